@@ -1,0 +1,56 @@
+# dc_toolkit: the two commands of the README, and a few more.
+#   make demo    install what is missing, build, run the main job on real data
+#   make check   install what is missing, build, run every test (and the unit
+#                tests again under AddressSanitizer + UBSan)
+#   make bench   the benchmarks in bench/, figures side by side
+#   make install PREFIX=/usr/local DESTDIR=
+
+BUILD  ?= build
+ASAN   ?= build-asan
+PREFIX ?= /usr/local
+JOBS   ?= $(shell nproc)
+NCARG  ?= /usr/share/ncarg/data
+DEMO_FILE ?= $(NCARG)/cdf/meccatemp.cdf
+DEMO_OUT  ?= demo-out
+
+.PHONY: all deps test-deps build demo check test asan bench install clean
+
+all: build
+
+deps:
+	@sh scripts/install-deps.sh
+
+test-deps:
+	@sh scripts/install-deps.sh --test
+
+$(BUILD)/CMakeCache.txt:
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PREFIX=$(PREFIX)
+
+build: deps $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j $(JOBS)
+
+demo: build
+	@sh scripts/demo.sh $(BUILD)/dc_toolkit $(DEMO_FILE) $(DEMO_OUT)
+
+test: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+$(ASAN)/CMakeCache.txt:
+	cmake -S . -B $(ASAN) -DCMAKE_BUILD_TYPE=Debug -DDCTK_SANITIZE=ON
+
+asan: deps $(ASAN)/CMakeCache.txt
+	cmake --build $(ASAN) -j $(JOBS)
+	cd $(ASAN) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest -L unit --output-on-failure -j $(JOBS)
+
+check: test-deps
+	$(MAKE) test
+	$(MAKE) asan
+
+bench: build
+	@sh bench/run.sh $(BUILD)
+
+install: build
+	DESTDIR=$(DESTDIR) cmake --install $(BUILD) --prefix $(PREFIX)
+
+clean:
+	rm -rf $(BUILD) $(ASAN) $(DEMO_OUT)

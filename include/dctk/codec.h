@@ -1,0 +1,122 @@
+/* The codec interface, the registry and the codec pipeline.
+ *
+ * A codec is one Zarr v3 codec: array->array (filter), array->bytes
+ * (serializer) or bytes->bytes (compressor). Each family implements a
+ * dctk_codec_vt; an instance is a struct that starts with `dctk_codec` and
+ * holds the parsed configuration. Configurations are jansson objects, key for
+ * key what zarr-python / numcodecs write (DESIGN.md section 7).
+ *
+ * Thread safety: instances are immutable after creation and may be shared by
+ * threads; everything mutable lives in a dctk_codec_ctx, one per thread. */
+#ifndef DCTK_CODEC_H
+#define DCTK_CODEC_H
+
+#include <jansson.h>
+
+#include "dctk/array.h"
+#include "dctk/buf.h"
+#include "dctk/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum dctk_codec_kind {
+    DCTK_CODEC_AA = 0, /* array -> array: filters */
+    DCTK_CODEC_AB = 1, /* array -> bytes: serializers */
+    DCTK_CODEC_BB = 2  /* bytes -> bytes: compressors, checksums */
+} dctk_codec_kind;
+
+/* The array a codec sees: element type and chunk shape (C order). Bytes->bytes
+ * codecs receive the spec of the array their serializer consumed. */
+typedef struct dctk_chunk_spec {
+    dctk_dtype dtype;
+    int ndim;
+    size_t shape[DCTK_MAX_DIMS];
+} dctk_chunk_spec;
+
+size_t dctk_spec_nelems(const dctk_chunk_spec *s);
+size_t dctk_spec_nbytes(const dctk_chunk_spec *s);
+dctk_chunk_spec dctk_spec_make(dctk_dtype t, int ndim, const size_t *shape);
+
+typedef struct dctk_codec dctk_codec;
+/* Per-thread scratch and library contexts (zstd, ...). */
+typedef struct dctk_codec_ctx dctk_codec_ctx;
+
+typedef struct dctk_codec_vt {
+    const char *name;  /* Zarr v3 name written into zarr.json */
+    const char *rs_id; /* for "any-numcodecs.array-array": the numcodecs-rs id; else NULL */
+    dctk_codec_kind kind;
+    /* Build an instance from the "configuration" object (NULL when absent).
+     * Validates every key; unknown or ill-typed values -> DCTK_ERR_ARG. */
+    dctk_status (*create)(const json_t *conf, dctk_codec **out);
+    void (*destroy)(dctk_codec *c);
+    /* The full codec object {"name": ..., "configuration": {...}}: new reference. */
+    json_t *(*to_json)(const dctk_codec *c);
+    /* AA only: the spec of the output for a given input (dtype may change).
+     * NULL means the output spec equals the input spec. */
+    dctk_status (*out_spec)(const dctk_codec *c, const dctk_chunk_spec *in, dctk_chunk_spec *out);
+    /* Encode n bytes at src, whose array is described by `in`, into dst
+     * (dst->size set; grown as needed). */
+    dctk_status (*encode)(const dctk_codec *c, dctk_codec_ctx *ctx, const dctk_chunk_spec *in,
+                          const void *src, size_t n, dctk_buf *dst);
+    /* Inverse of encode, with the same `in` as encode got. For AA and AB the
+     * output is exactly dctk_spec_nbytes(in) bytes. Corrupt or truncated input
+     * returns DCTK_ERR_CODEC (or DCTK_ERR_CORRUPT), never reads out of bounds. */
+    dctk_status (*decode)(const dctk_codec *c, dctk_codec_ctx *ctx, const dctk_chunk_spec *in,
+                          const void *src, size_t n, dctk_buf *dst);
+    /* True when decode(encode(x)) == x bit for bit for every x. */
+    bool lossless;
+} dctk_codec_vt;
+
+struct dctk_codec {
+    const dctk_codec_vt *vt;
+};
+
+dctk_codec_ctx *dctk_codec_ctx_new(void);
+void dctk_codec_ctx_free(dctk_codec_ctx *ctx); /* accepts NULL */
+
+/* --- registry ----------------------------------------------------------- */
+/* All registered codec types, NULL-terminated. */
+const dctk_codec_vt *const *dctk_codec_types(void);
+/* Build from a full codec object {"name":..., "configuration":...}. An unknown
+ * name is DCTK_ERR_NOT_FOUND naming the codec. */
+dctk_status dctk_codec_from_json(const json_t *obj, dctk_codec **out);
+/* Shorthand for tests and the space builder: parse JSON text. */
+dctk_status dctk_codec_from_string(const char *json_text, dctk_codec **out);
+json_t *dctk_codec_to_json(const dctk_codec *c);
+/* Compact JSON text with sorted keys (free() it). */
+char *dctk_codec_to_string(const dctk_codec *c);
+void dctk_codec_free(dctk_codec *c); /* accepts NULL */
+dctk_status dctk_codec_out_spec(const dctk_codec *c, const dctk_chunk_spec *in, dctk_chunk_spec *out);
+dctk_status dctk_codec_encode(const dctk_codec *c, dctk_codec_ctx *ctx, const dctk_chunk_spec *in,
+                              const void *src, size_t n, dctk_buf *dst);
+dctk_status dctk_codec_decode(const dctk_codec *c, dctk_codec_ctx *ctx, const dctk_chunk_spec *in,
+                              const void *src, size_t n, dctk_buf *dst);
+
+/* --- pipeline ----------------------------------------------------------- */
+/* array->array*, one array->bytes, bytes->bytes*: a Zarr v3 "codecs" list. */
+typedef struct dctk_pipeline {
+    dctk_codec **codecs; /* owned, in order */
+    int n;
+    int ab;              /* index of the array->bytes codec */
+} dctk_pipeline;
+
+/* From a JSON array of codec objects. Checks the order of kinds. */
+dctk_status dctk_pipeline_from_json(const json_t *list, dctk_pipeline **out);
+/* Take ownership of n codecs (on failure they are freed too). */
+dctk_status dctk_pipeline_new(dctk_codec **codecs, int n, dctk_pipeline **out);
+json_t *dctk_pipeline_to_json(const dctk_pipeline *p);
+void dctk_pipeline_free(dctk_pipeline *p); /* accepts NULL */
+/* Encode one chunk (spec + contiguous data) into out. tmp is scratch reused
+ * across calls (two buffers). */
+dctk_status dctk_pipeline_encode(const dctk_pipeline *p, dctk_codec_ctx *ctx, const dctk_chunk_spec *spec,
+                                 const void *src, dctk_buf *out, dctk_buf tmp[2]);
+/* Decode one chunk into dst, which holds dctk_spec_nbytes(spec) bytes. */
+dctk_status dctk_pipeline_decode(const dctk_pipeline *p, dctk_codec_ctx *ctx, const dctk_chunk_spec *spec,
+                                 const void *src, size_t n, void *dst, dctk_buf tmp[2]);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

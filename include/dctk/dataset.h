@@ -1,0 +1,66 @@
+/* Dataset readers: netCDF (classic, 64-bit offset, CDF5, netCDF-4), GRIB 1/2,
+ * Zarr v2 and v3 directories, behind one interface.
+ *
+ * The format is recognised by content. Values come back CF-decoded as xarray
+ * decodes them: packed integers unpacked to float32/float64, _FillValue and
+ * missing_value replaced by NaN in floating types. Reads are hyperslabs, so a
+ * field larger than memory is never read whole. */
+#ifndef DCTK_DATASET_H
+#define DCTK_DATASET_H
+
+#include <jansson.h>
+
+#include "dctk/array.h"
+#include "dctk/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum dctk_format {
+    DCTK_FMT_NETCDF = 1,
+    DCTK_FMT_GRIB,
+    DCTK_FMT_ZARR2,
+    DCTK_FMT_ZARR3
+} dctk_format;
+
+typedef struct dctk_var {
+    char *name;
+    int ndim;
+    size_t shape[DCTK_MAX_DIMS];
+    char *dims[DCTK_MAX_DIMS]; /* dimension names */
+    dctk_dtype stored;         /* type on disk */
+    dctk_dtype dtype;          /* type that dctk_dataset_read returns, after CF decoding */
+    bool is_coord;             /* a coordinate (e.g. name equals its only dimension) */
+    bool has_fill;             /* decoded data may contain missing values */
+    double fill;               /* the decoded missing value: NaN for floats */
+    const char *units;         /* "" when there is none */
+    json_t *attrs;             /* decoded attributes (packing keys removed), an object */
+} dctk_var;
+
+typedef struct dctk_dataset dctk_dataset;
+
+/* Open by content. Errors name the file and the problem in the detail. */
+dctk_status dctk_dataset_open(const char *path, dctk_dataset **out);
+void dctk_dataset_close(dctk_dataset *ds); /* accepts NULL */
+
+const char *dctk_dataset_path(const dctk_dataset *ds);
+dctk_format dctk_dataset_format(const dctk_dataset *ds);
+const char *dctk_format_name(dctk_format f); /* "netCDF-4", "GRIB", "Zarr v3", ... */
+json_t *dctk_dataset_attrs(const dctk_dataset *ds); /* global attributes (borrowed) */
+
+size_t dctk_dataset_nvars(const dctk_dataset *ds);
+const dctk_var *dctk_dataset_var(const dctk_dataset *ds, size_t i);
+/* Index of a variable by name; DCTK_ERR_NOT_FOUND lists the available data variables. */
+dctk_status dctk_dataset_find(const dctk_dataset *ds, const char *name, size_t *idx);
+
+/* Read the hyperslab [start, start+count) of variable i, decoded, in C order,
+ * into out (prod(count) * dctk_dtype_size(var->dtype) bytes). Thread safety:
+ * one dataset handle per thread. */
+dctk_status dctk_dataset_read(dctk_dataset *ds, size_t i, const size_t *start, const size_t *count,
+                              void *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

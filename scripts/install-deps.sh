@@ -1,0 +1,42 @@
+#!/bin/sh
+# Install what dc_toolkit needs to build, demo and test on Debian 12, as root.
+# Installs only what is missing, so a second run is quick and offline-safe.
+#   scripts/install-deps.sh          build + demo dependencies
+#   scripts/install-deps.sh --test   also the independent readers the tests compare against
+set -eu
+
+BUILD="build-essential cmake pkg-config git
+  libnetcdf-dev libeccodes-dev libblosc-dev libzstd-dev liblz4-dev zlib1g-dev
+  libbz2-dev liblzma-dev libzfp-dev libjansson-dev libcmocka-dev
+  libopenmpi-dev openmpi-bin libcairo2-dev libmicrohttpd-dev libncarg-data"
+TEST="python3 python3-numpy python3-numcodecs python3-zfpy python3-netcdf4
+  python3-eccodes python3-zarr python3-xarray netcdf-bin nodejs npm"
+
+pkgs=$BUILD
+[ "${1:-}" = "--test" ] && pkgs="$BUILD $TEST"
+
+missing=""
+for p in $pkgs; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+
+if [ -n "$missing" ]; then
+  if [ "$(id -u)" != 0 ]; then
+    echo "install-deps: missing packages:$missing" >&2
+    echo "install-deps: run as root, or: sudo apt-get install$missing" >&2
+    exit 1
+  fi
+  echo "install-deps: installing$missing"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends $missing
+fi
+
+# npm tools for the interop tests live in the project, never globally.
+if [ "${1:-}" = "--test" ]; then
+  here=$(cd "$(dirname "$0")/.." && pwd)
+  if [ ! -d "$here/tests/js/node_modules" ]; then
+    echo "install-deps: npm tools into tests/js"
+    (cd "$here/tests/js" && npm ci --no-audit --no-fund --loglevel=error)
+  fi
+fi

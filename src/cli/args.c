@@ -1,0 +1,103 @@
+/* Option parsing and help text generated from each command's option table. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "dctk/util.h"
+
+void cli_print_help(const cli_cmd *cmd) {
+    printf("usage: dc_toolkit %s %s\n\n%s\n", cmd->name, cmd->usage, cmd->help);
+    if (cmd->opts && cmd->opts[0].name) printf("\noptions:\n");
+    for (const cli_opt *o = cmd->opts; o && o->name; o++) {
+        char left[96];
+        if (o->type == OPT_BOOL && o->neg) snprintf(left, sizeof left, "%s/%s", o->name, o->neg);
+        else if (o->type == OPT_BOOL) snprintf(left, sizeof left, "%s", o->name);
+        else snprintf(left, sizeof left, "%s %s", o->name, o->metavar ? o->metavar : "VALUE");
+        printf("  %-34s %s\n", left, o->help);
+    }
+    printf("  %-34s %s\n", "--help", "show this help and exit");
+}
+
+static int usage_error(const cli_cmd *cmd, const char *fmt, const char *arg) {
+    fprintf(stderr, "dc_toolkit %s: ", cmd->name);
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\nusage: dc_toolkit %s %s   (see --help)\n", cmd->name, cmd->usage);
+    return 2;
+}
+
+static int set_value(const cli_cmd *cmd, const cli_opt *o, const char *v) {
+    char *end;
+    switch (o->type) {
+    case OPT_STR: *(const char **)o->dst = v; return 0;
+    case OPT_INT:
+        errno = 0;
+        long n = strtol(v, &end, 10);
+        if (errno || end == v || *end) return usage_error(cmd, "option expects an integer, got '%s'", v);
+        *(long *)o->dst = n;
+        return 0;
+    case OPT_REAL:
+        errno = 0;
+        double d = strtod(v, &end);
+        if (errno || end == v || *end) return usage_error(cmd, "option expects a number, got '%s'", v);
+        *(double *)o->dst = d;
+        return 0;
+    case OPT_SIZE:
+        if (dctk_parse_size(v, (uint64_t *)o->dst) != DCTK_OK) return usage_error(cmd, "%s", dctk_detail());
+        return 0;
+    case OPT_BOOL: break;
+    }
+    return 0;
+}
+
+int cli_parse(const cli_cmd *cmd, int argc, char **argv, const char **pos, int min_pos, int max_pos, int *npos) {
+    int np = 0;
+    bool only_pos = false;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (only_pos || a[0] != '-' || a[1] == '\0') {
+            if (np >= max_pos) return usage_error(cmd, "unexpected argument '%s'", a);
+            pos[np++] = a;
+            continue;
+        }
+        if (strcmp(a, "--") == 0) {
+            only_pos = true;
+            continue;
+        }
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            cli_print_help(cmd);
+            return -1;
+        }
+        const char *eq = strchr(a, '=');
+        size_t len = eq ? (size_t)(eq - a) : strlen(a);
+        const cli_opt *o = cmd->opts;
+        bool neg = false;
+        for (; o && o->name; o++) {
+            if (strlen(o->name) == len && strncmp(o->name, a, len) == 0) break;
+            if (o->neg && strlen(o->neg) == len && strncmp(o->neg, a, len) == 0) {
+                neg = true;
+                break;
+            }
+        }
+        if (!o || !o->name) return usage_error(cmd, "unknown option '%s'", a);
+        if (o->type == OPT_BOOL) {
+            if (eq) return usage_error(cmd, "option '%s' takes no value", a);
+            *(bool *)o->dst = !neg;
+            continue;
+        }
+        const char *v = eq ? eq + 1 : (i + 1 < argc ? argv[++i] : NULL);
+        if (!v) return usage_error(cmd, "option '%s' needs a value", a);
+        int rc = set_value(cmd, o, v);
+        if (rc) return rc;
+    }
+    if (np < min_pos) return usage_error(cmd, "%s", "missing arguments");
+    if (npos) *npos = np;
+    return 0;
+}
+
+int cli_fail(const char *cmd, dctk_status st) {
+    const char *d = dctk_detail();
+    fprintf(stderr, "dc_toolkit %s: %s\n", cmd, d[0] ? d : dctk_strerror(st));
+    return st == DCTK_ERR_ARG ? 2 : 1;
+}

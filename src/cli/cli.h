@@ -1,0 +1,52 @@
+/* The command table and a small option parser shared by the commands.
+ * Commands use only the public headers. */
+#ifndef DCTK_CLI_H
+#define DCTK_CLI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "dctk/status.h"
+
+typedef enum { OPT_STR, OPT_INT, OPT_REAL, OPT_SIZE, OPT_BOOL } cli_opt_type;
+
+/* One option. OPT_BOOL takes no value: `name` sets true, `neg` (if any) sets
+ * false, as in --verify/--no-verify. The others take one value, as
+ * `--name VALUE` or `--name=VALUE`. */
+typedef struct cli_opt {
+    const char *name;    /* "--where-to-write" */
+    const char *neg;     /* "--no-verify" for OPT_BOOL, else NULL */
+    cli_opt_type type;
+    void *dst;           /* const char **, long *, double *, uint64_t *, bool * */
+    const char *metavar; /* "DIR" */
+    const char *help;    /* one line; the default is stated in it */
+} cli_opt;
+
+typedef struct cli_cmd {
+    const char *name;
+    const char *summary; /* one line for the program's --help */
+    const char *usage;   /* "DATASET --where-to-write DIR [options]" */
+    const char *help;    /* paragraph shown by `dc_toolkit CMD --help` */
+    const cli_opt *opts; /* terminated by {0} */
+    int (*run)(int argc, char **argv);
+} cli_cmd;
+
+/* Parse argv (argv[0] is the command name) against cmd->opts. Positional
+ * arguments go to pos[] (at most max_pos); fewer than min_pos is an error.
+ * Returns 0 when the command should run, -1 after printing --help (exit 0),
+ * or 2 on a usage error (message already printed):
+ *     int rc = cli_parse(...); if (rc) return rc < 0 ? 0 : rc; */
+int cli_parse(const cli_cmd *cmd, int argc, char **argv, const char **pos, int min_pos, int max_pos, int *npos);
+
+/* Print "dc_toolkit CMD: <detail or strerror>" to stderr and return the exit code for st. */
+int cli_fail(const char *cmd, dctk_status st);
+
+/* Print the help of one command to stdout. */
+void cli_print_help(const cli_cmd *cmd);
+
+/* Each command file defines one of these. */
+extern const cli_cmd cmd_inspect_dataset, cmd_evaluate_combos, cmd_compress_with_optimal,
+    cmd_merge_compressed_fields, cmd_open_zarr_and_inspect, cmd_from_zarr_to_netcdf, cmd_perform_clustering,
+    cmd_analyze_clustering, cmd_plot_compression_errors, cmd_run_web_ui, cmd_run_web_ui_vcluster, cmd_compress;
+
+#endif

@@ -1,0 +1,59 @@
+/* dc_toolkit: the command table. Each command lives in its own cmd_*.c; a
+ * command is listed once its file is part of the build. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "dctk/util.h"
+
+#pragma weak cmd_inspect_dataset
+#pragma weak cmd_evaluate_combos
+#pragma weak cmd_compress_with_optimal
+#pragma weak cmd_merge_compressed_fields
+#pragma weak cmd_open_zarr_and_inspect
+#pragma weak cmd_from_zarr_to_netcdf
+#pragma weak cmd_perform_clustering
+#pragma weak cmd_analyze_clustering
+#pragma weak cmd_plot_compression_errors
+#pragma weak cmd_run_web_ui
+#pragma weak cmd_run_web_ui_vcluster
+#pragma weak cmd_compress
+
+static const cli_cmd *const table[] = {
+    &cmd_compress,           &cmd_evaluate_combos,   &cmd_compress_with_optimal,
+    &cmd_merge_compressed_fields, &cmd_inspect_dataset, &cmd_open_zarr_and_inspect,
+    &cmd_from_zarr_to_netcdf, &cmd_perform_clustering, &cmd_analyze_clustering,
+    &cmd_plot_compression_errors, &cmd_run_web_ui,   &cmd_run_web_ui_vcluster,
+};
+#define NTABLE (sizeof table / sizeof table[0])
+
+static void usage(FILE *f) {
+    fprintf(f,
+            "dc_toolkit %s: find the best compression pipeline for climate data under an error bound,\n"
+            "and write datasets with it into sharded Zarr v3 stores.\n\n"
+            "usage: dc_toolkit COMMAND [ARGS] [--help]\n\ncommands:\n",
+            DCTK_VERSION);
+    for (size_t i = 0; i < NTABLE; i++)
+        if (table[i]) fprintf(f, "  %-28s %s\n", table[i]->name, table[i]->summary);
+    fprintf(f, "\n`dc_toolkit COMMAND --help` explains a command and its options.\n");
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
+        usage(stdout);
+        return 0;
+    }
+    if (strcmp(argv[1], "--version") == 0) {
+        printf("dc_toolkit %s\n", DCTK_VERSION);
+        return 0;
+    }
+    for (size_t i = 0; i < NTABLE; i++)
+        if (table[i] && strcmp(table[i]->name, argv[1]) == 0) return table[i]->run(argc - 1, argv + 1);
+    fprintf(stderr, "dc_toolkit: unknown command '%s'\n\n", argv[1]);
+    usage(stderr);
+    return 2;
+}

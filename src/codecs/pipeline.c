@@ -1,0 +1,108 @@
+/* The codec pipeline: array->array*, array->bytes, bytes->bytes*. Data moves
+ * between two scratch buffers that the caller keeps across chunks, so a
+ * steady-state encode or decode allocates nothing. */
+#include "codec_internal.h"
+
+dctk_status dctk_pipeline_new(dctk_codec **codecs, int n, dctk_pipeline **out) {
+    *out = NULL;
+    int ab = -1;
+    dctk_status st = DCTK_OK;
+    for (int i = 0; i < n && st == DCTK_OK; i++) {
+        dctk_codec_kind k = codecs[i]->vt->kind;
+        if (k == DCTK_CODEC_AB) {
+            if (ab >= 0) st = DCTK_FAIL(DCTK_ERR_ARG, "codec list has two array->bytes codecs ('%s' and '%s')",
+                                        codecs[ab]->vt->name, codecs[i]->vt->name);
+            ab = i;
+        } else if ((k == DCTK_CODEC_AA && ab >= 0) || (k == DCTK_CODEC_BB && ab < 0)) {
+            st = DCTK_FAIL(DCTK_ERR_ARG, "codec '%s' is out of order (filters, then one serializer, then compressors)",
+                           codecs[i]->vt->name);
+        }
+    }
+    if (st == DCTK_OK && ab < 0) st = DCTK_FAIL(DCTK_ERR_ARG, "codec list has no array->bytes codec (e.g. \"bytes\")");
+    dctk_pipeline *p = st == DCTK_OK ? calloc(1, sizeof *p) : NULL;
+    if (st == DCTK_OK && p) p->codecs = malloc(sizeof(dctk_codec *) * (size_t)(n ? n : 1));
+    if (st == DCTK_OK && (!p || !p->codecs)) st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (st != DCTK_OK) {
+        for (int i = 0; i < n; i++) dctk_codec_free(codecs[i]);
+        if (p) free(p->codecs);
+        free(p);
+        return st;
+    }
+    memcpy(p->codecs, codecs, sizeof(dctk_codec *) * (size_t)n);
+    p->n = n;
+    p->ab = ab;
+    *out = p;
+    return DCTK_OK;
+}
+
+dctk_status dctk_pipeline_from_json(const json_t *list, dctk_pipeline **out) {
+    *out = NULL;
+    if (!json_is_array(list)) return DCTK_FAIL(DCTK_ERR_ARG, "\"codecs\" must be a list");
+    size_t n = json_array_size(list);
+    if (n > 64) return DCTK_FAIL(DCTK_ERR_ARG, "codec list of %zu entries is too long", n);
+    dctk_codec *codecs[64];
+    for (size_t i = 0; i < n; i++) {
+        dctk_status st = dctk_codec_from_json(json_array_get(list, i), &codecs[i]);
+        if (st != DCTK_OK) {
+            for (size_t k = 0; k < i; k++) dctk_codec_free(codecs[k]);
+            return st;
+        }
+    }
+    return dctk_pipeline_new(codecs, (int)n, out);
+}
+
+json_t *dctk_pipeline_to_json(const dctk_pipeline *p) {
+    json_t *a = json_array();
+    for (int i = 0; i < p->n; i++) json_array_append_new(a, dctk_codec_to_json(p->codecs[i]));
+    return a;
+}
+
+void dctk_pipeline_free(dctk_pipeline *p) {
+    if (!p) return;
+    for (int i = 0; i < p->n; i++) dctk_codec_free(p->codecs[i]);
+    free(p->codecs);
+    free(p);
+}
+
+dctk_status dctk_pipeline_encode(const dctk_pipeline *p, dctk_codec_ctx *ctx, const dctk_chunk_spec *spec,
+                                 const void *src, dctk_buf *out, dctk_buf tmp[2]) {
+    dctk_chunk_spec cur = *spec;
+    const void *in = src;
+    size_t n = dctk_spec_nbytes(spec);
+    int k = 0;
+    for (int i = 0; i < p->n; i++) {
+        const dctk_codec *c = p->codecs[i];
+        dctk_buf *dst = i == p->n - 1 ? out : &tmp[k];
+        DCTK_TRY(c->vt->encode(c, ctx, &cur, in, n, dst));
+        if (c->vt->kind == DCTK_CODEC_AA) {
+            dctk_chunk_spec next;
+            DCTK_TRY(dctk_codec_out_spec(c, &cur, &next));
+            cur = next;
+        }
+        in = dst->data;
+        n = dst->size;
+        k ^= 1;
+    }
+    return DCTK_OK;
+}
+
+dctk_status dctk_pipeline_decode(const dctk_pipeline *p, dctk_codec_ctx *ctx, const dctk_chunk_spec *spec,
+                                 const void *src, size_t n, void *dst, dctk_buf tmp[2]) {
+    dctk_chunk_spec specs[64];
+    specs[0] = *spec;
+    for (int i = 0; i < p->ab; i++) DCTK_TRY(dctk_codec_out_spec(p->codecs[i], &specs[i], &specs[i + 1]));
+    for (int i = p->ab + 1; i < p->n; i++) specs[i] = specs[p->ab];
+    const void *in = src;
+    int k = 0;
+    for (int i = p->n - 1; i >= 0; i--) {
+        const dctk_codec *c = p->codecs[i];
+        DCTK_TRY(c->vt->decode(c, ctx, &specs[i], in, n, &tmp[k]));
+        in = tmp[k].data;
+        n = tmp[k].size;
+        k ^= 1;
+    }
+    size_t want = dctk_spec_nbytes(spec);
+    if (n != want) return DCTK_FAIL(DCTK_ERR_CODEC, "decoded chunk has %zu bytes, expected %zu", n, want);
+    memcpy(dst, in, n);
+    return DCTK_OK;
+}

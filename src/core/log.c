@@ -1,0 +1,84 @@
+/* Logging hook and the timer registry. */
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "dctk/util.h"
+
+static void default_hook(dctk_log_level lvl, const char *msg, void *user) {
+    (void)user;
+    static const char *const tag[] = {"debug: ", "", "warning: ", "error: "};
+    fprintf(stderr, "%s%s\n", tag[lvl], msg);
+}
+
+static dctk_log_fn hook = default_hook;
+static void *hook_user;
+static dctk_log_level min_level = DCTK_LOG_INFO;
+
+void dctk_set_log_hook(dctk_log_fn fn, void *user) {
+    hook = fn ? fn : default_hook;
+    hook_user = user;
+}
+
+void dctk_set_log_level(dctk_log_level lvl) { min_level = lvl; }
+
+void dctk_log(dctk_log_level lvl, const char *fmt, ...) {
+    if (lvl < min_level) return;
+    char msg[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    hook(lvl, msg, hook_user);
+}
+
+double dctk_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* A small table; labels are few (tens) and adds are per chunk, not per element. */
+#define MAX_TIMERS 64
+static struct {
+    char label[48];
+    unsigned long calls;
+    double total;
+} timers[MAX_TIMERS];
+static int ntimers;
+static pthread_mutex_t timer_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void dctk_timer_add(const char *label, double seconds) {
+    pthread_mutex_lock(&timer_lock);
+    int i = 0;
+    while (i < ntimers && strcmp(timers[i].label, label) != 0) i++;
+    if (i == ntimers && ntimers < MAX_TIMERS) {
+        snprintf(timers[i].label, sizeof timers[i].label, "%s", label);
+        ntimers++;
+    }
+    if (i < ntimers) {
+        timers[i].calls++;
+        timers[i].total += seconds;
+    }
+    pthread_mutex_unlock(&timer_lock);
+}
+
+void dctk_timer_report(void) {
+    pthread_mutex_lock(&timer_lock);
+    if (ntimers > 0) {
+        dctk_log(DCTK_LOG_INFO, "%-32s %10s %12s %12s", "timer", "calls", "mean [s]", "total [s]");
+        for (int i = 0; i < ntimers; i++)
+            dctk_log(DCTK_LOG_INFO, "%-32s %10lu %12.6f %12.3f", timers[i].label, timers[i].calls,
+                     timers[i].total / (double)timers[i].calls, timers[i].total);
+    }
+    pthread_mutex_unlock(&timer_lock);
+}
+
+void dctk_timer_reset(void) {
+    pthread_mutex_lock(&timer_lock);
+    ntimers = 0;
+    pthread_mutex_unlock(&timer_lock);
+}

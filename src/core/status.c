@@ -1,0 +1,48 @@
+/* Status text and the thread-local detail message. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "dctk/status.h"
+
+#define DETAIL_CAP 1024
+static _Thread_local char detail[DETAIL_CAP];
+
+const char *dctk_strerror(dctk_status st) {
+    switch (st) {
+    case DCTK_OK: return "success";
+    case DCTK_ERR_NOMEM: return "out of memory";
+    case DCTK_ERR_ARG: return "invalid argument";
+    case DCTK_ERR_IO: return "input/output error";
+    case DCTK_ERR_FORMAT: return "bad or truncated input";
+    case DCTK_ERR_NOT_FOUND: return "not found";
+    case DCTK_ERR_UNSUPPORTED: return "not supported";
+    case DCTK_ERR_CODEC: return "codec failure";
+    case DCTK_ERR_CORRUPT: return "corrupt data";
+    case DCTK_ERR_BOUND: return "bound exceeded";
+    case DCTK_ERR_MPI: return "parallel layer failure";
+    case DCTK_ERR_INTERNAL: return "internal error";
+    }
+    return "unknown status";
+}
+
+const char *dctk_detail(void) { return detail; }
+
+void dctk_clear_detail(void) { detail[0] = '\0'; }
+
+void dctk_set_detail(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(detail, sizeof detail, fmt, ap);
+    va_end(ap);
+}
+
+void dctk_prefix_detail(const char *fmt, ...) {
+    char old[DETAIL_CAP], pre[DETAIL_CAP];
+    memcpy(old, detail, sizeof old);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(pre, sizeof pre, fmt, ap);
+    va_end(ap);
+    snprintf(detail, sizeof detail, "%s%s", pre, old);
+}

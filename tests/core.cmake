@@ -1,0 +1,6 @@
+dctk_unit_test(test_core unit/test_core.c)
+dctk_unit_test(test_pipeline unit/test_pipeline.c)
+
+# Runs our codecs on raw files for the Python cross-implementation tests.
+add_executable(dctk_codec_tool tools/codec_tool.c)
+target_link_libraries(dctk_codec_tool PRIVATE dctk)

@@ -1,0 +1,86 @@
+/* Test helper: run our codecs on raw files, so that Python tests can compare
+ * our bytes with numcodecs' bytes in both directions.
+ *
+ *   dctk_codec_tool encode|decode CODEC_JSON DTYPE SHAPE IN OUT
+ *
+ * CODEC_JSON is one codec object ({"name":..., "configuration":...}) or a list
+ * of them (a whole pipeline). DTYPE ("float32", "<f4") and SHAPE ("3,96,192")
+ * describe the array the first codec sees (for a lone bytes->bytes codec: the
+ * array whose bytes it compresses). IN and OUT are raw files. On failure it
+ * prints the status and detail and exits 1 (3 for a decode that reported
+ * corrupt input, so tests can tell a clean rejection from anything else). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dctk/codec.h"
+#include "dctk/util.h"
+
+static int fail(dctk_status st) {
+    fprintf(stderr, "dctk_codec_tool: %s: %s\n", dctk_strerror(st), dctk_detail());
+    return (st == DCTK_ERR_CODEC || st == DCTK_ERR_CORRUPT || st == DCTK_ERR_FORMAT) ? 3 : 1;
+}
+
+int main(int argc, char **argv) {
+    if (argc != 7) {
+        fprintf(stderr, "usage: dctk_codec_tool encode|decode CODEC_JSON DTYPE SHAPE IN OUT\n");
+        return 2;
+    }
+    bool enc = strcmp(argv[1], "encode") == 0;
+    json_error_t jerr;
+    json_t *j = json_loads(argv[2], JSON_DECODE_ANY, &jerr);
+    if (!j) {
+        fprintf(stderr, "dctk_codec_tool: bad JSON: %s\n", jerr.text);
+        return 2;
+    }
+    json_t *list = json_is_array(j) ? json_incref(j) : json_pack("[O]", j);
+    dctk_chunk_spec spec = {0};
+    dctk_status st = dctk_dtype_parse(argv[3], &spec.dtype);
+    if (st) return fail(st);
+    for (char *s = argv[4]; *s; spec.ndim++) {
+        spec.shape[spec.ndim] = strtoull(s, &s, 10);
+        if (*s == ',') s++;
+    }
+    uint8_t *in;
+    size_t n;
+    if ((st = dctk_read_file(argv[5], &in, &n))) return fail(st);
+
+    dctk_codec_ctx *ctx = dctk_codec_ctx_new();
+    dctk_buf out = DCTK_BUF_INIT, tmp[2] = {DCTK_BUF_INIT, DCTK_BUF_INIT};
+    /* A list that forms a pipeline runs as one; a lone codec of any kind runs by itself. */
+    dctk_pipeline *p = NULL;
+    if (json_array_size(list) > 1 || (json_array_size(list) == 1 &&
+                                      strcmp(json_string_value(json_object_get(json_array_get(list, 0), "name")), "bytes") == 0)) {
+        if ((st = dctk_pipeline_from_json(list, &p))) return fail(st);
+        if (enc) {
+            if (n != dctk_spec_nbytes(&spec)) {
+                fprintf(stderr, "dctk_codec_tool: input has %zu bytes, spec wants %zu\n", n, dctk_spec_nbytes(&spec));
+                return 2;
+            }
+            st = dctk_pipeline_encode(p, ctx, &spec, in, &out, tmp);
+        } else {
+            st = dctk_buf_resize(&out, dctk_spec_nbytes(&spec));
+            if (!st) st = dctk_pipeline_decode(p, ctx, &spec, in, n, out.data, tmp);
+        }
+    } else {
+        dctk_codec *c;
+        if ((st = dctk_codec_from_json(json_array_get(list, 0), &c))) return fail(st);
+        st = enc ? dctk_codec_encode(c, ctx, &spec, in, n, &out) : dctk_codec_decode(c, ctx, &spec, in, n, &out);
+        dctk_codec_free(c);
+    }
+    if (st) return fail(st);
+    FILE *f = fopen(argv[6], "wb");
+    if (!f || fwrite(out.data, 1, out.size, f) != out.size || fclose(f) != 0) {
+        fprintf(stderr, "dctk_codec_tool: cannot write %s\n", argv[6]);
+        return 1;
+    }
+    dctk_pipeline_free(p);
+    dctk_buf_free(&out);
+    dctk_buf_free(&tmp[0]);
+    dctk_buf_free(&tmp[1]);
+    dctk_codec_ctx_free(ctx);
+    free(in);
+    json_decref(list);
+    json_decref(j);
+    return 0;
+}
