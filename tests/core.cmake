@@ -4,3 +4,4 @@ dctk_unit_test(test_pipeline unit/test_pipeline.c)
 # Runs our codecs on raw files for the Python cross-implementation tests.
 add_executable(dctk_codec_tool tools/codec_tool.c)
 target_link_libraries(dctk_codec_tool PRIVATE dctk)
+dctk_unit_test(test_chunking unit/test_chunking.c)

@@ -1,0 +1,31 @@
+/* Inner-chunk and shard shapes for a field. Shared by the sweep (which
+ * evaluates the sample chunk by chunk with the shape the writer will use, so
+ * that sweep ratios predict real ratios) and the Zarr writer. */
+#ifndef DCTK_CHUNKING_H
+#define DCTK_CHUNKING_H
+
+#include <stdint.h>
+
+#include "dctk/array.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Trailing dimensions are kept whole while they fit; the innermost dimension
+ * that does not fit is split, and every dimension before it gets 1. So a
+ * (time, lat, lon) field gets chunks (k, lat, lon) with k as large as fits in
+ * target_bytes, and a huge single slice gets (1, m, lon). Never below one
+ * element per dimension, never above the field. Zero-length dims give 1. */
+void dctk_chunk_shape_for(dctk_dtype t, int ndim, const size_t *shape, uint64_t target_bytes, size_t *chunk);
+
+/* A shard: a whole number of chunks along every dimension, grown from the
+ * innermost dimension outwards like the chunk, at most target_bytes (but at
+ * least one chunk), and no more chunks along a dimension than the field needs. */
+void dctk_shard_shape_for(dctk_dtype t, int ndim, const size_t *shape, const size_t *chunk, uint64_t target_bytes,
+                          size_t *shard);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

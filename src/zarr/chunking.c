@@ -1,0 +1,45 @@
+/* Chunk and shard shapes that follow the field's dimensions. */
+#include "dctk/chunking.h"
+
+/* Fill out[] from the innermost dimension outwards: whole units of unit[d]
+ * while the product stays within budget elements, then as many as fit of the
+ * first dimension that does not fit whole, then 1 unit for the rest. limit[d]
+ * is the number of units the field needs along d. */
+static void grow(int ndim, const size_t *unit, const size_t *limit, double budget, size_t *out) {
+    double used = 1;
+    for (int d = 0; d < ndim; d++) used *= (double)unit[d];
+    int d = ndim - 1;
+    for (; d >= 0; d--) {
+        double whole = used * (double)limit[d];
+        if (whole > budget) break;
+        out[d] = limit[d];
+        used = whole;
+    }
+    if (d >= 0) {
+        size_t k = (size_t)(budget / used);
+        out[d] = k < 1 ? 1 : (k > limit[d] ? limit[d] : k);
+        for (d--; d >= 0; d--) out[d] = 1;
+    }
+}
+
+void dctk_chunk_shape_for(dctk_dtype t, int ndim, const size_t *shape, uint64_t target_bytes, size_t *chunk) {
+    size_t one[DCTK_MAX_DIMS] = {0}, lim[DCTK_MAX_DIMS] = {0};
+    for (int d = 0; d < ndim; d++) {
+        one[d] = 1;
+        lim[d] = shape[d] ? shape[d] : 1;
+    }
+    size_t es = dctk_dtype_size(t) ? dctk_dtype_size(t) : 1;
+    grow(ndim, one, lim, (double)target_bytes / (double)es, chunk);
+}
+
+void dctk_shard_shape_for(dctk_dtype t, int ndim, const size_t *shape, const size_t *chunk, uint64_t target_bytes,
+                          size_t *shard) {
+    size_t lim[DCTK_MAX_DIMS] = {0}, k[DCTK_MAX_DIMS] = {0};
+    for (int d = 0; d < ndim; d++) {
+        size_t n = shape[d] ? shape[d] : 1;
+        lim[d] = (n + chunk[d] - 1) / chunk[d];
+    }
+    size_t es = dctk_dtype_size(t) ? dctk_dtype_size(t) : 1;
+    grow(ndim, chunk, lim, (double)target_bytes / (double)es, k);
+    for (int d = 0; d < ndim; d++) shard[d] = k[d] * chunk[d];
+}

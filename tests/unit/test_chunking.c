@@ -1,0 +1,54 @@
+/* Chunk and shard shapes follow the field's dimensions and respect targets. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "dctk/chunking.h"
+
+static void time_lat_lon(void **state) {
+    (void)state;
+    size_t shape[3] = {1000, 180, 360}, c[3], s[3];
+    dctk_chunk_shape_for(DCTK_FLOAT32, 3, shape, 16u << 20, c); /* one slice is 259200 B */
+    assert_int_equal(c[0], 64);
+    assert_int_equal(c[1], 180);
+    assert_int_equal(c[2], 360);
+    dctk_shard_shape_for(DCTK_FLOAT32, 3, shape, c, 512u << 20, s);
+    assert_int_equal(s[0], 1024); /* 16 chunks of 64 would be 1024 >= 1000: the field needs 16 */
+    assert_int_equal(s[1], 180);
+    dctk_shard_shape_for(DCTK_FLOAT32, 3, shape, c, 100u << 20, s);
+    assert_int_equal(s[0], 6 * 64);
+}
+
+static void huge_slice_splits_inner(void **state) {
+    (void)state;
+    size_t shape[3] = {10, 100000, 100000}, c[3];
+    dctk_chunk_shape_for(DCTK_FLOAT64, 3, shape, 8u << 20, c);
+    assert_int_equal(c[0], 1);
+    assert_int_equal(c[2], 100000);
+    assert_int_equal(c[1], (8u << 20) / 8 / 100000);
+    size_t row[1] = {1u << 30};
+    dctk_chunk_shape_for(DCTK_FLOAT32, 1, row, 1000, c);
+    assert_int_equal(c[0], 250);
+}
+
+static void small_and_degenerate(void **state) {
+    (void)state;
+    size_t shape[2] = {3, 0}, c[2];
+    dctk_chunk_shape_for(DCTK_INT16, 2, shape, 16u << 20, c);
+    assert_int_equal(c[0], 3);
+    assert_int_equal(c[1], 1);
+    size_t big[2] = {5, 7};
+    dctk_chunk_shape_for(DCTK_FLOAT32, 2, big, 1, c); /* below one element: still 1 */
+    assert_int_equal(c[0], 1);
+    assert_int_equal(c[1], 1);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(time_lat_lon),
+        cmocka_unit_test(huge_slice_splits_inner),
+        cmocka_unit_test(small_and_degenerate),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
