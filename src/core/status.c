@@ -44,5 +44,8 @@ void dctk_prefix_detail(const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(pre, sizeof pre, fmt, ap);
     va_end(ap);
-    snprintf(detail, sizeof detail, "%s%s", pre, old);
+    size_t n = strnlen(pre, DETAIL_CAP - 1), m = strnlen(old, DETAIL_CAP - 1 - n);
+    memcpy(detail, pre, n);
+    memcpy(detail + n, old, m);
+    detail[n + m] = '\0';
 }

@@ -20,6 +20,10 @@ struct dctk_dataset {
     size_t nvars;
     json_t *attrs;  /* global attributes, an object */
     void *impl;     /* backend state */
+    /* Variables present in the file that the backend cannot read (text,
+     * compound, undecodable GRIB groups): name -> reason. NULL when none.
+     * dctk_dataset_find reports the reason instead of "not found". */
+    json_t *unsupported;
 };
 
 /* Backends: fill *ds (ops, format, vars, attrs, impl). On failure they leave

@@ -1,0 +1,271 @@
+/* Core count, oversubscription check, dynamic parallel-for.
+ *
+ * Why the core count is a minimum of three sources: a batch job or container
+ * usually limits CPU in only one of them. Slurm may pin the task to a CPU set
+ * (affinity) or only export SLURM_CPUS_PER_TASK; Docker and Kubernetes set a
+ * CFS quota (cgroup) while the affinity mask still shows every CPU of the host.
+ * Counting any one alone runs many more threads than the CPU time available. */
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dctk/threads.h"
+#include "dctk/util.h"
+
+/* --- cgroup quota ------------------------------------------------------------ */
+
+static bool read_line(const char *path, char *buf, size_t cap) {
+    FILE *f = fopen(path, "r");
+    if (!f) return false;
+    bool ok = fgets(buf, (int)cap, f) != NULL;
+    fclose(f);
+    return ok;
+}
+
+/* ceil(quota / period), 0 for no limit. */
+static int quota_cpus(long long quota, long long period) {
+    if (quota <= 0 || period <= 0) return 0;
+    long long n = (quota + period - 1) / period;
+    return n > INT_MAX ? INT_MAX : (int)n;
+}
+
+int dctk_cgroup_v2_cpus(const char *cpu_max_path) {
+    char line[128], q[32];
+    long long period;
+    if (!read_line(cpu_max_path, line, sizeof line)) return 0;
+    if (sscanf(line, "%31s %lld", q, &period) != 2 || !strcmp(q, "max")) return 0;
+    char *end;
+    long long quota = strtoll(q, &end, 10);
+    return *end ? 0 : quota_cpus(quota, period);
+}
+
+int dctk_cgroup_v1_cpus(const char *quota_path, const char *period_path) {
+    char a[64], b[64];
+    long long quota, period;
+    if (!read_line(quota_path, a, sizeof a) || !read_line(period_path, b, sizeof b)) return 0;
+    if (sscanf(a, "%lld", &quota) != 1 || sscanf(b, "%lld", &period) != 1) return 0;
+    return quota_cpus(quota, period);
+}
+
+static int min_limit(int a, int b) { return a == 0 ? b : b == 0 ? a : a < b ? a : b; }
+
+/* Tightest quota in dir and its ancestors down to (and including) top; a
+ * limit on a parent cgroup binds every child. */
+static int walk_up(char *dir, size_t top_len, bool v2) {
+    int best = 0;
+    char a[PATH_MAX + 32], b[PATH_MAX + 32];
+    for (;;) {
+        if (v2) {
+            snprintf(a, sizeof a, "%s/cpu.max", dir);
+            best = min_limit(best, dctk_cgroup_v2_cpus(a));
+        } else {
+            snprintf(a, sizeof a, "%s/cpu.cfs_quota_us", dir);
+            snprintf(b, sizeof b, "%s/cpu.cfs_period_us", dir);
+            best = min_limit(best, dctk_cgroup_v1_cpus(a, b));
+        }
+        char *slash = strrchr(dir, '/');
+        if (strlen(dir) <= top_len || !slash || (size_t)(slash - dir) < top_len) return best;
+        *slash = '\0';
+    }
+}
+
+static bool has_cpu_controller(const char *list) {
+    char tmp[256];
+    snprintf(tmp, sizeof tmp, "%s", list);
+    for (char *save, *t = strtok_r(tmp, ",", &save); t; t = strtok_r(NULL, ",", &save))
+        if (!strcmp(t, "cpu")) return true;
+    return false;
+}
+
+/* One line of /proc/self/cgroup: "ID:CONTROLLERS:PATH". */
+static int line_limit(const char *root, char *line) {
+    char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+    if (!c2) return 0;
+    *c1 = *c2 = '\0';
+    char *ctrl = c1 + 1, *path = c2 + 1;
+    path[strcspn(path, "\n")] = '\0';
+    if (!strcmp(path, "/")) path = "";
+    char dir[PATH_MAX];
+    if (!strcmp(line, "0") && *ctrl == '\0') {
+        snprintf(dir, sizeof dir, "%s%s", root, path);
+        return walk_up(dir, strlen(root), true);
+    }
+    if (!has_cpu_controller(ctrl)) return 0;
+    snprintf(dir, sizeof dir, "%s/%s", root, ctrl);
+    size_t top = strlen(dir);
+    snprintf(dir + top, sizeof dir - top, "%s", path);
+    int lim = walk_up(dir, top, false);
+    if (lim == 0 && strcmp(ctrl, "cpu") != 0) { /* some systems mount the v1 controller as plain "cpu" */
+        snprintf(dir, sizeof dir, "%s/cpu", root);
+        top = strlen(dir);
+        snprintf(dir + top, sizeof dir - top, "%s", path);
+        lim = walk_up(dir, top, false);
+    }
+    return lim;
+}
+
+int dctk_cgroup_cpus(const char *root, const char *proc_cgroup_path) {
+    FILE *f = fopen(proc_cgroup_path, "r");
+    if (!f) return 0;
+    int best = 0;
+    char line[PATH_MAX + 256];
+    while (fgets(line, sizeof line, f)) best = min_limit(best, line_limit(root, line));
+    fclose(f);
+    return best;
+}
+
+/* --- affinity, Slurm ---------------------------------------------------------- */
+
+/* CPUs in the affinity mask; the mask is grown for machines beyond CPU_SETSIZE. */
+static int affinity_cpus(void) {
+    for (int ncpu = 1024; ncpu <= (1 << 20); ncpu *= 2) {
+        cpu_set_t *set = CPU_ALLOC(ncpu);
+        if (!set) break;
+        size_t size = CPU_ALLOC_SIZE(ncpu);
+        int r = sched_getaffinity(0, size, set);
+        int n = r == 0 ? CPU_COUNT_S(size, set) : 0;
+        CPU_FREE(set);
+        if (r == 0) return n;
+        if (errno != EINVAL) break;
+    }
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 && n < INT_MAX ? (int)n : 1;
+}
+
+static int slurm_cpus(void) {
+    const char *s = getenv("SLURM_CPUS_PER_TASK");
+    if (!s || !*s) return 0;
+    char *end;
+    errno = 0;
+    long n = strtol(s, &end, 10);
+    if (*end || errno || n <= 0 || n > INT_MAX) {
+        dctk_log(DCTK_LOG_DEBUG, "ignoring SLURM_CPUS_PER_TASK='%s': not a positive integer", s);
+        return 0;
+    }
+    return (int)n;
+}
+
+int dctk_available_cores(void) {
+    int n = affinity_cpus();
+    n = min_limit(n, dctk_cgroup_cpus("/sys/fs/cgroup", "/proc/self/cgroup"));
+    n = min_limit(n, slurm_cpus());
+    return n < 1 ? 1 : n;
+}
+
+/* --- oversubscription --------------------------------------------------------- */
+
+static const char *const pool_vars[] = {"OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS",
+                                        "BLOSC_NTHREADS", "NUMBA_NUM_THREADS"};
+
+dctk_status dctk_oversub_mode_parse(const char *s, dctk_oversub_mode *out) {
+    static const char *const names[] = {"off", "warn", "abort"};
+    for (int i = 0; i < 3; i++)
+        if (s && !strcmp(s, names[i])) {
+            *out = (dctk_oversub_mode)i;
+            return DCTK_OK;
+        }
+    return DCTK_FAIL(DCTK_ERR_ARG, "--oversubscription-check must be warn, abort or off, not '%s'", s ? s : "");
+}
+
+/* "1", " 1 ", "1,1" (OpenMP's nested list): every entry is one thread. */
+static bool means_one(const char *v) {
+    for (;;) {
+        while (isspace((unsigned char)*v)) v++;
+        if (*v++ != '1') return false;
+        while (isspace((unsigned char)*v)) v++;
+        if (*v == '\0') return true;
+        if (*v++ != ',') return false;
+    }
+}
+
+dctk_status dctk_oversubscription_check(dctk_oversub_mode mode) {
+    if (mode == DCTK_OVERSUB_OFF) return DCTK_OK;
+    char found[512] = "";
+    size_t len = 0;
+    for (size_t i = 0; i < sizeof pool_vars / sizeof pool_vars[0]; i++) {
+        const char *v = getenv(pool_vars[i]);
+        if (!v || means_one(v) || len >= sizeof found) continue;
+        len += (size_t)snprintf(found + len, sizeof found - len, "%s%s='%s'", len ? ", " : "", pool_vars[i], v);
+    }
+    if (len == 0) return DCTK_OK;
+    const char *why = "nested thread pools would oversubscribe the cores; set them to 1";
+    if (mode == DCTK_OVERSUB_ABORT)
+        return DCTK_FAIL(DCTK_ERR_ARG, "%s: %s (or pass --oversubscription-check warn)", found, why);
+    dctk_log(DCTK_LOG_WARN, "%s: %s", found, why);
+    return DCTK_OK;
+}
+
+/* --- parallel for --------------------------------------------------------------- */
+
+typedef struct {
+    dctk_item_fn fn;
+    void *user;
+    size_t nitems;
+    atomic_size_t next;
+    atomic_bool failed;
+    pthread_mutex_t lock; /* guards st and detail */
+    dctk_status st;
+    char detail[1024];
+} pfor_shared;
+
+typedef struct {
+    pfor_shared *sh;
+    int thread;
+} pfor_worker;
+
+static void pfor_fail(pfor_shared *sh, dctk_status st) {
+    pthread_mutex_lock(&sh->lock);
+    if (sh->st == DCTK_OK) {
+        sh->st = st;
+        snprintf(sh->detail, sizeof sh->detail, "%s", dctk_detail());
+    }
+    pthread_mutex_unlock(&sh->lock);
+    atomic_store(&sh->failed, true);
+}
+
+static void *pfor_run(void *arg) {
+    pfor_worker *w = arg;
+    pfor_shared *sh = w->sh;
+    while (!atomic_load_explicit(&sh->failed, memory_order_relaxed)) {
+        size_t i = atomic_fetch_add_explicit(&sh->next, 1, memory_order_relaxed);
+        if (i >= sh->nitems) break;
+        dctk_status st = sh->fn(sh->user, i, w->thread);
+        if (st != DCTK_OK) pfor_fail(sh, st);
+    }
+    return NULL;
+}
+
+dctk_status dctk_parallel_for(int nthreads, size_t nitems, dctk_item_fn fn, void *user) {
+    if (nthreads < 1 || !fn) return DCTK_FAIL(DCTK_ERR_ARG, "parallel for: %d threads", nthreads);
+    if ((size_t)nthreads > nitems) nthreads = nitems > 0 ? (int)nitems : 1;
+    pfor_shared sh = {.fn = fn, .user = user, .nitems = nitems, .st = DCTK_OK};
+    atomic_init(&sh.next, 0);
+    atomic_init(&sh.failed, false);
+    pthread_mutex_init(&sh.lock, NULL);
+    pthread_t *tid = malloc((size_t)nthreads * sizeof *tid);
+    pfor_worker *w = malloc((size_t)nthreads * sizeof *w);
+    int started = 1;
+    if (tid && w) {
+        for (; started < nthreads; started++) {
+            w[started] = (pfor_worker){&sh, started};
+            if (pthread_create(&tid[started], NULL, pfor_run, &w[started]) != 0) break;
+        }
+    }
+    if (started < nthreads) dctk_log(DCTK_LOG_DEBUG, "parallel for: running on %d of %d threads", started, nthreads);
+    pfor_worker self = {&sh, 0};
+    pfor_run(&self);
+    for (int t = 1; t < started; t++) pthread_join(tid[t], NULL);
+    free(tid);
+    free(w);
+    pthread_mutex_destroy(&sh.lock);
+    if (sh.st != DCTK_OK) dctk_set_detail("%s", sh.detail);
+    return sh.st;
+}

@@ -1,0 +1,359 @@
+/* Results CSV: round trip bit for bit, torn last lines, resume; Parquet
+ * framing and UTF-8 repair (the node tests read the Parquet contents). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <dirent.h>
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dctk/results.h"
+#include "dctk/util.h"
+#include "eval/results_internal.h"
+
+static const dctk_result_row rows[] = {
+    {"t2m", 0, 1, 2, "{\"name\":\"zstd\",\"configuration\":{\"level\":22,\"checksum\":false}}",
+     "{\"name\":\"numcodecs.bitround\",\"configuration\":{\"keepbits\":9}}", "", 3.25, 1e-3, 2e-3, 0.1, 12.5,
+     0.25, 123.456, 789.0, true, ""},
+    {"", -1, -1, -1, "", "", "", NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, false, ""},
+    {"a,b", INT64_MAX, INT64_MIN, -1, "\"q\"", ",", "\n", INFINITY, -INFINITY, -0.0, DBL_MAX, DBL_MIN, 5e-324,
+     1.0 / 3.0, 0.30000000000000004, false, "line one\nline two\r\nline \"three\","},
+    {"température ☃ 😀 \xff\xe2\x82", 97, 15, 8, "\r", " x ", "\"", 1e300, -1e-300, 2.5e-310, 1, 2, 3, 4, 5,
+     true, "\""},
+    {NULL, 1, 2, 3, NULL, NULL, NULL, 0, 0, 0, 0, 0, 0, 0, 0, true, NULL},
+};
+#define NROWS (sizeof rows / sizeof rows[0])
+
+static char dir[64];
+static char path[128];
+
+static int setup(void **state) {
+    (void)state;
+    snprintf(dir, sizeof dir, "/tmp/dctk-test-results-XXXXXX");
+    if (!mkdtemp(dir)) return -1;
+    snprintf(path, sizeof path, "%s/config_space_t2m_rank0.csv", dir);
+    return 0;
+}
+
+static int teardown(void **state) {
+    (void)state;
+    DIR *d = opendir(dir);
+    for (struct dirent *e; d && (e = readdir(d));) {
+        char p[384];
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        if (e->d_name[0] != '.') unlink(p);
+    }
+    if (d) closedir(d);
+    return rmdir(dir);
+}
+
+static void assert_same_double(double a, double b) {
+    if (isnan(b)) {
+        assert_true(isnan(a));
+        return;
+    }
+    assert_memory_equal(&a, &b, sizeof a); /* bit for bit: -0 is not 0 */
+}
+
+static void assert_same_row(const dctk_result_row *a, const dctk_result_row *b) {
+    for (int c = 0; c < DCTK_RESULT_NCOLS; c++) {
+        switch (dctk_result_cols[c].kind) {
+        case DCTK_COL_STR: assert_string_equal(dctk_col_str(a, c), dctk_col_str(b, c)); break;
+        case DCTK_COL_I64: assert_true(dctk_col_i64(a, c) == dctk_col_i64(b, c)); break;
+        case DCTK_COL_F64: assert_same_double(dctk_col_f64(a, c), dctk_col_f64(b, c)); break;
+        case DCTK_COL_BOOL: assert_int_equal(dctk_col_bool(a, c), dctk_col_bool(b, c)); break;
+        }
+    }
+}
+
+static void write_rows(const char *p, const dctk_result_row *r, size_t n, bool fsync_each) {
+    dctk_csv_writer *w;
+    assert_int_equal(dctk_csv_writer_open(p, false, fsync_each, &w, NULL), DCTK_OK);
+    for (size_t i = 0; i < n; i++) assert_int_equal(dctk_csv_writer_append(w, &r[i]), DCTK_OK);
+    assert_int_equal(dctk_csv_writer_close(w), DCTK_OK);
+}
+
+static size_t file_size(const char *p) {
+    uint8_t *b;
+    size_t n;
+    assert_int_equal(dctk_read_file(p, &b, &n), DCTK_OK);
+    free(b);
+    return n;
+}
+
+static void schema_table_matches_names(void **state) {
+    (void)state;
+    for (int c = 0; c < DCTK_RESULT_NCOLS; c++) assert_string_equal(dctk_result_cols[c].name, dctk_result_columns[c]);
+    assert_string_equal(dctk_result_columns[0], "var");
+    assert_string_equal(dctk_result_columns[16], "error");
+}
+
+static void csv_round_trip_bit_exact(void **state) {
+    (void)state;
+    write_rows(path, rows, NROWS, true);
+    dctk_result_table t = DCTK_RESULT_TABLE_INIT;
+    size_t good;
+    assert_int_equal(dctk_csv_read(path, &t, &good), DCTK_OK);
+    assert_int_equal(t.n, NROWS);
+    assert_int_equal(good, file_size(path));
+    for (size_t i = 0; i < NROWS; i++) assert_same_row(&t.rows[i], &rows[i]);
+    dctk_result_table_free(&t);
+    dctk_result_table_free(&t);
+    dctk_result_table_free(NULL);
+}
+
+static void csv_header_and_quoting(void **state) {
+    (void)state;
+    write_rows(path, &rows[2], 1, false);
+    uint8_t *b;
+    size_t n;
+    assert_int_equal(dctk_read_file(path, &b, &n), DCTK_OK);
+    const char *want = "var,comp_idx,filt_idx,ser_idx,compressor,filter,serializer,ratio,l1_rel,l2_rel,linf_rel,"
+                       "euclidean,max_abs_err,encode_mbps,decode_mbps,keep,error\n"
+                       "\"a,b\",9223372036854775807,-9223372036854775808,-1,\"\"\"q\"\"\",\",\",\"\n\",inf,-inf,-0,"
+                       "1.7976931348623157e+308,2.2250738585072014e-308,4.9406564584124654e-324,"
+                       "0.33333333333333331,0.30000000000000004,false,"
+                       "\"line one\nline two\r\nline \"\"three\"\",\"\n";
+    assert_int_equal(n, strlen(want));
+    assert_memory_equal(b, want, n);
+    free(b);
+}
+
+/* Every proper prefix of the last row (a crash at any byte) reads as the rows before it. */
+static void csv_torn_last_line_ignored(void **state) {
+    (void)state;
+    write_rows(path, rows, NROWS, false);
+    uint8_t *full;
+    size_t nfull;
+    assert_int_equal(dctk_read_file(path, &full, &nfull), DCTK_OK);
+    write_rows(path, rows, NROWS - 1, false);
+    size_t nprev = file_size(path);
+    for (size_t cut = nprev; cut < nfull; cut++) {
+        assert_int_equal(dctk_write_file_atomic(path, full, cut), DCTK_OK);
+        dctk_result_table t = DCTK_RESULT_TABLE_INIT;
+        size_t good = 0;
+        assert_int_equal(dctk_csv_read(path, &t, &good), DCTK_OK);
+        assert_int_equal(t.n, NROWS - 1);
+        assert_int_equal(good, nprev);
+        dctk_result_table_free(&t);
+    }
+    free(full);
+}
+
+/* Quoted newlines and quotes in the torn row: a prefix cut right after a
+ * closing quote or inside a quoted line break is still torn, not two rows. */
+static void csv_torn_inside_quotes(void **state) {
+    (void)state;
+    write_rows(path, &rows[2], 1, false);
+    uint8_t *full;
+    size_t nfull;
+    assert_int_equal(dctk_read_file(path, &full, &nfull), DCTK_OK);
+    size_t header = (size_t)((uint8_t *)memchr(full, '\n', nfull) - full) + 1;
+    for (size_t cut = 0; cut < nfull; cut++) {
+        assert_int_equal(dctk_write_file_atomic(path, full, cut), DCTK_OK);
+        dctk_result_table t = DCTK_RESULT_TABLE_INIT;
+        size_t good = 99;
+        assert_int_equal(dctk_csv_read(path, &t, &good), DCTK_OK);
+        assert_int_equal(t.n, 0);
+        assert_int_equal(good, cut < header ? 0 : header);
+        dctk_result_table_free(&t);
+    }
+    free(full);
+}
+
+static void csv_resume_cuts_torn_line(void **state) {
+    (void)state;
+    write_rows(path, rows, 3, false);
+    size_t good3 = file_size(path);
+    FILE *f = fopen(path, "a");
+    fputs("\"torn,row", f);
+    fclose(f);
+    dctk_csv_writer *w;
+    size_t kept = 0;
+    assert_int_equal(dctk_csv_writer_open(path, true, false, &w, &kept), DCTK_OK);
+    assert_int_equal(kept, 3);
+    assert_int_equal(file_size(path), good3);
+    assert_int_equal(dctk_csv_writer_append(w, &rows[3]), DCTK_OK);
+    assert_int_equal(dctk_csv_writer_close(w), DCTK_OK);
+    dctk_result_table t = DCTK_RESULT_TABLE_INIT;
+    assert_int_equal(dctk_csv_read(path, &t, NULL), DCTK_OK);
+    assert_int_equal(t.n, 4);
+    for (size_t i = 0; i < 4; i++) assert_same_row(&t.rows[i], &rows[i]);
+    dctk_result_table_free(&t);
+}
+
+static void csv_resume_fresh_or_headerless(void **state) {
+    (void)state;
+    dctk_csv_writer *w;
+    size_t kept = 99;
+    unlink(path);
+    assert_int_equal(dctk_csv_writer_open(path, true, false, &w, &kept), DCTK_OK);
+    assert_int_equal(kept, 0);
+    assert_int_equal(dctk_csv_writer_close(w), DCTK_OK);
+    size_t header = file_size(path);
+    assert_int_equal(dctk_write_file_atomic(path, "var,comp_i", 10), DCTK_OK); /* crash in the header */
+    assert_int_equal(dctk_csv_writer_open(path, true, false, &w, &kept), DCTK_OK);
+    assert_int_equal(kept, 0);
+    assert_int_equal(dctk_csv_writer_append(w, &rows[0]), DCTK_OK);
+    assert_int_equal(dctk_csv_writer_close(w), DCTK_OK);
+    dctk_result_table t = DCTK_RESULT_TABLE_INIT;
+    size_t good;
+    assert_int_equal(dctk_csv_read(path, &t, &good), DCTK_OK);
+    assert_int_equal(t.n, 1);
+    assert_true(good > header);
+    assert_same_row(&t.rows[0], &rows[0]);
+    dctk_result_table_free(&t);
+    /* Without resume the old rows go. */
+    assert_int_equal(dctk_csv_writer_open(path, false, false, &w, &kept), DCTK_OK);
+    assert_int_equal(dctk_csv_writer_close(w), DCTK_OK);
+    assert_int_equal(file_size(path), header);
+}
+
+static void expect_format_error(const char *text, const char *needle) {
+    assert_int_equal(dctk_write_file_atomic(path, text, strlen(text)), DCTK_OK);
+    dctk_result_table t = DCTK_RESULT_TABLE_INIT;
+    assert_int_equal(dctk_csv_read(path, &t, NULL), DCTK_ERR_FORMAT);
+    assert_non_null(strstr(dctk_detail(), needle));
+    assert_non_null(strstr(dctk_detail(), path));
+    dctk_result_table_free(&t);
+}
+
+#define HDR                                                                                                    \
+    "var,comp_idx,filt_idx,ser_idx,compressor,filter,serializer,ratio,l1_rel,l2_rel,linf_rel,euclidean,"       \
+    "max_abs_err,encode_mbps,decode_mbps,keep,error\r\n"
+
+static void csv_rejects_damage_before_the_end(void **state) {
+    (void)state;
+    expect_format_error("a,b,c\n", "header");
+    expect_format_error(HDR "t,1,2,3,,,,1,2,3,4,5,6,7,8,true\nt,1,2,3,,,,1,2,3,4,5,6,7,8,true,\n", "16 fields");
+    expect_format_error(HDR "t,1,2,3,,,,1,2,x3,4,5,6,7,8,true,\n", "l2_rel");
+    expect_format_error(HDR "t,1,2,3,,,,1,2,3,4,5,6,7,8,yes,\n", "keep");
+    expect_format_error(HDR "t,1.5,2,3,,,,1,2,3,4,5,6,7,8,true,\n", "comp_idx");
+    expect_format_error(HDR "t,1,2,3,,,,1,2,3,4,5,6,7,8,true,a\"b\n", "not valid CSV");
+    expect_format_error(HDR "t,1,2,3,\"x\"y,,,1,2,3,4,5,6,7,8,true,\n", "not valid CSV");
+    /* CRLF line ends and Python spellings read fine. */
+    const char *ok = HDR "t,1,2,3,,,,NaN,Infinity,-inf,4,5,6,7,8,True,\r\n";
+    assert_int_equal(dctk_write_file_atomic(path, ok, strlen(ok)), DCTK_OK);
+    dctk_result_table t = DCTK_RESULT_TABLE_INIT;
+    assert_int_equal(dctk_csv_read(path, &t, NULL), DCTK_OK);
+    assert_int_equal(t.n, 1);
+    assert_true(isnan(t.rows[0].ratio) && isinf(t.rows[0].l1_rel) && t.rows[0].l2_rel < 0 && t.rows[0].keep);
+    dctk_result_table_free(&t);
+    assert_int_equal(dctk_csv_read("/nonexistent/x.csv", &t, NULL), DCTK_ERR_NOT_FOUND);
+}
+
+static void result_paths(void **state) {
+    (void)state;
+    char b[64];
+    assert_int_equal(dctk_results_csv_path(b, sizeof b, "out", "t2m", 3), DCTK_OK);
+    assert_string_equal(b, "out/config_space_t2m_rank3.csv");
+    assert_int_equal(dctk_results_parquet_path(b, sizeof b, "out", "t2m"), DCTK_OK);
+    assert_string_equal(b, "out/results_t2m.parquet");
+    assert_int_equal(dctk_results_csv_path(b, 10, "out", "t2m", 3), DCTK_ERR_ARG);
+}
+
+static void table_owns_copies(void **state) {
+    (void)state;
+    dctk_result_table t = DCTK_RESULT_TABLE_INIT;
+    char var[16] = "t2m";
+    dctk_result_row r = rows[0];
+    r.var = var;
+    for (int i = 0; i < 20000; i++) assert_int_equal(dctk_result_table_add(&t, &r), DCTK_OK);
+    var[0] = 'X';
+    assert_int_equal(t.n, 20000);
+    assert_string_equal(t.rows[0].var, "t2m");
+    assert_string_equal(t.rows[19999].filter, rows[0].filter);
+    dctk_result_table_free(&t);
+    assert_int_equal(t.n, 0);
+}
+
+static void sanitized(const char *in, const char *want) {
+    dctk_buf b = DCTK_BUF_INIT;
+    assert_int_equal(dctk_utf8_sanitize(&b, in, strlen(in)), DCTK_OK);
+    assert_int_equal(b.size, strlen(want));
+    assert_memory_equal(b.data, want, b.size);
+    dctk_buf_free(&b);
+}
+
+#define R "\xEF\xBF\xBD"
+/* One U+FFFD per maximal subpart (Unicode 3-7 / WHATWG), valid text untouched. */
+static void utf8_repair(void **state) {
+    (void)state;
+    sanitized("plain ascii", "plain ascii");
+    sanitized("température ☃ 😀 \xf4\x8f\xbf\xbf", "température ☃ 😀 \xf4\x8f\xbf\xbf");
+    sanitized("a\xff" "b", "a" R "b");
+    sanitized("\xe2\x82" "x", R "x");         /* truncated 3-byte: one */
+    sanitized("\xf0\x9f\x98", R);             /* truncated 4-byte at the end: one */
+    sanitized("\xed\xa0\x80", R R R);         /* surrogate: lead not followed by a valid second byte */
+    sanitized("\xc0\xaf", R R);               /* overlong */
+    sanitized("\xe0\x80\x80", R R R);         /* overlong 3-byte */
+    sanitized("\xf4\x90\x80\x80", R R R R);   /* above U+10FFFF */
+    sanitized("\xf0\x9f\x98\xf0\x9f\x98\x80", R "\xf0\x9f\x98\x80");
+    sanitized("\x80\x80", R R);
+}
+
+static void parquet_framing(void **state) {
+    (void)state;
+    for (size_t n = 0; n <= NROWS; n += NROWS) {
+        char p[128];
+        snprintf(p, sizeof p, "%s/results_%zu.parquet", dir, n);
+        assert_int_equal(dctk_parquet_write(p, rows, n), DCTK_OK);
+        uint8_t *b;
+        size_t size;
+        assert_int_equal(dctk_read_file(p, &b, &size), DCTK_OK);
+        assert_true(size > 12);
+        assert_memory_equal(b, "PAR1", 4);
+        assert_memory_equal(b + size - 4, "PAR1", 4);
+        uint32_t footer = dctk_get_le32(b + size - 8);
+        assert_true(footer > 0 && footer <= size - 12);
+        if (n == 0) assert_int_equal(footer + 12, size); /* no pages, only the footer */
+        assert_non_null(memmem(b, size, "dc_toolkit version ", 19));
+        free(b);
+    }
+    /* Atomic: nothing but the finished files is left in the folder. */
+    int files = 0;
+    DIR *d = opendir(dir);
+    for (struct dirent *e; (e = readdir(d));) files += e->d_name[0] != '.' && !strstr(e->d_name, ".csv");
+    closedir(d);
+    assert_int_equal(files, 2);
+    assert_int_equal(dctk_parquet_write("/nonexistent/dir/x.parquet", rows, NROWS), DCTK_ERR_IO);
+}
+
+/* Many small pages and one big page hold the same values. */
+static void parquet_pages_hold_all_values(void **state) {
+    (void)state;
+    dctk_buf one = DCTK_BUF_INIT, many = DCTK_BUF_INIT;
+    assert_int_equal(dctk_parquet_encode(&one, rows, NROWS, 1 << 20), DCTK_OK);
+    assert_int_equal(dctk_parquet_encode(&many, rows, NROWS, 1), DCTK_OK);
+    assert_true(many.size > one.size); /* one page header per value */
+    /* The error column of the last row sits just before the footer, as PLAIN
+     * bytes: length 0 for the NULL string. */
+    size_t footer = dctk_get_le32(many.data + many.size - 8);
+    assert_memory_equal(many.data + many.size - 8 - footer - 4, "\0\0\0\0", 4);
+    dctk_buf_free(&one);
+    dctk_buf_free(&many);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(schema_table_matches_names),
+        cmocka_unit_test(csv_round_trip_bit_exact),
+        cmocka_unit_test(csv_header_and_quoting),
+        cmocka_unit_test(csv_torn_last_line_ignored),
+        cmocka_unit_test(csv_torn_inside_quotes),
+        cmocka_unit_test(csv_resume_cuts_torn_line),
+        cmocka_unit_test(csv_resume_fresh_or_headerless),
+        cmocka_unit_test(csv_rejects_damage_before_the_end),
+        cmocka_unit_test(result_paths),
+        cmocka_unit_test(table_owns_copies),
+        cmocka_unit_test(utf8_repair),
+        cmocka_unit_test(parquet_framing),
+        cmocka_unit_test(parquet_pages_hold_all_values),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
