@@ -25,6 +25,14 @@ void dctk_chunk_shape_for(dctk_dtype t, int ndim, const size_t *shape, uint64_t 
 void dctk_shard_shape_for(dctk_dtype t, int ndim, const size_t *shape, const size_t *chunk, uint64_t target_bytes,
                           size_t *shard);
 
+/* Pad a chunk buffer of shape full (C order, element size es) whose leading
+ * corner of extent valid holds data: every element past the valid extent
+ * takes the value of the nearest valid one (edge replication). Edge chunks
+ * are padded this way by the writer and the sweep alike: a fill value (NaN)
+ * in the padding would make block transforms such as ZFP smear garbage into
+ * valid points and make asinh refuse the chunk; readers crop the padding. */
+void dctk_pad_edges(int ndim, size_t es, const size_t *valid, const size_t *full, void *buf);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,4 +1,6 @@
 /* Chunk and shard shapes that follow the field's dimensions. */
+#include <string.h>
+
 #include "dctk/chunking.h"
 
 /* Fill out[] from the innermost dimension outwards: whole units of unit[d]
@@ -42,4 +44,24 @@ void dctk_shard_shape_for(dctk_dtype t, int ndim, const size_t *shape, const siz
     size_t es = dctk_dtype_size(t) ? dctk_dtype_size(t) : 1;
     grow(ndim, chunk, lim, (double)target_bytes / (double)es, k);
     for (int d = 0; d < ndim; d++) shard[d] = k[d] * chunk[d];
+}
+
+void dctk_pad_edges(int ndim, size_t es, const size_t *valid, const size_t *full, void *buf) {
+    uint8_t *b = buf;
+    size_t stride[DCTK_MAX_DIMS];
+    stride[ndim - 1] = es;
+    for (int d = ndim - 2; d >= 0; d--) stride[d] = stride[d + 1] * full[d + 1];
+    /* innermost first: when dimension d is padded, every slab along it is
+     * already complete inside, so whole slabs can be repeated */
+    for (int d = ndim - 1; d >= 0; d--) {
+        if (valid[d] == full[d] || valid[d] == 0) continue;
+        size_t idx[DCTK_MAX_DIMS] = {0}, outer = dctk_shape_nelems(d, valid);
+        for (size_t o = 0; o < outer; o++) {
+            size_t off = 0;
+            for (int e = 0; e < d; e++) off += idx[e] * stride[e];
+            uint8_t *last = b + off + (valid[d] - 1) * stride[d];
+            for (size_t j = valid[d]; j < full[d]; j++) memcpy(b + off + j * stride[d], last, stride[d]);
+            for (int e = d - 1; e >= 0 && ++idx[e] == valid[e]; e--) idx[e] = 0;
+        }
+    }
 }

@@ -44,11 +44,26 @@ static void small_and_degenerate(void **state) {
     assert_int_equal(c[1], 1);
 }
 
+static void pad_edges_replicates(void **state) {
+    (void)state;
+    /* a 2x3 corner of a 3x4 chunk */
+    int16_t b[12] = {1, 2, 3, 0, 4, 5, 6, 0, 0, 0, 0, 0};
+    size_t valid[2] = {2, 3}, full[2] = {3, 4};
+    dctk_pad_edges(2, sizeof b[0], valid, full, b);
+    int16_t want[12] = {1, 2, 3, 3, 4, 5, 6, 6, 4, 5, 6, 6};
+    assert_memory_equal(b, want, sizeof b);
+    double c[8] = {7, 0, 0, 0, 0, 0, 0, 0};
+    size_t v3[3] = {1, 1, 1}, f3[3] = {2, 2, 2};
+    dctk_pad_edges(3, sizeof c[0], v3, f3, c);
+    for (int i = 0; i < 8; i++) assert_true(c[i] == 7);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(time_lat_lon),
         cmocka_unit_test(huge_slice_splits_inner),
         cmocka_unit_test(small_and_degenerate),
+        cmocka_unit_test(pad_edges_replicates),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

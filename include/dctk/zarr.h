@@ -1,0 +1,192 @@
+/* Zarr v3 stores: key-value stores, array and group metadata, sharded and
+ * unsharded arrays (parallel streaming writer, region reader), consolidated
+ * metadata, and Zarr v2 arrays for reading.
+ *
+ * Keys are relative paths with "/" separators and no leading slash:
+ * "zarr.json" is the root group, "t2m/zarr.json" an array, "t2m/c/0/1/2" one
+ * of its chunks (or shards). Node paths are "" for the root and "t2m" or
+ * "a/b" below it. The byte formats are those of DESIGN.md section 7. */
+#ifndef DCTK_ZARR_H
+#define DCTK_ZARR_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "dctk/array.h"
+#include "dctk/buf.h"
+#include "dctk/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* --- stores ----------------------------------------------------------- */
+
+typedef struct dctk_store dctk_store;
+
+/* Called by list for each name directly below a prefix; non-zero stops. */
+typedef int (*dctk_store_list_fn)(const char *name, void *user);
+
+#define DCTK_STORE_TO_END UINT64_MAX
+
+/* A store backend, in the manner of netCDF's zmap: a handful of calls on keys.
+ * All calls are safe from several threads at once. */
+typedef struct dctk_store_vt {
+    /* Bytes [offset, offset + length) of a value into out (out->size set);
+     * length DCTK_STORE_TO_END reads to the end. Absent key: DCTK_ERR_NOT_FOUND;
+     * a range past the end: DCTK_ERR_FORMAT. */
+    dctk_status (*get)(dctk_store *s, const char *key, uint64_t offset, uint64_t length, dctk_buf *out);
+    /* Replace a value as a whole; readers never see half of it. */
+    dctk_status (*set)(dctk_store *s, const char *key, const void *p, size_t n);
+    /* Set only when absent; *created tells whether this call made it. Atomic
+     * against other processes, so racing creators agree on one winner. */
+    dctk_status (*create)(dctk_store *s, const char *key, const void *p, size_t n, bool *created);
+    /* Remove a value; an absent key is not an error. */
+    dctk_status (*del)(dctk_store *s, const char *key);
+    /* The names directly below prefix ("" = top), each once, in no set order:
+     * value names and the first segment of longer keys alike. */
+    dctk_status (*list)(dctk_store *s, const char *prefix, dctk_store_list_fn fn, void *user);
+    dctk_status (*exists)(dctk_store *s, const char *key, bool *out);
+    dctk_status (*size)(dctk_store *s, const char *key, uint64_t *out); /* absent: NOT_FOUND */
+    /* Hold / release an exclusive lock on the whole store across processes
+     * (for read-modify-write of the root metadata). May be NULL: no-op. */
+    dctk_status (*lock)(dctk_store *s, bool on);
+    void (*close)(dctk_store *s);
+} dctk_store_vt;
+
+struct dctk_store {
+    const dctk_store_vt *vt;
+};
+
+/* A directory of files; create makes the directory when missing. */
+dctk_status dctk_store_dir_open(const char *path, bool create, dctk_store **out);
+/* An in-memory store (tests, staging). */
+dctk_status dctk_store_mem_new(dctk_store **out);
+void dctk_store_close(dctk_store *s); /* accepts NULL */
+
+dctk_status dctk_store_get(dctk_store *s, const char *key, dctk_buf *out); /* whole value */
+dctk_status dctk_store_get_range(dctk_store *s, const char *key, uint64_t offset, uint64_t length, dctk_buf *out);
+dctk_status dctk_store_set(dctk_store *s, const char *key, const void *p, size_t n);
+dctk_status dctk_store_delete(dctk_store *s, const char *key);
+dctk_status dctk_store_list(dctk_store *s, const char *prefix, dctk_store_list_fn fn, void *user);
+dctk_status dctk_store_exists(dctk_store *s, const char *key, bool *out);
+dctk_status dctk_store_size(dctk_store *s, const char *key, uint64_t *out);
+/* Delete every key below prefix (and prefix itself when it is a key). */
+dctk_status dctk_store_delete_tree(dctk_store *s, const char *prefix);
+
+/* --- array metadata --------------------------------------------------- */
+
+/* An array's description. For a sharded array `chunk` is the shard shape (the
+ * chunk grid) and `inner` the inner chunk shape, a divisor of it along every
+ * dimension; unsharded arrays have inner == chunk. */
+typedef struct dctk_zarr_meta {
+    int zarr_format; /* 3; 2 for arrays read from Zarr v2 */
+    dctk_dtype dtype;
+    int ndim;
+    size_t shape[DCTK_MAX_DIMS];
+    size_t chunk[DCTK_MAX_DIMS];
+    size_t inner[DCTK_MAX_DIMS];
+    bool sharded;
+    /* The fill value (NaN allowed). Integer fills beyond 2^53 are not exact. */
+    double fill;
+    /* The inner codec pipeline as a Zarr v3 "codecs" list (v2 filters and
+     * compressor are translated to it). Owned. */
+    json_t *codecs;
+    json_t *attrs;                     /* object; owned */
+    char *dim_names[DCTK_MAX_DIMS];    /* owned; NULL entries when unnamed */
+    /* Read side only: chunk key style and shard index layout of stores that
+     * others wrote. Written arrays always use "c/0/1" keys and an index with
+     * its CRC-32C at the end. */
+    char separator;     /* '/' or '.' */
+    bool v2_keys;       /* "0.1" keys (v2 arrays, v3 "v2" key encoding) */
+    bool index_crc;     /* shard index followed by its CRC-32C */
+    bool index_at_start;
+} dctk_zarr_meta;
+
+/* Fill in a v3 meta: shard NULL for an unsharded array. codecs is copied
+ * (NULL: [{"name":"bytes",...}]); attrs copied (NULL: {}); dims may be NULL. */
+dctk_status dctk_zarr_meta_init(dctk_zarr_meta *m, dctk_dtype t, int ndim, const size_t *shape,
+                                const size_t *chunk, const size_t *shard, double fill, const json_t *codecs,
+                                const json_t *attrs, const char *const *dims);
+void dctk_zarr_meta_clear(dctk_zarr_meta *m); /* frees the owned parts; accepts NULL */
+/* The v3 zarr.json object (new reference). */
+json_t *dctk_zarr_meta_to_json(const dctk_zarr_meta *m);
+/* Parse a v3 array zarr.json object. */
+dctk_status dctk_zarr_meta_from_json(const json_t *j, dctk_zarr_meta *m);
+
+/* --- arrays ----------------------------------------------------------- */
+
+typedef struct dctk_zarr_array dctk_zarr_array;
+
+/* Create (or replace) the array at path: writes its zarr.json atomically,
+ * removes chunks of an array that was there before, and creates the root and
+ * intermediate groups when absent (safe against other processes doing the
+ * same). Other arrays in the store are left alone. */
+dctk_status dctk_zarr_create(dctk_store *s, const char *path, const dctk_zarr_meta *m, dctk_zarr_array **out);
+/* Open a v3 array, or a v2 array (.zarray). Unknown codecs fail naming them. */
+dctk_status dctk_zarr_open(dctk_store *s, const char *path, dctk_zarr_array **out);
+void dctk_zarr_close(dctk_zarr_array *a); /* accepts NULL */
+const dctk_zarr_meta *dctk_zarr_get_meta(const dctk_zarr_array *a);
+
+/* Read the region [start, start + count) into out, C order. Missing chunks
+ * read as the fill value. A shard index whose CRC does not match is
+ * DCTK_ERR_CORRUPT naming the shard key; truncated shards and offsets that
+ * point outside the shard are DCTK_ERR_CORRUPT or DCTK_ERR_FORMAT. One
+ * thread at a time per handle. */
+dctk_status dctk_zarr_read(dctk_zarr_array *a, const size_t *start, const size_t *count, void *out);
+
+/* The writer's input: fill out with the region [start, start + count) of the
+ * array, C order, dtype of the array. dctk_dataset_read fits it. */
+typedef dctk_status (*dctk_zarr_read_fn)(void *user, const size_t *start, const size_t *count, void *out);
+
+typedef struct dctk_zarr_write_opts {
+    int threads;     /* encoder threads; <= 0 means 1 */
+    /* The reader may be called from several threads at once; otherwise the
+     * writer takes turns (one call at a time). */
+    bool concurrent_read;
+} dctk_zarr_write_opts;
+
+/* Statistics of one write, for logs and benchmarks. */
+typedef struct dctk_zarr_write_stats {
+    uint64_t bytes_in;      /* uncompressed bytes of the array */
+    uint64_t bytes_out;     /* bytes stored (chunks and indexes) */
+    uint64_t chunks_written, chunks_skipped; /* inner chunks; skipped = all fill value */
+    uint64_t shards_written;
+    size_t peak_buffer_bytes; /* largest sum of the threads' working buffers */
+    double read_s, encode_s;  /* summed over threads */
+} dctk_zarr_write_stats;
+
+/* Write the whole array: threads encode whole shards (or chunks when
+ * unsharded), each pulling its region from read, and store each shard once.
+ * Memory: per thread one shard of input, one of encoded output and up to four
+ * inner-chunk buffers (padding, codec scratch). The first error stops the
+ * other threads and is returned with its detail, prefixed with the key of the
+ * shard being written. Every inner chunk is written, or absent when it is all
+ * fill value; a shard with none is not stored. stats may be NULL. */
+dctk_status dctk_zarr_write(dctk_zarr_array *a, dctk_zarr_read_fn read, void *user, const dctk_zarr_write_opts *opts,
+                            dctk_zarr_write_stats *stats);
+/* Write from a C-order buffer holding the whole array. */
+dctk_status dctk_zarr_write_buffer(dctk_zarr_array *a, const void *data, int threads);
+
+/* --- groups and consolidation ----------------------------------------- */
+
+/* Create the group at path (and its parents) when absent; attrs may be NULL. */
+dctk_status dctk_zarr_ensure_group(dctk_store *s, const char *path, const json_t *attrs);
+
+/* Called for every node below the root: path ("t2m", "a/b") and its metadata
+ * document (zarr.json, or the v2 .zarray/.zgroup merged with .zattrs). */
+typedef int (*dctk_zarr_node_fn)(const char *path, const json_t *meta, bool is_array, void *user);
+/* Visit every node (not the root) in the store, groups before their children;
+ * array folders are not searched (their chunks are not nodes). */
+dctk_status dctk_zarr_walk(dctk_store *s, dctk_zarr_node_fn fn, void *user);
+
+/* Gather every node's zarr.json into the root group's "consolidated_metadata"
+ * (kind inline, must_understand false), keeping the root's attributes. Holds
+ * the store lock, so consolidations from several processes do not lose nodes. */
+dctk_status dctk_zarr_consolidate(dctk_store *s);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

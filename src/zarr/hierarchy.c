@@ -1,0 +1,138 @@
+/* Walking a store's hierarchy (v3 zarr.json and v2 .zarray/.zgroup nodes)
+ * and consolidating every node's metadata into the root group.
+ *
+ * Arrays are leaves: their folders hold chunks, never nodes, so the walk does
+ * not descend into them (a store with millions of chunks lists fast).
+ * Consolidation is a read-modify-write of the root document; it runs under
+ * the store lock so that two processes consolidating after writing different
+ * arrays cannot drop each other's entry (each lists the nodes only once it
+ * holds the lock, and each array's own zarr.json was written before). */
+#include <stdio.h>
+
+#include "zarr_internal.h"
+
+static bool is_meta_name(const char *n) {
+    return !strcmp(n, "zarr.json") || !strcmp(n, ".zarray") || !strcmp(n, ".zgroup") || !strcmp(n, ".zattrs") ||
+           !strcmp(n, ".zmetadata");
+}
+
+/* The metadata document of node path, v3 or v2 (.zattrs merged in as
+ * "attributes"); *out NULL when path is not a node. */
+static dctk_status load_node(dctk_store *s, const char *path, json_t **out, bool *is_array) {
+    static const char *const names[] = {"zarr.json", ".zarray", ".zgroup"};
+    *out = NULL;
+    for (int i = 0; i < 3 && !*out; i++) {
+        char *key = zarr_join(path, names[i]);
+        if (!key) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+        dctk_status st = zarr_load_json(s, key, out);
+        free(key);
+        if (st == DCTK_ERR_NOT_FOUND) {
+            dctk_clear_detail();
+            continue;
+        }
+        if (st != DCTK_OK) return st;
+        *is_array = i == 1 || (i == 0 && !strcmp(json_string_value(json_object_get(*out, "node_type")) ?: "", "array"));
+        if (i == 0) return DCTK_OK;
+        char *akey = zarr_join(path, ".zattrs");
+        json_t *attrs = NULL;
+        st = akey ? zarr_load_json(s, akey, &attrs) : DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+        free(akey);
+        if (st == DCTK_ERR_NOT_FOUND) dctk_clear_detail(), st = DCTK_OK;
+        json_object_set_new(*out, "attributes", attrs ? attrs : json_object());
+        if (st != DCTK_OK) return st;
+    }
+    return DCTK_OK;
+}
+
+typedef struct {
+    dctk_store *s;
+    dctk_zarr_node_fn fn;
+    void *user;
+    const char *prefix;
+    char **names;
+    size_t n, cap;
+    bool nomem;
+} walk_ctx;
+
+static int collect_name(const char *name, void *user) {
+    walk_ctx *w = user;
+    if (is_meta_name(name)) return 0;
+    if (w->n == w->cap) {
+        size_t cap = w->cap ? 2 * w->cap : 16;
+        char **v = realloc(w->names, cap * sizeof *v);
+        if (!v) return w->nomem = true, 1;
+        w->names = v, w->cap = cap;
+    }
+    if (!(w->names[w->n] = strdup(name))) return w->nomem = true, 1;
+    w->n++;
+    return 0;
+}
+
+static int by_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+static dctk_status walk_dir(dctk_store *s, const char *prefix, dctk_zarr_node_fn fn, void *user);
+
+static dctk_status visit(dctk_store *s, const char *path, dctk_zarr_node_fn fn, void *user) {
+    json_t *doc;
+    bool is_array = false;
+    DCTK_TRY(load_node(s, path, &doc, &is_array));
+    int stop = doc ? fn(path, doc, is_array, user) : 0;
+    json_decref(doc);
+    if (stop || is_array) return DCTK_OK;
+    return walk_dir(s, path, fn, user);
+}
+
+static dctk_status walk_dir(dctk_store *s, const char *prefix, dctk_zarr_node_fn fn, void *user) {
+    walk_ctx w = {.s = s, .prefix = prefix};
+    dctk_status st = dctk_store_list(s, prefix, collect_name, &w);
+    if (st == DCTK_OK && w.nomem) st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    /* sorted, so consolidated metadata and listings come out the same every time */
+    if (w.n) qsort(w.names, w.n, sizeof *w.names, by_name);
+    for (size_t i = 0; i < w.n && st == DCTK_OK; i++) {
+        char *child = zarr_join(prefix, w.names[i]);
+        st = child ? visit(s, child, fn, user) : DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+        free(child);
+    }
+    for (size_t i = 0; i < w.n; i++) free(w.names[i]);
+    free(w.names);
+    return st;
+}
+
+dctk_status dctk_zarr_walk(dctk_store *s, dctk_zarr_node_fn fn, void *user) {
+    json_t *root;
+    bool is_array = false;
+    DCTK_TRY(load_node(s, "", &root, &is_array));
+    json_decref(root);
+    if (is_array) return DCTK_OK;
+    return walk_dir(s, "", fn, user);
+}
+
+static int add_node(const char *path, const json_t *meta, bool is_array, void *user) {
+    (void)is_array;
+    json_t *copy = json_deep_copy(meta);
+    json_object_del(copy, "consolidated_metadata"); /* a subgroup's own, if any: the root's covers it */
+    json_object_set_new((json_t *)user, path, copy);
+    return 0;
+}
+
+static dctk_status consolidate_locked(dctk_store *s) {
+    DCTK_TRY(dctk_zarr_ensure_group(s, "", NULL));
+    json_t *nodes = json_object(), *root = NULL;
+    dctk_status st = dctk_zarr_walk(s, add_node, nodes);
+    if (st == DCTK_OK) st = zarr_load_json(s, "zarr.json", &root);
+    if (st == DCTK_OK) {
+        json_t *cm = json_pack("{s:s,s:b,s:O}", "kind", "inline", "must_understand", 0, "metadata", nodes);
+        json_object_set_new(root, "consolidated_metadata", cm);
+        st = zarr_save_json(s, "zarr.json", root);
+    }
+    json_decref(root);
+    json_decref(nodes);
+    return st;
+}
+
+dctk_status dctk_zarr_consolidate(dctk_store *s) {
+    if (s->vt->lock) DCTK_TRY(s->vt->lock(s, true));
+    dctk_status st = consolidate_locked(s);
+    if (s->vt->lock) s->vt->lock(s, false);
+    return st;
+}

@@ -1,0 +1,215 @@
+/* Reading arrays and regions. A shard costs two reads: its index (checked
+ * against its CRC-32C) and the span of bytes that holds the inner chunks the
+ * region needs. Every index entry is checked against the shard's size before
+ * use, so a truncated or damaged shard is an error, never a wild read. */
+#include <stdio.h>
+
+#include "zarr_internal.h"
+
+enum { S_CHUNK, S_SPAN, S_INDEX, S_TMP };
+
+/* Step pos through the box [lo, hi] (inclusive) in C order; false at the end. */
+static bool next_pos(int ndim, const size_t *lo, const size_t *hi, size_t *pos) {
+    for (int d = ndim - 1; d >= 0; d--) {
+        if (pos[d] < hi[d]) {
+            pos[d]++;
+            return true;
+        }
+        pos[d] = lo[d];
+    }
+    return false;
+}
+
+typedef struct {
+    dctk_zarr_array *a;
+    const size_t *start, *count;
+    uint8_t *out;
+} region;
+
+/* Copy the part of a decoded inner chunk (corner co, array coordinates) that
+ * falls in the region. */
+static void place(const region *r, const size_t *co, const void *chunk) {
+    const dctk_zarr_meta *m = &r->a->meta;
+    size_t src_off[DCTK_MAX_DIMS], dst_off[DCTK_MAX_DIMS], n[DCTK_MAX_DIMS];
+    for (int d = 0; d < m->ndim; d++) {
+        size_t b0 = co[d] > r->start[d] ? co[d] : r->start[d];
+        size_t e0 = co[d] + m->inner[d], e1 = r->start[d] + r->count[d];
+        size_t b1 = e0 < e1 ? e0 : e1;
+        src_off[d] = b0 - co[d];
+        dst_off[d] = b0 - r->start[d];
+        n[d] = b1 - b0;
+    }
+    zarr_copy_box(m->ndim, dctk_dtype_size(m->dtype), n, chunk, m->inner, src_off, r->out, r->count, dst_off);
+}
+
+static void place_fill(const region *r, const size_t *co) {
+    dctk_zarr_array *a = r->a;
+    const dctk_zarr_meta *m = &a->meta;
+    zarr_fill_elems(a->scratch[S_CHUNK].data, a->fill, dctk_dtype_size(m->dtype), dctk_shape_nelems(m->ndim, m->inner));
+    place(r, co, a->scratch[S_CHUNK].data);
+}
+
+static dctk_status decode_place(const region *r, const size_t *co, const uint8_t *p, size_t n) {
+    dctk_zarr_array *a = r->a;
+    dctk_chunk_spec spec = dctk_spec_make(a->meta.dtype, a->meta.ndim, a->meta.inner);
+    DCTK_TRY(dctk_pipeline_decode(a->pipe, a->ctx, &spec, p, n, a->scratch[S_CHUNK].data, &a->scratch[S_TMP]));
+    place(r, co, a->scratch[S_CHUNK].data);
+    return DCTK_OK;
+}
+
+/* The inner chunks of outer chunk g (inner grid coordinates within the
+ * shard) that meet the region: [lo, hi] inclusive. */
+static void inner_range(const region *r, const size_t *g, size_t *lo, size_t *hi) {
+    const dctk_zarr_meta *m = &r->a->meta;
+    for (int d = 0; d < m->ndim; d++) {
+        size_t so = g[d] * m->chunk[d];
+        size_t b0 = r->start[d] > so ? r->start[d] : so;
+        size_t b1 = r->start[d] + r->count[d];
+        if (b1 > so + m->chunk[d]) b1 = so + m->chunk[d];
+        lo[d] = (b0 - so) / m->inner[d];
+        hi[d] = (b1 - 1 - so) / m->inner[d];
+    }
+}
+
+static size_t linear(int ndim, const size_t *pos, const size_t *grid) {
+    size_t i = 0;
+    for (int d = 0; d < ndim; d++) i = i * grid[d] + pos[d];
+    return i;
+}
+
+static void corner(const dctk_zarr_meta *m, const size_t *g, const size_t *ip, size_t *co) {
+    for (int d = 0; d < m->ndim; d++) co[d] = g[d] * m->chunk[d] + ip[d] * m->inner[d];
+}
+
+/* Load and check the index of a shard of `size` bytes into S_INDEX. The
+ * data area, where inner chunks may lie, is [*data_lo, *data_hi). */
+static dctk_status load_index(dctk_zarr_array *a, const char *key, uint64_t size, size_t n, uint64_t *data_lo,
+                              uint64_t *data_hi) {
+    size_t ib = zarr_index_bytes(n, a->meta.index_crc);
+    if (size < ib)
+        return DCTK_FAIL(DCTK_ERR_CORRUPT, "shard '%s' is truncated: %llu bytes, its index alone needs %zu", key,
+                         (unsigned long long)size, ib);
+    uint64_t at = a->meta.index_at_start ? 0 : size - ib;
+    dctk_buf *idx = &a->scratch[S_INDEX];
+    DCTK_TRY(dctk_store_get_range(a->store, key, at, ib, idx));
+    if (a->meta.index_crc) {
+        uint32_t want = dctk_get_le32(idx->data + 16 * n), got = dctk_crc32c(idx->data, 16 * n);
+        if (want != got)
+            return DCTK_FAIL(DCTK_ERR_CORRUPT, "shard '%s': index checksum mismatch (stored %08x, computed %08x)", key,
+                             want, got);
+    }
+    *data_lo = a->meta.index_at_start ? ib : 0;
+    *data_hi = a->meta.index_at_start ? size : size - ib;
+    return DCTK_OK;
+}
+
+/* Entry i of the loaded index; false when absent. */
+static dctk_status index_entry(dctk_zarr_array *a, const char *key, size_t i, uint64_t lo, uint64_t hi, uint64_t *off,
+                               uint64_t *len, bool *present) {
+    const uint8_t *e = a->scratch[S_INDEX].data + 16 * i;
+    *off = dctk_get_le64(e);
+    *len = dctk_get_le64(e + 8);
+    *present = !(*off == ZARR_ABSENT && *len == ZARR_ABSENT);
+    if (*present && (*off < lo || *off > hi || *len > hi - *off))
+        return DCTK_FAIL(DCTK_ERR_CORRUPT, "shard '%s': inner chunk %zu at offset %llu, %llu bytes, lies outside the "
+                         "shard's data (%llu..%llu)", key, i, (unsigned long long)*off, (unsigned long long)*len,
+                         (unsigned long long)lo, (unsigned long long)hi);
+    return DCTK_OK;
+}
+
+/* The byte span [*s0, *s1) covering the present inner chunks in [lo, hi]. */
+static dctk_status needed_span(dctk_zarr_array *a, const char *key, const size_t *lo, const size_t *hi,
+                               const size_t *ig, uint64_t dlo, uint64_t dhi, uint64_t *s0, uint64_t *s1) {
+    size_t pos[DCTK_MAX_DIMS];
+    memcpy(pos, lo, sizeof pos);
+    *s0 = UINT64_MAX, *s1 = 0;
+    do {
+        uint64_t off, len;
+        bool present;
+        DCTK_TRY(index_entry(a, key, linear(a->meta.ndim, pos, ig), dlo, dhi, &off, &len, &present));
+        if (present && off < *s0) *s0 = off;
+        if (present && off + len > *s1) *s1 = off + len;
+    } while (next_pos(a->meta.ndim, lo, hi, pos));
+    return DCTK_OK;
+}
+
+static dctk_status read_shard_chunks(const region *r, const size_t *g, const char *key, uint64_t size) {
+    dctk_zarr_array *a = r->a;
+    const int nd = a->meta.ndim;
+    size_t ig[DCTK_MAX_DIMS], lo[DCTK_MAX_DIMS] = {0}, hi[DCTK_MAX_DIMS] = {0}, pos[DCTK_MAX_DIMS], co[DCTK_MAX_DIMS];
+    size_t n = zarr_inner_grid(&a->meta, ig);
+    uint64_t dlo, dhi, s0, s1;
+    DCTK_TRY(load_index(a, key, size, n, &dlo, &dhi));
+    inner_range(r, g, lo, hi);
+    DCTK_TRY(needed_span(a, key, lo, hi, ig, dlo, dhi, &s0, &s1));
+    if (s1 > s0) DCTK_TRY(dctk_store_get_range(a->store, key, s0, s1 - s0, &a->scratch[S_SPAN]));
+    memcpy(pos, lo, sizeof pos);
+    do {
+        uint64_t off, len;
+        bool present;
+        size_t i = linear(nd, pos, ig);
+        DCTK_TRY(index_entry(a, key, i, dlo, dhi, &off, &len, &present));
+        corner(&a->meta, g, pos, co);
+        if (!present) {
+            place_fill(r, co);
+        } else {
+            dctk_status st = decode_place(r, co, a->scratch[S_SPAN].data + (off - s0), (size_t)len);
+            if (st != DCTK_OK) {
+                dctk_prefix_detail("shard '%s', inner chunk %zu: ", key, i);
+                return st;
+            }
+        }
+    } while (next_pos(nd, lo, hi, pos));
+    return DCTK_OK;
+}
+
+static dctk_status read_outer(const region *r, const size_t *g) {
+    dctk_zarr_array *a = r->a;
+    char key[1024];
+    zarr_chunk_key(a, g, key, sizeof key);
+    size_t lo[DCTK_MAX_DIMS] = {0}, hi[DCTK_MAX_DIMS] = {0}, pos[DCTK_MAX_DIMS], co[DCTK_MAX_DIMS];
+    uint64_t size;
+    dctk_status st = dctk_store_size(a->store, key, &size);
+    if (st == DCTK_ERR_NOT_FOUND) {
+        inner_range(r, g, lo, hi);
+        memcpy(pos, lo, sizeof pos);
+        do {
+            corner(&a->meta, g, pos, co);
+            place_fill(r, co);
+        } while (next_pos(a->meta.ndim, lo, hi, pos));
+        dctk_clear_detail();
+        return DCTK_OK;
+    }
+    if (st != DCTK_OK) return st;
+    if (a->meta.sharded) return read_shard_chunks(r, g, key, size);
+    DCTK_TRY(dctk_store_get(a->store, key, &a->scratch[S_SPAN]));
+    size_t zero[DCTK_MAX_DIMS] = {0};
+    corner(&a->meta, g, zero, co);
+    st = decode_place(r, co, a->scratch[S_SPAN].data, a->scratch[S_SPAN].size);
+    if (st != DCTK_OK) dctk_prefix_detail("chunk '%s': ", key);
+    return st;
+}
+
+dctk_status dctk_zarr_read(dctk_zarr_array *a, const size_t *start, const size_t *count, void *out) {
+    const dctk_zarr_meta *m = &a->meta;
+    size_t lo[DCTK_MAX_DIMS] = {0}, hi[DCTK_MAX_DIMS] = {0}, pos[DCTK_MAX_DIMS];
+    for (int d = 0; d < m->ndim; d++) {
+        if (start[d] > m->shape[d] || count[d] > m->shape[d] - start[d])
+            return DCTK_FAIL(DCTK_ERR_ARG, "region %zu+%zu is outside dim %d of size %zu", start[d], count[d], d,
+                             m->shape[d]);
+        if (count[d] == 0) return DCTK_OK;
+        lo[d] = start[d] / m->chunk[d];
+        hi[d] = (start[d] + count[d] - 1) / m->chunk[d];
+    }
+    DCTK_TRY(dctk_buf_resize(&a->scratch[S_CHUNK], dctk_shape_nelems(m->ndim, m->inner) * dctk_dtype_size(m->dtype)));
+    region r = {a, start, count, out};
+    memcpy(pos, lo, sizeof pos);
+    do {
+        dctk_status st = read_outer(&r, pos);
+        if (st != DCTK_OK) {
+            dctk_prefix_detail("array '%s': ", a->path[0] ? a->path : "/");
+            return st;
+        }
+    } while (next_pos(m->ndim, lo, hi, pos));
+    return DCTK_OK;
+}

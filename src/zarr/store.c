@@ -1,0 +1,275 @@
+/* The store front end (argument checks, recursive delete) and the memory
+ * store: a flat table of keys under one mutex. */
+#include <pthread.h>
+
+#include "zarr_internal.h"
+
+static dctk_status check_key(const char *key) {
+    if (!key || key[0] == '/' || strstr(key, "..") || strstr(key, "//"))
+        return DCTK_FAIL(DCTK_ERR_ARG, "store key '%s' is not a relative path", key ? key : "(null)");
+    return DCTK_OK;
+}
+
+dctk_status dctk_store_get(dctk_store *s, const char *key, dctk_buf *out) {
+    return dctk_store_get_range(s, key, 0, DCTK_STORE_TO_END, out);
+}
+
+dctk_status dctk_store_get_range(dctk_store *s, const char *key, uint64_t offset, uint64_t length, dctk_buf *out) {
+    DCTK_TRY(check_key(key));
+    return s->vt->get(s, key, offset, length, out);
+}
+
+dctk_status dctk_store_set(dctk_store *s, const char *key, const void *p, size_t n) {
+    DCTK_TRY(check_key(key));
+    return s->vt->set(s, key, p, n);
+}
+
+dctk_status dctk_store_delete(dctk_store *s, const char *key) {
+    DCTK_TRY(check_key(key));
+    return s->vt->del(s, key);
+}
+
+dctk_status dctk_store_list(dctk_store *s, const char *prefix, dctk_store_list_fn fn, void *user) {
+    if (prefix[0]) DCTK_TRY(check_key(prefix));
+    return s->vt->list(s, prefix, fn, user);
+}
+
+dctk_status dctk_store_exists(dctk_store *s, const char *key, bool *out) {
+    DCTK_TRY(check_key(key));
+    return s->vt->exists(s, key, out);
+}
+
+dctk_status dctk_store_size(dctk_store *s, const char *key, uint64_t *out) {
+    DCTK_TRY(check_key(key));
+    return s->vt->size(s, key, out);
+}
+
+void dctk_store_close(dctk_store *s) {
+    if (s) s->vt->close(s);
+}
+
+/* Names collected by list, so that deleting does not disturb the listing. */
+typedef struct {
+    char **v;
+    size_t n, cap;
+    bool nomem;
+} name_list;
+
+static int collect(const char *name, void *user) {
+    name_list *l = user;
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 16;
+        char **v = realloc(l->v, cap * sizeof *v);
+        if (!v) return l->nomem = true, 1;
+        l->v = v, l->cap = cap;
+    }
+    if (!(l->v[l->n] = strdup(name))) return l->nomem = true, 1;
+    l->n++;
+    return 0;
+}
+
+static void name_list_free(name_list *l) {
+    for (size_t i = 0; i < l->n; i++) free(l->v[i]);
+    free(l->v);
+}
+
+dctk_status dctk_store_delete_tree(dctk_store *s, const char *prefix) {
+    name_list l = {0};
+    dctk_status st = dctk_store_list(s, prefix, collect, &l);
+    if (st == DCTK_OK && l.nomem) st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; i < l.n && st == DCTK_OK; i++) {
+        char *k = zarr_join(prefix, l.v[i]);
+        st = k ? dctk_store_delete_tree(s, k) : DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+        free(k);
+    }
+    name_list_free(&l);
+    if (st == DCTK_OK && prefix[0]) st = dctk_store_delete(s, prefix);
+    return st;
+}
+
+char *zarr_join(const char *path, const char *key) {
+    size_t a = strlen(path), b = strlen(key);
+    char *s = malloc(a + b + 2);
+    if (!s) return NULL;
+    if (a == 0) memcpy(s, key, b + 1);
+    else if (b == 0) memcpy(s, path, a + 1);
+    else {
+        memcpy(s, path, a);
+        s[a] = '/';
+        memcpy(s + a + 1, key, b + 1);
+    }
+    return s;
+}
+
+/* --- memory store ------------------------------------------------------ */
+
+typedef struct {
+    char *key;
+    uint8_t *data;
+    size_t n;
+} mem_entry;
+
+typedef struct {
+    dctk_store base;
+    pthread_mutex_t mu, lock;
+    mem_entry *e;
+    size_t n, cap;
+} mem_store;
+
+static mem_entry *mem_find(mem_store *m, const char *key) {
+    for (size_t i = 0; i < m->n; i++)
+        if (strcmp(m->e[i].key, key) == 0) return &m->e[i];
+    return NULL;
+}
+
+static dctk_status mem_get(dctk_store *s, const char *key, uint64_t off, uint64_t len, dctk_buf *out) {
+    mem_store *m = (mem_store *)s;
+    pthread_mutex_lock(&m->mu);
+    mem_entry *e = mem_find(m, key);
+    dctk_status st = DCTK_OK;
+    if (!e) st = DCTK_FAIL(DCTK_ERR_NOT_FOUND, "key '%s' not found", key);
+    else if (len == DCTK_STORE_TO_END && off <= e->n) len = e->n - off;
+    if (st == DCTK_OK && (off > e->n || len > e->n - off))
+        st = DCTK_FAIL(DCTK_ERR_FORMAT, "key '%s': range %llu+%llu is past its end (%zu bytes)", key,
+                       (unsigned long long)off, (unsigned long long)len, e->n);
+    if (st == DCTK_OK) st = dctk_buf_resize(out, (size_t)len);
+    if (st == DCTK_OK && len) memcpy(out->data, e->data + off, (size_t)len);
+    pthread_mutex_unlock(&m->mu);
+    return st;
+}
+
+/* Store a copy of p under key; the caller holds the mutex. */
+static dctk_status mem_put(mem_store *m, const char *key, const void *p, size_t n) {
+    uint8_t *copy = malloc(n ? n : 1);
+    if (!copy) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (n) memcpy(copy, p, n);
+    mem_entry *e = mem_find(m, key);
+    if (!e) {
+        if (m->n == m->cap) {
+            size_t cap = m->cap ? 2 * m->cap : 64;
+            mem_entry *v = realloc(m->e, cap * sizeof *v);
+            if (!v) return free(copy), DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+            m->e = v, m->cap = cap;
+        }
+        e = &m->e[m->n];
+        if (!(e->key = strdup(key))) return free(copy), DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+        e->data = NULL;
+        m->n++;
+    }
+    free(e->data);
+    e->data = copy;
+    e->n = n;
+    return DCTK_OK;
+}
+
+static dctk_status mem_set(dctk_store *s, const char *key, const void *p, size_t n) {
+    mem_store *m = (mem_store *)s;
+    pthread_mutex_lock(&m->mu);
+    dctk_status st = mem_put(m, key, p, n);
+    pthread_mutex_unlock(&m->mu);
+    return st;
+}
+
+static dctk_status mem_create(dctk_store *s, const char *key, const void *p, size_t n, bool *created) {
+    mem_store *m = (mem_store *)s;
+    pthread_mutex_lock(&m->mu);
+    *created = !mem_find(m, key);
+    dctk_status st = *created ? mem_put(m, key, p, n) : DCTK_OK;
+    pthread_mutex_unlock(&m->mu);
+    return st;
+}
+
+static dctk_status mem_del(dctk_store *s, const char *key) {
+    mem_store *m = (mem_store *)s;
+    pthread_mutex_lock(&m->mu);
+    mem_entry *e = mem_find(m, key);
+    if (e) {
+        free(e->key);
+        free(e->data);
+        *e = m->e[--m->n];
+    }
+    pthread_mutex_unlock(&m->mu);
+    return DCTK_OK;
+}
+
+/* The segment of key right below prefix, or NULL when key is not below it. */
+static const char *below(const char *key, const char *prefix, size_t *len) {
+    size_t p = strlen(prefix);
+    if (p) {
+        if (strncmp(key, prefix, p) != 0 || key[p] != '/') return NULL;
+        key += p + 1;
+    }
+    const char *slash = strchr(key, '/');
+    *len = slash ? (size_t)(slash - key) : strlen(key);
+    return key;
+}
+
+static dctk_status mem_list(dctk_store *s, const char *prefix, dctk_store_list_fn fn, void *user) {
+    mem_store *m = (mem_store *)s;
+    name_list l = {0};
+    pthread_mutex_lock(&m->mu);
+    for (size_t i = 0; i < m->n && !l.nomem; i++) {
+        size_t len;
+        const char *seg = below(m->e[i].key, prefix, &len);
+        if (!seg) continue;
+        bool seen = false;
+        for (size_t k = 0; k < l.n && !seen; k++) seen = strlen(l.v[k]) == len && !strncmp(l.v[k], seg, len);
+        char *name = seen ? NULL : strndup(seg, len);
+        if (!seen && (!name || collect(name, &l))) l.nomem = true;
+        free(name);
+    }
+    pthread_mutex_unlock(&m->mu);
+    dctk_status st = l.nomem ? DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory") : DCTK_OK;
+    for (size_t i = 0; i < l.n && st == DCTK_OK; i++)
+        if (fn(l.v[i], user)) break;
+    name_list_free(&l);
+    return st;
+}
+
+static dctk_status mem_exists(dctk_store *s, const char *key, bool *out) {
+    mem_store *m = (mem_store *)s;
+    pthread_mutex_lock(&m->mu);
+    *out = mem_find(m, key) != NULL;
+    pthread_mutex_unlock(&m->mu);
+    return DCTK_OK;
+}
+
+static dctk_status mem_size(dctk_store *s, const char *key, uint64_t *out) {
+    mem_store *m = (mem_store *)s;
+    pthread_mutex_lock(&m->mu);
+    mem_entry *e = mem_find(m, key);
+    if (e) *out = e->n;
+    pthread_mutex_unlock(&m->mu);
+    return e ? DCTK_OK : DCTK_FAIL(DCTK_ERR_NOT_FOUND, "key '%s' not found", key);
+}
+
+static dctk_status mem_lock(dctk_store *s, bool on) {
+    mem_store *m = (mem_store *)s;
+    if (on) pthread_mutex_lock(&m->lock);
+    else pthread_mutex_unlock(&m->lock);
+    return DCTK_OK;
+}
+
+static void mem_close(dctk_store *s) {
+    mem_store *m = (mem_store *)s;
+    for (size_t i = 0; i < m->n; i++) free(m->e[i].key), free(m->e[i].data);
+    free(m->e);
+    pthread_mutex_destroy(&m->mu);
+    pthread_mutex_destroy(&m->lock);
+    free(m);
+}
+
+static const dctk_store_vt mem_vt = {
+    .get = mem_get, .set = mem_set, .create = mem_create, .del = mem_del, .list = mem_list,
+    .exists = mem_exists, .size = mem_size, .lock = mem_lock, .close = mem_close,
+};
+
+dctk_status dctk_store_mem_new(dctk_store **out) {
+    mem_store *m = calloc(1, sizeof *m);
+    if (!m) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    m->base.vt = &mem_vt;
+    pthread_mutex_init(&m->mu, NULL);
+    pthread_mutex_init(&m->lock, NULL);
+    *out = &m->base;
+    return DCTK_OK;
+}

@@ -1,0 +1,240 @@
+/* The directory store: one file per key below a root folder.
+ *
+ * Values are written to a temporary file in the same folder and renamed into
+ * place, so a reader sees the old value or the new one, never half. Metadata
+ * documents are also fsync'ed (dctk_write_file_atomic); chunk data is not,
+ * which keeps many small chunks cheap. `create` links the temporary file to
+ * its name, which fails when the name exists: that is the atomic
+ * "create if absent" that racing processes need for a shared root group. The
+ * store lock is flock(2) on the root folder. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "zarr_internal.h"
+
+typedef struct {
+    dctk_store base;
+    char *root;
+    pthread_mutex_t lock_mu;
+    int lock_fd;
+} dir_store;
+
+static _Atomic unsigned long tmp_seq;
+
+static char *full_path(const dir_store *d, const char *key) { return zarr_join(d->root, key); }
+
+/* Metadata keys get the durable write. */
+static bool is_metadata_key(const char *key) {
+    const char *base = strrchr(key, '/');
+    base = base ? base + 1 : key;
+    return strcmp(base, "zarr.json") == 0 || base[0] == '.';
+}
+
+static dctk_status make_parent(const char *path) {
+    char *dir = strdup(path);
+    if (!dir) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    char *slash = strrchr(dir, '/');
+    dctk_status st = DCTK_OK;
+    if (slash && slash != dir) {
+        *slash = '\0';
+        struct stat sb;
+        if (stat(dir, &sb) != 0) st = dctk_mkdirs(dir);
+    }
+    free(dir);
+    return st;
+}
+
+static dctk_status read_range(int fd, const char *path, uint64_t off, uint64_t len, dctk_buf *out) {
+    struct stat sb;
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) return DCTK_FAIL(DCTK_ERR_IO, "%s: not a regular file", path);
+    uint64_t size = (uint64_t)sb.st_size;
+    if (len == DCTK_STORE_TO_END && off <= size) len = size - off;
+    if (off > size || len > size - off)
+        return DCTK_FAIL(DCTK_ERR_FORMAT, "%s: range %llu+%llu is past its end (%llu bytes)", path,
+                         (unsigned long long)off, (unsigned long long)len, (unsigned long long)size);
+    DCTK_TRY(dctk_buf_resize(out, (size_t)len));
+    size_t got = 0;
+    while (got < len) {
+        ssize_t r = pread(fd, out->data + got, (size_t)len - got, (off_t)(off + got));
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) return DCTK_FAIL(DCTK_ERR_IO, "%s: read failed: %s", path, r ? strerror(errno) : "file shrank");
+        got += (size_t)r;
+    }
+    return DCTK_OK;
+}
+
+static dctk_status dir_get(dctk_store *s, const char *key, uint64_t off, uint64_t len, dctk_buf *out) {
+    char *path = full_path((dir_store *)s, key);
+    if (!path) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    int fd = open(path, O_RDONLY);
+    dctk_status st;
+    if (fd < 0) st = DCTK_FAIL(errno == ENOENT || errno == ENOTDIR ? DCTK_ERR_NOT_FOUND : DCTK_ERR_IO, "%s: %s",
+                               path, strerror(errno));
+    else {
+        st = read_range(fd, path, off, len, out);
+        close(fd);
+    }
+    free(path);
+    return st;
+}
+
+/* Write p to a new temporary file next to path; its name goes to tmp. */
+static dctk_status write_temp(const char *path, const void *p, size_t n, bool durable, char *tmp, size_t cap) {
+    snprintf(tmp, cap, "%s.tmp.%ld.%lu", path, (long)getpid(), tmp_seq++);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0644);
+    if (fd < 0) return DCTK_FAIL(DCTK_ERR_IO, "%s: cannot create: %s", tmp, strerror(errno));
+    const uint8_t *b = p;
+    dctk_status st = DCTK_OK;
+    for (size_t left = n; left > 0 && st == DCTK_OK;) {
+        ssize_t w = write(fd, b, left);
+        if (w < 0 && errno == EINTR) continue;
+        if (w < 0) st = DCTK_FAIL(DCTK_ERR_IO, "%s: write failed: %s", path, strerror(errno));
+        else b += w, left -= (size_t)w;
+    }
+    if (st == DCTK_OK && durable && fsync(fd) != 0) st = DCTK_FAIL(DCTK_ERR_IO, "%s: fsync: %s", path, strerror(errno));
+    if (close(fd) != 0 && st == DCTK_OK) st = DCTK_FAIL(DCTK_ERR_IO, "%s: close: %s", path, strerror(errno));
+    if (st != DCTK_OK) unlink(tmp);
+    return st;
+}
+
+static dctk_status dir_set(dctk_store *s, const char *key, const void *p, size_t n) {
+    char *path = full_path((dir_store *)s, key);
+    if (!path) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    dctk_status st = make_parent(path);
+    if (st == DCTK_OK && is_metadata_key(key)) st = dctk_write_file_atomic(path, p, n);
+    else if (st == DCTK_OK) {
+        size_t cap = strlen(path) + 48;
+        char *tmp = malloc(cap);
+        st = tmp ? write_temp(path, p, n, false, tmp, cap) : DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+        if (st == DCTK_OK && rename(tmp, path) != 0) {
+            st = DCTK_FAIL(DCTK_ERR_IO, "%s: rename failed: %s", path, strerror(errno));
+            unlink(tmp);
+        }
+        free(tmp);
+    }
+    free(path);
+    return st;
+}
+
+static dctk_status dir_create(dctk_store *s, const char *key, const void *p, size_t n, bool *created) {
+    *created = false;
+    char *path = full_path((dir_store *)s, key);
+    if (!path) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    size_t cap = strlen(path) + 48;
+    char *tmp = malloc(cap);
+    dctk_status st = tmp ? make_parent(path) : DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (st == DCTK_OK) st = write_temp(path, p, n, true, tmp, cap);
+    if (st == DCTK_OK) {
+        if (link(tmp, path) == 0) *created = true;
+        else if (errno != EEXIST) st = DCTK_FAIL(DCTK_ERR_IO, "%s: cannot create: %s", path, strerror(errno));
+        unlink(tmp);
+    }
+    free(tmp);
+    free(path);
+    return st;
+}
+
+static dctk_status dir_del(dctk_store *s, const char *key) {
+    char *path = full_path((dir_store *)s, key);
+    if (!path) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    dctk_status st = DCTK_OK;
+    if (remove(path) != 0 && errno != ENOENT)
+        st = DCTK_FAIL(DCTK_ERR_IO, "%s: cannot delete: %s", path, strerror(errno));
+    free(path);
+    return st;
+}
+
+static dctk_status dir_list(dctk_store *s, const char *prefix, dctk_store_list_fn fn, void *user) {
+    char *path = full_path((dir_store *)s, prefix);
+    if (!path) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    DIR *dir = opendir(path);
+    dctk_status st = DCTK_OK;
+    if (!dir && errno != ENOENT && errno != ENOTDIR)
+        st = DCTK_FAIL(DCTK_ERR_IO, "%s: cannot list: %s", path, strerror(errno));
+    for (struct dirent *e; dir && (e = readdir(dir));) {
+        /* ".", ".." and our own temporary files are not keys */
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") || strstr(e->d_name, ".tmp.")) continue;
+        if (fn(e->d_name, user)) break;
+    }
+    if (dir) closedir(dir);
+    free(path);
+    return st;
+}
+
+static dctk_status dir_size(dctk_store *s, const char *key, uint64_t *out) {
+    char *path = full_path((dir_store *)s, key);
+    if (!path) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    struct stat sb;
+    dctk_status st = DCTK_OK;
+    if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode)) st = DCTK_FAIL(DCTK_ERR_NOT_FOUND, "%s: no such value", path);
+    else *out = (uint64_t)sb.st_size;
+    free(path);
+    return st;
+}
+
+static dctk_status dir_exists(dctk_store *s, const char *key, bool *out) {
+    uint64_t n;
+    dctk_status st = dir_size(s, key, &n);
+    *out = st == DCTK_OK;
+    if (st == DCTK_ERR_NOT_FOUND) dctk_clear_detail();
+    return st == DCTK_ERR_NOT_FOUND ? DCTK_OK : st;
+}
+
+static dctk_status dir_lock(dctk_store *s, bool on) {
+    dir_store *d = (dir_store *)s;
+    if (!on) {
+        flock(d->lock_fd, LOCK_UN);
+        close(d->lock_fd);
+        d->lock_fd = -1;
+        pthread_mutex_unlock(&d->lock_mu);
+        return DCTK_OK;
+    }
+    pthread_mutex_lock(&d->lock_mu);
+    d->lock_fd = open(d->root, O_RDONLY | O_DIRECTORY);
+    int rc = d->lock_fd < 0 ? -1 : 0;
+    while (rc == 0 && flock(d->lock_fd, LOCK_EX) != 0)
+        if (errno != EINTR) rc = -1;
+    if (rc == 0) return DCTK_OK;
+    dctk_status st = DCTK_FAIL(DCTK_ERR_IO, "%s: cannot lock: %s", d->root, strerror(errno));
+    if (d->lock_fd >= 0) close(d->lock_fd);
+    pthread_mutex_unlock(&d->lock_mu);
+    return st;
+}
+
+static void dir_close(dctk_store *s) {
+    dir_store *d = (dir_store *)s;
+    pthread_mutex_destroy(&d->lock_mu);
+    free(d->root);
+    free(d);
+}
+
+static const dctk_store_vt dir_vt = {
+    .get = dir_get, .set = dir_set, .create = dir_create, .del = dir_del, .list = dir_list,
+    .exists = dir_exists, .size = dir_size, .lock = dir_lock, .close = dir_close,
+};
+
+dctk_status dctk_store_dir_open(const char *path, bool create, dctk_store **out) {
+    *out = NULL;
+    struct stat sb;
+    if (create) DCTK_TRY(dctk_mkdirs(path));
+    if (stat(path, &sb) != 0 || !S_ISDIR(sb.st_mode))
+        return DCTK_FAIL(DCTK_ERR_NOT_FOUND, "%s: not a directory", path);
+    dir_store *d = calloc(1, sizeof *d);
+    size_t n = strlen(path);
+    while (n > 1 && path[n - 1] == '/') n--; /* "x.zarr/" and "x.zarr" are one store */
+    if (!d || !(d->root = strndup(path, n))) {
+        free(d);
+        return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    }
+    d->base.vt = &dir_vt;
+    d->lock_fd = -1;
+    pthread_mutex_init(&d->lock_mu, NULL);
+    *out = &d->base;
+    return DCTK_OK;
+}

@@ -1,0 +1,324 @@
+/* The parallel streaming writer.
+ *
+ * Work is one outer chunk of the grid: a whole shard for sharded arrays, a
+ * chunk otherwise. Threads take the next unit from an atomic counter, pull
+ * its region from the caller's reader, encode it and store it once, so no
+ * shard is ever read back and modified. Each thread keeps its own codec
+ * context and buffers: one shard of input, one of output, and a few inner
+ * chunks (padding copy, the codecs' scratch): threads x (2 shards + 4 inner
+ * chunks) at most. Inner chunks that lie contiguously in the input (the usual
+ * case: chunks that keep the trailing dimensions whole) are encoded in place.
+ *
+ * Shard layout (DESIGN.md section 7): the encoded inner chunks back to back,
+ * then the index: per inner chunk of the shard grid in C order a
+ * little-endian (offset, nbytes) pair of uint64, (2^64-1, 2^64-1) when absent,
+ * then the CRC-32C of the index as a little-endian uint32. Inner chunks that
+ * are all fill value, or lie wholly outside the array, are absent; a shard
+ * with no chunk present is not stored. */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+
+#include "dctk/chunking.h"
+#include "zarr_internal.h"
+
+typedef struct {
+    dctk_zarr_array *a;
+    dctk_zarr_read_fn read;
+    void *user;
+    bool concurrent;
+    size_t nunits;
+    size_t grid[DCTK_MAX_DIMS]; /* outer chunks per dimension */
+    atomic_size_t next;
+    atomic_bool failed;
+    atomic_size_t held, peak;   /* bytes held by all threads' buffers */
+    pthread_mutex_t read_mu, mu;
+    dctk_status st;
+    char detail[1024];
+    dctk_zarr_write_stats stats;
+} writer;
+
+typedef struct {
+    writer *w;
+    dctk_codec_ctx *ctx;
+    dctk_buf region, chunk, enc, out, tmp[2];
+    size_t held;
+    dctk_zarr_write_stats stats;
+} worker;
+
+static void record_error(writer *w, dctk_status st, const char *key) {
+    pthread_mutex_lock(&w->mu);
+    if (!atomic_load(&w->failed)) {
+        w->st = st;
+        if (key) snprintf(w->detail, sizeof w->detail, "%s: %s", key, dctk_detail());
+        else snprintf(w->detail, sizeof w->detail, "%s", dctk_detail());
+        atomic_store(&w->failed, true);
+    }
+    pthread_mutex_unlock(&w->mu);
+}
+
+/* Publish this thread's buffer footprint and keep the peak of the sum. */
+static void account(worker *k) {
+    size_t now = k->region.cap + k->chunk.cap + k->enc.cap + k->out.cap + k->tmp[0].cap + k->tmp[1].cap;
+    writer *w = k->w;
+    size_t total = atomic_fetch_add(&w->held, now - k->held) + (now - k->held);
+    k->held = now;
+    size_t peak = atomic_load(&w->peak);
+    while (total > peak && !atomic_compare_exchange_weak(&w->peak, &peak, total)) {
+    }
+}
+
+static dctk_status read_region(worker *k, const size_t *origin, const size_t *count) {
+    writer *w = k->w;
+    const dctk_zarr_meta *m = &w->a->meta;
+    DCTK_TRY(dctk_buf_resize(&k->region, dctk_shape_nelems(m->ndim, count) * dctk_dtype_size(m->dtype)));
+    double t0 = dctk_now();
+    if (!w->concurrent) pthread_mutex_lock(&w->read_mu);
+    dctk_status st = w->read(w->user, origin, count, k->region.data);
+    if (!w->concurrent) pthread_mutex_unlock(&w->read_mu);
+    k->stats.read_s += dctk_now() - t0;
+    if (st != DCTK_OK) dctk_prefix_detail("reading the input: ");
+    return st;
+}
+
+/* True when the box at io with extent ic is a full inner chunk stored
+ * contiguously in the region (whole along every dimension after the first
+ * one it does not span, one along every dimension before it). */
+static bool contiguous_in_region(const dctk_zarr_meta *m, const size_t *rcount, const size_t *ic) {
+    int d = m->ndim - 1;
+    for (int k = 0; k < m->ndim; k++)
+        if (ic[k] != m->inner[k]) return false;
+    while (d > 0 && ic[d] == rcount[d]) d--;
+    for (d--; d >= 0; d--)
+        if (ic[d] != 1) return false;
+    return true;
+}
+
+/* The inner chunk at corner io (extent ic) of the region at full inner
+ * shape: in place when it is contiguous there, else copied into k->chunk and
+ * padded by edge replication (dctk_pad_edges). NULL when it is all fill value (or on ENOMEM,
+ * reported through *st). */
+static const void *inner_data(worker *k, const size_t *rcount, const size_t *io, const size_t *ic, dctk_status *st) {
+    const dctk_zarr_array *a = k->w->a;
+    const dctk_zarr_meta *m = &a->meta;
+    size_t es = dctk_dtype_size(m->dtype), n = dctk_shape_nelems(m->ndim, m->inner);
+    const uint8_t *p;
+    *st = DCTK_OK;
+    if (contiguous_in_region(m, rcount, ic)) {
+        size_t off = 0;
+        for (int d = 0; d < m->ndim; d++) off = off * rcount[d] + io[d];
+        p = k->region.data + off * es;
+    } else {
+        if ((*st = dctk_buf_resize(&k->chunk, n * es)) != DCTK_OK) return NULL;
+        size_t zero[DCTK_MAX_DIMS] = {0};
+        zarr_copy_box(m->ndim, es, ic, k->region.data, rcount, io, k->chunk.data, m->inner, zero);
+        dctk_pad_edges(m->ndim, es, ic, m->inner, k->chunk.data);
+        p = k->chunk.data;
+    }
+    return zarr_all_fill(m->dtype, a->fill, p, n) ? NULL : p;
+}
+
+static dctk_status encode_chunk(worker *k, const void *data) {
+    const dctk_zarr_array *a = k->w->a;
+    dctk_chunk_spec spec = dctk_spec_make(a->meta.dtype, a->meta.ndim, a->meta.inner);
+    double t0 = dctk_now();
+    dctk_status st = dctk_pipeline_encode(a->pipe, k->ctx, &spec, data, &k->enc, k->tmp);
+    k->stats.encode_s += dctk_now() - t0;
+    return st;
+}
+
+/* Position of inner chunk i (C order in the shard grid ig) inside a region of
+ * extent rcount: its corner io and extent ic. False when it lies outside. */
+static bool inner_box(const dctk_zarr_meta *m, size_t i, const size_t *ig, const size_t *rcount, size_t *io,
+                      size_t *ic) {
+    for (int d = m->ndim - 1; d >= 0; d--) {
+        io[d] = (i % ig[d]) * m->inner[d];
+        i /= ig[d];
+    }
+    for (int d = 0; d < m->ndim; d++) {
+        if (io[d] >= rcount[d]) return false;
+        ic[d] = rcount[d] - io[d] < m->inner[d] ? rcount[d] - io[d] : m->inner[d];
+    }
+    return true;
+}
+
+/* Encode the inner chunks of a shard region into k->out with its index. */
+static dctk_status build_shard(worker *k, const size_t *rcount, size_t *present) {
+    const dctk_zarr_meta *m = &k->w->a->meta;
+    size_t ig[DCTK_MAX_DIMS], io[DCTK_MAX_DIMS], ic[DCTK_MAX_DIMS];
+    size_t n = zarr_inner_grid(m, ig);
+    uint8_t *index = malloc(zarr_index_bytes(n, true));
+    if (!index) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory for a shard index of %zu entries", n);
+    dctk_status st = DCTK_OK;
+    k->out.size = 0;
+    *present = 0;
+    for (size_t i = 0; i < n && st == DCTK_OK && !atomic_load(&k->w->failed); i++) {
+        uint64_t off = ZARR_ABSENT, len = ZARR_ABSENT;
+        const void *data = NULL;
+        if (!inner_box(m, i, ig, rcount, io, ic)) {
+            /* beyond the array's edge: absent */
+        } else if (!(data = inner_data(k, rcount, io, ic, &st))) {
+            k->stats.chunks_skipped += st == DCTK_OK;
+        } else {
+            st = encode_chunk(k, data);
+            off = k->out.size, len = k->enc.size;
+            if (st == DCTK_OK) st = dctk_buf_append(&k->out, k->enc.data, k->enc.size);
+            (*present)++;
+        }
+        dctk_put_le64(index + 16 * i, off);
+        dctk_put_le64(index + 16 * i + 8, len);
+    }
+    dctk_put_le32(index + 16 * n, dctk_crc32c(index, 16 * n));
+    if (st == DCTK_OK && *present) st = dctk_buf_append(&k->out, index, zarr_index_bytes(n, true));
+    k->stats.chunks_written += *present;
+    free(index);
+    return st;
+}
+
+/* An unsharded chunk: the region padded to the chunk shape, encoded as is. */
+static dctk_status build_chunk(worker *k, const size_t *rcount, size_t *present) {
+    size_t zero[DCTK_MAX_DIMS] = {0};
+    dctk_status st;
+    *present = 0;
+    const void *data = inner_data(k, rcount, zero, rcount, &st);
+    if (!data) {
+        k->stats.chunks_skipped += st == DCTK_OK;
+        return st;
+    }
+    DCTK_TRY(encode_chunk(k, data));
+    dctk_buf_swap(&k->out, &k->enc);
+    *present = 1;
+    k->stats.chunks_written++;
+    return DCTK_OK;
+}
+
+static dctk_status do_unit(worker *k, size_t u, char *key, size_t cap) {
+    writer *w = k->w;
+    const dctk_zarr_meta *m = &w->a->meta;
+    size_t g[DCTK_MAX_DIMS], origin[DCTK_MAX_DIMS], count[DCTK_MAX_DIMS];
+    for (int d = m->ndim - 1; d >= 0; d--) g[d] = u % w->grid[d], u /= w->grid[d];
+    for (int d = 0; d < m->ndim; d++) {
+        origin[d] = g[d] * m->chunk[d];
+        count[d] = m->shape[d] - origin[d] < m->chunk[d] ? m->shape[d] - origin[d] : m->chunk[d];
+    }
+    zarr_chunk_key(w->a, g, key, cap);
+    DCTK_TRY(read_region(k, origin, count));
+    size_t present;
+    dctk_status st = m->sharded ? build_shard(k, count, &present) : build_chunk(k, count, &present);
+    if (st == DCTK_OK && present && !atomic_load(&w->failed)) {
+        st = dctk_store_set(w->a->store, key, k->out.data, k->out.size);
+        k->stats.bytes_out += k->out.size;
+        k->stats.shards_written++;
+    }
+    account(k);
+    return st;
+}
+
+static void *work(void *arg) {
+    worker *k = arg;
+    writer *w = k->w;
+    char key[1024];
+    dctk_status st;
+    while (!atomic_load(&w->failed)) {
+        size_t u = atomic_fetch_add(&w->next, 1);
+        if (u >= w->nunits) break;
+        key[0] = '\0';
+        st = do_unit(k, u, key, sizeof key);
+        if (st != DCTK_OK) record_error(w, st, key);
+    }
+    return NULL;
+}
+
+static void merge_stats(dctk_zarr_write_stats *to, const dctk_zarr_write_stats *s) {
+    to->bytes_out += s->bytes_out;
+    to->chunks_written += s->chunks_written;
+    to->chunks_skipped += s->chunks_skipped;
+    to->shards_written += s->shards_written;
+    to->read_s += s->read_s;
+    to->encode_s += s->encode_s;
+}
+
+static void worker_free(worker *k) {
+    dctk_codec_ctx_free(k->ctx);
+    dctk_buf_free(&k->region);
+    dctk_buf_free(&k->chunk);
+    dctk_buf_free(&k->enc);
+    dctk_buf_free(&k->out);
+    dctk_buf_free(&k->tmp[0]);
+    dctk_buf_free(&k->tmp[1]);
+}
+
+/* Start the threads (the calling thread is one of them) and wait for all. */
+static dctk_status run_workers(writer *w, int nthreads) {
+    worker *ks = calloc((size_t)nthreads, sizeof *ks);
+    pthread_t *tids = calloc((size_t)nthreads, sizeof *tids);
+    bool *started = calloc((size_t)nthreads, sizeof *started);
+    dctk_status st = ks && tids && started ? DCTK_OK : DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    for (int t = 0; t < nthreads && st == DCTK_OK; t++) {
+        ks[t].w = w;
+        if (!(ks[t].ctx = dctk_codec_ctx_new())) st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    }
+    for (int t = 1; t < nthreads && st == DCTK_OK; t++)
+        started[t] = pthread_create(&tids[t], NULL, work, &ks[t]) == 0;
+    if (st == DCTK_OK) work(&ks[0]);
+    for (int t = 0; t < nthreads && ks; t++) {
+        if (started[t]) pthread_join(tids[t], NULL);
+        merge_stats(&w->stats, &ks[t].stats);
+        worker_free(&ks[t]);
+    }
+    free(ks);
+    free(tids);
+    free(started);
+    return st;
+}
+
+dctk_status dctk_zarr_write(dctk_zarr_array *a, dctk_zarr_read_fn read, void *user, const dctk_zarr_write_opts *opts,
+                            dctk_zarr_write_stats *stats) {
+    writer w = {.a = a, .read = read, .user = user, .nunits = 1};
+    const dctk_zarr_meta *m = &a->meta;
+    for (int d = 0; d < m->ndim; d++) {
+        w.grid[d] = (m->shape[d] + m->chunk[d] - 1) / m->chunk[d];
+        w.nunits *= w.grid[d];
+    }
+    int nthreads = opts && opts->threads > 0 ? opts->threads : 1;
+    if ((size_t)nthreads > w.nunits) nthreads = w.nunits ? (int)w.nunits : 1;
+    w.concurrent = opts && opts->concurrent_read;
+    atomic_init(&w.next, 0);
+    atomic_init(&w.failed, false);
+    atomic_init(&w.held, 0);
+    atomic_init(&w.peak, 0);
+    pthread_mutex_init(&w.read_mu, NULL);
+    pthread_mutex_init(&w.mu, NULL);
+    dctk_status st = run_workers(&w, nthreads);
+    pthread_mutex_destroy(&w.read_mu);
+    pthread_mutex_destroy(&w.mu);
+    if (st == DCTK_OK && atomic_load(&w.failed)) {
+        st = w.st;
+        dctk_set_detail("array '%s', %s", a->path[0] ? a->path : "/", w.detail);
+    }
+    w.stats.bytes_in = dctk_shape_nelems(m->ndim, m->shape) * dctk_dtype_size(m->dtype);
+    w.stats.peak_buffer_bytes = atomic_load(&w.peak);
+    if (stats) *stats = w.stats;
+    return st;
+}
+
+/* --- writing from memory ----------------------------------------------- */
+
+typedef struct {
+    const dctk_zarr_meta *m;
+    const void *data;
+} mem_source;
+
+static dctk_status read_memory(void *user, const size_t *start, const size_t *count, void *out) {
+    const mem_source *src = user;
+    size_t zero[DCTK_MAX_DIMS] = {0};
+    zarr_copy_box(src->m->ndim, dctk_dtype_size(src->m->dtype), count, src->data, src->m->shape, start, out, count,
+                  zero);
+    return DCTK_OK;
+}
+
+dctk_status dctk_zarr_write_buffer(dctk_zarr_array *a, const void *data, int threads) {
+    mem_source src = {&a->meta, data};
+    dctk_zarr_write_opts opts = {.threads = threads, .concurrent_read = true};
+    return dctk_zarr_write(a, read_memory, &src, &opts, NULL);
+}

@@ -1,0 +1,66 @@
+/* Private to src/zarr: the array handle, shard index layout, chunk keys and
+ * the Zarr v2 translation. */
+#ifndef DCTK_ZARR_INTERNAL_H
+#define DCTK_ZARR_INTERNAL_H
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "dctk/codec.h"
+#include "dctk/util.h"
+#include "dctk/zarr.h"
+
+#define ZARR_ABSENT UINT64_MAX /* shard index entry of an inner chunk that is not stored */
+
+struct dctk_zarr_array {
+    dctk_store *store;
+    char *path;             /* node path, "" for a root array */
+    dctk_zarr_meta meta;
+    dctk_pipeline *pipe;    /* the inner pipeline */
+    uint8_t fill[8];        /* the fill value as one element of dtype */
+    /* reader state, one thread at a time */
+    dctk_codec_ctx *ctx;
+    dctk_buf scratch[5]; /* chunk, shard span, shard index, pipeline tmp x2 */
+};
+
+/* Join a node path and a key ("" + "zarr.json" -> "zarr.json"). Returns a
+ * malloc'd string or NULL. */
+char *zarr_join(const char *path, const char *key);
+/* The key of the chunk (or shard) with grid coordinates idx. */
+void zarr_chunk_key(const dctk_zarr_array *a, const size_t *idx, char *buf, size_t cap);
+
+/* Inner chunks per shard along each dimension, and their product. */
+size_t zarr_inner_grid(const dctk_zarr_meta *m, size_t *grid);
+/* Bytes of a shard index with n entries (with its CRC when crc). */
+static inline size_t zarr_index_bytes(size_t n, bool crc) { return n * 16 + (crc ? 4 : 0); }
+
+/* The fill value as one element of dtype t. */
+void zarr_fill_bytes(dctk_dtype t, double fill, uint8_t out[8]);
+/* True when every element of buf (n elements) is the fill value (bitwise, or
+ * any NaN for a NaN fill). */
+bool zarr_all_fill(dctk_dtype t, const uint8_t *fill, const void *buf, size_t n);
+/* Fill n elements with the fill value. */
+void zarr_fill_elems(void *buf, const uint8_t *fill, size_t es, size_t n);
+
+/* Copy a box between two C-order arrays of element size es: count elements
+ * per dimension, from src (shape sshape, at corner soff) to dst (shape
+ * dshape, at corner doff). */
+void zarr_copy_box(int ndim, size_t es, const size_t *count, const void *src, const size_t *sshape,
+                   const size_t *soff, void *dst, const size_t *dshape, const size_t *doff);
+
+/* A JSON number for a fill value of dtype t ("NaN", ... for floats). */
+json_t *zarr_fill_to_json(dctk_dtype t, double v);
+dctk_status zarr_fill_from_json(const json_t *j, dctk_dtype t, double *out);
+
+/* Build the array handle after meta is filled (resolves the pipeline). Takes
+ * ownership of meta's parts. */
+dctk_status zarr_array_new(dctk_store *s, const char *path, dctk_zarr_meta *meta, dctk_zarr_array **out);
+
+/* Zarr v2: read .zarray (+ .zattrs) at path into a meta with v3 codecs. */
+dctk_status zarr_v2_open_meta(dctk_store *s, const char *path, dctk_zarr_meta *m);
+/* A parsed JSON document from a key; NOT_FOUND when absent. */
+dctk_status zarr_load_json(dctk_store *s, const char *key, json_t **out);
+/* Write a JSON document (2-space indent, sorted keys, no bare NaN). */
+dctk_status zarr_save_json(dctk_store *s, const char *key, const json_t *j);
+
+#endif

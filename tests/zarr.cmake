@@ -1,0 +1,16 @@
+# The Zarr engine: stores, metadata, sharding, writer and reader, v2 input,
+# consolidation; checked against zarrita, numcodecs and zarr-python.
+dctk_unit_test(test_zarr unit/test_zarr.c)
+
+# Writes and reads arrays on raw files for the interop tests.
+add_executable(dctk_zarr_tool tools/zarr_tool.c)
+target_link_libraries(dctk_zarr_tool PRIVATE dctk)
+
+dctk_script_test(zarr_zarrita node ${CMAKE_CURRENT_SOURCE_DIR}/js/zarr_zarrita.mjs $<TARGET_FILE:dctk_zarr_tool>)
+dctk_script_test(zarr_numcodecs ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/zarr_shards.py $<TARGET_FILE:dctk_zarr_tool>)
+dctk_script_test(zarr_v2_input ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/zarr_v2_input.py $<TARGET_FILE:dctk_zarr_tool>)
+dctk_script_test(zarr_concurrent ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/zarr_concurrent.py $<TARGET_FILE:dctk_zarr_tool>)
+
+# Throughput, overhead over the raw codec time, and peak memory of the writer.
+add_executable(bench_zarr ${CMAKE_SOURCE_DIR}/bench/bench_zarr.c)
+target_link_libraries(bench_zarr PRIVATE dctk)
