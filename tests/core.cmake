@@ -5,3 +5,7 @@ dctk_unit_test(test_pipeline unit/test_pipeline.c)
 add_executable(dctk_codec_tool tools/codec_tool.c)
 target_link_libraries(dctk_codec_tool PRIVATE dctk)
 dctk_unit_test(test_chunking unit/test_chunking.c)
+
+# The shipped threshold table is exactly what its documented method derives.
+add_test(NAME thresholds_reproducible
+  COMMAND sh -c "${DCTK_PYTHON} ${CMAKE_SOURCE_DIR}/scripts/make_thresholds.py | cmp - ${CMAKE_SOURCE_DIR}/data/l1_error_thresholds.csv")

@@ -1,0 +1,199 @@
+/* The sweep: representative sample, codec space, and the evaluation engine.
+ *
+ * A combo is (compressor, filter, serializer) by index into the space, -1
+ * meaning none (no filter, no compressor, or the plain "bytes" serializer).
+ * The unit of work is one lossy stage (filter, serializer) with all its
+ * compressors over a set of chunks: the stage is encoded, decoded and measured
+ * once per chunk, and every compressor runs on the stage's bytes. */
+#ifndef DCTK_EVAL_H
+#define DCTK_EVAL_H
+
+#include <jansson.h>
+#include <stdint.h>
+
+#include "dctk/array.h"
+#include "dctk/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* --- sample --------------------------------------------------------------- */
+
+struct dctk_dataset;
+
+/* Statistics of the finite values of a sample, which parameterise filters. */
+typedef struct dctk_sample_stats {
+    size_t n;          /* elements */
+    size_t nfinite;    /* finite elements */
+    size_t nnan;       /* NaN elements (masked points) */
+    double mean, std;  /* population std (ddof 0), as xarray's std() */
+    double min, max;
+    double absq01;     /* the 1 % quantile of |x|, numpy's linear interpolation */
+} dctk_sample_stats;
+
+/* The leading indices a sample keeps: along dimension `dim`, `count`
+ * indices round(linspace(0, n-1, count)); dimensions before `dim` keep index
+ * 0, dimensions after it are whole. */
+typedef struct dctk_sample_plan {
+    int dim;
+    size_t count;
+    size_t shape[DCTK_MAX_DIMS]; /* the sample's shape */
+    uint64_t nbytes;
+} dctk_sample_plan;
+
+/* The largest stride sample of a field of `shape` that fits limit bytes. */
+dctk_status dctk_sample_plan_for(dctk_dtype t, int ndim, const size_t *shape, uint64_t limit, dctk_sample_plan *plan);
+/* Index i of count along a dimension of length n: round-half-even(i*(n-1)/(count-1)). */
+size_t dctk_sample_index(size_t i, size_t count, size_t n);
+/* Read the sample of variable v into out (plan->nbytes, C order). */
+dctk_status dctk_sample_read(struct dctk_dataset *ds, size_t v, const dctk_sample_plan *plan, void *out);
+void dctk_sample_stats_of(dctk_dtype t, const void *data, size_t n, dctk_sample_stats *st);
+
+/* --- error norms ------------------------------------------------------------- */
+
+/* Sums for the relative L1/L2/Linf errors of y against x, in double. Points
+ * where x is not finite are masked: left out of the norms, and counted in
+ * mask_lost unless y holds the same value (NaN for NaN). */
+typedef struct dctk_norms {
+    double sum_abs_x, sum_sq_x, max_abs_x;
+    double sum_abs_e, sum_sq_e, max_abs_e;
+    size_t n, mask_lost;
+} dctk_norms;
+
+void dctk_norms_add(dctk_norms *a, dctk_dtype t, const void *x, const void *y, size_t count);
+/* Relative errors; 0 when there is no error at all (even if x is all zero). */
+double dctk_norms_l1(const dctk_norms *a);
+double dctk_norms_l2(const dctk_norms *a);
+double dctk_norms_linf(const dctk_norms *a);
+
+/* --- codec space ------------------------------------------------------------ */
+
+typedef struct dctk_space_opts {
+    const char *compressor_class; /* NULL or "all", "none", or a family: blosc lz4 zstd zlib gzip bz2 lzma */
+    const char *filter_class;     /* NULL or "all", "none", delta bitround quantize asinh fixedoffsetscale */
+    const char *serializer_class; /* NULL or "all", "none", zfpy (alias zfp) */
+    bool with_lossy;
+} dctk_space_opts;
+
+typedef struct dctk_space_entry {
+    json_t *codecs;     /* a list of codec objects (compressors may be two: shuffle + compressor) */
+    const char *family; /* "blosc", "bitround", "zfpy", ... */
+    bool lossy;
+} dctk_space_entry;
+
+typedef struct dctk_space {
+    dctk_dtype dtype;
+    dctk_space_entry *comp, *filt, *ser;
+    int ncomp, nfilt, nser;
+    bool comp_none, filt_none, ser_none; /* whether index -1 is part of the category */
+    char fingerprint[32];                /* "fnv1a64:%016llx" over every codec's JSON in order */
+} dctk_space;
+
+/* Build the space for a field of dtype t from its sample statistics. Unknown
+ * class names are DCTK_ERR_ARG listing the valid ones. Deterministic. */
+dctk_status dctk_space_build(dctk_dtype t, const dctk_sample_stats *st, const dctk_space_opts *o, dctk_space **out);
+void dctk_space_free(dctk_space *sp);
+/* Number of combos, and the (c, f, s) of combo k in enumeration order
+ * (compressors outermost, then filters, then serializers; -1 first). */
+size_t dctk_space_ncombos(const dctk_space *sp);
+void dctk_space_combo(const dctk_space *sp, size_t k, int *c, int *f, int *s);
+/* Whether (c, f, s) names a combo of this space. */
+bool dctk_space_has(const dctk_space *sp, int c, int f, int s);
+/* The Zarr v3 codec list of combo (c, f, s): the filter, the serializer (or
+ * bytes), and the compressor resolved for what the serializer emits (blosc
+ * typesize and auto shuffle, shuffle element size). New reference. */
+json_t *dctk_space_pipeline(const dctk_space *sp, int c, int f, int s);
+/* The resolved compressor chain alone, for the given serializer (NULL for c == -1). */
+json_t *dctk_space_compressor(const dctk_space *sp, int c, int s);
+
+/* --- thresholds -------------------------------------------------------------- */
+
+/* Find the L1 threshold for a variable in a CSV with the columns "Short Name",
+ * "Unit", "Existing L1 error": a row applies when the name matches and the
+ * units match. DCTK_ERR_NOT_FOUND when no row applies. */
+dctk_status dctk_threshold_lookup(const char *csv_path, const char *name, const char *units, double *threshold);
+
+/* --- sweep ----------------------------------------------------------------- */
+
+typedef struct dctk_combo_result {
+    int c, f, s;
+    double ratio, l1_rel, l2_rel, linf_rel, euclidean, max_abs_err;
+    double encode_mbps, decode_mbps;
+    bool keep;
+    char error[160]; /* "" when the combo ran; else why it failed or lost the mask */
+} dctk_combo_result;
+
+typedef struct dctk_sweep_opts {
+    int threads;
+    double threshold;          /* NaN: keep whenever the metrics are finite */
+    size_t chunk[DCTK_MAX_DIMS]; /* inner-chunk shape (clipped to the sample) */
+    /* Called once per finished combo, from worker threads, one call at a time
+     * (the engine serialises them): write the row, advance a progress bar. */
+    void (*on_result)(void *user, const dctk_combo_result *r);
+    void *user;
+    /* Where units come from (a unit is one (filter, serializer) stage with all
+     * its compressors; see dctk_sweep_nunits). NULL: every unit, here. The
+     * MPI layer hands units out across ranks through it; worker threads call
+     * it concurrently; false means no more work. Rows of units run elsewhere
+     * are left untouched. */
+    bool (*next_unit)(void *user, size_t *unit);
+    void *unit_user;
+} dctk_sweep_opts;
+
+/* Units of work of a space, and the stage (f, s) of unit u. */
+size_t dctk_sweep_nunits(const dctk_space *sp);
+void dctk_sweep_unit(const dctk_space *sp, size_t u, int *f, int *s);
+
+/* Evaluate every combo of the space on the sample (dtype sp->dtype, `shape`).
+ * results must hold dctk_space_ncombos(sp) entries, in enumeration order.
+ * Per-combo failures are recorded in the rows, never returned. */
+dctk_status dctk_sweep_run(const dctk_space *sp, const void *sample, int ndim, const size_t *shape,
+                           const dctk_sweep_opts *o, dctk_combo_result *results);
+/* The best kept combo (highest ratio; ties: lowest combo order), or -1. */
+long dctk_sweep_best(const dctk_combo_result *results, size_t n);
+
+/* --- one variable, end to end ------------------------------------------------ */
+
+typedef struct dctk_evaluate_opts {
+    const char *where;          /* output folder for CSV, Parquet and best_{var}.json */
+    uint64_t size_limit;        /* --eval-data-size-limit */
+    uint64_t inner_chunk_bytes; /* the writer's inner-chunk target */
+    int threads;
+    double override_l1;         /* NaN: use the table */
+    const char *thresholds_csv; /* NULL: no table */
+    dctk_space_opts space;
+    int rank;                   /* for the CSV name */
+    /* progress: combos done of total, called from worker threads one at a time */
+    void (*progress)(void *user, size_t done, size_t total);
+    void *progress_user;
+} dctk_evaluate_opts;
+
+typedef struct dctk_evaluate_summary {
+    size_t ncombos, nkept, nfailed;
+    long best;                  /* combo index, -1 when none was kept */
+    dctk_combo_result best_row;
+    double threshold;
+    char threshold_source[256];
+    char fingerprint[32];
+    int ndim;
+    size_t sample_shape[DCTK_MAX_DIMS];
+    int sample_dim;             /* the dimension sampled, with sample_count indices */
+    size_t sample_count;
+    size_t chunk[DCTK_MAX_DIMS]; /* the inner-chunk shape the sample was evaluated in */
+    uint64_t sample_bytes;
+    double seconds;
+} dctk_evaluate_summary;
+
+/* Sample variable v of ds, build the space, sweep it, and write
+ * config_space_{var}_rank{N}.csv, results_{var}.parquet and best_{var}.json
+ * under o->where. Fields with nothing to evaluate (all missing, zero-length
+ * dims) fail with a detail naming the variable. */
+dctk_status dctk_evaluate_variable(struct dctk_dataset *ds, size_t v, const dctk_evaluate_opts *o,
+                                   dctk_evaluate_summary *sum);
+
+
+#ifdef __cplusplus
+}
+#endif
+#endif

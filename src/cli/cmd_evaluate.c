@@ -1,0 +1,48 @@
+/* dc_toolkit evaluate_combos: sweep the codec space over a representative
+ * sample of each field and name the best pipeline under the threshold. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "sweep_opts.h"
+
+static sweep_cli o;
+
+static const cli_opt opts[] = {
+    {"--where-to-write", NULL, OPT_STR, &o.where, "DIR", "folder for the results (or give it as the second argument)"},
+    {"--field-to-compress", NULL, OPT_STR, &o.field, "VAR", "evaluate only this field (default: every data variable)"},
+    SWEEP_CLI_OPTS(o),
+    {0},
+};
+
+static int run(int argc, char **argv);
+
+const cli_cmd cmd_evaluate_combos = {
+    .name = "evaluate_combos",
+    .summary = "sweep every compression pipeline over a sample and name the best",
+    .usage = "DATASET [WHERE_TO_WRITE] --where-to-write DIR [options]",
+    .help = "Reads a representative sample of each field (evenly spaced along the leading dimension, within\n"
+            "--eval-data-size-limit), evaluates every combo of compressor x filter x serializer on it chunk by\n"
+            "chunk, and keeps those whose relative L1 error is under the field's threshold (the table\n"
+            "l1_error_thresholds.csv by short name and units, or --override-existing-l1-error).\n"
+            "Writes, per field VAR: config_space_VAR_rank0.csv (a row per combo as it finishes),\n"
+            "results_VAR.parquet (every combo, with a boolean keep column) and best_VAR.json (the winner,\n"
+            "for compress_with_optimal). Example:\n"
+            "  dc_toolkit evaluate_combos era5.nc --where-to-write out --field-to-compress t2m",
+    .opts = opts,
+    .run = run,
+};
+
+static int run(int argc, char **argv) {
+    sweep_cli_defaults(&o);
+    const char *pos[2];
+    int np = 0;
+    int rc = cli_parse(&cmd_evaluate_combos, argc, argv, pos, 1, 2, &np);
+    if (rc) return rc < 0 ? 0 : rc;
+    if (np == 2) o.where = pos[1];
+    if (!o.where) {
+        fprintf(stderr, "dc_toolkit evaluate_combos: --where-to-write DIR is required\n");
+        return 2;
+    }
+    return sweep_cli_run("evaluate_combos", pos[0], &o, NULL, NULL);
+}

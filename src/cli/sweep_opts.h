@@ -1,0 +1,60 @@
+/* Options and driver shared by the commands that sweep (evaluate_combos,
+ * compress): the flags of the Python tool, parsed once, run once. */
+#ifndef DCTK_CLI_SWEEP_OPTS_H
+#define DCTK_CLI_SWEEP_OPTS_H
+
+#include "cli.h"
+#include "dctk/dataset.h"
+#include "dctk/eval.h"
+
+typedef struct sweep_cli {
+    const char *where, *field;
+    uint64_t size_limit;
+    double inner_chunk_mib; /* MiB; fractions allowed */
+    long threads;
+    const char *oversub;
+    double override_l1;
+    const char *comp_class, *filt_class, *ser_class;
+    bool with_lossy;
+    const char *thresholds;
+} sweep_cli;
+
+/* The flags that decide the codec space and the sample: shared by every
+ * command that names combos by index. */
+#define SPACE_CLI_OPTS(o)                                                                                          \
+    {"--eval-data-size-limit", NULL, OPT_SIZE, &(o).size_limit, "SIZE",                                            \
+     "largest sample to evaluate, e.g. 500MB, 2GiB (default 5GB)"},                                               \
+    {"--inner-chunk-mib", NULL, OPT_REAL, &(o).inner_chunk_mib, "MIB",                                              \
+     "inner chunk size the store will use; the sample is evaluated in such chunks (default 16)"},                \
+    {"--compressor-class", NULL, OPT_STR, &(o).comp_class, "C",                                                    \
+     "all, none, or one of blosc lz4 zstd zlib gzip bz2 lzma (default all)"},                                     \
+    {"--filter-class", NULL, OPT_STR, &(o).filt_class, "F",                                                        \
+     "all, none, or one of delta bitround quantize asinh fixedoffsetscale (default all)"},                        \
+    {"--serializer-class", NULL, OPT_STR, &(o).ser_class, "S", "all, none, or zfpy (default all)"},              \
+    {"--with-lossy", "--without-lossy", OPT_BOOL, &(o).with_lossy, NULL,                                           \
+     "include lossy filters and serializers (default: with)"}
+
+/* The flags of the sweep itself. */
+#define SWEEP_CLI_OPTS(o)                                                                                          \
+    SPACE_CLI_OPTS(o),                                                                                             \
+    {"--threads-per-rank", NULL, OPT_INT, &(o).threads, "N",                                                       \
+     "worker threads (default: the cores this process may use)"},                                               \
+    {"--oversubscription-check", NULL, OPT_STR, &(o).oversub, "warn|abort|off",                                    \
+     "what to do when OMP_NUM_THREADS & co. are not 1 (default warn)"},                                          \
+    {"--override-existing-l1-error", NULL, OPT_REAL, &(o).override_l1, "X",                                        \
+     "relative L1 threshold for every field, instead of the table"},                                             \
+    {"--thresholds-table", NULL, OPT_STR, &(o).thresholds, "CSV",                                                  \
+     "threshold table (default: the l1_error_thresholds.csv shipped with dc_toolkit)"}
+
+void sweep_cli_defaults(sweep_cli *o);
+/* The evaluate options for these flags; 0 or the exit code of a usage error. */
+int sweep_cli_eval_opts(const char *cmd, const sweep_cli *o, dctk_evaluate_opts *eo);
+
+/* Called for each field swept, with its summary. */
+typedef void (*sweep_cli_done)(void *user, const dctk_var *var, const dctk_evaluate_summary *s);
+
+/* Evaluate the requested field (or every data variable) of dataset; prints
+ * the optimum of each. Returns the exit code. */
+int sweep_cli_run(const char *cmd, const char *dataset, const sweep_cli *o, sweep_cli_done done, void *user);
+
+#endif

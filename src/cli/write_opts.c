@@ -1,0 +1,76 @@
+/* The write driver shared by compress_with_optimal and compress. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "dctk/threads.h"
+#include "dctk/util.h"
+#include "write_opts.h"
+
+void write_cli_defaults(write_cli *w) {
+    *w = (write_cli){.shard_mib = 512, .verify = true};
+}
+
+json_t *write_cli_load_best(const char *path) {
+    json_error_t err;
+    json_t *j = json_load_file(path, 0, &err);
+    if (!j) dctk_set_detail("%s: %s", path, err.text);
+    else if (!json_is_array(json_object_get(j, "codecs"))) {
+        dctk_set_detail("%s: no \"codecs\" list: not a best_VAR.json of evaluate_combos", path);
+        json_decref(j);
+        j = NULL;
+    }
+    return j;
+}
+
+static double best_num(const json_t *best, const char *key) {
+    const json_t *v = json_object_get(best, key);
+    return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+static json_t *provenance(const json_t *codecs, const json_t *best) {
+    json_t *p = json_pack("{s:s,s:O}", "version", DCTK_VERSION, "pipeline", codecs);
+    static const char *const keys[] = {"comp_idx", "filt_idx", "ser_idx", "threshold", "threshold_source",
+                                       "fingerprint", "eval_data_size_limit"};
+    for (size_t i = 0; best && i < sizeof keys / sizeof keys[0]; i++) {
+        json_t *v = json_object_get(best, keys[i]);
+        if (v) json_object_set(p, keys[i], v);
+    }
+    double predicted = best_num(best, "ratio");
+    if (isfinite(predicted)) json_object_set_new(p, "predicted_ratio", json_real(predicted));
+    return p;
+}
+
+int write_cli_field(const char *cmd, dctk_dataset *ds, size_t v, const char *dataset, const char *where,
+                    const json_t *codecs, const json_t *best, double inner_chunk_mib, const write_cli *w) {
+    const dctk_var *var = dctk_dataset_var(ds, v);
+    if (!(inner_chunk_mib * 1048576 >= 1) || w->shard_mib < 1 || w->threads < 0) {
+        fprintf(stderr, "dc_toolkit %s: --inner-chunk-mib, --shard-mib and --threads must be positive\n", cmd);
+        return 2;
+    }
+    char store[4096];
+    dctk_status st = dctk_store_path_for(where, dataset, store, sizeof store);
+    if (st != DCTK_OK) return cli_fail(cmd, st);
+    json_t *prov = provenance(codecs, best);
+    dctk_compress_opts o = {
+        .store_path = store, .codecs = codecs,
+        .inner_chunk_bytes = (uint64_t)(inner_chunk_mib * 1048576), .shard_bytes = (uint64_t)w->shard_mib << 20,
+        .threads = w->threads ? (int)w->threads : dctk_available_cores(),
+        .verify = w->verify, .bound_l1 = best_num(best, "threshold"), .provenance = prov,
+    };
+    dctk_compress_report r;
+    st = dctk_compress_variable(ds, v, &o, &r);
+    json_decref(prov);
+    char sh[128], ch[128], in[32], out[32];
+    if (r.bytes_in)
+        printf("%s: wrote %s/%s (chunks %s, shards %s): %s -> %s, ratio %.3f", var->name, store, var->name,
+               dctk_shape_str(r.ndim, r.chunk, ch, sizeof ch), dctk_shape_str(r.ndim, r.shard, sh, sizeof sh),
+               dctk_format_size(r.bytes_in, in, sizeof in), dctk_format_size(r.bytes_out, out, sizeof out), r.ratio);
+    if (r.bytes_in && isfinite(best_num(best, "ratio"))) printf(" (sweep predicted %.3f)", best_num(best, "ratio"));
+    if (r.bytes_in) printf(", %.1f MB/s\n", r.write_s > 0 ? (double)r.bytes_in / 1e6 / r.write_s : 0.0);
+    if (r.verified)
+        printf("%s: verified: relative L1 %.3e, L2 %.3e, Linf %.3e, max abs error %.3e%s\n", var->name, r.l1_rel,
+               r.l2_rel, r.linf_rel, r.max_abs_err, r.lossless ? " (lossless)" : "");
+    if (st != DCTK_OK) return cli_fail(cmd, st);
+    return 0;
+}

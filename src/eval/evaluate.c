@@ -1,0 +1,200 @@
+/* One variable end to end: sample, space, sweep, and the three result files
+ * (per-rank CSV streamed row by row, Parquet, best_{var}.json). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dctk/chunking.h"
+#include "dctk/dataset.h"
+#include "dctk/eval.h"
+#include "dctk/results.h"
+#include "dctk/util.h"
+
+typedef struct {
+    const dctk_space *sp;
+    const char *var;
+    dctk_csv_writer *csv;
+    dctk_status csv_st;
+    size_t done, total;
+    const dctk_evaluate_opts *o;
+} run_ctx;
+
+static char *codec_text(json_t *list) {
+    if (!list) return strdup("");
+    /* one codec: its object; a chain (shuffle + compressor): the list */
+    json_t *j = json_array_size(list) == 1 ? json_array_get(list, 0) : list;
+    return json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(17));
+}
+
+/* The row of a combo, with the codec JSON texts (caller frees the three strings). */
+static dctk_result_row make_row(const dctk_space *sp, const char *var, const dctk_combo_result *r) {
+    json_t *comp = dctk_space_compressor(sp, r->c, r->s);
+    dctk_result_row row = {
+        .var = var, .comp_idx = r->c, .filt_idx = r->f, .ser_idx = r->s,
+        .compressor = codec_text(comp),
+        .filter = r->f >= 0 ? codec_text(sp->filt[r->f].codecs) : strdup(""),
+        .serializer = r->s >= 0 ? codec_text(sp->ser[r->s].codecs) : strdup(""),
+        .ratio = r->ratio, .l1_rel = r->l1_rel, .l2_rel = r->l2_rel, .linf_rel = r->linf_rel,
+        .euclidean = r->euclidean, .max_abs_err = r->max_abs_err,
+        .encode_mbps = r->encode_mbps, .decode_mbps = r->decode_mbps, .keep = r->keep, .error = r->error,
+    };
+    json_decref(comp);
+    return row;
+}
+
+static void free_row(dctk_result_row *row) {
+    free((char *)row->compressor);
+    free((char *)row->filter);
+    free((char *)row->serializer);
+}
+
+static void on_result(void *user, const dctk_combo_result *r) {
+    run_ctx *rc = user;
+    if (rc->csv && rc->csv_st == DCTK_OK) {
+        dctk_result_row row = make_row(rc->sp, rc->var, r);
+        rc->csv_st = dctk_csv_writer_append(rc->csv, &row);
+        free_row(&row);
+    }
+    rc->done++;
+    if (rc->o->progress) rc->o->progress(rc->o->progress_user, rc->done, rc->total);
+}
+
+static dctk_status write_parquet(const char *path, const dctk_space *sp, const char *var,
+                                 const dctk_combo_result *res, size_t n) {
+    dctk_result_row *rows = calloc(n ? n : 1, sizeof *rows);
+    if (!rows) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    for (size_t k = 0; k < n; k++) rows[k] = make_row(sp, var, &res[k]);
+    dctk_status st = dctk_parquet_write(path, rows, n);
+    for (size_t k = 0; k < n; k++) free_row(&rows[k]);
+    free(rows);
+    return st;
+}
+
+static json_t *num(double v) { return isfinite(v) ? json_real(v) : json_null(); }
+
+static json_t *shape_json(int ndim, const size_t *shape) {
+    json_t *a = json_array();
+    for (int d = 0; d < ndim; d++) json_array_append_new(a, json_integer((json_int_t)shape[d]));
+    return a;
+}
+
+static dctk_status write_best(const char *dir, const char *var, const dctk_space *sp, const dctk_evaluate_opts *o,
+                              const dctk_evaluate_summary *s) {
+    const dctk_combo_result *b = &s->best_row;
+    json_t *j = json_pack("{s:s,s:i,s:i,s:i,s:o,s:o,s:o,s:o,s:o,s:o,s:s,s:I,s:s,s:s}", "var", var, "comp_idx", b->c,
+                          "filt_idx", b->f, "ser_idx", b->s, "codecs", dctk_space_pipeline(sp, b->c, b->f, b->s),
+                          "ratio", num(b->ratio), "l1_rel", num(b->l1_rel), "l2_rel", num(b->l2_rel), "linf_rel",
+                          num(b->linf_rel), "threshold", num(s->threshold), "threshold_source", s->threshold_source,
+                          "eval_data_size_limit", (json_int_t)o->size_limit, "fingerprint", sp->fingerprint,
+                          "dtype", dctk_dtype_name(sp->dtype));
+    /* how the sample was taken and cut, so the sweep can be reproduced elsewhere */
+    json_object_set_new(j, "sample", json_pack("{s:i,s:I,s:o}", "dim", s->sample_dim, "count",
+                                               (json_int_t)s->sample_count, "shape",
+                                               shape_json(s->ndim, s->sample_shape)));
+    json_object_set_new(j, "inner_chunk_shape", shape_json(s->ndim, s->chunk));
+    char path[4096], *text = j ? json_dumps(j, JSON_INDENT(2) | JSON_REAL_PRECISION(17)) : NULL;
+    json_decref(j);
+    if (!text) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    snprintf(path, sizeof path, "%s/best_%s.json", dir, var);
+    dctk_status st = dctk_write_file_atomic(path, text, strlen(text));
+    free(text);
+    return st;
+}
+
+static dctk_status pick_threshold(const dctk_var *var, const dctk_evaluate_opts *o, dctk_evaluate_summary *s) {
+    s->threshold = NAN;
+    if (!isnan(o->override_l1)) {
+        if (!(o->override_l1 > 0)) return DCTK_FAIL(DCTK_ERR_ARG, "--override-existing-l1-error must be positive");
+        s->threshold = o->override_l1;
+        snprintf(s->threshold_source, sizeof s->threshold_source, "--override-existing-l1-error");
+        return DCTK_OK;
+    }
+    if (o->thresholds_csv) {
+        dctk_status st = dctk_threshold_lookup(o->thresholds_csv, var->name, var->units, &s->threshold);
+        if (st == DCTK_OK) {
+            snprintf(s->threshold_source, sizeof s->threshold_source, "%s (%s, %s)", o->thresholds_csv, var->name,
+                     var->units);
+            return DCTK_OK;
+        }
+        if (st != DCTK_ERR_NOT_FOUND) return st;
+    }
+    snprintf(s->threshold_source, sizeof s->threshold_source, "none: kept when the metrics are finite");
+    return DCTK_OK;
+}
+
+/* Everything after the sample is in memory. */
+static dctk_status sweep_sample(const dctk_var *var, const void *sample, const dctk_sample_plan *plan,
+                                const dctk_evaluate_opts *o, dctk_evaluate_summary *s) {
+    dctk_sample_stats stats;
+    size_t n = dctk_shape_nelems(var->ndim, plan->shape);
+    dctk_sample_stats_of(var->dtype, sample, n, &stats);
+    if (stats.nfinite == 0)
+        return DCTK_FAIL(DCTK_ERR_FORMAT, "variable '%s': every sampled value is missing (NaN or fill): nothing to evaluate",
+                         var->name);
+    dctk_space *sp;
+    DCTK_TRY(dctk_space_build(var->dtype, &stats, &o->space, &sp));
+    memcpy(s->fingerprint, sp->fingerprint, sizeof s->fingerprint);
+    s->ncombos = dctk_space_ncombos(sp);
+    dctk_combo_result *res = calloc(s->ncombos, sizeof *res);
+    char path[4096];
+    run_ctx rc = {.sp = sp, .var = var->name, .total = s->ncombos, .o = o};
+    dctk_status st = res ? dctk_results_csv_path(path, sizeof path, o->where, var->name, o->rank)
+                         : DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (st == DCTK_OK) st = dctk_csv_writer_open(path, false, false, &rc.csv, NULL);
+    dctk_sweep_opts so = {.threads = o->threads, .threshold = s->threshold, .on_result = on_result, .user = &rc};
+    /* the sample is evaluated with the inner chunks the writer will use for the whole field */
+    dctk_chunk_shape_for(var->dtype, var->ndim, var->shape, o->inner_chunk_bytes, so.chunk);
+    memcpy(s->chunk, so.chunk, sizeof so.chunk);
+    double t0 = dctk_now();
+    if (st == DCTK_OK) st = dctk_sweep_run(sp, sample, var->ndim, plan->shape, &so, res);
+    dctk_timer_add("sweep", dctk_now() - t0);
+    dctk_status cst = dctk_csv_writer_close(rc.csv);
+    if (st == DCTK_OK) st = rc.csv_st != DCTK_OK ? rc.csv_st : cst;
+    if (st == DCTK_OK) st = dctk_results_parquet_path(path, sizeof path, o->where, var->name);
+    if (st == DCTK_OK) st = write_parquet(path, sp, var->name, res, s->ncombos);
+    if (st == DCTK_OK) {
+        s->best = dctk_sweep_best(res, s->ncombos);
+        for (size_t k = 0; k < s->ncombos; k++) {
+            s->nkept += res[k].keep;
+            s->nfailed += res[k].error[0] != '\0';
+        }
+        if (s->best >= 0) {
+            s->best_row = res[s->best];
+            st = write_best(o->where, var->name, sp, o, s);
+        }
+    }
+    free(res);
+    dctk_space_free(sp);
+    return st;
+}
+
+dctk_status dctk_evaluate_variable(dctk_dataset *ds, size_t v, const dctk_evaluate_opts *o,
+                                   dctk_evaluate_summary *s) {
+    memset(s, 0, sizeof *s);
+    s->best = -1;
+    double t0 = dctk_now();
+    const dctk_var *var = dctk_dataset_var(ds, v);
+    DCTK_TRY(pick_threshold(var, o, s));
+    dctk_sample_plan plan;
+    dctk_status st = dctk_sample_plan_for(var->dtype, var->ndim, var->shape, o->size_limit, &plan);
+    if (st != DCTK_OK) {
+        dctk_prefix_detail("variable '%s': ", var->name);
+        return st;
+    }
+    memcpy(s->sample_shape, plan.shape, sizeof plan.shape);
+    s->ndim = var->ndim;
+    s->sample_dim = plan.dim;
+    s->sample_count = plan.count;
+    s->sample_bytes = plan.nbytes;
+    DCTK_TRY(dctk_mkdirs(o->where));
+    void *sample = malloc(plan.nbytes ? plan.nbytes : 1);
+    if (!sample) return DCTK_FAIL(DCTK_ERR_NOMEM, "cannot hold a sample of %llu bytes", (unsigned long long)plan.nbytes);
+    double tr = dctk_now();
+    st = dctk_sample_read(ds, v, &plan, sample);
+    dctk_timer_add("sample read", dctk_now() - tr);
+    if (st == DCTK_OK) st = sweep_sample(var, sample, &plan, o, s);
+    free(sample);
+    s->seconds = dctk_now() - t0;
+    return st;
+}

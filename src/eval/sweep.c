@@ -1,0 +1,412 @@
+/* The sweep engine.
+ *
+ * The unit of work is one lossy stage (filter, serializer) with all its
+ * compressors. Per chunk of the sample, the stage is encoded and decoded once
+ * and its error accumulated; then every distinct compressor chain encodes
+ * the stage's bytes, decodes them, and must give them back exactly. Nothing
+ * bigger than a chunk is ever allocated per thread, and no decoded copy of
+ * the sample exists. Units are handed to threads dynamically, so slow units
+ * (bz2, lzma, zstd 22) do not leave threads idle. */
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dctk/chunking.h"
+#include "dctk/codec.h"
+#include "dctk/eval.h"
+#include "dctk/threads.h"
+#include "dctk/util.h"
+
+/* Per-thread scratch: chunk-sized buffers reused across chunks and units. */
+typedef struct {
+    dctk_codec_ctx *ctx;
+    dctk_buf x, filt, ser, dser, y, comp, dcomp;
+} worker;
+
+/* Error sums and times of one stage over the sample. */
+typedef struct {
+    dctk_norms norms;
+    double enc_s, dec_s;
+} stage_acc;
+
+/* One distinct compressor chain of a unit. */
+typedef struct {
+    int c;              /* first compressor index with this chain (-1: none) */
+    dctk_codec *cd[2];  /* the chain, at most shuffle + compressor */
+    int n;
+    uint64_t stored;
+    double enc_s, dec_s;
+    char error[160];
+} chain;
+
+typedef struct {
+    const dctk_space *sp;
+    const uint8_t *sample;
+    int ndim;
+    size_t shape[DCTK_MAX_DIMS], chunk[DCTK_MAX_DIMS], grid[DCTK_MAX_DIMS];
+    size_t nchunks;
+    uint64_t nbytes;
+    const dctk_sweep_opts *o;
+    dctk_combo_result *results;
+    worker *workers;
+    pthread_mutex_t lock;
+    _Atomic size_t next;  /* the local unit counter, when no one else hands units out */
+    size_t nunits;
+} sweep;
+
+static void worker_free(worker *w) {
+    dctk_codec_ctx_free(w->ctx);
+    dctk_buf *b[] = {&w->x, &w->filt, &w->ser, &w->dser, &w->y, &w->comp, &w->dcomp};
+    for (size_t i = 0; i < sizeof b / sizeof b[0]; i++) dctk_buf_free(b[i]);
+}
+
+/* --- chunks of the sample ------------------------------------------------ */
+
+/* Start and valid extent of chunk k; true when the chunk is a contiguous,
+ * unpadded run of the sample (then it is used in place). */
+static bool chunk_region(const sweep *sw, size_t k, size_t *start, size_t *count) {
+    for (int d = sw->ndim - 1; d >= 0; d--) {
+        size_t g = k % sw->grid[d];
+        k /= sw->grid[d];
+        start[d] = g * sw->chunk[d];
+        size_t left = sw->shape[d] - start[d];
+        count[d] = left < sw->chunk[d] ? left : sw->chunk[d];
+    }
+    int d = sw->ndim - 1;
+    while (d > 0 && count[d] == sw->shape[d]) d--;
+    for (int e = 0; e < sw->ndim; e++)
+        if (count[e] != sw->chunk[e] || (e < d && count[e] != 1)) return false;
+    return true;
+}
+
+/* Visit the valid rows (last dimension) of a region: for each, the offset of
+ * the row in the chunk buffer and in the sample. */
+typedef void (*row_fn)(void *u, size_t chunk_off, size_t sample_off, size_t len);
+static void for_each_row(const sweep *sw, const size_t *start, const size_t *count, row_fn fn, void *u) {
+    int nd = sw->ndim;
+    size_t idx[DCTK_MAX_DIMS] = {0};
+    size_t rows = dctk_shape_nelems(nd - 1, count);
+    for (size_t r = 0; r < rows; r++) {
+        size_t co = 0, so = 0;
+        for (int d = 0; d < nd - 1; d++) {
+            co = co * sw->chunk[d] + idx[d];
+            so = so * sw->shape[d] + start[d] + idx[d];
+        }
+        co = co * sw->chunk[nd - 1];
+        so = so * sw->shape[nd - 1] + start[nd - 1];
+        fn(u, co, so, count[nd - 1]);
+        for (int d = nd - 2; d >= 0 && ++idx[d] == count[d]; d--) idx[d] = 0;
+    }
+}
+
+typedef struct {
+    const sweep *sw;
+    uint8_t *dst;
+    size_t es;
+} gather_ctx;
+
+static void gather_row(void *u, size_t co, size_t so, size_t len) {
+    gather_ctx *g = u;
+    memcpy(g->dst + co * g->es, g->sw->sample + so * g->es, len * g->es);
+}
+
+/* An edge or non-contiguous chunk: copied out of the sample and padded the
+ * way the writer pads it (dctk_pad_edges), so the sweep sees its bytes. */
+static void gather_chunk(const sweep *sw, const size_t *start, const size_t *count, uint8_t *dst) {
+    gather_ctx g = {sw, dst, dctk_dtype_size(sw->sp->dtype)};
+    for_each_row(sw, start, count, gather_row, &g);
+    dctk_pad_edges(sw->ndim, g.es, count, sw->chunk, dst);
+}
+
+/* --- error norms ----------------------------------------------------------- */
+
+typedef struct {
+    dctk_dtype t;
+    const uint8_t *x, *y;
+    dctk_norms *norms;
+} norm_ctx;
+
+static void norm_row(void *u, size_t co, size_t so, size_t len) {
+    (void)so;
+    norm_ctx *n = u;
+    size_t es = dctk_dtype_size(n->t);
+    dctk_norms_add(n->norms, n->t, n->x + co * es, n->y + co * es, len);
+}
+
+/* --- one unit ---------------------------------------------------------------- */
+
+static dctk_status make_codec(json_t *list, size_t i, dctk_codec **out) {
+    return dctk_codec_from_json(json_array_get(list, i), out);
+}
+
+/* Distinct compressor chains for serializer s; map[c + 1] = index into chains. */
+static void make_chains(const sweep *sw, int s, chain *ch, int *nch, int *map) {
+    const dctk_space *sp = sw->sp;
+    char *texts[1024];
+    int n = 0;
+    dctk_status st = DCTK_OK;
+    for (int c = -(int)sp->comp_none; c < sp->ncomp && st == DCTK_OK; c++) {
+        json_t *j = dctk_space_compressor(sp, c, s);
+        char *txt = j ? json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(17)) : strdup("none");
+        int k = 0;
+        while (k < n && strcmp(texts[k], txt) != 0) k++;
+        map[c + 1] = k;
+        if (k == n) {
+            texts[n] = txt;
+            memset(&ch[n], 0, sizeof ch[n]);
+            ch[n].c = c;
+            for (size_t i = 0; j && i < json_array_size(j) && st == DCTK_OK; i++) {
+                st = make_codec(j, i, &ch[n].cd[i]);
+                if (st != DCTK_OK) snprintf(ch[n].error, sizeof ch[n].error, "%s", dctk_detail());
+                ch[n].n = (int)i + 1;
+            }
+            st = DCTK_OK; /* a codec that cannot be built fails its combos, not the sweep */
+            n++;
+        } else {
+            free(txt);
+        }
+        json_decref(j);
+    }
+    for (int k = 0; k < n; k++) free(texts[k]);
+    *nch = n;
+}
+
+static void free_chains(chain *ch, int n) {
+    for (int k = 0; k < n; k++)
+        for (int i = 0; i < 2; i++) dctk_codec_free(ch[k].cd[i]);
+}
+
+/* Run a compressor chain on the stage bytes of one chunk and check it gives them back. */
+static void run_chain(worker *w, chain *ch, const dctk_chunk_spec *spec) {
+    if (ch->error[0]) return;
+    if (ch->c < 0) {
+        ch->stored += w->ser.size;
+        return;
+    }
+    double t0 = dctk_now();
+    dctk_status st = DCTK_OK;
+    const dctk_buf *in = &w->ser;
+    dctk_buf *bufs[2] = {&w->comp, &w->dcomp};
+    for (int i = 0; i < ch->n && st == DCTK_OK; i++) {
+        st = dctk_codec_encode(ch->cd[i], w->ctx, spec, in->data, in->size, bufs[i & 1]);
+        in = bufs[i & 1];
+    }
+    double t1 = dctk_now();
+    /* decode back into the chunk buffers that are free now (y and dser hold nothing we need) */
+    size_t stored = in->size;
+    dctk_buf *dbufs[2] = {&w->y, &w->dser};
+    const dctk_buf *cur = in;
+    for (int i = ch->n - 1; i >= 0 && st == DCTK_OK; i--) {
+        st = dctk_codec_decode(ch->cd[i], w->ctx, spec, cur->data, cur->size, dbufs[i & 1]);
+        cur = dbufs[i & 1];
+    }
+    double t2 = dctk_now();
+    if (st != DCTK_OK) snprintf(ch->error, sizeof ch->error, "%s", dctk_detail());
+    else if (cur->size != w->ser.size || memcmp(cur->data, w->ser.data, cur->size) != 0)
+        snprintf(ch->error, sizeof ch->error, "compressor did not return the bytes it was given");
+    ch->stored += stored;
+    ch->enc_s += t1 - t0;
+    ch->dec_s += t2 - t1;
+}
+
+/* Encode and decode the stage on one chunk, accumulating its error. */
+static dctk_status run_stage(const sweep *sw, worker *w, const dctk_codec *filt, const dctk_codec *ser,
+                             const dctk_chunk_spec *spec, const void *x, const size_t *start, const size_t *count,
+                             stage_acc *acc, dctk_chunk_spec *ser_spec) {
+    size_t n = dctk_spec_nbytes(spec);
+    dctk_chunk_spec fspec = *spec;
+    double t0 = dctk_now();
+    const void *sin = x;
+    size_t sn = n;
+    if (filt) {
+        DCTK_TRY(dctk_codec_encode(filt, w->ctx, spec, x, n, &w->filt));
+        DCTK_TRY(dctk_codec_out_spec(filt, spec, &fspec));
+        sin = w->filt.data;
+        sn = w->filt.size;
+    }
+    DCTK_TRY(dctk_codec_encode(ser, w->ctx, &fspec, sin, sn, &w->ser));
+    double t1 = dctk_now();
+    DCTK_TRY(dctk_codec_decode(ser, w->ctx, &fspec, w->ser.data, w->ser.size, &w->dser));
+    const dctk_buf *y = &w->dser;
+    if (filt) {
+        DCTK_TRY(dctk_codec_decode(filt, w->ctx, spec, w->dser.data, w->dser.size, &w->y));
+        y = &w->y;
+    }
+    double t2 = dctk_now();
+    if (y->size != n) return DCTK_FAIL(DCTK_ERR_CODEC, "stage decoded %zu bytes, expected %zu", y->size, n);
+    acc->enc_s += t1 - t0;
+    acc->dec_s += t2 - t1;
+    norm_ctx nc = {spec->dtype, x, y->data, &acc->norms};
+    for_each_row(sw, start, count, norm_row, &nc);
+    *ser_spec = fspec;
+    return DCTK_OK;
+}
+
+/* True when every valid point of the chunk is masked (NaN): such chunks are
+ * not stored by the writer, so they cost nothing here either. */
+static bool all_masked(const sweep *sw, const void *x, size_t n) {
+    if (!dctk_dtype_is_float(sw->sp->dtype)) return false;
+    for (size_t i = 0; i < n; i++)
+        if (!isnan(dctk_load_f64(sw->sp->dtype, x, i))) return false;
+    return true;
+}
+
+static double mbps(uint64_t bytes, double s) { return s > 0 ? (double)bytes / 1e6 / s : NAN; }
+
+static void finish_unit(sweep *sw, int f, int s, const stage_acc *a, const char *stage_err, chain *ch,
+                        const int *map) {
+    const dctk_space *sp = sw->sp;
+    size_t ns = (size_t)(sp->nser + sp->ser_none), nf = (size_t)(sp->nfilt + sp->filt_none);
+    for (int c = -(int)sp->comp_none; c < sp->ncomp; c++) {
+        size_t k = ((size_t)(c + sp->comp_none) * nf + (size_t)(f + sp->filt_none)) * ns + (size_t)(s + sp->ser_none);
+        dctk_combo_result *r = &sw->results[k];
+        const chain *h = &ch[map[c + 1]];
+        memset(r, 0, sizeof *r);
+        r->c = c, r->f = f, r->s = s;
+        r->l1_rel = dctk_norms_l1(&a->norms);
+        r->l2_rel = dctk_norms_l2(&a->norms);
+        r->linf_rel = dctk_norms_linf(&a->norms);
+        r->euclidean = sqrt(a->norms.sum_sq_e);
+        r->max_abs_err = a->norms.max_abs_e;
+        r->ratio = h->stored ? (double)sw->nbytes / (double)h->stored : NAN;
+        r->encode_mbps = mbps(sw->nbytes, a->enc_s + h->enc_s);
+        r->decode_mbps = mbps(sw->nbytes, a->dec_s + h->dec_s);
+        if (stage_err) snprintf(r->error, sizeof r->error, "%s", stage_err);
+        else if (h->error[0]) snprintf(r->error, sizeof r->error, "%s", h->error);
+        else if (a->norms.mask_lost)
+            snprintf(r->error, sizeof r->error, "mask lost: %zu masked points came back as numbers", a->norms.mask_lost);
+        bool finite = isfinite(r->ratio) && isfinite(r->l1_rel) && isfinite(r->l2_rel) && isfinite(r->linf_rel);
+        r->keep = !r->error[0] && finite && (isnan(sw->o->threshold) || r->l1_rel <= sw->o->threshold);
+        if (stage_err || h->error[0]) {
+            r->ratio = r->l1_rel = r->l2_rel = r->linf_rel = r->euclidean = r->max_abs_err = NAN;
+            r->encode_mbps = r->decode_mbps = NAN;
+        }
+    }
+    if (!sw->o->on_result) return;
+    pthread_mutex_lock(&sw->lock);
+    for (int c = -(int)sp->comp_none; c < sp->ncomp; c++) {
+        size_t k = ((size_t)(c + sp->comp_none) * nf + (size_t)(f + sp->filt_none)) * ns + (size_t)(s + sp->ser_none);
+        sw->o->on_result(sw->o->user, &sw->results[k]);
+    }
+    pthread_mutex_unlock(&sw->lock);
+}
+
+size_t dctk_sweep_nunits(const dctk_space *sp) {
+    return (size_t)(sp->nfilt + sp->filt_none) * (size_t)(sp->nser + sp->ser_none);
+}
+
+void dctk_sweep_unit(const dctk_space *sp, size_t u, int *f, int *s) {
+    size_t ns = (size_t)(sp->nser + sp->ser_none);
+    *f = (int)(u / ns) - sp->filt_none;
+    *s = (int)(u % ns) - sp->ser_none;
+}
+
+static dctk_status run_unit(sweep *sw, size_t unit, worker *w) {
+    const dctk_space *sp = sw->sp;
+    int f, s;
+    dctk_sweep_unit(sp, unit, &f, &s);
+
+    chain *ch = calloc((size_t)sp->ncomp + 1, sizeof *ch);
+    int *map = calloc((size_t)sp->ncomp + 2, sizeof *map);
+    int nch = 0;
+    if (!ch || !map) {
+        free(ch);
+        free(map);
+        return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    }
+    dctk_codec *filt = NULL, *ser = NULL;
+    char stage_err[160] = "";
+    json_t *bytes = dctk_space_pipeline(sp, -1, -1, -1); /* [bytes] */
+    dctk_status st = f >= 0 ? make_codec(sp->filt[f].codecs, 0, &filt) : DCTK_OK;
+    if (st == DCTK_OK) st = s >= 0 ? make_codec(sp->ser[s].codecs, 0, &ser) : make_codec(bytes, 0, &ser);
+    json_decref(bytes);
+    if (st != DCTK_OK) snprintf(stage_err, sizeof stage_err, "%s", dctk_detail());
+    make_chains(sw, s, ch, &nch, map);
+
+    stage_acc acc = {0};
+    dctk_chunk_spec spec = dctk_spec_make(sp->dtype, sw->ndim, sw->chunk);
+    size_t cn = dctk_spec_nelems(&spec), es = dctk_dtype_size(sp->dtype);
+    for (size_t k = 0; k < sw->nchunks && !stage_err[0]; k++) {
+        size_t start[DCTK_MAX_DIMS], count[DCTK_MAX_DIMS];
+        const void *x;
+        if (chunk_region(sw, k, start, count)) {
+            size_t off = 0;
+            for (int d = 0; d < sw->ndim; d++) off = off * sw->shape[d] + start[d];
+            x = sw->sample + off * es;
+        } else {
+            if ((st = dctk_buf_resize(&w->x, cn * es)) != DCTK_OK) break;
+            gather_chunk(sw, start, count, w->x.data);
+            x = w->x.data;
+        }
+        if (all_masked(sw, x, cn)) continue;
+        dctk_chunk_spec ser_spec;
+        st = run_stage(sw, w, filt, ser, &spec, x, start, count, &acc, &ser_spec);
+        if (st != DCTK_OK) {
+            snprintf(stage_err, sizeof stage_err, "%s", dctk_detail());
+            break;
+        }
+        for (int i = 0; i < nch; i++) run_chain(w, &ch[i], &ser_spec);
+    }
+    if (st == DCTK_OK || stage_err[0]) finish_unit(sw, f, s, &acc, stage_err[0] ? stage_err : NULL, ch, map);
+    free_chains(ch, nch);
+    free(ch);
+    free(map);
+    dctk_codec_free(filt);
+    dctk_codec_free(ser);
+    return stage_err[0] ? DCTK_OK : st; /* only running out of memory stops the sweep */
+}
+
+static bool local_next(void *user, size_t *unit) {
+    sweep *sw = user;
+    *unit = sw->next++;
+    return *unit < sw->nunits;
+}
+
+/* One worker thread: take units until there are none left. */
+static dctk_status work(void *user, size_t item, int thread) {
+    (void)item;
+    sweep *sw = user;
+    size_t unit;
+    bool (*next)(void *, size_t *) = sw->o->next_unit ? sw->o->next_unit : local_next;
+    void *nu = sw->o->next_unit ? sw->o->unit_user : sw;
+    while (next(nu, &unit)) {
+        if (unit >= sw->nunits) return DCTK_FAIL(DCTK_ERR_INTERNAL, "unit %zu out of range", unit);
+        DCTK_TRY(run_unit(sw, unit, &sw->workers[thread]));
+    }
+    return DCTK_OK;
+}
+
+dctk_status dctk_sweep_run(const dctk_space *sp, const void *sample, int ndim, const size_t *shape,
+                           const dctk_sweep_opts *o, dctk_combo_result *results) {
+    if (sp->ncomp + 1 > 1024) return DCTK_FAIL(DCTK_ERR_INTERNAL, "too many compressors in the space");
+    sweep sw = {.sp = sp, .sample = sample, .ndim = ndim, .o = o, .results = results, .nchunks = 1};
+    for (int d = 0; d < ndim; d++) {
+        sw.shape[d] = shape[d];
+        sw.chunk[d] = o->chunk[d] && o->chunk[d] < shape[d] ? o->chunk[d] : shape[d];
+        sw.grid[d] = (shape[d] + sw.chunk[d] - 1) / sw.chunk[d];
+        sw.nchunks *= sw.grid[d];
+    }
+    sw.nbytes = dctk_shape_nelems(ndim, shape) * dctk_dtype_size(sp->dtype);
+    int nthreads = o->threads > 0 ? o->threads : 1;
+    sw.workers = calloc((size_t)nthreads, sizeof(worker));
+    if (!sw.workers) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    dctk_status st = DCTK_OK;
+    for (int t = 0; t < nthreads && st == DCTK_OK; t++)
+        if (!(sw.workers[t].ctx = dctk_codec_ctx_new())) st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    pthread_mutex_init(&sw.lock, NULL);
+    sw.nunits = dctk_sweep_nunits(sp);
+    if (st == DCTK_OK) st = dctk_parallel_for(nthreads, (size_t)nthreads, work, &sw);
+    pthread_mutex_destroy(&sw.lock);
+    for (int t = 0; t < nthreads; t++) worker_free(&sw.workers[t]);
+    free(sw.workers);
+    return st;
+}
+
+long dctk_sweep_best(const dctk_combo_result *r, size_t n) {
+    long best = -1;
+    for (size_t k = 0; k < n; k++)
+        if (r[k].keep && (best < 0 || r[k].ratio > r[best].ratio)) best = (long)k;
+    return best;
+}

@@ -1,0 +1,2 @@
+dctk_unit_test(test_eval unit/test_eval.c)
+dctk_script_test(sweep_numcodecs ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_sweep_numcodecs.py)

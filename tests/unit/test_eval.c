@@ -1,0 +1,176 @@
+/* The sweep's building blocks: sample plan and indices, statistics, the codec
+ * space (sizes, order, resolution, fingerprint), thresholds, and a small
+ * sweep whose metrics are checked against a direct computation. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dctk/eval.h"
+
+static void sample_indices_like_numpy(void **state) {
+    (void)state;
+    /* numpy.round(numpy.linspace(0, 5, 5)) = [0, 1, 2, 4, 5] (2.5 -> 2, half to even) */
+    size_t want[5] = {0, 1, 2, 4, 5};
+    for (size_t i = 0; i < 5; i++) assert_int_equal(dctk_sample_index(i, 5, 6), want[i]);
+    assert_int_equal(dctk_sample_index(0, 1, 100), 0);
+    assert_int_equal(dctk_sample_index(3, 4, 10), 9);
+}
+
+static void sample_plan_fits_limit(void **state) {
+    (void)state;
+    size_t shape[3] = {100, 10, 20};
+    dctk_sample_plan p;
+    assert_int_equal(dctk_sample_plan_for(DCTK_FLOAT32, 3, shape, 8000, &p), DCTK_OK); /* 10 slices of 800 B */
+    assert_int_equal(p.dim, 0);
+    assert_int_equal(p.count, 10);
+    assert_int_equal(p.nbytes, 8000);
+    assert_int_equal(dctk_sample_plan_for(DCTK_FLOAT32, 3, shape, 1000000, &p), DCTK_OK); /* the whole field */
+    assert_int_equal(p.count, 100);
+    /* one slice is too big: index 0 of dim 0, then 5 rows of dim 1 */
+    assert_int_equal(dctk_sample_plan_for(DCTK_FLOAT32, 3, shape, 400, &p), DCTK_OK);
+    assert_int_equal(p.dim, 1);
+    assert_int_equal(p.count, 5);
+    assert_int_equal(p.shape[0], 1);
+    assert_int_equal(p.shape[2], 20);
+    size_t zero[2] = {0, 4};
+    assert_int_equal(dctk_sample_plan_for(DCTK_FLOAT32, 2, zero, 1000, &p), DCTK_ERR_FORMAT);
+}
+
+static void stats_skip_non_finite(void **state) {
+    (void)state;
+    double x[8] = {1, -2, 3, NAN, 4, INFINITY, -5, 6};
+    dctk_sample_stats s;
+    dctk_sample_stats_of(DCTK_FLOAT64, x, 8, &s);
+    assert_int_equal(s.nfinite, 6);
+    assert_int_equal(s.nnan, 1);
+    assert_true(fabs(s.mean - 7.0 / 6) < 1e-15);
+    assert_true(s.min == -5 && s.max == 6);
+    double var = 0;
+    double fin[6] = {1, -2, 3, 4, -5, 6};
+    for (int i = 0; i < 6; i++) var += (fin[i] - 7.0 / 6) * (fin[i] - 7.0 / 6);
+    assert_true(fabs(s.std - sqrt(var / 6)) < 1e-15);
+    /* |x| sorted: 1 2 3 4 5 6; numpy.quantile(..., 0.01) = 1 + 0.05 * (2 - 1) */
+    assert_true(fabs(s.absq01 - 1.05) < 1e-15);
+}
+
+static dctk_space *space_for(dctk_dtype t, const char *c, const char *f, const char *s, bool lossy) {
+    dctk_sample_stats st = {.n = 10, .nfinite = 10, .mean = 280, .std = 10, .min = 250, .max = 310, .absq01 = 251};
+    dctk_space_opts o = {c, f, s, lossy};
+    dctk_space *sp = NULL;
+    assert_int_equal(dctk_space_build(t, &st, &o, &sp), DCTK_OK);
+    return sp;
+}
+
+static void space_sizes(void **state) {
+    (void)state;
+    dctk_space *sp = space_for(DCTK_FLOAT32, NULL, NULL, NULL, true);
+    assert_int_equal(sp->ncomp, 98);
+    assert_int_equal(sp->nfilt, 11);
+    assert_int_equal(sp->nser, 9);
+    assert_int_equal(dctk_space_ncombos(sp), 99 * 12 * 10);
+    dctk_space_free(sp);
+    sp = space_for(DCTK_FLOAT64, NULL, NULL, NULL, true);
+    assert_int_equal(sp->nfilt, 16);
+    dctk_space_free(sp);
+    sp = space_for(DCTK_INT16, NULL, NULL, NULL, true);
+    assert_int_equal(sp->nfilt, 1); /* delta only */
+    assert_int_equal(sp->nser, 0);  /* zfp has no int16 */
+    dctk_space_free(sp);
+    sp = space_for(DCTK_INT32, NULL, NULL, NULL, true);
+    assert_int_equal(sp->nser, 3); /* fixed rate only */
+    dctk_space_free(sp);
+    sp = space_for(DCTK_FLOAT32, NULL, NULL, NULL, false);
+    assert_int_equal(sp->nfilt, 3); /* delta and the two fixed-offset-scales */
+    assert_int_equal(sp->nser, 0);
+    dctk_space_free(sp);
+    sp = space_for(DCTK_FLOAT32, "zstd", "none", "zfp", true);
+    assert_int_equal(sp->ncomp, 8);
+    assert_false(sp->comp_none);
+    assert_int_equal(sp->nfilt, 0);
+    assert_true(sp->filt_none);
+    assert_int_equal(dctk_space_ncombos(sp), 8 * 1 * 9);
+    dctk_space_free(sp);
+    dctk_sample_stats st = {0};
+    dctk_space_opts bad = {"snappy", NULL, NULL, true};
+    assert_int_equal(dctk_space_build(DCTK_FLOAT32, &st, &bad, &sp), DCTK_ERR_ARG);
+    assert_non_null(strstr(dctk_detail(), "blosc"));
+}
+
+static char *dump(json_t *j) {
+    char *s = json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS);
+    json_decref(j);
+    return s;
+}
+
+static void space_order_and_resolution(void **state) {
+    (void)state;
+    dctk_space *sp = space_for(DCTK_FLOAT32, NULL, NULL, NULL, true);
+    int c, f, s;
+    dctk_space_combo(sp, 0, &c, &f, &s);
+    assert_true(c == -1 && f == -1 && s == -1);
+    dctk_space_combo(sp, 1, &c, &f, &s);
+    assert_true(c == -1 && f == -1 && s == 0);
+    dctk_space_combo(sp, 10, &c, &f, &s);
+    assert_true(c == -1 && f == 0 && s == -1);
+    dctk_space_combo(sp, 120, &c, &f, &s);
+    assert_true(c == 0 && f == -1 && s == -1);
+    /* blosc blosclz 1 auto: byte shuffle of 4-byte elements after bytes, bit shuffle after zfp */
+    char *a = dump(dctk_space_compressor(sp, 0, -1)), *b = dump(dctk_space_compressor(sp, 0, 0));
+    assert_non_null(strstr(a, "\"shuffle\":\"shuffle\""));
+    assert_non_null(strstr(a, "\"typesize\":4"));
+    assert_non_null(strstr(b, "\"shuffle\":\"bitshuffle\""));
+    assert_non_null(strstr(b, "\"typesize\":1"));
+    free(a), free(b);
+    /* the shuffled zstd variants lose their shuffle after a zfp stream */
+    int zs = 60 + 19 + 3; /* shuffle + zstd 0 */
+    a = dump(dctk_space_compressor(sp, zs, -1));
+    b = dump(dctk_space_compressor(sp, zs, 0));
+    assert_non_null(strstr(a, "numcodecs.shuffle"));
+    assert_null(strstr(b, "numcodecs.shuffle"));
+    free(a), free(b);
+    a = dump(dctk_space_pipeline(sp, -1, -1, -1));
+    assert_string_equal(a, "[{\"configuration\":{\"endian\":\"little\"},\"name\":\"bytes\"}]");
+    free(a);
+    /* the fingerprint changes with the sample statistics that parameterise filters */
+    dctk_space *sp2 = space_for(DCTK_FLOAT32, NULL, NULL, NULL, true);
+    assert_string_equal(sp->fingerprint, sp2->fingerprint);
+    dctk_sample_stats st = {.n = 10, .nfinite = 10, .mean = 281, .std = 10, .min = 250, .max = 310, .absq01 = 251};
+    dctk_space_opts o = {NULL, NULL, NULL, true};
+    dctk_space *sp3;
+    assert_int_equal(dctk_space_build(DCTK_FLOAT32, &st, &o, &sp3), DCTK_OK);
+    assert_string_not_equal(sp->fingerprint, sp3->fingerprint);
+    dctk_space_free(sp), dctk_space_free(sp2), dctk_space_free(sp3);
+}
+
+static void thresholds_by_name_and_units(void **state) {
+    (void)state;
+    char path[] = "/tmp/dctk_thresholds_XXXXXX";
+    int fd = mkstemp(path);
+    const char *csv = "Short Name,Unit,Existing L1 error\nt,K,0.001\nt,degC,0.5\n\"q, x\",\"kg kg-1\",2e-3\n";
+    assert_int_equal(write(fd, csv, strlen(csv)), (ssize_t)strlen(csv));
+    close(fd);
+    double v;
+    assert_int_equal(dctk_threshold_lookup(path, "t", "K", &v), DCTK_OK);
+    assert_true(v == 0.001);
+    assert_int_equal(dctk_threshold_lookup(path, "t", "degC", &v), DCTK_OK);
+    assert_true(v == 0.5);
+    assert_int_equal(dctk_threshold_lookup(path, "q, x", "kg kg-1", &v), DCTK_OK);
+    assert_true(v == 2e-3);
+    assert_int_equal(dctk_threshold_lookup(path, "t", "F", &v), DCTK_ERR_NOT_FOUND);
+    unlink(path);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(sample_indices_like_numpy), cmocka_unit_test(sample_plan_fits_limit),
+        cmocka_unit_test(stats_skip_non_finite),     cmocka_unit_test(space_sizes),
+        cmocka_unit_test(space_order_and_resolution), cmocka_unit_test(thresholds_by_name_and_units),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
