@@ -47,33 +47,30 @@ int main(int argc, char **argv) {
 
     dctk_codec_ctx *ctx = dctk_codec_ctx_new();
     dctk_buf out = DCTK_BUF_INIT, tmp[2] = {DCTK_BUF_INIT, DCTK_BUF_INIT};
-    /* A list that forms a pipeline runs as one; a lone codec of any kind runs by itself. */
     dctk_pipeline *p = NULL;
-    if (json_array_size(list) > 1 || (json_array_size(list) == 1 &&
-                                      strcmp(json_string_value(json_object_get(json_array_get(list, 0), "name")), "bytes") == 0)) {
-        if ((st = dctk_pipeline_from_json(list, &p))) return fail(st);
-        if (enc) {
-            if (n != dctk_spec_nbytes(&spec)) {
-                fprintf(stderr, "dctk_codec_tool: input has %zu bytes, spec wants %zu\n", n, dctk_spec_nbytes(&spec));
-                return 2;
-            }
-            st = dctk_pipeline_encode(p, ctx, &spec, in, &out, tmp);
-        } else {
-            st = dctk_buf_resize(&out, dctk_spec_nbytes(&spec));
-            if (!st) st = dctk_pipeline_decode(p, ctx, &spec, in, n, out.data, tmp);
-        }
+    dctk_codec *c = NULL;
+    /* A list that forms a pipeline runs as one; a lone codec of any kind runs by itself. */
+    const char *first = json_string_value(json_object_get(json_array_get(list, 0), "name"));
+    if (json_array_size(list) > 1 || (first && strcmp(first, "bytes") == 0)) {
+        st = dctk_pipeline_from_json(list, &p);
+        if (!st && enc && n != dctk_spec_nbytes(&spec))
+            st = DCTK_FAIL(DCTK_ERR_ARG, "input has %zu bytes, spec wants %zu", n, dctk_spec_nbytes(&spec));
+        if (!st && enc) st = dctk_pipeline_encode(p, ctx, &spec, in, &out, tmp);
+        if (!st && !enc) st = dctk_buf_resize(&out, dctk_spec_nbytes(&spec));
+        if (!st && !enc) st = dctk_pipeline_decode(p, ctx, &spec, in, n, out.data, tmp);
     } else {
-        dctk_codec *c;
-        if ((st = dctk_codec_from_json(json_array_get(list, 0), &c))) return fail(st);
-        st = enc ? dctk_codec_encode(c, ctx, &spec, in, n, &out) : dctk_codec_decode(c, ctx, &spec, in, n, &out);
-        dctk_codec_free(c);
+        st = dctk_codec_from_json(json_array_get(list, 0), &c);
+        if (!st) st = enc ? dctk_codec_encode(c, ctx, &spec, in, n, &out) : dctk_codec_decode(c, ctx, &spec, in, n, &out);
     }
-    if (st) return fail(st);
-    FILE *f = fopen(argv[6], "wb");
-    if (!f || fwrite(out.data, 1, out.size, f) != out.size || fclose(f) != 0) {
-        fprintf(stderr, "dctk_codec_tool: cannot write %s\n", argv[6]);
-        return 1;
+    int rc = st ? fail(st) : 0;
+    if (!rc) {
+        FILE *f = fopen(argv[6], "wb");
+        if (!f || (out.size && fwrite(out.data, 1, out.size, f) != out.size) || fclose(f) != 0) {
+            fprintf(stderr, "dctk_codec_tool: cannot write %s\n", argv[6]);
+            rc = 1;
+        }
     }
+    dctk_codec_free(c);
     dctk_pipeline_free(p);
     dctk_buf_free(&out);
     dctk_buf_free(&tmp[0]);
@@ -82,5 +79,5 @@ int main(int argc, char **argv) {
     free(in);
     json_decref(list);
     json_decref(j);
-    return 0;
+    return rc;
 }

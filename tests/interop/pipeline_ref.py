@@ -1,0 +1,141 @@
+"""Reference implementation of a sweep combo with numpy and Debian's numcodecs,
+independent of dc_toolkit: used by the sweep test and the sweep benchmark.
+
+A combo is given by the JSON texts of its result row (filter, serializer,
+compressor); the sample is cut into chunks of the writer's inner-chunk shape,
+edge chunks padded by repeating the last valid value (as dc_toolkit does),
+and each chunk goes through the whole pipeline and back, as the Python tool
+does per combo."""
+import ctypes
+import ctypes.util
+import json
+import math
+
+import numpy as np
+import numcodecs
+from numcodecs.zfpy import ZFPY
+
+
+def chunks(sample, chunk):
+    """Chunks in C order, edge chunks padded by edge replication; yields (padded, valid slices)."""
+    chunk = [min(c, s) for c, s in zip(chunk, sample.shape)]
+    grid = [math.ceil(s / c) for s, c in zip(sample.shape, chunk)]
+    for k in np.ndindex(*grid):
+        src = tuple(slice(i * c, min((i + 1) * c, s)) for i, c, s in zip(k, chunk, sample.shape))
+        part = sample[src]
+        pad = [(0, c - n) for c, n in zip(chunk, part.shape)]
+        block = np.pad(part, pad, mode="edge") if any(p[1] for p in pad) else part.copy()
+        valid = tuple(slice(0, n) for n in part.shape)
+        yield block, valid
+
+
+_libm = ctypes.CDLL(ctypes.util.find_library("m"))
+for _f, _t in (("asinhf", ctypes.c_float), ("sinhf", ctypes.c_float), ("asinh", ctypes.c_double),
+               ("sinh", ctypes.c_double)):
+    getattr(_libm, _f).restype = _t
+    getattr(_libm, _f).argtypes = [_t]
+
+
+def _libm_ufunc(name32, name64, dtype):
+    """The C library's function, element by element: asinh is the formula
+    w * asinh(x / w) evaluated in the data's type, and numpy's float32 arcsinh
+    rounds differently from libm's in the last bit."""
+    f = getattr(_libm, name32 if dtype == np.float32 else name64)
+    return np.vectorize(lambda v: f(v), otypes=[dtype])
+
+
+def filter_codec(j, dtype):
+    if not j:
+        return None
+    name, conf = j["name"], j.get("configuration", {})
+    if name == "numcodecs.delta":
+        return numcodecs.Delta(dtype=conf["dtype"], astype=conf["astype"])
+    if name == "numcodecs.bitround":
+        return numcodecs.BitRound(keepbits=conf["keepbits"])
+    if name == "numcodecs.quantize":
+        return numcodecs.Quantize(digits=conf["digits"], dtype=conf["dtype"], astype=conf["astype"])
+    if conf.get("id") == "asinh.rs":
+        w = dtype.type(conf["linear_width"])
+        asinh, sinh = _libm_ufunc("asinhf", "asinh", dtype), _libm_ufunc("sinhf", "sinh", dtype)
+        return ("asinh", lambda x: asinh(x / w) * w, lambda y: sinh(y / w) * w)
+    if conf.get("id") == "fixed-offset-scale.rs":
+        o, s = dtype.type(conf["offset"]), dtype.type(conf["scale"])
+        inv = dtype.type(1) / s
+        return ("fos", lambda x: (x - o) * inv,
+                lambda y: (y.astype(np.float64) * float(s) + float(o)).astype(dtype))
+    raise ValueError(name)
+
+
+def compressor_chain(j):
+    if not j:
+        return []
+    out = []
+    for c in (j if isinstance(j, list) else [j]):
+        name, conf = c["name"], c.get("configuration", {})
+        if name == "blosc":
+            sh = {"noshuffle": 0, "shuffle": 1, "bitshuffle": 2}[conf["shuffle"]]
+            out.append(("blosc", conf["typesize"],
+                        numcodecs.Blosc(cname=conf["cname"], clevel=conf["clevel"], shuffle=sh,
+                                        blocksize=conf.get("blocksize", 0))))
+        elif name == "numcodecs.shuffle":
+            out.append(("plain", 1, numcodecs.Shuffle(elementsize=conf["elementsize"])))
+        elif name == "zstd":
+            # level 0 is zstd's default (3); numcodecs 0.11 reads 0 as its own default, 1
+            out.append(("plain", 1, numcodecs.Zstd(level=conf["level"] or 3)))
+        elif name == "gzip":
+            out.append(("plain", 1, numcodecs.GZip(level=conf["level"])))
+        elif name == "numcodecs.zlib":
+            out.append(("plain", 1, numcodecs.Zlib(level=conf["level"])))
+        elif name == "numcodecs.lz4":
+            out.append(("plain", 1, numcodecs.LZ4(acceleration=conf["acceleration"])))
+        elif name == "numcodecs.bz2":
+            out.append(("plain", 1, numcodecs.BZ2(level=conf["level"])))
+        elif name == "numcodecs.lzma":
+            out.append(("plain", 1, numcodecs.LZMA(format=1, check=-1, preset=conf["preset"])))
+        else:
+            raise ValueError(name)
+    return out
+
+
+def run_combo(sample, chunk, row):
+    dtype = sample.dtype
+    filt = filter_codec(json.loads(row["filter"]) if row["filter"] else None, dtype)
+    ser = json.loads(row["serializer"]) if row["serializer"] else None
+    comps = compressor_chain(json.loads(row["compressor"]) if row["compressor"] else None)
+    zfp = ZFPY(**{k: ser["configuration"][k] for k in ("mode", "tolerance", "rate", "precision")}) if ser else None
+    stored = 0
+    sums = np.zeros(6)  # sum|x|, sum x^2, max|x|, sum|e|, sum e^2, max|e|
+    for block, valid in chunks(sample, chunk):
+        if np.all(np.isnan(block)):
+            continue
+        if filt is None:
+            f = block
+        elif isinstance(filt, tuple):
+            f = filt[1](block)
+        else:  # numcodecs 0.11's BitRound rounds its input in place and hands back an integer view
+            f = np.frombuffer(bytes(filt.encode(block.copy())), dtype=dtype).reshape(block.shape)
+        data = zfp.encode(np.ascontiguousarray(f)) if zfp else f.tobytes()
+        for kind, ts, c in comps:
+            buf = np.frombuffer(data, dtype="u%d" % ts) if kind == "blosc" and ts in (2, 4, 8) else data
+            data = bytes(c.encode(buf))
+        stored += len(data)
+        back = zfp.decode(zfp.encode(np.ascontiguousarray(f))) if zfp else f
+        back = np.asarray(back).reshape(block.shape)
+        if filt is None:
+            y = back
+        elif isinstance(filt, tuple):
+            y = filt[2](back.astype(dtype))
+        else:
+            y = np.frombuffer(filt.decode(np.ascontiguousarray(back)), dtype=dtype).reshape(block.shape)
+        x = block[valid].astype(np.float64)
+        y = y[valid].astype(np.float64)
+        m = np.isfinite(x)
+        x, e = x[m], np.abs(y[m] - x[m])
+        sums[[0, 1, 3, 4]] += [np.abs(x).sum(), (x * x).sum(), e.sum(), (e * e).sum()]
+        sums[2] = max(sums[2], np.abs(x).max(initial=0))
+        sums[5] = max(sums[5], e.max(initial=0))
+    rel = lambda a, b: 0.0 if a == 0 else a / b
+    ratio = sample.nbytes / stored
+    return ratio, rel(sums[3], sums[0]), rel(math.sqrt(sums[4]), math.sqrt(sums[1])), rel(sums[5], sums[2])
+
+
