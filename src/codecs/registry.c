@@ -11,6 +11,22 @@
 static const dctk_codec_vt *const all[] = {
     &dctk_codec_bytes,
     &dctk_codec_crc32c,
+    &dctk_codec_blosc,
+    &dctk_codec_zstd,
+    &dctk_codec_gzip,
+    &dctk_codec_lz4,
+    &dctk_codec_zlib,
+    &dctk_codec_bz2,
+    &dctk_codec_lzma,
+    &dctk_codec_shuffle,
+    &dctk_codec_transpose,
+    &dctk_codec_delta,
+    &dctk_codec_bitround,
+    &dctk_codec_quantize,
+    &dctk_codec_fixedscaleoffset,
+    &dctk_codec_asinh,
+    &dctk_codec_fixed_offset_scale,
+    &dctk_codec_zfpy,
     NULL,
 };
 

@@ -1,0 +1,90 @@
+/* "numcodecs.bitround" {keepbits} (array->array), Klöwer et al. 2021.
+ *
+ * Keeps `keepbits` of the M mantissa bits (M = 23 for float32, 52 for
+ * float64), rounding half to even on the unsigned view u with m = M - keepbits:
+ *   u += ((u >> m) & 1) + (1 << (m - 1)) - 1;  u &= ~((1 << m) - 1)
+ * which is numcodecs' arithmetic on the signed view, carried over unchanged
+ * because two's-complement addition wraps identically. keepbits = M is the
+ * identity. Decoding is a copy. */
+#include "filter_util.h"
+
+#define BITROUND "numcodecs.bitround"
+
+typedef struct {
+    dctk_codec base;
+    int keepbits;
+} bitround_codec;
+
+static dctk_status bitround_create(const json_t *conf, dctk_codec **out) {
+    static const char *const known[] = {"keepbits", "id", NULL};
+    DCTK_TRY(dctk_conf_only(conf, BITROUND, known));
+    long long kb;
+    DCTK_TRY(dctk_conf_int(conf, BITROUND, "keepbits", true, 0, &kb));
+    if (kb < 0 || kb > 52) return DCTK_FAIL(DCTK_ERR_ARG, "codec '" BITROUND "': keepbits %lld is not in 0..52", kb);
+    bitround_codec *c = DCTK_CODEC_ALLOC(bitround_codec, &dctk_codec_bitround);
+    if (!c) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    c->keepbits = (int)kb;
+    *out = &c->base;
+    return DCTK_OK;
+}
+
+static json_t *bitround_to_json(const dctk_codec *base) {
+    return dctk_codec_object(BITROUND, json_pack("{s:i}", "keepbits", ((const bitround_codec *)base)->keepbits));
+}
+
+static dctk_status check(const bitround_codec *c, const dctk_chunk_spec *in, size_t n) {
+    if (!dctk_dtype_is_float(in->dtype))
+        return DCTK_FAIL(DCTK_ERR_UNSUPPORTED, "codec '" BITROUND "': only float32 and float64 can be bit-rounded, not %s",
+                         dctk_dtype_name(in->dtype));
+    int m = in->dtype == DCTK_FLOAT32 ? 23 : 52;
+    if (c->keepbits > m)
+        return DCTK_FAIL(DCTK_ERR_ARG, "codec '" BITROUND "': keepbits %d is more than the %d mantissa bits of %s",
+                         c->keepbits, m, dctk_dtype_name(in->dtype));
+    return filt_check_chunk(BITROUND, in, in->dtype, in->dtype, n);
+}
+
+static void round32(const uint32_t *restrict x, uint32_t *restrict y, size_t n, int m) {
+    uint32_t half = (UINT32_C(1) << (m - 1)) - 1, mask = ~((UINT32_C(1) << m) - 1);
+    for (size_t i = 0; i < n; i++) {
+        uint32_t u = x[i];
+        y[i] = (u + ((u >> m) & 1) + half) & mask;
+    }
+}
+
+static void round64(const uint64_t *restrict x, uint64_t *restrict y, size_t n, int m) {
+    uint64_t half = (UINT64_C(1) << (m - 1)) - 1, mask = ~((UINT64_C(1) << m) - 1);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t u = x[i];
+        y[i] = (u + ((u >> m) & 1) + half) & mask;
+    }
+}
+
+static dctk_status bitround_encode(const dctk_codec *base, dctk_codec_ctx *ctx, const dctk_chunk_spec *in,
+                                   const void *src, size_t n, dctk_buf *dst) {
+    (void)ctx;
+    const bitround_codec *c = (const bitround_codec *)base;
+    DCTK_TRY(check(c, in, n));
+    DCTK_TRY(dctk_buf_resize(dst, n));
+    size_t count = dctk_spec_nelems(in);
+    int m = (in->dtype == DCTK_FLOAT32 ? 23 : 52) - c->keepbits;
+    if (count == 0) return DCTK_OK;
+    if (m == 0) memcpy(dst->data, src, n);
+    else if (in->dtype == DCTK_FLOAT32) round32(src, (uint32_t *)dst->data, count, m);
+    else round64(src, (uint64_t *)dst->data, count, m);
+    return DCTK_OK;
+}
+
+static dctk_status bitround_decode(const dctk_codec *base, dctk_codec_ctx *ctx, const dctk_chunk_spec *in,
+                                   const void *src, size_t n, dctk_buf *dst) {
+    (void)ctx;
+    DCTK_TRY(check((const bitround_codec *)base, in, n));
+    DCTK_TRY(dctk_buf_resize(dst, n));
+    if (n) memcpy(dst->data, src, n);
+    return DCTK_OK;
+}
+
+const dctk_codec_vt dctk_codec_bitround = {
+    .name = BITROUND, .kind = DCTK_CODEC_AA, .lossless = false,
+    .create = bitround_create, .destroy = filt_destroy, .to_json = bitround_to_json,
+    .encode = bitround_encode, .decode = bitround_decode,
+};

@@ -1,0 +1,144 @@
+/* "blosc" {cname, clevel, shuffle, typesize, blocksize} (bytes->bytes, Zarr
+ * v3 core), through c-blosc 1.x: the chunk format is the library's (a 16-byte
+ * header with version, flags, typesize, nbytes, blocksize and cbytes, then
+ * the block offsets and the compressed blocks).
+ *
+ * The context calls (blosc_compress_ctx / blosc_decompress_ctx) with one
+ * internal thread keep blosc's global state and its thread pool out of the
+ * way: the sweep runs its own threads, and no environment variable can
+ * change what we asked for.
+ *
+ * Configuration as zarr-python v3 writes it. When typesize or shuffle is
+ * absent we resolve them at encode time the way zarr-python does: typesize
+ * = element size of the array, shuffle = bitshuffle for 1-byte elements and
+ * byte shuffle otherwise; to_json then omits what was not given. */
+#include <blosc.h>
+
+#include "compress_internal.h"
+
+enum { SHUF_AUTO = -1 };
+
+typedef struct {
+    dctk_codec base;
+    char cname[16];
+    int clevel;
+    int shuffle;     /* BLOSC_NOSHUFFLE, BLOSC_SHUFFLE, BLOSC_BITSHUFFLE or SHUF_AUTO */
+    long long typesize; /* 0: the array's element size */
+    long long blocksize;
+} blosc_codec;
+
+static const char *const shuffle_names[] = {"noshuffle", "shuffle", "bitshuffle"};
+
+static dctk_status parse_shuffle(const json_t *conf, int *out) {
+    const char *s;
+    DCTK_TRY(dctk_conf_str(conf, "blosc", "shuffle", false, NULL, &s));
+    *out = SHUF_AUTO;
+    if (!s) return DCTK_OK;
+    for (int i = 0; i < 3; i++)
+        if (strcmp(s, shuffle_names[i]) == 0) *out = i;
+    if (*out == SHUF_AUTO)
+        return DCTK_FAIL(DCTK_ERR_ARG, "codec 'blosc': shuffle must be \"noshuffle\", \"shuffle\" or \"bitshuffle\", "
+                                       "not \"%s\"", s);
+    return DCTK_OK;
+}
+
+static dctk_status parse_cname(const json_t *conf, char *out, size_t cap) {
+    const char *s;
+    DCTK_TRY(dctk_conf_str(conf, "blosc", "cname", false, "zstd", &s));
+    if (strlen(s) >= cap || blosc_compname_to_compcode(s) < 0)
+        return DCTK_FAIL(DCTK_ERR_ARG, "codec 'blosc': cname \"%s\" is not one this blosc library provides", s);
+    strcpy(out, s);
+    return DCTK_OK;
+}
+
+/* 0 when absent: resolved from the array at encode time. */
+static dctk_status parse_typesize(const json_t *conf, long long *out) {
+    const json_t *v = conf ? json_object_get(conf, "typesize") : NULL;
+    *out = 0;
+    if (!v || json_is_null(v)) return DCTK_OK;
+    return dctk_conf_int_range(conf, "blosc", "typesize", 0, 1, INT32_MAX, out);
+}
+
+static dctk_status blosc_create(const json_t *conf, dctk_codec **out) {
+    static const char *const known[] = {"cname", "clevel", "shuffle", "typesize", "blocksize", NULL};
+    DCTK_TRY(dctk_conf_only(conf, "blosc", known));
+    blosc_codec tmp = {0};
+    long long clevel;
+    DCTK_TRY(parse_cname(conf, tmp.cname, sizeof tmp.cname));
+    DCTK_TRY(dctk_conf_int_range(conf, "blosc", "clevel", 5, 0, 9, &clevel));
+    DCTK_TRY(parse_shuffle(conf, &tmp.shuffle));
+    DCTK_TRY(parse_typesize(conf, &tmp.typesize));
+    DCTK_TRY(dctk_conf_int_range(conf, "blosc", "blocksize", 0, 0, BLOSC_MAX_BUFFERSIZE, &tmp.blocksize));
+    tmp.clevel = (int)clevel;
+    blosc_codec *c = DCTK_CODEC_ALLOC(blosc_codec, &dctk_codec_blosc);
+    if (!c) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    tmp.base = c->base;
+    *c = tmp;
+    *out = &c->base;
+    return DCTK_OK;
+}
+
+static json_t *blosc_to_json(const dctk_codec *base) {
+    const blosc_codec *c = (const blosc_codec *)base;
+    json_t *conf = json_pack("{s:s,s:i}", "cname", c->cname, "clevel", c->clevel);
+    if (c->shuffle != SHUF_AUTO) json_object_set_new(conf, "shuffle", json_string(shuffle_names[c->shuffle]));
+    if (c->typesize > 0) json_object_set_new(conf, "typesize", json_integer(c->typesize));
+    json_object_set_new(conf, "blocksize", json_integer(c->blocksize));
+    return dctk_codec_object("blosc", conf);
+}
+
+static dctk_status blosc_encode(const dctk_codec *base, dctk_codec_ctx *ctx, const dctk_chunk_spec *in,
+                                const void *src, size_t n, dctk_buf *dst) {
+    (void)ctx;
+    const blosc_codec *c = (const blosc_codec *)base;
+    size_t typesize = c->typesize > 0 ? (size_t)c->typesize : in ? dctk_dtype_size(in->dtype) : 1;
+    int shuffle = c->shuffle != SHUF_AUTO ? c->shuffle : typesize == 1 ? BLOSC_BITSHUFFLE : BLOSC_SHUFFLE;
+    if (n > BLOSC_MAX_BUFFERSIZE)
+        return DCTK_FAIL(DCTK_ERR_CODEC, "blosc: %zu bytes is above blosc's limit of %d", n, BLOSC_MAX_BUFFERSIZE);
+    DCTK_TRY(dctk_buf_resize(dst, n + BLOSC_MAX_OVERHEAD));
+    int got = blosc_compress_ctx(c->clevel, shuffle, typesize, n, src, dst->data, dst->size, c->cname,
+                                 (size_t)c->blocksize, 1);
+    if (got <= 0) return DCTK_FAIL(DCTK_ERR_CODEC, "blosc: compression failed (%d)", got);
+    dst->size = (size_t)got;
+    return DCTK_OK;
+}
+
+/* blosc_decompress_ctx takes no source length: it trusts the header, so the
+ * header must agree with the bytes we actually have before we call it. */
+static dctk_status check_header(const void *src, size_t n, size_t limit, size_t *nbytes) {
+    size_t cbytes, blocksize;
+    if (n < BLOSC_MIN_HEADER_LENGTH)
+        return DCTK_FAIL(DCTK_ERR_CORRUPT, "blosc: %zu bytes is shorter than a blosc header", n);
+    if (blosc_cbuffer_validate(src, n, nbytes) != 0)
+        return DCTK_FAIL(DCTK_ERR_CORRUPT, "blosc: header does not match the %zu bytes of the chunk", n);
+    blosc_cbuffer_sizes(src, nbytes, &cbytes, &blocksize);
+    if (*nbytes > limit)
+        return DCTK_FAIL(DCTK_ERR_CORRUPT, "blosc: header claims %zu bytes, more than a chunk of this array holds",
+                         *nbytes);
+    if (blocksize > *nbytes && *nbytes > 0)
+        return DCTK_FAIL(DCTK_ERR_CORRUPT, "blosc: header blocksize %zu exceeds its %zu bytes", blocksize, *nbytes);
+    return DCTK_OK;
+}
+
+static dctk_status blosc_decode(const dctk_codec *c, dctk_codec_ctx *ctx, const dctk_chunk_spec *in,
+                                const void *src, size_t n, dctk_buf *dst) {
+    (void)c, (void)ctx;
+    size_t nbytes;
+    DCTK_TRY(check_header(src, n, dctk_cmp_limit(in), &nbytes));
+    DCTK_TRY(dctk_buf_reserve(dst, nbytes ? nbytes : 1));
+    if (nbytes == 0) {
+        dst->size = 0;
+        return DCTK_OK;
+    }
+    int got = blosc_decompress_ctx(src, dst->data, nbytes, 1);
+    if (got <= 0 || (size_t)got != nbytes)
+        return DCTK_FAIL(DCTK_ERR_CORRUPT, "blosc: corrupt chunk (decompression returned %d)", got);
+    dst->size = nbytes;
+    return DCTK_OK;
+}
+
+const dctk_codec_vt dctk_codec_blosc = {
+    .name = "blosc", .kind = DCTK_CODEC_BB, .lossless = true,
+    .create = blosc_create, .destroy = dctk_cmp_destroy, .to_json = blosc_to_json,
+    .encode = blosc_encode, .decode = blosc_decode,
+};

@@ -1,0 +1,37 @@
+/* Private to the bytes->bytes compressors (blosc.c, zstd.c, deflate.c, lz4.c,
+ * bz2.c, lzma.c, shuffle.c): output limits and buffer growth for decoders
+ * that do not know their output size up front, and small config helpers. */
+#ifndef DCTK_COMPRESS_INTERNAL_H
+#define DCTK_COMPRESS_INTERNAL_H
+
+#include "codec_internal.h"
+
+/* Largest output a compressor's decode may produce for a chunk whose array is
+ * `in`. A compressor sees the serializer's output: the raw chunk for "bytes"
+ * and "numcodecs.shuffle", less for lossy serializers, a little more at worst
+ * for incompressible ZFP streams or a stacked compressor's frame. Twice the
+ * raw size plus 1 MiB covers all of these, and a forged size field can then
+ * never make us allocate more than that. */
+size_t dctk_cmp_limit(const dctk_chunk_spec *in);
+
+/* The first capacity to try when the output size is not stored: the raw
+ * chunk size, which is exact after "bytes", capped by the limit. */
+size_t dctk_cmp_hint(const dctk_chunk_spec *in);
+
+/* Make sure dst has room past dst->size, growing by doubling from `hint`
+ * but never beyond `limit`. Fails with DCTK_ERR_CODEC naming `codec` when
+ * dst already holds `limit` bytes and the stream wants to write more.
+ * Returns the number of bytes that may be written at dst->data + dst->size. */
+dctk_status dctk_cmp_room(dctk_buf *dst, size_t hint, size_t limit, const char *codec, size_t *avail);
+
+/* A boolean key (true/false; 0/1 accepted too). */
+dctk_status dctk_conf_bool(const json_t *conf, const char *codec, const char *key, bool def, bool *out);
+
+/* An integer key that must lie in [lo, hi]. */
+dctk_status dctk_conf_int_range(const json_t *conf, const char *codec, const char *key, long long def,
+                                long long lo, long long hi, long long *out);
+
+/* destroy() of every compressor: its instance is one flat struct. */
+void dctk_cmp_destroy(dctk_codec *c);
+
+#endif

@@ -1,0 +1,157 @@
+/* "gzip" {level} (Zarr v3 core, RFC 1952) and "numcodecs.zlib" {level}
+ * (RFC 1950): the same deflate stream in two wrappers, through zlib.
+ *
+ * zlib output is what Python's zlib.compress writes (default window and
+ * memory level), so numcodecs and we produce the same bytes. The gzip header
+ * carries mtime 0 and OS 255 ("unknown", what Python's gzip module writes),
+ * so our output does not depend on the clock or the host.
+ *
+ * Decode streams into a growing buffer capped by what a chunk of the array
+ * can hold. gzip accepts several members and trailing zero padding, as
+ * Python's gzip reader does; zlib refuses bytes after the stream. */
+#include <limits.h>
+#include <zlib.h>
+
+#include "compress_internal.h"
+
+typedef struct {
+    dctk_codec base;
+    long long level;
+    bool gzip;
+} deflate_codec;
+
+static const char *codec_name(bool gzip) { return gzip ? "gzip" : "numcodecs.zlib"; }
+
+static dctk_status deflate_create(const json_t *conf, dctk_codec **out, bool gzip, long long def,
+                                  const dctk_codec_vt *vt) {
+    static const char *const known[] = {"level", NULL};
+    DCTK_TRY(dctk_conf_only(conf, codec_name(gzip), known));
+    long long level;
+    DCTK_TRY(dctk_conf_int_range(conf, codec_name(gzip), "level", def, -1, 9, &level));
+    deflate_codec *c = DCTK_CODEC_ALLOC(deflate_codec, vt);
+    if (!c) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    c->level = level;
+    c->gzip = gzip;
+    *out = &c->base;
+    return DCTK_OK;
+}
+
+/* Defaults: zarr-python's GzipCodec uses 5, numcodecs' Zlib 1. */
+static dctk_status gzip_create(const json_t *conf, dctk_codec **out) {
+    return deflate_create(conf, out, true, 5, &dctk_codec_gzip);
+}
+
+static dctk_status zlib_create(const json_t *conf, dctk_codec **out) {
+    return deflate_create(conf, out, false, 1, &dctk_codec_zlib);
+}
+
+static json_t *deflate_to_json(const dctk_codec *base) {
+    const deflate_codec *c = (const deflate_codec *)base;
+    return dctk_codec_object(codec_name(c->gzip), json_pack("{s:I}", "level", (json_int_t)c->level));
+}
+
+/* Feed input in pieces zlib's 32-bit counters can hold. */
+static void feed(z_stream *z, const uint8_t *src, size_t n, size_t *used) {
+    if (z->avail_in > 0 || *used >= n) return;
+    size_t k = n - *used < UINT_MAX ? n - *used : UINT_MAX;
+    z->next_in = (Bytef *)(src + *used);
+    z->avail_in = (uInt)k;
+    *used += k;
+}
+
+static dctk_status deflate_all(z_stream *z, const void *src, size_t n, dctk_buf *dst, const char *name) {
+    size_t used = 0;
+    int r = Z_OK;
+    dst->size = 0;
+    while (r != Z_STREAM_END) {
+        feed(z, src, n, &used);
+        size_t room = dst->cap - dst->size;
+        z->next_out = dst->data + dst->size;
+        z->avail_out = (uInt)(room < UINT_MAX ? room : UINT_MAX);
+        uInt before = z->avail_out;
+        r = deflate(z, used == n ? Z_FINISH : Z_NO_FLUSH);
+        dst->size += before - z->avail_out;
+        if (r != Z_OK && r != Z_STREAM_END && r != Z_BUF_ERROR)
+            return DCTK_FAIL(DCTK_ERR_CODEC, "%s: deflate failed (%d)", name, r);
+        if (r != Z_STREAM_END && dst->size == dst->cap) DCTK_TRY(dctk_buf_reserve(dst, dst->cap + (dst->cap >> 3) + 64));
+    }
+    return DCTK_OK;
+}
+
+static dctk_status deflate_encode(const dctk_codec *base, dctk_codec_ctx *ctx, const dctk_chunk_spec *in,
+                                  const void *src, size_t n, dctk_buf *dst) {
+    (void)ctx, (void)in;
+    const deflate_codec *c = (const deflate_codec *)base;
+    const char *name = codec_name(c->gzip);
+    z_stream z = {0};
+    if (deflateInit2(&z, (int)c->level, Z_DEFLATED, c->gzip ? 16 + MAX_WBITS : MAX_WBITS, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+        return DCTK_FAIL(DCTK_ERR_NOMEM, "%s: cannot initialise deflate", name);
+    gz_header head = {.os = 255};
+    if (c->gzip) deflateSetHeader(&z, &head);
+    dctk_status st = dctk_buf_reserve(dst, deflateBound(&z, n) + 32);
+    if (st == DCTK_OK) st = deflate_all(&z, src, n, dst, name);
+    deflateEnd(&z);
+    return st;
+}
+
+/* Skip the zero padding Python's gzip reader tolerates between members. */
+static size_t skip_zeros(const uint8_t *s, size_t n, size_t at) {
+    while (at < n && s[at] == 0) at++;
+    return at;
+}
+
+/* Inflate every member of src into dst. */
+static dctk_status inflate_all(z_stream *z, const uint8_t *src, size_t n, bool gzip, size_t hint, size_t limit,
+                               dctk_buf *dst) {
+    const char *name = codec_name(gzip);
+    size_t used = 0;
+    dst->size = 0;
+    for (;;) {
+        size_t avail;
+        DCTK_TRY(dctk_cmp_room(dst, hint, limit, name, &avail));
+        feed(z, src, n, &used);
+        z->next_out = dst->data + dst->size;
+        z->avail_out = (uInt)(avail < UINT_MAX ? avail : UINT_MAX);
+        uInt before = z->avail_out;
+        int r = inflate(z, Z_NO_FLUSH);
+        dst->size += before - z->avail_out;
+        if (r == Z_STREAM_END) {
+            size_t at = used - z->avail_in;
+            if (gzip) at = skip_zeros(src, n, at);
+            if (at == n) return DCTK_OK;
+            if (!gzip) return DCTK_FAIL(DCTK_ERR_CORRUPT, "%s: %zu bytes after the end of the stream", name, n - at);
+            inflateReset(z);
+            z->next_in = (Bytef *)(src + at), z->avail_in = 0, used = at;
+            continue;
+        }
+        if (r == Z_BUF_ERROR && z->avail_in == 0 && used == n)
+            return DCTK_FAIL(DCTK_ERR_CORRUPT, "%s: truncated stream", name);
+        if (r != Z_OK && r != Z_BUF_ERROR)
+            return DCTK_FAIL(DCTK_ERR_CORRUPT, "%s: corrupt stream (%s)", name, z->msg ? z->msg : "inflate failed");
+    }
+}
+
+static dctk_status deflate_decode(const dctk_codec *base, dctk_codec_ctx *ctx, const dctk_chunk_spec *in,
+                                  const void *src, size_t n, dctk_buf *dst) {
+    (void)ctx;
+    const deflate_codec *c = (const deflate_codec *)base;
+    if (n == 0) return DCTK_FAIL(DCTK_ERR_CORRUPT, "%s: empty input is not a stream", codec_name(c->gzip));
+    z_stream z = {0};
+    if (inflateInit2(&z, c->gzip ? 16 + MAX_WBITS : MAX_WBITS) != Z_OK)
+        return DCTK_FAIL(DCTK_ERR_NOMEM, "%s: cannot initialise inflate", codec_name(c->gzip));
+    dctk_status st = inflate_all(&z, src, n, c->gzip, dctk_cmp_hint(in), dctk_cmp_limit(in), dst);
+    inflateEnd(&z);
+    return st;
+}
+
+const dctk_codec_vt dctk_codec_gzip = {
+    .name = "gzip", .kind = DCTK_CODEC_BB, .lossless = true,
+    .create = gzip_create, .destroy = dctk_cmp_destroy, .to_json = deflate_to_json,
+    .encode = deflate_encode, .decode = deflate_decode,
+};
+
+const dctk_codec_vt dctk_codec_zlib = {
+    .name = "numcodecs.zlib", .kind = DCTK_CODEC_BB, .lossless = true,
+    .create = zlib_create, .destroy = dctk_cmp_destroy, .to_json = deflate_to_json,
+    .encode = deflate_encode, .decode = deflate_decode,
+};

@@ -1,0 +1,152 @@
+/* "numcodecs.lzma" {format, check, preset, filters} (bytes->bytes): the xz
+ * container (magic FD 37 7A 58 5A 00) through liblzma, as Python's
+ * lzma.compress(format=FORMAT_XZ, check=-1, preset=p) writes it: the easy
+ * stream encoder with a CRC64 check, so numcodecs and we write the same bytes.
+ *
+ * Only format 1 (xz) and filters null are supported: the other formats are
+ * not in the codec space, and a custom filter chain would need its own JSON
+ * mapping. check -1 means CRC64; explicit check ids are honoured.
+ *
+ * Decode accepts concatenated xz streams, verifies their checks, and streams
+ * into a growing buffer capped by what a chunk of the array can hold. The
+ * decoder's memory is capped too, so a forged dictionary size is an error
+ * rather than a huge allocation. */
+#include <lzma.h>
+
+#include "compress_internal.h"
+
+/* Preset 9 needs a 64 MiB dictionary (65 MiB to decode); 256 MiB leaves room
+ * for streams written with custom settings without trusting any header. */
+#define DECODER_MEMLIMIT ((uint64_t)256 << 20)
+
+typedef struct {
+    dctk_codec base;
+    long long check;  /* -1 or an LZMA_CHECK_* id */
+    long long preset; /* 0..9, optionally | LZMA_PRESET_EXTREME */
+} xz_codec;
+
+static dctk_status check_fixed_keys(const json_t *conf) {
+    long long format;
+    DCTK_TRY(dctk_conf_int(conf, "numcodecs.lzma", "format", false, 1, &format));
+    if (format != 1)
+        return DCTK_FAIL(DCTK_ERR_UNSUPPORTED, "codec 'numcodecs.lzma': format %lld is not supported (only 1, xz)",
+                         format);
+    const json_t *f = conf ? json_object_get(conf, "filters") : NULL;
+    if (f && !json_is_null(f))
+        return DCTK_FAIL(DCTK_ERR_UNSUPPORTED, "codec 'numcodecs.lzma': custom filter chains are not supported");
+    return DCTK_OK;
+}
+
+static dctk_status parse_preset(const json_t *conf, long long *out) {
+    DCTK_TRY(dctk_conf_int(conf, "numcodecs.lzma", "preset", false, LZMA_PRESET_DEFAULT, out));
+    long long level = *out & ~(long long)LZMA_PRESET_EXTREME;
+    if (*out < 0 || level > 9)
+        return DCTK_FAIL(DCTK_ERR_ARG, "codec 'numcodecs.lzma': preset %lld is not 0..9 (optionally | extreme)", *out);
+    return DCTK_OK;
+}
+
+static dctk_status xz_create(const json_t *conf, dctk_codec **out) {
+    static const char *const known[] = {"format", "check", "preset", "filters", NULL};
+    DCTK_TRY(dctk_conf_only(conf, "numcodecs.lzma", known));
+    DCTK_TRY(check_fixed_keys(conf));
+    long long check, preset;
+    DCTK_TRY(dctk_conf_int(conf, "numcodecs.lzma", "check", false, -1, &check));
+    if (check != -1 && (check < 0 || check > LZMA_CHECK_ID_MAX || !lzma_check_is_supported((lzma_check)check)))
+        return DCTK_FAIL(DCTK_ERR_ARG, "codec 'numcodecs.lzma': check %lld is not a supported check id", check);
+    DCTK_TRY(parse_preset(conf, &preset));
+    xz_codec *c = DCTK_CODEC_ALLOC(xz_codec, &dctk_codec_lzma);
+    if (!c) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    c->check = check;
+    c->preset = preset;
+    *out = &c->base;
+    return DCTK_OK;
+}
+
+static json_t *xz_to_json(const dctk_codec *base) {
+    const xz_codec *c = (const xz_codec *)base;
+    return dctk_codec_object("numcodecs.lzma", json_pack("{s:i,s:I,s:I,s:n}", "format", 1, "check",
+                                                         (json_int_t)c->check, "preset", (json_int_t)c->preset,
+                                                         "filters"));
+}
+
+static dctk_status xz_error(lzma_ret r) {
+    switch (r) {
+    case LZMA_MEM_ERROR: return DCTK_FAIL(DCTK_ERR_NOMEM, "numcodecs.lzma: out of memory");
+    case LZMA_MEMLIMIT_ERROR:
+        return DCTK_FAIL(DCTK_ERR_CODEC, "numcodecs.lzma: stream needs more than %llu MiB to decode",
+                         (unsigned long long)(DECODER_MEMLIMIT >> 20));
+    case LZMA_FORMAT_ERROR: return DCTK_FAIL(DCTK_ERR_CORRUPT, "numcodecs.lzma: not an xz stream");
+    case LZMA_BUF_ERROR: return DCTK_FAIL(DCTK_ERR_CORRUPT, "numcodecs.lzma: truncated stream");
+    default: return DCTK_FAIL(DCTK_ERR_CORRUPT, "numcodecs.lzma: corrupt stream (%d)", (int)r);
+    }
+}
+
+/* The stream encoder, as Python's LZMACompressor uses it: the one-call
+ * buffer encoder would also store the sizes in the block header and so
+ * write 4 bytes more than numcodecs. */
+static dctk_status encode_stream(lzma_stream *z, const void *src, size_t n, dctk_buf *dst) {
+    z->next_in = src;
+    z->avail_in = n;
+    dst->size = 0;
+    for (;;) {
+        if (dst->size == dst->cap) DCTK_TRY(dctk_buf_reserve(dst, dst->cap + (dst->cap >> 3) + 4096));
+        z->next_out = dst->data + dst->size;
+        z->avail_out = dst->cap - dst->size;
+        size_t before = z->avail_out;
+        lzma_ret r = lzma_code(z, LZMA_FINISH);
+        dst->size += before - z->avail_out;
+        if (r == LZMA_STREAM_END) return DCTK_OK;
+        if (r != LZMA_OK) return DCTK_FAIL(DCTK_ERR_CODEC, "numcodecs.lzma: compression failed (%d)", (int)r);
+    }
+}
+
+static dctk_status xz_encode(const dctk_codec *base, dctk_codec_ctx *ctx, const dctk_chunk_spec *in,
+                             const void *src, size_t n, dctk_buf *dst) {
+    (void)ctx, (void)in;
+    const xz_codec *c = (const xz_codec *)base;
+    lzma_check check = c->check < 0 ? LZMA_CHECK_CRC64 : (lzma_check)c->check;
+    lzma_stream z = LZMA_STREAM_INIT;
+    lzma_ret r = lzma_easy_encoder(&z, (uint32_t)c->preset, check);
+    if (r != LZMA_OK) return xz_error(r);
+    dctk_status st = dctk_buf_reserve(dst, lzma_stream_buffer_bound(n) + 64);
+    if (st == DCTK_OK) st = encode_stream(&z, src, n, dst);
+    lzma_end(&z);
+    return st;
+}
+
+static dctk_status decode_all(lzma_stream *z, const void *src, size_t n, size_t hint, size_t limit,
+                              dctk_buf *dst) {
+    z->next_in = src;
+    z->avail_in = n;
+    dst->size = 0;
+    for (;;) {
+        size_t avail;
+        DCTK_TRY(dctk_cmp_room(dst, hint, limit, "numcodecs.lzma", &avail));
+        z->next_out = dst->data + dst->size;
+        z->avail_out = avail;
+        /* all input is present from the start, so FINISH lets the concatenated
+         * decoder report a stream cut short instead of waiting for more */
+        lzma_ret r = lzma_code(z, LZMA_FINISH);
+        dst->size += avail - z->avail_out;
+        if (r == LZMA_STREAM_END) return DCTK_OK;
+        if (r != LZMA_OK) return xz_error(r);
+    }
+}
+
+static dctk_status xz_decode(const dctk_codec *c, dctk_codec_ctx *ctx, const dctk_chunk_spec *in,
+                               const void *src, size_t n, dctk_buf *dst) {
+    (void)c, (void)ctx;
+    if (n == 0) return DCTK_FAIL(DCTK_ERR_CORRUPT, "numcodecs.lzma: empty input is not an xz stream");
+    lzma_stream z = LZMA_STREAM_INIT;
+    lzma_ret r = lzma_stream_decoder(&z, DECODER_MEMLIMIT, LZMA_CONCATENATED);
+    if (r != LZMA_OK) return xz_error(r);
+    dctk_status st = decode_all(&z, src, n, dctk_cmp_hint(in), dctk_cmp_limit(in), dst);
+    lzma_end(&z);
+    return st;
+}
+
+const dctk_codec_vt dctk_codec_lzma = {
+    .name = "numcodecs.lzma", .kind = DCTK_CODEC_BB, .lossless = true,
+    .create = xz_create, .destroy = dctk_cmp_destroy, .to_json = xz_to_json,
+    .encode = xz_encode, .decode = xz_decode,
+};

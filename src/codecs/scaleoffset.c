@@ -1,0 +1,235 @@
+/* Two offset-and-scale filters (array->array) that differ on purpose:
+ *
+ * "numcodecs.fixedscaleoffset" {offset, scale, dtype, astype}:
+ *   encode round_half_even((x - offset) * scale) cast to astype,
+ *   decode y / scale + offset cast to dtype.
+ *   numcodecs writes this as numpy expressions with Python scalars, so the
+ *   arithmetic type of each step follows numpy 1.x value-based promotion
+ *   (float32 data with scale=100000 runs in float64, with scale=100000.0 in
+ *   float32); npnum.c reproduces that, one element at a time.
+ *
+ * "fixed-offset-scale.rs" (numcodecs-rs, under "any-numcodecs.array-array"):
+ *   encode (x - o) * (1 / s), decode fma(y, s, o), in the data's own float
+ *   type, no rounding, no type change. */
+#include <math.h>
+
+#include "filter_util.h"
+
+#define FSO "numcodecs.fixedscaleoffset"
+#define FOS_ID "fixed-offset-scale.rs"
+
+typedef struct {
+    dctk_codec base;
+    np_scalar offset, scale;
+    dctk_dtype dtype;  /* DCTK_DTYPE_INVALID: the chunk's */
+    dctk_dtype astype; /* DCTK_DTYPE_INVALID: dtype */
+} fso_codec;
+
+static dctk_status fso_create(const json_t *conf, dctk_codec **out) {
+    static const char *const known[] = {"offset", "scale", "dtype", "astype", "id", NULL};
+    DCTK_TRY(dctk_conf_only(conf, FSO, known));
+    np_scalar off, sc;
+    dctk_dtype dt, at;
+    DCTK_TRY(filt_conf_scalar(conf, FSO, "offset", &off));
+    DCTK_TRY(filt_conf_scalar(conf, FSO, "scale", &sc));
+    DCTK_TRY(filt_conf_dtype(conf, FSO, "dtype", false, DCTK_DTYPE_INVALID, &dt));
+    DCTK_TRY(filt_conf_dtype(conf, FSO, "astype", false, DCTK_DTYPE_INVALID, &at));
+    if (at && !dt) return DCTK_FAIL(DCTK_ERR_ARG, "codec '" FSO "': 'astype' given without 'dtype'");
+    fso_codec *c = DCTK_CODEC_ALLOC(fso_codec, &dctk_codec_fixedscaleoffset);
+    if (!c) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    c->offset = off;
+    c->scale = sc;
+    c->dtype = dt;
+    c->astype = at ? at : dt;
+    *out = &c->base;
+    return DCTK_OK;
+}
+
+static json_t *fso_to_json(const dctk_codec *base) {
+    const fso_codec *c = (const fso_codec *)base;
+    json_t *conf = json_object();
+    json_object_set_new(conf, "offset", filt_scalar_json(c->offset));
+    json_object_set_new(conf, "scale", filt_scalar_json(c->scale));
+    if (c->dtype) {
+        json_object_set_new(conf, "dtype", json_string(dctk_dtype_numpy(c->dtype)));
+        json_object_set_new(conf, "astype", json_string(dctk_dtype_numpy(c->astype)));
+    }
+    return dctk_codec_object(FSO, conf);
+}
+
+static void fso_types(const fso_codec *c, const dctk_chunk_spec *in, dctk_dtype *dt, dctk_dtype *at) {
+    *dt = c->dtype ? c->dtype : in->dtype;
+    *at = c->dtype ? c->astype : in->dtype;
+}
+
+static dctk_status fso_out_spec(const dctk_codec *base, const dctk_chunk_spec *in, dctk_chunk_spec *out) {
+    dctk_dtype dt, at;
+    fso_types((const fso_codec *)base, in, &dt, &at);
+    DCTK_TRY(filt_check_chunk(FSO, in, dt, dt, dctk_spec_nbytes(in)));
+    return filt_retype(in, at, out);
+}
+
+/* The common case, float data whose arithmetic stays in its own type: the
+ * native loop, then numpy's cast to astype. */
+static void fso_forward_native(dctk_dtype dt, dctk_dtype at, np_num off, np_num sc, const void *src, void *dst,
+                               size_t n) {
+    np_num y;
+    if (dt == DCTK_FLOAT32) {
+        const float *x = src, o = (float)off.f, s = (float)sc.f;
+        for (size_t i = 0; i < n; i++) {
+            y.f = np_rintf((x[i] - o) * s);
+            np_store(at, dst, i, np_cast(dt, at, y));
+        }
+        return;
+    }
+    const double *x = src;
+    for (size_t i = 0; i < n; i++) {
+        y.f = np_rintd((x[i] - off.f) * sc.f);
+        np_store(at, dst, i, np_cast(dt, at, y));
+    }
+}
+
+/* enc = around((arr - offset) * scale).astype(astype) */
+static void fso_forward(const fso_codec *c, dctk_dtype dt, dctk_dtype at, const void *src, void *dst, size_t n) {
+    dctk_dtype t1 = np_promote_scalar(dt, c->offset), t2 = np_promote_scalar(t1, c->scale);
+    np_num off = np_scalar_as(t1, c->offset), sc = np_scalar_as(t2, c->scale);
+    if (dctk_dtype_is_float(dt) && t1 == dt && t2 == dt) {
+        fso_forward_native(dt, at, off, sc, src, dst, n);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        np_num d = np_sub(t1, np_cast(dt, t1, np_load(dt, src, i)), off);
+        np_num y = np_rint(t2, np_mul(t2, np_cast(t1, t2, d), sc));
+        np_store(at, dst, i, np_cast(t2, at, y));
+    }
+}
+
+/* dec = (enc / scale + offset).astype(dtype); true division of integers is float64 */
+static void fso_inverse(const fso_codec *c, dctk_dtype dt, dctk_dtype at, const void *src, void *dst, size_t n) {
+    dctk_dtype t1 = np_promote_scalar(at, c->scale);
+    if (!dctk_dtype_is_float(t1)) t1 = DCTK_FLOAT64;
+    dctk_dtype t2 = np_promote_scalar(t1, c->offset);
+    np_num sc = np_scalar_as(t1, c->scale), off = np_scalar_as(t2, c->offset);
+    for (size_t i = 0; i < n; i++) {
+        np_num q = np_div(t1, np_cast(at, t1, np_load(at, src, i)), sc);
+        np_store(dt, dst, i, np_cast(t2, dt, np_add(t2, np_cast(t1, t2, q), off)));
+    }
+}
+
+static dctk_status fso_encode(const dctk_codec *base, dctk_codec_ctx *ctx, const dctk_chunk_spec *in,
+                              const void *src, size_t n, dctk_buf *dst) {
+    (void)ctx;
+    const fso_codec *c = (const fso_codec *)base;
+    dctk_dtype dt, at;
+    fso_types(c, in, &dt, &at);
+    DCTK_TRY(filt_check_chunk(FSO, in, dt, dt, n));
+    size_t count = dctk_spec_nelems(in);
+    DCTK_TRY(dctk_buf_resize(dst, count * dctk_dtype_size(at)));
+    fso_forward(c, dt, at, src, dst->data, count);
+    return DCTK_OK;
+}
+
+static dctk_status fso_decode(const dctk_codec *base, dctk_codec_ctx *ctx, const dctk_chunk_spec *in,
+                              const void *src, size_t n, dctk_buf *dst) {
+    (void)ctx;
+    const fso_codec *c = (const fso_codec *)base;
+    dctk_dtype dt, at;
+    fso_types(c, in, &dt, &at);
+    DCTK_TRY(filt_check_chunk(FSO, in, dt, at, n));
+    size_t count = dctk_spec_nelems(in);
+    DCTK_TRY(dctk_buf_resize(dst, count * dctk_dtype_size(dt)));
+    fso_inverse(c, dt, at, src, dst->data, count);
+    return DCTK_OK;
+}
+
+const dctk_codec_vt dctk_codec_fixedscaleoffset = {
+    .name = FSO, .kind = DCTK_CODEC_AA, .lossless = false,
+    .create = fso_create, .destroy = filt_destroy, .to_json = fso_to_json, .out_spec = fso_out_spec,
+    .encode = fso_encode, .decode = fso_decode,
+};
+
+/* --- fixed-offset-scale.rs -------------------------------------------- */
+
+typedef struct {
+    dctk_codec base;
+    double offset, scale;
+} fos_codec;
+
+static dctk_status fos_create(const json_t *conf, dctk_codec **out) {
+    static const char *const known[] = {"id", "offset", "scale", "_version", NULL};
+    DCTK_TRY(dctk_conf_only(conf, FOS_ID, known));
+    DCTK_TRY(filt_rs_version(conf, FOS_ID));
+    double off, sc;
+    DCTK_TRY(dctk_conf_real(conf, FOS_ID, "offset", true, 0, &off));
+    DCTK_TRY(dctk_conf_real(conf, FOS_ID, "scale", true, 1, &sc));
+    if (!isfinite(off) || !isfinite(sc) || sc == 0)
+        return DCTK_FAIL(DCTK_ERR_ARG, "codec '" FOS_ID "': offset and scale must be finite and scale non-zero");
+    fos_codec *c = DCTK_CODEC_ALLOC(fos_codec, &dctk_codec_fixed_offset_scale);
+    if (!c) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    c->offset = off;
+    c->scale = sc;
+    *out = &c->base;
+    return DCTK_OK;
+}
+
+static json_t *fos_to_json(const dctk_codec *base) {
+    const fos_codec *c = (const fos_codec *)base;
+    json_t *conf = json_pack("{s:s,s:o,s:o,s:s}", "id", FOS_ID, "offset", dctk_json_real(c->offset), "scale",
+                             dctk_json_real(c->scale), "_version", FILT_RS_VERSION);
+    return dctk_codec_object(FILT_RS_NAME, conf);
+}
+
+static dctk_status fos_check(const dctk_chunk_spec *in, size_t n) {
+    if (!dctk_dtype_is_float(in->dtype))
+        return DCTK_FAIL(DCTK_ERR_UNSUPPORTED, "codec '" FOS_ID "': only float32 and float64 chunks, not %s",
+                         dctk_dtype_name(in->dtype));
+    return filt_check_chunk(FOS_ID, in, in->dtype, in->dtype, n);
+}
+
+static void fos_forward(const fos_codec *c, dctk_dtype t, const void *src, void *dst, size_t n) {
+    if (t == DCTK_FLOAT32) {
+        const float *restrict x = src, o = (float)c->offset, inv = 1.0f / (float)c->scale;
+        float *restrict y = dst;
+        for (size_t i = 0; i < n; i++) y[i] = (x[i] - o) * inv;
+        return;
+    }
+    const double *restrict x = src, o = c->offset, inv = 1.0 / c->scale;
+    double *restrict y = dst;
+    for (size_t i = 0; i < n; i++) y[i] = (x[i] - o) * inv;
+}
+
+static void fos_inverse(const fos_codec *c, dctk_dtype t, const void *src, void *dst, size_t n) {
+    if (t == DCTK_FLOAT32) {
+        const float *x = src, o = (float)c->offset, s = (float)c->scale;
+        float *y = dst;
+        for (size_t i = 0; i < n; i++) y[i] = fmaf(x[i], s, o);
+        return;
+    }
+    const double *x = src;
+    double *y = dst;
+    for (size_t i = 0; i < n; i++) y[i] = fma(x[i], c->scale, c->offset);
+}
+
+static dctk_status fos_encode(const dctk_codec *base, dctk_codec_ctx *ctx, const dctk_chunk_spec *in,
+                              const void *src, size_t n, dctk_buf *dst) {
+    (void)ctx;
+    DCTK_TRY(fos_check(in, n));
+    DCTK_TRY(dctk_buf_resize(dst, n));
+    fos_forward((const fos_codec *)base, in->dtype, src, dst->data, dctk_spec_nelems(in));
+    return DCTK_OK;
+}
+
+static dctk_status fos_decode(const dctk_codec *base, dctk_codec_ctx *ctx, const dctk_chunk_spec *in,
+                              const void *src, size_t n, dctk_buf *dst) {
+    (void)ctx;
+    DCTK_TRY(fos_check(in, n));
+    DCTK_TRY(dctk_buf_resize(dst, n));
+    fos_inverse((const fos_codec *)base, in->dtype, src, dst->data, dctk_spec_nelems(in));
+    return DCTK_OK;
+}
+
+const dctk_codec_vt dctk_codec_fixed_offset_scale = {
+    .name = FILT_RS_NAME, .rs_id = FOS_ID, .kind = DCTK_CODEC_AA, .lossless = false,
+    .create = fos_create, .destroy = filt_destroy, .to_json = fos_to_json,
+    .encode = fos_encode, .decode = fos_decode,
+};

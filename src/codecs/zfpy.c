@@ -1,0 +1,241 @@
+/* "numcodecs.zfpy" {mode, tolerance, rate, precision} (array->bytes), through
+ * libzfp, byte for byte what numcodecs' ZFPY (zfpy.compress_numpy) writes:
+ *
+ *   zfp_write_header(ZFP_HEADER_FULL)   magic, field metadata (type and
+ *                                       sizes), compression mode
+ *   zfp_compress(...)                   the blocks, in the same bit stream,
+ *                                       flushed to a 64-bit word
+ *
+ * The field's x is the chunk's last axis, y the one before, and so on, as
+ * zfpy maps a C-order numpy array. zfp handles at most 4 dimensions: a chunk
+ * with more keeps its last three and folds the leading ones into the fourth.
+ * mode 2 is fixed rate, 3 fixed precision, 4 fixed accuracy; a negative
+ * parameter for the mode selects reversible (lossless) mode, as zfpy does.
+ * zfpy passes zfp_type_none and the array's rank to zfp_stream_set_rate, and
+ * so do we, so both sides pick the same bits per block.
+ *
+ * Decoding reads the header and checks its type and element count against the
+ * chunk. libzfp reads its bit stream without bounds checks, so the stream is
+ * first copied into a zero-padded buffer as large as zfp's own worst case for
+ * that header (zfp_stream_maximum_size): a truncated or corrupt stream then
+ * reads zeros, never past the buffer, and is reported because it claims more
+ * bits than it has. The buffer comes from calloc, whose untouched pages cost
+ * nothing for large chunks. Execution is pinned to zfp's serial policy: the
+ * sweep runs its own threads. */
+#include <math.h>
+#include <zfp.h>
+
+#include "codec_internal.h"
+
+#define ZFPY "numcodecs.zfpy"
+
+enum { MODE_RATE = 2, MODE_PRECISION = 3, MODE_ACCURACY = 4 };
+
+typedef struct {
+    dctk_codec base;
+    int mode;
+    double tolerance, rate;
+    int precision;
+} zfpy_codec;
+
+static dctk_status zfpy_create(const json_t *conf, dctk_codec **out) {
+    /* numcodecs' get_config also carries its compression_kwargs: ignored */
+    static const char *const known[] = {"mode", "tolerance", "rate", "precision", "compression_kwargs", "id", NULL};
+    DCTK_TRY(dctk_conf_only(conf, ZFPY, known));
+    long long mode, prec;
+    double tol, rate;
+    DCTK_TRY(dctk_conf_int(conf, ZFPY, "mode", false, MODE_ACCURACY, &mode));
+    DCTK_TRY(dctk_conf_real(conf, ZFPY, "tolerance", false, -1, &tol));
+    DCTK_TRY(dctk_conf_real(conf, ZFPY, "rate", false, -1, &rate));
+    DCTK_TRY(dctk_conf_int(conf, ZFPY, "precision", false, -1, &prec));
+    if (mode < MODE_RATE || mode > MODE_ACCURACY)
+        return DCTK_FAIL(DCTK_ERR_ARG, "codec '" ZFPY "': mode %lld is not 2 (rate), 3 (precision) or 4 (accuracy)",
+                         mode);
+    if (!isfinite(tol) || !isfinite(rate) || prec > ZFP_MAX_PREC || prec < -1)
+        return DCTK_FAIL(DCTK_ERR_ARG, "codec '" ZFPY "': tolerance and rate must be finite, precision -1..%d",
+                         ZFP_MAX_PREC);
+    zfpy_codec *c = DCTK_CODEC_ALLOC(zfpy_codec, &dctk_codec_zfpy);
+    if (!c) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    c->mode = (int)mode;
+    c->tolerance = tol;
+    c->rate = rate;
+    c->precision = (int)prec;
+    *out = &c->base;
+    return DCTK_OK;
+}
+
+static void zfpy_destroy(dctk_codec *c) { free(c); }
+
+static json_t *zfpy_to_json(const dctk_codec *base) {
+    const zfpy_codec *c = (const zfpy_codec *)base;
+    json_t *conf = json_pack("{s:i,s:o,s:o,s:i}", "mode", c->mode, "tolerance", dctk_json_real(c->tolerance), "rate",
+                             dctk_json_real(c->rate), "precision", c->precision);
+    return dctk_codec_object(ZFPY, conf);
+}
+
+static dctk_status zfp_type_for(dctk_dtype t, zfp_type *zt) {
+    switch (t) {
+    case DCTK_FLOAT32: *zt = zfp_type_float; return DCTK_OK;
+    case DCTK_FLOAT64: *zt = zfp_type_double; return DCTK_OK;
+    case DCTK_INT32: *zt = zfp_type_int32; return DCTK_OK;
+    case DCTK_INT64: *zt = zfp_type_int64; return DCTK_OK;
+    default:
+        return DCTK_FAIL(DCTK_ERR_UNSUPPORTED, "codec '" ZFPY "': %s is not supported (float32, float64, int32, int64 are)",
+                         dctk_dtype_name(t));
+    }
+}
+
+/* The zfp field over a chunk: x = last axis; more than 4 axes fold into w. */
+static zfp_field *field_for(const dctk_chunk_spec *in, zfp_type zt, void *data, unsigned *dims) {
+    size_t sz[4] = {1, 1, 1, 1}; /* x, y, z, w */
+    int nd = in->ndim < 1 ? 1 : in->ndim > 4 ? 4 : in->ndim;
+    for (int k = 0; k < in->ndim; k++) {
+        int axis = in->ndim - 1 - k; /* k = 0 is x */
+        sz[k < 3 ? k : 3] *= in->shape[axis];
+    }
+    zfp_field *f = zfp_field_alloc();
+    if (!f) return NULL;
+    zfp_field_set_type(f, zt);
+    zfp_field_set_pointer(f, data);
+    if (nd == 1) zfp_field_set_size_1d(f, sz[0]);
+    else if (nd == 2) zfp_field_set_size_2d(f, sz[0], sz[1]);
+    else if (nd == 3) zfp_field_set_size_3d(f, sz[0], sz[1], sz[2]);
+    else zfp_field_set_size_4d(f, sz[0], sz[1], sz[2], sz[3]);
+    *dims = (unsigned)nd;
+    return f;
+}
+
+/* zfpy's _set_compression_mode, given the one parameter numcodecs passes. */
+static void set_mode(zfp_stream *zs, const zfpy_codec *c, unsigned dims) {
+    if (c->mode == MODE_ACCURACY && c->tolerance >= 0) zfp_stream_set_accuracy(zs, c->tolerance);
+    else if (c->mode == MODE_RATE && c->rate >= 0) zfp_stream_set_rate(zs, c->rate, zfp_type_none, dims, 0);
+    else if (c->mode == MODE_PRECISION && c->precision >= 0) zfp_stream_set_precision(zs, (unsigned)c->precision);
+    else zfp_stream_set_reversible(zs);
+}
+
+static dctk_status compress_into(zfp_stream *zs, const zfp_field *f, dctk_buf *dst) {
+    size_t cap = zfp_stream_maximum_size(zs, f);
+    DCTK_TRY(dctk_buf_resize(dst, cap));
+    bitstream *bs = stream_open(dst->data, cap);
+    if (!bs) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    zfp_stream_set_bit_stream(zs, bs);
+    zfp_stream_rewind(zs);
+    dctk_status st = DCTK_OK;
+    size_t size = 0;
+    if (!zfp_write_header(zs, f, ZFP_HEADER_FULL))
+        st = DCTK_FAIL(DCTK_ERR_UNSUPPORTED, "codec '" ZFPY "': the chunk's sizes do not fit a zfp header");
+    else if (!(size = zfp_compress(zs, f)))
+        st = DCTK_FAIL(DCTK_ERR_CODEC, "codec '" ZFPY "': zfp_compress failed");
+    stream_close(bs);
+    dst->size = size;
+    return st;
+}
+
+static dctk_status zfpy_encode(const dctk_codec *base, dctk_codec_ctx *ctx, const dctk_chunk_spec *in,
+                               const void *src, size_t n, dctk_buf *dst) {
+    (void)ctx;
+    zfp_type zt;
+    DCTK_TRY(zfp_type_for(in->dtype, &zt));
+    if (n != dctk_spec_nbytes(in))
+        return DCTK_FAIL(DCTK_ERR_CODEC, "codec '" ZFPY "': got %zu bytes, expected %zu", n, dctk_spec_nbytes(in));
+    if (dctk_spec_nelems(in) == 0) return DCTK_FAIL(DCTK_ERR_UNSUPPORTED, "codec '" ZFPY "': empty chunk");
+    unsigned dims;
+    zfp_field *f = field_for(in, zt, (void *)src, &dims);
+    zfp_stream *zs = zfp_stream_open(NULL);
+    dctk_status st = DCTK_OK;
+    if (!f || !zs) st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    else if (!zfp_stream_set_execution(zs, zfp_exec_serial))
+        st = DCTK_FAIL(DCTK_ERR_CODEC, "codec '" ZFPY "': zfp refuses serial execution");
+    if (st == DCTK_OK) {
+        set_mode(zs, (const zfpy_codec *)base, dims);
+        st = compress_into(zs, f, dst);
+    }
+    zfp_stream_close(zs);
+    zfp_field_free(f);
+    return st;
+}
+
+/* Read the header of a stream held in a padded aligned buffer of cap bytes. */
+static dctk_status read_header(void *buf, size_t cap, zfp_stream **zs, zfp_field **f, bitstream **bs) {
+    *bs = stream_open(buf, cap);
+    *zs = zfp_stream_open(*bs);
+    *f = zfp_field_alloc();
+    if (!*bs || !*zs || !*f) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (!zfp_read_header(*zs, *f, ZFP_HEADER_FULL))
+        return DCTK_FAIL(DCTK_ERR_CODEC, "codec '" ZFPY "': not a zfp stream (bad or unsupported header)");
+    return DCTK_OK;
+}
+
+static void close_all(zfp_stream *zs, zfp_field *f, bitstream *bs) {
+    zfp_stream_close(zs);
+    zfp_field_free(f);
+    if (bs) stream_close(bs);
+}
+
+static dctk_status check_header(const zfp_field *f, const dctk_chunk_spec *in) {
+    zfp_type want;
+    DCTK_TRY(zfp_type_for(in->dtype, &want));
+    size_t count = zfp_field_size(f, NULL);
+    if (f->type != want)
+        return DCTK_FAIL(DCTK_ERR_CODEC, "codec '" ZFPY "': the stream holds zfp type %d, the chunk is %s", (int)f->type,
+                         dctk_dtype_name(in->dtype));
+    if (count != dctk_spec_nelems(in))
+        return DCTK_FAIL(DCTK_ERR_CODEC, "codec '" ZFPY "': the stream holds %zu values, the chunk %zu", count,
+                         dctk_spec_nelems(in));
+    return DCTK_OK;
+}
+
+/* Header, checks and the worst-case size of the stream, from its first bytes. */
+static dctk_status probe(const void *src, size_t n, const dctk_chunk_spec *in, size_t *maxsize) {
+    uint64_t head[(ZFP_HEADER_MAX_BITS + 63) / 64 + 1] = {0};
+    memcpy(head, src, n < sizeof head ? n : sizeof head);
+    zfp_stream *zs = NULL;
+    zfp_field *f = NULL;
+    bitstream *bs = NULL;
+    dctk_status st = read_header(head, sizeof head, &zs, &f, &bs);
+    if (st == DCTK_OK) st = check_header(f, in);
+    if (st == DCTK_OK) *maxsize = zfp_stream_maximum_size(zs, f);
+    close_all(zs, f, bs);
+    return st;
+}
+
+static dctk_status decompress_padded(void *buf, size_t cap, size_t n, dctk_buf *dst) {
+    zfp_stream *zs = NULL;
+    zfp_field *f = NULL;
+    bitstream *bs = NULL;
+    dctk_status st = read_header(buf, cap, &zs, &f, &bs);
+    if (st == DCTK_OK && !zfp_stream_set_execution(zs, zfp_exec_serial))
+        st = DCTK_FAIL(DCTK_ERR_CODEC, "codec '" ZFPY "': zfp refuses serial execution");
+    if (st == DCTK_OK) {
+        zfp_field_set_pointer(f, dst->data);
+        size_t used = zfp_decompress(zs, f);
+        if (!used) st = DCTK_FAIL(DCTK_ERR_CODEC, "codec '" ZFPY "': zfp_decompress failed");
+        else if (used > n)
+            st = DCTK_FAIL(DCTK_ERR_CODEC, "codec '" ZFPY "': truncated stream (%zu bytes, %zu needed)", n, used);
+    }
+    close_all(zs, f, bs);
+    return st;
+}
+
+static dctk_status zfpy_decode(const dctk_codec *base, dctk_codec_ctx *ctx, const dctk_chunk_spec *in,
+                               const void *src, size_t n, dctk_buf *dst) {
+    (void)base, (void)ctx;
+    if (n == 0) return DCTK_FAIL(DCTK_ERR_CODEC, "codec '" ZFPY "': empty stream");
+    size_t maxsize;
+    DCTK_TRY(probe(src, n, in, &maxsize));
+    DCTK_TRY(dctk_buf_resize(dst, dctk_spec_nbytes(in)));
+    /* room for zfp's worst case plus a word of read-ahead, in whole words */
+    size_t cap = ((n > maxsize ? n : maxsize) + 2 * sizeof(uint64_t) + 7) & ~(size_t)7;
+    void *buf = calloc(1, cap);
+    if (!buf) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory (%zu bytes for a zfp stream)", cap);
+    memcpy(buf, src, n);
+    dctk_status st = decompress_padded(buf, cap, n, dst);
+    free(buf);
+    return st;
+}
+
+const dctk_codec_vt dctk_codec_zfpy = {
+    .name = ZFPY, .kind = DCTK_CODEC_AB, .lossless = false,
+    .create = zfpy_create, .destroy = zfpy_destroy, .to_json = zfpy_to_json,
+    .encode = zfpy_encode, .decode = zfpy_decode,
+};
