@@ -56,7 +56,8 @@ int cli_parse(const cli_cmd *cmd, int argc, char **argv, const char **pos, int m
     bool only_pos = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        if (only_pos || a[0] != '-' || a[1] == '\0') {
+        /* "-1" is an index (none), not an option: no option starts with a digit */
+        if (only_pos || a[0] != '-' || a[1] == '\0' || (a[1] >= '0' && a[1] <= '9')) {
             if (np >= max_pos) return usage_error(cmd, "unexpected argument '%s'", a);
             pos[np++] = a;
             continue;

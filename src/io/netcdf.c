@@ -1,5 +1,5 @@
 /* netCDF input through libnetcdf: classic, 64-bit offset, CDF5 and netCDF-4.
- * The only file that includes netcdf.h.
+ * Only src/io/netcdf*.c include netcdf.h (netcdf_write.c writes netCDF-4).
  *
  * Variables of the root group with a numeric type become dataset variables;
  * text (char, string), user-defined types and variables in subgroups are

@@ -1,0 +1,279 @@
+/* dc_toolkit open_zarr_and_inspect STORE.zarr: the tree of a Zarr store and,
+ * per array, its layout, codecs, stored size, provenance and a look at its
+ * values (read block by block, so any size of array works in bounded memory). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+#include "dctk/util.h"
+#include "dctk/zarr.h"
+#include "dctk/zarr_inspect.h"
+
+#define CMD "open_zarr_and_inspect"
+#define VALUE_WIDTH 100
+#define STATS_BLOCK_BYTES (64u << 20)
+#define NPREVIEW 6
+
+typedef struct {
+    const char *path;
+    dctk_store *store;
+    bool v3;
+    bool root_array;
+    char **arrays; /* node paths of the arrays, in walk order */
+    size_t narrays, cap;
+    bool nomem;
+} inspector;
+
+/* One JSON value on one line, cut to a readable width. */
+static void print_value(const char *indent, const char *key, const json_t *v) {
+    char buf[VALUE_WIDTH + 4];
+    char *s = json_is_string(v) ? NULL : json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+    snprintf(buf, sizeof buf, "%s", json_is_string(v) ? json_string_value(v) : s ? s : "?");
+    free(s);
+    for (char *p = buf; *p; p++)
+        if (*p == '\n' || *p == '\r' || *p == '\t') *p = ' ';
+    if (strlen(buf) > VALUE_WIDTH) strcpy(buf + VALUE_WIDTH - 3, "...");
+    printf("%s%s: %s\n", indent, key, buf);
+}
+
+static void print_attrs(const char *indent, const json_t *attrs, const char *skip) {
+    const char *key;
+    json_t *v;
+    json_object_foreach((json_t *)attrs, key, v)
+        if (!skip || strcmp(key, skip)) print_value(indent, key, v);
+}
+
+static json_t *load_json(dctk_store *s, const char *key) {
+    dctk_buf b = DCTK_BUF_INIT;
+    json_t *j = NULL;
+    if (dctk_store_get(s, key, &b) == DCTK_OK) j = json_loadb((const char *)b.data, b.size, 0, NULL);
+    dctk_buf_free(&b);
+    dctk_clear_detail();
+    return j;
+}
+
+/* ---- the store and its tree ------------------------------------------------ */
+
+static dctk_status open_store(inspector *in) {
+    struct stat sb;
+    if (stat(in->path, &sb) != 0 || !S_ISDIR(sb.st_mode))
+        return DCTK_FAIL(DCTK_ERR_NOT_FOUND, "%s: not a Zarr store (%s)", in->path,
+                         stat(in->path, &sb) != 0 ? "no such directory" : "not a directory");
+    DCTK_TRY(dctk_store_dir_open(in->path, false, &in->store));
+    bool v3, v2arr, v2grp;
+    DCTK_TRY(dctk_store_exists(in->store, "zarr.json", &v3));
+    DCTK_TRY(dctk_store_exists(in->store, ".zarray", &v2arr));
+    DCTK_TRY(dctk_store_exists(in->store, ".zgroup", &v2grp));
+    if (!v3 && !v2arr && !v2grp)
+        return DCTK_FAIL(DCTK_ERR_FORMAT, "%s: not a Zarr store (no zarr.json, .zarray or .zgroup)", in->path);
+    in->v3 = v3;
+    json_t *root = v3 ? load_json(in->store, "zarr.json") : NULL;
+    if (v3 && !root) return DCTK_FAIL(DCTK_ERR_FORMAT, "%s: zarr.json is not valid JSON", in->path);
+    in->root_array = v3 ? !strcmp(json_string_value(json_object_get(root, "node_type")) ?: "", "array") : v2arr;
+    json_decref(root);
+    return DCTK_OK;
+}
+
+static void print_root(const inspector *in) {
+    json_t *root = load_json(in->store, in->v3 ? "zarr.json" : ".zattrs");
+    const json_t *attrs = in->v3 ? json_object_get(root, "attributes") : root;
+    const json_t *cm = json_object_get(json_object_get(root, "consolidated_metadata"), "metadata");
+    bool v2cons = false;
+    if (!in->v3) dctk_store_exists(in->store, ".zmetadata", &v2cons);
+    printf("store: %s\nformat: Zarr v%d%s\n", in->path, in->v3 ? 3 : 2, in->root_array ? " (a single array)" : "");
+    if (cm) printf("consolidated metadata: %zu nodes\n", json_object_size(cm));
+    else printf("consolidated metadata: %s\n", v2cons ? "yes (.zmetadata)" : "none");
+    if (!in->root_array) {
+        printf("attributes: %zu\n", json_object_size(attrs));
+        print_attrs("  ", attrs, NULL);
+    }
+    json_decref(root);
+}
+
+/* The v3 data type, or a v2 numpy type string by its v3 name ("<i2" -> int16). */
+static const char *dtype_of(const json_t *meta) {
+    const char *v3 = json_string_value(json_object_get(meta, "data_type"));
+    const char *v2 = json_string_value(json_object_get(meta, "dtype"));
+    if (v3 || !v2) return v3 ? v3 : "?";
+    char little[16];
+    snprintf(little, sizeof little, "%s", v2);
+    if (little[0] == '>') little[0] = '<';
+    dctk_dtype t;
+    return dctk_dtype_parse(little, &t) == DCTK_OK ? dctk_dtype_name(t) : v2;
+}
+
+static void print_tree_line(const char *path, const json_t *meta, bool is_array) {
+    int depth = 2; /* below the root's "/" */
+    for (const char *p = path; *p; p++) depth += *p == '/';
+    const char *name = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+    printf("%*s%s%s", 2 * depth, "", name, is_array ? "" : "/");
+    if (is_array) {
+        char *shape = json_dumps(json_object_get(meta, "shape"), JSON_COMPACT | JSON_ENCODE_ANY);
+        printf("  %s %s", dtype_of(meta), shape ? shape : "?");
+        free(shape);
+    }
+    printf("%s\n", name[0] == '.' ? "  (hidden: an unfinished write)" : "");
+}
+
+/* Lists the array for the detail pass; the root array has no tree line of its own. */
+static int visit(const char *path, const json_t *meta, bool is_array, void *user) {
+    inspector *in = user;
+    if (path[0]) print_tree_line(path, meta, is_array);
+    if (!is_array) return 0;
+    if (in->narrays == in->cap) {
+        size_t cap = in->cap ? 2 * in->cap : 16;
+        char **v = realloc(in->arrays, cap * sizeof *v);
+        if (!v) return in->nomem = true, 1;
+        in->arrays = v, in->cap = cap;
+    }
+    if (!(in->arrays[in->narrays] = strdup(path))) return in->nomem = true, 1;
+    in->narrays++;
+    return 0;
+}
+
+static dctk_status print_tree(inspector *in) {
+    printf("tree:\n  /%s\n", in->root_array ? "  (array)" : "");
+    if (in->root_array) return visit("", NULL, true, in) ? DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory") : DCTK_OK;
+    dctk_status st = dctk_zarr_walk(in->store, visit, in);
+    if (st == DCTK_OK && in->nomem) st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    return st;
+}
+
+/* ---- one array --------------------------------------------------------------- */
+
+static void print_layout(const dctk_zarr_meta *m) {
+    char shape[256], a[256], b[256];
+    printf("  shape: %s  dims: ", dctk_shape_str(m->ndim, m->shape, shape, sizeof shape));
+    for (int d = 0; d < m->ndim; d++) printf("%s%s", d ? ", " : "", m->dim_names[d] ? m->dim_names[d] : "(unnamed)");
+    printf("%s\n  dtype: %s\n", m->ndim ? "" : "(scalar)", dctk_dtype_name(m->dtype));
+    if (m->sharded)
+        printf("  chunks: %s (inner)  shards: %s\n", dctk_shape_str(m->ndim, m->inner, a, sizeof a),
+               dctk_shape_str(m->ndim, m->chunk, b, sizeof b));
+    else printf("  chunks: %s (not sharded)\n", dctk_shape_str(m->ndim, m->chunk, a, sizeof a));
+}
+
+static void print_fill(const dctk_zarr_meta *m) {
+    if (isnan(m->fill)) printf("  fill value: NaN\n");
+    else if (isinf(m->fill)) printf("  fill value: %s\n", m->fill > 0 ? "Infinity" : "-Infinity");
+    else printf("  fill value: %.*g\n", m->dtype == DCTK_FLOAT32 ? 9 : 17, m->fill);
+}
+
+static void print_codecs(const dctk_zarr_meta *m) {
+    printf("  codecs%s:\n", m->sharded ? " (inside each shard)" : m->zarr_format == 2 ? " (from the v2 filters and compressor)" : "");
+    for (size_t i = 0; i < json_array_size(m->codecs); i++) {
+        char *s = json_dumps(json_array_get(m->codecs, i), JSON_COMPACT);
+        printf("    %s\n", s ? s : "?");
+        free(s);
+    }
+    if (m->sharded)
+        printf("  shard index: at the %s%s\n", m->index_at_start ? "start" : "end", m->index_crc ? ", with CRC-32C" : "");
+}
+
+static dctk_status print_sizes(const inspector *in, const char *path, const dctk_zarr_meta *m) {
+    uint64_t stored, nkeys, raw = (uint64_t)dctk_shape_nelems(m->ndim, m->shape) * dctk_dtype_size(m->dtype);
+    DCTK_TRY(dctk_zarr_stored_bytes(in->store, path, &stored, &nkeys));
+    char s1[32], s2[32];
+    printf("  stored: %s (%llu bytes) in %llu key%s  uncompressed: %s (%llu bytes)  ", dctk_format_size(stored, s1, sizeof s1),
+           (unsigned long long)stored, (unsigned long long)nkeys, nkeys == 1 ? "" : "s",
+           dctk_format_size(raw, s2, sizeof s2), (unsigned long long)raw);
+    if (stored) printf("ratio: %.3f\n", (double)raw / (double)stored);
+    else printf("ratio: inf (nothing stored: every chunk is the fill value)\n");
+    return DCTK_OK;
+}
+
+static void print_provenance(const json_t *attrs) {
+    const json_t *p = json_object_get(attrs, "dc_toolkit");
+    if (!p) return;
+    if (!json_is_object(p)) {
+        print_value("  ", "dc_toolkit", p);
+        return;
+    }
+    printf("  dc_toolkit:\n");
+    print_attrs("    ", p, NULL);
+}
+
+static void print_number(const dctk_zarr_meta *m, double v) {
+    if (isnan(v)) printf("NaN");
+    else if (dctk_dtype_is_float(m->dtype)) printf("%.*g", m->dtype == DCTK_FLOAT32 ? 7 : 10, v);
+    else printf("%.0f", v);
+}
+
+static void print_values(const dctk_zarr_meta *m, const dctk_zarr_summary *s) {
+    printf("  values: first row [");
+    for (size_t i = 0; i < s->npreview; i++) {
+        printf("%s", i ? ", " : "");
+        print_number(m, s->preview[i]);
+    }
+    bool more = m->ndim > 0 && m->shape[m->ndim - 1] > s->npreview;
+    printf("%s]\n  stats: min ", more ? ", ..." : "");
+    print_number(m, s->min);
+    printf("  max ");
+    print_number(m, s->max);
+    printf("  mean %.10g  NaN %llu", s->mean, (unsigned long long)s->n_nan);
+    if (s->n_inf) printf("  infinite %llu", (unsigned long long)s->n_inf);
+    printf("  of %llu values\n", (unsigned long long)s->nelems);
+}
+
+static dctk_status inspect_array(const inspector *in, const char *path) {
+    dctk_zarr_array *a;
+    DCTK_TRY(dctk_zarr_open(in->store, path, &a));
+    const dctk_zarr_meta *m = dctk_zarr_get_meta(a);
+    printf("\narray %s\n", path[0] ? path : "/");
+    print_layout(m);
+    print_fill(m);
+    print_codecs(m);
+    dctk_status st = print_sizes(in, path, m);
+    if (st == DCTK_OK) {
+        print_provenance(m->attrs);
+        printf("  attributes: %zu\n", json_object_size(m->attrs) - (json_object_get(m->attrs, "dc_toolkit") != NULL));
+        print_attrs("    ", m->attrs, "dc_toolkit");
+        dctk_zarr_summary s;
+        fflush(stdout); /* the listing so far stays ahead of an error on stderr */
+        st = dctk_zarr_summarize(a, STATS_BLOCK_BYTES, NPREVIEW, &s);
+        if (st == DCTK_OK) print_values(m, &s);
+    }
+    dctk_zarr_close(a);
+    return st;
+}
+
+static dctk_status inspect(inspector *in) {
+    DCTK_TRY(open_store(in));
+    print_root(in);
+    DCTK_TRY(print_tree(in));
+    for (size_t i = 0; i < in->narrays; i++) DCTK_TRY(inspect_array(in, in->arrays[i]));
+    return DCTK_OK;
+}
+
+static int run(int argc, char **argv) {
+    const char *pos[1];
+    int rc = cli_parse(&cmd_open_zarr_and_inspect, argc, argv, pos, 1, 1, NULL);
+    if (rc) return rc < 0 ? 0 : rc;
+    inspector in = {.path = pos[0]};
+    dctk_status st = inspect(&in);
+    fflush(stdout);
+    if (st != DCTK_OK && strncmp(dctk_detail(), in.path, strlen(in.path)) != 0) dctk_prefix_detail("%s: ", in.path);
+    for (size_t i = 0; i < in.narrays; i++) free(in.arrays[i]);
+    free(in.arrays);
+    dctk_store_close(in.store);
+    return st == DCTK_OK ? 0 : cli_fail(CMD, st);
+}
+
+const cli_cmd cmd_open_zarr_and_inspect = {
+    .name = CMD,
+    .summary = "show the tree, layout, codecs, sizes, provenance and values of a Zarr v2 or v3 store",
+    .usage = "STORE.zarr",
+    .help = "Prints the store's format and root attributes, the tree of groups and arrays, and for every\n"
+            "array: shape, dimension names, data type, inner chunk and shard shapes, the codecs (one JSON\n"
+            "object per line), stored bytes (the sizes of its chunk or shard keys), uncompressed bytes and\n"
+            "their ratio, the fill value, the dc_toolkit provenance attribute when present (pipeline,\n"
+            "predicted_ratio, threshold, ...), its other attributes, the first values of its first row,\n"
+            "and min/max/mean/NaN count of the stored values, read block by block in bounded memory.\n"
+            "A path that is not a Zarr store, or a damaged shard, gives one line on stderr and exit\n"
+            "status 1. Example:\n"
+            "  dc_toolkit open_zarr_and_inspect out/era5.zarr",
+    .opts = (const cli_opt[]){{0}},
+    .run = run,
+};

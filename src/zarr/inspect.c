@@ -1,0 +1,182 @@
+/* Stored size, block walks and value summaries of an array (zarr_inspect.h).
+ *
+ * The summary never holds the array: it reads one block at a time, blocks
+ * aligned to shards or inner chunks so that each stored chunk is decoded
+ * once. The mean uses Neumaier's compensated sum, so that a field of
+ * millions of values near 280 K does not drift in its last digits. */
+#include <math.h>
+
+#include "dctk/zarr_inspect.h"
+#include "zarr_internal.h"
+
+/* --- stored bytes ------------------------------------------------------- */
+
+typedef struct {
+    char **v;
+    size_t n, cap;
+    bool nomem;
+} name_list;
+
+static int add_name(const char *name, void *user) {
+    name_list *l = user;
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 32;
+        char **v = realloc(l->v, cap * sizeof *v);
+        if (!v) return l->nomem = true, 1;
+        l->v = v, l->cap = cap;
+    }
+    if (!(l->v[l->n] = strdup(name))) return l->nomem = true, 1;
+    l->n++;
+    return 0;
+}
+
+static void name_list_free(name_list *l) {
+    for (size_t i = 0; i < l->n; i++) free(l->v[i]);
+    free(l->v);
+}
+
+static bool is_meta_name(const char *n) {
+    return !strcmp(n, "zarr.json") || !strcmp(n, ".zarray") || !strcmp(n, ".zattrs") || !strcmp(n, ".zgroup") ||
+           !strcmp(n, ".zmetadata");
+}
+
+/* The store interface has no "is this a folder": a name whose size is
+ * NOT_FOUND is the first segment of longer keys, so descend into it. */
+static dctk_status sum_keys(dctk_store *s, const char *prefix, int depth, uint64_t *bytes, uint64_t *nkeys) {
+    if (depth > DCTK_MAX_DIMS + 2) return DCTK_OK; /* deeper than any chunk key */
+    name_list l = {0};
+    dctk_status st = dctk_store_list(s, prefix, add_name, &l);
+    if (st == DCTK_OK && l.nomem) st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; i < l.n && st == DCTK_OK; i++) {
+        if (depth == 0 && is_meta_name(l.v[i])) continue;
+        char *key = zarr_join(prefix, l.v[i]);
+        uint64_t n = 0;
+        st = key ? dctk_store_size(s, key, &n) : DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+        if (st == DCTK_OK) *bytes += n, (*nkeys)++;
+        else if (st == DCTK_ERR_NOT_FOUND) {
+            dctk_clear_detail();
+            st = sum_keys(s, key, depth + 1, bytes, nkeys);
+        }
+        free(key);
+    }
+    name_list_free(&l);
+    return st;
+}
+
+dctk_status dctk_zarr_stored_bytes(dctk_store *s, const char *path, uint64_t *bytes, uint64_t *nkeys) {
+    *bytes = *nkeys = 0;
+    return sum_keys(s, path, 0, bytes, nkeys);
+}
+
+/* --- blocks --------------------------------------------------------------- */
+
+static uint64_t box_bytes(int ndim, const size_t *box, size_t es) { return (uint64_t)dctk_shape_nelems(ndim, box) * es; }
+
+void dctk_zarr_block_shape(const dctk_zarr_meta *m, uint64_t max_bytes, size_t *block) {
+    size_t es = dctk_dtype_size(m->dtype), shard[DCTK_MAX_DIMS], inner[DCTK_MAX_DIMS];
+    /* v2 chunks may be larger than the array; only the part inside counts */
+    for (int d = 0; d < m->ndim; d++) {
+        size_t len = m->shape[d] ? m->shape[d] : 1;
+        shard[d] = m->chunk[d] < len ? m->chunk[d] : len;
+        inner[d] = m->inner[d] < len ? m->inner[d] : len;
+    }
+    memcpy(block, box_bytes(m->ndim, shard, es) <= max_bytes ? shard : inner, (size_t)m->ndim * sizeof *block);
+    for (int d = 0; d < m->ndim && box_bytes(m->ndim, block, es) > max_bytes; d++) {
+        uint64_t rest = box_bytes(m->ndim, block, es) / block[d]; /* bytes of one slice along d */
+        uint64_t want = max_bytes / rest;
+        block[d] = want < 1 ? 1 : want < block[d] ? (size_t)want : block[d];
+    }
+}
+
+bool dctk_block_next(int ndim, const size_t *shape, const size_t *block, bool *first, size_t *start, size_t *count) {
+    if (*first) {
+        *first = false;
+        for (int d = 0; d < ndim; d++) {
+            if (shape[d] == 0) return false;
+            start[d] = 0;
+        }
+    } else {
+        int d = ndim - 1;
+        for (; d >= 0; d--) {
+            start[d] += block[d];
+            if (start[d] < shape[d]) break;
+            start[d] = 0;
+        }
+        if (d < 0) return false;
+    }
+    for (int d = 0; d < ndim; d++) count[d] = shape[d] - start[d] < block[d] ? shape[d] - start[d] : block[d];
+    return true;
+}
+
+/* --- summary --------------------------------------------------------------- */
+
+typedef struct {
+    dctk_zarr_summary *s;
+    double sum, comp; /* Neumaier */
+} accum;
+
+static void add_value(accum *a, double x) {
+    dctk_zarr_summary *s = a->s;
+    if (isnan(x)) {
+        s->n_nan++;
+        return;
+    }
+    bool first = s->n_finite + s->n_inf == 0;
+    if (first || x < s->min) s->min = x;
+    if (first || x > s->max) s->max = x;
+    if (isinf(x)) {
+        s->n_inf++;
+        return;
+    }
+    s->n_finite++;
+    double t = a->sum + x;
+    a->comp += fabs(a->sum) >= fabs(x) ? (a->sum - t) + x : (x - t) + a->sum;
+    a->sum = t;
+}
+
+static void add_block(accum *a, dctk_dtype t, const void *buf, size_t n) {
+    for (size_t i = 0; i < n; i++) add_value(a, dctk_load_f64(t, buf, i));
+    a->s->nelems += n;
+}
+
+static dctk_status read_preview(dctk_zarr_array *a, size_t want, dctk_zarr_summary *s) {
+    const dctk_zarr_meta *m = dctk_zarr_get_meta(a);
+    size_t start[DCTK_MAX_DIMS] = {0}, count[DCTK_MAX_DIMS];
+    for (int d = 0; d < m->ndim; d++) {
+        if (m->shape[d] == 0) return DCTK_OK;
+        count[d] = 1;
+    }
+    size_t n = want > DCTK_PREVIEW_MAX ? DCTK_PREVIEW_MAX : want;
+    if (m->ndim > 0 && m->shape[m->ndim - 1] < n) n = m->shape[m->ndim - 1];
+    if (m->ndim == 0) n = n ? 1 : 0;
+    if (n == 0) return DCTK_OK;
+    if (m->ndim > 0) count[m->ndim - 1] = n;
+    uint8_t buf[DCTK_PREVIEW_MAX * 8];
+    DCTK_TRY(dctk_zarr_read(a, start, count, buf));
+    for (size_t i = 0; i < n; i++) s->preview[i] = dctk_load_f64(m->dtype, buf, i);
+    s->npreview = n;
+    return DCTK_OK;
+}
+
+dctk_status dctk_zarr_summarize(dctk_zarr_array *a, uint64_t max_block_bytes, size_t npreview,
+                                dctk_zarr_summary *out) {
+    memset(out, 0, sizeof *out);
+    out->min = out->max = out->mean = NAN;
+    const dctk_zarr_meta *m = dctk_zarr_get_meta(a);
+    size_t block[DCTK_MAX_DIMS], start[DCTK_MAX_DIMS], count[DCTK_MAX_DIMS], es = dctk_dtype_size(m->dtype);
+    dctk_zarr_block_shape(m, max_block_bytes, block);
+    void *buf = malloc(box_bytes(m->ndim, block, es) ? box_bytes(m->ndim, block, es) : 1);
+    if (!buf) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory for a block of %llu bytes",
+                               (unsigned long long)box_bytes(m->ndim, block, es));
+    accum acc = {.s = out};
+    dctk_status st = DCTK_OK;
+    bool first = true;
+    while (st == DCTK_OK && dctk_block_next(m->ndim, m->shape, block, &first, start, count)) {
+        st = dctk_zarr_read(a, start, count, buf);
+        if (st == DCTK_OK) add_block(&acc, m->dtype, buf, dctk_shape_nelems(m->ndim, count));
+    }
+    free(buf);
+    DCTK_TRY(st);
+    if (out->n_finite) out->mean = (acc.sum + acc.comp) / (double)out->n_finite;
+    return read_preview(a, npreview, out);
+}
