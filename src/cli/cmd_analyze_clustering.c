@@ -1,0 +1,107 @@
+/* dc_toolkit analyze_clustering: ratio against L1, L2 and Linf with k-means
+ * clusters, centroids, Pareto fronts and the threshold, as PNG, SVG and one
+ * offline HTML page where hovering a point shows its combo. */
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "dctk/report.h"
+
+static const char *where, *var, *results, *out_prefix;
+static long clusters;
+
+static const cli_opt opts[] = {
+    {"--where-to-write", NULL, OPT_STR, &where, "DIR", "the folder evaluate_combos wrote into (required)"},
+    {"--var", NULL, OPT_STR, &var, "VAR", "the field (required)"},
+    {"--results", NULL, OPT_STR, &results, "FILE",
+     "read this results file (.parquet or .csv) instead of DIR/results_VAR.parquet"},
+    {"--clusters", NULL, OPT_INT, &clusters, "K",
+     "clusters per panel (default: the k of 3..9 with the best silhouette)"},
+    {"--out", NULL, OPT_STR, &out_prefix, "PREFIX", "output prefix (default DIR/analyze_clustering_VAR)"},
+    {0},
+};
+
+static int run(int argc, char **argv);
+
+const cli_cmd cmd_analyze_clustering = {
+    .name = "analyze_clustering",
+    .summary = "ratio against L1/L2/Linf with clusters, Pareto fronts and threshold (PNG, SVG, HTML)",
+    .usage = "--where-to-write DIR --var VAR [options]",
+    .help = "Reads DIR/results_VAR.parquet (or DIR/config_space_VAR_rank0.csv when there is no Parquet file)\n"
+            "and the threshold from DIR/best_VAR.json. For each of relative L1, L2 and Linf: k-means over\n"
+            "the standardised (ratio, error) of the kept combos with centroids, the Pareto front (higher\n"
+            "ratio, lower error), combos over the threshold in grey. Writes DIR/analyze_clustering_VAR.png,\n"
+            ".svg and .html; the HTML page works offline and shows a combo's codecs and indices on hover.\n"
+            "Example:\n"
+            "  dc_toolkit analyze_clustering --where-to-write out --var t2m",
+    .opts = opts,
+    .run = run,
+};
+
+static double load_threshold(void) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/best_%s.json", where, var);
+    json_t *j = json_load_file(path, 0, NULL);
+    const json_t *t = json_object_get(j, "threshold");
+    double v = json_is_number(t) ? json_number_value(t) : NAN;
+    json_decref(j);
+    return v;
+}
+
+static void results_path(char *buf, size_t cap) {
+    if (results) {
+        snprintf(buf, cap, "%s", results);
+        return;
+    }
+    dctk_results_parquet_path(buf, cap, where, var);
+    if (access(buf, F_OK) == 0) return;
+    char csv[4096];
+    dctk_results_csv_path(csv, sizeof csv, where, var, 0);
+    if (access(csv, F_OK) == 0) snprintf(buf, cap, "%s", csv);
+}
+
+static int analyze(const char *cmd, const char *path, const dctk_result_table *t) {
+    dctk_analyze_opts o = {.var = var, .threshold = load_threshold(), .clusters = (int)clusters};
+    char prefix[4096];
+    if (out_prefix) snprintf(prefix, sizeof prefix, "%s", out_prefix);
+    else snprintf(prefix, sizeof prefix, "%s/analyze_clustering_%s", where, var);
+    size_t kept = 0;
+    for (size_t i = 0; i < t->n; i++) kept += t->rows[i].keep;
+    dctk_status st = dctk_report_analyze(t, &o, prefix);
+    if (st != DCTK_OK) return cli_fail(cmd, st);
+    printf("%s: %zu combos, %zu kept; threshold %s\n", path, t->n, kept,
+           isfinite(o.threshold) ? "from best_VAR.json" : "unknown (no best_VAR.json)");
+    printf("wrote %s.png, %s.svg and %s.html\n", prefix, prefix, prefix);
+    return 0;
+}
+
+static int run(int argc, char **argv) {
+    const char *cmd = "analyze_clustering";
+    where = var = results = out_prefix = NULL;
+    clusters = 0;
+    int rc = cli_parse(&cmd_analyze_clustering, argc, argv, NULL, 0, 0, NULL);
+    if (rc) return rc < 0 ? 0 : rc;
+    if (!where || !var) {
+        fprintf(stderr, "dc_toolkit %s: --where-to-write DIR and --var VAR are required\n", cmd);
+        return 2;
+    }
+    if (clusters < 0 || clusters > 16) {
+        fprintf(stderr, "dc_toolkit %s: --clusters must be between 1 and 16\n", cmd);
+        return 2;
+    }
+    char path[4096];
+    results_path(path, sizeof path);
+    dctk_result_table t = DCTK_RESULT_TABLE_INIT;
+    dctk_status st = dctk_results_read(path, &t);
+    if (st != DCTK_OK) {
+        rc = cli_fail(cmd, st);
+        if (!results) fprintf(stderr, "dc_toolkit %s: run evaluate_combos --where-to-write %s first\n", cmd, where);
+    } else {
+        rc = analyze(cmd, path, &t);
+    }
+    dctk_result_table_free(&t);
+    return rc;
+}

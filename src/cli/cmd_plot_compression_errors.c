@@ -1,0 +1,230 @@
+/* dc_toolkit plot_compression_errors: the 3x3 error panel of one combo on a
+ * 2-D (lat, lon) slice, and on the same slice shifted by 180 degrees of
+ * longitude, to show whether the pipeline respects the periodic seam. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "dctk/codec.h"
+#include "dctk/compress.h"
+#include "dctk/report.h"
+#include "dctk/util.h"
+#include "sweep_opts.h"
+#include "write_opts.h"
+
+static sweep_cli so;
+static const char *combo_path;
+
+static const cli_opt opts[] = {
+    {"--combo", NULL, OPT_STR, &combo_path, "best_FIELD.json",
+     "take the pipeline from this file (written by evaluate_combos); the indices are then optional"},
+    SPACE_CLI_OPTS(so),
+    {0},
+};
+
+static int run(int argc, char **argv);
+
+const cli_cmd cmd_plot_compression_errors = {
+    .name = "plot_compression_errors",
+    .summary = "3x3 panel of a combo's errors on a (lat, lon) slice and its 180-degree shift (PDF, PNG)",
+    .usage = "DATASET WHERE_TO_WRITE FIELD COMP_IDX FILT_IDX SER_IDX [options]",
+    .help = "Resolves the combo as compress_with_optimal does (same --eval-data-size-limit and class flags,\n"
+            "or --combo best_FIELD.json), takes the 2-D slice of FIELD over its last two dimensions (lat, lon)\n"
+            "at index 0 of any leading dimension, and runs the pipeline on it as one chunk, and again on the\n"
+            "slice rolled by half its longitudes. Writes WHERE_TO_WRITE/FIELD_compression_errors.pdf and .png:\n"
+            "original, decoded and absolute error, the same for the shifted field, and three differences that\n"
+            "show whether the pipeline treats the periodic seam like any other longitude. Use -- before\n"
+            "negative indices. Example:\n"
+            "  dc_toolkit plot_compression_errors era5.nc out t2m -- 3 10 -1",
+    .opts = opts,
+    .run = run,
+};
+
+static bool parse_idx(const char *s, int *out) {
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (end == s || *end || v < -1 || v > 100000) return false;
+    *out = (int)v;
+    return true;
+}
+
+/* The pipeline: from --combo, else the indices resolved in the rebuilt space
+ * (checked against the fingerprint of WHERE/best_FIELD.json when present). */
+static dctk_status resolve(dctk_dataset *ds, size_t v, const char *where, const char *field, const int *idx,
+                           const dctk_evaluate_opts *eo, json_t **codecs) {
+    json_t *best;
+    if (combo_path) {
+        if (!(best = write_cli_load_best(combo_path))) return DCTK_ERR_ARG;
+        const char *bv = json_string_value(json_object_get(best, "var"));
+        dctk_status st = DCTK_OK;
+        if (bv && strcmp(bv, field) != 0)
+            st = DCTK_FAIL(DCTK_ERR_ARG, "%s is the combo of '%s', not of '%s'", combo_path, bv, field);
+        else *codecs = json_incref(json_object_get(best, "codecs"));
+        json_decref(best);
+        return st;
+    }
+    char path[4096];
+    snprintf(path, sizeof path, "%s/best_%s.json", where, field);
+    best = write_cli_load_best(path);
+    const char *fp = json_string_value(json_object_get(best, "fingerprint"));
+    dctk_status st = dctk_combo_resolve(ds, v, eo->size_limit, &eo->space, idx[0], idx[1], idx[2], fp, codecs, NULL);
+    json_decref(best);
+    return st;
+}
+
+/* Encode and decode one slice as a single chunk; *stored gets the encoded size. */
+static dctk_status roundtrip(const dctk_pipeline *p, const dctk_chunk_spec *spec, const void *src, void *dst,
+                             size_t *stored) {
+    dctk_codec_ctx *ctx = dctk_codec_ctx_new();
+    dctk_buf enc = DCTK_BUF_INIT, tmp[2] = {DCTK_BUF_INIT, DCTK_BUF_INIT};
+    dctk_status st = ctx ? dctk_pipeline_encode(p, ctx, spec, src, &enc, tmp) : DCTK_FAIL(DCTK_ERR_NOMEM, "no ctx");
+    if (st == DCTK_OK) st = dctk_pipeline_decode(p, ctx, spec, enc.data, enc.size, dst, tmp);
+    *stored = enc.size;
+    dctk_buf_free(&enc);
+    dctk_buf_free(&tmp[0]);
+    dctk_buf_free(&tmp[1]);
+    dctk_codec_ctx_free(ctx);
+    return st;
+}
+
+/* Roll every row left by r elements: dst[j] = src[(j + r) % nlon]. */
+static void roll_rows(const uint8_t *src, uint8_t *dst, size_t el, size_t nlat, size_t nlon, size_t r) {
+    for (size_t i = 0; i < nlat; i++)
+        for (size_t j = 0; j < nlon; j++)
+            memcpy(dst + (i * nlon + j) * el, src + (i * nlon + (j + r) % nlon) * el, el);
+}
+
+static double *to_f64(dctk_dtype t, const void *buf, size_t n) {
+    double *d = malloc(sizeof(double) * (n ? n : 1));
+    for (size_t i = 0; d && i < n; i++) d[i] = dctk_load_f64(t, buf, i);
+    return d;
+}
+
+/* Values of the 1-D coordinate variable named dim with n entries, or NULL. */
+static double *coord(dctk_dataset *ds, const char *dim, size_t n) {
+    size_t c;
+    if (dctk_dataset_find(ds, dim, &c) != DCTK_OK) return NULL;
+    const dctk_var *cv = dctk_dataset_var(ds, c);
+    if (cv->ndim != 1 || cv->shape[0] != n) return NULL;
+    void *buf = malloc(dctk_dtype_size(cv->dtype) * (n ? n : 1));
+    size_t start = 0;
+    double *d = NULL;
+    if (buf && dctk_dataset_read(ds, c, &start, &n, buf) == DCTK_OK) d = to_f64(cv->dtype, buf, n);
+    free(buf);
+    return d;
+}
+
+static bool looks_like_lon(dctk_dataset *ds, const dctk_var *var) {
+    const char *d = var->dims[var->ndim - 1];
+    size_t c;
+    if (strncasecmp(d, "lon", 3) == 0 || strcasecmp(d, "x") == 0) return true;
+    if (dctk_dataset_find(ds, d, &c) != DCTK_OK) return false;
+    const char *u = dctk_dataset_var(ds, c)->units;
+    return u && strncasecmp(u, "degree", 6) == 0 && strchr("eE", u[strlen(u) - 1]);
+}
+
+typedef struct {
+    void *orig, *dec, *sh, *sh_dec; /* native dtype */
+    double *d[4];
+    double *lat, *lon;
+} slices;
+
+static void slices_free(slices *s) {
+    free(s->orig), free(s->dec), free(s->sh), free(s->sh_dec);
+    for (int i = 0; i < 4; i++) free(s->d[i]);
+    free(s->lat), free(s->lon);
+}
+
+/* Read the slice, roll it, run the pipeline on both, convert to double. */
+static dctk_status compute(dctk_dataset *ds, size_t v, const json_t *codecs, slices *s, double *ratio) {
+    const dctk_var *var = dctk_dataset_var(ds, v);
+    size_t nlat = var->shape[var->ndim - 2], nlon = var->shape[var->ndim - 1], n = nlat * nlon;
+    size_t el = dctk_dtype_size(var->dtype), start[DCTK_MAX_DIMS] = {0}, count[DCTK_MAX_DIMS];
+    for (int i = 0; i < var->ndim; i++) count[i] = i < var->ndim - 2 ? 1 : var->shape[i];
+    void **bufs[4] = {&s->orig, &s->dec, &s->sh, &s->sh_dec};
+    for (int i = 0; i < 4; i++)
+        if (!(*bufs[i] = malloc(el * (n ? n : 1)))) return DCTK_FAIL(DCTK_ERR_NOMEM, "no memory for the slice");
+    DCTK_TRY(dctk_dataset_read(ds, v, start, count, s->orig));
+    roll_rows(s->orig, s->sh, el, nlat, nlon, nlon / 2); /* as xarray roll(lon=-half) */
+    dctk_pipeline *p;
+    DCTK_TRY(dctk_pipeline_from_json(codecs, &p));
+    size_t shape[2] = {nlat, nlon}, st1 = 0, st2 = 0;
+    dctk_chunk_spec spec = dctk_spec_make(var->dtype, 2, shape);
+    dctk_status st = roundtrip(p, &spec, s->orig, s->dec, &st1);
+    if (st == DCTK_OK) st = roundtrip(p, &spec, s->sh, s->sh_dec, &st2);
+    dctk_pipeline_free(p);
+    DCTK_TRY(st);
+    *ratio = st1 ? (double)(n * el) / (double)st1 : 0;
+    for (int i = 0; i < 4; i++)
+        if (!(s->d[i] = to_f64(var->dtype, *bufs[i], n))) return DCTK_FAIL(DCTK_ERR_NOMEM, "no memory");
+    s->lat = coord(ds, var->dims[var->ndim - 2], nlat);
+    s->lon = coord(ds, var->dims[var->ndim - 1], nlon);
+    return DCTK_OK;
+}
+
+static int plot(const char *cmd, dctk_dataset *ds, size_t v, const json_t *codecs, const char *where) {
+    const dctk_var *var = dctk_dataset_var(ds, v);
+    slices s = {0};
+    double ratio = 0;
+    dctk_status st = compute(ds, v, codecs, &s, &ratio);
+    char *cj = json_dumps(codecs, JSON_COMPACT), desc[2048], prefix[4096];
+    snprintf(desc, sizeof desc, "pipeline %s; ratio %.3g on this slice", cj ? cj : "?", ratio);
+    free(cj);
+    snprintf(prefix, sizeof prefix, "%s/%s_compression_errors", where, var->name);
+    dctk_error_panel_in in = {var->name, var->units, desc, var->shape[var->ndim - 2], var->shape[var->ndim - 1],
+                              s.d[0], s.d[1], s.d[2], s.d[3], s.lat, s.lon, var->dims[var->ndim - 2],
+                              var->dims[var->ndim - 1]};
+    if (st == DCTK_OK) st = dctk_mkdirs(where);
+    if (st == DCTK_OK) st = dctk_plot_compression_errors(&in, prefix);
+    slices_free(&s);
+    if (st != DCTK_OK) return cli_fail(cmd, st);
+    printf("%s: %s\nwrote %s.pdf and %s.png\n", var->name, desc, prefix, prefix);
+    return 0;
+}
+
+static int check_field(const char *cmd, dctk_dataset *ds, const dctk_var *var) {
+    if (var->ndim < 2) {
+        fprintf(stderr, "dc_toolkit %s: %s: field %s has %d dimension(s); it needs (..., lat, lon)\n", cmd,
+                dctk_dataset_path(ds), var->name, var->ndim);
+        return 2;
+    }
+    if (!looks_like_lon(ds, var))
+        fprintf(stderr, "dc_toolkit %s: note: the last dimension of %s is '%s', not a longitude; the shift is by half "
+                "of it\n", cmd, var->name, var->dims[var->ndim - 1]);
+    if (var->ndim > 2) printf("%s: plotting the slice at index 0 of its leading dimension(s)\n", var->name);
+    return 0;
+}
+
+static int run(int argc, char **argv) {
+    const char *cmd = "plot_compression_errors", *pos[6];
+    int np = 0, idx[3] = {-1, -1, -1};
+    sweep_cli_defaults(&so);
+    combo_path = NULL;
+    int rc = cli_parse(&cmd_plot_compression_errors, argc, argv, pos, 3, 6, &np);
+    if (rc) return rc < 0 ? 0 : rc;
+    if (!combo_path && np != 6) {
+        fprintf(stderr, "dc_toolkit %s: give COMP_IDX FILT_IDX SER_IDX, or --combo best_FIELD.json\n", cmd);
+        return 2;
+    }
+    for (int i = 0; i < 3 && np == 6; i++)
+        if (!parse_idx(pos[3 + i], &idx[i])) {
+            fprintf(stderr, "dc_toolkit %s: '%s' is not an index (-1 or more)\n", cmd, pos[3 + i]);
+            return 2;
+        }
+    dctk_evaluate_opts eo;
+    if ((rc = sweep_cli_eval_opts(cmd, &so, &eo))) return rc;
+    dctk_dataset *ds;
+    size_t v;
+    json_t *codecs = NULL;
+    dctk_status st = dctk_dataset_open(pos[0], &ds);
+    if (st != DCTK_OK) return cli_fail(cmd, st);
+    st = dctk_dataset_find(ds, pos[2], &v);
+    if (st == DCTK_OK && (rc = check_field(cmd, ds, dctk_dataset_var(ds, v))) == 0)
+        st = resolve(ds, v, pos[1], pos[2], idx, &eo, &codecs);
+    if (st != DCTK_OK) rc = cli_fail(cmd, st);
+    else if (rc == 0) rc = plot(cmd, ds, v, codecs, pos[1]);
+    json_decref(codecs);
+    dctk_dataset_close(ds);
+    return rc;
+}

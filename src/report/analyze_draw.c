@@ -1,0 +1,107 @@
+/* Drawing the laid-out analyze_clustering figure with cairo. */
+#include <math.h>
+#include <stdio.h>
+
+#include "report/analyze_internal.h"
+
+static const rgb BLACK = {0.05, 0.05, 0.05}, GREY = {0.55, 0.55, 0.55}, RED = {0.85, 0.10, 0.10};
+
+static void draw_points(cairo_t *cr, const an_panel *p) {
+    for (size_t j = 0; j < p->npts; j++) {
+        const an_point *q = &p->pts[j];
+        if (q->cluster < 0) draw_marker(cr, MARK_RING, q->px, q->py, 2.6, GREY, 0.55);
+        else draw_marker(cr, MARK_CIRCLE, q->px, q->py, 3.0, cluster_color(q->cluster), 0.85);
+    }
+}
+
+static void draw_front(cairo_t *cr, const an_panel *p) {
+    if (p->nfront == 0) return;
+    cairo_save(cr);
+    set_rgb(cr, BLACK, 0.8);
+    cairo_set_line_width(cr, 1.1);
+    cairo_new_path(cr);
+    for (size_t j = 0; j < p->nfront; j++) cairo_line_to(cr, p->pts[p->front[j]].px, p->pts[p->front[j]].py);
+    cairo_stroke(cr);
+    cairo_restore(cr);
+    for (size_t j = 0; j < p->nfront; j++)
+        draw_marker(cr, MARK_RING, p->pts[p->front[j]].px, p->pts[p->front[j]].py, 5.2, BLACK, 1);
+}
+
+static void draw_centroids(cairo_t *cr, const an_panel *p) {
+    for (int c = 0; c < p->k; c++) {
+        double x = axes_px(&p->ax, p->centers[2 * c]), y = axes_py(&p->ax, p->centers[2 * c + 1]);
+        draw_marker(cr, MARK_CROSS, x, y, 6.5, (rgb){1, 1, 1}, 1); /* a white halo keeps it visible on points */
+        draw_marker(cr, MARK_CROSS, x, y, 5.5, BLACK, 1);
+    }
+}
+
+static void draw_threshold(cairo_t *cr, const an_panel *p, double thr) {
+    if (!p->threshold_here || !isfinite(thr) || !(thr > 0 || !p->ax.ylog)) return;
+    double y = axes_py(&p->ax, thr), dash[] = {6, 4};
+    char buf[64];
+    cairo_save(cr);
+    set_rgb(cr, RED, 1);
+    cairo_set_line_width(cr, 1.4);
+    cairo_set_dash(cr, dash, 2, 0);
+    cairo_move_to(cr, p->ax.x, y);
+    cairo_line_to(cr, p->ax.x + p->ax.w, y);
+    cairo_stroke(cr);
+    snprintf(buf, sizeof buf, "threshold %.3g", thr);
+    text_at(cr, p->ax.x + p->ax.w - 4, y - 8, buf, 9, ALIGN_RIGHT, 0, false);
+    cairo_restore(cr);
+}
+
+static void draw_panel(cairo_t *cr, const an_panel *p, double thr) {
+    char title[160], note[96];
+    if (p->k > 0)
+        snprintf(title, sizeof title, "ratio vs %s (k = %d, silhouette %.2f)", p->label + 9, p->k, p->silhouette);
+    else snprintf(title, sizeof title, "ratio vs %s (nothing kept)", p->label + 9);
+    axes_draw(cr, &p->ax, p->ax.xlog ? "compression ratio (log scale; higher is better)" : "compression ratio (higher is better)", p->label, title);
+    cairo_save(cr);
+    cairo_rectangle(cr, p->ax.x, p->ax.y, p->ax.w, p->ax.h);
+    cairo_clip(cr);
+    draw_points(cr, p);
+    draw_front(cr, p);
+    draw_centroids(cr, p);
+    draw_threshold(cr, p, thr);
+    if (p->ax.ylog && p->nzero) {
+        snprintf(note, sizeof note, "%zu lossless (error 0) on the bottom edge", p->nzero);
+        cairo_set_source_rgb(cr, 0.3, 0.3, 0.3);
+        text_at(cr, p->ax.x + p->ax.w - 5, p->ax.y + p->ax.h - 10, note, 8.5, ALIGN_RIGHT, 0, false);
+    }
+    cairo_restore(cr);
+}
+
+static void draw_legend(cairo_t *cr, double y, double w) {
+    double x = w / 2 - 360, dash[] = {6, 4};
+    x = legend_item(cr, x, y, MARK_CIRCLE, cluster_color(0), "kept combo (colour: k-means cluster)");
+    x = legend_item(cr, x, y, MARK_CROSS, BLACK, "centroid");
+    x = legend_item(cr, x, y, MARK_RING, BLACK, "Pareto front");
+    x = legend_item(cr, x, y, MARK_RING, GREY, "not kept (over threshold)");
+    cairo_save(cr);
+    set_rgb(cr, RED, 1);
+    cairo_set_line_width(cr, 1.4);
+    cairo_set_dash(cr, dash, 2, 0);
+    cairo_move_to(cr, x, y);
+    cairo_line_to(cr, x + 22, y);
+    cairo_stroke(cr);
+    cairo_restore(cr);
+    cairo_set_source_rgb(cr, 0.15, 0.15, 0.15);
+    text_at(cr, x + 28, y, "L1 threshold", 9.5, ALIGN_LEFT, 0, false);
+}
+
+void an_draw(cairo_t *cr, void *user) {
+    const an_figure *f = user;
+    char head[256], sub[256];
+    size_t kept = f->p[0].nkept;
+    snprintf(head, sizeof head, "Compression combos of %s: ratio against error", f->o->var ? f->o->var : "?");
+    if (isfinite(f->o->threshold))
+        snprintf(sub, sizeof sub, "%zu combos, %zu kept under the relative L1 threshold %.3g; features standardised for k-means",
+                 f->t->n, kept, f->o->threshold);
+    else snprintf(sub, sizeof sub, "%zu combos, %zu kept; features standardised for k-means", f->t->n, kept);
+    cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
+    text_at(cr, f->w / 2, 22, head, 16, ALIGN_CENTER, 0, true);
+    text_at(cr, f->w / 2, 44, sub, 10.5, ALIGN_CENTER, 0, false);
+    draw_legend(cr, 70, f->w);
+    for (int i = 0; i < AN_PANELS; i++) draw_panel(cr, &f->p[i], f->o->threshold);
+}

@@ -1,0 +1,160 @@
+/* The analyze_clustering page: one HTML file that works offline.
+ *
+ * It holds the cairo SVG inline (the same picture as the PNG), the laid-out
+ * points and their combos as JSON, and a short script: on mouse move it finds
+ * the nearest drawn point within 6 points (the last drawn wins, as on
+ * screen) and shows its compressor, filter and serializer JSON, indices and
+ * metrics. Nothing is loaded from the network. The JSON is written with "/"
+ * escaped, so no string in it can close the script element. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "report/analyze_internal.h"
+
+static json_t *num(double v) { return isfinite(v) ? json_real(v) : json_null(); }
+
+static json_t *row_json(const dctk_result_row *r) {
+    return json_pack("[I,I,I,s,s,s,o,o,o,o,b,s]", (json_int_t)r->comp_idx, (json_int_t)r->filt_idx,
+                     (json_int_t)r->ser_idx, r->compressor ? r->compressor : "", r->filter ? r->filter : "",
+                     r->serializer ? r->serializer : "", num(r->ratio), num(r->l1_rel), num(r->l2_rel),
+                     num(r->linf_rel), r->keep, r->error ? r->error : "");
+}
+
+static json_t *panel_json(const an_panel *p) {
+    json_t *pts = json_array();
+    for (size_t j = 0; j < p->npts; j++) {
+        const an_point *q = &p->pts[j];
+        /* rounded to 0.01 pt: plenty for hit testing, and a third of the size */
+        json_array_append_new(pts, json_pack("[f,f,I,i,b]", round(q->px * 100) / 100, round(q->py * 100) / 100,
+                                             (json_int_t)q->row, q->cluster, q->pareto));
+    }
+    json_t *front = json_array();
+    for (size_t j = 0; j < p->nfront; j++) json_array_append_new(front, json_integer((json_int_t)p->pts[p->front[j]].row));
+    return json_pack("{s:s,s:i,s:o,s:o}", "label", p->label, "k", p->k, "pts", pts, "front", front);
+}
+
+static char *data_json(const an_figure *f) {
+    json_t *rows = json_array(), *panels = json_array();
+    for (size_t i = 0; i < f->t->n; i++) json_array_append_new(rows, row_json(&f->t->rows[i]));
+    for (int i = 0; i < AN_PANELS; i++) json_array_append_new(panels, panel_json(&f->p[i]));
+    json_t *d = json_pack("{s:s,s:f,s:f,s:o,s:o,s:o}", "var", f->o->var ? f->o->var : "", "w", f->w, "h", f->h,
+                          "threshold", num(f->o->threshold), "panels", panels, "rows", rows);
+    char *s = d ? json_dumps(d, JSON_COMPACT | JSON_ESCAPE_SLASH) : NULL;
+    json_decref(d);
+    return s;
+}
+
+static dctk_status put(dctk_buf *b, const char *s) { return dctk_buf_append(b, s, strlen(s)); }
+
+static dctk_status put_escaped(dctk_buf *b, const char *s) {
+    for (; *s; s++) {
+        const char *e = *s == '<' ? "&lt;" : *s == '>' ? "&gt;" : *s == '&' ? "&amp;" : *s == '"' ? "&quot;" : NULL;
+        DCTK_TRY(e ? put(b, e) : dctk_buf_append(b, s, 1));
+    }
+    return DCTK_OK;
+}
+
+static const char STYLE[] =
+    "<style>\n"
+    "body{font-family:sans-serif;margin:16px;color:#222}\n"
+    "#fig{position:relative;max-width:1290px}\n"
+    "#fig svg{display:block;width:100%;height:auto}\n"
+    "#ring{position:absolute;width:12px;height:12px;border:2px solid #d00;border-radius:50%;pointer-events:none}\n"
+    "#tip{position:fixed;max-width:560px;background:#fffff4;border:1px solid #888;border-radius:4px;padding:6px 8px;"
+    "font-size:12px;box-shadow:2px 2px 6px rgba(0,0,0,.25);pointer-events:none;z-index:2}\n"
+    "#tip pre{margin:2px 0 4px;white-space:pre-wrap;word-break:break-all;font-size:11px}\n"
+    "table{border-collapse:collapse;font-size:12px;margin-top:12px}\n"
+    "td,th{border:1px solid #ccc;padding:2px 6px;text-align:left;vertical-align:top}\n"
+    "td code{word-break:break-all}\n"
+    "</style>\n";
+
+/* The hover script. Points are [x, y, row, cluster, pareto] in figure points;
+ * rows are [comp, filt, ser, compressor, filter, serializer, ratio, l1, l2,
+ * linf, keep, error]. Text goes in with textContent, never as markup. */
+static const char SCRIPT[] =
+    "<script>\n"
+    "(function () {\n"
+    "  'use strict'\n"
+    "  var data = JSON.parse(document.getElementById('dctk-data').textContent)\n"
+    "  var fig = document.getElementById('fig'), svg = fig.querySelector('svg')\n"
+    "  var tip = document.getElementById('tip'), ring = document.getElementById('ring')\n"
+    "  function fmt (v) { return v === null ? 'n/a' : Number(v).toPrecision(4) }\n"
+    "  function add (el, tag, text) { var e = document.createElement(tag); e.textContent = text; el.appendChild(e); return e }\n"
+    "  function nearest (x, y) {\n"
+    "    var best = null, bd = 36\n"
+    "    data.panels.forEach(function (p, pi) {\n"
+    "      p.pts.forEach(function (q) {\n"
+    "        var d = (q[0] - x) * (q[0] - x) + (q[1] - y) * (q[1] - y)\n"
+    "        if (d <= bd) { bd = d; best = { panel: pi, q: q } }\n"
+    "      })\n"
+    "    })\n"
+    "    return best\n"
+    "  }\n"
+    "  function describe (hit) {\n"
+    "    var r = data.rows[hit.q[2]], p = data.panels[hit.panel]\n"
+    "    tip.textContent = ''\n"
+    "    add(tip, 'b', 'comp_idx ' + r[0] + ', filt_idx ' + r[1] + ', ser_idx ' + r[2])\n"
+    "    ;['compressor', 'filter', 'serializer'].forEach(function (name, i) {\n"
+    "      add(tip, 'div', name + ' [' + r[i] + ']:')\n"
+    "      add(tip, 'pre', r[3 + i] === '' ? (i === 2 ? 'none (bytes)' : 'none') : r[3 + i])\n"
+    "    })\n"
+    "    add(tip, 'div', 'ratio ' + fmt(r[6]) + ', L1 ' + fmt(r[7]) + ', L2 ' + fmt(r[8]) + ', Linf ' + fmt(r[9]))\n"
+    "    add(tip, 'div', (r[10] ? 'kept, cluster ' + (hit.q[3] + 1) + ' of ' + p.k : 'not kept') +\n"
+    "      (hit.q[4] ? ', on the Pareto front of ' + p.label : '') + (r[11] ? ' (' + r[11] + ')' : ''))\n"
+    "  }\n"
+    "  function hide () { tip.hidden = true; ring.hidden = true }\n"
+    "  fig.addEventListener('mousemove', function (ev) {\n"
+    "    var b = svg.getBoundingClientRect(), s = b.width / data.w\n"
+    "    var hit = nearest((ev.clientX - b.left) / s, (ev.clientY - b.top) / s)\n"
+    "    if (!hit) return hide()\n"
+    "    describe(hit)\n"
+    "    ring.style.left = (hit.q[0] * s - 8) + 'px'; ring.style.top = (hit.q[1] * s - 8) + 'px'\n"
+    "    tip.style.left = Math.min(ev.clientX + 14, window.innerWidth - 580) + 'px'\n"
+    "    tip.style.top = (ev.clientY + 14) + 'px'\n"
+    "    tip.hidden = false; ring.hidden = false\n"
+    "  })\n"
+    "  fig.addEventListener('mouseleave', hide)\n"
+    "  var tb = document.getElementById('front')\n"
+    "  data.panels[0].front.forEach(function (i) {\n"
+    "    var r = data.rows[i], tr = tb.insertRow()\n"
+    "    ;[r[0], r[1], r[2], fmt(r[6]), fmt(r[7])].forEach(function (v) { tr.insertCell().textContent = v })\n"
+    "    ;[3, 4, 5].forEach(function (k) { add(tr.insertCell(), 'code', r[k] || 'none') })\n"
+    "  })\n"
+    "})()\n"
+    "</script>\n";
+
+static dctk_status put_body(const an_figure *f, const dctk_buf *svg, const char *json, dctk_buf *b) {
+    const char *v = f->o->var ? f->o->var : "";
+    const uint8_t *start = svg->data, *end = svg->data + svg->size;
+    while (start + 4 <= end && memcmp(start, "<svg", 4) != 0) start++; /* drop the XML declaration */
+    DCTK_TRY(put(b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>dc_toolkit: combos of "));
+    DCTK_TRY(put_escaped(b, v));
+    DCTK_TRY(put(b, "</title>\n"));
+    DCTK_TRY(put(b, STYLE));
+    DCTK_TRY(put(b, "</head>\n<body>\n<p>Hover a point to see its combo. Written by dc_toolkit analyze_clustering "
+                    "from the sweep results of <b>"));
+    DCTK_TRY(put_escaped(b, v));
+    DCTK_TRY(put(b, "</b>.</p>\n<div id=\"fig\">\n"));
+    DCTK_TRY(dctk_buf_append(b, start, (size_t)(end - start)));
+    DCTK_TRY(put(b, "<div id=\"ring\" hidden></div>\n</div>\n<div id=\"tip\" role=\"tooltip\" hidden></div>\n"
+                    "<h3>Pareto front of ratio against relative L1 error</h3>\n<table><thead><tr><th>comp_idx</th>"
+                    "<th>filt_idx</th><th>ser_idx</th><th>ratio</th><th>L1</th><th>compressor</th><th>filter</th>"
+                    "<th>serializer</th></tr></thead><tbody id=\"front\"></tbody></table>\n"
+                    "<script type=\"application/json\" id=\"dctk-data\">"));
+    DCTK_TRY(put(b, json));
+    DCTK_TRY(put(b, "</script>\n"));
+    DCTK_TRY(put(b, SCRIPT));
+    return put(b, "</body>\n</html>\n");
+}
+
+dctk_status an_html(const an_figure *f, const dctk_buf *svg, dctk_buf *out) {
+    char *json = data_json(f);
+    if (!json) return DCTK_FAIL(DCTK_ERR_NOMEM, "analyze_clustering: cannot build the page data");
+    out->size = 0;
+    dctk_status st = put_body(f, svg, json, out);
+    free(json);
+    return st;
+}

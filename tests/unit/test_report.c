@@ -1,0 +1,360 @@
+/* Reports: the Parquet reader against our writer (round trip bit for bit,
+ * many pages, every truncation and many corruptions refused without reading
+ * out of bounds), the CSV fallback, k-means and silhouette on cases with a
+ * known answer, the Pareto front, and the figures written as valid files.
+ * The comparison with scikit-learn is tests/interop/test_report_sklearn.py. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <dirent.h>
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dctk/report.h"
+#include "dctk/util.h"
+#include "eval/results_internal.h"
+
+#define BLOSC "{\"name\":\"blosc\",\"configuration\":{\"cname\":\"zstd\",\"clevel\":5,\"shuffle\":\"bitshuffle\"}}"
+
+static const dctk_result_row rows[] = {
+    {"t2m", 0, 1, 2, BLOSC, "{\"name\":\"numcodecs.bitround\",\"configuration\":{\"keepbits\":9}}", "", 3.25, 1e-3,
+     2e-3, 0.1, 12.5, 0.25, 123.456, 789.0, true, ""},
+    {"", -1, -1, -1, "", "", "", NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, false, "codec failed"},
+    {"a,b", INT64_MAX, INT64_MIN, -1, "\"q\"", ",", "\n", INFINITY, -INFINITY, -0.0, DBL_MAX, DBL_MIN, 5e-324,
+     1.0 / 3.0, 0.30000000000000004, false, "line one\nline two"},
+    {"température ☃ 😀", 97, 15, 8, "\r", " x ", "\"", 1e300, -1e-300, 2.5e-310, 1, 2, 3, 4, 5, true, "\""},
+};
+#define NROWS (sizeof rows / sizeof rows[0])
+
+static char dir[64];
+
+static int setup(void **state) {
+    (void)state;
+    snprintf(dir, sizeof dir, "/tmp/dctk-test-report-XXXXXX");
+    return mkdtemp(dir) ? 0 : -1;
+}
+
+static int teardown(void **state) {
+    (void)state;
+    DIR *d = opendir(dir);
+    for (struct dirent *e; d && (e = readdir(d));) {
+        char p[384];
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        if (e->d_name[0] != '.') unlink(p);
+    }
+    if (d) closedir(d);
+    return rmdir(dir);
+}
+
+static void assert_same_double(double a, double b) {
+    if (isnan(b)) {
+        assert_true(isnan(a));
+        return;
+    }
+    assert_memory_equal(&a, &b, sizeof a);
+}
+
+static void assert_same_row(const dctk_result_row *a, const dctk_result_row *b) {
+    assert_string_equal(a->var, b->var);
+    assert_true(a->comp_idx == b->comp_idx && a->filt_idx == b->filt_idx && a->ser_idx == b->ser_idx);
+    assert_string_equal(a->compressor, b->compressor);
+    assert_string_equal(a->filter, b->filter);
+    assert_string_equal(a->serializer, b->serializer);
+    for (int c = 0; c < DCTK_RESULT_NCOLS; c++)
+        if (dctk_result_cols[c].kind == DCTK_COL_F64) assert_same_double(dctk_col_f64(a, c), dctk_col_f64(b, c));
+    assert_int_equal(a->keep, b->keep);
+    assert_string_equal(a->error, b->error);
+}
+
+/* n generated rows (cycling through `rows`, indices made unique). */
+static dctk_result_row *many_rows(size_t n) {
+    dctk_result_row *r = malloc(sizeof *r * n);
+    for (size_t i = 0; i < n; i++) {
+        r[i] = rows[i % NROWS];
+        r[i].comp_idx = (int64_t)i;
+        r[i].keep = (i * 7) % 3 == 0;
+    }
+    return r;
+}
+
+static void parquet_round_trip(void **state) {
+    (void)state;
+    size_t n = 1003;
+    dctk_result_row *r = many_rows(n);
+    size_t page_sizes[] = {0, 64, 1}; /* one page per column; several; one value per page */
+    for (size_t p = 0; p < 3; p++) {
+        dctk_buf b = DCTK_BUF_INIT;
+        assert_int_equal(dctk_parquet_encode(&b, r, n, page_sizes[p]), DCTK_OK);
+        dctk_result_table t = DCTK_RESULT_TABLE_INIT;
+        assert_int_equal(dctk_parquet_read_mem(b.data, b.size, &t), DCTK_OK);
+        assert_int_equal(t.n, n);
+        for (size_t i = 0; i < n; i++) assert_same_row(&t.rows[i], &r[i]);
+        dctk_result_table_free(&t);
+        dctk_buf_free(&b);
+    }
+    free(r);
+}
+
+static void parquet_empty_and_file(void **state) {
+    (void)state;
+    char path[128];
+    snprintf(path, sizeof path, "%s/results_t.parquet", dir);
+    assert_int_equal(dctk_parquet_write(path, rows, 0), DCTK_OK);
+    dctk_result_table t = DCTK_RESULT_TABLE_INIT;
+    assert_int_equal(dctk_results_read(path, &t), DCTK_OK);
+    assert_int_equal(t.n, 0);
+    assert_int_equal(dctk_parquet_write(path, rows, NROWS), DCTK_OK);
+    assert_int_equal(dctk_results_read(path, &t), DCTK_OK);
+    assert_int_equal(t.n, NROWS);
+    for (size_t i = 0; i < NROWS; i++) assert_same_row(&t.rows[i], &rows[i]);
+    dctk_result_table_free(&t);
+}
+
+static void csv_fallback(void **state) {
+    (void)state;
+    char path[128];
+    snprintf(path, sizeof path, "%s/config_space_t_rank0.csv", dir);
+    dctk_csv_writer *w;
+    assert_int_equal(dctk_csv_writer_open(path, false, false, &w, NULL), DCTK_OK);
+    for (size_t i = 0; i < NROWS; i++) assert_int_equal(dctk_csv_writer_append(w, &rows[i]), DCTK_OK);
+    assert_int_equal(dctk_csv_writer_close(w), DCTK_OK);
+    dctk_result_table t = DCTK_RESULT_TABLE_INIT;
+    assert_int_equal(dctk_results_read(path, &t), DCTK_OK);
+    assert_int_equal(t.n, NROWS);
+    for (size_t i = 0; i < NROWS; i++) assert_same_row(&t.rows[i], &rows[i]);
+    dctk_result_table_free(&t);
+}
+
+/* Every truncation, and many byte changes, either read or fail cleanly
+ * (AddressSanitizer in the sanitizer build catches any stray read). */
+static void parquet_damage_refused(void **state) {
+    (void)state;
+    dctk_buf b = DCTK_BUF_INIT;
+    assert_int_equal(dctk_parquet_encode(&b, rows, NROWS, 16), DCTK_OK);
+    for (size_t len = 0; len < b.size; len++) {
+        uint8_t *cut = malloc(len + !len); /* exactly len bytes, so a read past them is caught */
+        memcpy(cut, b.data, len);
+        dctk_result_table t = DCTK_RESULT_TABLE_INIT;
+        assert_int_not_equal(dctk_parquet_read_mem(cut, len, &t), DCTK_OK);
+        dctk_result_table_free(&t);
+        free(cut);
+    }
+    uint8_t *copy = malloc(b.size);
+    uint64_t s = 0x9e3779b97f4a7c15ULL;
+    for (int trial = 0; trial < 20000; trial++) {
+        memcpy(copy, b.data, b.size);
+        for (int k = 0; k < 1 + trial % 3; k++) {
+            s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+            copy[(s >> 33) % b.size] = (uint8_t)(s >> 13);
+        }
+        dctk_result_table t = DCTK_RESULT_TABLE_INIT;
+        dctk_status st = dctk_parquet_read_mem(copy, b.size, &t);
+        assert_true(st == DCTK_OK || st == DCTK_ERR_FORMAT || st == DCTK_ERR_UNSUPPORTED);
+        dctk_result_table_free(&t);
+    }
+    free(copy);
+    dctk_buf_free(&b);
+}
+
+static void not_parquet(void **state) {
+    (void)state;
+    dctk_result_table t = DCTK_RESULT_TABLE_INIT;
+    assert_int_equal(dctk_parquet_read_mem((const uint8_t *)"PAR1xxxxPAR1", 12, &t), DCTK_ERR_FORMAT);
+    char path[128];
+    snprintf(path, sizeof path, "%s/nope.parquet", dir);
+    assert_int_equal(dctk_results_read(path, &t), DCTK_ERR_NOT_FOUND);
+    assert_non_null(strstr(dctk_detail(), "nope.parquet"));
+}
+
+/* --- k-means ------------------------------------------------------------------ */
+
+static void kmeans_separated(void **state) {
+    (void)state;
+    /* two tight groups far apart and a third: the only sensible 3-partition */
+    double x[] = {0, 0, 0.1, 0, 0, 0.1, 10, 10, 10.1, 10, 10, 10.1, -10, 5, -10.1, 5};
+    dctk_kmeans km;
+    assert_int_equal(dctk_kmeans_run(x, 8, 2, 3, NULL, &km), DCTK_OK);
+    assert_int_equal(km.labels[0], km.labels[1]);
+    assert_int_equal(km.labels[0], km.labels[2]);
+    assert_int_equal(km.labels[3], km.labels[5]);
+    assert_int_equal(km.labels[6], km.labels[7]);
+    assert_true(km.labels[0] != km.labels[3] && km.labels[3] != km.labels[6] && km.labels[0] != km.labels[6]);
+    double s = dctk_silhouette(x, 8, 2, km.labels, 3);
+    assert_true(s > 0.95 && s <= 1);
+    dctk_kmeans_free(&km);
+}
+
+static void kmeans_deterministic_and_edges(void **state) {
+    (void)state;
+    double x[200];
+    uint64_t s = 42;
+    for (int i = 0; i < 200; i++) {
+        s = s * 6364136223846793005ULL + 1;
+        x[i] = (double)(s >> 11) * 0x1.0p-53;
+    }
+    dctk_kmeans a, b;
+    assert_int_equal(dctk_kmeans_run(x, 100, 2, 5, NULL, &a), DCTK_OK);
+    assert_int_equal(dctk_kmeans_run(x, 100, 2, 5, NULL, &b), DCTK_OK);
+    assert_memory_equal(a.labels, b.labels, sizeof(int) * 100);
+    assert_memory_equal(a.centers, b.centers, sizeof(double) * 10);
+    dctk_kmeans_free(&a);
+    dctk_kmeans_free(&b);
+    /* k == n: every point its own centre */
+    assert_int_equal(dctk_kmeans_run(x, 6, 2, 6, NULL, &a), DCTK_OK);
+    assert_true(a.inertia == 0);
+    assert_true(isnan(dctk_silhouette(x, 6, 2, a.labels, 6)));
+    dctk_kmeans_free(&a);
+    assert_int_equal(dctk_kmeans_run(x, 3, 2, 4, NULL, &a), DCTK_ERR_ARG);
+    dctk_kmeans_free(&a);
+    /* identical points: seeding still yields k centres, no NaN */
+    double same[20];
+    for (int i = 0; i < 20; i++) same[i] = 1.5;
+    assert_int_equal(dctk_kmeans_run(same, 10, 2, 3, NULL, &a), DCTK_OK);
+    assert_true(a.inertia == 0);
+    for (int i = 0; i < 6; i++) assert_true(a.centers[i] == 1.5);
+    dctk_kmeans_free(&a);
+}
+
+static void silhouette_by_hand(void **state) {
+    (void)state;
+    /* 1-D points 0, 1 | 5: a(0)=1, b(0)=5 -> 0.8; a(1)=1, b(1)=4 -> 0.75; singleton -> 0 */
+    double x[] = {0, 1, 5};
+    int labels[] = {0, 0, 1};
+    assert_true(fabs(dctk_silhouette(x, 3, 1, labels, 2) - (0.8 + 0.75 + 0) / 3) < 1e-15);
+    int one[] = {0, 0, 0};
+    assert_true(isnan(dctk_silhouette(x, 3, 1, one, 1)));
+}
+
+static void standardize_constant_column(void **state) {
+    (void)state;
+    double x[] = {1, 7, 2, 7, 3, 7};
+    double mean[2], scale[2];
+    dctk_standardize(x, 3, 2, mean, scale);
+    assert_true(fabs(x[0] + sqrt(1.5)) < 1e-15 && x[2] == 0 && fabs(x[4] - sqrt(1.5)) < 1e-15);
+    assert_true(x[1] == 0 && x[3] == 0 && x[5] == 0 && scale[1] == 1 && mean[1] == 7);
+}
+
+static void pareto_front(void **state) {
+    (void)state;
+    /* (ratio, error): 3 and 0 and 4 are optimal; 1 is dominated by 0, 2 by 3, 5 duplicates 4 */
+    double xy[] = {5, 0.1, 4, 0.2, 2, 0.05, 3, 0.01, 1, 0, 1, 0};
+    size_t out[6];
+    size_t n = dctk_pareto_front(xy, 6, out);
+    assert_int_equal(n, 3);
+    assert_int_equal(out[0], 0);
+    assert_int_equal(out[1], 3);
+    assert_int_equal(out[2], 4);
+}
+
+static void metric_names(void **state) {
+    (void)state;
+    assert_string_equal(dctk_result_columns[dctk_report_metric_column("L1")], "l1_rel");
+    assert_string_equal(dctk_result_columns[dctk_report_metric_column("l2")], "l2_rel");
+    assert_string_equal(dctk_result_columns[dctk_report_metric_column("LInf")], "linf_rel");
+    assert_string_equal(dctk_result_columns[dctk_report_metric_column("Linf")], "linf_rel");
+    assert_int_equal(dctk_report_metric_column("L3"), -1);
+}
+
+/* --- figures -------------------------------------------------------------------- */
+
+static void assert_file_starts(const char *path, const char *magic) {
+    uint8_t *data;
+    size_t n;
+    assert_int_equal(dctk_read_file(path, &data, &n), DCTK_OK);
+    assert_true(n > strlen(magic));
+    assert_memory_equal(data, magic, strlen(magic));
+    free(data);
+}
+
+static void figures_written(void **state) {
+    (void)state;
+    dctk_result_table t = DCTK_RESULT_TABLE_INIT;
+    for (int i = 0; i < 60; i++) {
+        dctk_result_row r = rows[0];
+        r.comp_idx = i;
+        r.ratio = 1 + i * 0.7;
+        r.l1_rel = i % 5 == 0 ? 0 : 1e-6 * pow(1.3, i);
+        r.l2_rel = r.l1_rel * 1.5;
+        r.linf_rel = r.l1_rel * 10;
+        r.keep = r.l1_rel < 1e-3;
+        r.compressor = "{\"name\":\"x\",\"configuration\":{\"s\":\"</script><b>\"}}";
+        assert_int_equal(dctk_result_table_add(&t, &r), DCTK_OK);
+    }
+    char prefix[128], path[160];
+    snprintf(prefix, sizeof prefix, "%s/analyze", dir);
+    dctk_analyze_opts o = {"t2m", 1e-3, 0};
+    assert_int_equal(dctk_report_analyze(&t, &o, prefix), DCTK_OK);
+    snprintf(path, sizeof path, "%s.png", prefix);
+    assert_file_starts(path, "\x89PNG");
+    snprintf(path, sizeof path, "%s.svg", prefix);
+    assert_file_starts(path, "<?xml");
+    snprintf(path, sizeof path, "%s.html", prefix);
+    assert_file_starts(path, "<!DOCTYPE html>");
+    uint8_t *html;
+    size_t n;
+    assert_int_equal(dctk_read_file(path, &html, &n), DCTK_OK);
+    html = realloc(html, n + 1);
+    html[n] = 0;
+    assert_null(strstr((char *)html, "</script><b>")); /* a codec string cannot end the script */
+    free(html);
+    dctk_cluster_curve c;
+    double *xy;
+    size_t np;
+    assert_int_equal(dctk_report_points(&t, dctk_report_metric_column("L1"), &xy, NULL, &np), DCTK_OK);
+    assert_int_equal(dctk_cluster_curve_compute(xy, np, 3, 9, &c), DCTK_OK);
+    assert_true(c.best_k >= 3 && c.best_k <= 9);
+    snprintf(prefix, sizeof prefix, "%s/curve", dir);
+    assert_int_equal(dctk_plot_cluster_curve(&c, "t2m, relative L1 error", prefix), DCTK_OK);
+    free(xy);
+    dctk_result_table_free(&t);
+}
+
+static void error_panel_written(void **state) {
+    (void)state;
+    enum { NLAT = 30, NLON = 64 };
+    static double f[NLAT * NLON], d[NLAT * NLON], sh[NLAT * NLON], shd[NLAT * NLON], lat[NLAT], lon[NLON];
+    for (int i = 0; i < NLAT; i++) lat[i] = -87 + 6 * i;
+    for (int j = 0; j < NLON; j++) lon[j] = j * 5.625;
+    for (int i = 0; i < NLAT; i++)
+        for (int j = 0; j < NLON; j++) {
+            int k = i * NLON + j;
+            f[k] = 280 + 20 * cos(lat[i] * M_PI / 180) + sin(lon[j] * M_PI / 90);
+            d[k] = f[k] + (j == 0 ? 0.5 : 0.01); /* a seam artefact */
+        }
+    for (int i = 0; i < NLAT; i++)
+        for (int j = 0; j < NLON; j++) sh[i * NLON + j] = f[i * NLON + (j + NLON / 2) % NLON];
+    memcpy(shd, sh, sizeof sh);
+    f[5] = NAN, d[5] = NAN;
+    dctk_error_panel_in in = {"t2m", "K", "test pipeline", NLAT, NLON, f, d, sh, shd, lat, lon, "lat", "lon"};
+    char prefix[128], path[160];
+    snprintf(prefix, sizeof prefix, "%s/t2m_compression_errors", dir);
+    assert_int_equal(dctk_plot_compression_errors(&in, prefix), DCTK_OK);
+    snprintf(path, sizeof path, "%s.pdf", prefix);
+    assert_file_starts(path, "%PDF");
+    snprintf(path, sizeof path, "%s.png", prefix);
+    assert_file_starts(path, "\x89PNG");
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(parquet_round_trip),
+        cmocka_unit_test(parquet_empty_and_file),
+        cmocka_unit_test(csv_fallback),
+        cmocka_unit_test(parquet_damage_refused),
+        cmocka_unit_test(not_parquet),
+        cmocka_unit_test(kmeans_separated),
+        cmocka_unit_test(kmeans_deterministic_and_edges),
+        cmocka_unit_test(silhouette_by_hand),
+        cmocka_unit_test(standardize_constant_column),
+        cmocka_unit_test(pareto_front),
+        cmocka_unit_test(metric_names),
+        cmocka_unit_test(figures_written),
+        cmocka_unit_test(error_panel_written),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
