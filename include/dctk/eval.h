@@ -155,6 +155,30 @@ long dctk_sweep_best(const dctk_combo_result *results, size_t n);
 
 /* --- one variable, end to end ------------------------------------------------ */
 
+/* Processes that evaluate one variable together (the MPI layer builds one:
+ * dctk_par_team in dctk/par.h). It is a table of operations rather than a
+ * dependency on MPI so that eval stays below the parallel layer. Every member
+ * calls the operations in the same order. Member 0 reads the sample and writes
+ * the consolidated files; every member writes the CSV of the units it ran. */
+typedef struct dctk_eval_team {
+    int rank, size;
+    /* Member 0's n bytes at buf arrive in every member's buf. */
+    dctk_status (*share)(void *user, void *buf, uint64_t n);
+    /* The first failure of any member, the same on every member (its detail
+     * message travels with it); DCTK_OK when all passed DCTK_OK. */
+    dctk_status (*agree)(void *user, dctk_status st);
+    /* Around one dctk_sweep_run: open hands the nunits units out across the
+     * members through next_unit (passed as dctk_sweep_opts.next_unit with this
+     * user), close is called once the local sweep has returned. */
+    dctk_status (*open_units)(void *user, size_t nunits);
+    bool (*next_unit)(void *user, size_t *unit);
+    dctk_status (*close_units)(void *user);
+    /* Rows that members other than 0 ran (have[k]) arrive in member 0's rows,
+     * its have[k] set. n rows on every member. */
+    dctk_status (*gather)(void *user, dctk_combo_result *rows, bool *have, size_t n);
+    void *user;
+} dctk_eval_team;
+
 typedef struct dctk_evaluate_opts {
     const char *where;          /* output folder for CSV, Parquet and best_{var}.json */
     uint64_t size_limit;        /* --eval-data-size-limit */
@@ -167,6 +191,10 @@ typedef struct dctk_evaluate_opts {
     /* progress: combos done of total, called from worker threads one at a time */
     void (*progress)(void *user, size_t done, size_t total);
     void *progress_user;
+    /* NULL: this process does everything. Otherwise the variable is evaluated
+     * by the team: progress counts the combos run here, and only member 0
+     * writes results_{var}.parquet and best_{var}.json and gets a full summary. */
+    const dctk_eval_team *team;
 } dctk_evaluate_opts;
 
 typedef struct dctk_evaluate_summary {
@@ -188,7 +216,10 @@ typedef struct dctk_evaluate_summary {
 /* Sample variable v of ds, build the space, sweep it, and write
  * config_space_{var}_rank{N}.csv, results_{var}.parquet and best_{var}.json
  * under o->where. Fields with nothing to evaluate (all missing, zero-length
- * dims) fail with a detail naming the variable. */
+ * dims) fail with a detail naming the variable. With a team, a failure on
+ * any member up to the gather is agreed on, so every member returns it rather
+ * than waiting on the others; writing the consolidated files is member 0's
+ * alone. */
 dctk_status dctk_evaluate_variable(struct dctk_dataset *ds, size_t v, const dctk_evaluate_opts *o,
                                    dctk_evaluate_summary *sum);
 

@@ -54,6 +54,33 @@ static void write_best(void *user, const dctk_var *var, const dctk_evaluate_summ
     json_decref(best);
 }
 
+/* Under MPI every rank sweeps; rank 0 alone writes the fields and merges. */
+static int sweep_and_write(const char *cmd, const char *dataset) {
+    job j = {.dataset = dataset};
+    bool root = sweep_cli_is_root(&so);
+    dctk_status st = root ? dctk_dataset_open(dataset, &j.ds) : DCTK_OK;
+    if (so.par) st = dctk_par_agree(so.par, st);
+    if (st != DCTK_OK) {
+        dctk_dataset_close(j.ds);
+        return root ? cli_fail(cmd, st) : (st == DCTK_ERR_ARG ? 2 : 1);
+    }
+    int rc = sweep_cli_run(cmd, dataset, &so, write_best, &j);
+    if (!root) return rc;
+    if (rc == 0 && j.failures == 0 && !so.field) {
+        char store[4096];
+        st = dctk_store_path_for(so.where, dataset, store, sizeof store);
+        if (st == DCTK_OK) st = dctk_merge_fields(j.ds, store, wo.threads ? (int)wo.threads : dctk_available_cores());
+        if (st != DCTK_OK) rc = cli_fail(cmd, st);
+        else printf("store: %s\n", store);
+    } else if (rc == 0 && j.failures == 0) {
+        char store[4096];
+        dctk_store_path_for(so.where, dataset, store, sizeof store);
+        printf("store: %s (one field; run merge_compressed_fields once every field is in)\n", store);
+    }
+    dctk_dataset_close(j.ds);
+    return rc ? rc : (j.failures ? 1 : 0);
+}
+
 static int run(int argc, char **argv) {
     const char *cmd = "compress";
     sweep_cli_defaults(&so);
@@ -67,21 +94,8 @@ static int run(int argc, char **argv) {
         fprintf(stderr, "dc_toolkit %s: --where-to-write DIR is required\n", cmd);
         return 2;
     }
-    job j = {.dataset = pos[0]};
-    dctk_status st = dctk_dataset_open(pos[0], &j.ds);
-    if (st != DCTK_OK) return cli_fail(cmd, st);
-    rc = sweep_cli_run(cmd, pos[0], &so, write_best, &j);
-    if (rc == 0 && j.failures == 0 && !so.field) {
-        char store[4096];
-        st = dctk_store_path_for(so.where, pos[0], store, sizeof store);
-        if (st == DCTK_OK) st = dctk_merge_fields(j.ds, store, wo.threads ? (int)wo.threads : dctk_available_cores());
-        if (st != DCTK_OK) rc = cli_fail(cmd, st);
-        else printf("store: %s\n", store);
-    } else if (rc == 0 && j.failures == 0) {
-        char store[4096];
-        dctk_store_path_for(so.where, pos[0], store, sizeof store);
-        printf("store: %s (one field; run merge_compressed_fields once every field is in)\n", store);
-    }
-    dctk_dataset_close(j.ds);
-    return rc ? rc : (j.failures ? 1 : 0);
+    if ((rc = sweep_cli_par_begin(cmd, argc, argv, &so))) return rc;
+    rc = sweep_and_write(cmd, pos[0]);
+    sweep_cli_par_end(&so);
+    return rc;
 }

@@ -28,7 +28,12 @@ const cli_cmd cmd_evaluate_combos = {
             "Writes, per field VAR: config_space_VAR_rank0.csv (a row per combo as it finishes),\n"
             "results_VAR.parquet (every combo, with a boolean keep column) and best_VAR.json (the winner,\n"
             "for compress_with_optimal). Example:\n"
-            "  dc_toolkit evaluate_combos era5.nc --where-to-write out --field-to-compress t2m",
+            "  dc_toolkit evaluate_combos era5.nc --where-to-write out --field-to-compress t2m\n"
+            "On a cluster, run one MPI rank per node (threads inside it): rank 0 reads and broadcasts the\n"
+            "sample, units of work are handed out across ranks, each rank writes config_space_VAR_rankN.csv\n"
+            "and rank 0 writes the Parquet and best_VAR.json:\n"
+            "  mpirun -n NODES --map-by ppr:1:node dc_toolkit evaluate_combos era5.nc --where-to-write out\n"
+            "  srun --nodes=N --ntasks-per-node=1 dc_toolkit evaluate_combos era5.nc --where-to-write out",
     .opts = opts,
     .run = run,
 };
@@ -44,5 +49,8 @@ static int run(int argc, char **argv) {
         fprintf(stderr, "dc_toolkit evaluate_combos: --where-to-write DIR is required\n");
         return 2;
     }
-    return sweep_cli_run("evaluate_combos", pos[0], &o, NULL, NULL);
+    if ((rc = sweep_cli_par_begin("evaluate_combos", argc, argv, &o))) return rc;
+    rc = sweep_cli_run("evaluate_combos", pos[0], &o, NULL, NULL);
+    sweep_cli_par_end(&o);
+    return rc;
 }

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "dctk/dataset.h"
+#include "dctk/par.h"
 #include "dctk/threads.h"
 #include "dctk/util.h"
 #include "sweep_opts.h"
@@ -98,45 +99,116 @@ static void print_summary(const dctk_var *var, const dctk_evaluate_opts *eo, con
            var->name);
 }
 
+/* --- MPI ---------------------------------------------------------------------- */
+
+static int log_rank;
+
+/* With several ranks, every line says which rank wrote it. */
+static void rank_log(dctk_log_level lvl, const char *msg, void *user) {
+    static const char *const tag[] = {"debug: ", "", "warning: ", "error: "};
+    fprintf(stderr, "[rank %d] %s%s\n", *(const int *)user, tag[lvl], msg);
+}
+
+bool sweep_cli_is_root(const sweep_cli *o) { return !o->par || dctk_par_rank(o->par) == 0; }
+
+/* The exit code for st, printed on rank 0 only (every rank has the same one). */
+static int fail_once(const char *cmd, const sweep_cli *o, dctk_status st) {
+    if (sweep_cli_is_root(o)) return cli_fail(cmd, st);
+    return st == DCTK_ERR_ARG ? 2 : 1;
+}
+
+int sweep_cli_par_begin(const char *cmd, int argc, char **argv, sweep_cli *o) {
+    if (o->verbose) dctk_set_log_level(DCTK_LOG_DEBUG);
+    dctk_status st = dctk_par_init(argc, argv, &o->par);
+    if (st != DCTK_OK) return cli_fail(cmd, st);
+    dctk_par_set_verbose(o->par, o->verbose);
+    int size = dctk_par_size(o->par);
+    if (size > 1) {
+        log_rank = dctk_par_rank(o->par);
+        dctk_set_log_hook(rank_log, &log_rank);
+    }
+    st = dctk_par_check_nodes(o->par, o->allow_shared_node);
+    if (st != DCTK_OK) {
+        int rc = fail_once(cmd, o, st);
+        sweep_cli_par_end(o);
+        return rc;
+    }
+    if (size > 1 && sweep_cli_is_root(o))
+        dctk_log(DCTK_LOG_INFO, "MPI: %d ranks on %d node(s)", size, dctk_par_nodes(o->par));
+    return 0;
+}
+
+void sweep_cli_par_end(sweep_cli *o) {
+    dctk_par_finalize(o->par);
+    o->par = NULL;
+    dctk_set_log_hook(NULL, NULL);
+}
+
+static dctk_status agree(const sweep_cli *o, dctk_status st) { return o->par ? dctk_par_agree(o->par, st) : st; }
+
+/* The dataset and the range of variables to sweep. */
+static dctk_status open_fields(const char *dataset, const sweep_cli *o, dctk_dataset **ds, size_t *first,
+                               size_t *last) {
+    *ds = NULL;
+    DCTK_TRY(dctk_dataset_open(dataset, ds));
+    *first = 0;
+    *last = dctk_dataset_nvars(*ds);
+    if (!o->field) return DCTK_OK;
+    DCTK_TRY(dctk_dataset_find(*ds, o->field, first));
+    *last = *first + 1;
+    return DCTK_OK;
+}
+
+/* Team, progress bar (rank 0 only) and rank of the CSV name. */
+static void team_opts(const sweep_cli *o, dctk_evaluate_opts *eo, progress *pr) {
+    if (o->par) {
+        eo->rank = dctk_par_rank(o->par);
+        eo->team = dctk_par_team(o->par);
+        /* a launcher that binds each rank to one core or socket shows up here */
+        if (dctk_par_size(o->par) > 1)
+            dctk_log(sweep_cli_is_root(o) ? DCTK_LOG_INFO : DCTK_LOG_DEBUG, "%d worker thread(s)", eo->threads);
+    }
+    if (!sweep_cli_is_root(o)) return;
+    eo->progress = show_progress;
+    eo->progress_user = pr;
+}
+
 int sweep_cli_run(const char *cmd, const char *dataset, const sweep_cli *o, sweep_cli_done done, void *user) {
     dctk_evaluate_opts eo;
     int rc = sweep_cli_eval_opts(cmd, o, &eo);
-    if (rc) return rc;
+    /* options are checked on every rank; a node that disagrees stops them all */
+    if (agree(o, rc ? DCTK_ERR_ARG : DCTK_OK) != DCTK_OK) return rc ? rc : 2;
     dctk_dataset *ds;
-    dctk_status st = dctk_dataset_open(dataset, &ds);
-    if (st != DCTK_OK) return cli_fail(cmd, st);
-    size_t first = 0, last = dctk_dataset_nvars(ds);
-    if (o->field) {
-        st = dctk_dataset_find(ds, o->field, &first);
-        if (st != DCTK_OK) {
-            dctk_dataset_close(ds);
-            return cli_fail(cmd, st);
-        }
-        last = first + 1;
+    size_t first = 0, last = 0;
+    dctk_status st = agree(o, open_fields(dataset, o, &ds, &first, &last));
+    if (st != DCTK_OK) {
+        dctk_dataset_close(ds);
+        return fail_once(cmd, o, st);
     }
+    bool root = sweep_cli_is_root(o);
     progress pr = {.tty = isatty(2)};
-    eo.progress = show_progress;
-    eo.progress_user = &pr;
+    team_opts(o, &eo, &pr);
     int failures = 0, swept = 0;
     for (size_t v = first; v < last; v++) {
         const dctk_var *var = dctk_dataset_var(ds, v);
         if (var->is_coord && !o->field) continue;
         pr = (progress){.var = var->name, .t0 = dctk_now(), .tty = pr.tty};
         dctk_evaluate_summary sum;
-        st = dctk_evaluate_variable(ds, v, &eo, &sum);
+        st = agree(o, dctk_evaluate_variable(ds, v, &eo, &sum));
         if (st != DCTK_OK) {
-            fprintf(stderr, "dc_toolkit %s: %s: %s\n", cmd, dataset, dctk_detail());
+            if (root) fprintf(stderr, "dc_toolkit %s: %s: %s\n", cmd, dataset, dctk_detail());
             failures++;
             continue;
         }
         swept++;
+        if (!root) continue;
         print_summary(var, &eo, &sum);
         if (done) done(user, var, &sum);
     }
     dctk_dataset_close(ds);
-    dctk_timer_report();
+    if (root) dctk_timer_report();
     if (swept == 0 && failures == 0) {
-        fprintf(stderr, "dc_toolkit %s: %s: no data variables to evaluate\n", cmd, dataset);
+        if (root) fprintf(stderr, "dc_toolkit %s: %s: no data variables to evaluate\n", cmd, dataset);
         return 1;
     }
     return failures ? 1 : 0;

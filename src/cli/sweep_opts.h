@@ -6,6 +6,7 @@
 #include "cli.h"
 #include "dctk/dataset.h"
 #include "dctk/eval.h"
+#include "dctk/par.h"
 
 typedef struct sweep_cli {
     const char *where, *field;
@@ -17,6 +18,8 @@ typedef struct sweep_cli {
     const char *comp_class, *filt_class, *ser_class;
     bool with_lossy;
     const char *thresholds;
+    bool allow_shared_node, verbose;
+    dctk_par *par; /* set by sweep_cli_par_begin */
 } sweep_cli;
 
 /* The flags that decide the codec space and the sample: shared by every
@@ -44,17 +47,30 @@ typedef struct sweep_cli {
     {"--override-existing-l1-error", NULL, OPT_REAL, &(o).override_l1, "X",                                        \
      "relative L1 threshold for every field, instead of the table"},                                             \
     {"--thresholds-table", NULL, OPT_STR, &(o).thresholds, "CSV",                                                  \
-     "threshold table (default: the l1_error_thresholds.csv shipped with dc_toolkit)"}
+     "threshold table (default: the l1_error_thresholds.csv shipped with dc_toolkit)"},                           \
+    {"--allow-shared-node", NULL, OPT_BOOL, &(o).allow_shared_node, NULL,                                          \
+     "under MPI, allow several ranks on one node (tests); default: one rank per node"},                          \
+    {"--verbose", NULL, OPT_BOOL, &(o).verbose, NULL,                                                              \
+     "debug log: per-rank checksums of the broadcast sample, units run per rank"}
 
 void sweep_cli_defaults(sweep_cli *o);
 /* The evaluate options for these flags; 0 or the exit code of a usage error. */
 int sweep_cli_eval_opts(const char *cmd, const sweep_cli *o, dctk_evaluate_opts *eo);
 
+/* Join the MPI job when launched by mpirun or srun (else run alone), and
+ * refuse several ranks on one node unless --allow-shared-node. Returns 0, or
+ * the exit code of a refusal (printed on rank 0). End with sweep_cli_par_end. */
+int sweep_cli_par_begin(const char *cmd, int argc, char **argv, sweep_cli *o);
+void sweep_cli_par_end(sweep_cli *o);
+/* Whether this process prints results and writes the consolidated files. */
+bool sweep_cli_is_root(const sweep_cli *o);
+
 /* Called for each field swept, with its summary. */
 typedef void (*sweep_cli_done)(void *user, const dctk_var *var, const dctk_evaluate_summary *s);
 
 /* Evaluate the requested field (or every data variable) of dataset; prints
- * the optimum of each. Returns the exit code. */
+ * the optimum of each. Under MPI every rank calls it; rank 0 prints and calls
+ * done. Returns the exit code, the same on every rank. */
 int sweep_cli_run(const char *cmd, const char *dataset, const sweep_cli *o, sweep_cli_done done, void *user);
 
 #endif

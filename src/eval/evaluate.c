@@ -17,6 +17,7 @@ typedef struct {
     dctk_csv_writer *csv;
     dctk_status csv_st;
     size_t done, total;
+    bool *have; /* with a team: the rows run here, for the gather */
     const dctk_evaluate_opts *o;
 } run_ctx;
 
@@ -49,8 +50,15 @@ static void free_row(dctk_result_row *row) {
     free((char *)row->serializer);
 }
 
+/* The position of combo (c, f, s) in enumeration order (dctk_space_combo). */
+static size_t combo_index(const dctk_space *sp, int c, int f, int s) {
+    size_t ns = (size_t)(sp->nser + sp->ser_none), nf = (size_t)(sp->nfilt + sp->filt_none);
+    return ((size_t)(c + sp->comp_none) * nf + (size_t)(f + sp->filt_none)) * ns + (size_t)(s + sp->ser_none);
+}
+
 static void on_result(void *user, const dctk_combo_result *r) {
     run_ctx *rc = user;
+    if (rc->have) rc->have[combo_index(rc->sp, r->c, r->f, r->s)] = true;
     if (rc->csv && rc->csv_st == DCTK_OK) {
         dctk_result_row row = make_row(rc->sp, rc->var, r);
         rc->csv_st = dctk_csv_writer_append(rc->csv, &row);
@@ -123,47 +131,162 @@ static dctk_status pick_threshold(const dctk_var *var, const dctk_evaluate_opts 
     return DCTK_OK;
 }
 
+/* Member 0 (or a lone process): threshold, sample plan, output folder. */
+static dctk_status plan_variable(const dctk_var *var, const dctk_evaluate_opts *o, dctk_evaluate_summary *s,
+                                 dctk_sample_plan *plan) {
+    DCTK_TRY(pick_threshold(var, o, s));
+    dctk_status st = dctk_sample_plan_for(var->dtype, var->ndim, var->shape, o->size_limit, plan);
+    if (st != DCTK_OK) {
+        dctk_prefix_detail("variable '%s': ", var->name);
+        return st;
+    }
+    return dctk_mkdirs(o->where);
+}
+
+/* --- sharing the work with a team ------------------------------------------ */
+
+static bool is_writer(const dctk_evaluate_opts *o) { return !o->team || o->team->rank == 0; }
+
+static dctk_status agree(const dctk_evaluate_opts *o, dctk_status st) {
+    return o->team ? o->team->agree(o->team->user, st) : st;
+}
+
+/* What member 0 decides before the sweep and every member needs. */
+typedef struct {
+    int32_t status;
+    char detail[512];
+    double threshold;
+    char threshold_source[256];
+    dctk_sample_plan plan;
+} prologue;
+
+/* Member 0's threshold and sample plan (or its failure) on every member. */
+static dctk_status share_plan(const dctk_evaluate_opts *o, dctk_status st, dctk_evaluate_summary *s,
+                              dctk_sample_plan *plan) {
+    const dctk_eval_team *t = o->team;
+    if (!t) return st;
+    prologue p = {.status = st, .threshold = s->threshold, .plan = *plan};
+    snprintf(p.detail, sizeof p.detail, "%s", st != DCTK_OK ? dctk_detail() : "");
+    memcpy(p.threshold_source, s->threshold_source, sizeof p.threshold_source);
+    DCTK_TRY(t->share(t->user, &p, sizeof p));
+    if (p.status != DCTK_OK) return DCTK_FAIL((dctk_status)p.status, "%s", p.detail);
+    s->threshold = p.threshold;
+    memcpy(s->threshold_source, p.threshold_source, sizeof s->threshold_source);
+    *plan = p.plan;
+    return t->rank == 0 ? DCTK_OK : dctk_mkdirs(o->where);
+}
+
+/* Member 0 reads the sample; the team gets a copy. */
+static dctk_status load_sample(dctk_dataset *ds, size_t v, const dctk_evaluate_opts *o, const dctk_sample_plan *plan,
+                               dctk_status st, void **out) {
+    void *sample = st == DCTK_OK ? malloc(plan->nbytes ? plan->nbytes : 1) : NULL;
+    if (st == DCTK_OK && !sample)
+        st = DCTK_FAIL(DCTK_ERR_NOMEM, "cannot hold a sample of %llu bytes", (unsigned long long)plan->nbytes);
+    if (st == DCTK_OK && is_writer(o)) {
+        double tr = dctk_now();
+        st = dctk_sample_read(ds, v, plan, sample);
+        dctk_timer_add("sample read", dctk_now() - tr);
+    }
+    st = agree(o, st);
+    if (st == DCTK_OK && o->team) {
+        double tb = dctk_now();
+        st = o->team->share(o->team->user, sample, plan->nbytes);
+        dctk_timer_add("sample broadcast", dctk_now() - tb);
+    }
+    if (st != DCTK_OK) free(sample);
+    else *out = sample;
+    return st;
+}
+
+/* Run the sweep here, or this member's share of it. */
+static dctk_status run_sweep(const dctk_space *sp, const void *sample, const dctk_var *var,
+                             const dctk_sample_plan *plan, dctk_sweep_opts *so, const dctk_evaluate_opts *o,
+                             dctk_combo_result *res) {
+    const dctk_eval_team *t = o->team;
+    if (!t) return dctk_sweep_run(sp, sample, var->ndim, plan->shape, so, res);
+    so->next_unit = t->next_unit;
+    so->unit_user = t->user;
+    dctk_status st = t->open_units(t->user, dctk_sweep_nunits(sp));
+    if (st == DCTK_OK) st = dctk_sweep_run(sp, sample, var->ndim, plan->shape, so, res);
+    dctk_status cst = t->close_units(t->user);
+    return st != DCTK_OK ? st : cst;
+}
+
+/* --- after the sweep --------------------------------------------------------- */
+
+/* Member 0 (or a lone process): Parquet, counts, best_{var}.json. */
+static dctk_status write_results(const dctk_var *var, const dctk_space *sp, const dctk_combo_result *res,
+                                 const dctk_evaluate_opts *o, dctk_evaluate_summary *s) {
+    char path[4096];
+    DCTK_TRY(dctk_results_parquet_path(path, sizeof path, o->where, var->name));
+    DCTK_TRY(write_parquet(path, sp, var->name, res, s->ncombos));
+    s->best = dctk_sweep_best(res, s->ncombos);
+    for (size_t k = 0; k < s->ncombos; k++) {
+        s->nkept += res[k].keep;
+        s->nfailed += res[k].error[0] != '\0';
+    }
+    if (s->best < 0) return DCTK_OK;
+    s->best_row = res[s->best];
+    return write_best(o->where, var->name, sp, o, s);
+}
+
+/* Every row must have been run by some member, else a unit was lost. */
+static dctk_status check_complete(const bool *have, size_t n) {
+    for (size_t k = 0; k < n; k++)
+        if (!have[k]) return DCTK_FAIL(DCTK_ERR_INTERNAL, "combo %zu was evaluated by no rank", k);
+    return DCTK_OK;
+}
+
+/* The sweep, its CSV, and (with a team) the gather of every member's rows. */
+static dctk_status sweep_space(const dctk_var *var, const void *sample, const dctk_sample_plan *plan,
+                               const dctk_space *sp, const dctk_evaluate_opts *o, dctk_evaluate_summary *s,
+                               dctk_combo_result *res, bool *have) {
+    char path[4096];
+    run_ctx rc = {.sp = sp, .var = var->name, .total = s->ncombos, .have = have, .o = o};
+    dctk_status st = dctk_results_csv_path(path, sizeof path, o->where, var->name, o->rank);
+    if (st == DCTK_OK) st = dctk_csv_writer_open(path, false, false, &rc.csv, NULL);
+    st = agree(o, st);
+    dctk_sweep_opts so = {.threads = o->threads, .threshold = s->threshold, .on_result = on_result, .user = &rc};
+    /* the sample is evaluated with the inner chunks the writer will use for the whole field */
+    dctk_chunk_shape_for(var->dtype, var->ndim, var->shape, o->inner_chunk_bytes, so.chunk);
+    memcpy(s->chunk, so.chunk, sizeof so.chunk);
+    double t0 = dctk_now();
+    if (st == DCTK_OK) st = run_sweep(sp, sample, var, plan, &so, o, res);
+    dctk_timer_add("sweep", dctk_now() - t0);
+    dctk_status cst = dctk_csv_writer_close(rc.csv);
+    if (st == DCTK_OK) st = rc.csv_st != DCTK_OK ? rc.csv_st : cst;
+    if (!o->team) return st;
+    st = agree(o, st);
+    if (st == DCTK_OK) st = o->team->gather(o->team->user, res, have, s->ncombos);
+    if (st == DCTK_OK && is_writer(o)) st = check_complete(have, s->ncombos);
+    /* the bar counted this member's combos; the rest arrived just now */
+    if (st == DCTK_OK && is_writer(o) && o->progress) o->progress(o->progress_user, s->ncombos, s->ncombos);
+    return st;
+}
+
 /* Everything after the sample is in memory. */
 static dctk_status sweep_sample(const dctk_var *var, const void *sample, const dctk_sample_plan *plan,
                                 const dctk_evaluate_opts *o, dctk_evaluate_summary *s) {
     dctk_sample_stats stats;
     size_t n = dctk_shape_nelems(var->ndim, plan->shape);
     dctk_sample_stats_of(var->dtype, sample, n, &stats);
+    /* every member holds the same bytes, so this failure is the same everywhere */
     if (stats.nfinite == 0)
         return DCTK_FAIL(DCTK_ERR_FORMAT, "variable '%s': every sampled value is missing (NaN or fill): nothing to evaluate",
                          var->name);
-    dctk_space *sp;
-    DCTK_TRY(dctk_space_build(var->dtype, &stats, &o->space, &sp));
-    memcpy(s->fingerprint, sp->fingerprint, sizeof s->fingerprint);
-    s->ncombos = dctk_space_ncombos(sp);
-    dctk_combo_result *res = calloc(s->ncombos, sizeof *res);
-    char path[4096];
-    run_ctx rc = {.sp = sp, .var = var->name, .total = s->ncombos, .o = o};
-    dctk_status st = res ? dctk_results_csv_path(path, sizeof path, o->where, var->name, o->rank)
-                         : DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
-    if (st == DCTK_OK) st = dctk_csv_writer_open(path, false, false, &rc.csv, NULL);
-    dctk_sweep_opts so = {.threads = o->threads, .threshold = s->threshold, .on_result = on_result, .user = &rc};
-    /* the sample is evaluated with the inner chunks the writer will use for the whole field */
-    dctk_chunk_shape_for(var->dtype, var->ndim, var->shape, o->inner_chunk_bytes, so.chunk);
-    memcpy(s->chunk, so.chunk, sizeof so.chunk);
-    double t0 = dctk_now();
-    if (st == DCTK_OK) st = dctk_sweep_run(sp, sample, var->ndim, plan->shape, &so, res);
-    dctk_timer_add("sweep", dctk_now() - t0);
-    dctk_status cst = dctk_csv_writer_close(rc.csv);
-    if (st == DCTK_OK) st = rc.csv_st != DCTK_OK ? rc.csv_st : cst;
-    if (st == DCTK_OK) st = dctk_results_parquet_path(path, sizeof path, o->where, var->name);
-    if (st == DCTK_OK) st = write_parquet(path, sp, var->name, res, s->ncombos);
+    dctk_space *sp = NULL;
+    dctk_status st = dctk_space_build(var->dtype, &stats, &o->space, &sp);
+    if (st == DCTK_OK) s->ncombos = dctk_space_ncombos(sp);
+    dctk_combo_result *res = st == DCTK_OK ? calloc(s->ncombos ? s->ncombos : 1, sizeof *res) : NULL;
+    bool *have = res && o->team ? calloc(s->ncombos ? s->ncombos : 1, sizeof *have) : NULL;
+    if (st == DCTK_OK && (!res || (o->team && !have))) st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    st = agree(o, st);
     if (st == DCTK_OK) {
-        s->best = dctk_sweep_best(res, s->ncombos);
-        for (size_t k = 0; k < s->ncombos; k++) {
-            s->nkept += res[k].keep;
-            s->nfailed += res[k].error[0] != '\0';
-        }
-        if (s->best >= 0) {
-            s->best_row = res[s->best];
-            st = write_best(o->where, var->name, sp, o, s);
-        }
+        memcpy(s->fingerprint, sp->fingerprint, sizeof s->fingerprint);
+        st = sweep_space(var, sample, plan, sp, o, s, res, have);
     }
+    if (st == DCTK_OK && is_writer(o)) st = write_results(var, sp, res, o, s);
+    free(have);
     free(res);
     dctk_space_free(sp);
     return st;
@@ -175,24 +298,16 @@ dctk_status dctk_evaluate_variable(dctk_dataset *ds, size_t v, const dctk_evalua
     s->best = -1;
     double t0 = dctk_now();
     const dctk_var *var = dctk_dataset_var(ds, v);
-    DCTK_TRY(pick_threshold(var, o, s));
-    dctk_sample_plan plan;
-    dctk_status st = dctk_sample_plan_for(var->dtype, var->ndim, var->shape, o->size_limit, &plan);
-    if (st != DCTK_OK) {
-        dctk_prefix_detail("variable '%s': ", var->name);
-        return st;
-    }
+    dctk_sample_plan plan = {0};
+    dctk_status st = is_writer(o) ? plan_variable(var, o, s, &plan) : DCTK_OK;
+    st = share_plan(o, st, s, &plan);
     memcpy(s->sample_shape, plan.shape, sizeof plan.shape);
     s->ndim = var->ndim;
     s->sample_dim = plan.dim;
     s->sample_count = plan.count;
     s->sample_bytes = plan.nbytes;
-    DCTK_TRY(dctk_mkdirs(o->where));
-    void *sample = malloc(plan.nbytes ? plan.nbytes : 1);
-    if (!sample) return DCTK_FAIL(DCTK_ERR_NOMEM, "cannot hold a sample of %llu bytes", (unsigned long long)plan.nbytes);
-    double tr = dctk_now();
-    st = dctk_sample_read(ds, v, &plan, sample);
-    dctk_timer_add("sample read", dctk_now() - tr);
+    void *sample = NULL;
+    st = load_sample(ds, v, o, &plan, st, &sample);
     if (st == DCTK_OK) st = sweep_sample(var, sample, &plan, o, s);
     free(sample);
     s->seconds = dctk_now() - t0;

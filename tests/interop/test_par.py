@@ -1,0 +1,274 @@
+#!/usr/bin/python3
+"""The MPI layer, run through mpirun on one machine (2 cores).
+
+usage: test_par.py same|pieces|refuse|kill|singleton|compress
+
+  same       2 ranks (--allow-shared-node) give the rows, metrics and best combo
+             of one process; every combo is run by exactly one rank, both ran some.
+  pieces     the sample is broadcast in 1000-byte pieces (DCTK_BCAST_PIECE);
+             every rank's checksum equals numpy's over the sample read with
+             netCDF4, and the piece count is ceil(bytes / 1000).
+  refuse     2 ranks on one node without --allow-shared-node: refused once, on
+             rank 0, with the mpirun and srun lines, and nothing written.
+  kill       SIGKILL on rank 1 mid-sweep ends the job (no hang); every complete
+             row of each rank's CSV parses and matches the single-process row.
+  singleton  no mpirun: no MPI output, the usual files; mpirun -n 1 agrees.
+  compress   the one-shot command under 2 ranks writes the store once (rank 0).
+"""
+import csv
+import json
+import math
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+import netCDF4
+
+DCTK = os.environ["DCTK"]
+NCARG = os.environ.get("DCTK_NCARG", "/usr/share/ncarg/data")
+FILE = os.path.join(NCARG, "cdf", "meccatemp.cdf")
+VAR = "t"
+NARROW = ["--field-to-compress", VAR, "--compressor-class", "zstd", "--serializer-class", "none",
+          "--eval-data-size-limit", "2MB", "--threads-per-rank", "1"]
+METRICS = ["ratio", "l1_rel", "l2_rel", "linf_rel", "euclidean", "max_abs_err"]
+SAME = ["var", "comp_idx", "filt_idx", "ser_idx", "compressor", "filter", "serializer", "keep", "error"]
+
+ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+           OMPI_MCA_rmaps_base_oversubscribe="1")
+failures = []
+
+
+def check(cond, msg):
+    if not cond:
+        failures.append(msg)
+
+
+def mpirun(n, args, env=None, timeout=50):
+    cmd = ["mpirun", "-n", str(n), "--oversubscribe", DCTK] + args
+    return subprocess.run(cmd, capture_output=True, text=True, env=env or ENV, timeout=timeout)
+
+
+def alone(args, timeout=50):
+    env = {k: v for k, v in ENV.items() if not k.startswith(("OMPI_COMM", "PMIX_", "PMI_"))}
+    return subprocess.run([DCTK] + args, capture_output=True, text=True, env=env, timeout=timeout)
+
+
+def evaluate(where, extra=()):
+    return ["evaluate_combos", FILE, "--where-to-write", where] + NARROW + list(extra)
+
+
+def read_rows(path):
+    """Complete rows of a results CSV; a torn last line (no newline) is dropped."""
+    with open(path, newline="") as f:
+        text = f.read()
+    if not text.endswith("\n"):
+        text = text[: text.rfind("\n") + 1]
+    rows = list(csv.DictReader(text.splitlines(keepends=True)))
+    for r in rows:
+        check(len(r) == 17 and None not in r, f"{path}: malformed row {r}")
+        for m in METRICS + ["encode_mbps", "decode_mbps"]:
+            float(r[m])  # raises on a number that does not parse
+        check(r["keep"] in ("true", "false"), f"{path}: keep is {r['keep']!r}")
+    return rows
+
+
+def key(r):
+    return (int(r["comp_idx"]), int(r["filt_idx"]), int(r["ser_idx"]))
+
+
+def same_row(a, b, what):
+    for c in SAME:
+        check(a[c] == b[c], f"{what} {key(a)}: {c} {a[c]!r} != {b[c]!r}")
+    for m in METRICS:
+        x, y = float(a[m]), float(b[m])
+        check(x == y or (math.isnan(x) and math.isnan(y)), f"{what} {key(a)}: {m} {x!r} != {y!r}")
+
+
+def rank_files(where):
+    return sorted(f for f in os.listdir(where) if f.startswith(f"config_space_{VAR}_rank"))
+
+
+def single_run(tmp):
+    ref = os.path.join(tmp, "one")
+    p = alone(evaluate(ref))
+    check(p.returncode == 0, f"single process failed: {p.stderr}")
+    return ref, {key(r): r for r in read_rows(os.path.join(ref, f"config_space_{VAR}_rank0.csv"))}
+
+
+def compare_to(ref, rows, where, what):
+    check(set(rows) == set(ref), f"{what}: combos differ: {set(rows) ^ set(ref)}")
+    for k in ref.keys() & rows.keys():
+        same_row(ref[k], rows[k], what)
+    best = [json.load(open(os.path.join(d, f"best_{VAR}.json"))) for d in where]
+    check(best[0] == best[1], f"{what}: best_{VAR}.json differs:\n{best[0]}\n{best[1]}")
+
+
+def test_same(tmp):
+    ref_dir, ref = single_run(tmp)
+    two = os.path.join(tmp, "two")
+    p = mpirun(2, evaluate(two, ["--allow-shared-node"]))
+    check(p.returncode == 0, f"2 ranks failed: {p.stderr}")
+    check("--allow-shared-node: 2 ranks" in p.stderr, "the log does not say that ranks share a node")
+    check(p.stdout.count("best combo") == 1, f"the optimum is not printed once:\n{p.stdout}")
+    files = rank_files(two)
+    check(files == [f"config_space_{VAR}_rank0.csv", f"config_space_{VAR}_rank1.csv"], f"rank CSVs: {files}")
+    rows = {}
+    for f in files:
+        mine = read_rows(os.path.join(two, f))
+        check(len(mine) > 0, f"{f}: this rank ran no unit")
+        for r in mine:
+            check(key(r) not in rows, f"combo {key(r)} run by two ranks")
+            rows[key(r)] = r
+    compare_to(ref, rows, [ref_dir, two], "2 ranks")
+    check(os.path.getsize(os.path.join(two, f"results_{VAR}.parquet")) > 0, "no Parquet from rank 0")
+    line = lambda out: [l for l in out.splitlines() if "best combo" in l]
+    one = alone(evaluate(os.path.join(tmp, "again")))
+    check(line(one.stdout) == line(p.stdout), f"printed optimum differs: {line(one.stdout)} {line(p.stdout)}")
+
+
+def fnv1a64(data):
+    h = 0xCBF29CE484222325
+    for b in data:
+        h = ((h ^ b) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return h
+
+
+def sample_bytes(best):
+    with netCDF4.Dataset(FILE) as nc:
+        v = nc.variables[VAR]
+        v.set_auto_maskandscale(True)
+        data = np.ma.filled(v[:].astype(v.dtype), np.nan)
+    d, k = best["sample"]["dim"], best["sample"]["count"]
+    idx = np.round(np.linspace(0, data.shape[d] - 1, k)).astype(int)
+    sl = [0 if e < d else slice(None) for e in range(data.ndim)]
+    sl[d] = idx
+    return np.ascontiguousarray(data[tuple(sl)].reshape(best["sample"]["shape"])).tobytes()
+
+
+def test_pieces(tmp):
+    where = os.path.join(tmp, "pieces")
+    env = dict(ENV, DCTK_BCAST_PIECE="1000")
+    p = mpirun(2, evaluate(where, ["--allow-shared-node", "--verbose"]), env=env)
+    check(p.returncode == 0, f"2 ranks failed: {p.stderr}")
+    check("broadcast pieces of 1000 bytes (DCTK_BCAST_PIECE)" in p.stderr, "the piece override is not logged")
+    sample = sample_bytes(json.load(open(os.path.join(where, f"best_{VAR}.json"))))
+    pat = re.compile(r"\[rank (\d)\] debug: broadcast of (\d+) bytes in (\d+) piece\(s\): "
+                     r"fnv1a64 ([0-9a-f]{16}) \(rank 0: ([0-9a-f]{16})\)")
+    got = {int(m[0]): m for m in pat.findall(p.stderr) if int(m[1]) == len(sample)}
+    check(set(got) == {0, 1}, f"no sample checksum from each rank:\n{p.stderr}")
+    want = f"{fnv1a64(sample):016x}"
+    for rank, (_, n, pieces, mine, root) in got.items():
+        check(int(pieces) == -(-len(sample) // 1000) and int(pieces) > 1, f"rank {rank}: {pieces} pieces")
+        check(mine == want and root == want, f"rank {rank}: checksum {mine} (rank 0 {root}), numpy {want}")
+
+
+def test_refuse(tmp):
+    where = os.path.join(tmp, "refused")
+    p = mpirun(2, evaluate(where))
+    check(p.returncode != 0, "2 ranks on one node were not refused")
+    args = " ".join(["dc_toolkit"] + evaluate(where))
+    for hint in (f"mpirun -n 1 --map-by ppr:1:node {args}", f"srun --nodes=1 --ntasks-per-node=1 {args}"):
+        check(p.stderr.count(hint) == 1, f"launch line missing or repeated: {hint}\n{p.stderr}")
+    check("--allow-shared-node" in p.stderr, "the refusal does not name --allow-shared-node")
+    check(not os.path.exists(where) or not os.listdir(where), "a refused run wrote files")
+
+
+def rank_pid(launcher, rank):
+    """The pid of a rank started by mpirun: a child whose environment names the rank."""
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            stat = open(f"/proc/{pid}/stat").read()
+            env = open(f"/proc/{pid}/environ", "rb").read().split(b"\0")
+        except OSError:
+            continue
+        if int(stat.rsplit(")", 1)[1].split()[1]) == launcher and f"OMPI_COMM_WORLD_RANK={rank}".encode() in env:
+            return int(pid)
+    return None
+
+
+def test_kill(tmp):
+    where = os.path.join(tmp, "killed")
+    # all compressors on bitround stages: units of about a second, ten of them
+    args = ["evaluate_combos", FILE, "--where-to-write", where, "--field-to-compress", VAR, "--filter-class",
+            "bitround", "--serializer-class", "none", "--eval-data-size-limit", "2MB", "--threads-per-rank", "1",
+            "--allow-shared-node"]
+    job = subprocess.Popen(["mpirun", "-n", "2", "--oversubscribe", DCTK] + args, env=ENV, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True, start_new_session=True)
+    # once rank 0 has finished a unit, most units are still to come
+    csv0 = os.path.join(where, f"config_space_{VAR}_rank0.csv")
+    deadline = time.time() + 30
+    while time.time() < deadline and job.poll() is None:
+        if os.path.exists(csv0) and open(csv0).read().count("\n") >= 2:
+            break
+        time.sleep(0.05)
+    pid = rank_pid(job.pid, 1)
+    check(job.poll() is None and pid, "the job ended before rank 1 could be killed")
+    if pid:
+        os.kill(pid, signal.SIGKILL)
+    t0 = time.time()
+    try:
+        _, err = job.communicate(timeout=30)
+        print(f"the job ended {time.time() - t0:.1f} s after the kill, exit code {job.returncode}")
+    except subprocess.TimeoutExpired:
+        os.killpg(job.pid, signal.SIGKILL)
+        job.communicate()
+        check(False, "the job hung after rank 1 was killed")
+        return
+    check(job.returncode != 0, "the job reported success after a rank was killed")
+    check(not os.path.exists(os.path.join(where, f"best_{VAR}.json")), "a best combo from an incomplete sweep")
+    one = os.path.join(tmp, "kill_ref")
+    ref = alone(args[:3] + [one] + args[4:-1])
+    check(ref.returncode == 0, f"reference run failed: {ref.stderr}")
+    want = {key(r): r for r in read_rows(os.path.join(one, f"config_space_{VAR}_rank0.csv"))}
+    n = 0
+    for f in rank_files(where):
+        for r in read_rows(os.path.join(where, f)):
+            check(key(r) in want, f"{f}: unknown combo {key(r)}")
+            if key(r) in want:
+                same_row(want[key(r)], r, f)
+            n += 1
+    check(n > 0 and n < len(want), f"{n} rows survived of {len(want)}: the kill was not mid-sweep")
+
+
+def test_singleton(tmp):
+    where = os.path.join(tmp, "alone")
+    p = alone(evaluate(where))
+    check(p.returncode == 0, f"single process failed: {p.stderr}")
+    check("[rank" not in p.stderr and "MPI:" not in p.stderr, f"MPI output without mpirun:\n{p.stderr}")
+    check(rank_files(where) == [f"config_space_{VAR}_rank0.csv"], f"CSVs: {rank_files(where)}")
+    for f in (f"results_{VAR}.parquet", f"best_{VAR}.json"):
+        check(os.path.exists(os.path.join(where, f)), f"{f} missing")
+    one = os.path.join(tmp, "n1")
+    q = mpirun(1, evaluate(one))
+    check(q.returncode == 0, f"mpirun -n 1 failed: {q.stderr}")
+    ref = {key(r): r for r in read_rows(os.path.join(where, f"config_space_{VAR}_rank0.csv"))}
+    rows = {key(r): r for r in read_rows(os.path.join(one, f"config_space_{VAR}_rank0.csv"))}
+    compare_to(ref, rows, [where, one], "mpirun -n 1")
+
+
+def test_compress(tmp):
+    where = os.path.join(tmp, "store")
+    p = mpirun(2, ["compress", FILE, "--where-to-write", where] + NARROW + ["--allow-shared-node"])
+    check(p.returncode == 0, f"compress under 2 ranks failed: {p.stderr}")
+    check(p.stdout.count("store:") == 1, f"the store is not reported once:\n{p.stdout}")
+    meta = os.path.join(where, "meccatemp.zarr", VAR, "zarr.json")
+    check(os.path.exists(meta), f"{meta} missing")
+
+
+TESTS = {"same": test_same, "pieces": test_pieces, "refuse": test_refuse, "kill": test_kill,
+         "singleton": test_singleton, "compress": test_compress}
+
+if __name__ == "__main__":
+    with tempfile.TemporaryDirectory() as tmp:
+        TESTS[sys.argv[1]](tmp)
+    for f in failures[:20]:
+        print("FAIL:", f)
+    print(f"{sys.argv[1]}: {'FAILED' if failures else 'ok'} ({len(failures)} failures)")
+    sys.exit(1 if failures else 0)

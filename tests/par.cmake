@@ -1,0 +1,17 @@
+# The MPI layer: pieces, topology fallback and a lone process (unit), and
+# mpirun with 2 ranks on this machine (interop/test_par.py; each case < 60 s).
+dctk_unit_test(test_par unit/test_par.c)
+target_link_libraries(test_par PRIVATE dctk_par)
+set_tests_properties(test_par PROPERTIES TIMEOUT 30)
+
+find_program(DCTK_MPIRUN mpirun)
+if(DCTK_MPIRUN)
+  foreach(t same pieces refuse kill singleton compress)
+    dctk_script_test(par_${t} ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_par.py ${t})
+    # Open MPI's own allocations at exit are not ours to free; the suppressions
+    # match only on full stacks (its plugins are unloaded by then).
+    set_property(TEST par_${t} APPEND PROPERTY ENVIRONMENT ASAN_OPTIONS=fast_unwind_on_malloc=0
+      LSAN_OPTIONS=suppressions=${CMAKE_CURRENT_SOURCE_DIR}/interop/lsan_openmpi.supp:print_suppressions=0)
+    set_tests_properties(par_${t} PROPERTIES TIMEOUT 60 LABELS "interop;mpi")
+  endforeach()
+endif()
