@@ -10,8 +10,10 @@ ASAN   ?= build-asan
 PREFIX ?= /usr/local
 JOBS   ?= $(shell nproc)
 NCARG  ?= /usr/share/ncarg/data
-DEMO_FILE ?= $(NCARG)/cdf/meccatemp.cdf
+DEMO_FILE ?= $(NCARG)/nug/rectilinear_grid_3D.nc
 DEMO_OUT  ?= demo-out
+# every field within 1e-4 relative L1 error; a small sample keeps the demo to minutes
+DEMO_ARGS ?= --override-existing-l1-error 1e-4 --eval-data-size-limit 50KB
 
 .PHONY: all deps test-deps build demo check test asan bench install clean
 
@@ -30,7 +32,7 @@ build: deps $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j $(JOBS)
 
 demo: build
-	@sh scripts/demo.sh $(BUILD)/dc_toolkit $(DEMO_FILE) $(DEMO_OUT)
+	@sh scripts/demo.sh $(BUILD)/dc_toolkit $(DEMO_FILE) $(DEMO_OUT) $(DEMO_ARGS)
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)

@@ -83,10 +83,11 @@ static void show_progress(void *user, size_t done, size_t total) {
 }
 
 static void print_summary(const dctk_var *var, const dctk_evaluate_opts *eo, const dctk_evaluate_summary *s) {
-    char sh[128], sz[32];
-    printf("%s: %zu combos on a sample %s (%s) in %.1f s; %zu kept, %zu failed; threshold %.3g (%s)\n", var->name,
+    char sh[128], sz[32], th[32] = "none";
+    if (!isnan(s->threshold)) snprintf(th, sizeof th, "%.3g", s->threshold);
+    printf("%s: %zu combos on a sample %s (%s) in %.1f s; %zu kept, %zu failed; threshold %s (%s)\n", var->name,
            s->ncombos, dctk_shape_str(var->ndim, s->sample_shape, sh, sizeof sh),
-           dctk_format_size(s->sample_bytes, sz, sizeof sz), s->seconds, s->nkept, s->nfailed, s->threshold,
+           dctk_format_size(s->sample_bytes, sz, sizeof sz), s->seconds, s->nkept, s->nfailed, th,
            s->threshold_source);
     if (s->best < 0) {
         printf("%s: no combo met the threshold\n", var->name);
@@ -97,6 +98,7 @@ static void print_summary(const dctk_var *var, const dctk_evaluate_opts *eo, con
            var->name, b->c, b->f, b->s, b->ratio, b->l1_rel, b->l2_rel, b->linf_rel);
     printf("%s: wrote %s/best_%s.json and %s/results_%s.parquet\n", var->name, eo->where, var->name, eo->where,
            var->name);
+    fflush(stdout); /* one field at a time, also when piped to a log */
 }
 
 /* --- MPI ---------------------------------------------------------------------- */

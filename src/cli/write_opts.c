@@ -71,6 +71,7 @@ int write_cli_field(const char *cmd, dctk_dataset *ds, size_t v, const char *dat
     if (r.verified)
         printf("%s: verified: relative L1 %.3e, L2 %.3e, Linf %.3e, max abs error %.3e%s\n", var->name, r.l1_rel,
                r.l2_rel, r.linf_rel, r.max_abs_err, r.lossless ? " (lossless)" : "");
+    fflush(stdout);
     if (st != DCTK_OK) return cli_fail(cmd, st);
     return 0;
 }

@@ -1,0 +1,171 @@
+/* Writer benchmark: throughput at 1 and 2 threads, overhead over the raw
+ * codec time on the same chunks, and peak memory against threads x shard.
+ *
+ *   bench_zarr [DIR] [NT]   (store in DIR, default /tmp; NT leading slices, default 48)
+ *
+ * The field is float32 (NT, 512, 1024): a smooth pattern plus noise, made on
+ * the fly by the reader from one precomputed slice, so the process holds no
+ * copy of the whole field and its peak RSS measures the writer. Each writer
+ * run is a child process; its peak RSS (wait4) less that of a child that only
+ * sets up is the writer's memory. Times are also taken as CPU seconds, which
+ * a busy machine distorts less than wall time: the overhead column is the
+ * writer's CPU time beyond the codec's own CPU time on the same chunks. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dctk/codec.h"
+#include "dctk/util.h"
+#include "dctk/zarr.h"
+
+#define NY 512
+#define NX 1024
+static const char *CODECS = "[{\"name\":\"bytes\",\"configuration\":{\"endian\":\"little\"}},"
+                            "{\"name\":\"zstd\",\"configuration\":{\"level\":1,\"checksum\":false}}]";
+static float *slab;
+static size_t nt = 48;
+static const size_t inner[3] = {1, NY, NX}, shard[3] = {8, NY, NX};
+
+static void make_slab(void) {
+    slab = malloc(sizeof(float) * NY * NX);
+    uint32_t r = 12345;
+    for (size_t i = 0; i < NY * NX; i++) {
+        r = r * 1664525u + 1013904223u;
+        slab[i] = (float)(280.0 + 20.0 * sin((double)(i / NX) / 40.0) * cos((double)(i % NX) / 70.0) +
+                          (double)(r >> 8) / (1 << 24) * 0.5);
+    }
+}
+
+/* Slice t is the slab shifted by 0.01 * t. */
+static dctk_status gen(void *user, const size_t *start, const size_t *count, void *out) {
+    (void)user;
+    float *o = out;
+    for (size_t t = 0; t < count[0]; t++)
+        for (size_t y = 0; y < count[1]; y++) {
+            const float *src = slab + (start[1] + y) * NX + start[2];
+            float add = 0.01f * (float)(start[0] + t);
+            for (size_t x = 0; x < count[2]; x++) *o++ = src[x] + add;
+        }
+    return DCTK_OK;
+}
+
+static double cpu_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Encode every inner chunk once on one thread; CPU seconds spent in the codec. */
+static double raw_codec_seconds(uint64_t *out_bytes) {
+    json_t *j = json_loads(CODECS, 0, NULL);
+    dctk_pipeline *p;
+    if (dctk_pipeline_from_json(j, &p) != DCTK_OK) return -1;
+    json_decref(j);
+    dctk_codec_ctx *ctx = dctk_codec_ctx_new();
+    dctk_buf out = DCTK_BUF_INIT, tmp[2] = {DCTK_BUF_INIT, DCTK_BUF_INIT};
+    float *chunk = malloc(sizeof(float) * NY * NX);
+    dctk_chunk_spec spec = dctk_spec_make(DCTK_FLOAT32, 3, inner);
+    double total = 0;
+    *out_bytes = 0;
+    for (size_t t = 0; t < nt; t++) {
+        size_t start[3] = {t, 0, 0};
+        gen(NULL, start, inner, chunk);
+        double t0 = cpu_now();
+        dctk_pipeline_encode(p, ctx, &spec, chunk, &out, tmp);
+        total += cpu_now() - t0;
+        *out_bytes += out.size;
+    }
+    free(chunk);
+    dctk_buf_free(&out), dctk_buf_free(&tmp[0]), dctk_buf_free(&tmp[1]);
+    dctk_codec_ctx_free(ctx);
+    dctk_pipeline_free(p);
+    return total;
+}
+
+typedef struct {
+    double wall;
+    dctk_zarr_write_stats st;
+    int ok;
+} result;
+
+/* In a child: write the array with n threads (n = 0: set up only). */
+static void child(const char *dir, int n, int fd) {
+    result r = {0};
+    dctk_store *s;
+    size_t shape[3] = {nt, NY, NX};
+    if (n > 0 && dctk_store_dir_open(dir, true, &s) == DCTK_OK) {
+        json_t *c = json_loads(CODECS, 0, NULL);
+        dctk_zarr_meta m;
+        dctk_zarr_array *a;
+        dctk_zarr_write_opts o = {.threads = n, .concurrent_read = true};
+        if (dctk_zarr_meta_init(&m, DCTK_FLOAT32, 3, shape, inner, shard, NAN, c, NULL, NULL) == DCTK_OK &&
+            dctk_zarr_create(s, "field", &m, &a) == DCTK_OK) {
+            double t0 = dctk_now();
+            r.ok = dctk_zarr_write(a, gen, NULL, &o, &r.st) == DCTK_OK;
+            r.wall = dctk_now() - t0;
+            dctk_zarr_close(a);
+        }
+        if (!r.ok) fprintf(stderr, "bench_zarr: %s\n", dctk_detail());
+        dctk_zarr_meta_clear(&m);
+        json_decref(c);
+        dctk_store_close(s);
+    }
+    if (write(fd, &r, sizeof r) != sizeof r) _exit(1);
+    _exit(0);
+}
+
+static int run(const char *dir, int n, result *r, long *rss_kib, double *cpu) {
+    int fds[2];
+    if (pipe(fds) != 0) return -1;
+    pid_t pid = fork();
+    if (pid == 0) child(dir, n, fds[1]);
+    close(fds[1]);
+    ssize_t got = read(fds[0], r, sizeof *r);
+    close(fds[0]);
+    int status;
+    struct rusage ru;
+    if (wait4(pid, &status, 0, &ru) < 0 || got != sizeof *r) return -1;
+    *rss_kib = ru.ru_maxrss;
+    *cpu = (double)ru.ru_utime.tv_sec + 1e-6 * (double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_sec +
+           1e-6 * (double)ru.ru_stime.tv_usec;
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/bench_zarr_%ld.zarr", argc > 1 ? argv[1] : "/tmp", (long)getpid());
+    if (argc > 2) nt = strtoull(argv[2], NULL, 10);
+    make_slab();
+    double mb = (double)nt * NY * NX * 4 / 1e6, shard_mib = 8.0 * NY * NX * 4 / 1048576.0;
+    uint64_t raw_out;
+    double raw = raw_codec_seconds(&raw_out);
+    result base;
+    long base_rss, rss;
+    double base_cpu, cpu;
+    if (raw < 0 || run(dir, 0, &base, &base_rss, &base_cpu) != 0) return 1;
+    printf("bench_zarr: float32 (%zu, %d, %d) = %.0f MB, inner (1,%d,%d), shard (8,%d,%d) = %.0f MiB, "
+           "bytes+zstd(1), ratio %.2f\n", nt, NY, NX, mb, NY, NX, NY, NX, shard_mib, mb * 1e6 / (double)raw_out);
+    printf("raw codec, 1 thread: %.3f CPU s, %.0f MB/s\n", raw, mb / raw);
+    printf("%-8s %8s %8s %8s %8s %9s %13s %14s %14s\n", "threads", "wall_s", "MB/s", "speedup", "cpu_s", "overhead",
+           "peak_buf_MiB", "rss_delta_MiB", "threads*shard");
+    double wall1 = 0;
+    for (int n = 1; n <= 2; n++) {
+        result r;
+        if (run(dir, n, &r, &rss, &cpu) != 0 || !r.ok) return 1;
+        if (n == 1) wall1 = r.wall;
+        /* the writer's CPU beyond the codec's: reading, fill checks, padding, index, store writes */
+        double wcpu = cpu - base_cpu;
+        printf("%-8d %8.3f %8.0f %8.2f %8.3f %8.1f%% %13.1f %14.1f %14.1f\n", n, r.wall, mb / r.wall, wall1 / r.wall,
+               wcpu, (wcpu - raw) / raw * 100, (double)r.st.peak_buffer_bytes / 1048576.0,
+               (double)(rss - base_rss) / 1024.0, n * shard_mib);
+        if (getenv("BENCH_ZARR_DETAIL")) printf("         read_s %.3f encode_s %.3f (wall, summed over threads)\n", r.st.read_s, r.st.encode_s);
+    }
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    return system(cmd) == 0 ? 0 : 1;
+}

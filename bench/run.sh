@@ -1,0 +1,16 @@
+#!/bin/sh
+# Runs the benchmarks: bench/run.sh [BUILD_DIR] (default: build). Each prints its
+# own table, with every figure measured side by side in the same run.
+set -e
+B=${1:-build}
+here=$(dirname "$0")
+# the Zarr writer: 1 and 2 threads, overhead over raw codec time, memory
+"$B/tests/bench_zarr" "${TMPDIR:-/tmp}"
+# compressors against numcodecs (Debian python3 with python3-numcodecs)
+/usr/bin/python3 "$here/codecs.py" "$B"
+# filters and ZFPY against numcodecs/zfpy
+/usr/bin/python3 "$here/filters.py" "$B"
+# the sweep: overhead, speed against a numcodecs-per-combo reference, memory
+/usr/bin/python3 "$here/sweep.py" "$B"
+# compress_with_optimal against nccopy -d 1 -s
+/usr/bin/python3 "$here/compress.py" "$B"

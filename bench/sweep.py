@@ -1,0 +1,111 @@
+#!/usr/bin/python3
+"""Sweep benchmark: bench/sweep.py BUILD_DIR
+
+Prints, measured side by side in one run:
+  1. the sweep's wall time against the time spent inside codec calls
+     (overhead ratio; target <= 1.15), at one thread;
+  2. its speed against a Python reference that applies the same combos with
+     Debian's numcodecs per combo, as the Python tool does (whole pipeline,
+     encode, decode, norms, per combo), at one thread (target >= 1.5x);
+  3. peak memory against the sample size on a larger field (a real field
+     tiled in time), with 2 threads (target <= 1.5 x sample + 64 MiB/thread).
+"""
+import csv
+import json
+import os
+import re
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+import netCDF4
+
+here = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(here, "..", "tests", "interop"))
+from pipeline_ref import run_combo  # noqa: E402
+
+build = sys.argv[1] if len(sys.argv) > 1 else "build"
+exe = os.path.join(build, "dc_toolkit")
+REAL = "/usr/share/ncarg/data/nug/rectilinear_grid_3D.nc"
+VAR = "t"
+
+
+def run(cmd):
+    """Run a command; return (wall seconds, its stderr, peak RSS of children so far in bytes)."""
+    t0 = time.perf_counter()
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    wall = time.perf_counter() - t0
+    if r.returncode:
+        sys.exit("bench: %s failed:\n%s" % (" ".join(cmd), r.stderr[-3000:]))
+    return wall, r.stderr + r.stdout, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
+
+
+def timer(text, label):
+    m = re.search(r"^%s\s+\d+\s+[\d.]+\s+([\d.]+)" % re.escape(label), text, re.M)
+    return float(m.group(1)) if m else float("nan")
+
+
+def speed():
+    out = tempfile.mkdtemp(prefix="dctk_bench_sweep_")
+    cmd = [exe, "evaluate_combos", REAL, "--where-to-write", out, "--field-to-compress", VAR,
+           "--threads-per-rank", "1", "--compressor-class", "zstd", "--override-existing-l1-error", "1e-3"]
+    wall, text, _ = run(cmd)
+    sweep_s, codec_s = timer(text, "sweep"), timer(text, "sweep: inside codecs")
+    best = json.load(open(os.path.join(out, "best_%s.json" % VAR)))
+    rows = [r for r in csv.DictReader(open(os.path.join(out, "config_space_%s_rank0.csv" % VAR)))
+            if r["error"] == ""]
+    with netCDF4.Dataset(REAL) as nc:
+        data = np.ma.filled(nc[VAR][:].astype(nc[VAR].dtype), np.nan)
+    d, k = best["sample"]["dim"], best["sample"]["count"]
+    idx = np.round(np.linspace(0, data.shape[d] - 1, k)).astype(int)
+    sl = [0 if e < d else slice(None) for e in range(data.ndim)]
+    sl[d] = idx
+    sample = np.ascontiguousarray(data[tuple(sl)].reshape(best["sample"]["shape"]))
+    t0 = time.perf_counter()
+    for r in rows:
+        run_combo(sample, best["inner_chunk_shape"], r)
+    ref_s = time.perf_counter() - t0
+    print("1-2. sweep of %d combos on %s:%s (sample %s, %.2f MB), one thread" %
+          (len(rows), os.path.basename(REAL), VAR, best["sample"]["shape"], sample.nbytes / 1e6))
+    print("   %-44s %10.2f s" % ("dc_toolkit sweep wall time", sweep_s))
+    print("   %-44s %10.2f s" % ("  of which inside codec calls", codec_s))
+    print("   %-44s %10.3f   (target <= 1.15)" % ("  overhead ratio wall / codec time", sweep_s / codec_s))
+    print("   %-44s %10.2f s" % ("Python reference, numcodecs per combo", ref_s))
+    print("   %-44s %10.2f x (target >= 1.5)" % ("  speed-up over the reference", ref_s / sweep_s))
+
+
+def memory():
+    tmp = tempfile.mkdtemp(prefix="dctk_bench_mem_")
+    big = os.path.join(tmp, "tiled.nc")
+    with netCDF4.Dataset(REAL) as src, netCDF4.Dataset(big, "w") as dst:
+        t = np.ma.filled(src[VAR][:], np.nan)[0]  # (lev, lat, lon) of the real field
+        reps = max(1, int(96e6 // t.nbytes))
+        for name, n in (("time", reps),) + tuple(zip(src[VAR].dimensions[1:], t.shape)):
+            dst.createDimension(name, n)
+        v = dst.createVariable(VAR, "f4", ("time",) + src[VAR].dimensions[1:])
+        v.units = "K"
+        for i in range(reps):  # each step the real field, slightly shifted, so chunks differ
+            v[i] = t + 0.01 * i
+    limit = 64e6
+    out = os.path.join(tmp, "out")
+    _, _, base = run(["true"])
+    wall, text, rss = run([exe, "evaluate_combos", big, "--where-to-write", out, "--threads-per-rank", "2",
+                           "--eval-data-size-limit", "64MB", "--compressor-class", "lz4", "--filter-class",
+                           "bitround", "--serializer-class", "none"])
+    best = json.load(open(os.path.join(out, "best_%s.json" % VAR)))
+    sample = float(np.prod(best["sample"]["shape"]) * 4)
+    bound = 1.5 * sample + 2 * 64 * 2**20
+    print("3. peak memory, field %.0f MB tiled from the real one, sample %.1f MB, 2 threads" %
+          (os.path.getsize(big) / 1e6, sample / 1e6))
+    print("   %-44s %10.1f MB" % ("peak RSS of evaluate_combos", rss / 1e6))
+    print("   %-44s %10.1f MB" % ("bound 1.5 x sample + 64 MiB per thread", bound / 1e6))
+    print("   %-44s %10.2f   (target <= 1.0)" % ("  peak / bound", rss / bound))
+    print("   %-44s %10.2f" % ("  peak / sample", rss / sample))
+
+
+print("== sweep benchmark (%s)" % time.strftime("%Y-%m-%d"))
+speed()
+memory()
