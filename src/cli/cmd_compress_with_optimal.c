@@ -35,14 +35,6 @@ const cli_cmd cmd_compress_with_optimal = {
     .run = run,
 };
 
-static bool parse_idx(const char *s, int *out) {
-    char *end;
-    long v = strtol(s, &end, 10);
-    if (end == s || *end || v < -1 || v > 100000) return false;
-    *out = (int)v;
-    return true;
-}
-
 static int run(int argc, char **argv) {
     const char *cmd = "compress_with_optimal";
     sweep_cli_defaults(&so);
@@ -53,15 +45,7 @@ static int run(int argc, char **argv) {
     int rc = cli_parse(&cmd_compress_with_optimal, argc, argv, pos, 3, 6, &np);
     if (rc) return rc < 0 ? 0 : rc;
     int idx[3];
-    if (!combo_path && np != 6) {
-        fprintf(stderr, "dc_toolkit %s: give COMP_IDX FILT_IDX SER_IDX, or --combo best_FIELD.json\n", cmd);
-        return 2;
-    }
-    for (int i = 0; i < 3 && np == 6; i++)
-        if (!parse_idx(pos[3 + i], &idx[i])) {
-            fprintf(stderr, "dc_toolkit %s: '%s' is not an index (-1 or more)\n", cmd, pos[3 + i]);
-            return 2;
-        }
+    if ((rc = write_cli_indices(cmd, combo_path, pos + 3, np - 3, idx))) return rc;
     const char *dataset = pos[0], *where = pos[1], *field = pos[2];
     dctk_evaluate_opts eo;
     if ((rc = sweep_cli_eval_opts(cmd, &so, &eo))) return rc;
@@ -71,26 +55,8 @@ static int run(int argc, char **argv) {
     if (st != DCTK_OK) return cli_fail(cmd, st);
     size_t v;
     json_t *best = NULL, *codecs = NULL;
-    char best_path[4096];
-    snprintf(best_path, sizeof best_path, "%s/best_%s.json", where, field);
     st = dctk_dataset_find(ds, field, &v);
-    if (st == DCTK_OK && combo_path) {
-        const char *bv;
-        if (!(best = write_cli_load_best(combo_path))) st = DCTK_ERR_ARG;
-        else if ((bv = json_string_value(json_object_get(best, "var"))) && strcmp(bv, field) != 0)
-            st = DCTK_FAIL(DCTK_ERR_ARG, "%s is the combo of '%s', not of '%s'", combo_path, bv, field);
-        else codecs = json_incref(json_object_get(best, "codecs"));
-    } else if (st == DCTK_OK) {
-        best = write_cli_load_best(best_path); /* optional: bound, provenance, fingerprint */
-        const char *fp = json_string_value(json_object_get(best, "fingerprint"));
-        st = dctk_combo_resolve(ds, v, eo.size_limit, &eo.space, idx[0], idx[1], idx[2], fp, &codecs, NULL);
-        /* the best file describes another combo: keep only its threshold */
-        if (best && st == DCTK_OK &&
-            (json_integer_value(json_object_get(best, "comp_idx")) != idx[0] ||
-             json_integer_value(json_object_get(best, "filt_idx")) != idx[1] ||
-             json_integer_value(json_object_get(best, "ser_idx")) != idx[2]))
-            json_object_del(best, "ratio");
-    }
+    if (st == DCTK_OK) st = write_cli_resolve(ds, v, where, combo_path, idx, &eo, &codecs, &best);
     if (st == DCTK_OK) rc = write_cli_field(cmd, ds, v, dataset, where, codecs, best, so.inner_chunk_mib, &wo);
     else rc = cli_fail(cmd, st);
     json_decref(codecs);

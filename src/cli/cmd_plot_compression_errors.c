@@ -34,44 +34,11 @@ const cli_cmd cmd_plot_compression_errors = {
             "at index 0 of any leading dimension, and runs the pipeline on it as one chunk, and again on the\n"
             "slice rolled by half its longitudes. Writes WHERE_TO_WRITE/FIELD_compression_errors.pdf and .png:\n"
             "original, decoded and absolute error, the same for the shifted field, and three differences that\n"
-            "show whether the pipeline treats the periodic seam like any other longitude. Use -- before\n"
-            "negative indices. Example:\n"
-            "  dc_toolkit plot_compression_errors era5.nc out t2m -- 3 10 -1",
+            "show whether the pipeline treats the periodic seam like any other longitude. Example:\n"
+            "  dc_toolkit plot_compression_errors era5.nc out t2m 3 10 -1",
     .opts = opts,
     .run = run,
 };
-
-static bool parse_idx(const char *s, int *out) {
-    char *end;
-    long v = strtol(s, &end, 10);
-    if (end == s || *end || v < -1 || v > 100000) return false;
-    *out = (int)v;
-    return true;
-}
-
-/* The pipeline: from --combo, else the indices resolved in the rebuilt space
- * (checked against the fingerprint of WHERE/best_FIELD.json when present). */
-static dctk_status resolve(dctk_dataset *ds, size_t v, const char *where, const char *field, const int *idx,
-                           const dctk_evaluate_opts *eo, json_t **codecs) {
-    json_t *best;
-    if (combo_path) {
-        if (!(best = write_cli_load_best(combo_path))) return DCTK_ERR_ARG;
-        const char *bv = json_string_value(json_object_get(best, "var"));
-        dctk_status st = DCTK_OK;
-        if (bv && strcmp(bv, field) != 0)
-            st = DCTK_FAIL(DCTK_ERR_ARG, "%s is the combo of '%s', not of '%s'", combo_path, bv, field);
-        else *codecs = json_incref(json_object_get(best, "codecs"));
-        json_decref(best);
-        return st;
-    }
-    char path[4096];
-    snprintf(path, sizeof path, "%s/best_%s.json", where, field);
-    best = write_cli_load_best(path);
-    const char *fp = json_string_value(json_object_get(best, "fingerprint"));
-    dctk_status st = dctk_combo_resolve(ds, v, eo->size_limit, &eo->space, idx[0], idx[1], idx[2], fp, codecs, NULL);
-    json_decref(best);
-    return st;
-}
 
 /* Encode and decode one slice as a single chunk; *stored gets the encoded size. */
 static dctk_status roundtrip(const dctk_pipeline *p, const dctk_chunk_spec *spec, const void *src, void *dst,
@@ -203,15 +170,7 @@ static int run(int argc, char **argv) {
     combo_path = NULL;
     int rc = cli_parse(&cmd_plot_compression_errors, argc, argv, pos, 3, 6, &np);
     if (rc) return rc < 0 ? 0 : rc;
-    if (!combo_path && np != 6) {
-        fprintf(stderr, "dc_toolkit %s: give COMP_IDX FILT_IDX SER_IDX, or --combo best_FIELD.json\n", cmd);
-        return 2;
-    }
-    for (int i = 0; i < 3 && np == 6; i++)
-        if (!parse_idx(pos[3 + i], &idx[i])) {
-            fprintf(stderr, "dc_toolkit %s: '%s' is not an index (-1 or more)\n", cmd, pos[3 + i]);
-            return 2;
-        }
+    if ((rc = write_cli_indices(cmd, combo_path, pos + 3, np - 3, idx))) return rc;
     dctk_evaluate_opts eo;
     if ((rc = sweep_cli_eval_opts(cmd, &so, &eo))) return rc;
     dctk_dataset *ds;
@@ -221,7 +180,7 @@ static int run(int argc, char **argv) {
     if (st != DCTK_OK) return cli_fail(cmd, st);
     st = dctk_dataset_find(ds, pos[2], &v);
     if (st == DCTK_OK && (rc = check_field(cmd, ds, dctk_dataset_var(ds, v))) == 0)
-        st = resolve(ds, v, pos[1], pos[2], idx, &eo, &codecs);
+        st = write_cli_resolve(ds, v, pos[1], combo_path, idx, &eo, &codecs, NULL);
     if (st != DCTK_OK) rc = cli_fail(cmd, st);
     else if (rc == 0) rc = plot(cmd, ds, v, codecs, pos[1]);
     json_decref(codecs);

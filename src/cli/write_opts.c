@@ -1,6 +1,7 @@
 /* The write driver shared by compress_with_optimal and compress. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "dctk/threads.h"
@@ -21,6 +22,56 @@ json_t *write_cli_load_best(const char *path) {
         j = NULL;
     }
     return j;
+}
+
+static bool parse_idx(const char *s, int *out) {
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (end == s || *end || v < -1 || v > 100000) return false;
+    *out = (int)v;
+    return true;
+}
+
+int write_cli_indices(const char *cmd, const char *combo_path, const char *const *pos, int np, int *idx) {
+    if (!combo_path && np != 3) {
+        fprintf(stderr, "dc_toolkit %s: give COMP_IDX FILT_IDX SER_IDX, or --combo best_FIELD.json\n", cmd);
+        return 2;
+    }
+    for (int i = 0; i < 3; i++) idx[i] = -1;
+    for (int i = 0; i < np && i < 3; i++)
+        if (!parse_idx(pos[i], &idx[i])) {
+            fprintf(stderr, "dc_toolkit %s: '%s' is not an index (-1 or more)\n", cmd, pos[i]);
+            return 2;
+        }
+    return 0;
+}
+
+dctk_status write_cli_resolve(dctk_dataset *ds, size_t v, const char *where, const char *combo_path, const int *idx,
+                              const dctk_evaluate_opts *eo, json_t **codecs, json_t **best_out) {
+    const char *field = dctk_dataset_var(ds, v)->name;
+    json_t *best;
+    dctk_status st = DCTK_OK;
+    *codecs = NULL;
+    if (combo_path) {
+        const char *bv;
+        if (!(best = write_cli_load_best(combo_path))) st = DCTK_ERR_ARG;
+        else if ((bv = json_string_value(json_object_get(best, "var"))) && strcmp(bv, field) != 0)
+            st = DCTK_FAIL(DCTK_ERR_ARG, "%s is the combo of '%s', not of '%s'", combo_path, bv, field);
+        else *codecs = json_incref(json_object_get(best, "codecs"));
+    } else {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/best_%s.json", where, field);
+        best = write_cli_load_best(path); /* optional: bound, provenance, fingerprint */
+        const char *fp = json_string_value(json_object_get(best, "fingerprint"));
+        st = dctk_combo_resolve(ds, v, eo->size_limit, &eo->space, idx[0], idx[1], idx[2], fp, codecs, NULL);
+        if (best && (json_integer_value(json_object_get(best, "comp_idx")) != idx[0] ||
+                     json_integer_value(json_object_get(best, "filt_idx")) != idx[1] ||
+                     json_integer_value(json_object_get(best, "ser_idx")) != idx[2]))
+            json_object_del(best, "ratio");
+    }
+    if (st == DCTK_OK && best_out) *best_out = best;
+    else json_decref(best);
+    return st;
 }
 
 static double best_num(const json_t *best, const char *key) {

@@ -5,6 +5,7 @@
 
 #include "cli.h"
 #include "dctk/compress.h"
+#include "dctk/eval.h"
 
 typedef struct write_cli {
     long shard_mib, threads;
@@ -29,5 +30,17 @@ int write_cli_field(const char *cmd, dctk_dataset *ds, size_t v, const char *dat
 
 /* Load {where}/best_{var}.json, or the given path; NULL when absent (detail set). */
 json_t *write_cli_load_best(const char *path);
+
+/* COMP_IDX FILT_IDX SER_IDX from pos[0..2] (np of them given) unless --combo is
+ * set. Returns 0 or the exit code of a usage error (message printed). */
+int write_cli_indices(const char *cmd, const char *combo_path, const char *const *pos, int np, int *idx);
+
+/* The pipeline of field v: from combo_path (--combo) when given, else the
+ * indices resolved in the rebuilt space, checked against the fingerprint of
+ * WHERE/best_FIELD.json when that exists. *best (may be NULL) gets the best
+ * file, for the bound and the provenance; its "ratio" is dropped when it
+ * describes another combo, so no prediction is claimed for this one. */
+dctk_status write_cli_resolve(dctk_dataset *ds, size_t v, const char *where, const char *combo_path, const int *idx,
+                              const dctk_evaluate_opts *eo, json_t **codecs, json_t **best);
 
 #endif

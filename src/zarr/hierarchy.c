@@ -11,11 +11,6 @@
 
 #include "zarr_internal.h"
 
-static bool is_meta_name(const char *n) {
-    return !strcmp(n, "zarr.json") || !strcmp(n, ".zarray") || !strcmp(n, ".zgroup") || !strcmp(n, ".zattrs") ||
-           !strcmp(n, ".zmetadata");
-}
-
 /* The metadata document of node path, v3 or v2 (.zattrs merged in as
  * "attributes"); *out NULL when path is not a node. */
 static dctk_status load_node(dctk_store *s, const char *path, json_t **out, bool *is_array) {
@@ -44,32 +39,6 @@ static dctk_status load_node(dctk_store *s, const char *path, json_t **out, bool
     return DCTK_OK;
 }
 
-typedef struct {
-    dctk_store *s;
-    dctk_zarr_node_fn fn;
-    void *user;
-    const char *prefix;
-    char **names;
-    size_t n, cap;
-    bool nomem;
-} walk_ctx;
-
-static int collect_name(const char *name, void *user) {
-    walk_ctx *w = user;
-    if (is_meta_name(name)) return 0;
-    if (w->n == w->cap) {
-        size_t cap = w->cap ? 2 * w->cap : 16;
-        char **v = realloc(w->names, cap * sizeof *v);
-        if (!v) return w->nomem = true, 1;
-        w->names = v, w->cap = cap;
-    }
-    if (!(w->names[w->n] = strdup(name))) return w->nomem = true, 1;
-    w->n++;
-    return 0;
-}
-
-static int by_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
-
 static dctk_status walk_dir(dctk_store *s, const char *prefix, dctk_zarr_node_fn fn, void *user);
 
 static dctk_status visit(dctk_store *s, const char *path, dctk_zarr_node_fn fn, void *user) {
@@ -83,18 +52,16 @@ static dctk_status visit(dctk_store *s, const char *path, dctk_zarr_node_fn fn, 
 }
 
 static dctk_status walk_dir(dctk_store *s, const char *prefix, dctk_zarr_node_fn fn, void *user) {
-    walk_ctx w = {.s = s, .prefix = prefix};
-    dctk_status st = dctk_store_list(s, prefix, collect_name, &w);
-    if (st == DCTK_OK && w.nomem) st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
-    /* sorted, so consolidated metadata and listings come out the same every time */
-    if (w.n) qsort(w.names, w.n, sizeof *w.names, by_name);
-    for (size_t i = 0; i < w.n && st == DCTK_OK; i++) {
-        char *child = zarr_join(prefix, w.names[i]);
+    char **names = NULL;
+    size_t n = 0;
+    dctk_status st = zarr_list_names(s, prefix, true, &names, &n);
+    for (size_t i = 0; i < n && st == DCTK_OK; i++) {
+        if (zarr_is_meta_name(names[i])) continue;
+        char *child = zarr_join(prefix, names[i]);
         st = child ? visit(s, child, fn, user) : DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
         free(child);
     }
-    for (size_t i = 0; i < w.n; i++) free(w.names[i]);
-    free(w.names);
+    zarr_names_free(names, n);
     return st;
 }
 

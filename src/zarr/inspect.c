@@ -11,45 +11,16 @@
 
 /* --- stored bytes ------------------------------------------------------- */
 
-typedef struct {
-    char **v;
-    size_t n, cap;
-    bool nomem;
-} name_list;
-
-static int add_name(const char *name, void *user) {
-    name_list *l = user;
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? 2 * l->cap : 32;
-        char **v = realloc(l->v, cap * sizeof *v);
-        if (!v) return l->nomem = true, 1;
-        l->v = v, l->cap = cap;
-    }
-    if (!(l->v[l->n] = strdup(name))) return l->nomem = true, 1;
-    l->n++;
-    return 0;
-}
-
-static void name_list_free(name_list *l) {
-    for (size_t i = 0; i < l->n; i++) free(l->v[i]);
-    free(l->v);
-}
-
-static bool is_meta_name(const char *n) {
-    return !strcmp(n, "zarr.json") || !strcmp(n, ".zarray") || !strcmp(n, ".zattrs") || !strcmp(n, ".zgroup") ||
-           !strcmp(n, ".zmetadata");
-}
-
 /* The store interface has no "is this a folder": a name whose size is
  * NOT_FOUND is the first segment of longer keys, so descend into it. */
 static dctk_status sum_keys(dctk_store *s, const char *prefix, int depth, uint64_t *bytes, uint64_t *nkeys) {
     if (depth > DCTK_MAX_DIMS + 2) return DCTK_OK; /* deeper than any chunk key */
-    name_list l = {0};
-    dctk_status st = dctk_store_list(s, prefix, add_name, &l);
-    if (st == DCTK_OK && l.nomem) st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
-    for (size_t i = 0; i < l.n && st == DCTK_OK; i++) {
-        if (depth == 0 && is_meta_name(l.v[i])) continue;
-        char *key = zarr_join(prefix, l.v[i]);
+    char **names = NULL;
+    size_t nn = 0;
+    dctk_status st = zarr_list_names(s, prefix, false, &names, &nn);
+    for (size_t i = 0; i < nn && st == DCTK_OK; i++) {
+        if (depth == 0 && zarr_is_meta_name(names[i])) continue;
+        char *key = zarr_join(prefix, names[i]);
         uint64_t n = 0;
         st = key ? dctk_store_size(s, key, &n) : DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
         if (st == DCTK_OK) *bytes += n, (*nkeys)++;
@@ -59,7 +30,7 @@ static dctk_status sum_keys(dctk_store *s, const char *prefix, int depth, uint64
         }
         free(key);
     }
-    name_list_free(&l);
+    zarr_names_free(names, nn);
     return st;
 }
 

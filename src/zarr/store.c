@@ -73,16 +73,42 @@ static void name_list_free(name_list *l) {
     free(l->v);
 }
 
-dctk_status dctk_store_delete_tree(dctk_store *s, const char *prefix) {
+static int by_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+bool zarr_is_meta_name(const char *n) {
+    return !strcmp(n, "zarr.json") || !strcmp(n, ".zarray") || !strcmp(n, ".zgroup") || !strcmp(n, ".zattrs") ||
+           !strcmp(n, ".zmetadata");
+}
+
+dctk_status zarr_list_names(dctk_store *s, const char *prefix, bool sorted, char ***names, size_t *n) {
     name_list l = {0};
     dctk_status st = dctk_store_list(s, prefix, collect, &l);
     if (st == DCTK_OK && l.nomem) st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
-    for (size_t i = 0; i < l.n && st == DCTK_OK; i++) {
-        char *k = zarr_join(prefix, l.v[i]);
+    if (st != DCTK_OK) {
+        name_list_free(&l);
+        return st;
+    }
+    if (sorted && l.n) qsort(l.v, l.n, sizeof *l.v, by_name);
+    *names = l.v;
+    *n = l.n;
+    return DCTK_OK;
+}
+
+void zarr_names_free(char **names, size_t n) {
+    name_list l = {names, n, n, false};
+    name_list_free(&l);
+}
+
+dctk_status dctk_store_delete_tree(dctk_store *s, const char *prefix) {
+    char **names = NULL;
+    size_t n = 0;
+    dctk_status st = zarr_list_names(s, prefix, false, &names, &n);
+    for (size_t i = 0; i < n && st == DCTK_OK; i++) {
+        char *k = zarr_join(prefix, names[i]);
         st = k ? dctk_store_delete_tree(s, k) : DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
         free(k);
     }
-    name_list_free(&l);
+    zarr_names_free(names, n);
     if (st == DCTK_OK && prefix[0]) st = dctk_store_delete(s, prefix);
     return st;
 }

@@ -59,6 +59,15 @@ dctk_status zarr_array_new(dctk_store *s, const char *path, dctk_zarr_meta *meta
 /* Zarr v2: read .zarray (+ .zattrs) at path into a meta with v3 codecs. */
 dctk_status zarr_v2_open_meta(dctk_store *s, const char *path, dctk_zarr_meta *m);
 /* A parsed JSON document from a key; NOT_FOUND when absent. */
+/* zarr.json, .zarray, .zgroup, .zattrs, .zmetadata: a node's metadata, not a child. */
+bool zarr_is_meta_name(const char *name);
+
+/* The names directly below prefix, each an allocated string, sorted when
+ * asked (listings and consolidated metadata come out the same every time).
+ * Free with zarr_names_free. */
+dctk_status zarr_list_names(dctk_store *s, const char *prefix, bool sorted, char ***names, size_t *n);
+void zarr_names_free(char **names, size_t n);
+
 dctk_status zarr_load_json(dctk_store *s, const char *key, json_t **out);
 /* Write a JSON document (2-space indent, sorted keys, no bare NaN). */
 dctk_status zarr_save_json(dctk_store *s, const char *key, const json_t *j);
