@@ -1,0 +1,103 @@
+#!/usr/bin/python3
+"""compress_with_optimal refuses bad requests with one clear line, a non-zero
+exit, and no array that claims to be complete:
+wrong indices, a codec space whose fingerprint differs from the sweep's, a
+missing field, an unwritable output folder, and a --combo file of another
+field. A good run afterwards writes the field, and zarrita-free checks (the
+store's own zarr.json) show exactly one array of that name."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+DCTK = os.environ["DCTK"]
+FILE = os.path.join(os.environ.get("DCTK_NCARG", "/usr/share/ncarg/data"), "cdf", "meccatemp.cdf")
+failures, checks = [], 0
+
+
+def check(cond, msg):
+    global checks
+    checks += 1
+    if not cond:
+        failures.append(msg)
+
+
+def run(*args):
+    return subprocess.run([DCTK, *args], capture_output=True, text=True)
+
+
+def refused(what, r, needle):
+    lines = [l for l in r.stderr.splitlines() if l.strip()]
+    check(r.returncode != 0, "%s: exit %d, expected non-zero" % (what, r.returncode))
+    check(len(lines) == 1, "%s: %d stderr lines, expected one: %r" % (what, len(lines), r.stderr))
+    check(needle in r.stderr, "%s: %r not in %r" % (what, needle, r.stderr))
+
+
+def no_complete_array(what, out, var="t"):
+    store = os.path.join(out, "meccatemp.zarr")
+    check(not os.path.exists(os.path.join(store, var, "zarr.json")),
+          "%s: an array %s/%s claims to be complete" % (what, store, var))
+    if os.path.isdir(store):
+        check(not any(n.endswith(".partial") for n in os.listdir(store)), "%s: a partial array was left" % what)
+
+
+tmp = tempfile.mkdtemp(prefix="dctk_compress_errors_")
+space = ["--compressor-class", "zstd", "--serializer-class", "none", "--eval-data-size-limit", "60KB"]
+out = os.path.join(tmp, "out")
+r = run("evaluate_combos", FILE, "--where-to-write", out, "--field-to-compress", "t",
+        "--override-existing-l1-error", "1e-3", *space)
+check(r.returncode == 0, "sweep failed: " + r.stderr)
+
+# indices outside the space
+r = run("compress_with_optimal", FILE, out, "t", "500", "0", "-1", *space)
+refused("wrong indices", r, "no combo (500, 0, -1)")
+no_complete_array("wrong indices", out)
+r = run("compress_with_optimal", FILE, out, "t", "x", "0", "-1", *space)
+refused("index that is not a number", r, "not an index")
+
+# the same indices against another space (a different sample changes the filters' statistics)
+r = run("compress_with_optimal", FILE, out, "t", "0", "0", "-1", "--compressor-class", "zstd",
+        "--serializer-class", "none", "--eval-data-size-limit", "30KB")
+refused("fingerprint", r, "fingerprint")
+no_complete_array("fingerprint", out)
+
+# a missing field names the ones there are
+r = run("compress_with_optimal", FILE, out, "t2m", "0", "0", "-1", *space)
+refused("missing field", r, "t2m")
+check("t" in r.stderr.split("t2m", 1)[-1], "missing field: the available fields are not named: " + r.stderr)
+
+# an output folder that cannot be made (a regular file stands in the way)
+blocker = os.path.join(tmp, "file")
+open(blocker, "w").close()
+shutil.copy(os.path.join(out, "best_t.json"), tmp)
+r = run("compress_with_optimal", FILE, os.path.join(blocker, "sub"), "t", "--combo",
+        os.path.join(tmp, "best_t.json"), *space)
+refused("unwritable output", r, "file/sub")
+check(not os.path.exists(os.path.join(blocker, "sub")), "unwritable output: something was created")
+
+# a combo file of another field
+best = json.load(open(os.path.join(out, "best_t.json")))
+best["var"] = "u"
+other = os.path.join(tmp, "best_u.json")
+json.dump(best, open(other, "w"))
+r = run("compress_with_optimal", FILE, out, "t", "--combo", other, *space)
+refused("combo of another field", r, "not of 't'")
+no_complete_array("combo of another field", out)
+
+# and the good run writes exactly that array, verified
+r = run("compress_with_optimal", FILE, out, "t", str(best["comp_idx"]), str(best["filt_idx"]),
+        str(best["ser_idx"]), *space)
+check(r.returncode == 0, "good run failed: " + r.stderr)
+check("verified" in r.stdout and "sweep predicted" in r.stdout, "good run did not report: " + r.stdout)
+meta = json.load(open(os.path.join(out, "meccatemp.zarr", "t", "zarr.json")))
+check(meta["node_type"] == "array" and meta["dimension_names"] == ["time", "lat", "lon"], "array metadata: %r" % meta)
+check(meta["attributes"]["dc_toolkit"]["pipeline"] == best["codecs"], "provenance pipeline differs")
+
+shutil.rmtree(tmp)
+for f in failures:
+    print("FAIL:", f)
+print("compress_with_optimal errors: %d checks, %d failures" % (checks, len(failures)))
+print("%d passed, %d failed" % (checks - len(failures), len(failures)))
+sys.exit(1 if failures else 0)
