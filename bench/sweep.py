@@ -27,7 +27,7 @@ here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(here, "..", "tests", "interop"))
 from pipeline_ref import run_combo  # noqa: E402
 
-build = sys.argv[1] if len(sys.argv) > 1 else "build"
+build = sys.argv[1] if len(sys.argv) > 1 else "build"  # bench/sweep.py BUILD [--memory-only]
 exe = os.path.join(build, "dc_toolkit")
 REAL = "/usr/share/ncarg/data/nug/rectilinear_grid_3D.nc"
 VAR = "t"
@@ -107,5 +107,6 @@ def memory():
 
 
 print("== sweep benchmark (%s)" % time.strftime("%Y-%m-%d"))
-speed()
+if "--memory-only" not in sys.argv:
+    speed()
 memory()

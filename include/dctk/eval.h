@@ -98,6 +98,8 @@ void dctk_space_free(dctk_space *sp);
  * (compressors outermost, then filters, then serializers; -1 first). */
 size_t dctk_space_ncombos(const dctk_space *sp);
 void dctk_space_combo(const dctk_space *sp, size_t k, int *c, int *f, int *s);
+/* The inverse: the enumeration index of combo (c, f, s). */
+size_t dctk_space_combo_index(const dctk_space *sp, int c, int f, int s);
 /* Whether (c, f, s) names a combo of this space. */
 bool dctk_space_has(const dctk_space *sp, int c, int f, int s);
 /* The Zarr v3 codec list of combo (c, f, s): the filter, the serializer (or

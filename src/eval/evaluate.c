@@ -50,15 +50,9 @@ static void free_row(dctk_result_row *row) {
     free((char *)row->serializer);
 }
 
-/* The position of combo (c, f, s) in enumeration order (dctk_space_combo). */
-static size_t combo_index(const dctk_space *sp, int c, int f, int s) {
-    size_t ns = (size_t)(sp->nser + sp->ser_none), nf = (size_t)(sp->nfilt + sp->filt_none);
-    return ((size_t)(c + sp->comp_none) * nf + (size_t)(f + sp->filt_none)) * ns + (size_t)(s + sp->ser_none);
-}
-
 static void on_result(void *user, const dctk_combo_result *r) {
     run_ctx *rc = user;
-    if (rc->have) rc->have[combo_index(rc->sp, r->c, r->f, r->s)] = true;
+    if (rc->have) rc->have[dctk_space_combo_index(rc->sp, r->c, r->f, r->s)] = true;
     if (rc->csv && rc->csv_st == DCTK_OK) {
         dctk_result_row row = make_row(rc->sp, rc->var, r);
         rc->csv_st = dctk_csv_writer_append(rc->csv, &row);

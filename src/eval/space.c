@@ -234,6 +234,11 @@ void dctk_space_combo(const dctk_space *sp, size_t k, int *c, int *f, int *s) {
     *c = (int)(k / ns / nf) - sp->comp_none;
 }
 
+size_t dctk_space_combo_index(const dctk_space *sp, int c, int f, int s) {
+    size_t ns = (size_t)(sp->nser + sp->ser_none), nf = (size_t)(sp->nfilt + sp->filt_none);
+    return ((size_t)(c + sp->comp_none) * nf + (size_t)(f + sp->filt_none)) * ns + (size_t)(s + sp->ser_none);
+}
+
 bool dctk_space_has(const dctk_space *sp, int c, int f, int s) {
     return c >= -(int)sp->comp_none && c < sp->ncomp && f >= -(int)sp->filt_none && f < sp->nfilt &&
            s >= -(int)sp->ser_none && s < sp->nser;

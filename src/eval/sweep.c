@@ -19,10 +19,12 @@
 #include "dctk/threads.h"
 #include "dctk/util.h"
 
-/* Per-thread scratch: chunk-sized buffers reused across chunks and units. */
+/* Per-thread scratch, reused across chunks and units: at most four chunk-sized
+ * buffers, the stage's bytes and two that every other step alternates
+ * between (plus the gathered chunk at the sample's edges). */
 typedef struct {
     dctk_codec_ctx *ctx;
-    dctk_buf x, filt, ser, dser, y, comp, dcomp;
+    dctk_buf x, ser, a, b;
 } worker;
 
 /* Error sums and times of one stage over the sample. */
@@ -58,7 +60,7 @@ typedef struct {
 
 static void worker_free(worker *w) {
     dctk_codec_ctx_free(w->ctx);
-    dctk_buf *b[] = {&w->x, &w->filt, &w->ser, &w->dser, &w->y, &w->comp, &w->dcomp};
+    dctk_buf *b[] = {&w->x, &w->ser, &w->a, &w->b};
     for (size_t i = 0; i < sizeof b / sizeof b[0]; i++) dctk_buf_free(b[i]);
 }
 
@@ -187,20 +189,19 @@ static void run_chain(worker *w, chain *ch, const dctk_chunk_spec *spec) {
     }
     double t0 = dctk_now();
     dctk_status st = DCTK_OK;
-    const dctk_buf *in = &w->ser;
-    dctk_buf *bufs[2] = {&w->comp, &w->dcomp};
-    for (int i = 0; i < ch->n && st == DCTK_OK; i++) {
-        st = dctk_codec_encode(ch->cd[i], w->ctx, spec, in->data, in->size, bufs[i & 1]);
-        in = bufs[i & 1];
+    /* encode from the stage's bytes and decode back, alternating a and b */
+    dctk_buf *bufs[2] = {&w->a, &w->b};
+    const dctk_buf *cur = &w->ser;
+    int k = 0;
+    for (int i = 0; i < ch->n && st == DCTK_OK; i++, k ^= 1) {
+        st = dctk_codec_encode(ch->cd[i], w->ctx, spec, cur->data, cur->size, bufs[k]);
+        cur = bufs[k];
     }
     double t1 = dctk_now();
-    /* decode back into the chunk buffers that are free now (y and dser hold nothing we need) */
-    size_t stored = in->size;
-    dctk_buf *dbufs[2] = {&w->y, &w->dser};
-    const dctk_buf *cur = in;
-    for (int i = ch->n - 1; i >= 0 && st == DCTK_OK; i--) {
-        st = dctk_codec_decode(ch->cd[i], w->ctx, spec, cur->data, cur->size, dbufs[i & 1]);
-        cur = dbufs[i & 1];
+    size_t stored = cur->size;
+    for (int i = ch->n - 1; i >= 0 && st == DCTK_OK; i--, k ^= 1) {
+        st = dctk_codec_decode(ch->cd[i], w->ctx, spec, cur->data, cur->size, bufs[k]);
+        cur = bufs[k];
     }
     double t2 = dctk_now();
     if (st != DCTK_OK) snprintf(ch->error, sizeof ch->error, "%s", dctk_detail());
@@ -221,18 +222,19 @@ static dctk_status run_stage(const sweep *sw, worker *w, const dctk_codec *filt,
     const void *sin = x;
     size_t sn = n;
     if (filt) {
-        DCTK_TRY(dctk_codec_encode(filt, w->ctx, spec, x, n, &w->filt));
+        DCTK_TRY(dctk_codec_encode(filt, w->ctx, spec, x, n, &w->a));
         DCTK_TRY(dctk_codec_out_spec(filt, spec, &fspec));
-        sin = w->filt.data;
-        sn = w->filt.size;
+        sin = w->a.data;
+        sn = w->a.size;
     }
     DCTK_TRY(dctk_codec_encode(ser, w->ctx, &fspec, sin, sn, &w->ser));
     double t1 = dctk_now();
-    DCTK_TRY(dctk_codec_decode(ser, w->ctx, &fspec, w->ser.data, w->ser.size, &w->dser));
-    const dctk_buf *y = &w->dser;
+    /* the filtered chunk is not needed any more: decode over it */
+    DCTK_TRY(dctk_codec_decode(ser, w->ctx, &fspec, w->ser.data, w->ser.size, &w->a));
+    const dctk_buf *y = &w->a;
     if (filt) {
-        DCTK_TRY(dctk_codec_decode(filt, w->ctx, spec, w->dser.data, w->dser.size, &w->y));
-        y = &w->y;
+        DCTK_TRY(dctk_codec_decode(filt, w->ctx, spec, w->a.data, w->a.size, &w->b));
+        y = &w->b;
     }
     double t2 = dctk_now();
     if (y->size != n) return DCTK_FAIL(DCTK_ERR_CODEC, "stage decoded %zu bytes, expected %zu", y->size, n);
@@ -258,10 +260,8 @@ static double mbps(uint64_t bytes, double s) { return s > 0 ? (double)bytes / 1e
 static void finish_unit(sweep *sw, int f, int s, const stage_acc *a, const char *stage_err, chain *ch,
                         const int *map) {
     const dctk_space *sp = sw->sp;
-    size_t ns = (size_t)(sp->nser + sp->ser_none), nf = (size_t)(sp->nfilt + sp->filt_none);
     for (int c = -(int)sp->comp_none; c < sp->ncomp; c++) {
-        size_t k = ((size_t)(c + sp->comp_none) * nf + (size_t)(f + sp->filt_none)) * ns + (size_t)(s + sp->ser_none);
-        dctk_combo_result *r = &sw->results[k];
+        dctk_combo_result *r = &sw->results[dctk_space_combo_index(sp, c, f, s)];
         const chain *h = &ch[map[c + 1]];
         memset(r, 0, sizeof *r);
         r->c = c, r->f = f, r->s = s;
@@ -286,10 +286,8 @@ static void finish_unit(sweep *sw, int f, int s, const stage_acc *a, const char 
     }
     if (!sw->o->on_result) return;
     pthread_mutex_lock(&sw->lock);
-    for (int c = -(int)sp->comp_none; c < sp->ncomp; c++) {
-        size_t k = ((size_t)(c + sp->comp_none) * nf + (size_t)(f + sp->filt_none)) * ns + (size_t)(s + sp->ser_none);
-        sw->o->on_result(sw->o->user, &sw->results[k]);
-    }
+    for (int c = -(int)sp->comp_none; c < sp->ncomp; c++)
+        sw->o->on_result(sw->o->user, &sw->results[dctk_space_combo_index(sp, c, f, s)]);
     pthread_mutex_unlock(&sw->lock);
 }
 
