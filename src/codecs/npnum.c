@@ -78,9 +78,7 @@ void np_store(dctk_dtype t, void *buf, size_t i, np_num v) {
     }
 }
 
-/* cvttsd2si with 32- and 64-bit results: out of range and NaN give the
- * "integer indefinite" value, the most negative integer. */
-static int32_t cvt32(double d) { return d > -2147483649.0 && d < 2147483648.0 ? (int32_t)d : INT32_MIN; }
+/* cvttsd2si with a 64-bit result (np_cvt32 in npnum.h for 32 bits). */
 static int64_t cvt64(double d) {
     return d >= -9223372036854775808.0 && d < 9223372036854775808.0 ? (int64_t)d : INT64_MIN;
 }
@@ -95,9 +93,9 @@ static uint64_t float_to_int(dctk_dtype to, double d) {
         if (!(d >= 9223372036854775808.0)) return (uint64_t)cvt64(d);
         return (uint64_t)cvt64(d - 9223372036854775808.0) ^ (UINT64_C(1) << 63);
     case DCTK_UINT32:
-        if (!(d >= 2147483648.0)) return (uint32_t)cvt32(d);
-        return ((uint32_t)cvt32(d - 2147483648.0) ^ UINT32_C(0x80000000));
-    default: return wrap(to, (uint64_t)(int64_t)cvt32(d));
+        if (!(d >= 2147483648.0)) return (uint32_t)np_cvt32(d);
+        return ((uint32_t)np_cvt32(d - 2147483648.0) ^ UINT32_C(0x80000000));
+    default: return wrap(to, (uint64_t)(int64_t)np_cvt32(d));
     }
 }
 

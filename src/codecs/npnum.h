@@ -54,6 +54,13 @@ np_num np_rint(dctk_dtype t, np_num a);
  * using it vectorise: below 2^23 (2^52) adding and subtracting that power of
  * two rounds to an integer, above it every float is an integer already; NaN
  * fails the comparison and passes through; copysign keeps -0.0. */
+/* cvttsd2si with a 32-bit result: out of range and NaN give the "integer
+ * indefinite" value, the most negative integer. numpy's casts from floats to
+ * int32 and narrower go through it (narrow types keep its low bits). */
+static inline int32_t np_cvt32(double d) { return d > -2147483649.0 && d < 2147483648.0 ? (int32_t)d : INT32_MIN; }
+/* The same from a float (cvttss2si), without the detour through double. */
+static inline int32_t np_cvt32f(float f) { return f >= -2147483648.0f && f < 2147483648.0f ? (int32_t)f : INT32_MIN; }
+
 static inline float np_rintf(float x) {
     float a = __builtin_fabsf(x);
     return a < 8388608.0f ? __builtin_copysignf((a + 8388608.0f) - 8388608.0f, x) : x;
