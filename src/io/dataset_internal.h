@@ -33,4 +33,8 @@ dctk_status dctk_netcdf_open(const char *path, dctk_dataset *ds);
 dctk_status dctk_grib_open(const char *path, dctk_dataset *ds);
 dctk_status dctk_zarr_input_open(const char *path, dctk_dataset *ds);
 
+/* "data/t2m.zarr/" -> "t2m": the variable name of a single-array store
+ * (allocated; NULL when out of memory). */
+char *dctk_zarr_array_name(const char *path);
+
 #endif

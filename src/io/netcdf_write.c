@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "cf.h"
+#include "dataset_internal.h"
 #include "dctk/export.h"
 #include "dctk/util.h"
 #include "dctk/zarr.h"
@@ -130,17 +131,6 @@ static dctk_status add_root(exporter *x) {
     return st;
 }
 
-/* "data/t2m.zarr/" -> "t2m", the name of a single-array store's variable. */
-static char *name_from_path(const char *path) {
-    size_t n = strlen(path);
-    while (n > 1 && path[n - 1] == '/') n--;
-    size_t b = n;
-    while (b > 0 && path[b - 1] != '/') b--;
-    size_t len = n - b;
-    if (len > 5 && !strncmp(path + n - 5, ".zarr", 5)) len -= 5;
-    return strndup(path + b, len);
-}
-
 static dctk_status open_store(exporter *x) {
     struct stat sb;
     if (stat(x->store_path, &sb) != 0)
@@ -150,7 +140,7 @@ static dctk_status open_store(exporter *x) {
     DCTK_TRY(dctk_store_dir_open(x->store_path, false, &x->store));
     dctk_status st = add_root(x);
     if (st == DCTK_OK && x->nodes[0].is_array) {
-        x->root_name = name_from_path(x->store_path);
+        x->root_name = dctk_zarr_array_name(x->store_path);
         return x->root_name ? DCTK_OK : DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
     }
     if (st == DCTK_OK) st = dctk_zarr_walk(x->store, collect_node, x);

@@ -106,8 +106,7 @@ static int collect_array(const char *path, const json_t *meta, bool is_array, vo
     return 0;
 }
 
-/* "data/t2m.zarr/" -> "t2m" */
-static char *array_name_from(const char *path) {
+char *dctk_zarr_array_name(const char *path) {
     size_t n = strlen(path);
     while (n > 1 && path[n - 1] == '/') n--;
     size_t b = n;
@@ -159,7 +158,7 @@ static dctk_status open_store(const char *path, dctk_dataset *ds, zin *z) {
     if (single) collect_array("", NULL, true, &l);
     else st = dctk_zarr_walk(z->store, collect_array, &l);
     if (st == DCTK_OK && l.nomem) st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
-    char *name = single ? array_name_from(path) : NULL;
+    char *name = single ? dctk_zarr_array_name(path) : NULL;
     if (st == DCTK_OK) st = open_vars(ds, z, l.paths, l.n, name);
     free(name);
     for (size_t i = 0; i < l.n; i++) free(l.paths[i]);
