@@ -5,3 +5,4 @@ find_program(DCTK_NODE node REQUIRED)
 dctk_script_test(sweep_parquet ${DCTK_NODE} ${CMAKE_CURRENT_SOURCE_DIR}/js/sweep_parquet.mjs
                  $<TARGET_FILE:dc_toolkit> ${DCTK_NCARG})
 dctk_script_test(sweep_edge_fields ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_sweep_edge_fields.py)
+dctk_script_test(sweep_resume ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_sweep_resume.py)

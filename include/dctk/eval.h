@@ -141,6 +141,8 @@ typedef struct dctk_sweep_opts {
      * are left untouched. */
     bool (*next_unit)(void *user, size_t *unit);
     void *unit_user;
+    /* Units already done (a resumed sweep): skipped, their rows untouched. NULL: none. */
+    const bool *skip_unit;
 } dctk_sweep_opts;
 
 /* Units of work of a space, and the stage (f, s) of unit u. */
@@ -152,6 +154,9 @@ void dctk_sweep_unit(const dctk_space *sp, size_t u, int *f, int *s);
  * Per-combo failures are recorded in the rows, never returned. */
 dctk_status dctk_sweep_run(const dctk_space *sp, const void *sample, int ndim, const size_t *shape,
                            const dctk_sweep_opts *o, dctk_combo_result *results);
+/* Whether a finished combo is kept: it ran, its metrics are finite, and its
+ * relative L1 error is within the threshold (NaN: no threshold). */
+bool dctk_combo_keep(const dctk_combo_result *r, double threshold);
 /* The best kept combo (highest ratio; ties: lowest combo order), or -1. */
 long dctk_sweep_best(const dctk_combo_result *results, size_t n);
 
@@ -190,6 +195,9 @@ typedef struct dctk_evaluate_opts {
     const char *thresholds_csv; /* NULL: no table */
     dctk_space_opts space;
     int rank;                   /* for the CSV name */
+    /* Continue from the rows of an earlier run's CSV: stages whose combos are
+     * all there are not evaluated again. One process only (no team). */
+    bool resume;
     /* progress: combos done of total, called from worker threads one at a time */
     void (*progress)(void *user, size_t done, size_t total);
     void *progress_user;

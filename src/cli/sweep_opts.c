@@ -52,6 +52,7 @@ int sweep_cli_eval_opts(const char *cmd, const sweep_cli *o, dctk_evaluate_opts 
         .override_l1 = o->override_l1,
         .thresholds_csv = o->thresholds ? o->thresholds : default_thresholds(),
         .space = {o->comp_class, o->filt_class, o->ser_class, o->with_lossy},
+        .resume = o->resume,
     };
     return 0;
 }

@@ -18,7 +18,7 @@ typedef struct sweep_cli {
     const char *comp_class, *filt_class, *ser_class;
     bool with_lossy;
     const char *thresholds;
-    bool allow_shared_node, verbose;
+    bool allow_shared_node, verbose, resume;
     dctk_par *par; /* set by sweep_cli_par_begin */
 } sweep_cli;
 
@@ -48,6 +48,8 @@ typedef struct sweep_cli {
      "relative L1 threshold for every field, instead of the table"},                                             \
     {"--thresholds-table", NULL, OPT_STR, &(o).thresholds, "CSV",                                                  \
      "threshold table (default: the l1_error_thresholds.csv shipped with dc_toolkit)"},                           \
+    {"--resume", NULL, OPT_BOOL, &(o).resume, NULL,                                                                \
+     "continue a sweep that was stopped, from its config_space CSV (one process)"},                               \
     {"--allow-shared-node", NULL, OPT_BOOL, &(o).allow_shared_node, NULL,                                          \
      "under MPI, allow several ranks on one node (tests); default: one rank per node"},                          \
     {"--verbose", NULL, OPT_BOOL, &(o).verbose, NULL,                                                              \

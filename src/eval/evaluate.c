@@ -232,15 +232,70 @@ static dctk_status check_complete(const bool *have, size_t n) {
 }
 
 /* The sweep, its CSV, and (with a team) the gather of every member's rows. */
+/* --- resuming ----------------------------------------------------------------- */
+
+/* Take the rows of an earlier run's CSV into res, after checking that each
+ * names the same pipeline in this space; *skip marks the units all of whose
+ * combos are there, *ndone counts their combos. A missing CSV resumes nothing. */
+static dctk_status load_resume(const char *path, const dctk_space *sp, const char *var, double threshold,
+                               dctk_combo_result *res, bool *skip, size_t *ndone) {
+    dctk_result_table t = DCTK_RESULT_TABLE_INIT;
+    dctk_status st = dctk_csv_read(path, &t, NULL);
+    if (st == DCTK_ERR_NOT_FOUND) return DCTK_OK;
+    size_t n = dctk_space_ncombos(sp);
+    bool *done = st == DCTK_OK ? calloc(n ? n : 1, sizeof *done) : NULL;
+    if (st == DCTK_OK && !done) st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; i < t.n && st == DCTK_OK; i++) {
+        const dctk_result_row *row = &t.rows[i];
+        int c = (int)row->comp_idx, f = (int)row->filt_idx, s = (int)row->ser_idx;
+        dctk_combo_result r = {.c = c, .f = f, .s = s};
+        dctk_result_row want = dctk_space_has(sp, c, f, s) ? make_row(sp, var, &r) : (dctk_result_row){0};
+        bool same = want.compressor && !strcmp(want.compressor, row->compressor) && !strcmp(want.filter, row->filter) &&
+                    !strcmp(want.serializer, row->serializer) && !strcmp(row->var, var);
+        if (want.compressor) free_row(&want);
+        if (!same) {
+            st = DCTK_FAIL(DCTK_ERR_ARG, "%s: row %zu is not combo (%d, %d, %d) of this codec space: the CSV comes "
+                           "from another sample or other class flags; run without --resume", path, i + 1, c, f, s);
+            break;
+        }
+        r = (dctk_combo_result){c, f, s, row->ratio, row->l1_rel, row->l2_rel, row->linf_rel, row->euclidean,
+                                row->max_abs_err, row->encode_mbps, row->decode_mbps, false, ""};
+        snprintf(r.error, sizeof r.error, "%s", row->error);
+        r.keep = dctk_combo_keep(&r, threshold); /* the threshold may have changed since */
+        size_t k = dctk_space_combo_index(sp, c, f, s);
+        res[k] = r;
+        done[k] = true;
+    }
+    for (size_t u = 0; u < dctk_sweep_nunits(sp) && st == DCTK_OK; u++) {
+        int f, s;
+        dctk_sweep_unit(sp, u, &f, &s);
+        skip[u] = true;
+        for (int c = -(int)sp->comp_none; c < sp->ncomp; c++) skip[u] = skip[u] && done[dctk_space_combo_index(sp, c, f, s)];
+        if (skip[u]) *ndone += (size_t)(sp->ncomp + sp->comp_none);
+    }
+    free(done);
+    dctk_result_table_free(&t);
+    return st;
+}
+
 static dctk_status sweep_space(const dctk_var *var, const void *sample, const dctk_sample_plan *plan,
                                const dctk_space *sp, const dctk_evaluate_opts *o, dctk_evaluate_summary *s,
                                dctk_combo_result *res, bool *have) {
     char path[4096];
     run_ctx rc = {.sp = sp, .var = var->name, .total = s->ncombos, .have = have, .o = o};
     dctk_status st = dctk_results_csv_path(path, sizeof path, o->where, var->name, o->rank);
-    if (st == DCTK_OK) st = dctk_csv_writer_open(path, false, false, &rc.csv, NULL);
+    bool resume = o->resume;
+    if (resume && o->team)
+        return DCTK_FAIL(DCTK_ERR_ARG, "--resume works in one process: resume without mpirun, or rerun without it");
+    bool *skip = resume ? calloc(dctk_sweep_nunits(sp) + 1, sizeof *skip) : NULL;
+    if (st == DCTK_OK && resume && !skip) st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (st == DCTK_OK && resume) st = load_resume(path, sp, var->name, s->threshold, res, skip, &rc.done);
+    if (st == DCTK_OK && rc.done) dctk_log(DCTK_LOG_INFO, "%s: resuming: %zu of %zu combos already done", var->name,
+                                           rc.done, s->ncombos);
+    if (st == DCTK_OK) st = dctk_csv_writer_open(path, resume, false, &rc.csv, NULL);
     st = agree(o, st);
-    dctk_sweep_opts so = {.threads = o->threads, .threshold = s->threshold, .on_result = on_result, .user = &rc};
+    dctk_sweep_opts so = {.threads = o->threads, .threshold = s->threshold, .on_result = on_result, .user = &rc,
+                          .skip_unit = skip};
     /* the sample is evaluated with the inner chunks the writer will use for the whole field */
     dctk_chunk_shape_for(var->dtype, var->ndim, var->shape, o->inner_chunk_bytes, so.chunk);
     memcpy(s->chunk, so.chunk, sizeof so.chunk);
@@ -248,6 +303,7 @@ static dctk_status sweep_space(const dctk_var *var, const void *sample, const dc
     if (st == DCTK_OK) st = run_sweep(sp, sample, var, plan, &so, o, res);
     dctk_timer_add("sweep", dctk_now() - t0);
     dctk_status cst = dctk_csv_writer_close(rc.csv);
+    free(skip);
     if (st == DCTK_OK) st = rc.csv_st != DCTK_OK ? rc.csv_st : cst;
     if (!o->team) return st;
     st = agree(o, st);

@@ -255,6 +255,11 @@ static bool all_masked(const sweep *sw, const void *x, size_t n) {
     return true;
 }
 
+bool dctk_combo_keep(const dctk_combo_result *r, double threshold) {
+    bool finite = isfinite(r->ratio) && isfinite(r->l1_rel) && isfinite(r->l2_rel) && isfinite(r->linf_rel);
+    return !r->error[0] && finite && (isnan(threshold) || r->l1_rel <= threshold);
+}
+
 static double mbps(uint64_t bytes, double s) { return s > 0 ? (double)bytes / 1e6 / s : NAN; }
 
 static void finish_unit(sweep *sw, int f, int s, const stage_acc *a, const char *stage_err, chain *ch,
@@ -277,8 +282,7 @@ static void finish_unit(sweep *sw, int f, int s, const stage_acc *a, const char 
         else if (h->error[0]) snprintf(r->error, sizeof r->error, "%s", h->error);
         else if (a->norms.mask_lost)
             snprintf(r->error, sizeof r->error, "mask lost: %zu masked points came back as numbers", a->norms.mask_lost);
-        bool finite = isfinite(r->ratio) && isfinite(r->l1_rel) && isfinite(r->l2_rel) && isfinite(r->linf_rel);
-        r->keep = !r->error[0] && finite && (isnan(sw->o->threshold) || r->l1_rel <= sw->o->threshold);
+        r->keep = dctk_combo_keep(r, sw->o->threshold);
         if (stage_err || h->error[0]) {
             r->ratio = r->l1_rel = r->l2_rel = r->linf_rel = r->euclidean = r->max_abs_err = NAN;
             r->encode_mbps = r->decode_mbps = NAN;
@@ -375,6 +379,7 @@ static dctk_status work(void *user, size_t item, int thread) {
     void *nu = sw->o->next_unit ? sw->o->unit_user : sw;
     while (next(nu, &unit)) {
         if (unit >= sw->nunits) return DCTK_FAIL(DCTK_ERR_INTERNAL, "unit %zu out of range", unit);
+        if (sw->o->skip_unit && sw->o->skip_unit[unit]) continue;
         DCTK_TRY(run_unit(sw, unit, &sw->workers[thread]));
     }
     return DCTK_OK;

@@ -1,0 +1,80 @@
+#!/usr/bin/python3
+"""A sweep killed with SIGKILL midway and resumed with --resume ends with the
+results of an uninterrupted sweep: the same combos, ratios, errors and keep
+flags in results_VAR.parquet (read back through the CSV of a third, clean run
+and the resumed run's own rows), and the same best_VAR.json."""
+import csv
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+DCTK = os.environ["DCTK"]
+FILE = os.path.join(os.environ.get("DCTK_NCARG", "/usr/share/ncarg/data"), "cdf", "meccatemp.cdf")
+ARGS = ["--field-to-compress", "t", "--compressor-class", "zlib", "--eval-data-size-limit", "60KB",
+        "--override-existing-l1-error", "1e-3", "--threads-per-rank", "1"]
+METRICS = ("ratio", "l1_rel", "l2_rel", "linf_rel", "euclidean", "max_abs_err", "keep", "error")
+failures, checks = [], 0
+
+
+def check(cond, msg):
+    global checks
+    checks += 1
+    if not cond:
+        failures.append(msg)
+
+
+def rows(out):
+    """The last row of each combo (a resumed CSV may hold a stage twice)."""
+    with open(os.path.join(out, "config_space_t_rank0.csv"), newline="") as f:
+        return {(r["comp_idx"], r["filt_idx"], r["ser_idx"]): r for r in csv.DictReader(f)}
+
+
+tmp = tempfile.mkdtemp(prefix="dctk_resume_")
+clean, killed = os.path.join(tmp, "clean"), os.path.join(tmp, "killed")
+r = subprocess.run([DCTK, "evaluate_combos", FILE, "--where-to-write", clean, *ARGS], capture_output=True, text=True)
+check(r.returncode == 0, "clean run failed: " + r.stderr)
+total = len(rows(clean))
+
+p = subprocess.Popen([DCTK, "evaluate_combos", FILE, "--where-to-write", killed, *ARGS],
+                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+csv_path = os.path.join(killed, "config_space_t_rank0.csv")
+deadline = time.time() + 60
+while time.time() < deadline:  # kill once about half of the rows are in
+    if os.path.exists(csv_path) and sum(1 for _ in open(csv_path)) > total // 2:
+        break
+    time.sleep(0.05)
+p.send_signal(signal.SIGKILL)
+p.wait()
+partial = sum(1 for _ in open(csv_path)) - 1
+check(0 < partial < total, "killed run wrote %d of %d rows: not midway" % (partial, total))
+check(not os.path.exists(os.path.join(killed, "best_t.json")), "a killed run left a best file")
+
+r = subprocess.run([DCTK, "evaluate_combos", FILE, "--where-to-write", killed, *ARGS, "--resume"],
+                   capture_output=True, text=True)
+check(r.returncode == 0, "resume failed: " + r.stderr)
+check("resuming" in r.stderr, "resume did not say how much was done: " + r.stderr[-500:])
+a, b = rows(clean), rows(killed)
+check(a.keys() == b.keys(), "resumed combos differ: %d vs %d" % (len(a), len(b)))
+for k in a:
+    if k in b:
+        for m in METRICS:
+            check(a[k][m] == b[k][m], "%s %s: clean %s, resumed %s" % (k, m, a[k][m], b[k][m]))
+ba, bb = (json.load(open(os.path.join(d, "best_t.json"))) for d in (clean, killed))
+check({k: ba[k] for k in ("comp_idx", "filt_idx", "ser_idx", "ratio", "l1_rel")} ==
+      {k: bb[k] for k in ("comp_idx", "filt_idx", "ser_idx", "ratio", "l1_rel")}, "best combos differ")
+
+# a CSV from another space is refused, not merged
+r = subprocess.run([DCTK, "evaluate_combos", FILE, "--where-to-write", killed, *ARGS[:-6], "--resume",
+                    "--eval-data-size-limit", "30KB", "--override-existing-l1-error", "1e-3"],
+                   capture_output=True, text=True)
+check(r.returncode != 0 and "another" in r.stderr and "--resume" in r.stderr, "another space: " + r.stderr)
+
+for f in failures[:20]:
+    print("FAIL:", f)
+print("resume: killed after %d of %d rows; %d checks, %d failures" % (partial, total, checks, len(failures)))
+print("%d passed, %d failed" % (checks - len(failures), len(failures)))
+sys.exit(1 if failures else 0)
