@@ -6,3 +6,4 @@ dctk_script_test(sweep_parquet ${DCTK_NODE} ${CMAKE_CURRENT_SOURCE_DIR}/js/sweep
                  $<TARGET_FILE:dc_toolkit> ${DCTK_NCARG})
 dctk_script_test(sweep_edge_fields ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_sweep_edge_fields.py)
 dctk_script_test(sweep_resume ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_sweep_resume.py)
+dctk_script_test(compress_kill ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_compress_kill.py)
