@@ -27,6 +27,10 @@ static const cli_cmd *const table[] = {
 };
 #define NTABLE (sizeof table / sizeof table[0])
 
+/* man.c: the man page and the bash completion, generated from the table */
+int cli_print_man(FILE *f, const cli_cmd *const *table, size_t n);
+int cli_print_bash_completion(FILE *f, const cli_cmd *const *table, size_t n);
+
 static void usage(FILE *f) {
     fprintf(f,
             "dc_toolkit %s: find the best compression pipeline for climate data under an error bound,\n"
@@ -51,6 +55,9 @@ int main(int argc, char **argv) {
         printf("dc_toolkit %s\n", DCTK_VERSION);
         return 0;
     }
+    /* hidden: used by the build to generate dc_toolkit.1 and the completion script */
+    if (strcmp(argv[1], "--man") == 0) return cli_print_man(stdout, table, NTABLE);
+    if (strcmp(argv[1], "--bash-completion") == 0) return cli_print_bash_completion(stdout, table, NTABLE);
     for (size_t i = 0; i < NTABLE; i++)
         if (table[i] && strcmp(table[i]->name, argv[1]) == 0) return table[i]->run(argc - 1, argv + 1);
     fprintf(stderr, "dc_toolkit: unknown command '%s'\n\n", argv[1]);

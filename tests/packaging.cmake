@@ -1,0 +1,8 @@
+# Packaging: the man page and the bash completion generated from the command
+# table cover every option (checked against each command's --help, and rendered
+# by groff or mandoc when there is one), and a staged install is usable through
+# pkg-config --static dctk.
+dctk_script_test(packaging_docs ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/tools/packaging_check.py docs)
+dctk_script_test(packaging_install ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/tools/packaging_check.py install
+  ${CMAKE_COMMAND} ${CMAKE_C_COMPILER})
+set_tests_properties(packaging_docs packaging_install PROPERTIES TIMEOUT 60)

@@ -1,0 +1,164 @@
+"""Packaging checks (tests/packaging.cmake).
+
+  packaging_check.py docs      the man page and the bash completion cover every
+                               command and every option that `CMD --help` shows
+  packaging_check.py install CMAKE CC
+                               a staged `cmake --install` (DESTDIR) has every file, and a
+                               program built through `pkg-config --static dctk` reads a dataset
+
+Environment (dctk_script_test): DCTK, DCTK_BUILD, DCTK_SRC, DCTK_NCARG."""
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+DCTK = os.environ["DCTK"]
+BUILD = os.environ["DCTK_BUILD"]
+
+
+def run(args, **kw):
+    p = subprocess.run(args, capture_output=True, text=True, timeout=50, **kw)
+    if p.returncode != 0:
+        sys.exit(f"FAIL: {' '.join(args)} exited {p.returncode}\n{p.stdout}\n{p.stderr}")
+    return p
+
+
+def commands():
+    out = run([DCTK, "--help"]).stdout
+    body = out.split("commands:\n", 1)[1]
+    names = []
+    for line in body.splitlines():
+        m = re.match(r"^  (\S+)\s+\S", line)
+        if not m:
+            break
+        names.append(m.group(1))
+    if not names:
+        sys.exit("FAIL: no commands in dc_toolkit --help")
+    return names
+
+
+def options(cmd):
+    out = run([DCTK, cmd, "--help"]).stdout
+    opts = []
+    # "options:" heads the list; a command without options shows only the --help line
+    tail = out.split("\noptions:\n", 1)[1] if "\noptions:\n" in out else out.splitlines()[-1]
+    for line in tail.splitlines():
+        m = re.match(r"^  (-\S+)", line)
+        if m:
+            opts += m.group(1).split("/")
+    if "--help" not in opts:
+        sys.exit(f"FAIL: {cmd} --help lists no --help")
+    return opts
+
+
+def unroff(text):
+    text = re.sub(r"\\f[BIRP]", "", text)
+    return text.replace("\\-", "-").replace("\\&", "").replace("\\e", "\\")
+
+
+def docs():
+    man = run([DCTK, "--man"]).stdout
+    comp = run([DCTK, "--bash-completion"]).stdout
+    # the files the build generated are the program's current output
+    for name, want in (("dc_toolkit.1", man), ("dc_toolkit.bash", comp)):
+        with open(os.path.join(BUILD, name)) as f:
+            if f.read() != want:
+                sys.exit(f"FAIL: {BUILD}/{name} differs from the program's output")
+
+    plain = unroff(man)
+    sections = re.split(r'^\.SS "([^"]+)"\n', plain, flags=re.M)
+    per_cmd = dict(zip(sections[1::2], sections[2::2]))
+    for s in (".SH NAME", ".SH SYNOPSIS", ".SH DESCRIPTION", ".SH EXIT STATUS", ".SH FILES", ".SH SEE ALSO"):
+        if s not in man:
+            sys.exit(f"FAIL: man page has no {s}")
+    if "l1_error_thresholds.csv" not in plain:
+        sys.exit("FAIL: FILES does not name the threshold table")
+    cases = dict(re.findall(r'^\s+(\S+)\) opts="([^"]*)"', comp, flags=re.M))
+    first = re.search(r'compgen -W "([^"$]*)"', comp).group(1).split()
+
+    n = 0
+    for cmd in commands():
+        if cmd not in per_cmd:
+            sys.exit(f"FAIL: man page has no subsection for {cmd}")
+        if cmd not in first:
+            sys.exit(f"FAIL: completion does not offer the command {cmd}")
+        for opt in options(cmd):
+            n += 1
+            if not re.search(re.escape(opt) + r"(?![\w-])", per_cmd[cmd]):
+                sys.exit(f"FAIL: man page, {cmd}: option {opt} missing")
+            if opt not in cases.get(cmd, "").split():
+                sys.exit(f"FAIL: completion, {cmd}: option {opt} missing")
+    print(f"{len(per_cmd)} commands, {n} options in both the man page and the completion")
+
+    # the man page renders without warnings
+    with tempfile.NamedTemporaryFile("w", suffix=".1") as f:
+        f.write(man)
+        f.flush()
+        if shutil.which("groff"):
+            p = subprocess.run(["groff", "-man", "-Tutf8", "-ww", "-z", f.name], capture_output=True, text=True)
+            tool = "groff"
+        elif shutil.which("mandoc"):
+            p = subprocess.run(["mandoc", "-T", "lint", "-W", "warning", f.name], capture_output=True, text=True)
+            tool = "mandoc"
+        else:
+            p, tool = None, None
+            print("neither groff nor mandoc: rendering not checked")
+        if p is not None:
+            if p.returncode != 0 or p.stderr.strip() or (tool == "mandoc" and p.stdout.strip()):
+                sys.exit(f"FAIL: {tool} warns:\n{p.stdout}{p.stderr}")
+            print(f"{tool}: no warnings")
+
+    # the completion script is valid bash and completes
+    with tempfile.NamedTemporaryFile("w", suffix=".bash") as f:
+        f.write(comp)
+        f.flush()
+        probe = ('source "$1"; COMP_WORDS=(dc_toolkit compress_w); COMP_CWORD=1; _dc_toolkit; echo "${COMPREPLY[*]}";'
+                 'COMP_WORDS=(dc_toolkit from_zarr_to_netcdf --o); COMP_CWORD=2; _dc_toolkit; echo "${COMPREPLY[*]}";'
+                 'COMP_WORDS=(dc_toolkit inspect_dataset da); COMP_CWORD=2; _dc_toolkit; echo "${#COMPREPLY[@]}"')
+        out = run(["bash", "-c", probe, "bash", f.name]).stdout.splitlines()
+        if out != ["compress_with_optimal", "--out", "0"]:
+            sys.exit(f"FAIL: completion gives {out}")
+    print("completion: commands, options, file names (left to -o default)")
+
+
+def install(cmake, cc):
+    stage = tempfile.mkdtemp(prefix="dctk-install-")
+    try:
+        env = dict(os.environ, DESTDIR=stage)
+        run([cmake, "--install", BUILD, "--prefix", "/usr/local"], env=env)
+        root = os.path.join(stage, "usr/local")
+        want = ["bin/dc_toolkit", "lib/libdctk.a", "lib/pkgconfig/dctk.pc", "share/man/man1/dc_toolkit.1",
+                "share/bash-completion/completions/dc_toolkit", "include/dctk/dataset.h"]
+        want += ["include/dctk/" + h for h in os.listdir(os.path.join(os.environ["DCTK_SRC"], "include/dctk"))]
+        for w in want:
+            if not os.path.isfile(os.path.join(root, w)):
+                sys.exit(f"FAIL: the install has no {w}")
+        print(f"install: {len(want)} files present")
+
+        pc_env = dict(os.environ, PKG_CONFIG_PATH=os.path.join(root, "lib/pkgconfig"))
+        flags = run(["pkg-config", "--cflags", "--libs", "--static", "dctk"], env=pc_env).stdout.split()
+        if not any(f.startswith("-I") and f.startswith("-I" + stage) for f in flags):
+            sys.exit(f"FAIL: pkg-config does not point into the staged tree: {flags}")
+        exe = os.path.join(stage, "pkgconfig_demo")
+        src = os.path.join(os.environ["DCTK_SRC"], "tests/tools/pkgconfig_demo.c")
+        run([cc, "-std=c11", "-Wall", "-Wextra", "-Werror", "-o", exe, src] + flags)
+        data = os.path.join(os.environ.get("DCTK_NCARG", "/usr/share/ncarg/data"), "cdf/meccatemp.cdf")
+        out = run([exe, data]).stdout
+        names = [line.split()[0] for line in out.splitlines()[1:]]
+        if "t" not in names:
+            sys.exit(f"FAIL: the demo does not list t:\n{out}")
+        print(out, end="")
+        print("pkg-config --static dctk: built and ran")
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["docs"]:
+        docs()
+    elif sys.argv[1:2] == ["install"] and len(sys.argv) == 4:
+        install(sys.argv[2], sys.argv[3])
+    else:
+        sys.exit(__doc__)
