@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "dctk/status.h"
 
@@ -44,9 +45,13 @@ int cli_fail(const char *cmd, dctk_status st);
 /* Print the help of one command to stdout. */
 void cli_print_help(const cli_cmd *cmd);
 
+/* The man page and the bash completion, generated from the command table (man.c). */
+int cli_print_man(FILE *f, const cli_cmd *const *table, size_t n);
+int cli_print_bash_completion(FILE *f, const cli_cmd *const *table, size_t n);
+
 /* Each command file defines one of these. */
 extern const cli_cmd cmd_inspect_dataset, cmd_evaluate_combos, cmd_compress_with_optimal,
     cmd_merge_compressed_fields, cmd_open_zarr_and_inspect, cmd_from_zarr_to_netcdf, cmd_perform_clustering,
-    cmd_analyze_clustering, cmd_plot_compression_errors, cmd_run_web_ui, cmd_run_web_ui_vcluster, cmd_compress;
+    cmd_analyze_clustering, cmd_plot_compression_errors, cmd_compress;
 
 #endif

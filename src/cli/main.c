@@ -1,35 +1,18 @@
-/* dc_toolkit: the command table. Each command lives in its own cmd_*.c; a
- * command is listed once its file is part of the build. */
+/* dc_toolkit: the command table. Each command lives in its own cmd_*.c and
+ * is listed here once it works. */
 #include <stdio.h>
 #include <string.h>
 
 #include "cli.h"
 #include "dctk/util.h"
 
-#pragma weak cmd_inspect_dataset
-#pragma weak cmd_evaluate_combos
-#pragma weak cmd_compress_with_optimal
-#pragma weak cmd_merge_compressed_fields
-#pragma weak cmd_open_zarr_and_inspect
-#pragma weak cmd_from_zarr_to_netcdf
-#pragma weak cmd_perform_clustering
-#pragma weak cmd_analyze_clustering
-#pragma weak cmd_plot_compression_errors
-#pragma weak cmd_run_web_ui
-#pragma weak cmd_run_web_ui_vcluster
-#pragma weak cmd_compress
-
 static const cli_cmd *const table[] = {
-    &cmd_compress,           &cmd_evaluate_combos,   &cmd_compress_with_optimal,
-    &cmd_merge_compressed_fields, &cmd_inspect_dataset, &cmd_open_zarr_and_inspect,
-    &cmd_from_zarr_to_netcdf, &cmd_perform_clustering, &cmd_analyze_clustering,
-    &cmd_plot_compression_errors, &cmd_run_web_ui,   &cmd_run_web_ui_vcluster,
+    &cmd_compress,           &cmd_evaluate_combos,       &cmd_compress_with_optimal,
+    &cmd_merge_compressed_fields, &cmd_inspect_dataset,  &cmd_open_zarr_and_inspect,
+    &cmd_from_zarr_to_netcdf, &cmd_perform_clustering,   &cmd_analyze_clustering,
+    &cmd_plot_compression_errors,
 };
 #define NTABLE (sizeof table / sizeof table[0])
-
-/* man.c: the man page and the bash completion, generated from the table */
-int cli_print_man(FILE *f, const cli_cmd *const *table, size_t n);
-int cli_print_bash_completion(FILE *f, const cli_cmd *const *table, size_t n);
 
 static void usage(FILE *f) {
     fprintf(f,

@@ -7,9 +7,6 @@
 
 #include "cli.h"
 
-int cli_print_man(FILE *f, const cli_cmd *const *table, size_t n);
-int cli_print_bash_completion(FILE *f, const cli_cmd *const *table, size_t n);
-
 /* Text as roff: backslashes and hyphens escaped, control characters at the
  * start of a line neutralised, non-ASCII characters as \[uXXXX]. */
 static void roff_text(FILE *f, const char *s, size_t len, bool line_start) {
