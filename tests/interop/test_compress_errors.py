@@ -14,14 +14,8 @@ import tempfile
 
 DCTK = os.environ["DCTK"]
 FILE = os.path.join(os.environ.get("DCTK_NCARG", "/usr/share/ncarg/data"), "cdf", "meccatemp.cdf")
-failures, checks = [], 0
-
-
-def check(cond, msg):
-    global checks
-    checks += 1
-    if not cond:
-        failures.append(msg)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from checks import check, finish  # noqa: E402
 
 
 def run(*args):
@@ -96,8 +90,4 @@ check(meta["node_type"] == "array" and meta["dimension_names"] == ["time", "lat"
 check(meta["attributes"]["dc_toolkit"]["pipeline"] == best["codecs"], "provenance pipeline differs")
 
 shutil.rmtree(tmp)
-for f in failures:
-    print("FAIL:", f)
-print("compress_with_optimal errors: %d checks, %d failures" % (checks, len(failures)))
-print("%d passed, %d failed" % (checks - len(failures), len(failures)))
-sys.exit(1 if failures else 0)
+finish("compress_with_optimal errors")

@@ -16,14 +16,8 @@ import netCDF4
 
 DCTK = os.environ["DCTK"]
 REAL = os.path.join(os.environ.get("DCTK_NCARG", "/usr/share/ncarg/data"), "nug", "rectilinear_grid_3D.nc")
-failures, checks = [], 0
-
-
-def check(cond, msg):
-    global checks
-    checks += 1
-    if not cond:
-        failures.append(msg)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from checks import check, finish  # noqa: E402
 
 
 tmp = tempfile.mkdtemp(prefix="dctk_kill_")
@@ -57,9 +51,4 @@ r = subprocess.run(cmd, capture_output=True, text=True)
 check(r.returncode == 0 and "verified" in r.stdout, "the rerun did not finish: " + r.stderr)
 check(os.path.exists(os.path.join(store, "t", "zarr.json")), "no array after the rerun")
 check(not any(n.endswith(".partial") for n in os.listdir(store)), "a partial array was left behind")
-
-for f in failures:
-    print("FAIL:", f)
-print("kill and rerun: %d checks, %d failures" % (checks, len(failures)))
-print("%d passed, %d failed" % (checks - len(failures), len(failures)))
-sys.exit(1 if failures else 0)
+finish("kill and rerun")

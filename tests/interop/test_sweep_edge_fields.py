@@ -18,14 +18,8 @@ import numpy as np
 import netCDF4
 
 DCTK = os.environ["DCTK"]
-failures, checks = [], 0
-
-
-def check(cond, msg):
-    global checks
-    checks += 1
-    if not cond:
-        failures.append(msg)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from checks import check, finish  # noqa: E402
 
 
 tmp = tempfile.mkdtemp(prefix="dctk_edge_")
@@ -84,9 +78,4 @@ check(best("ints")["l1_rel"] == 0, "ints: the best combo is not lossless: %r" % 
 tr = rows("tiny")
 check(len(tr) > 0 and all(x["error"] == "" or "mask" in x["error"] for x in tr) and best("tiny")["ratio"] > 0,
       "tiny: rows with errors or no ratio")
-
-for f in failures:
-    print("FAIL:", f)
-print("edge fields: %d checks, %d failures" % (checks, len(failures)))
-print("%d passed, %d failed" % (checks - len(failures), len(failures)))
-sys.exit(1 if failures else 0)
+finish("edge fields")

@@ -17,14 +17,8 @@ FILE = os.path.join(os.environ.get("DCTK_NCARG", "/usr/share/ncarg/data"), "cdf"
 ARGS = ["--field-to-compress", "t", "--compressor-class", "zlib", "--eval-data-size-limit", "60KB",
         "--override-existing-l1-error", "1e-3", "--threads-per-rank", "1"]
 METRICS = ("ratio", "l1_rel", "l2_rel", "linf_rel", "euclidean", "max_abs_err", "keep", "error")
-failures, checks = [], 0
-
-
-def check(cond, msg):
-    global checks
-    checks += 1
-    if not cond:
-        failures.append(msg)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from checks import check, finish  # noqa: E402
 
 
 def rows(out):
@@ -72,9 +66,4 @@ r = subprocess.run([DCTK, "evaluate_combos", FILE, "--where-to-write", killed, *
                     "--eval-data-size-limit", "30KB", "--override-existing-l1-error", "1e-3"],
                    capture_output=True, text=True)
 check(r.returncode != 0 and "another" in r.stderr and "--resume" in r.stderr, "another space: " + r.stderr)
-
-for f in failures[:20]:
-    print("FAIL:", f)
-print("resume: killed after %d of %d rows; %d checks, %d failures" % (partial, total, checks, len(failures)))
-print("%d passed, %d failed" % (checks - len(failures), len(failures)))
-sys.exit(1 if failures else 0)
+finish("resume: killed after %d of %d rows" % (partial, total))
