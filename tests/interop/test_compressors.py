@@ -30,16 +30,9 @@ numcodecs.blosc.use_threads = False  # like our blosc_*_ctx calls with one threa
 TOOL = os.environ["DCTK_CODEC_TOOL"]
 NCARG = os.environ.get("DCTK_NCARG", "/usr/share/ncarg/data")
 TMP = tempfile.mkdtemp(prefix="dctk-cmp-")
-checks = 0
-failures = []
-
-
-def check(ok, what):
-    global checks
-    checks += 1
-    if not ok:
-        failures.append(what)
-        print("FAIL:", what, file=sys.stderr)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import checks  # noqa: E402
+from checks import check  # noqa: E402
 
 
 def field(path, var):
@@ -215,8 +208,10 @@ def main():
         cli_streams()
     finally:
         shutil.rmtree(TMP, ignore_errors=True)
-    print("%d checks, %d failures" % (checks, len(failures)))
-    return 1 if failures or checks < 300 else 0
+    print("%d checks, %d failures" % (checks.checks, len(checks.failures)))
+    for f in checks.failures:
+        print("FAIL:", f, file=sys.stderr)
+    return 1 if checks.failures or checks.checks < 300 else 0
 
 
 if __name__ == "__main__":

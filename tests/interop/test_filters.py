@@ -34,16 +34,9 @@ from numcodecs.zfpy import ZFPY
 TOOL = os.environ["DCTK_CODEC_TOOL"]
 NCARG = os.environ.get("DCTK_NCARG", "/usr/share/ncarg/data")
 TMP = tempfile.mkdtemp(prefix="dctk-filt-")
-checks = 0
-failures = []
-
-
-def check(ok, what):
-    global checks
-    checks += 1
-    if not ok:
-        failures.append(what)
-        print("FAIL:", what, file=sys.stderr)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import checks  # noqa: E402
+from checks import check  # noqa: E402
 
 
 def field(path, var):
@@ -305,5 +298,7 @@ if __name__ == "__main__":
         test_zfpy()
     finally:
         shutil.rmtree(TMP, ignore_errors=True)
-    print(f"{checks} checks, {len(failures)} failures")
-    sys.exit(1 if failures else 0)
+    for f in checks.failures:
+        print("FAIL:", f, file=sys.stderr)
+    print(f"{checks.checks} checks, {len(checks.failures)} failures")
+    sys.exit(1 if checks.failures else 0)
