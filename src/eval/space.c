@@ -55,7 +55,7 @@ static dctk_status check_class(const char *what, const char *cls, const char *co
 
 static const char *const comp_families[] = {"blosc", "lz4", "zstd", "zlib", "gzip", "bz2", "lzma", NULL};
 static const char *const filt_families[] = {"delta", "bitround", "quantize", "asinh", "fixedoffsetscale", NULL};
-static const char *const ser_families[] = {"zfpy", NULL};
+static const char *const ser_families[] = {"zfpy", "pcodec", NULL};
 
 /* The 19 plain compressors after blosc, as (family, codec name, key, values). */
 static const struct {
@@ -155,7 +155,22 @@ static dctk_status build_filters(entry_list *l, dctk_dtype t, const dctk_sample_
     return DCTK_OK;
 }
 
-static dctk_status build_serializers(entry_list *l, dctk_dtype t, const char *cls, bool lossy) {
+/* PCodec, lossless, so also without --with-lossy: the Python tool's grid of
+ * level {0, 4, 8, 12} x delta encoding order {0, 3, 7}. */
+static dctk_status build_pcodec(entry_list *l, dctk_dtype t, const char *cls) {
+    static const int levels[] = {0, 4, 8, 12}, orders[] = {0, 3, 7};
+    if (!class_wants(cls, "pcodec") || dctk_dtype_size(t) == 1) return DCTK_OK; /* pco < 1.0 has no 8-bit types */
+    for (int a = 0; a < 4; a++)
+        for (int b = 0; b < 3; b++) {
+            json_t *conf = json_pack("{s:i,s:s,s:s,s:s,s:i,s:i}", "level", levels[a], "mode_spec", "auto", "delta_spec",
+                                     "try_consecutive", "paging_spec", "equal_pages_up_to", "delta_encoding_order",
+                                     orders[b], "equal_pages_up_to", 262144);
+            DCTK_TRY(push(l, json_pack("[o]", codec("numcodecs.pcodec", conf)), "pcodec", false));
+        }
+    return DCTK_OK;
+}
+
+static dctk_status build_zfpy(entry_list *l, dctk_dtype t, const char *cls, bool lossy) {
     if (!lossy || !class_wants(cls, "zfpy")) return DCTK_OK;
     bool is_float = dctk_dtype_is_float(t);
     if (!is_float && t != DCTK_INT32 && t != DCTK_INT64) return DCTK_OK; /* zfp has no other integer types */
@@ -171,6 +186,12 @@ static dctk_status build_serializers(entry_list *l, dctk_dtype t, const char *cl
         }
     }
     return DCTK_OK;
+}
+
+/* Families in a fixed order: zfpy first keeps its indices from before. */
+static dctk_status build_serializers(entry_list *l, dctk_dtype t, const char *cls, bool lossy) {
+    DCTK_TRY(build_zfpy(l, t, cls, lossy));
+    return build_pcodec(l, t, cls);
 }
 
 static void fingerprint(dctk_space *sp) {

@@ -72,22 +72,27 @@ static void space_sizes(void **state) {
     dctk_space *sp = space_for(DCTK_FLOAT32, NULL, NULL, NULL, true);
     assert_int_equal(sp->ncomp, 98);
     assert_int_equal(sp->nfilt, 11);
-    assert_int_equal(sp->nser, 9);
-    assert_int_equal(dctk_space_ncombos(sp), 99 * 12 * 10);
+    assert_int_equal(sp->nser, 9 + 12); /* zfp, pcodec */
+    assert_int_equal(dctk_space_ncombos(sp), 99 * 12 * 22);
     dctk_space_free(sp);
     sp = space_for(DCTK_FLOAT64, NULL, NULL, NULL, true);
     assert_int_equal(sp->nfilt, 16);
     dctk_space_free(sp);
     sp = space_for(DCTK_INT16, NULL, NULL, NULL, true);
     assert_int_equal(sp->nfilt, 1); /* delta only */
-    assert_int_equal(sp->nser, 0);  /* zfp has no int16 */
+    assert_int_equal(sp->nser, 12); /* zfp has no int16: pcodec only */
     dctk_space_free(sp);
     sp = space_for(DCTK_INT32, NULL, NULL, NULL, true);
-    assert_int_equal(sp->nser, 3); /* fixed rate only */
+    assert_int_equal(sp->nser, 3 + 12); /* zfp fixed rate only, pcodec */
     dctk_space_free(sp);
     sp = space_for(DCTK_FLOAT32, NULL, NULL, NULL, false);
     assert_int_equal(sp->nfilt, 3); /* delta and the two fixed-offset-scales */
-    assert_int_equal(sp->nser, 0);
+    assert_int_equal(sp->nser, 12); /* pcodec is lossless */
+    dctk_space_free(sp);
+    sp = space_for(DCTK_FLOAT64, "none", "none", "pcodec", true);
+    assert_int_equal(sp->nser, 12);
+    assert_false(sp->ser_none);
+    assert_int_equal(dctk_space_ncombos(sp), 12);
     dctk_space_free(sp);
     sp = space_for(DCTK_FLOAT32, "zstd", "none", "zfp", true);
     assert_int_equal(sp->ncomp, 8);
@@ -116,9 +121,9 @@ static void space_order_and_resolution(void **state) {
     assert_true(c == -1 && f == -1 && s == -1);
     dctk_space_combo(sp, 1, &c, &f, &s);
     assert_true(c == -1 && f == -1 && s == 0);
-    dctk_space_combo(sp, 10, &c, &f, &s);
+    dctk_space_combo(sp, 22, &c, &f, &s); /* none + 9 zfp + 12 pcodec serializers */
     assert_true(c == -1 && f == 0 && s == -1);
-    dctk_space_combo(sp, 120, &c, &f, &s);
+    dctk_space_combo(sp, 12 * 22, &c, &f, &s);
     assert_true(c == 0 && f == -1 && s == -1);
     /* blosc blosclz 1 auto: byte shuffle of 4-byte elements after bytes, bit shuffle after zfp */
     char *a = dump(dctk_space_compressor(sp, 0, -1)), *b = dump(dctk_space_compressor(sp, 0, 0));
