@@ -1,10 +1,13 @@
 /* Encoder of pco's standalone format (the decoder, pco_dec.c, describes the
  * layout). It uses a subset of the format's choices, all valid for any pco
  * reader of format 4:
- * - Classic mode: the latents are the numbers' order-preserving unsigned maps;
- * - consecutive delta encoding of the configured order (0: none), or, for
- *   "auto", the order among 0..3 with the smallest estimated size; a
- *   configured order is kept only when it beats no delta (pco's "try");
+ * - modes Classic and, for floats, FloatQuant (k trailing mantissa bits that
+ *   90 % of the values lack, e.g. after BitRound) and FloatMult (a base 10^-d
+ *   or 2^-e that 90 % of the values are multiples of, e.g. after Quantize or
+ *   for decimal data); each candidate is trained and the cheapest by the
+ *   estimated size is written;
+ * - consecutive delta encoding of the primary latent, of the configured
+ *   order when it beats none (pco's "try"), or for "auto" the best of 0..3;
  * - bins: the sorted latents cut into 2^b equal-count ranges, b growing with
  *   the level as pco's choose_unoptimized_bins_log does, then merged
  *   optimally by dynamic programming over contiguous runs (cost: bin metadata
@@ -227,10 +230,63 @@ static uint32_t find_bin(const trained *tr, uint64_t l) {
     return lo;
 }
 
-static void write_chunk_meta(pco_writer *w, const trained *tr, unsigned order, unsigned bits) {
-    pco_write(w, 0, 4); /* Classic */
-    pco_write(w, order ? 1 : 0, 4);
-    if (order) pco_write(w, order, 3), pco_write(w, 0, 1);
+/* One latent variable ready to write: its bins, body latents (after delta)
+ * with their bins and tANS bits, the final tANS states, the delta state. */
+typedef struct {
+    trained tr;
+    unsigned order;
+    uint64_t moments[8];
+    uint64_t *lat;  /* n latents; after delta_encode the body is lat[skip..] */
+    size_t skip, nb;
+    uint32_t *sym, *vals;
+    uint8_t *lens;
+    uint32_t finals[4];
+} evar;
+
+static void evar_free(evar *v) {
+    free(v->tr.bins), free(v->lat), free(v->sym), free(v->vals), free(v->lens);
+    memset(v, 0, sizeof *v);
+}
+
+/* Delta of order k (the first `k` latents become the moments) and training. */
+static dctk_status evar_train(evar *v, const uint64_t *src, size_t n, unsigned k, unsigned bits, int level) {
+    free(v->tr.bins);
+    v->tr.bins = NULL;
+    memcpy(v->lat, src, sizeof *v->lat * n);
+    delta_encode(v->lat, n, k, bits, v->moments);
+    v->order = k;
+    v->skip = k < n ? k : n;
+    v->nb = n - v->skip;
+    return train(v->lat + v->skip, v->nb, bits, level, &v->tr);
+}
+
+/* Train with the cheapest of the candidate orders; cost includes the moments. */
+static dctk_status evar_choose(evar *v, const uint64_t *src, size_t n, const unsigned *orders, int norders, unsigned bits,
+                               int level) {
+    v->lat = malloc(sizeof *v->lat * (n ? n : 1));
+    if (!v->lat) return NOMEM;
+    unsigned best = orders[0];
+    double best_cost = INFINITY;
+    for (int i = 0; norders > 1 && i < norders; i++) {
+        DCTK_TRY(evar_train(v, src, n, orders[i], bits, level));
+        double c = v->tr.cost + (double)orders[i] * bits;
+        if (c < best_cost) best_cost = c, best = orders[i];
+    }
+    DCTK_TRY(evar_train(v, src, n, best, bits, level));
+    v->tr.cost += (double)best * bits;
+    return DCTK_OK;
+}
+
+static dctk_status evar_ans(evar *v) {
+    size_t m = v->nb ? v->nb : 1;
+    v->sym = malloc(sizeof *v->sym * m), v->vals = malloc(sizeof *v->vals * m), v->lens = malloc(m);
+    if (!v->sym || !v->vals || !v->lens) return NOMEM;
+    const uint64_t *body = v->lat + v->skip;
+    for (size_t i = 0; i < v->nb; i++) v->sym[i] = find_bin(&v->tr, body[i]);
+    return v->tr.nbins > 1 ? ans_encode(&v->tr, v->sym, v->nb, v->vals, v->lens, v->finals) : DCTK_OK;
+}
+
+static void write_var_meta(pco_writer *w, const trained *tr, unsigned bits) {
     pco_write(w, tr->size_log, 4);
     pco_write(w, tr->nbins, 15);
     for (uint32_t i = 0; i < tr->nbins; i++) {
@@ -238,77 +294,240 @@ static void write_chunk_meta(pco_writer *w, const trained *tr, unsigned order, u
         pco_write(w, tr->bins[i].lower, bits);
         pco_write(w, tr->bins[i].obits, pco_bitlen(bits));
     }
-    pco_write_align(w);
 }
 
-static void write_body(pco_writer *w, const trained *tr, const uint64_t *body, size_t nb, const uint32_t *sym,
-                       const uint32_t *vals, const uint8_t *lens) {
-    for (size_t s = 0; s < nb; s += PCO_BATCH) {
-        size_t e = nb - s < PCO_BATCH ? nb : s + PCO_BATCH;
-        if (tr->nbins > 1)
-            for (size_t i = s; i < e; i++) pco_write(w, vals[i], lens[i]);
-        for (size_t i = s; i < e; i++) {
-            const ebin *b = &tr->bins[sym[i]];
-            pco_write(w, body[i] - b->lower, b->obits);
+/* Latents s..e of the body: tANS bits, then offsets. */
+static void write_batch(pco_writer *w, const evar *v, size_t s, size_t e) {
+    const uint64_t *body = v->lat + v->skip;
+    if (v->tr.nbins > 1)
+        for (size_t i = s; i < e; i++) pco_write(w, v->vals[i], v->lens[i]);
+    for (size_t i = s; i < e; i++) pco_write(w, body[i] - v->tr.bins[v->sym[i]].lower, v->tr.bins[v->sym[i]].obits);
+}
+
+enum { MODE_CLASSIC = 0, MODE_FLOAT_MULT = 2, MODE_FLOAT_QUANT = 3 };
+
+typedef struct {
+    int mode;
+    uint64_t base_latent; /* FloatMult */
+    unsigned k;           /* FloatQuant */
+} mode_choice;
+
+static double f_val(const pco_ntype *t, uint64_t raw) {
+    if (t->bits == 32) {
+        float x;
+        uint32_t u = (uint32_t)raw;
+        memcpy(&x, &u, 4);
+        return x;
+    }
+    double x;
+    memcpy(&x, &raw, 8);
+    return x;
+}
+
+/* The latent of an integral float (int_float_to_latent of the pco crate):
+ * exact below 2^(M+1), beyond by the distance of the bit patterns. */
+static uint64_t int_float_to_latent(const pco_ntype *t, uint64_t raw) {
+    uint64_t mid = pco_mid(t->bits), absraw = raw & (mid - 1), gpi = 1ull << (t->bits == 32 ? 24 : 53);
+    uint64_t gpi_raw = t->bits == 32 ? 0x4B800000u : 0x4340000000000000ull;
+    double a = f_val(t, absraw);
+    uint64_t ai = a < (double)gpi ? (uint64_t)a : gpi + (absraw - gpi_raw);
+    return ((raw & mid) ? mid - 1 - ai : mid + ai) & pco_mask(t->bits);
+}
+
+/* FloatMult in the number's own precision: the nearest multiple m of base
+ * (as pco: x * (1 / base), rounded) and the product m * base the decoder forms. */
+static void float_mult(const pco_ntype *t, uint64_t raw, uint64_t base_raw, uint64_t *m_raw, uint64_t *back_raw) {
+    if (t->bits == 32) {
+        float x, b, m, p;
+        uint32_t u = (uint32_t)raw, ub = (uint32_t)base_raw;
+        memcpy(&x, &u, 4), memcpy(&b, &ub, 4);
+        m = roundf(x * (1.0f / b));
+        p = m * b;
+        memcpy(&u, &m, 4), *m_raw = u;
+        memcpy(&u, &p, 4), *back_raw = u;
+        return;
+    }
+    double x, b, m, p;
+    memcpy(&x, &raw, 8), memcpy(&b, &base_raw, 8);
+    m = round(x * (1.0 / b));
+    p = m * b;
+    memcpy(m_raw, &m, 8), memcpy(back_raw, &p, 8);
+}
+
+/* Primary and secondary latents of the numbers (raw bits) under a mode. */
+static void split(const pco_ntype *t, const mode_choice *mc, const uint64_t *raw, size_t n, uint64_t *l0, uint64_t *l1) {
+    uint64_t m = pco_mask(t->bits), mid = pco_mid(t->bits), base_raw = pco_from_latent(t, mc->base_latent);
+    uint64_t kmax = mc->mode == MODE_FLOAT_QUANT ? (1ull << mc->k) - 1 : 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t l = pco_to_latent(t, raw[i]);
+        if (mc->mode == MODE_FLOAT_QUANT) {
+            /* negatives' latents are inverted: flip so that quantized numbers give 0 */
+            l0[i] = l >> mc->k;
+            l1[i] = (l & mid) ? l & kmax : kmax - (l & kmax);
+        } else if (mc->mode == MODE_FLOAT_MULT) {
+            uint64_t mr, back;
+            float_mult(t, raw[i], base_raw, &mr, &back);
+            l0[i] = int_float_to_latent(t, mr);
+            l1[i] = (l - pco_to_latent(t, back) + mid) & m;
+        } else l0[i] = l;
+    }
+}
+
+/* --- choosing a mode ------------------------------------------------------ */
+
+#define SAMPLE_N 512
+
+/* Up to SAMPLE_N evenly spread finite non-zero values. */
+static size_t sample_floats(const pco_ntype *t, const uint64_t *raw, size_t n, double *out) {
+    size_t k = 0, step = n / SAMPLE_N + 1;
+    for (size_t i = 0; i < n && k < SAMPLE_N; i += step) {
+        double x = f_val(t, raw[i]);
+        if (isfinite(x) && x != 0) out[k++] = x;
+    }
+    return k;
+}
+
+/* FloatQuant: the most trailing zero mantissa bits that 90 % of the values share. */
+static unsigned quant_k(const pco_ntype *t, const uint64_t *raw, size_t n) {
+    unsigned mbits = t->bits == 32 ? 23 : 52, hist[64] = {0}, k = 0;
+    size_t cnt = 0, step = n / SAMPLE_N + 1;
+    for (size_t i = 0; i < n; i += step, cnt++) {
+        uint64_t mant = raw[i] & ((1ull << mbits) - 1);
+        hist[mant ? (unsigned)__builtin_ctzll(mant) : mbits]++;
+    }
+    size_t atleast = 0;
+    for (unsigned z = mbits + 1; z-- > 1;) {
+        atleast += hist[z];
+        if (atleast * 10 >= cnt * 9) {
+            k = z;
+            break;
         }
     }
-    pco_write_align(w);
+    return k;
 }
 
-/* Bins and cost of the latents after a consecutive delta of order k. */
-static dctk_status try_order(const uint64_t *lat, size_t n, unsigned k, const pco_ntype *t, int level, uint64_t *work,
-                             uint64_t *moments, trained *tr) {
-    memcpy(work, lat, sizeof *work * n);
-    delta_encode(work, n, k, t->bits, moments);
-    size_t skip = k < n ? k : n;
-    return train(work + skip, n - skip, t->bits, level, tr);
-}
-
-/* The cheapest order among `cands` (as pco's "try": a configured order is
- * weighed against none). */
-static unsigned pick_order(const uint64_t *lat, size_t n, const pco_ntype *t, int level, uint64_t *work,
-                           const unsigned *cands, int ncands) {
-    unsigned best = 0;
-    double best_cost = INFINITY;
-    uint64_t moments[8];
-    for (int i = 0; i < ncands; i++) {
-        unsigned k = cands[i];
-        trained tr;
-        if (try_order(lat, n, k, t, level, work, moments, &tr) != DCTK_OK) break;
-        double c = tr.cost + (double)k * t->bits;
-        free(tr.bins);
-        if (c < best_cost) best_cost = c, best = k;
-    }
+/* FloatMult: the largest base among 10^-d and 2^-e that 90 % of the sample
+ * are (within a few ulps) integral multiples of, with multiples well below
+ * 2^(M/2) so that the split saves bits; 0 when none. */
+static double mult_base(const pco_ntype *t, const double *s, size_t k) {
+    double tol = t->bits == 32 ? 0x1p-21 : 0x1p-50, lim = t->bits == 32 ? 0x1p12 : 0x1p26;
+    double best = 0;
+    for (int kind = 0; kind < 2; kind++)
+        for (int d = 0; d <= (kind ? 40 : 8); d++) {
+            double b = kind ? ldexp(1, -d) : pow(10, -d);
+            if (b <= best) continue;
+            size_t ok = 0;
+            for (size_t i = 0; i < k; i++) {
+                double q = s[i] / b, r = fabs(q - round(q));
+                if (fabs(q) < lim && r <= fabs(q) * tol) ok++;
+            }
+            if (k >= 16 && ok * 10 >= k * 9) best = b;
+        }
     return best;
 }
 
-static dctk_status encode_page(pco_writer *w, const pco_ntype *t, const uint64_t *lat, size_t n, const pco_enc_opts *o,
-                               uint64_t *work) {
+/* A fully trained candidate: mode, primary and secondary. */
+typedef struct {
+    mode_choice mc;
+    evar v[2];
+    bool has_sec;
+    double cost;
+} cand;
+
+static void cand_free(cand *c) { evar_free(&c->v[0]), evar_free(&c->v[1]); }
+
+static dctk_status cand_build(cand *c, const pco_ntype *t, const uint64_t *raw, size_t n, const pco_enc_opts *o,
+                              uint64_t *l0, uint64_t *l1) {
     static const unsigned autos[] = {0, 1, 2, 3};
     unsigned tried[] = {0, o->order > 0 ? (unsigned)o->order : 0};
-    unsigned order = o->order < 0 ? pick_order(lat, n, t, o->level, work, autos, 4)
-                     : o->order == 0 ? 0 : pick_order(lat, n, t, o->level, work, tried, 2);
-    uint64_t moments[8] = {0};
-    trained tr;
-    DCTK_TRY(try_order(lat, n, order, t, o->level, work, moments, &tr));
-    size_t skip = order < n ? order : n, nb = n - skip;
-    const uint64_t *body = work + skip;
-    uint32_t *sym = malloc(sizeof *sym * (nb ? nb : 1)), *vals = malloc(sizeof *vals * (nb ? nb : 1));
-    uint8_t *lens = malloc(nb ? nb : 1);
-    uint32_t finals[4] = {0};
-    dctk_status st = sym && vals && lens ? DCTK_OK : NOMEM;
-    for (size_t i = 0; st == DCTK_OK && i < nb; i++) sym[i] = find_bin(&tr, body[i]);
-    if (st == DCTK_OK && tr.nbins > 1) st = ans_encode(&tr, sym, nb, vals, lens, finals);
-    if (st == DCTK_OK) {
-        pco_write(w, t->type_byte, 8);
-        pco_write(w, n - 1, 24);
-        write_chunk_meta(w, &tr, order, t->bits);
-        for (unsigned k = 0; k < order; k++) pco_write(w, moments[k], t->bits);
-        for (int j = 0; j < 4; j++) pco_write(w, finals[j], tr.size_log);
-        pco_write_align(w);
-        write_body(w, &tr, body, nb, sym, vals, lens);
+    split(t, &c->mc, raw, n, l0, l1);
+    if (o->order < 0) DCTK_TRY(evar_choose(&c->v[0], l0, n, autos, 4, t->bits, o->level));
+    else DCTK_TRY(evar_choose(&c->v[0], l0, n, tried, o->order > 0 ? 2 : 1, t->bits, o->level));
+    c->cost = c->v[0].tr.cost;
+    c->has_sec = c->mc.mode != MODE_CLASSIC;
+    if (c->has_sec) {
+        static const unsigned none[] = {0};
+        DCTK_TRY(evar_choose(&c->v[1], l1, n, none, 1, t->bits, o->level));
+        c->cost += c->v[1].tr.cost + t->bits;
     }
-    free(tr.bins), free(sym), free(vals), free(lens);
+    return DCTK_OK;
+}
+
+/* Classic, and for floats FloatQuant and FloatMult when the data suggest
+ * them: the cheapest by the trained estimate. */
+static dctk_status choose(cand *best, const pco_ntype *t, const uint64_t *raw, size_t n, const pco_enc_opts *o,
+                          uint64_t *l0, uint64_t *l1) {
+    mode_choice modes[3] = {{MODE_CLASSIC, 0, 0}};
+    int nm = 1;
+    if (t->kind == PCO_FLOAT && n >= 64) {
+        double s[SAMPLE_N];
+        size_t k = sample_floats(t, raw, n, s);
+        unsigned q = quant_k(t, raw, n);
+        if (q >= 2) modes[nm++] = (mode_choice){MODE_FLOAT_QUANT, 0, q};
+        double b = mult_base(t, s, k);
+        if (b > 0) {
+            uint64_t braw;
+            if (t->bits == 32) {
+                float bf = (float)b;
+                uint32_t u;
+                memcpy(&u, &bf, 4);
+                braw = u;
+            } else memcpy(&braw, &b, 8);
+            modes[nm++] = (mode_choice){MODE_FLOAT_MULT, pco_to_latent(t, braw), 0};
+        }
+    }
+    memset(best, 0, sizeof *best);
+    best->cost = INFINITY;
+    for (int i = 0; i < nm; i++) {
+        cand c = {0};
+        c.mc = modes[i];
+        dctk_status st = cand_build(&c, t, raw, n, o, l0, l1);
+        if (st != DCTK_OK) {
+            cand_free(&c);
+            cand_free(best);
+            return st;
+        }
+        if (c.cost < best->cost) {
+            cand_free(best);
+            *best = c;
+        } else cand_free(&c);
+    }
+    return DCTK_OK;
+}
+
+static void write_page(pco_writer *w, const pco_ntype *t, const cand *c, size_t n) {
+    int nv = c->has_sec ? 2 : 1;
+    pco_write(w, t->type_byte, 8);
+    pco_write(w, n - 1, 24);
+    pco_write(w, (uint64_t)c->mc.mode, 4);
+    if (c->mc.mode == MODE_FLOAT_MULT) pco_write(w, c->mc.base_latent, t->bits);
+    if (c->mc.mode == MODE_FLOAT_QUANT) pco_write(w, c->mc.k, 8);
+    unsigned order = c->v[0].order;
+    pco_write(w, order ? 1 : 0, 4);
+    if (order) pco_write(w, order, 3), pco_write(w, 0, 1); /* the secondary is never delta-encoded */
+    for (int k = 0; k < nv; k++) write_var_meta(w, &c->v[k].tr, t->bits);
+    pco_write_align(w);
+    for (int k = 0; k < nv; k++) {
+        for (unsigned j = 0; j < c->v[k].order; j++) pco_write(w, c->v[k].moments[j], t->bits);
+        for (int j = 0; j < 4; j++) pco_write(w, c->v[k].finals[j], c->v[k].tr.size_log);
+    }
+    pco_write_align(w);
+    for (size_t s = 0; s < n; s += PCO_BATCH) /* batch b holds body latents [256b, 256b + 256) of each */
+        for (int k = 0; k < nv; k++) {
+            size_t nb = c->v[k].nb, e = s + PCO_BATCH < nb ? s + PCO_BATCH : nb;
+            if (s < nb) write_batch(w, &c->v[k], s, e);
+        }
+    pco_write_align(w);
+}
+
+static dctk_status encode_page(pco_writer *w, const pco_ntype *t, const uint64_t *raw, size_t n, const pco_enc_opts *o,
+                               uint64_t *l0, uint64_t *l1) {
+    cand c;
+    DCTK_TRY(choose(&c, t, raw, n, o, l0, l1));
+    dctk_status st = evar_ans(&c.v[0]);
+    if (st == DCTK_OK && c.has_sec) st = evar_ans(&c.v[1]);
+    if (st == DCTK_OK) write_page(w, t, &c, n);
+    cand_free(&c);
     return st;
 }
 
@@ -330,16 +549,17 @@ dctk_status pco_encode(const pco_ntype *t, const void *src, size_t n, const pco_
     size_t pages = (n + max_page - 1) / max_page, low = pages ? n / pages : 0, extra = pages ? n % pages : 0;
     pco_writer w = {dst, 0, false};
     write_header(&w, n);
-    uint64_t *lat = malloc(sizeof *lat * (low + 1)), *work = malloc(sizeof *work * (low + 1));
-    dctk_status st = lat && work ? DCTK_OK : NOMEM;
+    uint64_t *raw = malloc(sizeof *raw * (low + 1)), *l0 = malloc(sizeof *l0 * (low + 1)),
+             *l1 = malloc(sizeof *l1 * (low + 1));
+    dctk_status st = raw && l0 && l1 ? DCTK_OK : NOMEM;
     size_t at = 0;
     for (size_t p = 0; st == DCTK_OK && p < pages; p++) {
         size_t pn = low + (p < extra);
-        for (size_t i = 0; i < pn; i++) lat[i] = pco_to_latent(t, pco_load(src, at + i, t->bits));
-        st = encode_page(&w, t, lat, pn, o, work);
+        for (size_t i = 0; i < pn; i++) raw[i] = pco_load(src, at + i, t->bits);
+        st = encode_page(&w, t, raw, pn, o, l0, l1);
         at += pn;
     }
-    free(lat), free(work);
+    free(raw), free(l0), free(l1);
     pco_write(&w, 0, 8); /* termination */
     if (st == DCTK_OK && w.nomem) st = NOMEM;
     return st;

@@ -8,7 +8,8 @@
  * "try_lookback"), paging_spec ("equal_pages_up_to"), delta_encoding_order
  * (0..7 or null), equal_pages_up_to. As in numcodecs, an order with
  * delta_spec "auto" means "try_consecutive" of that order. Our encoder
- * always writes Classic mode (a valid outcome of "auto") and answers
+ * chooses among Classic, FloatQuant and FloatMult whatever mode_spec says
+ * ("classic" is a hint pco itself may only honour), and answers
  * "try_lookback" with its automatic consecutive order. */
 #include "codec_internal.h"
 #include "pco_internal.h"
