@@ -459,7 +459,7 @@ static dctk_status choose(cand *best, const pco_ntype *t, const uint64_t *raw, s
                           uint64_t *l0, uint64_t *l1) {
     mode_choice modes[3] = {{MODE_CLASSIC, 0, 0}};
     int nm = 1;
-    if (t->kind == PCO_FLOAT && n >= 64) {
+    if (t->kind == PCO_FLOAT && n >= 64 && !o->classic) {
         double s[SAMPLE_N];
         size_t k = sample_floats(t, raw, n, s);
         unsigned q = quant_k(t, raw, n);

@@ -105,6 +105,7 @@ typedef struct {
     int level;     /* 0..12 */
     int order;     /* consecutive delta order 0..7, or -1 for automatic */
     size_t page_n; /* numbers per page (= standalone chunk), at most 2^24 */
+    bool classic;  /* Classic mode only (mode_spec "classic") */
 } pco_enc_opts;
 
 /* Encode n numbers of type t as a standalone pco stream (appended to dst). */

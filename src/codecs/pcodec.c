@@ -7,10 +7,9 @@
  * ("auto" | "classic"), delta_spec ("auto" | "none" | "try_consecutive" |
  * "try_lookback"), paging_spec ("equal_pages_up_to"), delta_encoding_order
  * (0..7 or null), equal_pages_up_to. As in numcodecs, an order with
- * delta_spec "auto" means "try_consecutive" of that order. Our encoder
- * chooses among Classic, FloatQuant and FloatMult whatever mode_spec says
- * ("classic" is a hint pco itself may only honour), and answers
- * "try_lookback" with its automatic consecutive order. */
+ * delta_spec "auto" means "try_consecutive" of that order. With mode_spec
+ * "auto" our encoder chooses among Classic, FloatQuant and FloatMult; it
+ * answers "try_lookback" with its automatic consecutive order. */
 #include "codec_internal.h"
 #include "pco_internal.h"
 
@@ -113,7 +112,7 @@ static dctk_status pcodec_encode(const dctk_codec *base, dctk_codec_ctx *ctx, co
         return DCTK_FAIL(DCTK_ERR_CODEC, "codec '" PCODEC "': got %zu bytes, expected %zu", n, dctk_spec_nbytes(in));
     /* "none" is order 0; "auto" without an order and "try_lookback" choose one */
     int order = strcmp(c->delta_spec, "none") == 0 ? 0 : c->order;
-    pco_enc_opts o = {c->level, order, (size_t)c->page_n};
+    pco_enc_opts o = {c->level, order, (size_t)c->page_n, strcmp(c->mode_spec, "classic") == 0};
     dst->size = 0;
     return pco_encode(&nt, src, dctk_spec_nelems(in), &o, dst);
 }
