@@ -407,10 +407,10 @@ static unsigned quant_k(const pco_ntype *t, const uint64_t *raw, size_t n) {
 }
 
 /* FloatMult: the largest base among 10^-d and 2^-e that 90 % of the sample
- * are (within a few ulps) integral multiples of, with multiples well below
- * 2^(M/2) so that the split saves bits; 0 when none. */
+ * are (within a few ulps) integral multiples of, the multiples below 2^(M-1);
+ * 0 when none. Whether it pays is left to the trained estimate. */
 static double mult_base(const pco_ntype *t, const double *s, size_t k) {
-    double tol = t->bits == 32 ? 0x1p-21 : 0x1p-50, lim = t->bits == 32 ? 0x1p12 : 0x1p26;
+    double tol = t->bits == 32 ? 0x1p-21 : 0x1p-50, lim = t->bits == 32 ? 0x1p22 : 0x1p51;
     double best = 0;
     for (int kind = 0; kind < 2; kind++)
         for (int d = 0; d <= (kind ? 40 : 8); d++) {

@@ -252,6 +252,47 @@ static void bad_configs(void **state) {
     dctk_codec_free(c);
 }
 
+/* Our encoder's FloatQuant (after a BitRound-like rounding) and FloatMult (on
+ * decimals) beat Classic, and round-trip. */
+static void encoder_modes(void **state) {
+    (void)state;
+    enum { N = 4000 };
+    float *br = malloc(sizeof *br * N), *dec = malloc(sizeof *dec * N);
+    assert_non_null(br);
+    assert_non_null(dec);
+    uint64_t seed = 99;
+    for (int i = 0; i < N; i++) {
+        float x = (float)((double)(next_rand(&seed) >> 11) * 0x1p-53 * 400 - 200);
+        uint32_t u;
+        memcpy(&u, &x, 4);
+        u &= ~((1u << 14) - 1); /* keep 9 mantissa bits */
+        memcpy(&br[i], &u, 4);
+        dec[i] = (float)((double)((int)(next_rand(&seed) % 20001) - 10000) / 10); /* one decimal */
+    }
+    const float *data[2] = {br, dec};
+    const int want[2] = {3, 2}; /* FloatQuant, FloatMult */
+    dctk_buf enc = {0};
+    for (int k = 0; k < 2; k++) {
+        dctk_codec *c = make(8, 0), *classic;
+        assert_int_equal(dctk_codec_from_string("{\"name\":\"numcodecs.pcodec\",\"configuration\":{\"mode_spec\":"
+                                                "\"classic\",\"delta_encoding_order\":0}}",
+                                                &classic),
+                         DCTK_OK);
+        size_t plain = round_trip(classic, DCTK_FLOAT32, data[k], N, &enc);
+        size_t sz = round_trip(c, DCTK_FLOAT32, data[k], N, &enc);
+        int mode, delta;
+        first_chunk_kinds(enc.data, enc.size, 32, &mode, &delta);
+        assert_int_equal(mode, want[k]);
+        print_message("mode %d: %zu bytes, Classic %zu\n", mode, sz, plain);
+        assert_true(sz * 10 < plain * 9);
+        dctk_codec_free(c);
+        dctk_codec_free(classic);
+    }
+    dctk_buf_free(&enc);
+    free(br);
+    free(dec);
+}
+
 /* --- corrupt input ------------------------------------------------------- */
 
 static void expect_no_crash(dctk_codec *c, dctk_codec_ctx *ctx, dctk_dtype t, size_t n, const uint8_t *p, size_t len,
@@ -359,7 +400,8 @@ static void sharded_store(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(golden_streams), cmocka_unit_test(real_fields),     cmocka_unit_test(edge_data),
-        cmocka_unit_test(bad_configs),    cmocka_unit_test(corrupt_streams), cmocka_unit_test(sharded_store),
+        cmocka_unit_test(bad_configs),    cmocka_unit_test(encoder_modes),   cmocka_unit_test(corrupt_streams),
+        cmocka_unit_test(sharded_store),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
