@@ -57,9 +57,22 @@ typedef struct {
     double cost; /* estimated bits */
 } trained;
 
-static int cmp_u64(const void *a, const void *b) {
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return (x > y) - (x < y);
+/* LSD radix sort of n latents of `bits` by bytes, into s (tmp: scratch);
+ * passes in which every key has the same byte are skipped. */
+static void radix_sort(uint64_t *s, uint64_t *tmp, size_t n, unsigned bits) {
+    for (unsigned sh = 0; sh < bits; sh += 8) {
+        size_t cnt[256] = {0};
+        for (size_t i = 0; i < n; i++) cnt[(s[i] >> sh) & 255]++;
+        if (cnt[(s[0] >> sh) & 255] == n) continue;
+        size_t at = 0;
+        for (int d = 0; d < 256; d++) {
+            size_t c = cnt[d];
+            cnt[d] = at;
+            at += c;
+        }
+        for (size_t i = 0; i < n; i++) tmp[cnt[(s[i] >> sh) & 255]++] = s[i];
+        memcpy(s, tmp, n * sizeof *s);
+    }
 }
 
 static unsigned ceil_log2(size_t n) { return n <= 1 ? 0 : pco_bitlen((uint64_t)(n - 1)); }
@@ -160,17 +173,17 @@ static dctk_status train(const uint64_t *lat, size_t n, unsigned bits, int level
     unsigned blog = unoptimized_bins_log(level, n), ans_log = blog + 2;
     if (ans_log > 12) ans_log = 12;
     if (ans_log > ceil_log2(n)) ans_log = ceil_log2(n);
-    uint64_t *s = malloc(sizeof *s * n);
+    uint64_t *s = malloc(sizeof *s * n), *tmp = malloc(sizeof *tmp * n);
     ebin *h = malloc(sizeof *h * ((size_t)1 << blog));
-    dctk_status st = s && h ? DCTK_OK : NOMEM;
+    dctk_status st = s && tmp && h ? DCTK_OK : NOMEM;
     if (st == DCTK_OK) {
         memcpy(s, lat, sizeof *s * n);
-        qsort(s, n, sizeof *s, cmp_u64);
+        radix_sort(s, tmp, n, bits);
         uint32_t nh = histogram(s, n, blog, h);
         st = optimize(h, nh, bits, ans_log, tr);
     }
     if (st == DCTK_OK) quantize_weights(tr, n, ans_log);
-    free(s), free(h);
+    free(s), free(tmp), free(h);
     return st;
 }
 
