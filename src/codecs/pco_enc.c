@@ -82,17 +82,29 @@ static unsigned unoptimized_bins_log(int level, size_t n) {
     return l <= fast ? l : fast + (l - fast) / 2;
 }
 
-/* Equal-count ranges of the sorted latents; equal values never straddle two. */
+/* Ranges of the sorted latents of about n / 2^blog each; equal values never
+ * straddle two, and a value repeated half that often gets a range of its own
+ * (0 offset bits), which the merge below may undo. A heavy value closes the
+ * range before it, so there are at most 5 n / target + 1 ranges. */
 static uint32_t histogram(const uint64_t *s, size_t n, unsigned blog, ebin *out) {
-    size_t nb = (size_t)1 << blog, i = 0;
+    size_t target = n >> blog ? n >> blog : 1, start = 0, count = 0;
     uint32_t k = 0;
-    for (size_t b = 0; b < nb && i < n; b++) {
-        size_t end = (b + 1) * n / nb;
-        if (end <= i) continue;
-        while (end < n && s[end] == s[end - 1]) end++;
-        out[k++] = (ebin){s[i], s[end - 1], (uint32_t)(end - i), 0, 0};
-        i = end;
+    for (size_t i = 0, j; i < n; i = j) {
+        for (j = i + 1; j < n && s[j] == s[i]; j++) {}
+        if (2 * (j - i) >= target) { /* a heavy value */
+            if (count) out[k++] = (ebin){s[start], s[i - 1], (uint32_t)count, 0, 0};
+            out[k++] = (ebin){s[i], s[i], (uint32_t)(j - i), 0, 0};
+            count = 0;
+            continue;
+        }
+        if (!count) start = i;
+        count += j - i;
+        if (count >= target) {
+            out[k++] = (ebin){s[start], s[j - 1], (uint32_t)count, 0, 0};
+            count = 0;
+        }
     }
+    if (count) out[k++] = (ebin){s[start], s[n - 1], (uint32_t)count, 0, 0};
     return k;
 }
 
@@ -174,7 +186,7 @@ static dctk_status train(const uint64_t *lat, size_t n, unsigned bits, int level
     if (ans_log > 12) ans_log = 12;
     if (ans_log > ceil_log2(n)) ans_log = ceil_log2(n);
     uint64_t *s = malloc(sizeof *s * n), *tmp = malloc(sizeof *tmp * n);
-    ebin *h = malloc(sizeof *h * ((size_t)1 << blog));
+    ebin *h = malloc(sizeof *h * (5 * (n / (n >> blog ? n >> blog : 1)) + 2));
     dctk_status st = s && tmp && h ? DCTK_OK : NOMEM;
     if (st == DCTK_OK) {
         memcpy(s, lat, sizeof *s * n);

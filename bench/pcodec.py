@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Serializer benchmark: bench/serializers.py BUILD_DIR [SIZE_LIMIT]
+"""PCodec benchmark: bench/pcodec.py BUILD_DIR [SIZE_LIMIT]
 
 For real fields, one sweep each of the default space at an L1 threshold and
 one of the lossless space (--without-lossy), and from their results:
