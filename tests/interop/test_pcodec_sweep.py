@@ -32,7 +32,7 @@ def run(*args):
 
 
 run("evaluate_combos", src, "--where-to-write", out, "--field-to-compress", "t", "--compressor-class", "none",
-    "--filter-class", "none", "--serializer-class", "pcodec", "--threads-per-rank", "2")
+    "--filter-class", "none", "--serializer-class", "pcodec", "--threads-per-rank", "2", "--inner-chunk-mib", "0.05")
 with open(os.path.join(out, "config_space_t_rank0.csv"), newline="") as f:
     rows = list(csv.DictReader(f))
 check(len(rows) == 12, "%d combos, expected the 12 PCodec serializers" % len(rows))
@@ -41,7 +41,7 @@ for r in rows:
     check(ser["name"] == "numcodecs.pcodec", "serializer %s" % r["serializer"])
     check(r["error"] == "" and r["keep"].lower() in ("true", "1"), "combo %s not kept: %s" % (r["ser_idx"], r["error"]))
     check(float(r["l1_rel"]) == 0 and float(r["max_abs_err"]) == 0, "combo %s has error %s" % (r["ser_idx"], r["l1_rel"]))
-    check(float(r["ratio"]) > 1.5, "combo %s ratio %s" % (r["ser_idx"], r["ratio"]))
+    check(float(r["ratio"]) > 1, "combo %s ratio %s" % (r["ser_idx"], r["ratio"]))
 ratios = {(json.loads(r["serializer"])["configuration"]["level"],
            json.loads(r["serializer"])["configuration"]["delta_encoding_order"]): float(r["ratio"]) for r in rows}
 check(ratios.get((12, 3), 0) > ratios.get((0, 0), 1e9), "level 12 order 3 does not beat level 0 order 0: %r" % ratios)
@@ -49,9 +49,10 @@ check(ratios.get((12, 3), 0) > ratios.get((0, 0), 1e9), "level 12 order 3 does n
 best = os.path.join(out, "best_t.json")
 b = json.load(open(best))
 check(b["codecs"][0]["name"] == "numcodecs.pcodec", "best codecs %r" % b["codecs"])
+check(b["ratio"] > 2, "best ratio %.2f" % b["ratio"])
 run("compress_with_optimal", src, out, "t", str(b["comp_idx"]), str(b["filt_idx"]), str(b["ser_idx"]),
     "--combo", best, "--compressor-class", "none", "--filter-class", "none", "--serializer-class", "pcodec",
-    "--inner-chunk-mib", "0.05", "--shard-mib", "0.2")
+    "--inner-chunk-mib", "0.05", "--shard-mib", "1")
 stores = [d for d in os.listdir(out) if d.endswith(".zarr")]
 check(len(stores) == 1, "stores written: %r" % stores)
 if stores:
