@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""PCodec benchmark: bench/pcodec.py BUILD_DIR [SIZE_LIMIT]
+"""PCodec benchmark: bench/pcodec.py BUILD_DIR [SIZE_LIMIT] [--compressor-class C] [--fields N]
 
 For real fields, one sweep each of the default space at an L1 threshold and
 one of the lossless space (--without-lossy), and from their results:
@@ -9,15 +9,28 @@ one of the lossless space (--without-lossy), and from their results:
     space's sweep), at the same threshold;
   - lossless: PCodec alone (no filter, no compressor) against the best plain
     zstd and blosc pipelines (bytes serializer, no filter) of the same sweep.
-Ratios are summed over the sample's chunks as the sweep reports them."""
+Ratios are summed over the sample's chunks as the sweep reports them.
+--compressor-class narrows both sweeps to one compressor family (the full
+default space takes about half an hour per field on a loaded 2-core
+machine); --fields takes the first N fields only."""
 import csv
 import os
 import subprocess
 import sys
 import tempfile
 
-build = sys.argv[1] if len(sys.argv) > 1 else "build"
-limit = sys.argv[2] if len(sys.argv) > 2 else "1MB"
+args = sys.argv[1:]
+narrow, nfields = [], 99
+for flag in ("--compressor-class", "--fields"):
+    if flag in args:
+        i = args.index(flag)
+        if flag == "--fields":
+            nfields = int(args[i + 1])
+        else:
+            narrow = [flag, args[i + 1]]
+        del args[i:i + 2]
+build = args[0] if args else "build"
+limit = args[1] if len(args) > 1 else "300KB"
 exe = os.path.join(build, "dc_toolkit")
 D = "/usr/share/ncarg/data/"
 FIELDS = [("nug/rectilinear_grid_3D.nc", "t"), ("cdf/Tstorm.cdf", "t"), ("nug/atm_phy_mag0004_1985.nc", "rsdt"),
@@ -28,7 +41,7 @@ THRESHOLD = "1e-3"
 def sweep(path, var, extra):
     out = tempfile.mkdtemp(prefix="dctk_bench_ser_")
     cmd = [exe, "evaluate_combos", D + path, "--where-to-write", out, "--field-to-compress", var,
-           "--eval-data-size-limit", limit, "--threads-per-rank", "2"] + extra
+           "--eval-data-size-limit", limit, "--threads-per-rank", "2"] + narrow + extra
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode:
         sys.exit("bench: %s failed:\n%s" % (" ".join(cmd), r.stderr[-2000:]))
@@ -57,10 +70,11 @@ def is_pco(r):
 
 
 def main():
-    print("sample limit %s per field; threshold relative L1 %s; 2 threads" % (limit, THRESHOLD))
+    print("sample limit %s per field; threshold relative L1 %s; 2 threads; compressors: %s" %
+          (limit, THRESHOLD, narrow[1] if narrow else "all"))
     print("%-34s %9s %9s %7s  %s" % ("field (L1 <= %s)" % THRESHOLD, "without", "with", "gain", "best with pcodec"))
     lossless = []
-    for path, var in FIELDS:
+    for path, var in FIELDS[:nfields]:
         rows = sweep(path, var, ["--override-existing-l1-error", THRESHOLD])
         a, _ = best(rows, lambda r: not is_pco(r))
         b, rb = best(rows)

@@ -451,35 +451,62 @@ static double mult_base(const pco_ntype *t, const double *s, size_t k) {
     return best;
 }
 
-/* A fully trained candidate: mode, primary and secondary. */
+/* --- estimates on a sample --------------------------------------------- */
+
+#define BLOCKS 16
+#define BLOCK_N 256
+
+/* Estimated bits per number of latents l under consecutive delta k, from 16
+ * evenly spaced runs of 256 (all of them when that is no fewer): the delta
+ * needs neighbours, so the sample is contiguous runs, not single values.
+ * buf holds min(n, 4096) latents. */
+static dctk_status sample_cost(const uint64_t *l, size_t n, unsigned k, unsigned bits, int level, uint64_t *buf,
+                               double *out) {
+    size_t nblk = n <= BLOCKS * BLOCK_N ? 1 : BLOCKS, len = nblk == 1 ? n : BLOCK_N, m = 0;
+    uint64_t mom[8];
+    for (size_t b = 0; b < nblk; b++) {
+        size_t at = nblk == 1 ? 0 : b * (n - len) / (nblk - 1), skip = k < len ? k : len;
+        memcpy(buf + m, l + at, len * sizeof *buf);
+        delta_encode(buf + m, len, k, bits, mom);
+        memmove(buf + m, buf + m + skip, (len - skip) * sizeof *buf);
+        m += len - skip;
+    }
+    trained tr;
+    DCTK_TRY(train(buf, m, bits, level, &tr));
+    free(tr.bins);
+    *out = m ? tr.cost / (double)m : 0;
+    return DCTK_OK;
+}
+
+/* A candidate mode with its best delta order and estimated bits per number. */
 typedef struct {
     mode_choice mc;
-    evar v[2];
-    bool has_sec;
+    unsigned order;
     double cost;
 } cand;
 
-static void cand_free(cand *c) { evar_free(&c->v[0]), evar_free(&c->v[1]); }
-
-static dctk_status cand_build(cand *c, const pco_ntype *t, const uint64_t *raw, size_t n, const pco_enc_opts *o,
-                              uint64_t *l0, uint64_t *l1) {
-    static const unsigned autos[] = {0, 1, 2, 3};
-    unsigned tried[] = {0, o->order > 0 ? (unsigned)o->order : 0};
+/* Orders tried: "auto" all of 0..7 as pco's auto does; a configured order K
+ * every order up to K (a lower one wins when cheaper), 0 only itself. */
+static dctk_status cand_estimate(cand *c, const pco_ntype *t, const uint64_t *raw, size_t n, const pco_enc_opts *o,
+                                 uint64_t *l0, uint64_t *l1, uint64_t *buf) {
+    unsigned kmax = o->order < 0 ? 7 : (unsigned)o->order;
     split(t, &c->mc, raw, n, l0, l1);
-    if (o->order < 0) DCTK_TRY(evar_choose(&c->v[0], l0, n, autos, 4, t->bits, o->level));
-    else DCTK_TRY(evar_choose(&c->v[0], l0, n, tried, o->order > 0 ? 2 : 1, t->bits, o->level));
-    c->cost = c->v[0].tr.cost;
-    c->has_sec = c->mc.mode != MODE_CLASSIC;
-    if (c->has_sec) {
-        static const unsigned none[] = {0};
-        DCTK_TRY(evar_choose(&c->v[1], l1, n, none, 1, t->bits, o->level));
-        c->cost += c->v[1].tr.cost + t->bits;
+    c->cost = INFINITY;
+    for (unsigned k = 0; k <= kmax; k++) {
+        double e;
+        DCTK_TRY(sample_cost(l0, n, k, t->bits, o->level, buf, &e));
+        if (e < c->cost) c->cost = e, c->order = k;
+    }
+    if (c->mc.mode != MODE_CLASSIC) {
+        double e;
+        DCTK_TRY(sample_cost(l1, n, 0, t->bits, o->level, buf, &e));
+        c->cost += e;
     }
     return DCTK_OK;
 }
 
 /* Classic, and for floats FloatQuant and FloatMult when the data suggest
- * them: the cheapest by the trained estimate. */
+ * them: the cheapest by the sampled estimate. */
 static dctk_status choose(cand *best, const pco_ntype *t, const uint64_t *raw, size_t n, const pco_enc_opts *o,
                           uint64_t *l0, uint64_t *l1) {
     mode_choice modes[3] = {{MODE_CLASSIC, 0, 0}};
@@ -501,46 +528,40 @@ static dctk_status choose(cand *best, const pco_ntype *t, const uint64_t *raw, s
             modes[nm++] = (mode_choice){MODE_FLOAT_MULT, pco_to_latent(t, braw), 0};
         }
     }
-    memset(best, 0, sizeof *best);
+    uint64_t *buf = malloc(sizeof *buf * (n < BLOCKS * BLOCK_N ? n + 1 : BLOCKS * BLOCK_N));
+    if (!buf) return NOMEM;
     best->cost = INFINITY;
-    for (int i = 0; i < nm; i++) {
-        cand c = {0};
-        c.mc = modes[i];
-        dctk_status st = cand_build(&c, t, raw, n, o, l0, l1);
-        if (st != DCTK_OK) {
-            cand_free(&c);
-            cand_free(best);
-            return st;
-        }
-        if (c.cost < best->cost) {
-            cand_free(best);
-            *best = c;
-        } else cand_free(&c);
+    dctk_status st = DCTK_OK;
+    for (int i = 0; st == DCTK_OK && i < nm; i++) {
+        cand c = {modes[i], 0, 0};
+        st = cand_estimate(&c, t, raw, n, o, l0, l1, buf);
+        if (st == DCTK_OK && c.cost < best->cost) *best = c;
     }
-    return DCTK_OK;
+    free(buf);
+    return st;
 }
 
-static void write_page(pco_writer *w, const pco_ntype *t, const cand *c, size_t n) {
-    int nv = c->has_sec ? 2 : 1;
+static void write_page(pco_writer *w, const pco_ntype *t, const cand *c, const evar *v, size_t n) {
+    int nv = c->mc.mode != MODE_CLASSIC ? 2 : 1;
     pco_write(w, t->type_byte, 8);
     pco_write(w, n - 1, 24);
     pco_write(w, (uint64_t)c->mc.mode, 4);
     if (c->mc.mode == MODE_FLOAT_MULT) pco_write(w, c->mc.base_latent, t->bits);
     if (c->mc.mode == MODE_FLOAT_QUANT) pco_write(w, c->mc.k, 8);
-    unsigned order = c->v[0].order;
+    unsigned order = v[0].order;
     pco_write(w, order ? 1 : 0, 4);
     if (order) pco_write(w, order, 3), pco_write(w, 0, 1); /* the secondary is never delta-encoded */
-    for (int k = 0; k < nv; k++) write_var_meta(w, &c->v[k].tr, t->bits);
+    for (int k = 0; k < nv; k++) write_var_meta(w, &v[k].tr, t->bits);
     pco_write_align(w);
     for (int k = 0; k < nv; k++) {
-        for (unsigned j = 0; j < c->v[k].order; j++) pco_write(w, c->v[k].moments[j], t->bits);
-        for (int j = 0; j < 4; j++) pco_write(w, c->v[k].finals[j], c->v[k].tr.size_log);
+        for (unsigned j = 0; j < v[k].order; j++) pco_write(w, v[k].moments[j], t->bits);
+        for (int j = 0; j < 4; j++) pco_write(w, v[k].finals[j], v[k].tr.size_log);
     }
     pco_write_align(w);
     for (size_t s = 0; s < n; s += PCO_BATCH) /* batch b holds body latents [256b, 256b + 256) of each */
         for (int k = 0; k < nv; k++) {
-            size_t nb = c->v[k].nb, e = s + PCO_BATCH < nb ? s + PCO_BATCH : nb;
-            if (s < nb) write_batch(w, &c->v[k], s, e);
+            size_t nb = v[k].nb, e = s + PCO_BATCH < nb ? s + PCO_BATCH : nb;
+            if (s < nb) write_batch(w, &v[k], s, e);
         }
     pco_write_align(w);
 }
@@ -549,10 +570,16 @@ static dctk_status encode_page(pco_writer *w, const pco_ntype *t, const uint64_t
                                uint64_t *l0, uint64_t *l1) {
     cand c;
     DCTK_TRY(choose(&c, t, raw, n, o, l0, l1));
-    dctk_status st = evar_ans(&c.v[0]);
-    if (st == DCTK_OK && c.has_sec) st = evar_ans(&c.v[1]);
-    if (st == DCTK_OK) write_page(w, t, &c, n);
-    cand_free(&c);
+    split(t, &c.mc, raw, n, l0, l1);
+    evar v[2];
+    memset(v, 0, sizeof v);
+    static const unsigned none[] = {0};
+    dctk_status st = evar_choose(&v[0], l0, n, &c.order, 1, t->bits, o->level);
+    if (st == DCTK_OK && c.mc.mode != MODE_CLASSIC) st = evar_choose(&v[1], l1, n, none, 1, t->bits, o->level);
+    if (st == DCTK_OK) st = evar_ans(&v[0]);
+    if (st == DCTK_OK && c.mc.mode != MODE_CLASSIC) st = evar_ans(&v[1]);
+    if (st == DCTK_OK) write_page(w, t, &c, v, n);
+    evar_free(&v[0]), evar_free(&v[1]);
     return st;
 }
 
