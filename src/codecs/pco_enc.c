@@ -6,8 +6,10 @@
  *   or 2^-e that 90 % of the values are multiples of, e.g. after Quantize or
  *   for decimal data); each candidate is trained and the cheapest by the
  *   estimated size is written;
- * - consecutive delta encoding of the primary latent, of the configured
- *   order when it beats none (pco's "try"), or for "auto" the best of 0..3;
+ * - consecutive delta encoding of the primary latent: the order up to the
+ *   configured one (up to 7 for "auto") with the smallest estimate;
+ * - mode and order are estimated on 16 evenly spaced runs of 256 numbers
+ *   (contiguous, for the delta), then the page is trained once;
  * - bins: the sorted latents cut into 2^b equal-count ranges, b growing with
  *   the level as pco's choose_unoptimized_bins_log does, then merged
  *   optimally by dynamic programming over contiguous runs (cost: bin metadata
@@ -273,33 +275,17 @@ static void evar_free(evar *v) {
     memset(v, 0, sizeof *v);
 }
 
-/* Delta of order k (the first `k` latents become the moments) and training. */
+/* The n latents of a variable after a delta of order k (the first k become
+ * the moments), and their bins. */
 static dctk_status evar_train(evar *v, const uint64_t *src, size_t n, unsigned k, unsigned bits, int level) {
-    free(v->tr.bins);
-    v->tr.bins = NULL;
+    v->lat = malloc(sizeof *v->lat * (n ? n : 1));
+    if (!v->lat) return NOMEM;
     memcpy(v->lat, src, sizeof *v->lat * n);
     delta_encode(v->lat, n, k, bits, v->moments);
     v->order = k;
     v->skip = k < n ? k : n;
     v->nb = n - v->skip;
     return train(v->lat + v->skip, v->nb, bits, level, &v->tr);
-}
-
-/* Train with the cheapest of the candidate orders; cost includes the moments. */
-static dctk_status evar_choose(evar *v, const uint64_t *src, size_t n, const unsigned *orders, int norders, unsigned bits,
-                               int level) {
-    v->lat = malloc(sizeof *v->lat * (n ? n : 1));
-    if (!v->lat) return NOMEM;
-    unsigned best = orders[0];
-    double best_cost = INFINITY;
-    for (int i = 0; norders > 1 && i < norders; i++) {
-        DCTK_TRY(evar_train(v, src, n, orders[i], bits, level));
-        double c = v->tr.cost + (double)orders[i] * bits;
-        if (c < best_cost) best_cost = c, best = orders[i];
-    }
-    DCTK_TRY(evar_train(v, src, n, best, bits, level));
-    v->tr.cost += (double)best * bits;
-    return DCTK_OK;
 }
 
 static dctk_status evar_ans(evar *v) {
@@ -573,9 +559,8 @@ static dctk_status encode_page(pco_writer *w, const pco_ntype *t, const uint64_t
     split(t, &c.mc, raw, n, l0, l1);
     evar v[2];
     memset(v, 0, sizeof v);
-    static const unsigned none[] = {0};
-    dctk_status st = evar_choose(&v[0], l0, n, &c.order, 1, t->bits, o->level);
-    if (st == DCTK_OK && c.mc.mode != MODE_CLASSIC) st = evar_choose(&v[1], l1, n, none, 1, t->bits, o->level);
+    dctk_status st = evar_train(&v[0], l0, n, c.order, t->bits, o->level);
+    if (st == DCTK_OK && c.mc.mode != MODE_CLASSIC) st = evar_train(&v[1], l1, n, 0, t->bits, o->level);
     if (st == DCTK_OK) st = evar_ans(&v[0]);
     if (st == DCTK_OK && c.mc.mode != MODE_CLASSIC) st = evar_ans(&v[1]);
     if (st == DCTK_OK) write_page(w, t, &c, v, n);
