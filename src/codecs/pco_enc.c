@@ -4,14 +4,14 @@
  * - modes Classic and, for floats, FloatQuant (k trailing mantissa bits that
  *   90 % of the values lack, e.g. after BitRound) and FloatMult (a base 10^-d
  *   or 2^-e that 90 % of the values are multiples of, e.g. after Quantize or
- *   for decimal data); each candidate is trained and the cheapest by the
- *   estimated size is written;
+ *   for decimal data); the cheapest by the estimate below is written;
  * - consecutive delta encoding of the primary latent: the order up to the
  *   configured one (up to 7 for "auto") with the smallest estimate;
  * - mode and order are estimated on 16 evenly spaced runs of 256 numbers
  *   (contiguous, for the delta), then the page is trained once;
- * - bins: the sorted latents cut into 2^b equal-count ranges, b growing with
- *   the level as pco's choose_unoptimized_bins_log does, then merged
+ * - bins: the sorted latents cut into 2^b equal-count ranges (a frequent
+ *   value gets its own), b growing with the level as pco's
+ *   choose_unoptimized_bins_log does, then merged
  *   optimally by dynamic programming over contiguous runs (cost: bin metadata
  *   plus, per latent, offset bits and the tANS cost -log2(share));
  * - tANS table of up to 2^min(b + 2, 12) states, weights proportional to the

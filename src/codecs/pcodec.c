@@ -8,8 +8,9 @@
  * "try_lookback"), paging_spec ("equal_pages_up_to"), delta_encoding_order
  * (0..7 or null), equal_pages_up_to. As in numcodecs, an order with
  * delta_spec "auto" means "try_consecutive" of that order. With mode_spec
- * "auto" our encoder chooses among Classic, FloatQuant and FloatMult; it
- * answers "try_lookback" with its automatic consecutive order. */
+ * "auto" our encoder chooses among Classic, FloatQuant and FloatMult; for
+ * "try_consecutive" K it uses the cheapest order up to K (pco itself uses K),
+ * and it answers "try_lookback" with its automatic consecutive order. */
 #include "codec_internal.h"
 #include "pco_internal.h"
 
