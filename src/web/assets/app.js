@@ -258,7 +258,7 @@ async function watchSweep (id) {
   else if (j.state === 'failed') text = `Failed (exit code ${j.exit}): see the log below.`
   else if (j.state === 'lost') text = 'The process ended without recording its exit code (killed, or the machine restarted).'
   else if (j.state === 'cancelled') text = 'Stopped.'
-  else if (!p.var) text = 'Reading the sample…'
+  else if (!p.var || !p.total) text = `${p.var ? 'Field ' + p.var + ': r' : 'R'}eading the sample and building the codec space…`
   else text = `Field ${p.var}: ${p.done} of ${p.total || '?'} combos evaluated${p.fields_done ? `; ${p.fields_done} field(s) finished` : ''}.`
   $('job-progress').textContent = text
   const log = $('job-log')
