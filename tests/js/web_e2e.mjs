@@ -7,6 +7,7 @@
 // server both find the running job, and that Stop ends it. The page may load
 // nothing but the server's own URLs.
 //   node web_e2e.mjs [SCREENSHOT_DIR]   (env DCTK, DCTK_NCARG, DCTK_PYTHON)
+// With SCREENSHOT_DIR (docs/ for the committed ones) each page is saved as web-PAGE.png.
 import { spawn, spawnSync } from 'node:child_process'
 import { mkdtempSync, mkdirSync, readFileSync, rmSync, existsSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -23,8 +24,8 @@ const root = mkdtempSync(join(tmpdir(), 'dctk-web-'))
 const THRESHOLD = 1e-3
 
 // Start the server on a free port (--port 0) and wait for the line with its URL.
-function startServer (extra = []) {
-  const p = spawn(dctk, ['run_web_ui', '--port', '0', '--data-root', root, ...extra], { stdio: ['ignore', 'pipe', 'inherit'] })
+function startServer (extra = [], cmd = 'run_web_ui') {
+  const p = spawn(dctk, [cmd, '--port', '0', '--data-root', root, ...extra], { stdio: ['ignore', 'pipe', 'inherit'] })
   return new Promise((resolve, reject) => {
     let out = ''
     p.stdout.on('data', d => {
@@ -206,6 +207,27 @@ async function main () {
     await page.goto(`${server.url}#jobs`)
     await page.locator('#jobs tbody tr').nth(2).waitFor()
     await shot(page, 'jobs')
+
+    // run_web_ui_vcluster: the sweep form writes a Slurm script for 4 nodes, 8 threads per rank
+    const vc = await startServer([], 'run_web_ui_vcluster')
+    try {
+      await page.goto(vc.url)
+      await page.click('#files tbody tr >> text=uploads/meccatemp.cdf')
+      await page.locator('#fields tbody tr', { hasText: 'time, lat, lon' }).waitFor()
+      await page.click('text=Next: set up the sweep')
+      await page.selectOption('#sweep-field', 't')
+      await page.selectOption('#sf-compressor-class', 'zstd')
+      await page.fill('#slurm-nodes', '4')
+      await page.fill('#slurm-threads', '8')
+      await page.click('#slurm-write')
+      await page.locator('#slurm-script', { hasText: '#SBATCH --nodes=4' }).waitFor()
+      const script = await page.textContent('#slurm-script')
+      for (const line of ['#SBATCH --ntasks-per-node=1', '#SBATCH --cpus-per-task=8', "SPACE_FLAGS=('--compressor-class=zstd')"]) {
+        assert.ok(script.split('\n').includes(line), `script lacks ${line}`)
+      }
+      assert.ok(existsSync(join(root, (await page.textContent('#slurm-path')).trim())), 'the script file is not there')
+      await shot(page, 'vcluster')
+    } finally { await stopServer(vc) }
 
     assert.deepEqual(offline, [], 'the page asked for the network')
     assert.deepEqual(errors, [], 'the page logged errors')

@@ -294,9 +294,10 @@ async function writeSlurm (submit) {
     $('slurm-card').hidden = false
     $('slurm-path').textContent = r.path
     $('slurm-script').textContent = r.script
-    let s = `Written to ${r.path}; results will go to ${r.out}. `
-    if (!r.sbatch) s += 'sbatch is not on PATH here: submit it on the cluster with  sbatch ' + r.path
-    else if (!submit) s += 'Submit it with  sbatch ' + r.path
+    const abs = p => `${state.config.data_root}/${p}`
+    let s = `Written to ${abs(r.path)}; the results and the store will go to ${abs(r.out)}. `
+    if (!r.sbatch) s += `sbatch is not on PATH here: on the cluster, submit it with  sbatch ${abs(r.path)}`
+    else if (!submit) s += `Submit it with  sbatch ${abs(r.path)}`
     else s += r.submitted ? `Submitted: ${r.sbatch_output.trim()}` : `sbatch failed: ${r.sbatch_output.trim()}`
     $('slurm-status').textContent = s
   } catch (e) { showError(`No script: ${e.message}`) }
@@ -456,6 +457,7 @@ function onHover (ev) {
   tip.replaceChildren(
     el('div', {}, el('b', { text: idx }), x[5] ? '' : ' (not kept)', x[7] ? ' — on the Pareto front' : ''),
     el('div', { text: `ratio ${fmtNum(x[3], 4)}; relative L1 ${fmtNum(x[8])}, L2 ${fmtNum(x[9])}, Linf ${fmtNum(x[10])}` }),
+    el('div', { text: pipeline(c) }),
     el('div', { text: `filter: ${c[1] || 'none'}` }),
     el('div', { text: `serializer: ${c[2] || 'bytes'}` }),
     el('div', { text: `compressor: ${c[0] || 'none'}` }))
@@ -587,6 +589,8 @@ async function updateBanner () {
 async function main () {
   try { state.config = await api('/api/config') } catch (e) { showError(`The server does not answer: ${e.message}`); return }
   const vc = state.config.vcluster
+  // on a cluster the threads per rank come from the Slurm form (--cpus-per-task)
+  if (vc) state.config.sweep_flags = state.config.sweep_flags.filter(f => f.name !== '--threads-per-rank')
   buildFlags($('sweep-flags'), state.config.sweep_flags, 'sf-')
   buildFlags($('write-flags'), writeOnlyFlags(), 'wf-')
   if (vc) {
@@ -594,6 +598,8 @@ async function main () {
     $('nav-sweep').innerHTML = '2&nbsp;Slurm&nbsp;script'
     $('sweep-hint').textContent = 'Choose the options of the sweep and the size of the job: the page writes a batch script (one MPI rank per node, threads inside each) that sweeps, writes every field with its best combo and merges the store.'
     $('slurm-form').hidden = false
+    // the cluster job's results stay in its folder; this server runs no jobs of its own
+    for (const a of document.querySelectorAll('nav a[data-page="results"], nav a[data-page="store"]')) a.hidden = true
     $('sweep-start').hidden = true
     $('slurm-write').hidden = false
     $('slurm-submit').hidden = !state.config.sbatch
