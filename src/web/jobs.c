@@ -401,12 +401,10 @@ json_t *web_job_create(web_ctx *w, const json_t *spec, web_reply *r) {
     json_decref(job);
     if (!ok) {
         /* nothing started: leave no job behind */
-        char cmd[PATH_MAX];
-        const char *names[] = {"job.json", "log", "out"};
-        for (size_t i = 0; i < 3; i++) {
-            snprintf(cmd, sizeof cmd, "%s/%s", dir, names[i]);
-            i == 2 ? rmdir(cmd) : unlink(cmd);
-        }
+        static const char *const files[] = {"job.json", "log"};
+        for (size_t i = 0; i < 2; i++) snprintf(p, sizeof p, "%s/%s", dir, files[i]), unlink(p);
+        snprintf(p, sizeof p, "%s/out", dir);
+        rmdir(p);
         rmdir(dir);
         return NULL;
     }

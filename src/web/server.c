@@ -19,6 +19,8 @@
 #include "web/web_internal.h"
 
 #define BODY_MAX (1u << 20) /* JSON bodies */
+/* the page loads nothing from elsewhere, and nothing else may frame it */
+#define CSP "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'"
 
 bool web_error(web_reply *r, int code, const char *fmt, ...) {
     char msg[1024];
@@ -114,9 +116,7 @@ static enum MHD_Result send_reply(struct MHD_Connection *c, web_reply *r) {
     MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, r->ctype);
     MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
     MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
-    /* the page loads nothing from elsewhere, and nothing else may frame it */
-    MHD_add_response_header(resp, "Content-Security-Policy",
-                            "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'");
+    MHD_add_response_header(resp, "Content-Security-Policy", CSP);
     if (r->filename[0]) {
         char disp[320];
         snprintf(disp, sizeof disp, "attachment; filename=\"%s\"", r->filename);
@@ -131,8 +131,7 @@ static enum MHD_Result send_asset(web_ctx *w, struct MHD_Connection *c, const we
     struct MHD_Response *resp = MHD_create_response_from_buffer(a->size, (void *)a->data, MHD_RESPMEM_PERSISTENT);
     MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, a->ctype);
     MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
-    MHD_add_response_header(resp, "Content-Security-Policy",
-                            "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'");
+    MHD_add_response_header(resp, "Content-Security-Policy", CSP);
     const char *t = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "token");
     if (w->o->token && t) {
         /* opened as http://host:port/?token=T: the page's own requests carry the cookie */
