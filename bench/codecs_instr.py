@@ -19,10 +19,8 @@ numcodecs' total by more than 5 %.
 """
 import argparse
 import ctypes
-import glob
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -33,8 +31,8 @@ import importlib.util
 _spec = importlib.util.spec_from_file_location("bench_codecs", os.path.join(os.path.dirname(__file__), "codecs.py"))
 bc = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(bc)
+from cgdump import dumps  # noqa: E402
 
-LIBS = re.compile(r"lib(blosc|zstd|lz4|z|bz2|lzma)\.so")
 VALGRIND = ["valgrind", "--tool=callgrind", "--collect-atstart=no"]
 
 
@@ -61,47 +59,6 @@ def numcodecs_side(build, raw, dtype, shape, jsonl, calls):
                 c.decode(enc)
             cg.dctk_cg_toggle()
             cg.dctk_cg_dump(b"dec")
-
-
-def dump_costs(path):
-    """(total, inside the compression libraries) instructions of one callgrind dump."""
-    names, ob, total, lib, inclusive = {}, None, 0, 0, False
-    with open(path) as f:
-        for line in f:
-            if line.startswith("ob="):
-                m = re.match(r"ob=\((\d+)\)(?: (.*))?", line.rstrip("\n"))
-                if m.group(2):
-                    names[m.group(1)] = m.group(2)
-                ob = names.get(m.group(1), "")
-            elif line.startswith("cob="):
-                m = re.match(r"cob=\((\d+)\)(?: (.*))?", line.rstrip("\n"))
-                if m.group(2):
-                    names[m.group(1)] = m.group(2)
-            elif line.startswith("calls="):
-                inclusive = True
-            elif line[:1].isdigit() or line[:1] in "+-*":
-                if inclusive:  # the line after calls= is the call's inclusive cost
-                    inclusive = False
-                    continue
-                cost = int(line.split()[-1])
-                total += cost
-                if ob and LIBS.search(ob):
-                    lib += cost
-    return total, lib
-
-
-def dumps(prefix):
-    """The client-request dumps of one run, in order: [(label, total, lib)]."""
-    out = []
-    for path in glob.glob(prefix + ".*"):
-        m = re.search(r"\.(\d+)$", path)
-        if not m:
-            continue
-        with open(path) as f:
-            label = next((ln.split("Client Request: ", 1)[1].strip() for ln in f if "Client Request: " in ln), None)
-        if label:
-            out.append((int(m.group(1)), label, *dump_costs(path)))
-    return [o[1:] for o in sorted(out)]
 
 
 def main():
