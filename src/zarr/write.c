@@ -55,7 +55,7 @@ typedef struct shard_job {
 typedef struct {
     writer *w;
     dctk_codec_ctx *ctx;
-    dctk_buf region, chunk, enc, out, index, tmp[2];
+    dctk_buf region, chunk, out, index, tmp[2];
     size_t held;
     dctk_zarr_write_stats stats;
 } worker;
@@ -82,8 +82,7 @@ static void hold(writer *w, size_t delta) {
 
 /* Publish this thread's buffer footprint. */
 static void account(worker *k) {
-    size_t now = k->region.cap + k->chunk.cap + k->enc.cap + k->out.cap + k->index.cap + k->tmp[0].cap +
-                 k->tmp[1].cap;
+    size_t now = k->region.cap + k->chunk.cap + k->out.cap + k->index.cap + k->tmp[0].cap + k->tmp[1].cap;
     hold(k->w, now - k->held);
     k->held = now;
 }
@@ -138,11 +137,13 @@ static const void *inner_data(worker *k, const size_t *rcount, const size_t *io,
     return zarr_all_fill(m->dtype, a->fill, p, n) ? NULL : p;
 }
 
-static dctk_status encode_chunk(worker *k, const void *data) {
+/* Encode one inner chunk at the end of dst, straight into it when the
+ * pipeline's last codec has a bound (the shard buffer: no copy). */
+static dctk_status encode_chunk(worker *k, const void *data, dctk_buf *dst) {
     const dctk_zarr_array *a = k->w->a;
     dctk_chunk_spec spec = dctk_spec_make(a->meta.dtype, a->meta.ndim, a->meta.inner);
     double t0 = dctk_now();
-    dctk_status st = dctk_pipeline_encode(a->pipe, k->ctx, &spec, data, &k->enc, k->tmp);
+    dctk_status st = dctk_pipeline_encode_append(a->pipe, k->ctx, &spec, data, dst, k->tmp);
     k->stats.encode_s += dctk_now() - t0;
     return st;
 }
@@ -162,19 +163,23 @@ static bool inner_box(const dctk_zarr_meta *m, size_t i, const size_t *ig, const
     return true;
 }
 
-/* Start a shard of n inner chunks in k->out, its index in k->index. */
+/* Start a shard of n inner chunks in k->out, its index in k->index. out
+ * is sized once for the shard's worst case (the raw bytes and the codecs'
+ * small bounds), so that growing it by doubling never makes it twice the
+ * shard; pages not written cost no memory. */
 static dctk_status shard_begin(worker *k, size_t n) {
+    const dctk_zarr_meta *m = &k->w->a->meta;
+    size_t raw = dctk_shape_nelems(m->ndim, m->chunk) * dctk_dtype_size(m->dtype);
     k->out.size = 0;
+    DCTK_TRY(dctk_buf_reserve(&k->out, raw + raw / 128 + 64 * n + zarr_index_bytes(n, true)));
     return dctk_buf_resize(&k->index, zarr_index_bytes(n, true));
 }
 
-/* Inner chunk i of the shard: len encoded bytes at p, appended to k->out
- * (p NULL: absent). */
-static dctk_status shard_put(worker *k, size_t i, const void *p, size_t len) {
-    uint64_t off = p ? k->out.size : ZARR_ABSENT;
-    dctk_put_le64(k->index.data + 16 * i, off);
-    dctk_put_le64(k->index.data + 16 * i + 8, p ? len : ZARR_ABSENT);
-    return p ? dctk_buf_append(&k->out, p, len) : DCTK_OK;
+/* Index entry i of the shard: the chunk at [off, off + len) of k->out, or
+ * absent. */
+static void shard_put(worker *k, size_t i, bool present, uint64_t off, uint64_t len) {
+    dctk_put_le64(k->index.data + 16 * i, present ? off : ZARR_ABSENT);
+    dctk_put_le64(k->index.data + 16 * i + 8, present ? len : ZARR_ABSENT);
 }
 
 /* The index and its CRC after the chunks, when any is present. */
@@ -194,15 +199,12 @@ static dctk_status build_shard(worker *k, const size_t *rcount, size_t *present)
     *present = 0;
     for (size_t i = 0; i < n && st == DCTK_OK && !atomic_load(&k->w->failed); i++) {
         const void *data = NULL;
-        if (!inner_box(m, i, ig, rcount, io, ic)) {
-            st = shard_put(k, i, NULL, 0); /* beyond the array's edge: absent */
-        } else if (!(data = inner_data(k, rcount, io, ic, &st))) {
-            k->stats.chunks_skipped += st == DCTK_OK;
-            if (st == DCTK_OK) st = shard_put(k, i, NULL, 0);
-        } else if ((st = encode_chunk(k, data)) == DCTK_OK) {
-            st = shard_put(k, i, k->enc.data, k->enc.size);
-            (*present)++;
-        }
+        size_t off = k->out.size;
+        bool inside = inner_box(m, i, ig, rcount, io, ic);
+        if (inside && (data = inner_data(k, rcount, io, ic, &st))) st = encode_chunk(k, data, &k->out);
+        k->stats.chunks_skipped += inside && !data && st == DCTK_OK;
+        shard_put(k, i, data, off, k->out.size - off); /* beyond the edge or fill value: absent */
+        *present += data != NULL;
     }
     return st == DCTK_OK ? shard_end(k, n, *present) : st;
 }
@@ -217,8 +219,8 @@ static dctk_status build_chunk(worker *k, const size_t *rcount, size_t *present)
         k->stats.chunks_skipped += st == DCTK_OK;
         return st;
     }
-    DCTK_TRY(encode_chunk(k, data));
-    dctk_buf_swap(&k->out, &k->enc);
+    k->out.size = 0;
+    DCTK_TRY(encode_chunk(k, data, &k->out));
     *present = 1;
     k->stats.chunks_written++;
     return DCTK_OK;
@@ -265,7 +267,8 @@ static dctk_status join_shard(worker *k, shard_job *job, const char *key) {
     dctk_status st = shard_begin(k, w->ninner);
     for (size_t i = 0; i < w->ninner && st == DCTK_OK; i++) {
         present += job->present[i];
-        st = shard_put(k, i, job->present[i] ? job->slots[i].data : NULL, job->slots[i].size);
+        shard_put(k, i, job->present[i], k->out.size, job->slots[i].size);
+        if (job->present[i]) st = dctk_buf_append(&k->out, job->slots[i].data, job->slots[i].size);
     }
     if (st == DCTK_OK) st = shard_end(k, w->ninner, present);
     if (st == DCTK_OK) st = store_unit(k, key, present);
@@ -294,9 +297,7 @@ static dctk_status do_inner(worker *k, size_t u, size_t i, char *key, size_t cap
         st = read_region(k, io, ic);
         const void *data = st == DCTK_OK ? inner_data(k, ic, zero, ic, &st) : NULL;
         k->stats.chunks_skipped += !data && st == DCTK_OK;
-        if (data && (st = encode_chunk(k, data)) == DCTK_OK) {
-            /* the encoded chunk moves into the slot: no copy */
-            dctk_buf_swap(&job->slots[i], &k->enc);
+        if (data && (st = encode_chunk(k, data, &job->slots[i])) == DCTK_OK) {
             job->present[i] = true;
             hold(w, job->slots[i].cap);
         }
@@ -336,7 +337,6 @@ static void worker_free(worker *k) {
     dctk_codec_ctx_free(k->ctx);
     dctk_buf_free(&k->region);
     dctk_buf_free(&k->chunk);
-    dctk_buf_free(&k->enc);
     dctk_buf_free(&k->out);
     dctk_buf_free(&k->index);
     dctk_buf_free(&k->tmp[0]);
