@@ -182,11 +182,10 @@ static void shard_put(worker *k, size_t i, bool present, uint64_t off, uint64_t 
     dctk_put_le64(k->index.data + 16 * i + 8, present ? len : ZARR_ABSENT);
 }
 
-/* The index and its CRC after the chunks, when any is present. */
-static dctk_status shard_end(worker *k, size_t n, size_t present) {
+/* The index's CRC; the index goes after the chunks. */
+static void seal_index(worker *k, size_t n, size_t present) {
     dctk_put_le32(k->index.data + 16 * n, dctk_crc32c(k->index.data, 16 * n));
     k->stats.chunks_written += present;
-    return present ? dctk_buf_append(&k->out, k->index.data, k->index.size) : DCTK_OK;
 }
 
 /* Encode the inner chunks of a shard region into k->out with its index. */
@@ -206,7 +205,9 @@ static dctk_status build_shard(worker *k, const size_t *rcount, size_t *present)
         shard_put(k, i, data, off, k->out.size - off); /* beyond the edge or fill value: absent */
         *present += data != NULL;
     }
-    return st == DCTK_OK ? shard_end(k, n, *present) : st;
+    if (st != DCTK_OK) return st;
+    seal_index(k, n, *present);
+    return *present ? dctk_buf_append(&k->out, k->index.data, k->index.size) : DCTK_OK;
 }
 
 /* An unsharded chunk: the region padded to the chunk shape, encoded as is. */
@@ -260,18 +261,29 @@ static dctk_status do_unit(worker *k, size_t u, char *key, size_t cap) {
     return st;
 }
 
-/* Split mode: join the slots of shard u in order into k->out and store it. */
+/* Split mode: store the slots of a shard in order and its index, written
+ * from where they are (one writev for a directory store), then free them. */
 static dctk_status join_shard(worker *k, shard_job *job, const char *key) {
     writer *w = k->w;
     size_t present = 0, released = 0;
-    dctk_status st = shard_begin(k, w->ninner);
+    uint64_t off = 0;
+    dctk_store_part *parts = malloc((w->ninner + 1) * sizeof *parts);
+    dctk_status st = parts ? dctk_buf_resize(&k->index, zarr_index_bytes(w->ninner, true))
+                           : DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
     for (size_t i = 0; i < w->ninner && st == DCTK_OK; i++) {
-        present += job->present[i];
-        shard_put(k, i, job->present[i], k->out.size, job->slots[i].size);
-        if (job->present[i]) st = dctk_buf_append(&k->out, job->slots[i].data, job->slots[i].size);
+        shard_put(k, i, job->present[i], off, job->slots[i].size);
+        if (!job->present[i]) continue;
+        parts[present++] = (dctk_store_part){job->slots[i].data, job->slots[i].size};
+        off += job->slots[i].size;
     }
-    if (st == DCTK_OK) st = shard_end(k, w->ninner, present);
-    if (st == DCTK_OK) st = store_unit(k, key, present);
+    if (st == DCTK_OK && present) {
+        seal_index(k, w->ninner, present);
+        parts[present] = (dctk_store_part){k->index.data, k->index.size};
+        if (!atomic_load(&w->failed)) st = dctk_store_set_parts(w->a->store, key, parts, present + 1);
+        k->stats.bytes_out += off + k->index.size;
+        k->stats.shards_written++;
+    }
+    free(parts);
     for (size_t i = 0; i < w->ninner; i++) {
         released += job->slots[i].cap;
         dctk_buf_free(&job->slots[i]);

@@ -44,8 +44,30 @@ static int count_name(const char *name, void *user) {
     return 0;
 }
 
+/* A value from many parts, some empty, more than one writev takes. */
+static void check_set_parts(dctk_store *s) {
+    static uint8_t bytes[200 * 199 / 2];
+    dctk_store_part parts[200];
+    size_t off = 0;
+    for (size_t i = 0; i < 200; i++) {
+        parts[i] = (dctk_store_part){bytes + off, i % 7 == 3 ? 0 : i};
+        for (size_t j = 0; j < parts[i].n; j++) bytes[off + j] = (uint8_t)(i * 31 + j);
+        off += parts[i].n;
+    }
+    dctk_buf b = DCTK_BUF_INIT;
+    assert_int_equal(dctk_store_set_parts(s, "p/v", parts, 200), DCTK_OK);
+    assert_int_equal(dctk_store_get(s, "p/v", &b), DCTK_OK);
+    assert_int_equal(b.size, off);
+    assert_memory_equal(b.data, bytes, off);
+    assert_int_equal(dctk_store_set_parts(s, "p/v", parts, 0), DCTK_OK);
+    assert_int_equal(dctk_store_get(s, "p/v", &b), DCTK_OK);
+    assert_int_equal(b.size, 0);
+    dctk_buf_free(&b);
+}
+
 static void check_store(dctk_store *s) {
     dctk_buf b = DCTK_BUF_INIT;
+    check_set_parts(s);
     assert_int_equal(dctk_store_get(s, "a/b/k", &b), DCTK_ERR_NOT_FOUND);
     assert_int_equal(dctk_store_set(s, "a/b/k", "hello world", 11), DCTK_OK);
     assert_int_equal(dctk_store_set(s, "a/c", "x", 1), DCTK_OK);
@@ -436,9 +458,11 @@ static void writer_splits_few_shards(void **state) {
                          "{\"name\":\"zstd\",\"configuration\":{\"level\":1,\"checksum\":false}}]";
     static const char *keys[] = {"v/c/0/0/0", "v/c/1/0/0"};
     dctk_buf one[2] = {DCTK_BUF_INIT, DCTK_BUF_INIT}, got = DCTK_BUF_INIT;
+    char *dir = make_tmpdir();
     for (int threads = 1; threads <= 5; threads += 2) {
-        dctk_store *s;
-        assert_int_equal(dctk_store_mem_new(&s), DCTK_OK);
+        dctk_store *s; /* memory, then a directory (shards written with writev) */
+        if (threads < 5) assert_int_equal(dctk_store_mem_new(&s), DCTK_OK);
+        else assert_int_equal(dctk_store_dir_open(dir, false, &s), DCTK_OK);
         dctk_zarr_array *a = make_array(s, "v", DCTK_FLOAT32, 3, shape, chunk, shard, NAN, codecs);
         dctk_zarr_write_opts o = {.threads = threads, .concurrent_read = true};
         dctk_zarr_write_stats st;
@@ -461,6 +485,8 @@ static void writer_splits_few_shards(void **state) {
         dctk_store_close(s);
     }
     dctk_buf_free(&one[0]), dctk_buf_free(&one[1]), dctk_buf_free(&got);
+    rm_rf(dir);
+    free(dir);
     free(data);
     free(back);
 }
