@@ -35,6 +35,7 @@ static json_t *bytes_to_json(const dctk_codec *base) {
 
 /* Copy n bytes, reversing each element of size es when swap is set. */
 static void copy_order(uint8_t *dst, const uint8_t *src, size_t n, size_t es, bool swap) {
+    if (n == 0) return; /* an empty chunk: dst may have no storage yet */
     if (!swap || es == 1) {
         memcpy(dst, src, n);
         return;
