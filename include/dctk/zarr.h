@@ -168,7 +168,9 @@ typedef struct dctk_zarr_write_stats {
 } dctk_zarr_write_stats;
 
 /* Write the whole array: threads encode whole shards (or chunks when
- * unsharded), each pulling its region from read, and store each shard once.
+ * unsharded), each pulling its region from read, and store each shard once;
+ * with fewer shards than threads they share each shard's inner chunks (read
+ * one inner chunk at a time).
  * Memory: per thread one shard of input, one of encoded output and up to four
  * inner-chunk buffers (padding, codec scratch). The first error stops the
  * other threads and is returned with its detail, prefixed with the key of the

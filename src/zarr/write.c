@@ -6,11 +6,12 @@
  * shard is ever read back and modified. When there are fewer shards than
  * threads (a field smaller than threads x shard), the unit is one inner chunk
  * instead: each thread reads and encodes the inner chunks it takes into that
- * shard's slots, and the thread that finishes a shard's last one joins the
- * slots in order and stores the shard, once. Each thread keeps its own codec
- * context and buffers: one shard of input, one of output, and a few inner
- * chunks (padding copy, the codecs' scratch): threads x (2 shards + 4 inner
- * chunks) at most. Inner chunks that lie contiguously in the input (the usual
+ * shard's slots, and the thread that finishes a shard's last one stores the
+ * slots in order with the index, once. Encoded chunks go straight into the
+ * shard buffer (or slot) when the last codec states a bound. Each thread
+ * keeps its own codec context and buffers, reused from shard to shard: one
+ * shard of input, one of output, and a few inner chunks (padding copy, the
+ * codecs' scratch): threads x (2 shards + 4 inner chunks) at most. Inner chunks that lie contiguously in the input (the usual
  * case: chunks that keep the trailing dimensions whole) are encoded in place.
  *
  * Shard layout (DESIGN.md section 7): the encoded inner chunks back to back,
