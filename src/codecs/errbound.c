@@ -144,7 +144,9 @@ dctk_status eb_open_body(dctk_codec_ctx *ctx, const char *codec, eb_reader *r, u
         *body = (eb_reader){p, stored, 0, false};
         return DCTK_OK;
     }
-    if (coding != BODY_ZSTD) return DCTK_FAIL(DCTK_ERR_CODEC, "codec '%s': unknown body coding %u", codec, coding);
+    if (coding != BODY_ZSTD)
+        return DCTK_FAIL(DCTK_ERR_CODEC, "codec '%s': damaged body header (coding %u, %llu of %llu bytes)", codec, coding,
+                         (unsigned long long)stored, (unsigned long long)raw);
     unsigned long long content = ZSTD_getFrameContentSize(p, stored);
     if (content != raw || raw > max_raw)
         return DCTK_FAIL(DCTK_ERR_CODEC, "codec '%s': damaged body (size %llu, header says %llu)", codec, content,
