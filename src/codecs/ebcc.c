@@ -198,14 +198,17 @@ static dctk_status j2k_decode(const uint8_t *p, size_t n, size_t w, size_t h, in
         opj_dparameters_t dp;
         opj_set_default_decoder_parameters(&dp);
         handlers(c, err);
-        if (!opj_setup_decoder(c, &dp) || !serial(c) || !opj_read_header(s, c, &img) ||
-            !opj_decode(c, s, img) || !opj_end_decompress(c, s))
+        if (!opj_setup_decoder(c, &dp) || !serial(c) || !opj_read_header(s, c, &img))
             st = DCTK_FAIL(DCTK_ERR_CODEC, "codec '" EBCC "': damaged JPEG 2000 base layer: %s", err);
     }
-    if (st == DCTK_OK && (img->numcomps != 1 || img->comps[0].w != w || img->comps[0].h != h ||
-                          img->comps[0].prec != 16 || img->comps[0].sgnd || !img->comps[0].data))
+    /* the image must be the slice before OpenJPEG allocates anything for it */
+    if (st == DCTK_OK && (img->numcomps != 1 || img->x1 - img->x0 != w || img->y1 - img->y0 != h ||
+                          img->comps[0].prec != 16 || img->comps[0].sgnd))
         st = DCTK_FAIL(DCTK_ERR_CODEC, "codec '" EBCC "': the JPEG 2000 base layer is not a %zu x %zu 16-bit image", w,
                        h);
+    if (st == DCTK_OK && (!opj_decode(c, s, img) || !opj_end_decompress(c, s) || !img->comps[0].data ||
+                          img->comps[0].w != w || img->comps[0].h != h))
+        st = DCTK_FAIL(DCTK_ERR_CODEC, "codec '" EBCC "': damaged JPEG 2000 base layer: %s", err);
     if (st == DCTK_OK)
         for (size_t i = 0; i < w * h; i++) {
             int32_t v = img->comps[0].data[i];

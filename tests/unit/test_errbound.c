@@ -261,6 +261,34 @@ static void mismatches(void **state) {
     dctk_buf_free(&enc), dctk_buf_free(&dec);
 }
 
+/* A well-formed dctk.ebcc body whose JPEG 2000 image (valid CRC) is 16 x 20
+ * under a header that says 20 x 16: refused (the image header is checked
+ * against the slice before OpenJPEG allocates for the image). */
+static void ebcc_foreign_codestream(void **state) {
+    (void)state;
+    size_t a[2] = {16, 20}, b[2] = {20, 16};
+    float x[320];
+    for (int i = 0; i < 320; i++) x[i] = (float)(i % 17) * 0.5f + (float)cos(i * 0.2);
+    dctk_codec *c = make(2, 1e-3);
+    dctk_codec_ctx *ctx = dctk_codec_ctx_new();
+    dctk_chunk_spec sa = dctk_spec_make(DCTK_FLOAT32, 2, a), sb = dctk_spec_make(DCTK_FLOAT32, 2, b);
+    dctk_buf enc = DCTK_BUF_INIT, forged = DCTK_BUF_INIT, scratch = DCTK_BUF_INIT, out = DCTK_BUF_INIT;
+    assert_int_equal(dctk_codec_encode(c, ctx, &sb, x, sizeof x, &enc), DCTK_OK);
+    eb_head h = {"dctk.ebcc", "DCEB", 0, 1e-3};
+    eb_reader r = {enc.data, enc.size, 0, false}, body;
+    assert_int_equal(eb_read_head(&h, &sb, &r), DCTK_OK);
+    assert_int_equal(eb_open_body(ctx, "dctk.ebcc", &r, 1 << 20, &scratch, &body), DCTK_OK);
+    assert_int_equal(body.p[0], 1); /* the slice has an image */
+    assert_int_equal(eb_write_head(&h, &sa, &forged), DCTK_OK);
+    eb_put_u8(&forged, 0), eb_put_u64(&forged, body.n), eb_put_u64(&forged, body.n);
+    dctk_buf_append(&forged, body.p, body.n);
+    assert_int_equal(dctk_codec_decode(c, ctx, &sa, forged.data, forged.size, &out), DCTK_ERR_CODEC);
+    assert_non_null(strstr(dctk_detail(), "not a 20 x 16"));
+    dctk_buf_free(&enc), dctk_buf_free(&forged), dctk_buf_free(&scratch), dctk_buf_free(&out);
+    dctk_codec_ctx_free(ctx);
+    dctk_codec_free(c);
+}
+
 /* --- hostile streams ----------------------------------------------------------------- */
 
 static size_t accepted, rejected;
@@ -423,7 +451,7 @@ int main(void) {
         cmocka_unit_test(real_fields),     cmocka_unit_test(adversarial),
         cmocka_unit_test(configurations),  cmocka_unit_test(mismatches),
         cmocka_unit_test(hostile_streams), cmocka_unit_test(huffman_length_limit),
-        cmocka_unit_test(zarr_store),
+        cmocka_unit_test(zarr_store),      cmocka_unit_test(ebcc_foreign_codestream),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
