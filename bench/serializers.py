@@ -69,7 +69,11 @@ def describe(r):
     elif name.startswith("dctk."):
         name += "(%.2g)" % conf["error_bound"]
     filt = json.loads(r["filter"]) if r["filter"] else None
-    fname = (filt[0] if isinstance(filt, list) else filt)["name"].split(".")[-1] if filt else "-"
+    filt = filt[0] if isinstance(filt, list) else filt
+    fname = "-"
+    if filt:
+        fconf = filt.get("configuration", {})
+        fname = fconf.get("id", filt["name"]).split(".")[-2 if "id" in fconf else -1]
     return "%s/%s" % (fname, name)
 
 

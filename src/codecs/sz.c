@@ -128,22 +128,20 @@ static void lorenzo(const grid *g, step *s) {
  * whose axes before a have stride h and those after it stride 2h, predicted
  * from their neighbours at +-h along a. */
 static void interp_pass(const grid *g, step *s, int a, size_t h) {
-    size_t cnt[4], idx[4] = {0};
+    size_t first[4], stride[4], cnt[4], idx[4] = {0};
     for (int d = 0; d < g->nd; d++) {
-        size_t st = d == a ? 2 * h : d < a ? h : 2 * h, first = d == a ? h : 0;
-        cnt[d] = g->shape[d] > first ? (g->shape[d] - first + st - 1) / st : 0;
+        first[d] = d == a ? h : 0;
+        stride[d] = d < a ? h : 2 * h;
+        cnt[d] = g->shape[d] > first[d] ? (g->shape[d] - first[d] + stride[d] - 1) / stride[d] : 0;
         if (cnt[d] == 0) return;
     }
+    size_t sa = g->stride[a];
     for (;;) {
         size_t i = 0;
-        for (int d = 0; d < g->nd; d++) {
-            size_t st = d == a ? 2 * h : d < a ? h : 2 * h, first = d == a ? h : 0;
-            i += (first + idx[d] * st) * g->stride[d];
-        }
-        size_t pos = h + idx[a] * 2 * h, sa = g->stride[a];
+        for (int d = 0; d < g->nd; d++) i += (first[d] + idx[d] * stride[d]) * g->stride[d];
         double left = eb_pred_value(s->f32, s->y, i - h * sa);
-        double pred = pos + h < g->shape[a] ? 0.5 * (left + eb_pred_value(s->f32, s->y, i + h * sa)) : left;
-        visit(s, i, pred);
+        bool right = h + idx[a] * 2 * h + h < g->shape[a];
+        visit(s, i, right ? 0.5 * (left + eb_pred_value(s->f32, s->y, i + h * sa)) : left);
         int d = g->nd - 1;
         for (; d >= 0 && ++idx[d] == cnt[d]; d--) idx[d] = 0;
         if (d < 0) return;
@@ -151,12 +149,9 @@ static void interp_pass(const grid *g, step *s, int a, size_t h) {
 }
 
 static void interp(const grid *g, step *s) {
-    size_t maxlen = 1;
-    for (int d = 0; d < g->nd; d++)
-        if (g->shape[d] > maxlen) maxlen = g->shape[d];
     size_t top = 1;
-    while (top < maxlen) top <<= 1;
-    if (g->shape[0] * g->stride[0] == 0) return;
+    for (int d = 0; d < g->nd; d++)
+        while (top < g->shape[d]) top <<= 1;
     visit(s, 0, 0.0);
     for (size_t h = top / 2; h >= 1; h /= 2)
         for (int a = 0; a < g->nd; a++) interp_pass(g, s, a, h);
