@@ -307,9 +307,47 @@ static dctk_status read_table(const char *codec, eb_reader *r, size_t n, huff_ta
     return st;
 }
 
+/* Codes of at most LUT_BITS bits decode with one look-up: entry = symbol << 8
+ * | length (0: longer code, take the bit-by-bit path). */
+#define LUT_BITS 11
+
+static void fill_lut(const huff_table *t, uint32_t *lut) {
+    memset(lut, 0, sizeof(uint32_t) << LUT_BITS);
+    uint32_t code = 0, idx = 0;
+    for (int l = 1; l <= LUT_BITS; l++, code <<= 1)
+        for (uint32_t k = 0; k < t->count[l]; k++, code++, idx++) {
+            uint32_t lo = code << (LUT_BITS - l), span = 1u << (LUT_BITS - l);
+            for (uint32_t j = 0; j < span; j++) lut[lo + j] = t->sorted[idx] << 8 | (uint32_t)l;
+        }
+}
+
+/* LUT_BITS bits from bit pos on, zeros past the end of the n bytes. */
+static uint32_t peek(const uint8_t *bits, size_t n, uint64_t pos) {
+    size_t at = (size_t)(pos >> 3);
+    uint32_t v = 0;
+    for (int k = 0; k < 3; k++) v = v << 8 | (at + (size_t)k < n ? bits[at + k] : 0);
+    return (v >> (24 - LUT_BITS - (pos & 7))) & ((1u << LUT_BITS) - 1);
+}
+
+/* One code the slow way (canonical decoding bit by bit); false when the bits run out. */
+static bool decode_slow(const huff_table *t, const uint8_t *bits, uint64_t nbits, uint64_t *pos, uint32_t *sym) {
+    uint32_t code = 0, first = 0, index = 0;
+    for (int l = 1; l <= EB_MAXLEN && *pos < nbits; l++) {
+        code |= (bits[*pos >> 3] >> (7 - (*pos & 7))) & 1;
+        (*pos)++;
+        uint32_t c = t->count[l];
+        if (code - first < c) {
+            *sym = t->sorted[index + code - first];
+            return true;
+        }
+        index += c, first = (first + c) << 1, code <<= 1;
+    }
+    return false;
+}
+
 dctk_status eb_huff_decode(const char *codec, eb_reader *r, uint32_t *codes, size_t n) {
     huff_table t = {{0}, NULL};
-    uint32_t single = UINT32_MAX;
+    uint32_t single = UINT32_MAX, *lut = NULL;
     dctk_status st = read_table(codec, r, n, &t, &single);
     uint64_t nbits = st == DCTK_OK ? eb_u64(r) : 0;
     const uint8_t *bits = NULL;
@@ -318,25 +356,19 @@ dctk_status eb_huff_decode(const char *codec, eb_reader *r, uint32_t *codes, siz
     if (st == DCTK_OK && single != UINT32_MAX) {
         for (size_t i = 0; i < n; i++) codes[i] = single;
         if (nbits) st = DCTK_FAIL(DCTK_ERR_CODEC, "codec '%s': damaged code stream", codec);
+    } else if (st == DCTK_OK && !(lut = malloc(sizeof *lut << LUT_BITS))) {
+        st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
     } else if (st == DCTK_OK) {
+        fill_lut(&t, lut);
+        size_t nbytes = (size_t)((nbits + 7) / 8);
         uint64_t pos = 0;
         for (size_t i = 0; i < n && st == DCTK_OK; i++) {
-            uint32_t code = 0, first = 0, index = 0;
-            int l = 1;
-            for (;; l++) {
-                if (pos >= nbits || l > EB_MAXLEN) {
-                    st = DCTK_FAIL(DCTK_ERR_CODEC, "codec '%s': code stream ends early (value %zu of %zu)", codec, i,
-                                   n);
-                    break;
-                }
-                code |= (bits[pos >> 3] >> (7 - (pos & 7))) & 1;
-                pos++;
-                uint32_t c = t.count[l];
-                if (code - first < c) {
-                    codes[i] = t.sorted[index + code - first];
-                    break;
-                }
-                index += c, first = (first + c) << 1, code <<= 1;
+            uint32_t e = lut[peek(bits, nbytes, pos)];
+            if ((e & 0xff) && pos + (e & 0xff) <= nbits) {
+                codes[i] = e >> 8;
+                pos += e & 0xff;
+            } else if (!decode_slow(&t, bits, nbits, &pos, &codes[i])) {
+                st = DCTK_FAIL(DCTK_ERR_CODEC, "codec '%s': code stream ends early (value %zu of %zu)", codec, i, n);
             }
         }
         if (st == DCTK_OK && pos != nbits)
@@ -344,5 +376,6 @@ dctk_status eb_huff_decode(const char *codec, eb_reader *r, uint32_t *codes, siz
                            (unsigned long long)(nbits - pos));
     }
     free(t.sorted);
+    free(lut);
     return st;
 }
