@@ -103,7 +103,7 @@ static inline void visit(step *s, size_t i, double pred) {
 }
 
 static void lorenzo(const grid *g, step *s) {
-    int nm = (1 << g->nd) - 1;
+    int last = g->nd - 1, nm = (1 << g->nd) - 1;
     size_t off[16];
     double sign[16];
     for (int m = 1; m <= nm; m++) {
@@ -112,15 +112,24 @@ static void lorenzo(const grid *g, step *s) {
             if (m >> d & 1) off[m] += g->stride[d];
         sign[m] = __builtin_popcount((unsigned)m) & 1 ? 1.0 : -1.0;
     }
-    size_t idx[4] = {0}, n = g->shape[0] * g->stride[0];
-    for (size_t i = 0; i < n; i++) {
-        unsigned avail = 0;
-        for (int d = 0; d < g->nd; d++) avail |= (unsigned)(idx[d] > 0) << d;
-        double pred = 0;
-        for (int m = 1; m <= nm; m++)
-            if (!(m & ~avail)) pred += sign[m] * eb_pred_value(s->f32, s->y, i - off[m]);
-        visit(s, i, pred);
-        for (int d = g->nd - 1; d >= 0 && ++idx[d] == g->shape[d]; d--) idx[d] = 0;
+    size_t w = g->shape[last], rows = g->shape[0] * g->stride[0] / w, idx[4] = {0};
+    for (size_t r = 0; r < rows; r++) {
+        /* the corners inside the chunk: at the row's first point, and after it */
+        unsigned avail = 1u << last;
+        for (int d = 0; d < last; d++) avail |= (unsigned)(idx[d] > 0) << d;
+        int use[2][16], nuse[2] = {0, 0};
+        for (int m = 1; m <= nm; m++) {
+            if (m & ~avail) continue;
+            use[1][nuse[1]++] = m;
+            if (!(m >> last & 1)) use[0][nuse[0]++] = m;
+        }
+        for (size_t j = 0, i = r * w; j < w; j++, i++) {
+            const int *ms = use[j > 0];
+            double pred = 0;
+            for (int q = 0; q < nuse[j > 0]; q++) pred += sign[ms[q]] * eb_pred_value(s->f32, s->y, i - off[ms[q]]);
+            visit(s, i, pred);
+        }
+        for (int d = last - 1; d >= 0 && ++idx[d] == g->shape[d]; d--) idx[d] = 0;
     }
 }
 
