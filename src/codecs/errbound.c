@@ -217,49 +217,55 @@ static dctk_status limited_lengths(leaf *lv, size_t k, uint8_t *len) {
     return DCTK_OK;
 }
 
-/* Canonical codes from lengths (per symbol, 0 = unused). */
-static void canonical(const uint8_t *len, uint32_t *code) {
+/* Canonical codes from lengths (per symbol of the span, 0 = unused). */
+static void canonical(const uint8_t *len, uint32_t span, uint32_t *code) {
     uint32_t count[EB_MAXLEN + 1] = {0}, next[EB_MAXLEN + 2] = {0};
-    for (uint32_t s = 0; s < EB_NSYMS; s++) count[len[s]]++;
+    for (uint32_t s = 0; s < span; s++) count[len[s]]++;
     count[0] = 0;
     for (int l = 1; l <= EB_MAXLEN; l++) next[l + 1] = (next[l] + count[l]) << 1;
-    for (uint32_t s = 0; s < EB_NSYMS; s++)
-        if (len[s]) code[s] = next[len[s] + 0]++;
+    for (uint32_t s = 0; s < span; s++)
+        if (len[s]) code[s] = next[len[s]]++;
 }
 
 /* --- Huffman: encode ------------------------------------------------------------------- */
 
+/* Tables cover only the codes in use, lo..lo + span - 1: for smooth data a
+ * few hundred, so small chunks do not pay for the whole alphabet. */
 dctk_status eb_huff_encode(const uint32_t *codes, size_t n, dctk_buf *dst) {
-    uint64_t *freq = calloc(EB_NSYMS, sizeof *freq);
-    uint8_t *len = calloc(EB_NSYMS, 1);
-    uint32_t *code = calloc(EB_NSYMS, sizeof *code);
-    leaf *lv = malloc(sizeof *lv * EB_NSYMS);
+    uint32_t lo = EB_NSYMS, hi = 0;
+    for (size_t i = 0; i < n; i++) lo = codes[i] < lo ? codes[i] : lo, hi = codes[i] > hi ? codes[i] : hi;
+    uint32_t span = n ? hi - lo + 1 : 0;
+    uint64_t *freq = calloc(span + 1, sizeof *freq);
+    uint8_t *len = calloc(span + 1, 1);
+    uint32_t *code = calloc(span + 1, sizeof *code);
+    leaf *lv = malloc(sizeof *lv * (span + 1));
     dctk_status st = DCTK_OK;
     if (!freq || !len || !code || !lv) st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
     size_t k = 0;
-    for (size_t i = 0; st == DCTK_OK && i < n; i++) freq[codes[i]]++;
-    for (uint32_t s = 0; st == DCTK_OK && s < EB_NSYMS; s++)
+    for (size_t i = 0; st == DCTK_OK && i < n; i++) freq[codes[i] - lo]++;
+    for (uint32_t s = 0; st == DCTK_OK && s < span; s++)
         if (freq[s]) lv[k++] = (leaf){freq[s], s};
     if (st == DCTK_OK && k >= 2) st = limited_lengths(lv, k, len);
     if (st == DCTK_OK) st = eb_put_u32(dst, (uint32_t)k);
-    for (uint32_t s = 0; st == DCTK_OK && s < EB_NSYMS; s++)
+    uint64_t nbits = 0;
+    for (uint32_t s = 0; st == DCTK_OK && s < span; s++)
         if (freq[s]) {
-            st = eb_put_u32(dst, s);
+            nbits += freq[s] * len[s];
+            st = eb_put_u32(dst, s + lo);
             if (st == DCTK_OK) st = eb_put_u8(dst, len[s]);
         }
-    uint64_t nbits = 0;
-    for (uint32_t s = 0; s < EB_NSYMS && st == DCTK_OK; s++) nbits += freq[s] * len[s];
     if (st == DCTK_OK) st = eb_put_u64(dst, nbits);
     size_t at = dst->size;
     if (st == DCTK_OK) st = dctk_buf_resize(dst, at + (size_t)((nbits + 7) / 8));
     if (st == DCTK_OK && nbits) {
-        canonical(len, code);
+        canonical(len, span, code);
         uint8_t *out = dst->data + at;
         uint64_t acc = 0;
         int nacc = 0;
         for (size_t i = 0; i < n; i++) {
-            acc = (acc << len[codes[i]]) | code[codes[i]];
-            nacc += len[codes[i]];
+            uint32_t s = codes[i] - lo;
+            acc = (acc << len[s]) | code[s];
+            nacc += len[s];
             while (nacc >= 8) *out++ = (uint8_t)(acc >> (nacc -= 8));
         }
         if (nacc) *out = (uint8_t)(acc << (8 - nacc));
