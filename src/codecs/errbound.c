@@ -139,14 +139,15 @@ dctk_status eb_open_body(dctk_codec_ctx *ctx, const char *codec, eb_reader *r, u
     uint64_t raw = eb_u64(r), stored = eb_u64(r);
     const uint8_t *p = r->bad || stored > r->n - r->pos ? NULL : eb_take(r, stored);
     if (!p) return DCTK_FAIL(DCTK_ERR_CODEC, "codec '%s': truncated stream", codec);
-    if (r->pos != r->n) return DCTK_FAIL(DCTK_ERR_CODEC, "codec '%s': %zu stray bytes after the body", codec, r->n - r->pos);
+    if (r->pos != r->n)
+        return DCTK_FAIL(DCTK_ERR_CODEC, "codec '%s': %zu stray bytes after the body", codec, r->n - r->pos);
     if (coding == BODY_PLAIN && raw == stored) {
         *body = (eb_reader){p, stored, 0, false};
         return DCTK_OK;
     }
     if (coding != BODY_ZSTD)
-        return DCTK_FAIL(DCTK_ERR_CODEC, "codec '%s': damaged body header (coding %u, %llu of %llu bytes)", codec, coding,
-                         (unsigned long long)stored, (unsigned long long)raw);
+        return DCTK_FAIL(DCTK_ERR_CODEC, "codec '%s': damaged body header (coding %u, %llu of %llu bytes)", codec,
+                         coding, (unsigned long long)stored, (unsigned long long)raw);
     unsigned long long content = ZSTD_getFrameContentSize(p, stored);
     if (content != raw || raw > max_raw)
         return DCTK_FAIL(DCTK_ERR_CODEC, "codec '%s': damaged body (size %llu, header says %llu)", codec, content,

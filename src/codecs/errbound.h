@@ -58,8 +58,12 @@ dctk_status eb_seal_body(dctk_codec_ctx *ctx, const char *codec, dctk_buf *dst, 
  * scratch). A body that claims more than max_raw bytes is damaged. */
 dctk_status eb_open_body(dctk_codec_ctx *ctx, const char *codec, eb_reader *r, uint64_t max_raw, dctk_buf *scratch,
                          eb_reader *body);
-/* A generous upper bound of the raw body of a chunk of n values in nslices slices. */
-static inline uint64_t eb_max_body(size_t n, size_t nslices) { return ((uint64_t)1 << 20) + 16 * (uint64_t)n + 64 * (uint64_t)nslices; }
+/* A generous upper bound of the raw body of a chunk of n values in nslices
+ * slices: per value at most 8 bytes of outlier, 3 of code and (dctk.ebcc)
+ * about 2 of JPEG 2000 image. */
+static inline uint64_t eb_max_body(size_t n, size_t nslices) {
+    return ((uint64_t)1 << 20) + 16 * (uint64_t)n + 64 * (uint64_t)nslices;
+}
 
 /* --- quantizer --------------------------------------------------------------- */
 

@@ -201,7 +201,8 @@ static dctk_status build_errbound(entry_list *l, dctk_dtype t, const dctk_sample
     if (!lossy || !dctk_dtype_is_float(t) || !isfinite(range) || !(range > 0)) return DCTK_OK;
     static const double sz_rel[] = {1e-2, 1e-3, 1e-4, 1e-6}, ebcc_rel[] = {1e-2, 1e-3, 1e-6, 1e-9};
     for (int k = 0; k < 4 && class_wants(cls, "sz"); k++) {
-        json_t *conf = json_pack("{s:f,s:s}", "error_bound", sz_rel[k] * range, "predictor", k ? "lorenzo" : "interp");
+        json_t *conf =
+            json_pack("{s:f,s:s}", "error_bound", sz_rel[k] * range, "predictor", k ? "lorenzo" : "interp");
         DCTK_TRY(push(l, json_pack("[o]", codec("dctk.sz", conf)), "sz", true));
     }
     for (int k = 0; k < 4 && class_wants(cls, "ebcc"); k++) {

@@ -34,8 +34,9 @@ enum { NKIND = 3 };
 static dctk_codec *make(int kind, double e) {
     char json[256];
     if (kind < 2)
-        snprintf(json, sizeof json, "{\"name\":\"dctk.sz\",\"configuration\":{\"error_bound\":%.17g,\"predictor\":\"%s\"}}",
-                 e, kind ? "interp" : "lorenzo");
+        snprintf(json, sizeof json,
+                 "{\"name\":\"dctk.sz\",\"configuration\":{\"error_bound\":%.17g,\"predictor\":\"%s\"}}", e,
+                 kind ? "interp" : "lorenzo");
     else snprintf(json, sizeof json, "{\"name\":\"dctk.ebcc\",\"configuration\":{\"error_bound\":%.17g}}", e);
     dctk_codec *c = NULL;
     if (dctk_codec_from_string(json, &c) != DCTK_OK) fail_msg("%s: %s", json, dctk_detail());
