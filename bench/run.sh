@@ -21,5 +21,7 @@ fi
 /usr/bin/python3 "$here/filters.py" "$B"
 # the sweep: overhead, speed against a numcodecs-per-combo reference, memory
 /usr/bin/python3 "$here/sweep.py" "$B"
+# dctk.sz / dctk.ebcc: the sweep's best ratio without and with them, and against ZFP
+/usr/bin/python3 "$here/serializers.py" "$B"
 # compress_with_optimal against nccopy -d 1 -s
 /usr/bin/python3 "$here/compress.py" "$B"
