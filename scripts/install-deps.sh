@@ -7,11 +7,11 @@ set -eu
 
 BUILD="build-essential cmake pkg-config git
   libnetcdf-dev libeccodes-dev libblosc-dev libzstd-dev liblz4-dev zlib1g-dev
-  libbz2-dev liblzma-dev libzfp-dev libjansson-dev libcmocka-dev
+  libbz2-dev liblzma-dev libzfp-dev libjansson-dev libcmocka-dev libopenjp2-7-dev
   libopenmpi-dev openmpi-bin libcairo2-dev libmicrohttpd-dev libncarg-data"
 TEST="python3 python3-numpy python3-numcodecs python3-zfpy python3-netcdf4
   python3-eccodes python3-zarr python3-xarray netcdf-bin
-  python3-sklearn chromium"
+  python3-sklearn chromium valgrind"
 # Node.js and npm only when the machine has none: a Node.js from elsewhere
 # (with its own npm) conflicts with Debian's npm package.
 if [ "${1:-}" = "--test" ] && ! command -v npm >/dev/null 2>&1; then

@@ -8,3 +8,11 @@ dctk_script_test(test_compressors_interop ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_
 # The timing harness of bench/codecs.py (make bench), built with the tests.
 add_executable(dctk_bench_codecs ${CMAKE_SOURCE_DIR}/bench/bench_codecs.c)
 target_link_libraries(dctk_bench_codecs PRIVATE dctk)
+# bench/codecs_instr.py counts instructions under callgrind: client requests in
+# the harness, and a ctypes shim for the numcodecs side (valgrind's header).
+include(CheckIncludeFile)
+check_include_file(valgrind/callgrind.h DCTK_HAVE_CALLGRIND)
+if(DCTK_HAVE_CALLGRIND)
+  target_compile_definitions(dctk_bench_codecs PRIVATE DCTK_HAVE_CALLGRIND)
+  add_library(dctk_cgmark MODULE ${CMAKE_SOURCE_DIR}/bench/cgmark.c)
+endif()

@@ -14,3 +14,9 @@ dctk_script_test(zarr_concurrent ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/inte
 # Throughput, overhead over the raw codec time, and peak memory of the writer.
 add_executable(bench_zarr ${CMAKE_SOURCE_DIR}/bench/bench_zarr.c)
 target_link_libraries(bench_zarr PRIVATE dctk)
+# instruction counts under callgrind (bench/zarr_instr.py): valgrind's client requests
+include(CheckIncludeFile)
+check_include_file(valgrind/callgrind.h DCTK_HAVE_CALLGRIND)
+if(DCTK_HAVE_CALLGRIND)
+  target_compile_definitions(bench_zarr PRIVATE DCTK_HAVE_CALLGRIND)
+endif()

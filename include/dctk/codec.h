@@ -67,6 +67,10 @@ typedef struct dctk_codec_vt {
                           const void *src, size_t n, dctk_buf *dst);
     /* True when decode(encode(x)) == x bit for bit for every x. */
     bool lossless;
+    /* Optional: the most bytes encode of n input bytes reserves in dst (its
+     * worst-case output), so a caller may let it write into the free tail of
+     * a larger buffer. NULL when unknown. */
+    size_t (*bound)(const dctk_codec *c, const dctk_chunk_spec *in, size_t n);
 } dctk_codec_vt;
 
 struct dctk_codec {
@@ -112,6 +116,11 @@ void dctk_pipeline_free(dctk_pipeline *p); /* accepts NULL */
  * across calls (two buffers). */
 dctk_status dctk_pipeline_encode(const dctk_pipeline *p, dctk_codec_ctx *ctx, const dctk_chunk_spec *spec,
                                  const void *src, dctk_buf *out, dctk_buf tmp[2]);
+/* Like dctk_pipeline_encode, but appends the encoded chunk to out (out->size
+ * grows by its length). When the last codec has a bound, it writes straight
+ * into out's tail: the encoded bytes are never copied. */
+dctk_status dctk_pipeline_encode_append(const dctk_pipeline *p, dctk_codec_ctx *ctx, const dctk_chunk_spec *spec,
+                                        const void *src, dctk_buf *out, dctk_buf tmp[2]);
 /* Decode one chunk into dst, which holds dctk_spec_nbytes(spec) bytes. */
 dctk_status dctk_pipeline_decode(const dctk_pipeline *p, dctk_codec_ctx *ctx, const dctk_chunk_spec *spec,
                                  const void *src, size_t n, void *dst, dctk_buf tmp[2]);

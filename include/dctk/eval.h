@@ -72,7 +72,7 @@ double dctk_norms_linf(const dctk_norms *a);
 typedef struct dctk_space_opts {
     const char *compressor_class; /* NULL or "all", "none", or a family: blosc lz4 zstd zlib gzip bz2 lzma */
     const char *filter_class;     /* NULL or "all", "none", delta bitround quantize asinh fixedoffsetscale */
-    const char *serializer_class; /* NULL or "all", "none", zfpy (alias zfp) */
+    const char *serializer_class; /* NULL or "all", "none", zfpy (alias zfp), sz, ebcc */
     bool with_lossy;
 } dctk_space_opts;
 

@@ -30,6 +30,12 @@ typedef int (*dctk_store_list_fn)(const char *name, void *user);
 
 #define DCTK_STORE_TO_END UINT64_MAX
 
+/* One piece of a value stored from several buffers. */
+typedef struct dctk_store_part {
+    const void *p;
+    size_t n;
+} dctk_store_part;
+
 /* A store backend, in the manner of netCDF's zmap: a handful of calls on keys.
  * All calls are safe from several threads at once. */
 typedef struct dctk_store_vt {
@@ -53,6 +59,9 @@ typedef struct dctk_store_vt {
      * (for read-modify-write of the root metadata). May be NULL: no-op. */
     dctk_status (*lock)(dctk_store *s, bool on);
     void (*close)(dctk_store *s);
+    /* Like set, with the value the n parts back to back, written from where
+     * they are. May be NULL: the parts are joined, then set. */
+    dctk_status (*set_parts)(dctk_store *s, const char *key, const dctk_store_part *parts, size_t n);
 } dctk_store_vt;
 
 struct dctk_store {
@@ -68,6 +77,7 @@ void dctk_store_close(dctk_store *s); /* accepts NULL */
 dctk_status dctk_store_get(dctk_store *s, const char *key, dctk_buf *out); /* whole value */
 dctk_status dctk_store_get_range(dctk_store *s, const char *key, uint64_t offset, uint64_t length, dctk_buf *out);
 dctk_status dctk_store_set(dctk_store *s, const char *key, const void *p, size_t n);
+dctk_status dctk_store_set_parts(dctk_store *s, const char *key, const dctk_store_part *parts, size_t n);
 dctk_status dctk_store_delete(dctk_store *s, const char *key);
 dctk_status dctk_store_list(dctk_store *s, const char *prefix, dctk_store_list_fn fn, void *user);
 dctk_status dctk_store_exists(dctk_store *s, const char *key, bool *out);
@@ -158,7 +168,9 @@ typedef struct dctk_zarr_write_stats {
 } dctk_zarr_write_stats;
 
 /* Write the whole array: threads encode whole shards (or chunks when
- * unsharded), each pulling its region from read, and store each shard once.
+ * unsharded), each pulling its region from read, and store each shard once;
+ * with fewer shards than threads they share each shard's inner chunks (read
+ * one inner chunk at a time).
  * Memory: per thread one shard of input, one of encoded output and up to four
  * inner-chunk buffers (padding, codec scratch). The first error stops the
  * other threads and is returned with its detail, prefixed with the key of the

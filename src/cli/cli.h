@@ -53,5 +53,8 @@ int cli_print_bash_completion(FILE *f, const cli_cmd *const *table, size_t n);
 extern const cli_cmd cmd_inspect_dataset, cmd_evaluate_combos, cmd_compress_with_optimal,
     cmd_merge_compressed_fields, cmd_open_zarr_and_inspect, cmd_from_zarr_to_netcdf, cmd_perform_clustering,
     cmd_analyze_clustering, cmd_plot_compression_errors, cmd_compress;
+#ifdef DCTK_WEB
+extern const cli_cmd cmd_run_web_ui, cmd_run_web_ui_vcluster; /* cmd_web.c, built with DCTK_WEB */
+#endif
 
 #endif

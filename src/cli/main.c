@@ -11,6 +11,9 @@ static const cli_cmd *const table[] = {
     &cmd_merge_compressed_fields, &cmd_inspect_dataset,  &cmd_open_zarr_and_inspect,
     &cmd_from_zarr_to_netcdf, &cmd_perform_clustering,   &cmd_analyze_clustering,
     &cmd_plot_compression_errors,
+#ifdef DCTK_WEB
+    &cmd_run_web_ui,         &cmd_run_web_ui_vcluster,
+#endif
 };
 #define NTABLE (sizeof table / sizeof table[0])
 

@@ -57,7 +57,9 @@ int sweep_cli_eval_opts(const char *cmd, const sweep_cli *o, dctk_evaluate_opts 
     return 0;
 }
 
-/* A bar with rate and ETA on a terminal; a line every 10 % otherwise. */
+/* A bar with rate and ETA on a terminal; otherwise a line after the first
+ * combo (so a log reader, such as the web UI, learns the total early) and
+ * every 10 %. */
 typedef struct {
     const char *var;
     double t0;
@@ -77,7 +79,7 @@ static void show_progress(void *user, size_t done, size_t total) {
         bar[30] = '\0';
         fprintf(stderr, "\r%s [%s] %3d%% %zu/%zu combos %.1f/s ETA %.0fs ", p->var, bar, pct, done, total, rate, eta);
         if (done == total) fputc('\n', stderr);
-    } else if (pct / 10 > p->last_decile || done == total) {
+    } else if (done == 1 || pct / 10 > p->last_decile || done == total) {
         p->last_decile = pct / 10;
         fprintf(stderr, "%s: %zu/%zu combos (%d%%), %.1f combos/s, ETA %.0fs\n", p->var, done, total, pct, rate, eta);
     }

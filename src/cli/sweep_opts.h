@@ -33,7 +33,8 @@ typedef struct sweep_cli {
      "all, none, or one of blosc lz4 zstd zlib gzip bz2 lzma (default all)"},                                     \
     {"--filter-class", NULL, OPT_STR, &(o).filt_class, "F",                                                        \
      "all, none, or one of delta bitround quantize asinh fixedoffsetscale (default all)"},                        \
-    {"--serializer-class", NULL, OPT_STR, &(o).ser_class, "S", "all, none, zfpy or pcodec (default all)"},              \
+    {"--serializer-class", NULL, OPT_STR, &(o).ser_class, "S",                                                     \
+     "all, none, or one of zfpy sz ebcc pcodec (default all); any class may be a list: none,zfpy"},                     \
     {"--with-lossy", "--without-lossy", OPT_BOOL, &(o).with_lossy, NULL,                                           \
      "include lossy filters and serializers (default: with)"}
 

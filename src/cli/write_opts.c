@@ -66,8 +66,13 @@ dctk_status write_cli_resolve(dctk_dataset *ds, size_t v, const char *where, con
         st = dctk_combo_resolve(ds, v, eo->size_limit, &eo->space, idx[0], idx[1], idx[2], fp, codecs, NULL);
         if (best && (json_integer_value(json_object_get(best, "comp_idx")) != idx[0] ||
                      json_integer_value(json_object_get(best, "filt_idx")) != idx[1] ||
-                     json_integer_value(json_object_get(best, "ser_idx")) != idx[2]))
+                     json_integer_value(json_object_get(best, "ser_idx")) != idx[2])) {
+            /* another combo than the best: the provenance names this one, with no prediction */
             json_object_del(best, "ratio");
+            json_object_set_new(best, "comp_idx", json_integer(idx[0]));
+            json_object_set_new(best, "filt_idx", json_integer(idx[1]));
+            json_object_set_new(best, "ser_idx", json_integer(idx[2]));
+        }
     }
     if (st == DCTK_OK && best_out) *best_out = best;
     else json_decref(best);

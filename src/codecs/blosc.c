@@ -87,6 +87,11 @@ static json_t *blosc_to_json(const dctk_codec *base) {
     return dctk_codec_object("blosc", conf);
 }
 
+static size_t blosc_bound(const dctk_codec *c, const dctk_chunk_spec *in, size_t n) {
+    (void)c, (void)in;
+    return n + BLOSC_MAX_OVERHEAD;
+}
+
 static dctk_status blosc_encode(const dctk_codec *base, dctk_codec_ctx *ctx, const dctk_chunk_spec *in,
                                 const void *src, size_t n, dctk_buf *dst) {
     (void)ctx;
@@ -140,5 +145,5 @@ static dctk_status blosc_decode(const dctk_codec *c, dctk_codec_ctx *ctx, const 
 const dctk_codec_vt dctk_codec_blosc = {
     .name = "blosc", .kind = DCTK_CODEC_BB, .lossless = true,
     .create = blosc_create, .destroy = dctk_cmp_destroy, .to_json = blosc_to_json,
-    .encode = blosc_encode, .decode = blosc_decode,
+    .encode = blosc_encode, .decode = blosc_decode, .bound = blosc_bound,
 };

@@ -35,12 +35,18 @@ static json_t *bytes_to_json(const dctk_codec *base) {
 
 /* Copy n bytes, reversing each element of size es when swap is set. */
 static void copy_order(uint8_t *dst, const uint8_t *src, size_t n, size_t es, bool swap) {
+    if (n == 0) return; /* an empty chunk: dst may have no storage yet */
     if (!swap || es == 1) {
         memcpy(dst, src, n);
         return;
     }
     for (size_t i = 0; i < n; i += es)
         for (size_t b = 0; b < es; b++) dst[i + b] = src[i + es - 1 - b];
+}
+
+static size_t same_size(const dctk_codec *c, const dctk_chunk_spec *in, size_t n) {
+    (void)c, (void)in;
+    return n;
 }
 
 static dctk_status bytes_code(const dctk_codec *base, dctk_codec_ctx *ctx, const dctk_chunk_spec *in,
@@ -57,7 +63,7 @@ static dctk_status bytes_code(const dctk_codec *base, dctk_codec_ctx *ctx, const
 const dctk_codec_vt dctk_codec_bytes = {
     .name = "bytes", .kind = DCTK_CODEC_AB, .lossless = true,
     .create = bytes_create, .destroy = plain_destroy, .to_json = bytes_to_json,
-    .encode = bytes_code, .decode = bytes_code,
+    .encode = bytes_code, .decode = bytes_code, .bound = same_size,
 };
 
 static dctk_status crc_create(const json_t *conf, dctk_codec **out) {
@@ -73,6 +79,11 @@ static dctk_status crc_create(const json_t *conf, dctk_codec **out) {
 static json_t *crc_to_json(const dctk_codec *c) {
     (void)c;
     return dctk_codec_object("crc32c", NULL);
+}
+
+static size_t crc_bound(const dctk_codec *c, const dctk_chunk_spec *in, size_t n) {
+    (void)c, (void)in;
+    return n + 4;
 }
 
 static dctk_status crc_encode(const dctk_codec *c, dctk_codec_ctx *ctx, const dctk_chunk_spec *in,
@@ -98,5 +109,5 @@ static dctk_status crc_decode(const dctk_codec *c, dctk_codec_ctx *ctx, const dc
 const dctk_codec_vt dctk_codec_crc32c = {
     .name = "crc32c", .kind = DCTK_CODEC_BB, .lossless = true,
     .create = crc_create, .destroy = plain_destroy, .to_json = crc_to_json,
-    .encode = crc_encode, .decode = crc_decode,
+    .encode = crc_encode, .decode = crc_decode, .bound = crc_bound,
 };

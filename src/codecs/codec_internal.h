@@ -63,6 +63,8 @@ extern const dctk_codec_vt dctk_codec_fixedscaleoffset;
 extern const dctk_codec_vt dctk_codec_asinh;
 extern const dctk_codec_vt dctk_codec_fixed_offset_scale;
 extern const dctk_codec_vt dctk_codec_zfpy;
+extern const dctk_codec_vt dctk_codec_sz;
+extern const dctk_codec_vt dctk_codec_ebcc;
 extern const dctk_codec_vt dctk_codec_pcodec;
 
 #endif

@@ -33,6 +33,11 @@ static json_t *lz4_to_json(const dctk_codec *base) {
     return dctk_codec_object("numcodecs.lz4", json_pack("{s:I}", "acceleration", (json_int_t)c->acceleration));
 }
 
+static size_t lz4_bound(const dctk_codec *c, const dctk_chunk_spec *in, size_t n) {
+    (void)c, (void)in;
+    return 4 + (n > LZ4_MAX_INPUT_SIZE ? 0 : (size_t)LZ4_compressBound((int)n));
+}
+
 static dctk_status lz4_encode(const dctk_codec *base, dctk_codec_ctx *ctx, const dctk_chunk_spec *in,
                               const void *src, size_t n, dctk_buf *dst) {
     (void)ctx, (void)in;
@@ -69,5 +74,5 @@ static dctk_status lz4_decode(const dctk_codec *c, dctk_codec_ctx *ctx, const dc
 const dctk_codec_vt dctk_codec_lz4 = {
     .name = "numcodecs.lz4", .kind = DCTK_CODEC_BB, .lossless = true,
     .create = lz4_create, .destroy = dctk_cmp_destroy, .to_json = lz4_to_json,
-    .encode = lz4_encode, .decode = lz4_decode,
+    .encode = lz4_encode, .decode = lz4_decode, .bound = lz4_bound,
 };

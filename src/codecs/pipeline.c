@@ -64,25 +64,56 @@ void dctk_pipeline_free(dctk_pipeline *p) {
     free(p);
 }
 
-dctk_status dctk_pipeline_encode(const dctk_pipeline *p, dctk_codec_ctx *ctx, const dctk_chunk_spec *spec,
-                                 const void *src, dctk_buf *out, dctk_buf tmp[2]) {
-    dctk_chunk_spec cur = *spec;
-    const void *in = src;
-    size_t n = dctk_spec_nbytes(spec);
-    int k = 0;
-    for (int i = 0; i < p->n; i++) {
+/* Where the data stands between two codecs of an encode. */
+typedef struct {
+    dctk_chunk_spec spec;
+    const void *in;
+    size_t n;
+    int k; /* the tmp buffer the next codec writes to */
+} stage;
+
+/* Run every codec but the last, alternating between the tmp buffers. */
+static dctk_status encode_but_last(const dctk_pipeline *p, dctk_codec_ctx *ctx, const dctk_chunk_spec *spec,
+                                   const void *src, dctk_buf tmp[2], stage *s) {
+    *s = (stage){*spec, src, dctk_spec_nbytes(spec), 0};
+    for (int i = 0; i < p->n - 1; i++) {
         const dctk_codec *c = p->codecs[i];
-        dctk_buf *dst = i == p->n - 1 ? out : &tmp[k];
-        DCTK_TRY(c->vt->encode(c, ctx, &cur, in, n, dst));
+        DCTK_TRY(c->vt->encode(c, ctx, &s->spec, s->in, s->n, &tmp[s->k]));
         if (c->vt->kind == DCTK_CODEC_AA) {
             dctk_chunk_spec next;
-            DCTK_TRY(dctk_codec_out_spec(c, &cur, &next));
-            cur = next;
+            DCTK_TRY(dctk_codec_out_spec(c, &s->spec, &next));
+            s->spec = next;
         }
-        in = dst->data;
-        n = dst->size;
-        k ^= 1;
+        s->in = tmp[s->k].data;
+        s->n = tmp[s->k].size;
+        s->k ^= 1;
     }
+    return DCTK_OK;
+}
+
+dctk_status dctk_pipeline_encode(const dctk_pipeline *p, dctk_codec_ctx *ctx, const dctk_chunk_spec *spec,
+                                 const void *src, dctk_buf *out, dctk_buf tmp[2]) {
+    stage s;
+    DCTK_TRY(encode_but_last(p, ctx, spec, src, tmp, &s));
+    const dctk_codec *c = p->codecs[p->n - 1];
+    return c->vt->encode(c, ctx, &s.spec, s.in, s.n, out);
+}
+
+dctk_status dctk_pipeline_encode_append(const dctk_pipeline *p, dctk_codec_ctx *ctx, const dctk_chunk_spec *spec,
+                                        const void *src, dctk_buf *out, dctk_buf tmp[2]) {
+    stage s;
+    DCTK_TRY(encode_but_last(p, ctx, spec, src, tmp, &s));
+    const dctk_codec *c = p->codecs[p->n - 1];
+    if (!c->vt->bound) {
+        DCTK_TRY(c->vt->encode(c, ctx, &s.spec, s.in, s.n, &tmp[s.k]));
+        return dctk_buf_append(out, tmp[s.k].data, tmp[s.k].size);
+    }
+    /* a view of out's free tail, at least the bound long: the codec never
+     * needs to grow it, so its data pointer stays inside out */
+    DCTK_TRY(dctk_buf_reserve(out, out->size + c->vt->bound(c, &s.spec, s.n)));
+    dctk_buf tail = {out->data + out->size, 0, out->cap - out->size};
+    DCTK_TRY(c->vt->encode(c, ctx, &s.spec, s.in, s.n, &tail));
+    out->size += tail.size;
     return DCTK_OK;
 }
 

@@ -27,6 +27,8 @@ static const dctk_codec_vt *const all[] = {
     &dctk_codec_asinh,
     &dctk_codec_fixed_offset_scale,
     &dctk_codec_zfpy,
+    &dctk_codec_sz,
+    &dctk_codec_ebcc,
     &dctk_codec_pcodec,
     NULL,
 };

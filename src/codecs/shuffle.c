@@ -166,6 +166,11 @@ static dctk_status shuffle_run(const dctk_codec *base, const void *src, size_t n
     return DCTK_OK;
 }
 
+static size_t shuffle_bound(const dctk_codec *c, const dctk_chunk_spec *in, size_t n) {
+    (void)c, (void)in;
+    return n ? n : 1;
+}
+
 static dctk_status shuffle_encode(const dctk_codec *c, dctk_codec_ctx *ctx, const dctk_chunk_spec *in,
                                   const void *src, size_t n, dctk_buf *dst) {
     (void)ctx, (void)in;
@@ -181,5 +186,5 @@ static dctk_status shuffle_decode(const dctk_codec *c, dctk_codec_ctx *ctx, cons
 const dctk_codec_vt dctk_codec_shuffle = {
     .name = "numcodecs.shuffle", .kind = DCTK_CODEC_BB, .lossless = true,
     .create = shuffle_create, .destroy = dctk_cmp_destroy, .to_json = shuffle_to_json,
-    .encode = shuffle_encode, .decode = shuffle_decode,
+    .encode = shuffle_encode, .decode = shuffle_decode, .bound = shuffle_bound,
 };

@@ -65,6 +65,11 @@ static dctk_status compress_frame(const zstd_codec *c, ZSTD_CCtx *z, const void 
     return DCTK_OK;
 }
 
+static size_t zstd_bound(const dctk_codec *c, const dctk_chunk_spec *in, size_t n) {
+    (void)c, (void)in;
+    return ZSTD_compressBound(n);
+}
+
 static dctk_status zstd_encode(const dctk_codec *base, dctk_codec_ctx *ctx, const dctk_chunk_spec *in,
                                const void *src, size_t n, dctk_buf *dst) {
     (void)in;
@@ -142,5 +147,5 @@ static dctk_status zstd_decode(const dctk_codec *c, dctk_codec_ctx *ctx, const d
 const dctk_codec_vt dctk_codec_zstd = {
     .name = "zstd", .kind = DCTK_CODEC_BB, .lossless = true,
     .create = zstd_create, .destroy = dctk_cmp_destroy, .to_json = zstd_to_json,
-    .encode = zstd_encode, .decode = zstd_decode,
+    .encode = zstd_encode, .decode = zstd_decode, .bound = zstd_bound,
 };

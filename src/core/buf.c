@@ -6,8 +6,10 @@
 
 dctk_status dctk_buf_reserve(dctk_buf *b, size_t n) {
     if (n <= b->cap) return DCTK_OK;
-    size_t cap = b->cap ? b->cap : 64;
-    while (cap < n) cap = cap > SIZE_MAX / 2 ? n : cap * 2;
+    /* at least double (amortised appends), but never more than asked
+     * beyond that: a first reserve of a shard's size gets exactly that */
+    size_t cap = b->cap > SIZE_MAX / 2 ? n : b->cap * 2;
+    if (cap < n) cap = n;
     uint8_t *p = realloc(b->data, cap);
     if (!p) return DCTK_FAIL(DCTK_ERR_NOMEM, "cannot allocate %zu bytes", cap);
     b->data = p;

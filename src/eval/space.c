@@ -34,28 +34,46 @@ static json_t *codec(const char *name, json_t *conf) {
     return conf ? json_pack("{s:s,s:o}", "name", name, "configuration", conf) : json_pack("{s:s}", "name", name);
 }
 
-/* A class selects: "all" (or NULL) -> everything plus none; "none" -> none only; a family -> that family. */
-static bool class_wants(const char *cls, const char *family) {
-    if (!cls || strcasecmp(cls, "all") == 0) return true;
-    if (strcasecmp(cls, "zfp") == 0) cls = "zfpy";
-    return strcasecmp(cls, family) == 0;
+/* A class selects: "all" (or NULL) -> everything plus none; "none" -> none
+ * only; a family -> that family; a comma-separated list -> the union. */
+static bool token_is(const char *tok, size_t n, const char *name) {
+    if (n == 3 && strncasecmp(tok, "zfp", 3) == 0) tok = "zfpy", n = 4;
+    return strlen(name) == n && strncasecmp(tok, name, n) == 0;
 }
-static bool class_none(const char *cls) { return !cls || strcasecmp(cls, "all") == 0 || strcasecmp(cls, "none") == 0; }
+static bool class_has(const char *cls, const char *name) {
+    for (const char *t = cls; t && *t;) {
+        size_t n = strcspn(t, ",");
+        if (token_is(t, n, name)) return true;
+        t += n + (t[n] == ',');
+    }
+    return false;
+}
+static bool class_wants(const char *cls, const char *family) {
+    return !cls || class_has(cls, "all") || class_has(cls, family);
+}
+static bool class_none(const char *cls) { return !cls || class_has(cls, "all") || class_has(cls, "none"); }
 
 static dctk_status check_class(const char *what, const char *cls, const char *const *families) {
-    if (!cls || strcasecmp(cls, "all") == 0 || strcasecmp(cls, "none") == 0) return DCTK_OK;
     char list[256] = "all, none";
     for (const char *const *f = families; *f; f++) {
-        if (strcasecmp(cls, *f) == 0 || (strcmp(*f, "zfpy") == 0 && strcasecmp(cls, "zfp") == 0)) return DCTK_OK;
         strncat(list, ", ", sizeof list - strlen(list) - 1);
         strncat(list, *f, sizeof list - strlen(list) - 1);
     }
-    return DCTK_FAIL(DCTK_ERR_ARG, "unknown %s class '%s' (choose from: %s)", what, cls, list);
+    for (const char *t = cls; t && *t;) {
+        size_t n = strcspn(t, ",");
+        bool ok = token_is(t, n, "all") || token_is(t, n, "none");
+        for (const char *const *f = families; *f && !ok; f++) ok = token_is(t, n, *f);
+        if (!ok)
+            return DCTK_FAIL(DCTK_ERR_ARG, "unknown %s class '%.*s' (choose from: %s, or a comma-separated list)", what,
+                             (int)n, t, list);
+        t += n + (t[n] == ',');
+    }
+    return DCTK_OK;
 }
 
 static const char *const comp_families[] = {"blosc", "lz4", "zstd", "zlib", "gzip", "bz2", "lzma", NULL};
 static const char *const filt_families[] = {"delta", "bitround", "quantize", "asinh", "fixedoffsetscale", NULL};
-static const char *const ser_families[] = {"zfpy", "pcodec", NULL};
+static const char *const ser_families[] = {"zfpy", "sz", "ebcc", "pcodec", NULL};
 
 /* The 19 plain compressors after blosc, as (family, codec name, key, values). */
 static const struct {
@@ -170,7 +188,7 @@ static dctk_status build_pcodec(entry_list *l, dctk_dtype t, const char *cls) {
     return DCTK_OK;
 }
 
-static dctk_status build_zfpy(entry_list *l, dctk_dtype t, const char *cls, bool lossy) {
+static dctk_status build_serializers(entry_list *l, dctk_dtype t, const char *cls, bool lossy) {
     if (!lossy || !class_wants(cls, "zfpy")) return DCTK_OK;
     bool is_float = dctk_dtype_is_float(t);
     if (!is_float && t != DCTK_INT32 && t != DCTK_INT64) return DCTK_OK; /* zfp has no other integer types */
@@ -188,10 +206,25 @@ static dctk_status build_zfpy(entry_list *l, dctk_dtype t, const char *cls, bool
     return DCTK_OK;
 }
 
-/* Families in a fixed order: zfpy first keeps its indices from before. */
-static dctk_status build_serializers(entry_list *l, dctk_dtype t, const char *cls, bool lossy) {
-    DCTK_TRY(build_zfpy(l, t, cls, lossy));
-    return build_pcodec(l, t, cls);
+/* The error-bounded serializers, at bounds relative to the finite sample's
+ * range and stored absolute, so the codec JSON needs nothing else to decode.
+ * SZ: interpolation at 1e-2, Lorenzo finer (each wins there on the real
+ * fields of bench/RESULTS.md); EBCC: the Python tool's four targets. */
+static dctk_status build_errbound(entry_list *l, dctk_dtype t, const dctk_sample_stats *st, const char *cls,
+                                  bool lossy) {
+    double range = st->max - st->min;
+    if (!lossy || !dctk_dtype_is_float(t) || !isfinite(range) || !(range > 0)) return DCTK_OK;
+    static const double sz_rel[] = {1e-2, 1e-3, 1e-4, 1e-6}, ebcc_rel[] = {1e-2, 1e-3, 1e-6, 1e-9};
+    for (int k = 0; k < 4 && class_wants(cls, "sz"); k++) {
+        json_t *conf =
+            json_pack("{s:f,s:s}", "error_bound", sz_rel[k] * range, "predictor", k ? "lorenzo" : "interp");
+        DCTK_TRY(push(l, json_pack("[o]", codec("dctk.sz", conf)), "sz", true));
+    }
+    for (int k = 0; k < 4 && class_wants(cls, "ebcc"); k++) {
+        json_t *conf = json_pack("{s:f,s:f}", "error_bound", ebcc_rel[k] * range, "base_rmse", 1.0);
+        DCTK_TRY(push(l, json_pack("[o]", codec("dctk.ebcc", conf)), "ebcc", true));
+    }
+    return DCTK_OK;
 }
 
 static void fingerprint(dctk_space *sp) {
@@ -232,6 +265,8 @@ dctk_status dctk_space_build(dctk_dtype t, const dctk_sample_stats *st, const dc
     dctk_status rc = build_compressors(&c, dctk_dtype_size(t), o->compressor_class);
     if (rc == DCTK_OK) rc = build_filters(&f, t, st, o->filter_class, o->with_lossy);
     if (rc == DCTK_OK) rc = build_serializers(&s, t, o->serializer_class, o->with_lossy);
+    if (rc == DCTK_OK) rc = build_errbound(&s, t, st, o->serializer_class, o->with_lossy);
+    if (rc == DCTK_OK) rc = build_pcodec(&s, t, o->serializer_class); /* last: earlier indices stay */
     *sp = (dctk_space){t, c.v, f.v, s.v, c.n, f.n, s.n, class_none(o->compressor_class),
                        class_none(o->filter_class), class_none(o->serializer_class), ""};
     if (rc != DCTK_OK) {

@@ -24,6 +24,17 @@ dctk_status dctk_store_set(dctk_store *s, const char *key, const void *p, size_t
     return s->vt->set(s, key, p, n);
 }
 
+dctk_status dctk_store_set_parts(dctk_store *s, const char *key, const dctk_store_part *parts, size_t n) {
+    DCTK_TRY(check_key(key));
+    if (s->vt->set_parts) return s->vt->set_parts(s, key, parts, n);
+    dctk_buf all = DCTK_BUF_INIT;
+    dctk_status st = DCTK_OK;
+    for (size_t i = 0; i < n && st == DCTK_OK; i++) st = dctk_buf_append(&all, parts[i].p, parts[i].n);
+    if (st == DCTK_OK) st = s->vt->set(s, key, all.data ? all.data : (const void *)"", all.size);
+    dctk_buf_free(&all);
+    return st;
+}
+
 dctk_status dctk_store_delete(dctk_store *s, const char *key) {
     DCTK_TRY(check_key(key));
     return s->vt->del(s, key);

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "zarr_internal.h"
@@ -84,34 +85,48 @@ static dctk_status dir_get(dctk_store *s, const char *key, uint64_t off, uint64_
     return st;
 }
 
-/* Write p to a new temporary file next to path; its name goes to tmp. */
-static dctk_status write_temp(const char *path, const void *p, size_t n, bool durable, char *tmp, size_t cap) {
+/* Write the parts back to back with as few writev calls as the kernel
+ * allows (it may write less than asked: go on from there). */
+static dctk_status write_parts(int fd, const char *path, const dctk_store_part *parts, size_t n) {
+    size_t i = 0, done = 0; /* parts[i] is written up to done */
+    while (i < n) {
+        struct iovec iov[64];
+        int k = 0;
+        for (size_t j = i; j < n && k < 64; j++, k++)
+            iov[k] = (struct iovec){(uint8_t *)parts[j].p + (j == i ? done : 0), parts[j].n - (j == i ? done : 0)};
+        ssize_t w = writev(fd, iov, k);
+        if (w < 0 && errno == EINTR) continue;
+        if (w < 0) return DCTK_FAIL(DCTK_ERR_IO, "%s: write failed: %s", path, strerror(errno));
+        size_t left = (size_t)w;
+        for (; i < n && left >= parts[i].n - done; i++) left -= parts[i].n - done, done = 0;
+        done += left;
+    }
+    return DCTK_OK;
+}
+
+/* Write the parts to a new temporary file next to path; its name goes to tmp. */
+static dctk_status write_temp(const char *path, const dctk_store_part *parts, size_t n, bool durable, char *tmp,
+                              size_t cap) {
     snprintf(tmp, cap, "%s.tmp.%ld.%lu", path, (long)getpid(), tmp_seq++);
     int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0644);
     if (fd < 0) return DCTK_FAIL(DCTK_ERR_IO, "%s: cannot create: %s", tmp, strerror(errno));
-    const uint8_t *b = p;
-    dctk_status st = DCTK_OK;
-    for (size_t left = n; left > 0 && st == DCTK_OK;) {
-        ssize_t w = write(fd, b, left);
-        if (w < 0 && errno == EINTR) continue;
-        if (w < 0) st = DCTK_FAIL(DCTK_ERR_IO, "%s: write failed: %s", path, strerror(errno));
-        else b += w, left -= (size_t)w;
-    }
+    dctk_status st = write_parts(fd, path, parts, n);
     if (st == DCTK_OK && durable && fsync(fd) != 0) st = DCTK_FAIL(DCTK_ERR_IO, "%s: fsync: %s", path, strerror(errno));
     if (close(fd) != 0 && st == DCTK_OK) st = DCTK_FAIL(DCTK_ERR_IO, "%s: close: %s", path, strerror(errno));
     if (st != DCTK_OK) unlink(tmp);
     return st;
 }
 
-static dctk_status dir_set(dctk_store *s, const char *key, const void *p, size_t n) {
+static dctk_status dir_set_parts(dctk_store *s, const char *key, const dctk_store_part *parts, size_t n) {
     char *path = full_path((dir_store *)s, key);
     if (!path) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
     dctk_status st = make_parent(path);
-    if (st == DCTK_OK && is_metadata_key(key)) st = dctk_write_file_atomic(path, p, n);
+    if (st == DCTK_OK && is_metadata_key(key) && n == 1) st = dctk_write_file_atomic(path, parts[0].p, parts[0].n);
     else if (st == DCTK_OK) {
         size_t cap = strlen(path) + 48;
         char *tmp = malloc(cap);
-        st = tmp ? write_temp(path, p, n, false, tmp, cap) : DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+        st = tmp ? write_temp(path, parts, n, is_metadata_key(key), tmp, cap)
+                 : DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
         if (st == DCTK_OK && rename(tmp, path) != 0) {
             st = DCTK_FAIL(DCTK_ERR_IO, "%s: rename failed: %s", path, strerror(errno));
             unlink(tmp);
@@ -122,6 +137,11 @@ static dctk_status dir_set(dctk_store *s, const char *key, const void *p, size_t
     return st;
 }
 
+static dctk_status dir_set(dctk_store *s, const char *key, const void *p, size_t n) {
+    dctk_store_part part = {p, n};
+    return dir_set_parts(s, key, &part, 1);
+}
+
 static dctk_status dir_create(dctk_store *s, const char *key, const void *p, size_t n, bool *created) {
     *created = false;
     char *path = full_path((dir_store *)s, key);
@@ -129,7 +149,8 @@ static dctk_status dir_create(dctk_store *s, const char *key, const void *p, siz
     size_t cap = strlen(path) + 48;
     char *tmp = malloc(cap);
     dctk_status st = tmp ? make_parent(path) : DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
-    if (st == DCTK_OK) st = write_temp(path, p, n, true, tmp, cap);
+    dctk_store_part part = {p, n};
+    if (st == DCTK_OK) st = write_temp(path, &part, 1, true, tmp, cap);
     if (st == DCTK_OK) {
         if (link(tmp, path) == 0) *created = true;
         else if (errno != EEXIST) st = DCTK_FAIL(DCTK_ERR_IO, "%s: cannot create: %s", path, strerror(errno));
@@ -216,7 +237,7 @@ static void dir_close(dctk_store *s) {
 
 static const dctk_store_vt dir_vt = {
     .get = dir_get, .set = dir_set, .create = dir_create, .del = dir_del, .list = dir_list,
-    .exists = dir_exists, .size = dir_size, .lock = dir_lock, .close = dir_close,
+    .exists = dir_exists, .size = dir_size, .lock = dir_lock, .close = dir_close, .set_parts = dir_set_parts,
 };
 
 dctk_status dctk_store_dir_open(const char *path, bool create, dctk_store **out) {

@@ -3,10 +3,15 @@
  * Work is one outer chunk of the grid: a whole shard for sharded arrays, a
  * chunk otherwise. Threads take the next unit from an atomic counter, pull
  * its region from the caller's reader, encode it and store it once, so no
- * shard is ever read back and modified. Each thread keeps its own codec
- * context and buffers: one shard of input, one of output, and a few inner
- * chunks (padding copy, the codecs' scratch): threads x (2 shards + 4 inner
- * chunks) at most. Inner chunks that lie contiguously in the input (the usual
+ * shard is ever read back and modified. When there are fewer shards than
+ * threads (a field smaller than threads x shard), the unit is one inner chunk
+ * instead: each thread reads and encodes the inner chunks it takes into that
+ * shard's slots, and the thread that finishes a shard's last one stores the
+ * slots in order with the index, once. Encoded chunks go straight into the
+ * shard buffer (or slot) when the last codec states a bound. Each thread
+ * keeps its own codec context and buffers, reused from shard to shard: one
+ * shard of input, one of output, and a few inner chunks (padding copy, the
+ * codecs' scratch): threads x (2 shards + 4 inner chunks) at most. Inner chunks that lie contiguously in the input (the usual
  * case: chunks that keep the trailing dimensions whole) are encoded in place.
  *
  * Shard layout (DESIGN.md section 7): the encoded inner chunks back to back,
@@ -27,8 +32,11 @@ typedef struct {
     dctk_zarr_read_fn read;
     void *user;
     bool concurrent;
-    size_t nunits;
+    size_t nunits, nitems;      /* outer chunks; work items (= nunits, or inner chunks when split) */
     size_t grid[DCTK_MAX_DIMS]; /* outer chunks per dimension */
+    bool split;                 /* threads share the inner chunks of each shard */
+    size_t ninner;              /* inner chunks per shard */
+    struct shard_job *jobs;     /* split: per shard, its encoded inner chunks */
     atomic_size_t next;
     atomic_bool failed;
     atomic_size_t held, peak;   /* bytes held by all threads' buffers */
@@ -38,10 +46,17 @@ typedef struct {
     dctk_zarr_write_stats stats;
 } writer;
 
+/* Split mode: the encoded inner chunks of one shard, filled by any thread. */
+typedef struct shard_job {
+    dctk_buf *slots;  /* per inner chunk, in C order */
+    bool *present;    /* false: absent (fill value or beyond the edge) */
+    atomic_size_t done;
+} shard_job;
+
 typedef struct {
     writer *w;
     dctk_codec_ctx *ctx;
-    dctk_buf region, chunk, enc, out, tmp[2];
+    dctk_buf region, chunk, out, index, tmp[2];
     size_t held;
     dctk_zarr_write_stats stats;
 } worker;
@@ -57,15 +72,20 @@ static void record_error(writer *w, dctk_status st, const char *key) {
     pthread_mutex_unlock(&w->mu);
 }
 
-/* Publish this thread's buffer footprint and keep the peak of the sum. */
-static void account(worker *k) {
-    size_t now = k->region.cap + k->chunk.cap + k->enc.cap + k->out.cap + k->tmp[0].cap + k->tmp[1].cap;
-    writer *w = k->w;
-    size_t total = atomic_fetch_add(&w->held, now - k->held) + (now - k->held);
-    k->held = now;
+/* Add delta (modulo 2^64: a release is a negative delta) to the bytes held
+ * by all threads, and keep the peak of the sum. */
+static void hold(writer *w, size_t delta) {
+    size_t total = atomic_fetch_add(&w->held, delta) + delta;
     size_t peak = atomic_load(&w->peak);
     while (total > peak && !atomic_compare_exchange_weak(&w->peak, &peak, total)) {
     }
+}
+
+/* Publish this thread's buffer footprint. */
+static void account(worker *k) {
+    size_t now = k->region.cap + k->chunk.cap + k->out.cap + k->index.cap + k->tmp[0].cap + k->tmp[1].cap;
+    hold(k->w, now - k->held);
+    k->held = now;
 }
 
 static dctk_status read_region(worker *k, const size_t *origin, const size_t *count) {
@@ -118,11 +138,13 @@ static const void *inner_data(worker *k, const size_t *rcount, const size_t *io,
     return zarr_all_fill(m->dtype, a->fill, p, n) ? NULL : p;
 }
 
-static dctk_status encode_chunk(worker *k, const void *data) {
+/* Encode one inner chunk at the end of dst, straight into it when the
+ * pipeline's last codec has a bound (the shard buffer: no copy). */
+static dctk_status encode_chunk(worker *k, const void *data, dctk_buf *dst) {
     const dctk_zarr_array *a = k->w->a;
     dctk_chunk_spec spec = dctk_spec_make(a->meta.dtype, a->meta.ndim, a->meta.inner);
     double t0 = dctk_now();
-    dctk_status st = dctk_pipeline_encode(a->pipe, k->ctx, &spec, data, &k->enc, k->tmp);
+    dctk_status st = dctk_pipeline_encode_append(a->pipe, k->ctx, &spec, data, dst, k->tmp);
     k->stats.encode_s += dctk_now() - t0;
     return st;
 }
@@ -142,37 +164,51 @@ static bool inner_box(const dctk_zarr_meta *m, size_t i, const size_t *ig, const
     return true;
 }
 
+/* Start a shard of n inner chunks in k->out, its index in k->index. out
+ * is sized once for the shard's worst case (the raw bytes and the codecs'
+ * small bounds), so that growing it by doubling never makes it twice the
+ * shard; pages not written cost no memory. */
+static dctk_status shard_begin(worker *k, size_t n) {
+    const dctk_zarr_meta *m = &k->w->a->meta;
+    size_t raw = dctk_shape_nelems(m->ndim, m->chunk) * dctk_dtype_size(m->dtype);
+    k->out.size = 0;
+    DCTK_TRY(dctk_buf_reserve(&k->out, raw + raw / 128 + 64 * n + zarr_index_bytes(n, true)));
+    return dctk_buf_resize(&k->index, zarr_index_bytes(n, true));
+}
+
+/* Index entry i of the shard: the chunk at [off, off + len) of k->out, or
+ * absent. */
+static void shard_put(worker *k, size_t i, bool present, uint64_t off, uint64_t len) {
+    dctk_put_le64(k->index.data + 16 * i, present ? off : ZARR_ABSENT);
+    dctk_put_le64(k->index.data + 16 * i + 8, present ? len : ZARR_ABSENT);
+}
+
+/* The index's CRC; the index goes after the chunks. */
+static void seal_index(worker *k, size_t n, size_t present) {
+    dctk_put_le32(k->index.data + 16 * n, dctk_crc32c(k->index.data, 16 * n));
+    k->stats.chunks_written += present;
+}
+
 /* Encode the inner chunks of a shard region into k->out with its index. */
 static dctk_status build_shard(worker *k, const size_t *rcount, size_t *present) {
     const dctk_zarr_meta *m = &k->w->a->meta;
     size_t ig[DCTK_MAX_DIMS], io[DCTK_MAX_DIMS], ic[DCTK_MAX_DIMS];
     size_t n = zarr_inner_grid(m, ig);
-    uint8_t *index = malloc(zarr_index_bytes(n, true));
-    if (!index) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory for a shard index of %zu entries", n);
+    DCTK_TRY(shard_begin(k, n));
     dctk_status st = DCTK_OK;
-    k->out.size = 0;
     *present = 0;
     for (size_t i = 0; i < n && st == DCTK_OK && !atomic_load(&k->w->failed); i++) {
-        uint64_t off = ZARR_ABSENT, len = ZARR_ABSENT;
         const void *data = NULL;
-        if (!inner_box(m, i, ig, rcount, io, ic)) {
-            /* beyond the array's edge: absent */
-        } else if (!(data = inner_data(k, rcount, io, ic, &st))) {
-            k->stats.chunks_skipped += st == DCTK_OK;
-        } else {
-            st = encode_chunk(k, data);
-            off = k->out.size, len = k->enc.size;
-            if (st == DCTK_OK) st = dctk_buf_append(&k->out, k->enc.data, k->enc.size);
-            (*present)++;
-        }
-        dctk_put_le64(index + 16 * i, off);
-        dctk_put_le64(index + 16 * i + 8, len);
+        size_t off = k->out.size;
+        bool inside = inner_box(m, i, ig, rcount, io, ic);
+        if (inside && (data = inner_data(k, rcount, io, ic, &st))) st = encode_chunk(k, data, &k->out);
+        k->stats.chunks_skipped += inside && !data && st == DCTK_OK;
+        shard_put(k, i, data, off, k->out.size - off); /* beyond the edge or fill value: absent */
+        *present += data != NULL;
     }
-    dctk_put_le32(index + 16 * n, dctk_crc32c(index, 16 * n));
-    if (st == DCTK_OK && *present) st = dctk_buf_append(&k->out, index, zarr_index_bytes(n, true));
-    k->stats.chunks_written += *present;
-    free(index);
-    return st;
+    if (st != DCTK_OK) return st;
+    seal_index(k, n, *present);
+    return *present ? dctk_buf_append(&k->out, k->index.data, k->index.size) : DCTK_OK;
 }
 
 /* An unsharded chunk: the region padded to the chunk shape, encoded as is. */
@@ -185,32 +221,104 @@ static dctk_status build_chunk(worker *k, const size_t *rcount, size_t *present)
         k->stats.chunks_skipped += st == DCTK_OK;
         return st;
     }
-    DCTK_TRY(encode_chunk(k, data));
-    dctk_buf_swap(&k->out, &k->enc);
+    k->out.size = 0;
+    DCTK_TRY(encode_chunk(k, data, &k->out));
     *present = 1;
     k->stats.chunks_written++;
     return DCTK_OK;
 }
 
-static dctk_status do_unit(worker *k, size_t u, char *key, size_t cap) {
+/* Outer chunk u: its key, its corner in the array and its extent there. */
+static void unit_box(worker *k, size_t u, size_t *origin, size_t *count, char *key, size_t cap) {
     writer *w = k->w;
     const dctk_zarr_meta *m = &w->a->meta;
-    size_t g[DCTK_MAX_DIMS], origin[DCTK_MAX_DIMS], count[DCTK_MAX_DIMS];
+    size_t g[DCTK_MAX_DIMS];
     for (int d = m->ndim - 1; d >= 0; d--) g[d] = u % w->grid[d], u /= w->grid[d];
     for (int d = 0; d < m->ndim; d++) {
         origin[d] = g[d] * m->chunk[d];
         count[d] = m->shape[d] - origin[d] < m->chunk[d] ? m->shape[d] - origin[d] : m->chunk[d];
     }
     zarr_chunk_key(w->a, g, key, cap);
+}
+
+/* Store k->out under key when it holds a chunk. */
+static dctk_status store_unit(worker *k, const char *key, size_t present) {
+    writer *w = k->w;
+    if (!present || atomic_load(&w->failed)) return DCTK_OK;
+    k->stats.bytes_out += k->out.size;
+    k->stats.shards_written++;
+    return dctk_store_set(w->a->store, key, k->out.data, k->out.size);
+}
+
+static dctk_status do_unit(worker *k, size_t u, char *key, size_t cap) {
+    const dctk_zarr_meta *m = &k->w->a->meta;
+    size_t origin[DCTK_MAX_DIMS], count[DCTK_MAX_DIMS];
+    unit_box(k, u, origin, count, key, cap);
     DCTK_TRY(read_region(k, origin, count));
     size_t present;
     dctk_status st = m->sharded ? build_shard(k, count, &present) : build_chunk(k, count, &present);
-    if (st == DCTK_OK && present && !atomic_load(&w->failed)) {
-        st = dctk_store_set(w->a->store, key, k->out.data, k->out.size);
-        k->stats.bytes_out += k->out.size;
+    if (st == DCTK_OK) st = store_unit(k, key, present);
+    account(k);
+    return st;
+}
+
+/* Split mode: store the slots of a shard in order and its index, written
+ * from where they are (one writev for a directory store), then free them. */
+static dctk_status join_shard(worker *k, shard_job *job, const char *key) {
+    writer *w = k->w;
+    size_t present = 0, released = 0;
+    uint64_t off = 0;
+    dctk_store_part *parts = malloc((w->ninner + 1) * sizeof *parts);
+    dctk_status st = parts ? dctk_buf_resize(&k->index, zarr_index_bytes(w->ninner, true))
+                           : DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; i < w->ninner && st == DCTK_OK; i++) {
+        shard_put(k, i, job->present[i], off, job->slots[i].size);
+        if (!job->present[i]) continue;
+        parts[present++] = (dctk_store_part){job->slots[i].data, job->slots[i].size};
+        off += job->slots[i].size;
+    }
+    if (st == DCTK_OK && present) {
+        seal_index(k, w->ninner, present);
+        parts[present] = (dctk_store_part){k->index.data, k->index.size};
+        if (!atomic_load(&w->failed)) st = dctk_store_set_parts(w->a->store, key, parts, present + 1);
+        k->stats.bytes_out += off + k->index.size;
         k->stats.shards_written++;
     }
+    free(parts);
+    for (size_t i = 0; i < w->ninner; i++) {
+        released += job->slots[i].cap;
+        dctk_buf_free(&job->slots[i]);
+    }
+    hold(w, -released);
     account(k);
+    return st;
+}
+
+/* Split mode: inner chunk i of shard u, read on its own and encoded into the
+ * shard's slot; the shard is stored by whoever completes it. */
+static dctk_status do_inner(worker *k, size_t u, size_t i, char *key, size_t cap) {
+    writer *w = k->w;
+    const dctk_zarr_meta *m = &w->a->meta;
+    shard_job *job = &w->jobs[u];
+    size_t origin[DCTK_MAX_DIMS], count[DCTK_MAX_DIMS], ig[DCTK_MAX_DIMS], io[DCTK_MAX_DIMS], ic[DCTK_MAX_DIMS];
+    size_t zero[DCTK_MAX_DIMS] = {0};
+    unit_box(k, u, origin, count, key, cap);
+    zarr_inner_grid(m, ig);
+    dctk_status st = DCTK_OK;
+    if (inner_box(m, i, ig, count, io, ic)) {
+        for (int d = 0; d < m->ndim; d++) io[d] += origin[d];
+        st = read_region(k, io, ic);
+        const void *data = st == DCTK_OK ? inner_data(k, ic, zero, ic, &st) : NULL;
+        k->stats.chunks_skipped += !data && st == DCTK_OK;
+        if (data && (st = encode_chunk(k, data, &job->slots[i])) == DCTK_OK) {
+            job->present[i] = true;
+            hold(w, job->slots[i].cap);
+        }
+    }
+    account(k);
+    if (st != DCTK_OK) return st;
+    /* the counter orders the slot writes above before the join */
+    if (atomic_fetch_add(&job->done, 1) + 1 == w->ninner) st = join_shard(k, job, key);
     return st;
 }
 
@@ -221,9 +329,9 @@ static void *work(void *arg) {
     dctk_status st;
     while (!atomic_load(&w->failed)) {
         size_t u = atomic_fetch_add(&w->next, 1);
-        if (u >= w->nunits) break;
+        if (u >= w->nitems) break;
         key[0] = '\0';
-        st = do_unit(k, u, key, sizeof key);
+        st = w->split ? do_inner(k, u / w->ninner, u % w->ninner, key, sizeof key) : do_unit(k, u, key, sizeof key);
         if (st != DCTK_OK) record_error(w, st, key);
     }
     return NULL;
@@ -242,8 +350,8 @@ static void worker_free(worker *k) {
     dctk_codec_ctx_free(k->ctx);
     dctk_buf_free(&k->region);
     dctk_buf_free(&k->chunk);
-    dctk_buf_free(&k->enc);
     dctk_buf_free(&k->out);
+    dctk_buf_free(&k->index);
     dctk_buf_free(&k->tmp[0]);
     dctk_buf_free(&k->tmp[1]);
 }
@@ -272,6 +380,40 @@ static dctk_status run_workers(writer *w, int nthreads) {
     return st;
 }
 
+static void jobs_free(writer *w) {
+    for (size_t u = 0; w->jobs && u < w->nunits; u++) {
+        for (size_t i = 0; w->jobs[u].slots && i < w->ninner; i++) dctk_buf_free(&w->jobs[u].slots[i]);
+        free(w->jobs[u].slots);
+        free(w->jobs[u].present);
+    }
+    free(w->jobs);
+    w->jobs = NULL;
+}
+
+/* Split the shards' inner chunks among the threads when there are fewer
+ * shards than threads; else one work item per outer chunk. */
+static dctk_status plan_split(writer *w, int nthreads) {
+    const dctk_zarr_meta *m = &w->a->meta;
+    size_t ig[DCTK_MAX_DIMS];
+    w->nitems = w->nunits;
+    if (!m->sharded || w->nunits == 0 || (size_t)nthreads <= w->nunits || (w->ninner = zarr_inner_grid(m, ig)) < 2)
+        return DCTK_OK;
+    w->jobs = calloc(w->nunits, sizeof *w->jobs);
+    for (size_t u = 0; w->jobs && u < w->nunits; u++) {
+        w->jobs[u].slots = calloc(w->ninner, sizeof(dctk_buf));
+        w->jobs[u].present = calloc(w->ninner, sizeof(bool));
+        atomic_init(&w->jobs[u].done, 0);
+        if (!w->jobs[u].slots || !w->jobs[u].present) {
+            jobs_free(w);
+            break;
+        }
+    }
+    if (!w->jobs) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory for %zu shards of %zu chunks", w->nunits, w->ninner);
+    w->split = true;
+    w->nitems = w->nunits * w->ninner;
+    return DCTK_OK;
+}
+
 dctk_status dctk_zarr_write(dctk_zarr_array *a, dctk_zarr_read_fn read, void *user, const dctk_zarr_write_opts *opts,
                             dctk_zarr_write_stats *stats) {
     writer w = {.a = a, .read = read, .user = user, .nunits = 1};
@@ -281,7 +423,9 @@ dctk_status dctk_zarr_write(dctk_zarr_array *a, dctk_zarr_read_fn read, void *us
         w.nunits *= w.grid[d];
     }
     int nthreads = opts && opts->threads > 0 ? opts->threads : 1;
-    if ((size_t)nthreads > w.nunits) nthreads = w.nunits ? (int)w.nunits : 1;
+    dctk_status st = plan_split(&w, nthreads);
+    if (st != DCTK_OK) return st;
+    if ((size_t)nthreads > w.nitems) nthreads = w.nitems ? (int)w.nitems : 1;
     w.concurrent = opts && opts->concurrent_read;
     atomic_init(&w.next, 0);
     atomic_init(&w.failed, false);
@@ -289,7 +433,8 @@ dctk_status dctk_zarr_write(dctk_zarr_array *a, dctk_zarr_read_fn read, void *us
     atomic_init(&w.peak, 0);
     pthread_mutex_init(&w.read_mu, NULL);
     pthread_mutex_init(&w.mu, NULL);
-    dctk_status st = run_workers(&w, nthreads);
+    st = run_workers(&w, nthreads);
+    jobs_free(&w);
     pthread_mutex_destroy(&w.read_mu);
     pthread_mutex_destroy(&w.mu);
     if (st == DCTK_OK && atomic_load(&w.failed)) {

@@ -19,3 +19,18 @@ def finish(label):
     print("%s: %d checks, %d failures" % (label, checks, len(failures)))
     print("%d passed, %d failed" % (checks - len(failures), len(failures)))
     sys.exit(1 if failures else 0)
+
+
+def ncarg_field(path, var):
+    """The raw stored values (no mask, no scaling) of a variable of a
+    libncarg-data netCDF file, path relative to $DCTK_NCARG."""
+    import os
+
+    import netCDF4
+    import numpy as np
+
+    root = os.environ.get("DCTK_NCARG", "/usr/share/ncarg/data")
+    with netCDF4.Dataset(os.path.join(root, path)) as d:
+        v = d.variables[var]
+        v.set_auto_maskandscale(False)
+        return np.ascontiguousarray(v[...])

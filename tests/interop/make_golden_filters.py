@@ -13,20 +13,13 @@ import json
 import os
 import sys
 
-import netCDF4
 import numcodecs
 import numpy as np
 from numcodecs.zfpy import ZFPY
 
-NCARG = os.environ.get("DCTK_NCARG", "/usr/share/ncarg/data")
 OUT = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "golden", "filters")
-
-
-def field(path, var):
-    with netCDF4.Dataset(os.path.join(NCARG, path)) as d:
-        v = d.variables[var]
-        v.set_auto_maskandscale(False)
-        return np.ascontiguousarray(v[...])
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from checks import ncarg_field as field  # noqa: E402
 
 
 def inputs():

@@ -26,24 +26,16 @@ import sys
 import tempfile
 
 import numpy as np
-import netCDF4
 import numcodecs
 import zfpy
 from numcodecs.zfpy import ZFPY
 
 TOOL = os.environ["DCTK_CODEC_TOOL"]
-NCARG = os.environ.get("DCTK_NCARG", "/usr/share/ncarg/data")
 TMP = tempfile.mkdtemp(prefix="dctk-filt-")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import checks  # noqa: E402
-from checks import check  # noqa: E402
+from checks import check, ncarg_field as field  # noqa: E402
 
-
-def field(path, var):
-    with netCDF4.Dataset(os.path.join(NCARG, path)) as d:
-        v = d.variables[var]
-        v.set_auto_maskandscale(False)
-        return np.ascontiguousarray(v[...])
 
 
 def tool(mode, codec, arr_dtype, shape, data):

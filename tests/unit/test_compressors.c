@@ -364,6 +364,50 @@ static void gzip_members_and_padding(void **state) {
     dctk_buf_free(&a), dctk_buf_free(&b), dctk_buf_free(&out);
 }
 
+/* Appending an encoded chunk to a buffer gives the bytes a plain encode
+ * gives, after what the buffer held; a codec's bound holds for data it cannot
+ * compress (random bytes) and for empty input. With a bound the codec writes
+ * into the buffer's tail, so a buffer reserved to the bound never moves. */
+static void append_and_bounds(void **state) {
+    (void)state;
+    size_t n = 40008; /* whole elements of 1, 3, 4 and 8 bytes */
+    uint8_t *noise = malloc(n);
+    srand(7);
+    for (size_t i = 0; i < n; i++) noise[i] = (uint8_t)(rand() >> 7);
+    dctk_codec_ctx *ctx = dctk_codec_ctx_new();
+    dctk_buf plain = DCTK_BUF_INIT, out = DCTK_BUF_INIT, tmp[2] = {DCTK_BUF_INIT, DCTK_BUF_INIT};
+    for (size_t i = 0; i < NSETTINGS + 1; i++) {
+        const char *last = i < NSETTINGS ? settings[i] : "{\"name\":\"crc32c\"}";
+        char list[1024];
+        snprintf(list, sizeof list, "[{\"name\":\"bytes\",\"configuration\":{\"endian\":\"little\"}},%s]", last);
+        json_t *j = json_loads(list, 0, NULL);
+        dctk_pipeline *p;
+        if (dctk_pipeline_from_json(j, &p) != DCTK_OK) fail_msg("%s: %s", list, dctk_detail());
+        json_decref(j);
+        const dctk_codec *c = p->codecs[1];
+        for (size_t len = 0; len <= n; len += n) {
+            size_t shape[1] = {len};
+            dctk_chunk_spec spec = dctk_spec_make(DCTK_UINT8, 1, shape);
+            if (dctk_pipeline_encode(p, ctx, &spec, noise, &plain, tmp) != DCTK_OK)
+                fail_msg("%s, %zu bytes: %s", last, len, dctk_detail());
+            if (c->vt->bound) assert_true(plain.size <= c->vt->bound(c, &spec, len));
+            dctk_buf_resize(&out, 3);
+            memcpy(out.data, "abc", 3);
+            if (c->vt->bound) dctk_buf_reserve(&out, 3 + c->vt->bound(c, &spec, len));
+            uint8_t *before = out.data;
+            assert_int_equal(dctk_pipeline_encode_append(p, ctx, &spec, noise, &out, tmp), DCTK_OK);
+            if (c->vt->bound) assert_ptr_equal(out.data, before);
+            assert_int_equal(out.size, 3 + plain.size);
+            assert_memory_equal(out.data, "abc", 3);
+            assert_memory_equal(out.data + 3, plain.data, plain.size);
+        }
+        dctk_pipeline_free(p);
+    }
+    dctk_buf_free(&plain), dctk_buf_free(&out), dctk_buf_free(&tmp[0]), dctk_buf_free(&tmp[1]);
+    dctk_codec_ctx_free(ctx);
+    free(noise);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(round_trips_on_fields_and_edges),
@@ -375,6 +419,7 @@ int main(void) {
         cmocka_unit_test(zstd_streamed_and_concatenated_frames),
         cmocka_unit_test(claimed_sizes_are_capped),
         cmocka_unit_test(gzip_members_and_padding),
+        cmocka_unit_test(append_and_bounds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -10,36 +10,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dctk/codec.h"
-#include "dctk/util.h"
+#include "unit/golden.h"
 
-static char dir[4096];
-
-static uint8_t *load(const char *name, size_t *n) {
-    char path[8192];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    uint8_t *p = NULL;
-    if (dctk_read_file(path, &p, n) != DCTK_OK) fail_msg("cannot read %s: %s", path, dctk_detail());
-    return p;
-}
-
-static dctk_chunk_spec spec_of(const json_t *c) {
-    dctk_chunk_spec s = {0};
-    assert_int_equal(dctk_dtype_parse(json_string_value(json_object_get(c, "dtype")), &s.dtype), DCTK_OK);
-    const json_t *shape = json_object_get(c, "shape");
-    s.ndim = (int)json_array_size(shape);
-    for (int d = 0; d < s.ndim; d++) s.shape[d] = (size_t)json_integer_value(json_array_get(shape, (size_t)d));
-    return s;
-}
+static golden_set g;
 
 static void check_case(const json_t *c, dctk_codec_ctx *ctx) {
     const char *enc_name = json_string_value(json_object_get(c, "encoded"));
     dctk_codec *codec;
     if (dctk_codec_from_json(json_object_get(c, "codec"), &codec) != DCTK_OK) fail_msg("%s: %s", enc_name, dctk_detail());
-    dctk_chunk_spec spec = spec_of(c);
+    dctk_chunk_spec spec = golden_spec(c);
     size_t n_in, n_enc;
-    uint8_t *in = load(json_string_value(json_object_get(c, "input")), &n_in);
-    uint8_t *enc = load(enc_name, &n_enc);
+    uint8_t *in = golden_load(&g, c, "input", &n_in);
+    uint8_t *enc = golden_load(&g, c, "encoded", &n_enc);
     assert_int_equal(n_in, dctk_spec_nbytes(&spec));
     dctk_buf out = DCTK_BUF_INIT;
     if (dctk_codec_decode(codec, ctx, &spec, enc, n_enc, &out) != DCTK_OK) fail_msg("%s: %s", enc_name, dctk_detail());
@@ -57,15 +39,7 @@ static void check_case(const json_t *c, dctk_codec_ctx *ctx) {
 
 static void golden_files_decode(void **state) {
     (void)state;
-    const char *src = getenv("DCTK_SRC");
-    snprintf(dir, sizeof dir, "%s/tests/golden/codecs", src ? src : ".");
-    char path[8192];
-    snprintf(path, sizeof path, "%s/manifest.json", dir);
-    json_error_t err;
-    json_t *m = json_load_file(path, 0, &err);
-    if (!m) fail_msg("%s: %s", path, err.text);
-    const json_t *cases = json_object_get(m, "cases");
-    assert_true(json_array_size(cases) >= 30);
+    const json_t *cases = golden_open(&g, "codecs", 30);
     dctk_codec_ctx *ctx = dctk_codec_ctx_new();
     size_t i, identical = 0;
     const json_t *c;
@@ -75,7 +49,7 @@ static void golden_files_decode(void **state) {
     }
     assert_true(identical >= 20);
     dctk_codec_ctx_free(ctx);
-    json_decref(m);
+    golden_close(&g);
 }
 
 int main(void) {

@@ -72,8 +72,8 @@ static void space_sizes(void **state) {
     dctk_space *sp = space_for(DCTK_FLOAT32, NULL, NULL, NULL, true);
     assert_int_equal(sp->ncomp, 98);
     assert_int_equal(sp->nfilt, 11);
-    assert_int_equal(sp->nser, 9 + 12); /* zfp, pcodec */
-    assert_int_equal(dctk_space_ncombos(sp), 99 * 12 * 22);
+    assert_int_equal(sp->nser, 9 + 4 + 4 + 12); /* zfp, sz, ebcc, pcodec */
+    assert_int_equal(dctk_space_ncombos(sp), 99 * 12 * 30);
     dctk_space_free(sp);
     sp = space_for(DCTK_FLOAT64, NULL, NULL, NULL, true);
     assert_int_equal(sp->nfilt, 16);
@@ -107,6 +107,54 @@ static void space_sizes(void **state) {
     assert_non_null(strstr(dctk_detail(), "blosc"));
 }
 
+/* SZ and EBCC: absolute bounds from the sample's range, lossy only, floats only. */
+static void space_error_bounded(void **state) {
+    (void)state;
+    dctk_sample_stats st0 = {0};
+    dctk_space *sp = space_for(DCTK_FLOAT32, "none", "none", "SZ", true);
+    assert_int_equal(sp->nser, 4);
+    static const double rel[] = {1e-2, 1e-3, 1e-4, 1e-6};
+    for (int k = 0; k < 4; k++) {
+        json_t *conf = json_object_get(json_array_get(sp->ser[k].codecs, 0), "configuration");
+        assert_string_equal(json_string_value(json_object_get(json_array_get(sp->ser[k].codecs, 0), "name")),
+                            "dctk.sz");
+        assert_true(fabs(json_real_value(json_object_get(conf, "error_bound")) - rel[k] * 60) < 1e-12 * 60);
+        assert_string_equal(json_string_value(json_object_get(conf, "predictor")), k ? "lorenzo" : "interp");
+        assert_true(sp->ser[k].lossy);
+    }
+    dctk_space_free(sp);
+    sp = space_for(DCTK_FLOAT64, "none", "none", "ebcc", true);
+    assert_int_equal(sp->nser, 4);
+    json_t *conf = json_object_get(json_array_get(sp->ser[3].codecs, 0), "configuration");
+    assert_true(fabs(json_real_value(json_object_get(conf, "error_bound")) - 1e-9 * 60) < 1e-20);
+    dctk_space_free(sp);
+    sp = space_for(DCTK_FLOAT32, "none", "none", "sz", false);
+    assert_int_equal(sp->nser, 0);
+    dctk_space_free(sp);
+    sp = space_for(DCTK_INT32, "none", "none", "ebcc", true);
+    assert_int_equal(sp->nser, 0);
+    dctk_space_free(sp);
+    /* classes may be lists: the union of their families */
+    sp = space_for(DCTK_FLOAT32, "zstd,lz4", "none", "none,ZFP", true);
+    assert_int_equal(sp->ncomp, 8 + 6); /* each plain and shuffled */
+    assert_int_equal(sp->nser, 9);
+    assert_true(sp->ser_none);
+    dctk_space_free(sp);
+    sp = space_for(DCTK_FLOAT32, "none", "none", "sz,ebcc", true);
+    assert_int_equal(sp->nser, 8);
+    assert_false(sp->ser_none);
+    dctk_space_free(sp);
+    dctk_space_opts bad = {"zstd,snappy", NULL, NULL, true};
+    assert_int_equal(dctk_space_build(DCTK_FLOAT32, &st0, &bad, &sp), DCTK_ERR_ARG);
+    assert_non_null(strstr(dctk_detail(), "'snappy'"));
+    /* a constant sample has no range to take a bound from */
+    dctk_sample_stats st = {.n = 10, .nfinite = 10, .mean = 5, .min = 5, .max = 5};
+    dctk_space_opts o = {"none", "none", "sz", true};
+    assert_int_equal(dctk_space_build(DCTK_FLOAT32, &st, &o, &sp), DCTK_OK);
+    assert_int_equal(sp->nser, 0);
+    dctk_space_free(sp);
+}
+
 static char *dump(json_t *j) {
     char *s = json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS);
     json_decref(j);
@@ -121,9 +169,9 @@ static void space_order_and_resolution(void **state) {
     assert_true(c == -1 && f == -1 && s == -1);
     dctk_space_combo(sp, 1, &c, &f, &s);
     assert_true(c == -1 && f == -1 && s == 0);
-    dctk_space_combo(sp, 22, &c, &f, &s); /* none + 9 zfp + 12 pcodec serializers */
+    dctk_space_combo(sp, 30, &c, &f, &s); /* none + 9 zfp + 4 sz + 4 ebcc + 12 pcodec serializers */
     assert_true(c == -1 && f == 0 && s == -1);
-    dctk_space_combo(sp, 12 * 22, &c, &f, &s);
+    dctk_space_combo(sp, 12 * 30, &c, &f, &s);
     assert_true(c == 0 && f == -1 && s == -1);
     /* blosc blosclz 1 auto: byte shuffle of 4-byte elements after bytes, bit shuffle after zfp */
     char *a = dump(dctk_space_compressor(sp, 0, -1)), *b = dump(dctk_space_compressor(sp, 0, 0));
@@ -176,6 +224,7 @@ int main(void) {
         cmocka_unit_test(sample_indices_like_numpy), cmocka_unit_test(sample_plan_fits_limit),
         cmocka_unit_test(stats_skip_non_finite),     cmocka_unit_test(space_sizes),
         cmocka_unit_test(space_order_and_resolution), cmocka_unit_test(thresholds_by_name_and_units),
+        cmocka_unit_test(space_error_bounded),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

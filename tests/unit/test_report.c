@@ -18,6 +18,7 @@
 #include "dctk/report.h"
 #include "dctk/util.h"
 #include "eval/results_internal.h"
+#include "unit/tmpdir.h"
 
 #define BLOSC "{\"name\":\"blosc\",\"configuration\":{\"cname\":\"zstd\",\"clevel\":5,\"shuffle\":\"bitshuffle\"}}"
 
@@ -35,28 +36,12 @@ static char dir[64];
 
 static int setup(void **state) {
     (void)state;
-    snprintf(dir, sizeof dir, "/tmp/dctk-test-report-XXXXXX");
-    return mkdtemp(dir) ? 0 : -1;
+    return tmpdir_make(dir, sizeof dir, "dctk-test-report");
 }
 
 static int teardown(void **state) {
     (void)state;
-    DIR *d = opendir(dir);
-    for (struct dirent *e; d && (e = readdir(d));) {
-        char p[384];
-        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-        if (e->d_name[0] != '.') unlink(p);
-    }
-    if (d) closedir(d);
-    return rmdir(dir);
-}
-
-static void assert_same_double(double a, double b) {
-    if (isnan(b)) {
-        assert_true(isnan(a));
-        return;
-    }
-    assert_memory_equal(&a, &b, sizeof a);
+    return tmpdir_remove(dir);
 }
 
 static void assert_same_row(const dctk_result_row *a, const dctk_result_row *b) {

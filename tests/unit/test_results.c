@@ -15,6 +15,7 @@
 #include "dctk/results.h"
 #include "dctk/util.h"
 #include "eval/results_internal.h"
+#include "unit/tmpdir.h"
 
 static const dctk_result_row rows[] = {
     {"t2m", 0, 1, 2, "{\"name\":\"zstd\",\"configuration\":{\"level\":22,\"checksum\":false}}",
@@ -34,30 +35,14 @@ static char path[128];
 
 static int setup(void **state) {
     (void)state;
-    snprintf(dir, sizeof dir, "/tmp/dctk-test-results-XXXXXX");
-    if (!mkdtemp(dir)) return -1;
+    if (tmpdir_make(dir, sizeof dir, "dctk-test-results") != 0) return -1;
     snprintf(path, sizeof path, "%s/config_space_t2m_rank0.csv", dir);
     return 0;
 }
 
 static int teardown(void **state) {
     (void)state;
-    DIR *d = opendir(dir);
-    for (struct dirent *e; d && (e = readdir(d));) {
-        char p[384];
-        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-        if (e->d_name[0] != '.') unlink(p);
-    }
-    if (d) closedir(d);
-    return rmdir(dir);
-}
-
-static void assert_same_double(double a, double b) {
-    if (isnan(b)) {
-        assert_true(isnan(a));
-        return;
-    }
-    assert_memory_equal(&a, &b, sizeof a); /* bit for bit: -0 is not 0 */
+    return tmpdir_remove(dir);
 }
 
 static void assert_same_row(const dctk_result_row *a, const dctk_result_row *b) {

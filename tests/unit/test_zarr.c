@@ -44,8 +44,30 @@ static int count_name(const char *name, void *user) {
     return 0;
 }
 
+/* A value from many parts, some empty, more than one writev takes. */
+static void check_set_parts(dctk_store *s) {
+    static uint8_t bytes[200 * 199 / 2];
+    dctk_store_part parts[200];
+    size_t off = 0;
+    for (size_t i = 0; i < 200; i++) {
+        parts[i] = (dctk_store_part){bytes + off, i % 7 == 3 ? 0 : i};
+        for (size_t j = 0; j < parts[i].n; j++) bytes[off + j] = (uint8_t)(i * 31 + j);
+        off += parts[i].n;
+    }
+    dctk_buf b = DCTK_BUF_INIT;
+    assert_int_equal(dctk_store_set_parts(s, "p/v", parts, 200), DCTK_OK);
+    assert_int_equal(dctk_store_get(s, "p/v", &b), DCTK_OK);
+    assert_int_equal(b.size, off);
+    assert_memory_equal(b.data, bytes, off);
+    assert_int_equal(dctk_store_set_parts(s, "p/v", parts, 0), DCTK_OK);
+    assert_int_equal(dctk_store_get(s, "p/v", &b), DCTK_OK);
+    assert_int_equal(b.size, 0);
+    dctk_buf_free(&b);
+}
+
 static void check_store(dctk_store *s) {
     dctk_buf b = DCTK_BUF_INIT;
+    check_set_parts(s);
     assert_int_equal(dctk_store_get(s, "a/b/k", &b), DCTK_ERR_NOT_FOUND);
     assert_int_equal(dctk_store_set(s, "a/b/k", "hello world", 11), DCTK_OK);
     assert_int_equal(dctk_store_set(s, "a/c", "x", 1), DCTK_OK);
@@ -370,6 +392,18 @@ static dctk_status failing_reader(void *user, const size_t *start, const size_t 
     return DCTK_OK;
 }
 
+/* Reads boxes of a C-order float array held in memory. */
+typedef struct {
+    const size_t *shape;
+    const float *data;
+} mem_box;
+
+static dctk_status box_reader(void *user, const size_t *start, const size_t *count, void *out) {
+    const mem_box *b = user;
+    extract(DCTK_FLOAT32, 3, b->shape, b->data, start, count, out);
+    return DCTK_OK;
+}
+
 static void writer_stops_on_first_error(void **state) {
     (void)state;
     dctk_store *s;
@@ -408,6 +442,69 @@ static void writer_stats_and_memory(void **state) {
     assert_int_equal(st.bytes_out, 2 * (shard_bytes + 4 * 16 + 4));
     /* input + output shard and a few inner-chunk buffers per thread */
     assert_true(st.peak_buffer_bytes <= 2 * (2 * shard_bytes + 4 * 8 * 64 * 4 + 4096));
+    dctk_zarr_close(a);
+    dctk_store_close(s);
+}
+
+/* Fewer shards than threads: the threads share each shard's inner chunks.
+ * The shards must come out byte for byte as one thread writes them (chunks
+ * in C order, fill-value chunks absent, edge chunks padded), and read back. */
+static void writer_splits_few_shards(void **state) {
+    (void)state;
+    size_t shape[3] = {7, 10, 9}, chunk[3] = {2, 3, 9}, shard[3] = {4, 12, 9};
+    size_t n = dctk_shape_nelems(3, shape);
+    float *data = make_data(DCTK_FLOAT32, n, NAN), *back = malloc(n * sizeof(float));
+    const char *codecs = "[{\"name\":\"bytes\",\"configuration\":{\"endian\":\"little\"}},"
+                         "{\"name\":\"zstd\",\"configuration\":{\"level\":1,\"checksum\":false}}]";
+    static const char *keys[] = {"v/c/0/0/0", "v/c/1/0/0"};
+    dctk_buf one[2] = {DCTK_BUF_INIT, DCTK_BUF_INIT}, got = DCTK_BUF_INIT;
+    char *dir = make_tmpdir();
+    for (int threads = 1; threads <= 5; threads += 2) {
+        dctk_store *s; /* memory, then a directory (shards written with writev) */
+        if (threads < 5) assert_int_equal(dctk_store_mem_new(&s), DCTK_OK);
+        else assert_int_equal(dctk_store_dir_open(dir, false, &s), DCTK_OK);
+        dctk_zarr_array *a = make_array(s, "v", DCTK_FLOAT32, 3, shape, chunk, shard, NAN, codecs);
+        dctk_zarr_write_opts o = {.threads = threads, .concurrent_read = true};
+        dctk_zarr_write_stats st;
+        mem_box box = {shape, data};
+        assert_int_equal(dctk_zarr_write(a, box_reader, &box, &o, &st), DCTK_OK);
+        assert_int_equal(st.shards_written, 2);
+        assert_int_equal(st.chunks_written + st.chunks_skipped, 4 * 4); /* within the array */
+        assert_true(st.chunks_skipped > 0);
+        for (int k = 0; k < 2; k++) {
+            assert_int_equal(dctk_store_get(s, keys[k], threads == 1 ? &one[k] : &got), DCTK_OK);
+            if (threads > 1) {
+                assert_int_equal(got.size, one[k].size);
+                assert_memory_equal(got.data, one[k].data, got.size);
+            }
+        }
+        size_t zero[3] = {0};
+        assert_int_equal(dctk_zarr_read(a, zero, shape, back), DCTK_OK);
+        assert_memory_equal(data, back, n * sizeof(float));
+        dctk_zarr_close(a);
+        dctk_store_close(s);
+    }
+    dctk_buf_free(&one[0]), dctk_buf_free(&one[1]), dctk_buf_free(&got);
+    rm_rf(dir);
+    free(dir);
+    free(data);
+    free(back);
+}
+
+/* A reader failing on one inner chunk of a shard shared by threads. */
+static void writer_split_stops_on_error(void **state) {
+    (void)state;
+    dctk_store *s;
+    assert_int_equal(dctk_store_mem_new(&s), DCTK_OK);
+    size_t shape[2] = {16, 5}, chunk[2] = {2, 5}, shard[2] = {16, 5};
+    dctk_zarr_array *a = make_array(s, "e", DCTK_INT32, 2, shape, chunk, shard, 0, NULL);
+    dctk_zarr_write_opts o = {.threads = 3};
+    assert_int_equal(dctk_zarr_write(a, failing_reader, NULL, &o, NULL), DCTK_ERR_IO);
+    assert_non_null(strstr(dctk_detail(), "disk on fire at row 12"));
+    assert_non_null(strstr(dctk_detail(), "e/c/0/0"));
+    bool ex = true;
+    assert_int_equal(dctk_store_exists(s, "e/c/0/0", &ex), DCTK_OK);
+    assert_false(ex);
     dctk_zarr_close(a);
     dctk_store_close(s);
 }
@@ -560,6 +657,8 @@ int main(void) {
         cmocka_unit_test(corruption_is_reported),
         cmocka_unit_test(writer_stops_on_first_error),
         cmocka_unit_test(writer_stats_and_memory),
+        cmocka_unit_test(writer_splits_few_shards),
+        cmocka_unit_test(writer_split_stops_on_error),
         cmocka_unit_test(create_replaces_old_chunks),
         cmocka_unit_test(v2_arrays),
         cmocka_unit_test(consolidated_metadata),

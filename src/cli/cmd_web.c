@@ -1,0 +1,109 @@
+/* dc_toolkit run_web_ui and run_web_ui_vcluster: the web UI. The page's job
+ * forms are built from the option tables of evaluate_combos and
+ * compress_with_optimal, so it offers exactly their flags. */
+#ifdef DCTK_WEB
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "dctk/web.h"
+
+static long port, max_upload_mib;
+static const char *data_root, *listen_addr, *token;
+
+static const cli_opt opts[] = {
+    {"--port", NULL, OPT_INT, &port, "P", "TCP port; 0 picks a free one (default 8765)"},
+    {"--data-root", NULL, OPT_STR, &data_root, "DIR",
+     "the folder whose files the page may read and where uploads, jobs and results go (default: .)"},
+    {"--listen", NULL, OPT_STR, &listen_addr, "ADDR",
+     "numeric address to listen on (default 127.0.0.1); any other than the loopback needs --token"},
+    {"--token", NULL, OPT_STR, &token, "T",
+     "secret every request must carry (open the page as http://HOST:PORT/?token=T); 8+ characters"},
+    {"--max-upload-mib", NULL, OPT_INT, &max_upload_mib, "MIB", "largest upload accepted (default 2048)"},
+    {0},
+};
+
+static int run_local(int argc, char **argv);
+static int run_vcluster(int argc, char **argv);
+
+#define WEB_HELP_COMMON                                                                                           \
+    "Serves a page (embedded in the program, nothing loaded from the network) on 127.0.0.1:PORT.\n"               \
+    "Files are taken from --data-root (or uploaded into DIR/uploads); paths outside it are refused.\n"            \
+    "Jobs run this program in the background and keep their state in DIR/.dctk-web/jobs/ID/\n"                  \
+    "(command, pid, log, exit code, results): a reloaded page or a restarted server shows them again.\n"
+
+const cli_cmd cmd_run_web_ui = {
+    .name = "run_web_ui",
+    .summary = "web UI: pick a dataset, sweep, explore the scatter, compress and download the store",
+    .usage = "[--port P] [--data-root DIR] [options]",
+    .help = WEB_HELP_COMMON
+    "In the page: choose or upload a dataset and see its fields; set the options of evaluate_combos and\n"
+    "start a sweep, watching its progress; explore ratio against error (clusters, Pareto front,\n"
+    "threshold; hover shows the combo, a click picks it); compress the field with the picked combo,\n"
+    "inspect the store and download it as a tar archive. Example:\n"
+    "  dc_toolkit run_web_ui --data-root /scratch/data --port 8765     # then open http://127.0.0.1:8765/\n"
+    "From another machine: --listen 0.0.0.0 --token SECRET, and open http://HOST:8765/?token=SECRET.",
+    .opts = opts,
+    .run = run_local,
+};
+
+const cli_cmd cmd_run_web_ui_vcluster = {
+    .name = "run_web_ui_vcluster",
+    .summary = "web UI that writes a Slurm batch script for the chosen sweep and submits it",
+    .usage = "[--port P] [--data-root DIR] [options]",
+    .help = WEB_HELP_COMMON
+    "As run_web_ui, but the sweep form writes a Slurm batch script instead of running here: the sweep\n"
+    "on N nodes with one MPI rank per node (--ntasks-per-node=1) and T threads per rank\n"
+    "(--cpus-per-task=T), then every field written with its best combo and the store merged. The page\n"
+    "shows the script, and submits it with sbatch when sbatch is on PATH. Run it on a login node:\n"
+    "  dc_toolkit run_web_ui_vcluster --data-root /scratch/$USER --port 8765",
+    .opts = opts,
+    .run = run_vcluster,
+};
+
+/* The flags of a command the page may set; skip lists those it sets itself or
+ * that make no sense from a page (files outside the root, MPI test switches). */
+static dctk_web_flag *flags_of(const cli_cmd *cmd, const char *const *skip) {
+    size_t n = 0;
+    for (const cli_opt *o = cmd->opts; o->name; o++) n++;
+    dctk_web_flag *f = calloc(n + 1, sizeof *f);
+    if (!f) return NULL;
+    size_t m = 0;
+    for (const cli_opt *o = cmd->opts; o->name; o++) {
+        bool skipped = false;
+        for (const char *const *s = skip; *s; s++) skipped = skipped || strcmp(*s, o->name) == 0;
+        if (!skipped)
+            f[m++] = (dctk_web_flag){o->name, o->neg, o->type == OPT_BOOL, o->metavar, o->help};
+    }
+    return f;
+}
+
+static int serve(const cli_cmd *cmd, int argc, char **argv, bool vcluster) {
+    port = 8765;
+    max_upload_mib = 2048;
+    data_root = listen_addr = token = NULL;
+    int rc = cli_parse(cmd, argc, argv, NULL, 0, 0, NULL);
+    if (rc) return rc < 0 ? 0 : rc;
+    if (max_upload_mib < 1 || max_upload_mib > 1048576) {
+        fprintf(stderr, "dc_toolkit %s: --max-upload-mib must be between 1 and 1048576\n", cmd->name);
+        return 2;
+    }
+    static const char *const sweep_skip[] = {"--where-to-write", "--field-to-compress", "--resume", "--allow-shared-node",
+                                             "--verbose", "--thresholds-table", NULL};
+    static const char *const write_skip[] = {"--combo", NULL};
+    dctk_web_flag *sf = flags_of(&cmd_evaluate_combos, sweep_skip), *wf = flags_of(&cmd_compress_with_optimal, write_skip);
+    dctk_web_opts o = {
+        .listen = listen_addr, .port = (int)port, .data_root = data_root, .token = token,
+        .max_upload_bytes = (uint64_t)max_upload_mib << 20, .vcluster = vcluster,
+        .sweep_flags = sf, .write_flags = wf,
+    };
+    dctk_status st = sf && wf ? dctk_web_serve(&o) : DCTK_ERR_NOMEM;
+    free(sf);
+    free(wf);
+    return st == DCTK_OK ? 0 : cli_fail(cmd->name, st);
+}
+
+static int run_local(int argc, char **argv) { return serve(&cmd_run_web_ui, argc, argv, false); }
+static int run_vcluster(int argc, char **argv) { return serve(&cmd_run_web_ui_vcluster, argc, argv, true); }
+#endif

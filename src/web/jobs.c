@@ -1,0 +1,442 @@
+/* Jobs: the program run again in a child process, with everything about it on
+ * disk so that a reloaded page and a restarted server find it again:
+ *
+ *   {root}/.dctk-web/jobs/{id}/job.json   what was asked (kind, dataset, flags, argv)
+ *                              pid        "PID STARTTIME" of the runner (a shell)
+ *                              log        the program's stdout and stderr
+ *                              exit       its exit code, written by the runner when it ends
+ *                              cancelled  present when the page stopped it
+ *                              out/       the sweep's --where-to-write (and the store)
+ *
+ * The runner is `sh -c '"$@"; echo $? >exit'` in its own session, so the exit
+ * code reaches the disk even when the server is gone. STARTTIME (from
+ * /proc/PID/stat) tells a live runner from a recycled pid. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dctk/results.h"
+#include "dctk/util.h"
+#include "web/web_internal.h"
+
+extern char **environ;
+
+static bool valid_id(const char *id) {
+    size_t n = strlen(id);
+    return n > 0 && n < 40 && strspn(id, "0123456789abcdefghijklmnopqrstuvwxyz-") == n;
+}
+
+bool web_job_dir(web_ctx *w, const char *id, char *out, size_t cap) {
+    if (!id || !valid_id(id)) return false;
+    snprintf(out, cap, "%s/jobs/%s", w->state, id);
+    struct stat st;
+    return stat(out, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* Field 22 of /proc/PID/stat (start time in clock ticks); 0 when the process
+ * is gone or a zombie. */
+static unsigned long long proc_start(pid_t pid) {
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    char *p = strrchr(buf, ')'); /* the command name may hold spaces */
+    if (!p) return 0;
+    char state;
+    unsigned long long start = 0;
+    /* after ")": state, then fields 4..21, then starttime */
+    if (sscanf(p + 1, " %c %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %llu", &state,
+               &start) != 2)
+        return 0;
+    return state == 'Z' ? 0 : start;
+}
+
+static char *read_small(const char *path, size_t max, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long size = ftell(f);
+    long from = size > (long)max ? size - (long)max : 0;
+    fseek(f, from, SEEK_SET);
+    char *b = malloc((size_t)(size - from) + 1);
+    size_t n = b ? fread(b, 1, (size_t)(size - from), f) : 0;
+    fclose(f);
+    if (b) b[n] = '\0';
+    if (len) *len = n;
+    return b;
+}
+
+static bool file_at(const char *dir, const char *name, char *buf, size_t cap) {
+    char p[PATH_MAX];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    char *s = read_small(p, cap - 1, NULL);
+    if (!s) return false;
+    snprintf(buf, cap, "%s", s);
+    free(s);
+    return true;
+}
+
+/* The state of a job from its files. */
+static const char *job_state(const char *dir, int *exit_code) {
+    char buf[64];
+    *exit_code = -1;
+    if (file_at(dir, "exit", buf, sizeof buf)) {
+        *exit_code = atoi(buf);
+        return *exit_code == 0 ? "done" : "failed";
+    }
+    if (file_at(dir, "cancelled", buf, sizeof buf)) return "cancelled";
+    if (!file_at(dir, "pid", buf, sizeof buf)) return "starting";
+    int pid = 0;
+    unsigned long long start = 0;
+    sscanf(buf, "%d %llu", &pid, &start);
+    if (pid > 0) waitpid(pid, NULL, WNOHANG); /* our own child becomes a zombie until reaped */
+    if (pid > 0 && start && proc_start(pid) == start) return "running";
+    /* the runner writes exit just before it ends: look again */
+    if (file_at(dir, "exit", buf, sizeof buf)) {
+        *exit_code = atoi(buf);
+        return *exit_code == 0 ? "done" : "failed";
+    }
+    return "lost";
+}
+
+/* Complete lines of a CSV after its header. */
+static long csv_rows(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return -1;
+    char buf[65536];
+    long lines = 0;
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0)
+        for (size_t i = 0; i < n; i++) lines += buf[i] == '\n';
+    fclose(f);
+    return lines > 0 ? lines - 1 : 0;
+}
+
+/* Sweep progress: the total from the sweep's progress lines ("VAR: D/N combos"),
+ * the rows done counted in config_space_VAR_rank0.csv, which gets a row per
+ * combo as it finishes. */
+static json_t *sweep_progress(const char *dir, const char *log, const char *field) {
+    char var[256] = "";
+    long total = -1, fields_done = 0;
+    if (field) snprintf(var, sizeof var, "%s", field);
+    for (const char *line = log; line && *line;) {
+        const char *end = strchr(line, '\n');
+        size_t len = end ? (size_t)(end - line) : strlen(line);
+        const char *colon = memchr(line, ':', len);
+        long d, n;
+        if (colon && (size_t)(colon - line) < sizeof var && sscanf(colon, ": %ld/%ld combos", &d, &n) == 2) {
+            snprintf(var, sizeof var, "%.*s", (int)(colon - line), line);
+            total = n;
+        }
+        if (colon && strncmp(colon, ": best combo", 12) == 0) fields_done++;
+        else if (colon && strncmp(colon, ": no combo met", 14) == 0) fields_done++;
+        line = end ? end + 1 : NULL;
+    }
+    json_t *p = json_object();
+    if (!var[0]) return p;
+    char csv[PATH_MAX];
+    dctk_results_csv_path(csv, sizeof csv, dir, var, 0);
+    long rows = csv_rows(csv);
+    json_object_set_new(p, "var", json_string(var));
+    json_object_set_new(p, "done", json_integer(rows < 0 ? 0 : rows));
+    if (total > 0) json_object_set_new(p, "total", json_integer(total));
+    json_object_set_new(p, "fields_done", json_integer(fields_done));
+    return p;
+}
+
+json_t *web_job_status(web_ctx *w, const char *id, bool with_log) {
+    char dir[PATH_MAX], p[PATH_MAX];
+    if (!web_job_dir(w, id, dir, sizeof dir)) return NULL;
+    snprintf(p, sizeof p, "%s/job.json", dir);
+    json_t *j = json_load_file(p, 0, NULL);
+    if (!j) return NULL;
+    int code;
+    const char *state = job_state(dir, &code);
+    json_object_set_new(j, "state", json_string(state));
+    if (code >= 0) json_object_set_new(j, "exit", json_integer(code));
+    snprintf(p, sizeof p, "%s/log", dir);
+    char *log = read_small(p, with_log ? 65536 : 16384, NULL);
+    if (strcmp(json_string_value(json_object_get(j, "kind")), "sweep") == 0) {
+        snprintf(p, sizeof p, "%s/out", dir);
+        json_object_set_new(j, "progress", sweep_progress(p, log, json_string_value(json_object_get(j, "field"))));
+    }
+    if (with_log) json_object_set_new(j, "log", json_string(log ? log : ""));
+    free(log);
+    return j;
+}
+
+static int by_id_desc(const void *a, const void *b) {
+    return strcmp(json_string_value(json_object_get(*(json_t *const *)b, "id")),
+                  json_string_value(json_object_get(*(json_t *const *)a, "id")));
+}
+
+json_t *web_job_list(web_ctx *w) {
+    char jobs[PATH_MAX];
+    snprintf(jobs, sizeof jobs, "%s/jobs", w->state);
+    json_t *list = json_array();
+    DIR *d = opendir(jobs);
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        json_t *j = e->d_name[0] != '.' ? web_job_status(w, e->d_name, false) : NULL;
+        if (j) json_array_append_new(list, j);
+    }
+    if (d) closedir(d);
+    /* newest first: ids start with the time */
+    size_t n = json_array_size(list);
+    json_t **v = malloc(sizeof *v * (n ? n : 1));
+    for (size_t i = 0; v && i < n; i++) v[i] = json_incref(json_array_get(list, i));
+    if (v) qsort(v, n, sizeof *v, by_id_desc);
+    json_t *out = json_array();
+    for (size_t i = 0; v && i < n; i++) json_array_append_new(out, v[i]);
+    free(v);
+    json_decref(list);
+    return out;
+}
+
+bool web_job_cancel(web_ctx *w, const char *id) {
+    char dir[PATH_MAX], buf[64];
+    if (!web_job_dir(w, id, dir, sizeof dir)) return false;
+    int code;
+    if (strcmp(job_state(dir, &code), "running") != 0) return true;
+    int pid = 0;
+    if (file_at(dir, "pid", buf, sizeof buf) && sscanf(buf, "%d", &pid) == 1 && pid > 0) {
+        char p[PATH_MAX];
+        snprintf(p, sizeof p, "%s/cancelled", dir);
+        FILE *f = fopen(p, "w");
+        if (f) fputs("cancelled from the page\n", f), fclose(f);
+        kill(-pid, SIGTERM); /* the runner leads its own process group */
+    }
+    return true;
+}
+
+/* A new id: the time, then a counter, so that ids sort by creation. */
+static bool new_job_dir(web_ctx *w, char *id, size_t cap, char *dir, size_t dcap) {
+    static unsigned seq;
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    for (int tries = 0; tries < 1000; tries++) {
+        char stamp[32];
+        strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+        snprintf(id, cap, "%s-%u%03u", stamp, (unsigned)getpid() % 1000, seq++ % 1000);
+        snprintf(dir, dcap, "%s/jobs/%s", w->state, id);
+        if (mkdir(dir, 0755) == 0) return true;
+        if (errno != EEXIST) return false;
+    }
+    return false;
+}
+
+static bool start_runner(const char *dir, const json_t *argv, web_reply *r) {
+    size_t n = json_array_size(argv);
+    char **av = calloc(n + 5, sizeof *av);
+    if (!av) return web_error(r, 500, "out of memory");
+    av[0] = "sh";
+    av[1] = "-c";
+    av[2] = "\"$@\"; echo $? > exit.tmp && mv exit.tmp exit";
+    av[3] = "sh";
+    for (size_t i = 0; i < n; i++) av[4 + i] = (char *)json_string_value(json_array_get(argv, i));
+    posix_spawn_file_actions_t fa;
+    posix_spawnattr_t at;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawnattr_init(&at);
+    posix_spawn_file_actions_addchdir_np(&fa, dir);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 1, "log", O_WRONLY | O_CREAT | O_APPEND, 0644);
+    posix_spawn_file_actions_adddup2(&fa, 1, 2);
+    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSID);
+    pid_t pid;
+    int rc = posix_spawn(&pid, "/bin/sh", &fa, &at, av, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&at);
+    free(av);
+    if (rc != 0) return web_error(r, 500, "cannot start /bin/sh: %s", strerror(rc));
+    char p[PATH_MAX];
+    snprintf(p, sizeof p, "%s/pid", dir);
+    FILE *f = fopen(p, "w");
+    unsigned long long start = 0;
+    for (int i = 0; i < 100 && !start; i++) start = proc_start(pid); /* visible at once on Linux */
+    if (f) fprintf(f, "%d %llu\n", (int)pid, start), fclose(f);
+    return true;
+}
+
+bool web_flag_listed(const dctk_web_flag *list, const char *name) {
+    for (const dctk_web_flag *f = list; f && f->name; f++)
+        if (strcmp(f->name, name) == 0 || (f->neg && strcmp(f->neg, name) == 0)) return true;
+    return false;
+}
+
+bool web_flags_to_argv(const dctk_web_flag *allowed, const json_t *flags, json_t *argv, web_reply *r) {
+    if (flags && !json_is_object(flags)) return web_error(r, 400, "flags must be an object {\"--flag\": value}");
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)flags, k, v) {
+        const dctk_web_flag *f = allowed;
+        while (f && f->name && strcmp(f->name, k) != 0) f++;
+        if (!f || !f->name) return web_error(r, 400, "%s: not an option this job takes", k);
+        char arg[600];
+        if (f->is_switch) {
+            if (!json_is_boolean(v)) return web_error(r, 400, "%s: expects true or false", k);
+            if (!json_is_true(v) && !f->neg) continue;
+            snprintf(arg, sizeof arg, "%s", json_is_true(v) ? f->name : f->neg);
+        } else {
+            const char *s = json_string_value(v);
+            if (!s) return web_error(r, 400, "%s: expects a string value", k);
+            if (!*s) continue; /* left empty in the form: the default */
+            if (strlen(s) > 256 || strpbrk(s, "\r\n")) return web_error(r, 400, "%s: value too long or not one line", k);
+            snprintf(arg, sizeof arg, "%s=%s", f->name, s); /* one word: never taken for another flag */
+        }
+        json_array_append_new(argv, json_string(arg));
+    }
+    return true;
+}
+
+/* Resolve the dataset a job reads, relative to the root. */
+static bool job_dataset(web_ctx *w, const json_t *spec, char *path, size_t cap, web_reply *r) {
+    const char *ds = json_string_value(json_object_get(spec, "dataset"));
+    if (!ds) return web_error(r, 400, "the job needs a dataset (a path under the data root)");
+    dctk_status st = dctk_web_confine(w->root, ds, path, cap);
+    return st == DCTK_OK || web_fail(r, st);
+}
+
+/* argv of a sweep: exe evaluate_combos DATASET --where-to-write OUT [--field-to-compress F] flags */
+static bool sweep_argv(web_ctx *w, const json_t *spec, const char *dir, json_t *job, json_t *argv, web_reply *r) {
+    char ds[PATH_MAX], out[PATH_MAX];
+    if (!job_dataset(w, spec, ds, sizeof ds, r)) return false;
+    snprintf(out, sizeof out, "%s/out", dir);
+    json_array_append_new(argv, json_string("evaluate_combos"));
+    json_array_append_new(argv, json_string(ds));
+    json_array_append_new(argv, json_string("--where-to-write"));
+    json_array_append_new(argv, json_string(out));
+    const char *field = json_string_value(json_object_get(spec, "field"));
+    if (field && *field) {
+        char a[512];
+        snprintf(a, sizeof a, "--field-to-compress=%s", field);
+        json_array_append_new(argv, json_string(a));
+        json_object_set_new(job, "field", json_string(field));
+    }
+    json_object_set_new(job, "dataset", json_string(ds + strlen(w->root) + (ds[strlen(w->root)] == '/')));
+    return web_flags_to_argv(w->o->sweep_flags, json_object_get(spec, "flags"), argv, r);
+}
+
+/* argv of a compression: exe compress_with_optimal DATASET OUT VAR C F S, in the
+ * sweep's folder, with the sweep's space flags (the fingerprint must match). */
+static bool compress_argv(web_ctx *w, const json_t *spec, json_t *job, json_t *argv, web_reply *r) {
+    const char *sid = json_string_value(json_object_get(spec, "sweep"));
+    json_t *sweep = sid ? web_job_status(w, sid, false) : NULL;
+    if (!sweep) return web_error(r, 404, "no sweep job '%s'", sid ? sid : "");
+    const char *var = json_string_value(json_object_get(spec, "var"));
+    json_t *combo = json_object_get(spec, "combo");
+    bool ok = var && *var && json_array_size(combo) == 3;
+    for (size_t i = 0; ok && i < 3; i++) ok = json_is_integer(json_array_get(combo, i));
+    if (!ok) {
+        json_decref(sweep);
+        return web_error(r, 400, "a compression needs var and combo [comp_idx, filt_idx, ser_idx]");
+    }
+    char ds[PATH_MAX], out[PATH_MAX];
+    snprintf(ds, sizeof ds, "%s/%s", w->root, json_string_value(json_object_get(sweep, "dataset")));
+    snprintf(out, sizeof out, "%s/jobs/%s/out", w->state, sid);
+    json_array_append_new(argv, json_string("compress_with_optimal"));
+    json_array_append_new(argv, json_string(ds));
+    json_array_append_new(argv, json_string(out));
+    json_array_append_new(argv, json_string(var));
+    for (size_t i = 0; i < 3; i++) {
+        char n[32];
+        snprintf(n, sizeof n, "%lld", (long long)json_integer_value(json_array_get(combo, i)));
+        json_array_append_new(argv, json_string(n));
+    }
+    /* the sweep's flags that also decide the space */
+    json_t *sargv = json_object_get(sweep, "argv");
+    for (size_t i = 0; i < json_array_size(sargv); i++) {
+        const char *a = json_string_value(json_array_get(sargv, i));
+        char name[128];
+        snprintf(name, sizeof name, "%.*s", (int)strcspn(a, "="), a);
+        if (a[0] == '-' && web_flag_listed(w->o->write_flags, name) && strcmp(name, "--where-to-write") != 0)
+            json_array_append_new(argv, json_string(a));
+    }
+    json_object_set(job, "dataset", json_object_get(sweep, "dataset"));
+    json_object_set_new(job, "sweep", json_string(sid));
+    json_object_set_new(job, "var", json_string(var));
+    json_object_set(job, "combo", combo);
+    json_decref(sweep);
+    return web_flags_to_argv(w->o->write_flags, json_object_get(spec, "flags"), argv, r);
+}
+
+json_t *web_job_create(web_ctx *w, const json_t *spec, web_reply *r) {
+    const char *kind = json_string_value(json_object_get(spec, "kind"));
+    if (!kind || (strcmp(kind, "sweep") != 0 && strcmp(kind, "compress") != 0)) {
+        web_error(r, 400, "kind must be \"sweep\" or \"compress\"");
+        return NULL;
+    }
+    char id[64], dir[PATH_MAX];
+    pthread_mutex_lock(&w->lock);
+    bool made = new_job_dir(w, id, sizeof id, dir, sizeof dir);
+    pthread_mutex_unlock(&w->lock);
+    if (!made) {
+        web_error(r, 500, "cannot create a job folder in %s/jobs: %s", w->state, strerror(errno));
+        return NULL;
+    }
+    json_t *job = json_pack("{s:s,s:s,s:I}", "id", id, "kind", kind, "created", (json_int_t)time(NULL));
+    json_t *argv = json_array();
+    json_array_append_new(argv, json_string(w->exe));
+    bool ok = strcmp(kind, "sweep") == 0 ? sweep_argv(w, spec, dir, job, argv, r) : compress_argv(w, spec, job, argv, r);
+    char p[PATH_MAX];
+    snprintf(p, sizeof p, "%s/out", dir);
+    if (ok && dctk_mkdirs(p) != DCTK_OK) ok = web_fail(r, DCTK_ERR_IO);
+    json_object_set_new(job, "argv", argv);
+    snprintf(p, sizeof p, "%s/job.json", dir);
+    if (ok && json_dump_file(job, p, JSON_INDENT(1)) != 0) ok = web_error(r, 500, "cannot write %s", p);
+    if (ok) ok = start_runner(dir, argv, r);
+    json_decref(job);
+    if (!ok) {
+        /* nothing started: leave no job behind */
+        static const char *const files[] = {"job.json", "log"};
+        for (size_t i = 0; i < 2; i++) snprintf(p, sizeof p, "%s/%s", dir, files[i]), unlink(p);
+        snprintf(p, sizeof p, "%s/out", dir);
+        rmdir(p);
+        rmdir(dir);
+        return NULL;
+    }
+    return web_job_status(w, id, false);
+}
+
+int web_run_capture(char *const *argv, const char *cwd, const char *out_path) {
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    if (cwd) posix_spawn_file_actions_addchdir_np(&fa, cwd);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 1, out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_adddup2(&fa, 1, 2);
+    pid_t pid;
+    int rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    if (rc != 0) return -1;
+    int status;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR) return -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+bool web_on_path(const char *prog) {
+    const char *path = getenv("PATH");
+    if (!path) return false;
+    char buf[PATH_MAX];
+    for (const char *p = path; *p;) {
+        size_t n = strcspn(p, ":");
+        snprintf(buf, sizeof buf, "%.*s/%s", (int)n, p, prog);
+        if (n && access(buf, X_OK) == 0) return true;
+        p += n + (p[n] == ':');
+    }
+    return false;
+}

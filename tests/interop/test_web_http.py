@@ -1,0 +1,227 @@
+#!/usr/bin/python3
+"""The web UI's HTTP API refuses what it must, with a clear status and a JSON
+error: paths that leave the data root (.., absolute, a symlink pointing out)
+get 403; an upload over --max-upload-mib gets 413 and leaves no file; unknown
+job ids get 404; flags the job does not take get 400. Listening beyond the
+loopback needs --token, and then every request carries it (401 otherwise);
+without a token, Host names other than the loopback and cross-origin posts
+are refused (403).
+
+run_web_ui_vcluster writes a Slurm script for 4 nodes and 8 threads per rank;
+bash runs it with stand-in srun and sbatch programs that record their
+arguments: one task per node, --cpus-per-task 8, --threads-per-rank 8, and the
+sweep's flags reach the sweep and the space flags the write step too."""
+import http.client
+import json
+import os
+import re
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import tempfile
+
+DCTK = os.environ["DCTK"]
+FILE = os.path.join(os.environ.get("DCTK_NCARG", "/usr/share/ncarg/data"), "cdf", "meccatemp.cdf")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from checks import check, finish  # noqa: E402
+
+
+class Server:
+    def __init__(self, root, *extra, cmd="run_web_ui", env=None):
+        self.p = subprocess.Popen([DCTK, cmd, "--port", "0", "--data-root", root, *extra],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        line = self.p.stdout.readline()
+        m = re.search(r"listening on http://([0-9.]+):(\d+)/", line)
+        if not m:
+            self.p.kill()
+            raise RuntimeError("no listening line: %r %s" % (line, self.p.stderr.read()))
+        self.host, self.port = m.group(1), int(m.group(2))
+
+    def request(self, method, path, body=None, headers=None):
+        c = http.client.HTTPConnection(self.host, self.port, timeout=60)
+        h = {"Content-Type": "application/json"} if isinstance(body, (dict, list)) else {}
+        h.update(headers or {})
+        if isinstance(body, (dict, list)):
+            body = json.dumps(body)
+        c.request(method, path, body=body, headers=h)
+        r = c.getresponse()
+        data = r.read()
+        c.close()
+        try:
+            return r.status, json.loads(data), r
+        except ValueError:
+            return r.status, data, r
+
+    def stop(self):
+        self.p.send_signal(signal.SIGTERM)
+        self.p.wait(timeout=10)
+
+
+def refused(srv, what, want, method, path, body=None, headers=None, needle=None):
+    code, j, _ = srv.request(method, path, body, headers)
+    ok = code == want and isinstance(j, dict) and j.get("error")
+    check(ok, "%s: want %d with a JSON error, got %d %r" % (what, want, code, j))
+    if ok and needle:
+        check(needle in j["error"], "%s: error %r lacks %r" % (what, j["error"], needle))
+
+
+def confinement(srv, root, outside):
+    for p in ["../" + os.path.basename(outside) + "/secret.nc", "../../../../etc/passwd", "/etc/passwd",
+              "uploads/../../x.nc", "link-out/secret.nc", "link-out"]:
+        refused(srv, "fields of %s" % p, 403, "GET", "/api/fields?path=" + p.replace("/", "%2F"),
+                needle="outside the data root")
+    refused(srv, "sweep of ../", 403, "POST", "/api/jobs", {"kind": "sweep", "dataset": "../x.nc"})
+    refused(srv, "slurm for a symlink out", 403, "POST", "/api/slurm",
+            {"dataset": "link-out/secret.nc", "nodes": 1, "threads_per_rank": 1})
+    refused(srv, "a file that is not there", 404, "GET", "/api/fields?path=nothing.nc")
+    code, j, _ = srv.request("GET", "/api/files")
+    paths = [f["path"] for f in j.get("files", [])]
+    check(code == 200 and "data.nc" in paths, "file list: %r" % paths)
+    check(not any("secret" in p for p in paths), "the list follows the link out: %r" % paths)
+    code, j, _ = srv.request("GET", "/api/fields?path=data.nc")
+    check(code == 200 and [v["name"] for v in j["vars"]][-1] == "t", "fields of data.nc: %r" % j)
+
+
+def uploads(srv, root):
+    big = b"\0" * (1024 * 1024 + 1)  # one byte over --max-upload-mib 1
+    refused(srv, "oversized upload", 413, "POST", "/api/upload?name=big.nc", big,
+            {"Content-Type": "application/octet-stream"}, needle="larger than the limit")
+    left = os.listdir(os.path.join(root, "uploads")) if os.path.isdir(os.path.join(root, "uploads")) else []
+    check(left == [], "the refused upload left files: %r" % left)
+    with open(FILE, "rb") as f:
+        small = f.read()
+    code, j, _ = srv.request("POST", "/api/upload?name=../../evil%2Fm.cdf", small,
+                             {"Content-Type": "application/octet-stream"})
+    check(code == 200 and j.get("path") == "uploads/m.cdf", "upload under the limit: %d %r" % (code, j))
+    with open(os.path.join(root, "uploads", "m.cdf"), "rb") as f:
+        check(f.read() == small, "the uploaded bytes differ")
+    refused(srv, "upload without a name", 400, "POST", "/api/upload", b"x",
+            {"Content-Type": "application/octet-stream"})
+
+
+def jobs(srv):
+    for path in ["/api/jobs/20990101-000000-1", "/api/jobs/..%2F..%2Fetc", "/api/jobs/nope/results?var=t",
+                 "/api/jobs/nope/download", "/api/jobs/nope/inspect"]:
+        refused(srv, "unknown job %s" % path, 404, "GET", path, needle="no job")
+    refused(srv, "cancel an unknown job", 404, "POST", "/api/jobs/nope/cancel", {})
+    refused(srv, "a flag the sweep does not take", 400, "POST", "/api/jobs",
+            {"kind": "sweep", "dataset": "data.nc", "flags": {"--thresholds-table": "/etc/passwd"}},
+            needle="not an option")
+    refused(srv, "an unknown kind", 400, "POST", "/api/jobs", {"kind": "rm", "dataset": "data.nc"})
+    refused(srv, "not JSON", 400, "POST", "/api/jobs", "{kind", {"Content-Type": "application/json"})
+    refused(srv, "an unknown endpoint", 404, "GET", "/api/nothing")
+    refused(srv, "a page that is not there", 404, "GET", "/nothing.html")
+    code, j, r = srv.request("GET", "/")
+    check(code == 200 and b"dc_toolkit" in j and "default-src 'self'" in r.getheader("Content-Security-Policy", ""),
+          "the page: %d" % code)
+
+
+def origin(srv):
+    refused(srv, "a foreign Host", 403, "GET", "/api/config", headers={"Host": "evil.example:80"})
+    refused(srv, "a cross-origin post", 403, "POST", "/api/jobs", {"kind": "sweep", "dataset": "data.nc"},
+            {"Origin": "http://evil.example"})
+
+
+def tokens(root):
+    r = subprocess.run([DCTK, "run_web_ui", "--listen", "0.0.0.0", "--port", "0", "--data-root", root],
+                       capture_output=True, text=True, timeout=30)
+    check(r.returncode == 2 and "--token" in r.stderr, "0.0.0.0 without a token: %d %r" % (r.returncode, r.stderr))
+    srv = Server(root, "--listen", "127.0.0.1", "--token", "s3cret-token")
+    try:
+        refused(srv, "no token", 401, "GET", "/api/config", needle="token")
+        refused(srv, "a wrong token", 401, "GET", "/api/config", headers={"X-DCTK-Token": "s3cret-tokem"})
+        code, _, _ = srv.request("GET", "/api/config", headers={"X-DCTK-Token": "s3cret-token"})
+        check(code == 200, "the token in a header: %d" % code)
+        code, _, r = srv.request("GET", "/?token=s3cret-token")
+        check(code == 200 and "dctk_token=s3cret-token" in (r.getheader("Set-Cookie") or ""), "the page sets the cookie")
+        code, _, _ = srv.request("GET", "/api/jobs", headers={"Cookie": "dctk_token=s3cret-token"})
+        check(code == 200, "the token in the cookie: %d" % code)
+    finally:
+        srv.stop()
+
+
+FAKE = """#!/bin/sh
+echo "$0 $*" >> "%s"
+case "$*" in *evaluate_combos*)
+  out=$(echo "$*" | sed 's/.*--where-to-write \\([^ ]*\\).*/\\1/'); echo '{}' > "$out/best_t.json";;
+esac
+case "$0" in *sbatch) echo "Submitted batch job 4242";; esac
+"""
+
+
+def slurm(root, tmp):
+    bindir = os.path.join(tmp, "bin")
+    os.makedirs(bindir)
+    calls = os.path.join(tmp, "calls.txt")
+    for prog in ["srun", "sbatch"]:
+        p = os.path.join(bindir, prog)
+        with open(p, "w") as f:
+            f.write(FAKE % calls)
+        os.chmod(p, stat.S_IRWXU)
+    env = dict(os.environ, PATH=bindir + ":" + os.environ["PATH"])
+    srv = Server(root, cmd="run_web_ui_vcluster", env=env)
+    try:
+        code, cfg, _ = srv.request("GET", "/api/config")
+        check(cfg.get("vcluster") is True and cfg.get("sbatch") is True, "vcluster config: %r" % cfg)
+        body = {"dataset": "data.nc", "field": "t", "nodes": 4, "threads_per_rank": 8, "time": "01:30:00",
+                "partition": "normal", "flags": {"--compressor-class": "zstd", "--override-existing-l1-error": "1e-3",
+                                                 "--threads-per-rank": "99"}, "submit": True}
+        code, j, _ = srv.request("POST", "/api/slurm", body)
+        check(code == 200 and j.get("submitted") is True and "4242" in j.get("sbatch_output", ""),
+              "submitted with sbatch: %d %r" % (code, j))
+        script = j.get("script", "")
+        for line in ["#SBATCH --nodes=4", "#SBATCH --ntasks-per-node=1", "#SBATCH --cpus-per-task=8",
+                     "#SBATCH --time=01:30:00", "#SBATCH --partition=normal"]:
+            check(re.search("^%s$" % re.escape(line), script, re.M), "script lacks %r" % line)
+        refused(srv, "a partition with a space", 400, "POST", "/api/slurm",
+                dict(body, partition="a b", submit=False), needle="partition")
+        refused(srv, "zero nodes", 400, "POST", "/api/slurm", dict(body, nodes=0, submit=False), needle="nodes")
+        path = os.path.join(root, j["path"])
+        os.makedirs(os.path.join(root, j["out"]), exist_ok=True)
+        r = subprocess.run(["bash", path], capture_output=True, text=True, env=env, timeout=60)
+        check(r.returncode == 0, "the script failed under stand-ins: %s %s" % (r.stdout, r.stderr))
+        with open(calls) as f:
+            lines = f.read().splitlines()
+        sweep = [ln for ln in lines if "evaluate_combos" in ln]
+        write = [ln for ln in lines if "compress_with_optimal" in ln]
+        merge = [ln for ln in lines if "merge_compressed_fields" in ln]
+        check(len(lines) >= 4 and lines[0].endswith("sbatch " + path), "sbatch call: %r" % lines[:1])
+        check(len(sweep) == 1 and "--nodes=4 --ntasks-per-node=1 --cpus-per-task=8 " in sweep[0]
+              and "--threads-per-rank 8 " in sweep[0] + " " and "--field-to-compress t" in sweep[0]
+              and "--compressor-class=zstd" in sweep[0] and "--override-existing-l1-error=1e-3" in sweep[0]
+              and "=99" not in sweep[0], "the sweep's srun: %r" % sweep)
+        check(len(write) == 1 and "--cpus-per-task=8" in write[0] and "--compressor-class=zstd" in write[0]
+              and "--threads 8" in write[0] and "override" not in write[0], "the write step: %r" % write)
+        check(len(merge) == 1, "the merge step: %r" % merge)
+    finally:
+        srv.stop()
+
+
+def main():
+    tmp = tempfile.mkdtemp(prefix="dctk-webhttp-")
+    root = os.path.join(tmp, "root")
+    outside = os.path.join(tmp, "outside")
+    os.makedirs(root)
+    os.makedirs(outside)
+    shutil.copy(FILE, os.path.join(root, "data.nc"))
+    shutil.copy(FILE, os.path.join(outside, "secret.nc"))
+    os.symlink(outside, os.path.join(root, "link-out"))
+    try:
+        srv = Server(root, "--max-upload-mib", "1")
+        try:
+            confinement(srv, root, outside)
+            uploads(srv, root)
+            jobs(srv)
+            origin(srv)
+        finally:
+            srv.stop()
+        tokens(root)
+        slurm(root, tmp)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    finish("web_http")
+
+
+main()

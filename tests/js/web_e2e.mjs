@@ -1,0 +1,244 @@
+// The web UI end to end in headless Chromium: upload a real netCDF file, see
+// its fields, run a narrowed sweep and watch it finish, explore the scatter
+// (hover shows the combo), pick a Pareto combo, compress with it, inspect the
+// store and download it. The downloaded tar is unpacked and read by zarrita
+// (not our reader); its values are compared with what python3-netCDF4 reads
+// from the input. A long sweep then shows that a reload and a restarted
+// server both find the running job, and that Stop ends it. The page may load
+// nothing but the server's own URLs.
+//   node web_e2e.mjs [SCREENSHOT_DIR]   (env DCTK, DCTK_NCARG, DCTK_PYTHON)
+// With SCREENSHOT_DIR (docs/ for the committed ones) each page is saved as web-PAGE.png.
+import { spawn, spawnSync } from 'node:child_process'
+import { mkdtempSync, mkdirSync, readFileSync, rmSync, existsSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import assert from 'node:assert/strict'
+import { chromium } from 'playwright-core'
+import FileSystemStore from '@zarrita/storage/fs'
+import * as zarr from 'zarrita'
+
+const dctk = process.env.DCTK
+const input = `${process.env.DCTK_NCARG}/cdf/meccatemp.cdf`
+const shots = process.argv[2] // when given, a screenshot of each page goes there
+const root = mkdtempSync(join(tmpdir(), 'dctk-web-'))
+const THRESHOLD = 1e-3
+
+// Start the server on a free port (--port 0) and wait for the line with its URL.
+function startServer (extra = [], cmd = 'run_web_ui') {
+  const p = spawn(dctk, [cmd, '--port', '0', '--data-root', root, ...extra], { stdio: ['ignore', 'pipe', 'inherit'] })
+  return new Promise((resolve, reject) => {
+    let out = ''
+    p.stdout.on('data', d => {
+      out += d
+      const m = /listening on (http:\/\/127\.0\.0\.1:\d+\/)/.exec(out)
+      if (m) resolve({ proc: p, url: m[1] })
+    })
+    p.on('exit', code => reject(new Error(`server exited with ${code} before listening: ${out}`)))
+  })
+}
+
+function stopServer (s) {
+  if (s.proc.exitCode !== null || s.proc.signalCode !== null) return Promise.resolve()
+  return new Promise(resolve => { s.proc.on('exit', resolve); s.proc.kill('SIGTERM') })
+}
+
+async function shot (page, name) {
+  if (!shots) return
+  await page.waitForTimeout(300)
+  await page.screenshot({ path: join(shots, `web-${name}.png`), fullPage: true })
+}
+
+// The input as python3-netCDF4 reads it (CF-decoded, masked values as NaN).
+function reference () {
+  const py = 'import sys, json, netCDF4, numpy as np\n' +
+    'v = netCDF4.Dataset(sys.argv[1]).variables["t"][:]\n' +
+    'a = np.ma.filled(v.astype("f8"), np.nan)\n' +
+    'print(json.dumps({"shape": list(a.shape), "values": [None if np.isnan(x) else float(x) for x in a.ravel()]}))'
+  const r = spawnSync(process.env.DCTK_PYTHON || '/usr/bin/python3', ['-c', py, input], { encoding: 'utf8', maxBuffer: 1 << 28 })
+  assert.equal(r.status, 0, r.stderr)
+  return JSON.parse(r.stdout)
+}
+
+function toC ({ data, shape, stride }) {
+  const n = shape.reduce((a, b) => a * b, 1)
+  const out = new Float64Array(n)
+  const idx = new Array(shape.length).fill(0)
+  for (let i = 0; i < n; i++) {
+    let off = 0
+    for (let d = 0; d < shape.length; d++) off += idx[d] * stride[d]
+    out[i] = data[off]
+    for (let d = shape.length - 1; d >= 0 && ++idx[d] === shape[d]; d--) idx[d] = 0
+  }
+  return out
+}
+
+// picked: {combo: [c, f, s], codecs: [compressor, filter, serializer] as Zarr v3 JSON texts}
+async function checkDownload (tarPath, picked) {
+  const dir = join(root, 'unpacked')
+  mkdirSync(dir)
+  const t = spawnSync('tar', ['-xf', tarPath, '-C', dir], { encoding: 'utf8' })
+  assert.equal(t.status, 0, `tar: ${t.stderr}`)
+  const storeDir = join(dir, 'meccatemp.zarr')
+  const meta = JSON.parse(readFileSync(join(storeDir, 't', 'zarr.json'), 'utf8'))
+  const inner = meta.codecs[0].configuration.codecs.map(c => c.name)
+  const prov = meta.attributes.dc_toolkit
+  assert.deepEqual([prov.comp_idx, prov.filt_idx, prov.ser_idx], picked.combo, 'the store names another combo')
+  for (const codec of picked.codecs.filter(Boolean)) {
+    const want = JSON.parse(codec)
+    for (const c of Array.isArray(want) ? want : [want]) assert.ok(inner.includes(c.name), `store codecs ${inner} lack ${c.name}`)
+  }
+  const arr = await zarr.open.v3(zarr.root(new FileSystemStore(storeDir)).resolve('t'), { kind: 'array' })
+  const got = toC(await zarr.get(arr))
+  const ref = reference()
+  assert.deepEqual(arr.shape, ref.shape)
+  let sumErr = 0; let sumAbs = 0; let n = 0
+  ref.values.forEach((x, i) => {
+    if (x === null) { assert.ok(Number.isNaN(got[i]), `value ${i} lost its mask`); return }
+    sumErr += Math.abs(got[i] - x); sumAbs += Math.abs(x); n++
+  })
+  const l1 = sumErr / sumAbs
+  assert.ok(l1 <= THRESHOLD, `relative L1 of the downloaded store ${l1} over ${THRESHOLD}`)
+  return { n, l1, inner }
+}
+
+async function main () {
+  let server = await startServer()
+  const browser = await chromium.launchPersistentContext(join(root, '.profile'), {
+    executablePath: '/usr/bin/chromium',
+    viewport: { width: 1280, height: 900 },
+    acceptDownloads: true,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync']
+  })
+  const offline = []; const errors = []
+  try {
+    const page = await browser.newPage()
+    await page.route('**/*', route => {
+      const u = route.request().url()
+      if (u.startsWith('http://127.0.0.1:') || u.startsWith('data:')) return route.continue()
+      offline.push(u)
+      return route.abort()
+    })
+    page.on('pageerror', e => errors.push(String(e)))
+    page.on('console', m => { if (m.type() === 'error') errors.push(m.text()) })
+    await page.goto(server.url)
+
+    // 1. upload the file; its fields appear
+    await page.setInputFiles('#upload-file', input)
+    await page.click('#upload-btn')
+    await page.locator('#upload-msg', { hasText: 'Saved as uploads/meccatemp.cdf' }).waitFor()
+    await page.locator('#fields tbody tr', { hasText: 'time, lat, lon' }).waitFor()
+    assert.equal(readFileSync(join(root, 'uploads', 'meccatemp.cdf')).compare(readFileSync(input)), 0, 'upload changed the bytes')
+    await shot(page, 'dataset')
+
+    // 2. a narrowed sweep (codecs zarrita decodes), watched to the end
+    await page.click('text=Next: set up the sweep')
+    await page.selectOption('#sweep-field', 't')
+    await page.selectOption('#sf-compressor-class', 'zstd')
+    await page.selectOption('#sf-filter-class', 'bitround')
+    await page.selectOption('#sf-serializer-class', 'none')
+    await page.fill('#sf-eval-data-size-limit', '100KB')
+    await page.fill('#sf-override-existing-l1-error', String(THRESHOLD))
+    await page.fill('#sf-threads-per-rank', '2')
+    await page.click('#sweep-start')
+    await page.locator('#job-state', { hasText: /^done$/ }).waitFor({ timeout: 60000 })
+    const progress = await page.textContent('#job-progress')
+    assert.match(progress, /Finished: 1 field/)
+    assert.equal(await page.evaluate(() => document.getElementById('job-bar').style.width), '100%')
+    await shot(page, 'sweep')
+
+    // 3. the scatter: every row is a point, hover shows the combo
+    await page.click('#job-results')
+    await page.locator('#plot circle.pt').first().waitFor()
+    const r = await page.evaluate(() => state.results)
+    assert.equal(await page.locator('#plot circle.pt').count(), r.rows.length)
+    assert.ok(r.rows.length > 20 && r.kept > 0 && r.rows.some(x => x[7]), 'no Pareto front')
+    assert.match(await page.textContent('#res-summary'), new RegExp(`^${r.rows_total} combos evaluated`))
+    // pick the Pareto combo with the highest ratio that is not the best (the best is pre-selected)
+    const front = r.rows.map((x, i) => i).filter(i => r.rows[i][7]).sort((a, b) => r.rows[b][3] - r.rows[a][3])
+    const isBest = i => r.best && r.rows[i].slice(0, 3).every((v, k) => v === r.best[k])
+    const pickI = front.find(i => !isBest(i)) ?? front[0]
+    const pt = page.locator(`#plot circle.pt[data-i="${pickI}"]`)
+    await pt.hover({ force: true })
+    const tip = page.locator('#tip')
+    await tip.waitFor({ state: 'visible' })
+    const [c, f, s] = r.rows[pickI]
+    assert.ok((await tip.textContent()).includes(`comp_idx ${c}, filt_idx ${f}, ser_idx ${s}`))
+    await pt.click({ force: true })
+    assert.ok((await page.textContent('#pick')).includes(`comp_idx ${c}, filt_idx ${f}, ser_idx ${s}`))
+    await shot(page, 'results')
+
+    // 4. compress with it, inspect, download
+    await page.click('#compress-btn')
+    await page.locator('#store-state', { hasText: /^done$/ }).waitFor({ timeout: 60000 })
+    await page.locator('#store-inspect', { hasText: 'meccatemp.zarr' }).waitFor()
+    const inspect = await page.textContent('#store-inspect')
+    assert.match(inspect, /\bt\b/)
+    await shot(page, 'store')
+    const [dl] = await Promise.all([page.waitForEvent('download'), page.click('#store-download')])
+    assert.equal(dl.suggestedFilename(), 'meccatemp.zarr.tar')
+    const tarPath = join(root, 'store.tar')
+    await dl.saveAs(tarPath)
+    const got = await checkDownload(tarPath, { combo: [c, f, s], codecs: r.codecs[pickI] })
+
+    // a long sweep (the whole space in tiny chunks, minutes): a reload and a restarted server show it running
+    await page.goto(`${server.url}#sweep`)
+    await page.reload() // a fresh form
+    await page.selectOption('#sweep-field', 't')
+    await page.fill('#sf-inner-chunk-mib', '0.004')
+    await page.fill('#sf-threads-per-rank', '1')
+    await page.click('#sweep-start')
+    await page.locator('#job-state', { hasText: /^running$/ }).waitFor()
+    const longId = await page.textContent('#job-id')
+    await page.goto(server.url) // no hash: the page goes to the running job
+    await page.locator('#job-state', { hasText: /^running$/ }).waitFor()
+    assert.equal(await page.textContent('#job-id'), longId)
+    assert.ok(await page.locator('#banner', { hasText: `Running: sweep ${longId}` }).isVisible())
+    await stopServer(server)
+    server = await startServer()
+    await page.goto(server.url)
+    await page.locator('#job-state', { hasText: /^running$/ }).waitFor()
+    assert.equal(await page.textContent('#job-id'), longId)
+    await page.locator('#job-progress', { hasText: /: [1-9]\d* of \d+ combos evaluated/ }).waitFor({ timeout: 30000 })
+    const running = await page.textContent('#job-progress')
+    await page.click('#job-cancel')
+    await page.locator('#job-state', { hasText: /^cancelled$/ }).waitFor()
+
+    await page.goto(`${server.url}#jobs`)
+    await page.locator('#jobs tbody tr').nth(2).waitFor()
+    await shot(page, 'jobs')
+
+    // run_web_ui_vcluster: the sweep form writes a Slurm script for 4 nodes, 8 threads per rank
+    const vc = await startServer([], 'run_web_ui_vcluster')
+    try {
+      await page.goto(vc.url)
+      await page.click('#files tbody tr >> text=uploads/meccatemp.cdf')
+      await page.locator('#fields tbody tr', { hasText: 'time, lat, lon' }).waitFor()
+      await page.click('text=Next: set up the sweep')
+      await page.selectOption('#sweep-field', 't')
+      await page.selectOption('#sf-compressor-class', 'zstd')
+      await page.fill('#slurm-nodes', '4')
+      await page.fill('#slurm-threads', '8')
+      await page.click('#slurm-write')
+      await page.locator('#slurm-script', { hasText: '#SBATCH --nodes=4' }).waitFor()
+      const script = await page.textContent('#slurm-script')
+      for (const line of ['#SBATCH --ntasks-per-node=1', '#SBATCH --cpus-per-task=8', "SPACE_FLAGS=('--compressor-class=zstd')"]) {
+        assert.ok(script.split('\n').includes(line), `script lacks ${line}`)
+      }
+      assert.ok(existsSync(join(root, (await page.textContent('#slurm-path')).trim())), 'the script file is not there')
+      await shot(page, 'vcluster')
+    } finally { await stopServer(vc) }
+
+    assert.deepEqual(offline, [], 'the page asked for the network')
+    assert.deepEqual(errors, [], 'the page logged errors')
+    console.log(`ok: uploaded, swept ${r.rows_total} combos, picked (${c}, ${f}, ${s}), downloaded a store zarrita reads: ` +
+      `${got.n} values, relative L1 ${got.l1.toExponential(2)}, codecs ${got.inner.join(' ')}; ` +
+      `the long sweep survived a reload and a server restart ("${running}") and stopped`)
+  } finally {
+    await browser.close()
+    await stopServer(server)
+    if (!process.env.DCTK_KEEP) rmSync(root, { recursive: true, force: true })
+  }
+}
+
+await main()
