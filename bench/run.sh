@@ -23,5 +23,7 @@ fi
 /usr/bin/python3 "$here/sweep.py" "$B"
 # dctk.sz / dctk.ebcc: the sweep's best ratio without and with them, and against ZFP
 /usr/bin/python3 "$here/serializers.py" "$B"
+# PCodec: the sweep's best ratio without and with it at several L1 thresholds, against zstd/blosc
+/usr/bin/python3 "$here/pcodec.py" "$B" 300KB --compressor-class zstd
 # compress_with_optimal against nccopy -d 1 -s
 /usr/bin/python3 "$here/compress.py" "$B"
