@@ -110,6 +110,9 @@ static dctk_status index_entry(dctk_zarr_array *a, const char *key, size_t i, ui
     *off = dctk_get_le64(e);
     *len = dctk_get_le64(e + 8);
     *present = !(*off == ZARR_ABSENT && *len == ZARR_ABSENT);
+    if (*present && *len == 0) /* no codec encodes a chunk to nothing */
+        return DCTK_FAIL(DCTK_ERR_CORRUPT, "shard '%s': inner chunk %zu has length 0 (offset %llu)", key, i,
+                         (unsigned long long)*off);
     if (*present && (*off < lo || *off > hi || *len > hi - *off))
         return DCTK_FAIL(DCTK_ERR_CORRUPT, "shard '%s': inner chunk %zu at offset %llu, %llu bytes, lies outside the "
                          "shard's data (%llu..%llu)", key, i, (unsigned long long)*off, (unsigned long long)*len,
