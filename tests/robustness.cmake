@@ -1,3 +1,4 @@
+# Robustness: fuzz targets, the bad-input table, a full disk during a write.
 # Fuzz targets (tests/fuzz/*.c, each an LLVMFuzzerTestOneInput). With
 # DCTK_FUZZ they link libFuzzer (`make fuzz` runs them); otherwise each links
 # the replay main and runs its committed corpus as a unit test, so `make
@@ -21,3 +22,9 @@ endforeach()
 add_executable(fuzz_make_seeds fuzz/make_seeds.c)
 target_link_libraries(fuzz_make_seeds PRIVATE dctk)
 target_include_directories(fuzz_make_seeds PRIVATE ${CMAKE_SOURCE_DIR}/src ${CMAKE_CURRENT_SOURCE_DIR}/fuzz)
+
+# The bad-input table (tests/bad_inputs/cases.tsv): labelled unit so that
+# `make asan` runs it against the sanitizer build of dc_toolkit too.
+add_test(NAME bad_inputs COMMAND ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/bad_inputs/run.py)
+set_tests_properties(bad_inputs PROPERTIES LABELS unit TIMEOUT 300
+  ENVIRONMENT "DCTK=$<TARGET_FILE:dc_toolkit>;PYTHONDONTWRITEBYTECODE=1;LSAN_OPTIONS=suppressions=${CMAKE_CURRENT_SOURCE_DIR}/interop/lsan_eccodes.supp:print_suppressions=0")
