@@ -28,3 +28,7 @@ target_include_directories(fuzz_make_seeds PRIVATE ${CMAKE_SOURCE_DIR}/src ${CMA
 add_test(NAME bad_inputs COMMAND ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/bad_inputs/run.py)
 set_tests_properties(bad_inputs PROPERTIES LABELS unit TIMEOUT 300
   ENVIRONMENT "DCTK=$<TARGET_FILE:dc_toolkit>;PYTHONDONTWRITEBYTECODE=1;LSAN_OPTIONS=suppressions=${CMAKE_CURRENT_SOURCE_DIR}/interop/lsan_eccodes.supp:print_suppressions=0")
+
+# A full disk (a 2 MiB tmpfs in a private mount namespace) during compress_with_optimal.
+dctk_script_test(full_disk ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_full_disk.py)
+set_tests_properties(full_disk PROPERTIES TIMEOUT 300)
