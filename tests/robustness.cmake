@@ -12,7 +12,7 @@ foreach(t ${DCTK_FUZZ_TARGETS})
     add_executable(fuzz_${t} fuzz/${t}.c fuzz/replay.c)
     add_test(NAME fuzz_${t} COMMAND fuzz_${t} ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/corpus/${t})
     set_tests_properties(fuzz_${t} PROPERTIES LABELS unit TIMEOUT 300
-      ENVIRONMENT "LSAN_OPTIONS=suppressions=${CMAKE_CURRENT_SOURCE_DIR}/interop/lsan_eccodes.supp:print_suppressions=0")
+      ENVIRONMENT "LSAN_OPTIONS=suppressions=${CMAKE_CURRENT_SOURCE_DIR}/fuzz/lsan.supp:print_suppressions=0")
   endif()
   target_link_libraries(fuzz_${t} PRIVATE dctk)
   target_include_directories(fuzz_${t} PRIVATE ${CMAKE_SOURCE_DIR}/src ${CMAKE_CURRENT_SOURCE_DIR}/fuzz)

@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "dataset_internal.h"
@@ -175,6 +176,32 @@ static dctk_status scan_one(const char *path, grib_impl *im, codes_handle *h) {
     return add_msg_to_group(path, im, &g, im->nmsgs++);
 }
 
+/* eccodes allocates whatever length a GRIB 2 header claims before it reads
+ * the message, so a damaged length field (8 bytes) asks for terabytes. Find
+ * the next message from byte pos as eccodes does (the first "GRIB" with
+ * edition 1 or 2) and check that the length it claims fits in the file. */
+static dctk_status check_next_length(const char *path, int fd, off_t pos, off_t size, size_t msgno) {
+    enum { WIN = 65536 };
+    uint8_t buf[WIN + 16];
+    for (off_t at = pos; at < size; at += WIN) {
+        ssize_t got = pread(fd, buf, sizeof buf, at);
+        if (got < 16) return DCTK_OK;
+        for (ssize_t i = 0; i + 16 <= got && i < WIN; i++) {
+            if (memcmp(buf + i, "GRIB", 4) != 0 || (buf[i + 7] != 1 && buf[i + 7] != 2)) continue;
+            if (buf[i + 7] == 1) return DCTK_OK; /* 3-byte length: never absurd */
+            uint64_t len = 0;
+            for (int k = 8; k < 16; k++) len = len << 8 | buf[i + k];
+            uint64_t left = (uint64_t)(size - at - i);
+            if (len > left)
+                return DCTK_FAIL(DCTK_ERR_FORMAT, "%s: GRIB message %zu (at byte %lld) is truncated or corrupt: it "
+                                 "claims %llu bytes, the file has %llu left", path, msgno, (long long)(at + i),
+                                 (unsigned long long)len, (unsigned long long)left);
+            return DCTK_OK;
+        }
+    }
+    return DCTK_OK;
+}
+
 static dctk_status scan(const char *path, grib_impl *im) {
     FILE *f = fopen(path, "rb");
     if (!f) return DCTK_FAIL(DCTK_ERR_IO, "%s: %s", path, strerror(errno));
@@ -182,6 +209,9 @@ static dctk_status scan(const char *path, grib_impl *im) {
     for (;;) {
         int err = 0;
         long before = ftell(f);
+        struct stat sb;
+        if (fstat(fileno(f), &sb) == 0) st = check_next_length(path, fileno(f), before, sb.st_size, im->nmsgs + 1);
+        if (st) break;
         codes_handle *h = codes_handle_new_from_file(NULL, f, PRODUCT_GRIB, &err);
         if (!h && err == 0) break;
         if (!h) {
