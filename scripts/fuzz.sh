@@ -20,10 +20,11 @@ mkdir -p "$build/fuzz-logs"
 run_one() {
   t=$1
   mkdir -p "$build/fuzz-corpus/$t" "$build/fuzz-artifacts/$t"
+  # rss 4 GiB: the readers may hold one 2 GiB GRIB message or 1 GiB chunk (and ASan's shadow)
   # eccodes, libnetcdf and HDF5 leak on some damaged files (not ours): see the file
   LSAN_OPTIONS=suppressions=$here/tests/fuzz/lsan.supp:print_suppressions=0 \
   UBSAN_OPTIONS=print_stacktrace=1 \
-    nice -n 10 "$build/tests/fuzz_$t" -max_total_time="$seconds" -timeout=20 -print_final_stats=1 \
+    nice -n 10 "$build/tests/fuzz_$t" -max_total_time="$seconds" -timeout=20 -rss_limit_mb=4096 -print_final_stats=1 \
     -artifact_prefix="$build/fuzz-artifacts/$t/" "$build/fuzz-corpus/$t" "$here/tests/fuzz/corpus/$t" \
     > "$build/fuzz-logs/$t.log" 2>&1 || true
 }

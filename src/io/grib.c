@@ -33,6 +33,9 @@
 
 #define KEY_CAP 128
 
+/* Points of one message (decoded whole, as doubles): 2 GiB. */
+#define MAX_POINTS (1L << 28)
+
 typedef struct gmsg {
     long offset, length;
     long step;
@@ -124,9 +127,32 @@ static void read_info(codes_handle *h, ginfo *g) {
     g->time = get_long(h, "dataTime", 0);
     g->centre = get_long(h, "centre", -1);
     g->usable = g->grid_type[0] && g->npoints > 0;
-    if (!g->usable)
+    if (!g->usable) {
         snprintf(g->why, sizeof g->why, "GRIB%ld message without a usable grid description (grid definition %ld is a "
                  "predefined grid eccodes cannot decode)", g->edition, get_long(h, "gridDefinition", -1));
+        return;
+    }
+    /* A message is decoded whole into npoints doubles: check the count
+     * against the grid and the bytes before anything is allocated. */
+    long len = get_long(h, "totalLength", -1), grid;
+    char packing[KEY_CAP];
+    get_str(h, "packingType", packing, "");
+    /* bits each point needs at least: its bit in a bitmap, or its value in simple packing (others compress) */
+    long per_point = get_long(h, "bitmapPresent", 0)      ? 1
+                     : !strcmp(packing, "grid_simple") ? get_long(h, "bitsPerValue", 0)
+                                                       : 0;
+    if (g->ni > 0 && g->nj > 0 && (__builtin_mul_overflow(g->ni, g->nj, &grid) || grid != g->npoints))
+        snprintf(g->why, sizeof g->why, "corrupt GRIB message: it declares %ld points, its grid is %ld x %ld",
+                 g->npoints, g->ni, g->nj);
+    else if (g->npoints > MAX_POINTS)
+        snprintf(g->why, sizeof g->why, "GRIB message of %ld points: more than the %ld this reader decodes", g->npoints,
+                 (long)MAX_POINTS);
+    else if (len > 0 && per_point > 0 && g->npoints > len / per_point * 8)
+        snprintf(g->why, sizeof g->why, "corrupt GRIB message: %ld points at %ld bits do not fit in its %ld bytes",
+                 g->npoints, per_point, len);
+    else
+        return;
+    g->usable = false;
 }
 
 static bool same_group(const ginfo *a, const ginfo *b) {

@@ -59,6 +59,9 @@ put("grib_empty.grib2", b"")
 put("grib_truncated.grib2", g2[: len(g2) // 2])
 put("grib_bitflip_length.grib2", flip(g2, 12, 0x10))  # total length in section 0 beyond the file
 put("grib_no_end.grib2", g2[:-4])  # no closing 7777
+# found by fuzz_dataset_open: 838866845 points on a 93 x 65 grid (used to allocate 6.7 GB)
+put("grib_points_mismatch.grib2",
+    open(os.path.join(HERE, "../fuzz/corpus/dataset_open/crash_grib2_points_mismatch"), "rb").read()[1:])
 put("grib_huge_length.grib2", flip(g2, 9, 0xFF))  # claims 2^56 bytes: eccodes would try to allocate them
 
 # --- Zarr ----------------------------------------------------------------
