@@ -112,6 +112,28 @@ static long get_long(codes_handle *h, const char *key, long dflt) {
     return codes_is_missing(h, key, &err) && !err ? dflt : v;
 }
 
+static uint32_t be32(const uint8_t *p) { return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]; }
+
+/* eccodes 2.28 copies every pixel of a JPEG 2000 image into the values
+ * array without comparing the image size with it, so a damaged codestream
+ * header writes past the array. Read the image size (SIZ marker, component
+ * 0) from section 7; false when it differs from the values declared. */
+static bool jpeg_size_ok(codes_handle *h, long values, char *why, size_t cap) {
+    const void *msg;
+    size_t size;
+    long at = get_long(h, "offsetSection7", -1);
+    if (at < 0 || codes_get_message(h, &msg, &size) != 0 || (size_t)at + 5 + 45 > size) return true;
+    const uint8_t *p = (const uint8_t *)msg + at + 5;
+    if (p[0] != 0xFF || p[1] != 0x4F || p[2] != 0xFF || p[3] != 0x51) return true; /* eccodes refuses it */
+    uint64_t x = be32(p + 8), y = be32(p + 12), x0 = be32(p + 16), y0 = be32(p + 20);
+    uint64_t xr = p[43] ? p[43] : 1, yr = p[44] ? p[44] : 1; /* XRsiz, YRsiz after Csiz and Ssiz */
+    uint64_t w = (x + xr - 1) / xr - (x0 + xr - 1) / xr, hh = (y + yr - 1) / yr - (y0 + yr - 1) / yr;
+    if (x < x0 || y < y0 || w * hh == (uint64_t)values) return true;
+    snprintf(why, cap, "corrupt GRIB message: its JPEG 2000 image is %llu x %llu, it declares %ld values",
+             (unsigned long long)w, (unsigned long long)hh, values);
+    return false;
+}
+
 static void read_info(codes_handle *h, ginfo *g) {
     get_str(h, "shortName", g->short_name, "unknown");
     get_str(h, "typeOfLevel", g->level_type, "unknown");
@@ -150,7 +172,8 @@ static void read_info(codes_handle *h, ginfo *g) {
     else if (len > 0 && per_point > 0 && g->npoints > len / per_point * 8)
         snprintf(g->why, sizeof g->why, "corrupt GRIB message: %ld points at %ld bits do not fit in its %ld bytes",
                  g->npoints, per_point, len);
-    else
+    else if (strcmp(packing, "grid_jpeg") || jpeg_size_ok(h, get_long(h, "numberOfCodedValues", -1), g->why,
+                                                          sizeof g->why))
         return;
     g->usable = false;
 }

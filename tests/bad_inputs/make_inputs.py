@@ -62,6 +62,9 @@ put("grib_no_end.grib2", g2[:-4])  # no closing 7777
 # found by fuzz_dataset_open: 838866845 points on a 93 x 65 grid (used to allocate 6.7 GB)
 put("grib_points_mismatch.grib2",
     open(os.path.join(HERE, "../fuzz/corpus/dataset_open/crash_grib2_points_mismatch"), "rb").read()[1:])
+# found by fuzz_dataset_open: a JPEG 2000 image of 524381 x 65 for 6045 values (eccodes wrote past our array)
+put("grib_jpeg_image_size.grib2",
+    open(os.path.join(HERE, "../fuzz/corpus/dataset_open/crash_grib2_jpeg_image_size"), "rb").read()[1:])
 put("grib_huge_length.grib2", flip(g2, 9, 0xFF))  # claims 2^56 bytes: eccodes would try to allocate them
 
 # --- Zarr ----------------------------------------------------------------
