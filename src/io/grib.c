@@ -237,11 +237,16 @@ static dctk_status check_next_length(const char *path, int fd, off_t pos, off_t 
         if (got < 16) return DCTK_OK;
         for (ssize_t i = 0; i + 16 <= got && i < WIN; i++) {
             if (memcmp(buf + i, "GRIB", 4) != 0 || (buf[i + 7] != 1 && buf[i + 7] != 2)) continue;
-            if (buf[i + 7] == 1) return DCTK_OK; /* 3-byte length: never absurd */
-            uint64_t len = 0;
-            for (int k = 8; k < 16; k++) len = len << 8 | buf[i + k];
+            /* GRIB 1: 3 bytes after "GRIB" (never absurdly large, and scaled for messages over 8 MiB, so
+             * only its lower bound is checked); GRIB 2: 8 bytes after the edition */
+            bool one = buf[i + 7] == 1;
+            uint64_t len = 0, least = one ? 12 : 20; /* indicator section and "7777" */
+            for (int k = one ? 4 : 8; k < (one ? 7 : 16); k++) len = len << 8 | buf[i + k];
             uint64_t left = (uint64_t)(size - at - i);
-            if (len > left)
+            if (len < least) /* eccodes copies the indicator section into a buffer of that length */
+                return DCTK_FAIL(DCTK_ERR_FORMAT, "%s: GRIB message %zu (at byte %lld) is corrupt: it claims %llu bytes, "
+                                 "less than its own header", path, msgno, (long long)(at + i), (unsigned long long)len);
+            if (!one && len > left)
                 return DCTK_FAIL(DCTK_ERR_FORMAT, "%s: GRIB message %zu (at byte %lld) is truncated or corrupt: it "
                                  "claims %llu bytes, the file has %llu left", path, msgno, (long long)(at + i),
                                  (unsigned long long)len, (unsigned long long)left);

@@ -65,6 +65,7 @@ put("grib_points_mismatch.grib2",
 # found by fuzz_dataset_open: a JPEG 2000 image of 524381 x 65 for 6045 values (eccodes wrote past our array)
 put("grib_jpeg_image_size.grib2",
     open(os.path.join(HERE, "../fuzz/corpus/dataset_open/crash_grib2_jpeg_image_size"), "rb").read()[1:])
+put("grib_tiny_length.grib2", g2[:8] + struct.pack(">Q", 12) + g2[16:])  # eccodes copied 16 bytes into 12
 put("grib_huge_length.grib2", flip(g2, 9, 0xFF))  # claims 2^56 bytes: eccodes would try to allocate them
 
 # --- Zarr ----------------------------------------------------------------
