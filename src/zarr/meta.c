@@ -357,10 +357,11 @@ size_t zarr_inner_grid(const dctk_zarr_meta *m, size_t *grid) {
     return n;
 }
 
-void zarr_copy_box(int ndim, size_t es, const size_t *count, const void *src, const size_t *sshape,
-                   const size_t *soff, void *dst, const size_t *dshape, const size_t *doff) {
+/* Copy a box from src to dst, or (src NULL) fill the box in dst with fill. */
+static void box_rows(int ndim, size_t es, const size_t *count, const void *src, const size_t *sshape,
+                     const size_t *soff, void *dst, const size_t *dshape, const size_t *doff, const uint8_t *fill) {
     if (ndim == 0) {
-        memcpy(dst, src, es);
+        memcpy(dst, src ? src : fill, es);
         return;
     }
     for (int d = 0; d < ndim; d++)
@@ -384,9 +385,20 @@ void zarr_copy_box(int ndim, size_t es, const size_t *count, const void *src, co
             so += (soff[d] + p) * sstr[d];
             dof += (doff[d] + p) * dstr[d];
         }
-        memcpy(t + dof * es, s + so * es, run * es);
+        if (s) memcpy(t + dof * es, s + so * es, run * es);
+        else zarr_fill_elems(t + dof * es, fill, es, run);
         int d = inner - 1;
         while (d >= 0 && ++pos[d] == count[d]) pos[d--] = 0;
         if (d < 0) return;
     }
+}
+
+void zarr_copy_box(int ndim, size_t es, const size_t *count, const void *src, const size_t *sshape,
+                   const size_t *soff, void *dst, const size_t *dshape, const size_t *doff) {
+    box_rows(ndim, es, count, src, sshape, soff, dst, dshape, doff, NULL);
+}
+
+void zarr_fill_box(int ndim, size_t es, const size_t *count, const uint8_t *fill, void *dst, const size_t *dshape,
+                   const size_t *doff) {
+    box_rows(ndim, es, count, NULL, dshape, doff, dst, dshape, doff, fill);
 }

@@ -56,6 +56,11 @@ void zarr_fill_elems(void *buf, const uint8_t *fill, size_t es, size_t n);
 void zarr_copy_box(int ndim, size_t es, const size_t *count, const void *src, const size_t *sshape,
                    const size_t *soff, void *dst, const size_t *dshape, const size_t *doff);
 
+/* Fill the box of count elements at corner doff of dst (shape dshape) with
+ * the fill value: what an absent chunk contributes to a region. */
+void zarr_fill_box(int ndim, size_t es, const size_t *count, const uint8_t *fill, void *dst, const size_t *dshape,
+                   const size_t *doff);
+
 /* A JSON number for a fill value of dtype t ("NaN", ... for floats). */
 json_t *zarr_fill_to_json(dctk_dtype t, double v);
 dctk_status zarr_fill_from_json(const json_t *j, dctk_dtype t, double *out);
