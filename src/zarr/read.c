@@ -60,6 +60,8 @@ static void place_fill(const region *r, const size_t *co) {
 static dctk_status decode_place(const region *r, const size_t *co, const uint8_t *p, size_t n) {
     dctk_zarr_array *a = r->a;
     dctk_chunk_spec spec = dctk_spec_make(a->meta.dtype, a->meta.ndim, a->meta.inner);
+    /* sized on first use: a region over absent chunks needs no chunk buffer */
+    DCTK_TRY(dctk_buf_resize(&a->scratch[S_CHUNK], dctk_spec_nbytes(&spec)));
     DCTK_TRY(dctk_pipeline_decode(a->pipe, a->ctx, &spec, p, n, a->scratch[S_CHUNK].data, &a->scratch[S_TMP]));
     place(r, co, a->scratch[S_CHUNK].data);
     return DCTK_OK;
@@ -212,7 +214,6 @@ dctk_status dctk_zarr_read(dctk_zarr_array *a, const size_t *start, const size_t
         lo[d] = start[d] / m->chunk[d];
         hi[d] = (start[d] + count[d] - 1) / m->chunk[d];
     }
-    DCTK_TRY(dctk_buf_resize(&a->scratch[S_CHUNK], dctk_shape_nelems(m->ndim, m->inner) * dctk_dtype_size(m->dtype)));
     region r = {a, start, count, out};
     memcpy(pos, lo, sizeof pos);
     do {
