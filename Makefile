@@ -3,6 +3,7 @@
 #   make check   install what is missing, build, run every test (and the unit
 #                tests again under AddressSanitizer + UBSan)
 #   make bench   the benchmarks in bench/, figures side by side
+#   make fuzz    build the libFuzzer targets (clang) and run each FUZZ_SECONDS
 #   make install PREFIX=/usr/local DESTDIR=
 
 BUILD  ?= build
@@ -14,8 +15,11 @@ DEMO_FILE ?= $(NCARG)/nug/rectilinear_grid_3D.nc
 DEMO_OUT  ?= demo-out
 # every field within 1e-4 relative L1 error; a small sample keeps the demo to minutes
 DEMO_ARGS ?= --override-existing-l1-error 1e-4 --eval-data-size-limit 50KB
+FUZZ          ?= build-fuzz
+FUZZ_SECONDS  ?= 600
+FUZZ_PARALLEL ?= 1
 
-.PHONY: all deps test-deps build demo check test asan bench install clean
+.PHONY: all deps test-deps fuzz-deps build demo check test asan bench fuzz install clean
 
 all: build
 
@@ -48,6 +52,12 @@ check: test-deps
 	$(MAKE) test
 	$(MAKE) asan
 
+fuzz-deps:
+	@sh scripts/install-deps.sh --fuzz
+
+fuzz: fuzz-deps
+	sh scripts/fuzz.sh $(FUZZ) $(FUZZ_SECONDS) $(FUZZ_PARALLEL)
+
 bench: build
 	@sh bench/run.sh $(BUILD)
 
@@ -55,4 +65,4 @@ install: build
 	DESTDIR=$(DESTDIR) cmake --install $(BUILD) --prefix $(PREFIX)
 
 clean:
-	rm -rf $(BUILD) $(ASAN) $(DEMO_OUT)
+	rm -rf $(BUILD) $(ASAN) $(FUZZ) $(DEMO_OUT)

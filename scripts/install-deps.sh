@@ -3,6 +3,7 @@
 # Installs only what is missing, so a second run is quick and offline-safe.
 #   scripts/install-deps.sh          build + demo dependencies
 #   scripts/install-deps.sh --test   also the independent readers the tests compare against
+#   scripts/install-deps.sh --fuzz   also clang and its fuzzer runtime (make fuzz only)
 set -eu
 
 BUILD="build-essential cmake pkg-config git
@@ -12,6 +13,8 @@ BUILD="build-essential cmake pkg-config git
 TEST="python3 python3-numpy python3-numcodecs python3-zfpy python3-netcdf4
   python3-eccodes python3-zarr python3-xarray netcdf-bin
   python3-sklearn chromium valgrind"
+# libFuzzer ships with clang's compiler-rt; only `make fuzz` needs them.
+FUZZ="clang libclang-rt-14-dev"
 # Node.js and npm only when the machine has none: a Node.js from elsewhere
 # (with its own npm) conflicts with Debian's npm package.
 if [ "${1:-}" = "--test" ] && ! command -v npm >/dev/null 2>&1; then
@@ -20,6 +23,7 @@ fi
 
 pkgs=$BUILD
 [ "${1:-}" = "--test" ] && pkgs="$BUILD $TEST"
+[ "${1:-}" = "--fuzz" ] && pkgs="$BUILD $FUZZ"
 
 missing=""
 for p in $pkgs; do

@@ -118,6 +118,8 @@ int write_cli_field(const char *cmd, dctk_dataset *ds, size_t v, const char *dat
     st = dctk_compress_variable(ds, v, &o, &r);
     json_decref(prov);
     char sh[128], ch[128], in[32], out[32];
+    /* an array that was not written (r.bytes_in counts what was attempted) is not reported as written */
+    if (st != DCTK_OK && !r.verified) r.bytes_in = 0;
     if (r.bytes_in)
         printf("%s: wrote %s/%s (chunks %s, shards %s): %s -> %s, ratio %.3f", var->name, store, var->name,
                dctk_shape_str(r.ndim, r.chunk, ch, sizeof ch), dctk_shape_str(r.ndim, r.shard, sh, sizeof sh),

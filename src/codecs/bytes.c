@@ -90,7 +90,7 @@ static dctk_status crc_encode(const dctk_codec *c, dctk_codec_ctx *ctx, const dc
                               const void *src, size_t n, dctk_buf *dst) {
     (void)c, (void)ctx, (void)in;
     DCTK_TRY(dctk_buf_resize(dst, n + 4));
-    memcpy(dst->data, src, n);
+    if (n) memcpy(dst->data, src, n);
     dctk_put_le32(dst->data + n, dctk_crc32c(src, n));
     return DCTK_OK;
 }
@@ -102,7 +102,7 @@ static dctk_status crc_decode(const dctk_codec *c, dctk_codec_ctx *ctx, const dc
     uint32_t want = dctk_get_le32((const uint8_t *)src + n - 4), got = dctk_crc32c(src, n - 4);
     if (want != got) return DCTK_FAIL(DCTK_ERR_CORRUPT, "crc32c mismatch: stored %08x, computed %08x", want, got);
     DCTK_TRY(dctk_buf_resize(dst, n - 4));
-    memcpy(dst->data, src, n - 4);
+    if (n > 4) memcpy(dst->data, src, n - 4);
     return DCTK_OK;
 }
 

@@ -2,11 +2,13 @@
  * a field into a sharded Zarr v3 array with a chosen pipeline, check it, and
  * consolidate a dataset's store. */
 #include <errno.h>
+#include <fcntl.h>
 #include <libgen.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "dctk/chunking.h"
 #include "dctk/codec.h"
@@ -165,6 +167,17 @@ static dctk_status write_array(dctk_dataset *ds, size_t v, dctk_store *store, co
     return st;
 }
 
+/* Flush the file system that holds dir and report deferred write errors
+ * (ENOSPC, EIO) that write() and close() did not see. */
+static dctk_status sync_tree(const char *dir) {
+    int fd = open(dir, O_RDONLY | O_DIRECTORY);
+    if (fd < 0) return DCTK_FAIL(DCTK_ERR_IO, "%s: %s", dir, strerror(errno));
+    dctk_status st = DCTK_OK;
+    if (syncfs(fd) != 0) st = DCTK_FAIL(DCTK_ERR_IO, "%s: flushing to disk failed: %s", dir, strerror(errno));
+    close(fd);
+    return st;
+}
+
 dctk_status dctk_compress_variable(dctk_dataset *ds, size_t v, const dctk_compress_opts *o, dctk_compress_report *r) {
     memset(r, 0, sizeof *r);
     const dctk_var *var = dctk_dataset_var(ds, v);
@@ -186,6 +199,11 @@ dctk_status dctk_compress_variable(dctk_dataset *ds, size_t v, const dctk_compre
     snprintf(final_dir, sizeof final_dir, "%s/%s", o->store_path, var->name);
     dctk_status st = dctk_store_delete_tree(store, tmp);
     if (st == DCTK_OK) st = write_array(ds, v, store, tmp, o, r);
+    /* chunk files are not synced one by one: a full disk or an I/O error the
+     * kernel met while writing them back shows up here, before the rename */
+    if (st == DCTK_OK) st = sync_tree(tmp_dir);
+    if (st != DCTK_OK && st != DCTK_ERR_NOMEM)
+        dctk_prefix_detail("%s: variable '%s' not written (its partial array is removed): ", o->store_path, var->name);
     /* only a complete array takes the field's name */
     if (st == DCTK_OK) st = dctk_store_delete_tree(store, var->name);
     if (st == DCTK_OK && rename(tmp_dir, final_dir) != 0)

@@ -25,12 +25,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "dataset_internal.h"
 #include "dctk/util.h"
 
 #define KEY_CAP 128
+
+/* Points of one message (decoded whole, as doubles): 2 GiB. */
+#define MAX_POINTS (1L << 28)
 
 typedef struct gmsg {
     long offset, length;
@@ -108,6 +112,28 @@ static long get_long(codes_handle *h, const char *key, long dflt) {
     return codes_is_missing(h, key, &err) && !err ? dflt : v;
 }
 
+static uint32_t be32(const uint8_t *p) { return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]; }
+
+/* eccodes 2.28 copies every pixel of a JPEG 2000 image into the values
+ * array without comparing the image size with it, so a damaged codestream
+ * header writes past the array. Read the image size (SIZ marker, component
+ * 0) from section 7; false when it differs from the values declared. */
+static bool jpeg_size_ok(codes_handle *h, long values, char *why, size_t cap) {
+    const void *msg;
+    size_t size;
+    long at = get_long(h, "offsetSection7", -1);
+    if (at < 0 || codes_get_message(h, &msg, &size) != 0 || (size_t)at + 5 + 45 > size) return true;
+    const uint8_t *p = (const uint8_t *)msg + at + 5;
+    if (p[0] != 0xFF || p[1] != 0x4F || p[2] != 0xFF || p[3] != 0x51) return true; /* eccodes refuses it */
+    uint64_t x = be32(p + 8), y = be32(p + 12), x0 = be32(p + 16), y0 = be32(p + 20);
+    uint64_t xr = p[43] ? p[43] : 1, yr = p[44] ? p[44] : 1; /* XRsiz, YRsiz after Csiz and Ssiz */
+    uint64_t w = (x + xr - 1) / xr - (x0 + xr - 1) / xr, hh = (y + yr - 1) / yr - (y0 + yr - 1) / yr;
+    if (x < x0 || y < y0 || w * hh == (uint64_t)values) return true;
+    snprintf(why, cap, "corrupt GRIB message: its JPEG 2000 image is %llu x %llu, it declares %ld values",
+             (unsigned long long)w, (unsigned long long)hh, values);
+    return false;
+}
+
 static void read_info(codes_handle *h, ginfo *g) {
     get_str(h, "shortName", g->short_name, "unknown");
     get_str(h, "typeOfLevel", g->level_type, "unknown");
@@ -123,9 +149,33 @@ static void read_info(codes_handle *h, ginfo *g) {
     g->time = get_long(h, "dataTime", 0);
     g->centre = get_long(h, "centre", -1);
     g->usable = g->grid_type[0] && g->npoints > 0;
-    if (!g->usable)
+    if (!g->usable) {
         snprintf(g->why, sizeof g->why, "GRIB%ld message without a usable grid description (grid definition %ld is a "
                  "predefined grid eccodes cannot decode)", g->edition, get_long(h, "gridDefinition", -1));
+        return;
+    }
+    /* A message is decoded whole into npoints doubles: check the count
+     * against the grid and the bytes before anything is allocated. */
+    long len = get_long(h, "totalLength", -1), grid;
+    char packing[KEY_CAP];
+    get_str(h, "packingType", packing, "");
+    /* bits each point needs at least: its bit in a bitmap, or its value in simple packing (others compress) */
+    long per_point = get_long(h, "bitmapPresent", 0)      ? 1
+                     : !strcmp(packing, "grid_simple") ? get_long(h, "bitsPerValue", 0)
+                                                       : 0;
+    if (g->ni > 0 && g->nj > 0 && (__builtin_mul_overflow(g->ni, g->nj, &grid) || grid != g->npoints))
+        snprintf(g->why, sizeof g->why, "corrupt GRIB message: it declares %ld points, its grid is %ld x %ld",
+                 g->npoints, g->ni, g->nj);
+    else if (g->npoints > MAX_POINTS)
+        snprintf(g->why, sizeof g->why, "GRIB message of %ld points: more than the %ld this reader decodes", g->npoints,
+                 (long)MAX_POINTS);
+    else if (len > 0 && per_point > 0 && g->npoints > len / per_point * 8)
+        snprintf(g->why, sizeof g->why, "corrupt GRIB message: %ld points at %ld bits do not fit in its %ld bytes",
+                 g->npoints, per_point, len);
+    else if (strcmp(packing, "grid_jpeg") || jpeg_size_ok(h, get_long(h, "numberOfCodedValues", -1), g->why,
+                                                          sizeof g->why))
+        return;
+    g->usable = false;
 }
 
 static bool same_group(const ginfo *a, const ginfo *b) {
@@ -175,6 +225,37 @@ static dctk_status scan_one(const char *path, grib_impl *im, codes_handle *h) {
     return add_msg_to_group(path, im, &g, im->nmsgs++);
 }
 
+/* eccodes allocates whatever length a GRIB 2 header claims before it reads
+ * the message, so a damaged length field (8 bytes) asks for terabytes. Find
+ * the next message from byte pos as eccodes does (the first "GRIB" with
+ * edition 1 or 2) and check that the length it claims fits in the file. */
+static dctk_status check_next_length(const char *path, int fd, off_t pos, off_t size, size_t msgno) {
+    enum { WIN = 65536 };
+    uint8_t buf[WIN + 16];
+    for (off_t at = pos; at < size; at += WIN) {
+        ssize_t got = pread(fd, buf, sizeof buf, at);
+        if (got < 16) return DCTK_OK;
+        for (ssize_t i = 0; i + 16 <= got && i < WIN; i++) {
+            if (memcmp(buf + i, "GRIB", 4) != 0 || (buf[i + 7] != 1 && buf[i + 7] != 2)) continue;
+            /* GRIB 1: 3 bytes after "GRIB" (never absurdly large, and scaled for messages over 8 MiB, so
+             * only its lower bound is checked); GRIB 2: 8 bytes after the edition */
+            bool one = buf[i + 7] == 1;
+            uint64_t len = 0, least = one ? 12 : 20; /* indicator section and "7777" */
+            for (int k = one ? 4 : 8; k < (one ? 7 : 16); k++) len = len << 8 | buf[i + k];
+            uint64_t left = (uint64_t)(size - at - i);
+            if (len < least) /* eccodes copies the indicator section into a buffer of that length */
+                return DCTK_FAIL(DCTK_ERR_FORMAT, "%s: GRIB message %zu (at byte %lld) is corrupt: it claims %llu bytes, "
+                                 "less than its own header", path, msgno, (long long)(at + i), (unsigned long long)len);
+            if (!one && len > left)
+                return DCTK_FAIL(DCTK_ERR_FORMAT, "%s: GRIB message %zu (at byte %lld) is truncated or corrupt: it "
+                                 "claims %llu bytes, the file has %llu left", path, msgno, (long long)(at + i),
+                                 (unsigned long long)len, (unsigned long long)left);
+            return DCTK_OK;
+        }
+    }
+    return DCTK_OK;
+}
+
 static dctk_status scan(const char *path, grib_impl *im) {
     FILE *f = fopen(path, "rb");
     if (!f) return DCTK_FAIL(DCTK_ERR_IO, "%s: %s", path, strerror(errno));
@@ -182,6 +263,9 @@ static dctk_status scan(const char *path, grib_impl *im) {
     for (;;) {
         int err = 0;
         long before = ftell(f);
+        struct stat sb;
+        if (fstat(fileno(f), &sb) == 0) st = check_next_length(path, fileno(f), before, sb.st_size, im->nmsgs + 1);
+        if (st) break;
         codes_handle *h = codes_handle_new_from_file(NULL, f, PRODUCT_GRIB, &err);
         if (!h && err == 0) break;
         if (!h) {

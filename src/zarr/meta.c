@@ -73,15 +73,36 @@ void dctk_zarr_meta_clear(dctk_zarr_meta *m) {
     memset(m, 0, sizeof *m);
 }
 
-static dctk_status check_grid(const dctk_zarr_meta *m) {
-    if (m->ndim < 0 || m->ndim > DCTK_MAX_DIMS) return DCTK_FAIL(DCTK_ERR_ARG, "%d dimensions is out of range", m->ndim);
-    if (dctk_dtype_size(m->dtype) == 0) return DCTK_FAIL(DCTK_ERR_ARG, "invalid data type");
+/* acc *= v unless that overflows 64 bits. */
+static bool mul_ok(uint64_t *acc, uint64_t v) {
+    if (v && *acc > UINT64_MAX / v) return false;
+    *acc *= v;
+    return true;
+}
+
+dctk_status zarr_check_grid(const dctk_zarr_meta *m, dctk_status bad) {
+    if (m->ndim < 0 || m->ndim > DCTK_MAX_DIMS) return DCTK_FAIL(bad, "%d dimensions is out of range", m->ndim);
+    size_t es = dctk_dtype_size(m->dtype);
+    if (es == 0) return DCTK_FAIL(bad, "invalid data type");
+    uint64_t bytes = es, chunk_bytes = es, per_shard = 1;
+    bool fits = true;
     for (int d = 0; d < m->ndim; d++) {
-        if (m->chunk[d] == 0 || m->inner[d] == 0) return DCTK_FAIL(DCTK_ERR_ARG, "chunk shape has a zero along dim %d", d);
+        if (m->chunk[d] == 0 || m->inner[d] == 0) return DCTK_FAIL(bad, "chunk shape has a zero along dim %d", d);
         if (m->chunk[d] % m->inner[d])
-            return DCTK_FAIL(DCTK_ERR_ARG, "shard shape %zu is not a multiple of inner chunk %zu along dim %d",
-                             m->chunk[d], m->inner[d], d);
+            return DCTK_FAIL(bad, "shard shape %zu is not a multiple of inner chunk %zu along dim %d", m->chunk[d],
+                             m->inner[d], d);
+        fits = fits && mul_ok(&bytes, m->shape[d]);
+        if (!mul_ok(&chunk_bytes, m->inner[d]) || !mul_ok(&per_shard, m->chunk[d] / m->inner[d]))
+            chunk_bytes = per_shard = UINT64_MAX;
     }
+    if (!fits || bytes > INT64_MAX)
+        return DCTK_FAIL(bad, "shape is too large: the array would hold more than 2^63 bytes");
+    if (chunk_bytes > ZARR_MAX_CHUNK_BYTES)
+        return DCTK_FAIL(DCTK_ERR_UNSUPPORTED, "a chunk of more than %llu MiB (chunk shape too large) is not supported",
+                         (unsigned long long)ZARR_MAX_CHUNK_BYTES >> 20);
+    if (per_shard > ZARR_MAX_SHARD_CHUNKS)
+        return DCTK_FAIL(DCTK_ERR_UNSUPPORTED, "a shard of more than %llu inner chunks is not supported",
+                         (unsigned long long)ZARR_MAX_SHARD_CHUNKS);
     return DCTK_OK;
 }
 
@@ -101,7 +122,7 @@ dctk_status dctk_zarr_meta_init(dctk_zarr_meta *m, dctk_dtype t, int ndim, const
         m->inner[d] = chunk[d];
         m->chunk[d] = shard ? shard[d] : chunk[d];
     }
-    dctk_status st = check_grid(m);
+    dctk_status st = zarr_check_grid(m, DCTK_ERR_ARG);
     m->codecs = codecs ? json_deep_copy(codecs) : json_pack("[{s:s,s:{s:s}}]", "name", "bytes", "configuration", "endian", "little");
     m->attrs = attrs ? json_deep_copy(attrs) : json_object();
     if (st == DCTK_OK && (!m->codecs || !m->attrs)) st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
@@ -248,8 +269,9 @@ static dctk_status parse_v3(const json_t *j, dctk_zarr_meta *m) {
     m->ndim = -1;
     DCTK_TRY(parse_shape(json_object_get(j, "shape"), "shape", &m->ndim, m->shape));
     const char *dt = json_string_value(json_object_get(j, "data_type"));
-    if (!dt || dctk_dtype_parse(dt, &m->dtype) != DCTK_OK)
-        return DCTK_FAIL(DCTK_ERR_UNSUPPORTED, "data_type '%s' is not supported", dt ? dt : "?");
+    if (!dt) return DCTK_FAIL(DCTK_ERR_FORMAT, "data_type must be a string such as \"float32\"");
+    if (dctk_dtype_parse(dt, &m->dtype) != DCTK_OK)
+        return DCTK_FAIL(DCTK_ERR_UNSUPPORTED, "data_type '%s' is not supported", dt);
     const json_t *grid = json_object_get(j, "chunk_grid");
     if (strcmp(json_string_value(json_object_get(grid, "name")) ?: "", "regular"))
         return DCTK_FAIL(DCTK_ERR_UNSUPPORTED, "only the regular chunk grid is supported");
@@ -264,7 +286,7 @@ static dctk_status parse_v3(const json_t *j, dctk_zarr_meta *m) {
     m->attrs = json_is_object(attrs) ? json_deep_copy(attrs) : json_object();
     DCTK_TRY(parse_dims(json_object_get(j, "dimension_names"), m));
     if (!m->codecs || !m->attrs) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
-    return check_grid(m);
+    return zarr_check_grid(m, DCTK_ERR_FORMAT);
 }
 
 dctk_status dctk_zarr_meta_from_json(const json_t *j, dctk_zarr_meta *m) {
@@ -283,8 +305,13 @@ dctk_status zarr_load_json(dctk_store *s, const char *key, json_t **out) {
     if (st == DCTK_OK) {
         json_error_t err;
         /* v2 metadata may hold bare NaN; jansson rejects it, so it is caught here as a format error */
-        *out = json_loadb((const char *)b.data, b.size, 0, &err);
-        if (!*out) st = DCTK_FAIL(DCTK_ERR_FORMAT, "%s: invalid JSON at line %d: %s", key, err.line, err.text);
+        *out = b.size ? json_loadb((const char *)b.data, b.size, 0, &err) : NULL;
+        if (!b.size) st = DCTK_FAIL(DCTK_ERR_FORMAT, "%s: empty file, not a JSON document", key);
+        else if (!*out)
+            st = DCTK_FAIL(DCTK_ERR_FORMAT, "%s: invalid JSON at line %d: %s%s", key, err.line, err.text,
+                           strstr(err.text, "NaN") || strstr(err.text, "Infinity")
+                               ? " (JSON has no NaN or Infinity: Zarr writes them as strings, \"NaN\")"
+                               : "");
     }
     dctk_buf_free(&b);
     return st;
@@ -330,10 +357,11 @@ size_t zarr_inner_grid(const dctk_zarr_meta *m, size_t *grid) {
     return n;
 }
 
-void zarr_copy_box(int ndim, size_t es, const size_t *count, const void *src, const size_t *sshape,
-                   const size_t *soff, void *dst, const size_t *dshape, const size_t *doff) {
+/* Copy a box from src to dst, or (src NULL) fill the box in dst with fill. */
+static void box_rows(int ndim, size_t es, const size_t *count, const void *src, const size_t *sshape,
+                     const size_t *soff, void *dst, const size_t *dshape, const size_t *doff, const uint8_t *fill) {
     if (ndim == 0) {
-        memcpy(dst, src, es);
+        memcpy(dst, src ? src : fill, es);
         return;
     }
     for (int d = 0; d < ndim; d++)
@@ -357,9 +385,20 @@ void zarr_copy_box(int ndim, size_t es, const size_t *count, const void *src, co
             so += (soff[d] + p) * sstr[d];
             dof += (doff[d] + p) * dstr[d];
         }
-        memcpy(t + dof * es, s + so * es, run * es);
+        if (s) memcpy(t + dof * es, s + so * es, run * es);
+        else zarr_fill_elems(t + dof * es, fill, es, run);
         int d = inner - 1;
         while (d >= 0 && ++pos[d] == count[d]) pos[d--] = 0;
         if (d < 0) return;
     }
+}
+
+void zarr_copy_box(int ndim, size_t es, const size_t *count, const void *src, const size_t *sshape,
+                   const size_t *soff, void *dst, const size_t *dshape, const size_t *doff) {
+    box_rows(ndim, es, count, src, sshape, soff, dst, dshape, doff, NULL);
+}
+
+void zarr_fill_box(int ndim, size_t es, const size_t *count, const uint8_t *fill, void *dst, const size_t *dshape,
+                   const size_t *doff) {
+    box_rows(ndim, es, count, NULL, dshape, doff, dst, dshape, doff, fill);
 }

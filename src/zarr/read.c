@@ -26,11 +26,10 @@ typedef struct {
     uint8_t *out;
 } region;
 
-/* Copy the part of a decoded inner chunk (corner co, array coordinates) that
- * falls in the region. */
-static void place(const region *r, const size_t *co, const void *chunk) {
+/* The part of the inner chunk at corner co (array coordinates) that falls in
+ * the region: its offset in the chunk, in the output, and its size. */
+static void overlap(const region *r, const size_t *co, size_t *src_off, size_t *dst_off, size_t *n) {
     const dctk_zarr_meta *m = &r->a->meta;
-    size_t src_off[DCTK_MAX_DIMS], dst_off[DCTK_MAX_DIMS], n[DCTK_MAX_DIMS];
     for (int d = 0; d < m->ndim; d++) {
         size_t b0 = co[d] > r->start[d] ? co[d] : r->start[d];
         size_t e0 = co[d] + m->inner[d], e1 = r->start[d] + r->count[d];
@@ -39,19 +38,30 @@ static void place(const region *r, const size_t *co, const void *chunk) {
         dst_off[d] = b0 - r->start[d];
         n[d] = b1 - b0;
     }
+}
+
+/* Copy the part of a decoded inner chunk that falls in the region. */
+static void place(const region *r, const size_t *co, const void *chunk) {
+    const dctk_zarr_meta *m = &r->a->meta;
+    size_t src_off[DCTK_MAX_DIMS], dst_off[DCTK_MAX_DIMS], n[DCTK_MAX_DIMS];
+    overlap(r, co, src_off, dst_off, n);
     zarr_copy_box(m->ndim, dctk_dtype_size(m->dtype), n, chunk, m->inner, src_off, r->out, r->count, dst_off);
 }
 
+/* An absent chunk: the fill value, written straight into the region (never
+ * a whole chunk, which may be far larger than what was asked for). */
 static void place_fill(const region *r, const size_t *co) {
-    dctk_zarr_array *a = r->a;
-    const dctk_zarr_meta *m = &a->meta;
-    zarr_fill_elems(a->scratch[S_CHUNK].data, a->fill, dctk_dtype_size(m->dtype), dctk_shape_nelems(m->ndim, m->inner));
-    place(r, co, a->scratch[S_CHUNK].data);
+    const dctk_zarr_meta *m = &r->a->meta;
+    size_t src_off[DCTK_MAX_DIMS], dst_off[DCTK_MAX_DIMS], n[DCTK_MAX_DIMS];
+    overlap(r, co, src_off, dst_off, n);
+    zarr_fill_box(m->ndim, dctk_dtype_size(m->dtype), n, r->a->fill, r->out, r->count, dst_off);
 }
 
 static dctk_status decode_place(const region *r, const size_t *co, const uint8_t *p, size_t n) {
     dctk_zarr_array *a = r->a;
     dctk_chunk_spec spec = dctk_spec_make(a->meta.dtype, a->meta.ndim, a->meta.inner);
+    /* sized on first use: a region over absent chunks needs no chunk buffer */
+    DCTK_TRY(dctk_buf_resize(&a->scratch[S_CHUNK], dctk_spec_nbytes(&spec)));
     DCTK_TRY(dctk_pipeline_decode(a->pipe, a->ctx, &spec, p, n, a->scratch[S_CHUNK].data, &a->scratch[S_TMP]));
     place(r, co, a->scratch[S_CHUNK].data);
     return DCTK_OK;
@@ -110,6 +120,9 @@ static dctk_status index_entry(dctk_zarr_array *a, const char *key, size_t i, ui
     *off = dctk_get_le64(e);
     *len = dctk_get_le64(e + 8);
     *present = !(*off == ZARR_ABSENT && *len == ZARR_ABSENT);
+    if (*present && *len == 0) /* no codec encodes a chunk to nothing */
+        return DCTK_FAIL(DCTK_ERR_CORRUPT, "shard '%s': inner chunk %zu has length 0 (offset %llu)", key, i,
+                         (unsigned long long)*off);
     if (*present && (*off < lo || *off > hi || *len > hi - *off))
         return DCTK_FAIL(DCTK_ERR_CORRUPT, "shard '%s': inner chunk %zu at offset %llu, %llu bytes, lies outside the "
                          "shard's data (%llu..%llu)", key, i, (unsigned long long)*off, (unsigned long long)*len,
@@ -201,7 +214,6 @@ dctk_status dctk_zarr_read(dctk_zarr_array *a, const size_t *start, const size_t
         lo[d] = start[d] / m->chunk[d];
         hi[d] = (start[d] + count[d] - 1) / m->chunk[d];
     }
-    DCTK_TRY(dctk_buf_resize(&a->scratch[S_CHUNK], dctk_shape_nelems(m->ndim, m->inner) * dctk_dtype_size(m->dtype)));
     region r = {a, start, count, out};
     memcpy(pos, lo, sizeof pos);
     do {

@@ -158,6 +158,7 @@ static dctk_status v2_parse(dctk_store *s, const char *path, const json_t *z, dc
     m->separator = sep && sep[0] == '/' ? '/' : '.';
     m->v2_keys = true;
     DCTK_TRY(v2_codecs(z, m->dtype, big, m));
+    DCTK_TRY(zarr_check_grid(m, DCTK_ERR_FORMAT));
     return v2_attrs(s, path, m);
 }
 

@@ -11,6 +11,10 @@
 #include "dctk/zarr.h"
 
 #define ZARR_ABSENT UINT64_MAX /* shard index entry of an inner chunk that is not stored */
+/* Limits of what the reader and writer take on: one decoded (inner) chunk is
+ * held whole in memory, and so is a shard's index. */
+#define ZARR_MAX_CHUNK_BYTES (1ull << 30)
+#define ZARR_MAX_SHARD_CHUNKS (1ull << 24)
 
 struct dctk_zarr_array {
     dctk_store *store;
@@ -29,6 +33,10 @@ char *zarr_join(const char *path, const char *key);
 /* The key of the chunk (or shard) with grid coordinates idx. */
 void zarr_chunk_key(const dctk_zarr_array *a, const size_t *idx, char *buf, size_t cap);
 
+/* The grid of m is usable: no zero or mismatched chunk sizes (status bad),
+ * an array below 2^63 bytes (bad), chunks and shard indexes within the limits
+ * above (UNSUPPORTED). */
+dctk_status zarr_check_grid(const dctk_zarr_meta *m, dctk_status bad);
 /* Inner chunks per shard along each dimension, and their product. */
 size_t zarr_inner_grid(const dctk_zarr_meta *m, size_t *grid);
 /* Bytes of a shard index with n entries (with its CRC when crc). */
@@ -47,6 +55,11 @@ void zarr_fill_elems(void *buf, const uint8_t *fill, size_t es, size_t n);
  * dshape, at corner doff). */
 void zarr_copy_box(int ndim, size_t es, const size_t *count, const void *src, const size_t *sshape,
                    const size_t *soff, void *dst, const size_t *dshape, const size_t *doff);
+
+/* Fill the box of count elements at corner doff of dst (shape dshape) with
+ * the fill value: what an absent chunk contributes to a region. */
+void zarr_fill_box(int ndim, size_t es, const size_t *count, const uint8_t *fill, void *dst, const size_t *dshape,
+                   const size_t *doff);
 
 /* A JSON number for a fill value of dtype t ("NaN", ... for floats). */
 json_t *zarr_fill_to_json(dctk_dtype t, double v);

@@ -1,0 +1,136 @@
+#!/usr/bin/python3
+"""A full disk during a write: compress_with_optimal into a 2 MiB tmpfs.
+
+The script re-runs itself in a private mount namespace (as root: unshare
+--mount; otherwise also a user namespace) and mounts the tmpfs there, so
+nothing outside sees it. Checked:
+- a field of 4 MiB of noise (incompressible, plain bytes pipeline, 1 MiB
+  shards) into a store that already holds a small field: non-zero exit, one
+  line on stderr with 'No space left on device' naming the store, no 'wrote'
+  claim; the store keeps the small field, which reads back, and no array of
+  the big one (no zarr.json, no partial folder, the space is freed again);
+- a disk full before any metadata is written: the same clear line, no array;
+- after the tmpfs grows to 64 MiB, both runs finish, and the stored field's
+  min/max/mean (open_zarr_and_inspect) match numpy's.
+
+Run by ctest with DCTK set."""
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import netCDF4
+import numpy as np
+
+if os.environ.get("DCTK_FULL_DISK_NS") != "1":
+    os.environ["DCTK_FULL_DISK_NS"] = "1"
+    ns = ["unshare", "--mount"] if os.geteuid() == 0 else ["unshare", "--user", "--map-root-user", "--mount"]
+    os.execvp(ns[0], ns + [sys.executable, os.path.abspath(__file__)])
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from checks import check, finish  # noqa: E402
+
+DCTK = os.environ["DCTK"]
+work = tempfile.mkdtemp(prefix="dctk_full_disk_")
+mnt = os.path.join(work, "mnt")
+os.mkdir(mnt)
+subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", mnt], check=True)
+
+src = os.path.join(work, "big.nc")
+noise = np.random.default_rng(7).random((4, 256, 1024), dtype=np.float32) * 40 + 250
+with netCDF4.Dataset(src, "w", format="NETCDF3_64BIT_OFFSET") as d:
+    for name, n in (("time", 4), ("lat", 256), ("lon", 1024), ("n", 1000)):
+        d.createDimension(name, n)
+    v = d.createVariable("noise", "f4", ("time", "lat", "lon"))
+    v.units = "K"
+    v[:] = noise
+    s = d.createVariable("small", "f4", ("n",))
+    s.units = "K"
+    s[:] = np.arange(1000, dtype=np.float32)
+
+
+def compress(where, field):
+    return subprocess.run([DCTK, "compress_with_optimal", src, where, field, "-1", "-1", "-1",
+                           "--eval-data-size-limit", "100KB", "--inner-chunk-mib", "1", "--shard-mib", "1"],
+                          capture_output=True, text=True, timeout=300)
+
+
+def used_kib():
+    st = os.statvfs(mnt)
+    return (st.f_blocks - st.f_bfree) * st.f_frsize // 1024
+
+
+def arrays_in(store):
+    """Folders (relative) that hold an array's zarr.json."""
+    found = []
+    for root, dirs, files in os.walk(store):
+        if "zarr.json" in files and root != store:
+            found.append(os.path.relpath(root, store))
+    return sorted(found)
+
+
+def expect_enospc(p, store, what):
+    lines = p.stderr.splitlines()
+    check(p.returncode != 0, f"{what}: exit 0 on a full disk")
+    check(len(lines) == 1, f"{what}: {len(lines)} stderr lines: {lines[:5]}")
+    line = lines[0] if lines else ""
+    check("No space left on device" in line, f"{what}: no 'No space left on device' in: {line}")
+    check(store in line, f"{what}: the line does not name the store {store}: {line}")
+    check(" wrote " not in p.stdout, f"{what}: claims to have written: {p.stdout}")
+
+
+def stats_of(store, array):
+    p = subprocess.run([DCTK, "open_zarr_and_inspect", store], capture_output=True, text=True, timeout=120)
+    check(p.returncode == 0, f"open_zarr_and_inspect {store}: exit {p.returncode}: {p.stderr}")
+    block = p.stdout.split(f"  {array}", 1)[-1] if f"  {array}" in p.stdout else ""
+    m = re.search(r"stats: min (\S+)\s+max (\S+)\s+mean (\S+)", block)
+    return tuple(float(x) for x in m.groups()) if m else None
+
+
+store = os.path.join(mnt, "big.zarr")
+p = compress(mnt, "small")
+check(p.returncode == 0, f"small field on an empty tmpfs: exit {p.returncode}: {p.stderr}")
+
+# 1. the disk fills while the shards of a big field are written
+p = compress(mnt, "noise")
+expect_enospc(p, store, "big field")
+check(arrays_in(store) == ["small"], f"arrays after the failed write: {arrays_in(store)}")
+check(not [f for f in os.listdir(store) if "noise" in f], f"leftovers of the big field: {os.listdir(store)}")
+check(used_kib() < 200, f"{used_kib()} KiB still used after the failed write: the partial array was not removed")
+check(stats_of(store, "small") == (0.0, 999.0, 499.5), f"small field after the failure: {stats_of(store, 'small')}")
+
+# 2. the disk is full before the first metadata document
+sub = os.path.join(mnt, "sub")
+os.mkdir(sub)
+fd = os.open(os.path.join(mnt, "ballast"), os.O_WRONLY | os.O_CREAT)
+try:
+    while True:
+        os.write(fd, b"\0" * 4096)
+except OSError:
+    pass
+os.close(fd)
+p = compress(sub, "small")
+sub_store = os.path.join(sub, "big.zarr")
+expect_enospc(p, sub_store, "metadata on a full disk")
+check(arrays_in(sub_store) == [] if os.path.isdir(sub_store) else True,
+      f"arrays after a failed metadata write: {arrays_in(sub_store)}")
+
+# 3. with room again, both finish and read back
+os.remove(os.path.join(mnt, "ballast"))
+subprocess.run(["mount", "-o", "remount,size=64m", mnt], check=True)
+p = compress(mnt, "noise")
+check(p.returncode == 0 and "noise: verified" in p.stdout, f"big field with room: exit {p.returncode}: {p.stderr}")
+check(arrays_in(store) == ["noise", "small"], f"arrays after the second run: {arrays_in(store)}")
+got = stats_of(store, "noise")
+want = (float(noise.min()), float(noise.max()), float(noise.astype(np.float64).mean()))
+check(got is not None and all(abs(a - b) <= 1e-4 * abs(b) for a, b in zip(got, want)),
+      f"big field stats {got}, numpy {want}")
+p = compress(sub, "small")
+check(p.returncode == 0, f"small field with room: exit {p.returncode}: {p.stderr}")
+check(stats_of(sub_store, "small") == (0.0, 999.0, 499.5), "small field in sub")
+
+subprocess.run(["umount", mnt], check=True)
+shutil.rmtree(work)
+finish("full disk")
