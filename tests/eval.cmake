@@ -7,3 +7,5 @@ dctk_script_test(sweep_parquet ${DCTK_NODE} ${CMAKE_CURRENT_SOURCE_DIR}/js/sweep
 dctk_script_test(sweep_edge_fields ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_sweep_edge_fields.py)
 dctk_script_test(sweep_resume ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_sweep_resume.py)
 dctk_script_test(compress_kill ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_compress_kill.py)
+# compress falls back to the next lossy stage when the whole field misses the bound the sample met
+dctk_script_test(compress_next_best ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_compress_next_best.py)

@@ -31,6 +31,9 @@ const cli_cmd cmd_compress = {
     .run = run,
 };
 
+/* combos tried after the best when the whole field misses the bound */
+enum { NEXT_BEST_TRIES = 5 };
+
 typedef struct {
     const char *dataset;
     dctk_dataset *ds;
@@ -47,9 +50,15 @@ static void write_best(void *user, const dctk_var *var, const dctk_evaluate_summ
     if (!best || dctk_dataset_find(j->ds, var->name, &v) != DCTK_OK) {
         fprintf(stderr, "dc_toolkit compress: %s: no combo met the threshold, not written\n", var->name);
         j->failures++;
-    } else if (write_cli_field("compress", j->ds, v, j->dataset, so.where, json_object_get(best, "codecs"), best,
-                               so.inner_chunk_mib, &wo) != 0) {
-        j->failures++;
+    } else {
+        dctk_status st;
+        int rc = write_cli_field("compress", j->ds, v, j->dataset, so.where, json_object_get(best, "codecs"), best,
+                                 so.inner_chunk_mib, &wo, &st);
+        dctk_evaluate_opts eo;
+        if (rc != 0 && st == DCTK_ERR_BOUND && sweep_cli_eval_opts("compress", &so, &eo) == 0)
+            rc = write_cli_next_best("compress", j->ds, v, j->dataset, so.where, &eo, best, so.inner_chunk_mib, &wo,
+                                     NEXT_BEST_TRIES);
+        j->failures += rc != 0;
     }
     json_decref(best);
 }

@@ -57,7 +57,7 @@ static int run(int argc, char **argv) {
     json_t *best = NULL, *codecs = NULL;
     st = dctk_dataset_find(ds, field, &v);
     if (st == DCTK_OK) st = write_cli_resolve(ds, v, where, combo_path, idx, &eo, &codecs, &best);
-    if (st == DCTK_OK) rc = write_cli_field(cmd, ds, v, dataset, where, codecs, best, so.inner_chunk_mib, &wo);
+    if (st == DCTK_OK) rc = write_cli_field(cmd, ds, v, dataset, where, codecs, best, so.inner_chunk_mib, &wo, NULL);
     else rc = cli_fail(cmd, st);
     json_decref(codecs);
     json_decref(best);

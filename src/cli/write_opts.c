@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dctk/report.h"
 #include "dctk/threads.h"
 #include "dctk/util.h"
 #include "write_opts.h"
@@ -98,7 +99,9 @@ static json_t *provenance(const json_t *codecs, const json_t *best) {
 }
 
 int write_cli_field(const char *cmd, dctk_dataset *ds, size_t v, const char *dataset, const char *where,
-                    const json_t *codecs, const json_t *best, double inner_chunk_mib, const write_cli *w) {
+                    const json_t *codecs, const json_t *best, double inner_chunk_mib, const write_cli *w,
+                    dctk_status *status) {
+    if (status) *status = DCTK_ERR_ARG;
     const dctk_var *var = dctk_dataset_var(ds, v);
     if (!(inner_chunk_mib * 1048576 >= 1) || w->shard_mib < 1 || w->threads < 0) {
         fprintf(stderr, "dc_toolkit %s: --inner-chunk-mib, --shard-mib and --threads must be positive\n", cmd);
@@ -116,6 +119,7 @@ int write_cli_field(const char *cmd, dctk_dataset *ds, size_t v, const char *dat
     };
     dctk_compress_report r;
     st = dctk_compress_variable(ds, v, &o, &r);
+    if (status) *status = st;
     json_decref(prov);
     char sh[128], ch[128], in[32], out[32];
     /* an array that was not written (r.bytes_in counts what was attempted) is not reported as written */
@@ -127,9 +131,81 @@ int write_cli_field(const char *cmd, dctk_dataset *ds, size_t v, const char *dat
     if (r.bytes_in && isfinite(best_num(best, "ratio"))) printf(" (sweep predicted %.3f)", best_num(best, "ratio"));
     if (r.bytes_in) printf(", %.1f MB/s\n", r.write_s > 0 ? (double)r.bytes_in / 1e6 / r.write_s : 0.0);
     if (r.verified)
-        printf("%s: verified: relative L1 %.3e, L2 %.3e, Linf %.3e, max abs error %.3e%s\n", var->name, r.l1_rel,
+        printf("%s: %s: relative L1 %.3e, L2 %.3e, Linf %.3e, max abs error %.3e%s\n", var->name,
+               st == DCTK_OK ? "verified" : "read back", r.l1_rel,
                r.l2_rel, r.linf_rel, r.max_abs_err, r.lossless ? " (lossless)" : "");
     fflush(stdout);
     if (st != DCTK_OK) return cli_fail(cmd, st);
     return 0;
+}
+
+static int by_ratio_desc(const void *a, const void *b) {
+    double x = (*(const dctk_result_row *const *)a)->ratio, y = (*(const dctk_result_row *const *)b)->ratio;
+    return (x < y) - (x > y);
+}
+
+/* Compressors are lossless: a combo's error is its lossy stage's, (filter, serializer). */
+typedef struct {
+    int64_t filt, ser;
+} stage;
+
+static bool stage_failed(const dctk_result_row *r, const stage *failed, int n) {
+    for (int i = 0; i < n; i++)
+        if (r->filt_idx == failed[i].filt && r->ser_idx == failed[i].ser) return true;
+    return false;
+}
+
+int write_cli_next_best(const char *cmd, dctk_dataset *ds, size_t v, const char *dataset, const char *where,
+                        const dctk_evaluate_opts *eo, const json_t *best, double inner_chunk_mib, const write_cli *w,
+                        int tries) {
+    const char *field = dctk_dataset_var(ds, v)->name;
+    char path[4096];
+    dctk_result_table t = DCTK_RESULT_TABLE_INIT;
+    dctk_status st = dctk_results_parquet_path(path, sizeof path, where, field);
+    if (st == DCTK_OK) st = dctk_results_read(path, &t);
+    if (st != DCTK_OK) return cli_fail(cmd, st);
+    const dctk_result_row **kept = malloc(sizeof *kept * (t.n ? t.n : 1));
+    size_t n = 0;
+    for (size_t i = 0; kept && i < t.n; i++)
+        if (t.rows[i].keep && !t.rows[i].error[0]) kept[n++] = &t.rows[i];
+    if (kept) qsort(kept, n, sizeof *kept, by_ratio_desc);
+    stage *failed = malloc(sizeof *failed * (size_t)(tries + 1));
+    int nfailed = 0;
+    if (failed)
+        failed[nfailed++] = (stage){json_integer_value(json_object_get(best, "filt_idx")),
+                                    json_integer_value(json_object_get(best, "ser_idx"))};
+    const char *fp = json_string_value(json_object_get(best, "fingerprint"));
+    int rc = 1;
+    for (size_t i = 0; kept && failed && i < n && nfailed <= tries; i++) {
+        const dctk_result_row *r = kept[i];
+        if (stage_failed(r, failed, nfailed)) continue; /* another compressor on a stage that missed */
+        printf("%s: the whole field missed the bound; trying the next best combo comp_idx=%lld filt_idx=%lld "
+               "ser_idx=%lld (sample ratio %.3f)\n", field, (long long)r->comp_idx, (long long)r->filt_idx,
+               (long long)r->ser_idx, r->ratio);
+        json_t *codecs = NULL;
+        st = dctk_combo_resolve(ds, v, eo->size_limit, &eo->space, (int)r->comp_idx, (int)r->filt_idx,
+                                (int)r->ser_idx, fp, &codecs, NULL);
+        if (st != DCTK_OK) {
+            rc = cli_fail(cmd, st);
+            break;
+        }
+        json_t *b = json_deep_copy(best);
+        json_object_set_new(b, "comp_idx", json_integer(r->comp_idx));
+        json_object_set_new(b, "filt_idx", json_integer(r->filt_idx));
+        json_object_set_new(b, "ser_idx", json_integer(r->ser_idx));
+        json_object_set_new(b, "ratio", json_real(r->ratio));
+        json_object_set(b, "codecs", codecs);
+        rc = write_cli_field(cmd, ds, v, dataset, where, codecs, b, inner_chunk_mib, w, &st);
+        json_decref(b);
+        json_decref(codecs);
+        if (rc == 0 || st != DCTK_ERR_BOUND) break;
+        failed[nfailed++] = (stage){r->filt_idx, r->ser_idx};
+    }
+    if (rc != 0 && st == DCTK_ERR_BOUND)
+        fprintf(stderr, "dc_toolkit %s: %s: none of the %d next best lossy stages meets the bound on the whole field: "
+                "sweep a larger sample (--eval-data-size-limit)\n", cmd, field, tries);
+    free(failed);
+    free(kept);
+    dctk_result_table_free(&t);
+    return rc;
 }

@@ -24,9 +24,20 @@ void write_cli_defaults(write_cli *w);
 /* Write variable v of ds into the dataset's store under where with codecs;
  * best (may be NULL) is the sweep's best_VAR.json, for the bound and the
  * provenance. Prints what was achieved (beside the prediction when known).
- * Returns 0 or an exit code, after printing the error. */
+ * Returns 0 or an exit code, after printing the error; *status (may be NULL)
+ * gets the status, DCTK_ERR_BOUND when verification found the bound missed. */
 int write_cli_field(const char *cmd, dctk_dataset *ds, size_t v, const char *dataset, const char *where,
-                    const json_t *codecs, const json_t *best, double inner_chunk_mib, const write_cli *w);
+                    const json_t *codecs, const json_t *best, double inner_chunk_mib, const write_cli *w,
+                    dctk_status *status);
+
+/* The sweep judged combos on a sample; the whole field can miss a bound the
+ * sample met. Then write v with the next kept combos of WHERE/results_VAR.parquet
+ * by sample ratio, skipping those whose lossy stage (filter, serializer) has
+ * missed already (compressors are lossless), at most `tries` stages, until one
+ * verifies. best is the combo that missed. Returns 0 or an exit code, after printing the error. */
+int write_cli_next_best(const char *cmd, dctk_dataset *ds, size_t v, const char *dataset, const char *where,
+                        const dctk_evaluate_opts *eo, const json_t *best, double inner_chunk_mib, const write_cli *w,
+                        int tries);
 
 /* Load {where}/best_{var}.json, or the given path; NULL when absent (detail set). */
 json_t *write_cli_load_best(const char *path);
