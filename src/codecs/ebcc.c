@@ -382,7 +382,7 @@ static dctk_status ebcc_decode(const dctk_codec *base, dctk_codec_ctx *ctx, cons
         if (!j.codes || !j.levels) j.st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
     }
     /* skip the slice headers to reach the codes; the slices are decoded after */
-    const uint8_t *slices = body.p + body.pos;
+    const uint8_t *slices = j.st == DCTK_OK ? body.p + body.pos : NULL; /* no body: p is NULL */
     for (size_t k = 0; k < j.sl.count && j.st == DCTK_OK; k++) {
         int kind = eb_u8(&body);
         eb_take(&body, 16);

@@ -49,6 +49,13 @@ static const fuzz_codec FUZZ_CODECS[] = {
     {"{\"name\":\"numcodecs.zfpy\",\"configuration\":{\"mode\":4,\"tolerance\":0.01}}", "float32"},
     {"{\"name\":\"numcodecs.zfpy\",\"configuration\":{\"mode\":4,\"tolerance\":-1}}", "float64"},
     {"{\"name\":\"numcodecs.zfpy\",\"configuration\":{\"mode\":2,\"rate\":16}}", "int32"},
+    {"{\"name\":\"dctk.sz\",\"configuration\":{\"error_bound\":0.01,\"predictor\":\"lorenzo\"}}", "float32"},
+    {"{\"name\":\"dctk.sz\",\"configuration\":{\"error_bound\":1e-6,\"predictor\":\"interp\"}}", "float64"},
+    {"{\"name\":\"dctk.ebcc\",\"configuration\":{\"error_bound\":0.01,\"base_rmse\":1.0}}", "float32"},
+    {"{\"name\":\"dctk.ebcc\",\"configuration\":{\"error_bound\":1e-9,\"base_rmse\":1.0}}", "float64"},
+    {"{\"name\":\"numcodecs.pcodec\",\"configuration\":{\"level\":8,\"mode_spec\":\"auto\",\"delta_spec\":\"auto\",\"paging_spec\":\"equal_pages_up_to\",\"delta_encoding_order\":null,\"equal_pages_up_to\":262144}}", "float32"},
+    {"{\"name\":\"numcodecs.pcodec\",\"configuration\":{\"level\":4,\"mode_spec\":\"auto\",\"delta_spec\":\"try_consecutive\",\"paging_spec\":\"equal_pages_up_to\",\"delta_encoding_order\":3,\"equal_pages_up_to\":262144}}", "float64"},
+    {"{\"name\":\"numcodecs.pcodec\",\"configuration\":{\"level\":12,\"mode_spec\":\"auto\",\"delta_spec\":\"try_consecutive\",\"paging_spec\":\"equal_pages_up_to\",\"delta_encoding_order\":7,\"equal_pages_up_to\":64}}", "int16"},
 };
 #define FUZZ_NCODECS (sizeof FUZZ_CODECS / sizeof FUZZ_CODECS[0])
 
