@@ -4,6 +4,8 @@
 #                tests again under AddressSanitizer + UBSan)
 #   make bench   the benchmarks in bench/, figures side by side
 #   make install PREFIX=/usr/local DESTDIR=
+#   make check-fresh  the README's commands and the Dockerfile in a new minimal
+#                Debian 12 chroot (minutes; needs root and the network)
 
 BUILD  ?= build
 ASAN   ?= build-asan
@@ -15,7 +17,7 @@ DEMO_OUT  ?= demo-out
 # every field within 1e-4 relative L1 error; a small sample keeps the demo to minutes
 DEMO_ARGS ?= --override-existing-l1-error 1e-4 --eval-data-size-limit 50KB
 
-.PHONY: all deps test-deps build demo check test asan bench install clean
+.PHONY: all deps test-deps build demo check test asan bench install clean check-fresh
 
 all: build
 
@@ -50,6 +52,9 @@ check: test-deps
 
 bench: build
 	@sh bench/run.sh $(BUILD)
+
+check-fresh:
+	@sh scripts/check-fresh.sh
 
 install: build
 	DESTDIR=$(DESTDIR) cmake --install $(BUILD) --prefix $(PREFIX)

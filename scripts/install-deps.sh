@@ -3,7 +3,9 @@
 # Installs only what is missing, so a second run is quick and offline-safe.
 #   scripts/install-deps.sh          build + demo dependencies
 #   scripts/install-deps.sh --test   also the independent readers the tests compare against
+#   scripts/install-deps.sh --fresh  only what scripts/check-fresh.sh needs on the host
 set -eu
+mode=${1:-}
 
 BUILD="build-essential cmake pkg-config git
   libnetcdf-dev libeccodes-dev libblosc-dev libzstd-dev liblz4-dev zlib1g-dev
@@ -14,12 +16,18 @@ TEST="python3 python3-numpy python3-numcodecs python3-zfpy python3-netcdf4
   python3-sklearn chromium"
 # Node.js and npm only when the machine has none: a Node.js from elsewhere
 # (with its own npm) conflicts with Debian's npm package.
-if [ "${1:-}" = "--test" ] && ! command -v npm >/dev/null 2>&1; then
+if [ "$mode" = "--test" ] && ! command -v npm >/dev/null 2>&1; then
   TEST="$TEST nodejs npm"
 fi
 
-pkgs=$BUILD
-[ "${1:-}" = "--test" ] && pkgs="$BUILD $TEST"
+FRESH="debootstrap git"
+
+case $mode in
+  "") pkgs=$BUILD ;;
+  --test) pkgs="$BUILD $TEST" ;;
+  --fresh) pkgs=$FRESH ;;
+  *) echo "install-deps: unknown option $mode (expected --test or --fresh)" >&2; exit 2 ;;
+esac
 
 missing=""
 for p in $pkgs; do
@@ -39,7 +47,7 @@ if [ -n "$missing" ]; then
 fi
 
 # npm tools for the interop tests live in the project, never globally.
-if [ "${1:-}" = "--test" ]; then
+if [ "$mode" = "--test" ]; then
   here=$(cd "$(dirname "$0")/.." && pwd)
   if [ ! -d "$here/tests/js/node_modules" ]; then
     echo "install-deps: npm tools into tests/js"
