@@ -17,7 +17,7 @@ DEMO_OUT  ?= demo-out
 # every field within 1e-4 relative L1 error; a small sample keeps the demo to minutes
 DEMO_ARGS ?= --override-existing-l1-error 1e-4 --eval-data-size-limit 50KB
 
-.PHONY: all deps test-deps build demo check test asan bench install clean check-fresh
+.PHONY: all deps test-deps build build-tests demo check test asan bench install clean check-fresh
 
 all: build
 
@@ -27,16 +27,23 @@ deps:
 test-deps:
 	@sh scripts/install-deps.sh --test
 
+# Configured first with the tests off, so that build, demo and install need only
+# the build dependencies (the tests' configuration looks for node and the other
+# test tools); test and bench turn them on, which also finds tools installed since.
 $(BUILD)/CMakeCache.txt:
-	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PREFIX=$(PREFIX)
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PREFIX=$(PREFIX) -DDCTK_TESTS=OFF
 
 build: deps $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j $(JOBS)
+
+build-tests: deps $(BUILD)/CMakeCache.txt
+	cmake -S . -B $(BUILD) -DDCTK_TESTS=ON
 	cmake --build $(BUILD) -j $(JOBS)
 
 demo: build
 	@sh scripts/demo.sh $(BUILD)/dc_toolkit $(DEMO_FILE) $(DEMO_OUT) $(DEMO_ARGS)
 
-test: build
+test: build-tests
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
 $(ASAN)/CMakeCache.txt:
@@ -50,7 +57,7 @@ check: test-deps
 	$(MAKE) test
 	$(MAKE) asan
 
-bench: build
+bench: test-deps build-tests
 	@sh bench/run.sh $(BUILD)
 
 check-fresh:
