@@ -107,11 +107,32 @@ mount_all() {
     mount --bind "/$d" "$root/$d" && mount --make-private "$root/$d" && mounted="$root/$d $mounted"
   done
   mount -t tmpfs -o mode=1777 tmpfs "$root/tmp" && mounted="$root/tmp $mounted"
-  cp -L /etc/resolv.conf "$root/etc/resolv.conf"
+  host_network
 }
-# in_root DIR COMMAND: a login-like root shell in the chroot, nothing inherited.
+# The host's network settings, and nothing else of it: the resolver, proxies,
+# and the certificates of a TLS-inspecting proxy (Node.js trusts its own CA
+# list only, so npm needs them named; a machine without them needs none).
+net_env=""
+host_network() {
+  cp -L /etc/resolv.conf "$root/etc/resolv.conf"
+  for v in http_proxy https_proxy no_proxy HTTP_PROXY HTTPS_PROXY NO_PROXY; do
+    eval "val=\${$v:-}"
+    [ -n "$val" ] && net_env="$net_env $v=$val"
+  done
+  ca=${NODE_EXTRA_CA_CERTS:-}
+  if [ -z "$ca" ] && ls /usr/local/share/ca-certificates/*.crt >/dev/null 2>&1; then
+    ca=/etc/ssl/certs/ca-certificates.crt
+  fi
+  if [ -n "$ca" ] && [ -f "$ca" ]; then
+    cp -L "$ca" "$root/etc/check-fresh-host-ca.crt"
+    net_env="$net_env NODE_EXTRA_CA_CERTS=/etc/check-fresh-host-ca.crt npm_config_cafile=/etc/check-fresh-host-ca.crt"
+  fi
+}
+# in_root DIR COMMAND: a login-like root shell in the chroot, nothing inherited
+# but the host's network settings.
 in_root() {
-  chroot "$root" /usr/bin/env -i HOME=/root LANG=C.UTF-8 TERM=dumb \
+  # shellcheck disable=SC2086 # net_env is a list of NAME=VALUE words
+  chroot "$root" /usr/bin/env -i HOME=/root LANG=C.UTF-8 TERM=dumb $net_env \
     PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
     /bin/sh -c "set -ex; cd $1; $2" < /dev/null
 }
