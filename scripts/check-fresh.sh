@@ -8,6 +8,7 @@
 #      one way to install.
 # Prints the duration of every step and the overall result; exit 0 on PASS.
 #   scripts/check-fresh.sh                 (as root; `make check-fresh`)
+#   scripts/check-fresh.sh --plan          only print what it would run
 # Environment:
 #   FRESH_ROOT=DIR   where the system goes (default /var/tmp/dctk-fresh.XXXXXX)
 #   FRESH_KEEP=1     keep the system afterwards, and reuse it if FRESH_ROOT
@@ -17,6 +18,27 @@ set -eu
 
 here=$(cd "$(dirname "$0")/.." && pwd)
 keep=${FRESH_KEEP:-0}
+
+# The README's block under "## Two commands", comments and blank lines dropped.
+readme_cmds=$(awk '/^## /{ sec = ($0 == "## Two commands") } sec && /^```/{ if (in_) exit; in_ = 1; next }
+  sec && in_ { sub(/[ \t]*#.*/, ""); if ($0 != "") print }' "$here/README.md")
+# The Dockerfile's base, WORKDIR, RUN lines (continuations joined) and ENTRYPOINT.
+docker=$(awk '{ if (sub(/\\$/, "")) { acc = acc $0; next } print acc $0; acc = "" }' "$here/Dockerfile" |
+  grep -E '^(FROM|WORKDIR|RUN|ENTRYPOINT) ')
+docker_from=$(echo "$docker" | sed -n 's/^FROM //p')
+docker_dir=$(echo "$docker" | sed -n 's/^WORKDIR //p' | tail -n 1)
+docker_run=$(echo "$docker" | sed -n 's/^RUN //p')
+docker_entry=$(echo "$docker" | sed -n 's/^ENTRYPOINT \["\([^"]*\)".*/\1/p')
+if [ -z "$readme_cmds" ] || [ "$docker_from" != debian:12 ] || [ -z "$docker_dir" ] ||
+   [ -z "$docker_run" ] || [ -z "$docker_entry" ]; then
+  echo "check-fresh: cannot read the README's commands or the Dockerfile (FROM debian:12, WORKDIR, RUN, ENTRYPOINT)" >&2
+  exit 1
+fi
+
+echo "check-fresh: README commands:"; echo "$readme_cmds" | sed 's/^/    /'
+echo "check-fresh: Dockerfile FROM $docker_from, RUN in $docker_dir:"; echo "$docker_run" | sed 's/^/    /'
+echo "check-fresh: Dockerfile ENTRYPOINT $docker_entry"
+[ "${1:-}" = --plan ] && exit 0
 
 if [ "$(id -u)" != 0 ]; then
   echo "check-fresh: needs root (debootstrap, mount, chroot)" >&2
@@ -142,25 +164,6 @@ clone_to() {
   git clone -q --no-checkout "$here" "$root$1" &&
     git -C "$root$1" checkout -q --detach "$(git -C "$here" rev-parse HEAD)"
 }
-
-# The README's block under "## Two commands", comments and blank lines dropped.
-readme_cmds=$(awk '/^## /{ sec = ($0 == "## Two commands") } sec && /^```/{ if (in_) exit; in_ = 1; next }
-  sec && in_ { sub(/[ \t]*#.*/, ""); if ($0 != "") print }' "$here/README.md")
-# The Dockerfile's base, WORKDIR, RUN lines (continuations joined) and ENTRYPOINT.
-docker=$(awk '{ if (sub(/\\$/, "")) { acc = acc $0; next } print acc $0; acc = "" }' "$here/Dockerfile" |
-  grep -E '^(FROM|WORKDIR|RUN|ENTRYPOINT) ')
-docker_from=$(echo "$docker" | sed -n 's/^FROM //p')
-docker_dir=$(echo "$docker" | sed -n 's/^WORKDIR //p' | tail -n 1)
-docker_run=$(echo "$docker" | sed -n 's/^RUN //p')
-docker_entry=$(echo "$docker" | sed -n 's/^ENTRYPOINT \["\([^"]*\)".*/\1/p')
-if [ -z "$readme_cmds" ] || [ "$docker_from" != debian:12 ] || [ -z "$docker_dir" ] ||
-   [ -z "$docker_run" ] || [ -z "$docker_entry" ]; then
-  echo "check-fresh: cannot read the README's commands or the Dockerfile (FROM debian:12, WORKDIR, RUN, ENTRYPOINT)" >&2
-  exit 1
-fi
-
-echo "check-fresh: README commands:"; echo "$readme_cmds" | sed 's/^/    /'
-echo "check-fresh: Dockerfile RUN in $docker_dir:"; echo "$docker_run" | sed 's/^/    /'
 
 if [ "$keep" = 1 ] && [ -x "$root/bin/sh" ]; then
   echo "check-fresh: reusing the system in $root (FRESH_KEEP=1)"
