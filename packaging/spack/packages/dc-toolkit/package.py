@@ -8,6 +8,11 @@ import os
 
 from spack.package import *
 
+try:  # Spack 1.x: the build systems live in the builtin package repository
+    from spack_repo.builtin.build_systems.cmake import CMakePackage
+except ImportError:  # Spack 0.x: spack.package provides CMakePackage
+    pass
+
 
 class DcToolkit(CMakePackage):
     """Finds, for each field of a weather or climate dataset, the compression
