@@ -61,6 +61,11 @@ mirror=${FRESH_MIRROR:-$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.lis
 
 if [ -n "${FRESH_ROOT:-}" ]; then
   root=$FRESH_ROOT
+  # it is removed afterwards unless kept: never a folder with something else in it
+  if [ "$keep" != 1 ] && [ -d "$root" ] && [ -n "$(ls -A "$root")" ]; then
+    echo "check-fresh: FRESH_ROOT=$root is not empty (FRESH_KEEP=1 reuses a kept system)" >&2
+    exit 1
+  fi
   mkdir -p "$root"
 else
   root=$(mktemp -d /var/tmp/dctk-fresh.XXXXXX)
@@ -123,12 +128,20 @@ finish() {
   [ "$1" = PASS ]
 }
 
+# on_root TYPE SOURCE DIR [OPTIONS]: one mount (TYPE bind: a private bind mount),
+# recorded for cleanup; a failure ends the run.
+on_root() {
+  if [ "$1" = bind ]; then
+    mount --bind "$2" "$root$3" && mount --make-private "$root$3"
+  else
+    mount -t "$1" ${4:+-o "$4"} "$2" "$root$3"
+  fi || { echo "check-fresh: cannot mount $2 on $root$3" >&2; exit 1; }
+  mounted="$root$3 $mounted"
+}
 mount_all() {
-  mount -t proc proc "$root/proc" && mounted="$root/proc $mounted"
-  for d in sys dev dev/pts dev/shm; do
-    mount --bind "/$d" "$root/$d" && mount --make-private "$root/$d" && mounted="$root/$d $mounted"
-  done
-  mount -t tmpfs -o mode=1777 tmpfs "$root/tmp" && mounted="$root/tmp $mounted"
+  on_root proc proc /proc
+  for d in /sys /dev /dev/pts /dev/shm; do on_root bind "$d" "$d"; done
+  on_root tmpfs tmpfs /tmp mode=1777
   host_network
 }
 # The host's network settings, and nothing else of it: the resolver, proxies,
