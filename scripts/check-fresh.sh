@@ -122,7 +122,7 @@ step() {
 }
 finish() {
   echo
-  echo "check-fresh: Debian 12 minbase from $mirror in $root (log $log)"
+  echo "check-fresh: commit $commit, Debian 12 minbase from $mirror in $root (log $log)"
   printf '%s' "$summary"
   echo "check-fresh: $1 in $(fmt $(($(now) - t_all)))"
   [ "$1" = PASS ]
@@ -171,11 +171,12 @@ in_root() {
     PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
     /bin/sh -c "set -ex; cd $1; $2" < /dev/null
 }
-# clone_to DIR: a clean clone of HEAD (committed files only: no build, no node_modules).
+# clone_to DIR: a clean clone of the commit (committed files only: no build, no
+# node_modules); HEAD when the run started, for both clones.
+commit=$(git -C "$here" rev-parse HEAD)
 clone_to() {
   rm -rf "$root$1"
-  git clone -q --no-checkout "$here" "$root$1" &&
-    git -C "$root$1" checkout -q --detach "$(git -C "$here" rev-parse HEAD)"
+  git clone -q --no-checkout "$here" "$root$1" && git -C "$root$1" checkout -q --detach "$commit"
 }
 
 if [ "$keep" = 1 ] && [ -x "$root/bin/sh" ]; then
