@@ -5,6 +5,8 @@
 #   make bench   the benchmarks in bench/, figures side by side
 #   make fuzz    build the libFuzzer targets (clang) and run each FUZZ_SECONDS
 #   make install PREFIX=/usr/local DESTDIR=
+#   make check-fresh  the README's commands and the Dockerfile in a new minimal
+#                Debian 12 chroot (minutes; needs root and the network)
 
 BUILD  ?= build
 ASAN   ?= build-asan
@@ -19,7 +21,7 @@ FUZZ          ?= build-fuzz
 FUZZ_SECONDS  ?= 600
 FUZZ_PARALLEL ?= 1
 
-.PHONY: all deps test-deps fuzz-deps build demo check test asan bench fuzz install clean
+.PHONY: all deps test-deps fuzz-deps build build-tests demo check test asan bench fuzz install clean check-fresh
 
 all: build
 
@@ -29,16 +31,23 @@ deps:
 test-deps:
 	@sh scripts/install-deps.sh --test
 
+# Configured first with the tests off, so that build, demo and install need only
+# the build dependencies (the tests' configuration looks for node and the other
+# test tools); test and bench turn them on, which also finds tools installed since.
 $(BUILD)/CMakeCache.txt:
-	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PREFIX=$(PREFIX)
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PREFIX=$(PREFIX) -DDCTK_TESTS=OFF
 
 build: deps $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j $(JOBS)
+
+build-tests: deps $(BUILD)/CMakeCache.txt
+	cmake -S . -B $(BUILD) -DDCTK_TESTS=ON
 	cmake --build $(BUILD) -j $(JOBS)
 
 demo: build
 	@sh scripts/demo.sh $(BUILD)/dc_toolkit $(DEMO_FILE) $(DEMO_OUT) $(DEMO_ARGS)
 
-test: build
+test: build-tests
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
 $(ASAN)/CMakeCache.txt:
@@ -58,8 +67,11 @@ fuzz-deps:
 fuzz: fuzz-deps
 	sh scripts/fuzz.sh $(FUZZ) $(FUZZ_SECONDS) $(FUZZ_PARALLEL)
 
-bench: build
+bench: test-deps build-tests
 	@sh bench/run.sh $(BUILD)
+
+check-fresh:
+	@sh scripts/check-fresh.sh
 
 install: build
 	DESTDIR=$(DESTDIR) cmake --install $(BUILD) --prefix $(PREFIX)

@@ -4,7 +4,9 @@
 #   scripts/install-deps.sh          build + demo dependencies
 #   scripts/install-deps.sh --test   also the independent readers the tests compare against
 #   scripts/install-deps.sh --fuzz   also clang and its fuzzer runtime (make fuzz only)
+#   scripts/install-deps.sh --fresh  only what scripts/check-fresh.sh needs on the host
 set -eu
+mode=${1:-}
 
 BUILD="build-essential cmake pkg-config git
   libnetcdf-dev libeccodes-dev libblosc-dev libzstd-dev liblz4-dev zlib1g-dev
@@ -17,13 +19,19 @@ TEST="python3 python3-numpy python3-numcodecs python3-zfpy python3-netcdf4
 FUZZ="clang libclang-rt-14-dev"
 # Node.js and npm only when the machine has none: a Node.js from elsewhere
 # (with its own npm) conflicts with Debian's npm package.
-if [ "${1:-}" = "--test" ] && ! command -v npm >/dev/null 2>&1; then
+if [ "$mode" = "--test" ] && ! command -v npm >/dev/null 2>&1; then
   TEST="$TEST nodejs npm"
 fi
 
-pkgs=$BUILD
-[ "${1:-}" = "--test" ] && pkgs="$BUILD $TEST"
-[ "${1:-}" = "--fuzz" ] && pkgs="$BUILD $FUZZ"
+FRESH="debootstrap git"
+
+case $mode in
+  "") pkgs=$BUILD ;;
+  --test) pkgs="$BUILD $TEST" ;;
+  --fresh) pkgs=$FRESH ;;
+  --fuzz) pkgs="$BUILD $FUZZ" ;;
+  *) echo "install-deps: unknown option $mode (expected --test, --fuzz or --fresh)" >&2; exit 2 ;;
+esac
 
 missing=""
 for p in $pkgs; do
@@ -43,7 +51,7 @@ if [ -n "$missing" ]; then
 fi
 
 # npm tools for the interop tests live in the project, never globally.
-if [ "${1:-}" = "--test" ]; then
+if [ "$mode" = "--test" ]; then
   here=$(cd "$(dirname "$0")/.." && pwd)
   if [ ! -d "$here/tests/js/node_modules" ]; then
     echo "install-deps: npm tools into tests/js"

@@ -5,4 +5,7 @@
 dctk_script_test(packaging_docs ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/tools/packaging_check.py docs)
 dctk_script_test(packaging_install ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/tools/packaging_check.py install
   ${CMAKE_COMMAND} ${CMAKE_C_COMPILER})
-set_tests_properties(packaging_docs packaging_install PROPERTIES TIMEOUT 60)
+# The README, the Dockerfile and check-fresh agree (check-fresh itself runs for
+# minutes as root: make check-fresh), and the Spack recipe names real options.
+dctk_script_test(packaging_recipes ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/tools/packaging_check.py recipes)
+set_tests_properties(packaging_docs packaging_install packaging_recipes PROPERTIES TIMEOUT 60)

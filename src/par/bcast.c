@@ -10,18 +10,6 @@
 #include "dctk/util.h"
 #include "par_internal.h"
 
-size_t dctk_par_piece(uint64_t n, size_t piece, uint64_t i, uint64_t *off) {
-    if (piece == 0) piece = 1;
-    uint64_t npieces = n / piece + (n % piece != 0);
-    if (i >= npieces) {
-        *off = n;
-        return 0;
-    }
-    *off = i * (uint64_t)piece;
-    uint64_t left = n - *off;
-    return left < piece ? (size_t)left : piece;
-}
-
 /* Every rank's checksum of what arrived, against rank 0's (--verbose). */
 static dctk_status verify(dctk_par *p, const void *buf, uint64_t n, uint64_t npieces) {
     uint64_t mine = dctk_fnv1a64(DCTK_FNV64_INIT, buf, n), root = mine;

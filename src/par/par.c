@@ -15,26 +15,6 @@
 #include "dctk/util.h"
 #include "par_internal.h"
 
-/* Variables that MPI launchers set in the processes they start: Open MPI's
- * mpirun, PMIx (Open MPI, srun --mpi=pmix), PMI/PMI2 (MPICH, srun --mpi=pmi2). */
-static bool launched_by_mpi(void) {
-    static const char *const vars[] = {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE"};
-    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
-        if (getenv(vars[i])) return true;
-    return false;
-}
-
-/* srun without an MPI plugin starts N independent processes: each would sweep
- * everything and write the same files. */
-static dctk_status refuse_plain_srun(void) {
-    const char *n = getenv("SLURM_STEP_NUM_TASKS");
-    if (!n || atoi(n) <= 1) return DCTK_OK;
-    return DCTK_FAIL(DCTK_ERR_MPI,
-                     "srun started %s tasks without MPI (no PMI/PMIx in the environment): each would sweep alone. "
-                     "Use srun --mpi=pmix (see srun --mpi=list), or mpirun",
-                     n);
-}
-
 /* DCTK_BCAST_PIECE: smaller broadcast pieces, so tests take the multi-piece path. */
 static dctk_status piece_from_env(dctk_par *p) {
     const char *s = getenv("DCTK_BCAST_PIECE");
@@ -47,17 +27,6 @@ static dctk_status piece_from_env(dctk_par *p) {
     p->piece = (size_t)v;
     if (p->rank == 0) dctk_log(DCTK_LOG_INFO, "broadcast pieces of %llu bytes (DCTK_BCAST_PIECE)", v);
     return DCTK_OK;
-}
-
-void par_count_hosts(const char *names, int n, size_t width, int me, int *on_node, bool *first) {
-    const char *mine = names + (size_t)me * width;
-    *on_node = 0;
-    *first = true;
-    for (int r = 0; r < n; r++) {
-        if (strncmp(names + (size_t)r * width, mine, width) != 0) continue;
-        (*on_node)++;
-        if (r < me) *first = false;
-    }
 }
 
 static void topology_by_hostname(dctk_par *p, int *on_node, bool *first) {
@@ -123,7 +92,7 @@ dctk_status dctk_par_init(int argc, char **argv, dctk_par **out) {
     p->comm = MPI_COMM_NULL;
     if (gethostname(p->host, sizeof p->host - 1) != 0) snprintf(p->host, sizeof p->host, "unknown");
     pthread_mutex_init(&p->units.lock, NULL);
-    dctk_status st = launched_by_mpi() ? join_mpi(p) : refuse_plain_srun();
+    dctk_status st = par_launched_by_mpi() ? join_mpi(p) : par_refuse_plain_srun();
     if (st != DCTK_OK) {
         dctk_par_finalize(p);
         return st;

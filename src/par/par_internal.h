@@ -7,7 +7,7 @@
 #include <stdbool.h>
 
 #include "dctk/par.h"
-#include "hosts.h"
+#include "common.h"
 
 /* The unit dispenser of one sweep. On rank 0 a server thread answers the other
  * ranks' requests from the same counter the local workers take from; on the

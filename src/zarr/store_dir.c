@@ -161,11 +161,27 @@ static dctk_status dir_create(dctk_store *s, const char *key, const void *p, siz
     return st;
 }
 
+/* A writer killed between creating KEY.tmp.PID.SEQ and renaming it leaves that
+ * file behind. It is no key (dir_list hides it), so deleting a tree key by key
+ * leaves it, and the directory cannot go: remove such files with it. */
+static void remove_temp_files(const char *path) {
+    DIR *dir = opendir(path);
+    if (!dir) return;
+    for (struct dirent *e; (e = readdir(dir));)
+        if (strstr(e->d_name, ".tmp.")) unlinkat(dirfd(dir), e->d_name, 0);
+    closedir(dir);
+}
+
 static dctk_status dir_del(dctk_store *s, const char *key) {
     char *path = full_path((dir_store *)s, key);
     if (!path) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
     dctk_status st = DCTK_OK;
-    if (remove(path) != 0 && errno != ENOENT)
+    int rc = remove(path);
+    if (rc != 0 && (errno == ENOTEMPTY || errno == EEXIST)) {
+        remove_temp_files(path);
+        rc = remove(path);
+    }
+    if (rc != 0 && errno != ENOENT)
         st = DCTK_FAIL(DCTK_ERR_IO, "%s: cannot delete: %s", path, strerror(errno));
     free(path);
     return st;

@@ -5,6 +5,9 @@
   packaging_check.py install CMAKE CC
                                a staged `cmake --install` (DESTDIR) has every file, and a
                                program built through `pkg-config --static dctk` reads a dataset
+  packaging_check.py recipes   check-fresh runs the README's "Two commands" block as written and
+                               the Dockerfile's RUN lines; the Dockerfile installs through the
+                               same script and targets; the Spack recipe's CMake options exist
 
 Environment (dctk_script_test): DCTK, DCTK_BUILD, DCTK_SRC, DCTK_NCARG."""
 import os
@@ -155,8 +158,58 @@ def install(cmake, cc):
         shutil.rmtree(stage, ignore_errors=True)
 
 
+def recipes():
+    src = os.environ["DCTK_SRC"]
+
+    def read(name):
+        with open(os.path.join(src, name)) as f:
+            return f.read()
+
+    # the README's commands, read here independently of check-fresh's awk
+    block = re.search(r"^## Two commands\n.*?^```sh\n(.*?)^```", read("README.md"), re.S | re.M)
+    if not block:
+        sys.exit("FAIL: README.md has no ```sh block under '## Two commands'")
+    readme = [c for c in (re.sub(r"\s*#.*", "", line) for line in block.group(1).splitlines()) if c]
+    for want in ("make demo", "make check"):
+        if want not in readme:
+            sys.exit(f"FAIL: the README's block lacks {want!r}: {readme}")
+    plan = run(["sh", os.path.join(src, "scripts/check-fresh.sh"), "--plan"]).stdout.splitlines()
+    i = plan.index("check-fresh: README commands:")
+    if [line.strip() for line in plan[i + 1:i + 1 + len(readme)]] != readme:
+        sys.exit(f"FAIL: check-fresh would run other commands than the README's {readme}:\n" + "\n".join(plan))
+    print("check-fresh runs the README's commands:", " ; ".join(readme))
+
+    docker = read("Dockerfile")
+    runs = re.findall(r"^RUN (.*)$", docker, re.M)
+    if not re.search(r"^FROM debian:12$", docker, re.M) or not re.search(r'^ENTRYPOINT \["dc_toolkit"\]$', docker, re.M):
+        sys.exit("FAIL: the Dockerfile is not FROM debian:12 with ENTRYPOINT [\"dc_toolkit\"]")
+    joined = " && ".join(runs)
+    for want in ("sh scripts/install-deps.sh", "make build", "make install"):
+        if want not in joined:
+            sys.exit(f"FAIL: the Dockerfile's RUN lines lack {want!r} (one way to install): {runs}")
+    if not all(f"    {r}" in plan for r in runs):
+        sys.exit(f"FAIL: check-fresh would not run the Dockerfile's RUN lines {runs}:\n" + "\n".join(plan))
+    ignored = read(".dockerignore").split()
+    for want in (".git", "build*", "tests/js/node_modules"):
+        if want not in ignored:
+            sys.exit(f"FAIL: .dockerignore does not leave out {want}")
+    print("Dockerfile: debian:12, RUN", joined, "(run by check-fresh)")
+
+    recipe = read("packaging/spack/packages/dc-toolkit/package.py")
+    options = set(re.findall(r"^option\((\w+)", read("CMakeLists.txt"), re.M))
+    used = re.findall(r'self\.define(?:_from_variant)?\("(\w+)"', recipe)
+    variants = set(re.findall(r'^\s*variant\("(\w+)"', recipe, re.M))
+    if not used or not set(used) <= options or not {"mpi", "web"} <= variants:
+        sys.exit(f"FAIL: the Spack recipe sets {used} (options: {sorted(options)}), variants {sorted(variants)}")
+    if not os.path.isfile(os.path.join(src, "packaging/spack/repo.yaml")):
+        sys.exit("FAIL: packaging/spack/repo.yaml is missing (spack repo add packaging/spack)")
+    print("Spack recipe: variants", sorted(variants), "set CMake options", used)
+
+
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["docs"]:
+    if sys.argv[1:2] == ["recipes"]:
+        recipes()
+    elif sys.argv[1:2] == ["docs"]:
         docs()
     elif sys.argv[1:2] == ["install"] and len(sys.argv) == 4:
         install(sys.argv[2], sys.argv[3])

@@ -1,5 +1,6 @@
 /* The parallel layer without a launcher: broadcast pieces at sizes past the
- * int limits, the host-name topology fallback, and a process alone. The MPI
+ * int limits, the host-name topology fallback, and a process alone (with the
+ * MPI layer or the single-process one, DCTK_MPI=OFF). The MPI
  * paths themselves run under mpirun in interop/test_par.py. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -9,7 +10,7 @@
 #include <string.h>
 
 #include "dctk/par.h"
-#include "par/hosts.h"
+#include "par/common.h"
 
 /* Every byte of n in exactly one piece, each piece at most `piece` bytes and
  * a valid MPI int count. */
@@ -86,9 +87,47 @@ static void test_plain_srun(void **state) {
     dctk_par *p = (dctk_par *)1;
     assert_int_equal(dctk_par_init(0, NULL, &p), DCTK_ERR_MPI);
     assert_null(p);
+#ifdef DCTK_WITH_MPI
     assert_non_null(strstr(dctk_detail(), "--mpi=pmix"));
+#else
+    assert_non_null(strstr(dctk_detail(), "-DDCTK_MPI=OFF"));
+#endif
     unsetenv("SLURM_STEP_NUM_TASKS");
 }
+
+/* What the launcher says it started: sizes, or a rank past 0. */
+static void test_launched_tasks(void **state) {
+    (void)state;
+    static const char *const vars[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_STEP_NUM_TASKS", "PMIX_RANK", "PMI_RANK"};
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) unsetenv(vars[i]);
+    assert_int_equal(par_launched_tasks(), 1);
+    setenv("PMIX_RANK", "3", 1);
+    assert_int_equal(par_launched_tasks(), 4);
+    setenv("OMPI_COMM_WORLD_SIZE", "6", 1);
+    assert_int_equal(par_launched_tasks(), 6);
+    assert_true(par_launched_by_mpi());
+    unsetenv("PMIX_RANK");
+    unsetenv("OMPI_COMM_WORLD_SIZE");
+    assert_false(par_launched_by_mpi());
+}
+
+#ifndef DCTK_WITH_MPI
+/* Built without MPI: mpirun -n 1 runs alone, mpirun -n 2 is refused (each
+ * rank would sweep everything and write the same files). */
+static void test_launched_without_mpi(void **state) {
+    (void)state;
+    dctk_par *p;
+    setenv("OMPI_COMM_WORLD_SIZE", "1", 1);
+    assert_int_equal(dctk_par_init(0, NULL, &p), DCTK_OK);
+    assert_int_equal(dctk_par_size(p), 1);
+    dctk_par_finalize(p);
+    setenv("OMPI_COMM_WORLD_SIZE", "2", 1);
+    assert_int_equal(dctk_par_init(0, NULL, &p), DCTK_ERR_MPI);
+    assert_null(p);
+    assert_non_null(strstr(dctk_detail(), "2 tasks were launched"));
+    unsetenv("OMPI_COMM_WORLD_SIZE");
+}
+#endif
 
 int main(void) {
     const struct CMUnitTest tests[] = {
@@ -96,6 +135,10 @@ int main(void) {
         cmocka_unit_test(test_hosts),
         cmocka_unit_test(test_alone),
         cmocka_unit_test(test_plain_srun),
+        cmocka_unit_test(test_launched_tasks),
+#ifndef DCTK_WITH_MPI
+        cmocka_unit_test(test_launched_without_mpi),
+#endif
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -107,6 +107,16 @@ static void stores_behave_alike(void **state) {
     char *dir = make_tmpdir();
     assert_int_equal(dctk_store_dir_open(dir, false, &s), DCTK_OK);
     check_store(s);
+    /* a writer killed before renaming its temporary file left one behind */
+    assert_int_equal(dctk_store_set(s, "p/c/0", "x", 1), DCTK_OK);
+    char left[4096];
+    snprintf(left, sizeof left, "%s/p/c/1.tmp.123.0", dir);
+    FILE *f = fopen(left, "w");
+    assert_non_null(f);
+    fclose(f);
+    assert_int_equal(dctk_store_delete_tree(s, "p"), DCTK_OK);
+    snprintf(left, sizeof left, "%s/p", dir);
+    assert_int_equal(access(left, F_OK), -1);
     dctk_store_close(s);
     rm_rf(dir);
     free(dir);
