@@ -24,9 +24,16 @@ import tempfile
 import netCDF4
 import numpy as np
 
-if os.environ.get("DCTK_FULL_DISK_NS") != "1":
-    os.environ["DCTK_FULL_DISK_NS"] = "1"
+if os.environ.get("DCTK_FULL_DISK_NS") is None:
     ns = ["unshare", "--mount"] if os.geteuid() == 0 else ["unshare", "--user", "--map-root-user", "--mount"]
+    # In a chroot "/" is no mount point, so unshare cannot make it private:
+    # then keep the propagation and make the mount holding the work folder
+    # private inside the namespace, before the tmpfs goes on it.
+    probe = subprocess.run(ns + ["true"], capture_output=True, text=True)
+    own = probe.returncode != 0 and "propagation" in probe.stderr
+    os.environ["DCTK_FULL_DISK_NS"] = "own" if own else "private"
+    if own:
+        ns.append("--propagation=unchanged")
     os.execvp(ns[0], ns + [sys.executable, os.path.abspath(__file__)])
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -36,6 +43,10 @@ DCTK = os.environ["DCTK"]
 work = tempfile.mkdtemp(prefix="dctk_full_disk_")
 mnt = os.path.join(work, "mnt")
 os.mkdir(mnt)
+if os.environ["DCTK_FULL_DISK_NS"] == "own":
+    holder = subprocess.run(["findmnt", "-n", "-o", "TARGET", "-T", work], capture_output=True, text=True,
+                            check=True).stdout.strip()
+    subprocess.run(["mount", "--make-rprivate", holder], check=True)
 subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", mnt], check=True)
 
 src = os.path.join(work, "big.nc")
