@@ -176,6 +176,8 @@ int write_cli_next_best(const char *cmd, dctk_dataset *ds, size_t v, const char 
                                     json_integer_value(json_object_get(best, "ser_idx"))};
     const char *fp = json_string_value(json_object_get(best, "fingerprint"));
     int rc = 1;
+    st = DCTK_ERR_BOUND; /* what the best did */
+    if (!kept || !failed) rc = cli_fail(cmd, st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory"));
     for (size_t i = 0; kept && failed && i < n && nfailed <= tries; i++) {
         const dctk_result_row *r = kept[i];
         if (stage_failed(r, failed, nfailed)) continue; /* another compressor on a stage that missed */
@@ -202,8 +204,9 @@ int write_cli_next_best(const char *cmd, dctk_dataset *ds, size_t v, const char 
         failed[nfailed++] = (stage){r->filt_idx, r->ser_idx};
     }
     if (rc != 0 && st == DCTK_ERR_BOUND)
-        fprintf(stderr, "dc_toolkit %s: %s: none of the %d next best lossy stages meets the bound on the whole field: "
-                "sweep a larger sample (--eval-data-size-limit)\n", cmd, field, tries);
+        fprintf(stderr, "dc_toolkit %s: %s: %s: sweep a larger sample (--eval-data-size-limit)\n", cmd, field,
+                nfailed > 1 ? "the next best lossy stages missed the bound on the whole field too"
+                            : "no other kept lossy stage to try");
     free(failed);
     free(kept);
     dctk_result_table_free(&t);
