@@ -97,18 +97,6 @@ static bool fits(const pco_reader *r, size_t count, unsigned bits) {
 
 /* --- chunk metadata ------------------------------------------------------ */
 
-static double float_of(const pco_ntype *t, uint64_t raw) {
-    if (t->bits == 32) {
-        float f;
-        uint32_t u = (uint32_t)raw;
-        memcpy(&f, &u, 4);
-        return f;
-    }
-    double d;
-    memcpy(&d, &raw, 8);
-    return d;
-}
-
 static dctk_status read_mode(pco_reader *r, chunk *c) {
     const pco_ntype *t = c->t;
     c->mode = (int)pco_read(r, 4);
@@ -122,7 +110,7 @@ static dctk_status read_mode(pco_reader *r, chunk *c) {
         return DCTK_OK;
     case MODE_FLOAT_MULT: {
         c->base = pco_read(r, t->bits);
-        double b = is_float ? float_of(t, pco_from_latent(t, c->base)) : 0;
+        double b = is_float ? pco_float_of(t, pco_from_latent(t, c->base)) : 0;
         if (!is_float || !isfinite(b) || b == 0) return CORRUPT("invalid FloatMult mode (base %g)", b);
         return DCTK_OK;
     }

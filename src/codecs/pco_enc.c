@@ -323,24 +323,12 @@ typedef struct {
     unsigned k;           /* FloatQuant */
 } mode_choice;
 
-static double f_val(const pco_ntype *t, uint64_t raw) {
-    if (t->bits == 32) {
-        float x;
-        uint32_t u = (uint32_t)raw;
-        memcpy(&x, &u, 4);
-        return x;
-    }
-    double x;
-    memcpy(&x, &raw, 8);
-    return x;
-}
-
 /* The latent of an integral float (int_float_to_latent of the pco crate):
  * exact below 2^(M+1), beyond by the distance of the bit patterns. */
 static uint64_t int_float_to_latent(const pco_ntype *t, uint64_t raw) {
     uint64_t mid = pco_mid(t->bits), absraw = raw & (mid - 1), gpi = 1ull << (t->bits == 32 ? 24 : 53);
     uint64_t gpi_raw = t->bits == 32 ? 0x4B800000u : 0x4340000000000000ull;
-    double a = f_val(t, absraw);
+    double a = pco_float_of(t, absraw);
     uint64_t ai = a < (double)gpi ? (uint64_t)a : gpi + (absraw - gpi_raw);
     return ((raw & mid) ? mid - 1 - ai : mid + ai) & pco_mask(t->bits);
 }
@@ -392,7 +380,7 @@ static void split(const pco_ntype *t, const mode_choice *mc, const uint64_t *raw
 static size_t sample_floats(const pco_ntype *t, const uint64_t *raw, size_t n, double *out) {
     size_t k = 0, step = n / SAMPLE_N + 1;
     for (size_t i = 0; i < n && k < SAMPLE_N; i += step) {
-        double x = f_val(t, raw[i]);
+        double x = pco_float_of(t, raw[i]);
         if (isfinite(x) && x != 0) out[k++] = x;
     }
     return k;

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "dctk/array.h"
 #include "dctk/buf.h"
@@ -27,6 +28,19 @@ typedef struct {
     unsigned bits; /* 8, 16, 32 or 64 */
     pco_kind kind;
 } pco_ntype;
+
+/* The float a raw 32- or 64-bit pattern of a float type stands for. */
+static inline double pco_float_of(const pco_ntype *t, uint64_t raw) {
+    if (t->bits == 32) {
+        float f;
+        uint32_t u = (uint32_t)raw;
+        memcpy(&f, &u, 4);
+        return f;
+    }
+    double d;
+    memcpy(&d, &raw, 8);
+    return d;
+}
 
 /* The pco number type of a dtype; false when pco has none for it. */
 bool pco_ntype_of(dctk_dtype t, pco_ntype *out);
