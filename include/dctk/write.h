@@ -1,7 +1,7 @@
 /* Writing whole fields with a chosen pipeline into a sharded Zarr v3 store,
  * verifying them, and merging the fields of a dataset. */
-#ifndef DCTK_COMPRESS_H
-#define DCTK_COMPRESS_H
+#ifndef DCTK_WRITE_H
+#define DCTK_WRITE_H
 
 #include <jansson.h>
 #include <stdint.h>

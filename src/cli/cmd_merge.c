@@ -3,7 +3,7 @@
 
 #include "cli.h"
 
-#include "dctk/compress.h"
+#include "dctk/write.h"
 #include "dctk/threads.h"
 
 static int run(int argc, char **argv);

@@ -7,7 +7,7 @@
 #include <strings.h>
 
 #include "dctk/codec.h"
-#include "dctk/compress.h"
+#include "dctk/write.h"
 #include "dctk/report.h"
 #include "dctk/util.h"
 #include "sweep_opts.h"

@@ -4,7 +4,7 @@
 #define DCTK_CLI_WRITE_OPTS_H
 
 #include "cli.h"
-#include "dctk/compress.h"
+#include "dctk/write.h"
 #include "dctk/eval.h"
 
 typedef struct write_cli {

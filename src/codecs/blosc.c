@@ -14,7 +14,7 @@
  * byte shuffle otherwise; to_json then omits what was not given. */
 #include <blosc.h>
 
-#include "compress_internal.h"
+#include "compressor_util.h"
 
 enum { SHUF_AUTO = -1 };
 

@@ -9,7 +9,7 @@
 #include <bzlib.h>
 #include <limits.h>
 
-#include "compress_internal.h"
+#include "compressor_util.h"
 
 typedef struct {
     dctk_codec base;

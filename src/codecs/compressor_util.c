@@ -1,6 +1,6 @@
 /* Helpers shared by the bytes->bytes compressors: output limits, growth of
  * the output buffer for streaming decoders, and configuration checks. */
-#include "compress_internal.h"
+#include "compressor_util.h"
 
 size_t dctk_cmp_limit(const dctk_chunk_spec *in) {
     const size_t slack = (size_t)1 << 20;

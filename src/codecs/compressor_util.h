@@ -1,8 +1,8 @@
 /* Private to the bytes->bytes compressors (blosc.c, zstd.c, deflate.c, lz4.c,
  * bz2.c, lzma.c, shuffle.c): output limits and buffer growth for decoders
  * that do not know their output size up front, and small config helpers. */
-#ifndef DCTK_COMPRESS_INTERNAL_H
-#define DCTK_COMPRESS_INTERNAL_H
+#ifndef DCTK_COMPRESSOR_UTIL_H
+#define DCTK_COMPRESSOR_UTIL_H
 
 #include "codec_internal.h"
 

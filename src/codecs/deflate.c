@@ -12,7 +12,7 @@
 #include <limits.h>
 #include <zlib.h>
 
-#include "compress_internal.h"
+#include "compressor_util.h"
 
 typedef struct {
     dctk_codec base;

@@ -8,7 +8,7 @@
 #include <limits.h>
 #include <lz4.h>
 
-#include "compress_internal.h"
+#include "compressor_util.h"
 
 typedef struct {
     dctk_codec base;

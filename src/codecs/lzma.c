@@ -14,7 +14,7 @@
  * rather than a huge allocation. */
 #include <lzma.h>
 
-#include "compress_internal.h"
+#include "compressor_util.h"
 
 /* Preset 9 needs a 64 MiB dictionary (65 MiB to decode); 256 MiB leaves room
  * for streams written with custom settings without trusting any header. */

@@ -8,7 +8,7 @@
  * move 16 elements at a time with SSE2 (baseline on x86-64): unpack
  * instructions interleave the streams, pack instructions split them; the
  * scalar loops do the rest and every other size. */
-#include "compress_internal.h"
+#include "compressor_util.h"
 
 typedef struct {
     dctk_codec base;

@@ -9,7 +9,7 @@
  * dctk_codec_ctx so that a sweep does not allocate per chunk. */
 #include <zstd.h>
 
-#include "compress_internal.h"
+#include "compressor_util.h"
 
 typedef struct {
     dctk_codec base;

@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "dctk/util.h"
-#include "eval/results_internal.h"
+#include "results/results_internal.h"
 
 struct dctk_csv_writer {
     int fd;

@@ -56,7 +56,7 @@
 #include <string.h>
 
 #include "dctk/util.h"
-#include "eval/results_internal.h"
+#include "results/results_internal.h"
 
 #ifndef DCTK_VERSION
 #define DCTK_VERSION "unknown"

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "eval/results_internal.h"
+#include "results/results_internal.h"
 
 #define COL(name, kind) {#name, kind, offsetof(dctk_result_row, name)}
 const dctk_col dctk_result_cols[DCTK_RESULT_NCOLS] = {

@@ -12,7 +12,7 @@
 
 #include "dctk/chunking.h"
 #include "dctk/codec.h"
-#include "dctk/compress.h"
+#include "dctk/write.h"
 #include "dctk/util.h"
 #include "dctk/zarr.h"
 

@@ -18,7 +18,7 @@
 
 #include "dctk/results.h"
 #include "dctk/util.h"
-#include "eval/results_internal.h"
+#include "results/results_internal.h"
 
 #define BLOSC                                                                                                  \
     "{\"name\":\"blosc\",\"configuration\":{\"cname\":\"zstd\",\"clevel\":5,\"shuffle\":\"bitshuffle\","      \

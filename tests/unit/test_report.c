@@ -17,7 +17,7 @@
 
 #include "dctk/report.h"
 #include "dctk/util.h"
-#include "eval/results_internal.h"
+#include "results/results_internal.h"
 #include "unit/tmpdir.h"
 
 #define BLOSC "{\"name\":\"blosc\",\"configuration\":{\"cname\":\"zstd\",\"clevel\":5,\"shuffle\":\"bitshuffle\"}}"

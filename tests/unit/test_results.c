@@ -14,7 +14,7 @@
 
 #include "dctk/results.h"
 #include "dctk/util.h"
-#include "eval/results_internal.h"
+#include "results/results_internal.h"
 #include "unit/tmpdir.h"
 
 static const dctk_result_row rows[] = {
