@@ -1,0 +1,1 @@
+dctk_unit_test(test_space_pin unit/test_space_pin.c)
