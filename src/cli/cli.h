@@ -42,6 +42,11 @@ int cli_parse(const cli_cmd *cmd, int argc, char **argv, const char **pos, int m
 /* Print "dc_toolkit CMD: <detail or strerror>" to stderr and return the exit code for st. */
 int cli_fail(const char *cmd, dctk_status st);
 
+/* The help line of an option, with {compressors}, {filters} and
+ * {serializers} replaced by the families the codec registry has (buf holds
+ * the result when a replacement was made). */
+const char *cli_opt_help(const cli_opt *o, char *buf, size_t cap);
+
 /* Print the help of one command to stdout. */
 void cli_print_help(const cli_cmd *cmd);
 

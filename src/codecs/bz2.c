@@ -112,8 +112,23 @@ static dctk_status bz2_decode(const dctk_codec *c, dctk_codec_ctx *ctx, const dc
     return DCTK_OK;
 }
 
+static json_t *bz2_grid_conf(int v) { return json_pack("{s:i}", "level", v); }
+
+/* The Python tool's grid: level 1, 6, 9. */
+static dctk_status bz2_grid(const dctk_grid_in *in, const dctk_grid_sink *sink) {
+    static const int values[] = {1, 6, 9};
+    return dctk_cmp_grid(in, sink, "numcodecs.bz2", bz2_grid_conf, values, 3);
+}
+
+static const dctk_codec_example bz2_examples[] = {
+    {"float32", "{\"name\":\"numcodecs.bz2\",\"configuration\":{\"level\":1}}"},
+    {NULL, NULL},
+};
+
 const dctk_codec_vt dctk_codec_bz2 = {
     .name = "numcodecs.bz2", .kind = DCTK_CODEC_BB, .lossless = true,
     .create = bz2_create, .destroy = dctk_cmp_destroy, .to_json = bz2_to_json,
     .encode = bz2_encode, .decode = bz2_decode,
+    .family = "bz2", .portability = DCTK_PORT_NUMCODECS, .nan_exact = true,
+    .grid = bz2_grid, .examples = bz2_examples,
 };

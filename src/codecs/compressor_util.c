@@ -59,3 +59,15 @@ dctk_status dctk_conf_int_range(const json_t *conf, const char *codec, const cha
 }
 
 void dctk_cmp_destroy(dctk_codec *c) { free(c); }
+
+dctk_status dctk_cmp_grid(const dctk_grid_in *in, const dctk_grid_sink *sink, const char *name,
+                          json_t *(*conf_of)(int v), const int *values, int n) {
+    for (int k = 0; k < n; k++) {
+        json_t *list = json_array();
+        if (list && in->after_shuffle)
+            json_array_append_new(list, dctk_shuffle_grid_codec(dctk_dtype_size(in->dtype)));
+        if (list) json_array_append_new(list, dctk_grid_codec(name, conf_of(values[k])));
+        DCTK_TRY(sink->emit(sink->user, list, false));
+    }
+    return DCTK_OK;
+}

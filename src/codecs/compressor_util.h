@@ -31,6 +31,13 @@ dctk_status dctk_conf_bool(const json_t *conf, const char *codec, const char *ke
 dctk_status dctk_conf_int_range(const json_t *conf, const char *codec, const char *key, long long def,
                                 long long lo, long long hi, long long *out);
 
+/* The grid of a plain compressor: one member per value v, the codec object
+ * made by conf_of(v), preceded by a byte shuffle in the second round. */
+dctk_status dctk_cmp_grid(const dctk_grid_in *in, const dctk_grid_sink *sink, const char *name,
+                          json_t *(*conf_of)(int v), const int *values, int n);
+/* The byte shuffle the space puts before a compressor (shuffle.c). */
+json_t *dctk_shuffle_grid_codec(size_t elementsize);
+
 /* destroy() of every compressor: its instance is one flat struct. */
 void dctk_cmp_destroy(dctk_codec *c);
 

@@ -396,8 +396,29 @@ static dctk_status ebcc_decode(const dctk_codec *base, dctk_codec_ctx *ctx, cons
     return j.st;
 }
 
+/* The Python tool's four targets, relative to the finite sample's range and
+ * stored absolute. */
+static dctk_status ebcc_grid(const dctk_grid_in *in, const dctk_grid_sink *sink) {
+    static const double rel[] = {1e-2, 1e-3, 1e-6, 1e-9};
+    double range = in->max - in->min;
+    if (!dctk_dtype_is_float(in->dtype) || !isfinite(range) || !(range > 0)) return DCTK_OK;
+    for (int k = 0; k < 4; k++) {
+        json_t *conf = json_pack("{s:f,s:f}", "error_bound", rel[k] * range, "base_rmse", 1.0);
+        DCTK_TRY(dctk_grid_emit1(sink, dctk_grid_codec(EBCC, conf), true));
+    }
+    return DCTK_OK;
+}
+
+static const dctk_codec_example ebcc_examples[] = {
+    {"float32", "{\"name\":\"dctk.ebcc\",\"configuration\":{\"error_bound\":0.01,\"base_rmse\":1.0}}"},
+    {"float64", "{\"name\":\"dctk.ebcc\",\"configuration\":{\"error_bound\":1e-9,\"base_rmse\":1.0}}"},
+    {NULL, NULL},
+};
+
 const dctk_codec_vt dctk_codec_ebcc = {
     .name = EBCC, .kind = DCTK_CODEC_AB, .lossless = false,
     .create = ebcc_create, .destroy = ebcc_destroy, .to_json = ebcc_to_json,
     .encode = ebcc_encode, .decode = ebcc_decode,
+    .family = "ebcc", .portability = DCTK_PORT_DCTK, .nan_exact = false, .ctx_type = &dctk_zstd_ctx_type,
+    .grid = ebcc_grid, .examples = ebcc_examples,
 };

@@ -117,9 +117,10 @@ enum { BODY_PLAIN = 0, BODY_ZSTD = 1, BODY_HEAD = 17 };
 
 dctk_status eb_seal_body(dctk_codec_ctx *ctx, const char *codec, dctk_buf *dst, size_t from) {
     size_t raw = dst->size - from;
-    if (!ctx->zstd_c && !(ctx->zstd_c = ZSTD_createCCtx())) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    ZSTD_CCtx *zc = dctk_zstd_cctx(ctx);
+    if (!zc) return DCTK_ERR_NOMEM;
     DCTK_TRY(dctk_buf_resize(&ctx->scratch, ZSTD_compressBound(raw)));
-    size_t z = ZSTD_compressCCtx(ctx->zstd_c, ctx->scratch.data, ctx->scratch.size, dst->data + from, raw, 1);
+    size_t z = ZSTD_compressCCtx(zc, ctx->scratch.data, ctx->scratch.size, dst->data + from, raw, 1);
     if (ZSTD_isError(z))
         return DCTK_FAIL(DCTK_ERR_CODEC, "codec '%s': zstd failed: %s", codec, ZSTD_getErrorName(z));
     bool packed = z < raw;
@@ -152,9 +153,10 @@ dctk_status eb_open_body(dctk_codec_ctx *ctx, const char *codec, eb_reader *r, u
     if (content != raw || raw > max_raw)
         return DCTK_FAIL(DCTK_ERR_CODEC, "codec '%s': damaged body (size %llu, header says %llu)", codec, content,
                          (unsigned long long)raw);
-    if (!ctx->zstd_d && !(ctx->zstd_d = ZSTD_createDCtx())) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    ZSTD_DCtx *zd = dctk_zstd_dctx(ctx);
+    if (!zd) return DCTK_ERR_NOMEM;
     DCTK_TRY(dctk_buf_resize(scratch, raw));
-    size_t got = ZSTD_decompressDCtx(ctx->zstd_d, scratch->data, raw, p, stored);
+    size_t got = ZSTD_decompressDCtx(zd, scratch->data, raw, p, stored);
     if (ZSTD_isError(got) || got != raw)
         return DCTK_FAIL(DCTK_ERR_CODEC, "codec '%s': damaged body (zstd: %s)", codec,
                          ZSTD_isError(got) ? ZSTD_getErrorName(got) : "short");

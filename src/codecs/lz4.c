@@ -71,8 +71,23 @@ static dctk_status lz4_decode(const dctk_codec *c, dctk_codec_ctx *ctx, const dc
     return DCTK_OK;
 }
 
+static json_t *lz4_grid_conf(int v) { return json_pack("{s:i}", "acceleration", v); }
+
+/* The Python tool's grid: acceleration 1, 10, 100. */
+static dctk_status lz4_grid(const dctk_grid_in *in, const dctk_grid_sink *sink) {
+    static const int values[] = {1, 10, 100};
+    return dctk_cmp_grid(in, sink, "numcodecs.lz4", lz4_grid_conf, values, 3);
+}
+
+static const dctk_codec_example lz4_examples[] = {
+    {"float32", "{\"name\":\"numcodecs.lz4\",\"configuration\":{\"acceleration\":1}}"},
+    {NULL, NULL},
+};
+
 const dctk_codec_vt dctk_codec_lz4 = {
     .name = "numcodecs.lz4", .kind = DCTK_CODEC_BB, .lossless = true,
     .create = lz4_create, .destroy = dctk_cmp_destroy, .to_json = lz4_to_json,
     .encode = lz4_encode, .decode = lz4_decode, .bound = lz4_bound,
+    .family = "lz4", .portability = DCTK_PORT_NUMCODECS, .nan_exact = true,
+    .grid = lz4_grid, .examples = lz4_examples,
 };

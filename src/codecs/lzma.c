@@ -157,8 +157,26 @@ static dctk_status xz_decode(const dctk_codec *c, dctk_codec_ctx *ctx, const dct
     return st;
 }
 
+/* All of numcodecs' keys, as the Python tool writes them. */
+static json_t *xz_grid_conf(int v) {
+    return json_pack("{s:i,s:i,s:i,s:n}", "format", 1, "check", -1, "preset", v, "filters");
+}
+
+/* The Python tool's grid: preset 1, 6, 9. */
+static dctk_status xz_grid(const dctk_grid_in *in, const dctk_grid_sink *sink) {
+    static const int values[] = {1, 6, 9};
+    return dctk_cmp_grid(in, sink, "numcodecs.lzma", xz_grid_conf, values, 3);
+}
+
+static const dctk_codec_example xz_examples[] = {
+    {"float32", "{\"name\":\"numcodecs.lzma\",\"configuration\":{\"format\":1,\"check\":-1,\"preset\":1,\"filters\":null}}"},
+    {NULL, NULL},
+};
+
 const dctk_codec_vt dctk_codec_lzma = {
     .name = "numcodecs.lzma", .kind = DCTK_CODEC_BB, .lossless = true,
     .create = xz_create, .destroy = dctk_cmp_destroy, .to_json = xz_to_json,
     .encode = xz_encode, .decode = xz_decode,
+    .family = "lzma", .portability = DCTK_PORT_NUMCODECS, .nan_exact = true,
+    .grid = xz_grid, .examples = xz_examples,
 };

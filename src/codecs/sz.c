@@ -233,8 +233,30 @@ static dctk_status sz_decode(const dctk_codec *base, dctk_codec_ctx *ctx, const 
     return s.st;
 }
 
+/* Bounds relative to the finite sample's range, stored absolute so that the
+ * JSON needs nothing else to decode: interpolation at 1e-2, Lorenzo finer
+ * (each wins there on the real fields of bench/RESULTS.md). */
+static dctk_status sz_grid(const dctk_grid_in *in, const dctk_grid_sink *sink) {
+    static const double rel[] = {1e-2, 1e-3, 1e-4, 1e-6};
+    double range = in->max - in->min;
+    if (!dctk_dtype_is_float(in->dtype) || !isfinite(range) || !(range > 0)) return DCTK_OK;
+    for (int k = 0; k < 4; k++) {
+        json_t *conf = json_pack("{s:f,s:s}", "error_bound", rel[k] * range, "predictor", k ? "lorenzo" : "interp");
+        DCTK_TRY(dctk_grid_emit1(sink, dctk_grid_codec(SZ, conf), true));
+    }
+    return DCTK_OK;
+}
+
+static const dctk_codec_example sz_examples[] = {
+    {"float32", "{\"name\":\"dctk.sz\",\"configuration\":{\"error_bound\":0.01,\"predictor\":\"lorenzo\"}}"},
+    {"float64", "{\"name\":\"dctk.sz\",\"configuration\":{\"error_bound\":1e-6,\"predictor\":\"interp\"}}"},
+    {NULL, NULL},
+};
+
 const dctk_codec_vt dctk_codec_sz = {
     .name = SZ, .kind = DCTK_CODEC_AB, .lossless = false,
     .create = sz_create, .destroy = sz_destroy, .to_json = sz_to_json,
     .encode = sz_encode, .decode = sz_decode,
+    .family = "sz", .portability = DCTK_PORT_DCTK, .nan_exact = false, .ctx_type = &dctk_zstd_ctx_type,
+    .grid = sz_grid, .examples = sz_examples,
 };

@@ -129,8 +129,15 @@ static dctk_status transpose_decode(const dctk_codec *base, dctk_codec_ctx *ctx,
     return DCTK_OK;
 }
 
+static const dctk_codec_example transpose_examples[] = {
+    {"float32", "{\"name\":\"transpose\",\"configuration\":{\"order\":[1,0]}}"},
+    {"int16", "{\"name\":\"transpose\",\"configuration\":{\"order\":[2,0,1]}}"},
+    {NULL, NULL},
+};
+
 const dctk_codec_vt dctk_codec_transpose = {
     .name = "transpose", .kind = DCTK_CODEC_AA, .lossless = true,
     .create = transpose_create, .destroy = transpose_destroy, .to_json = transpose_to_json,
     .out_spec = transpose_out_spec, .encode = transpose_encode, .decode = transpose_decode,
+    .portability = DCTK_PORT_CORE, .nan_exact = true, .examples = transpose_examples,
 };

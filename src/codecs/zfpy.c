@@ -234,8 +234,38 @@ static dctk_status zfpy_decode(const dctk_codec *base, dctk_codec_ctx *ctx, cons
     return st;
 }
 
+/* Floats: accuracy 2^-1, 2^-2, 2^-4 (mode 4), precision 8, 16, 32 (mode
+ * 3), rate 8, 16, 32 (mode 2); int32/int64 fixed rate only, as the Python
+ * tool; zfp has no other integer types. */
+static dctk_status zfpy_grid(const dctk_grid_in *in, const dctk_grid_sink *sink) {
+    bool is_float = dctk_dtype_is_float(in->dtype);
+    if (!is_float && in->dtype != DCTK_INT32 && in->dtype != DCTK_INT64) return DCTK_OK;
+    for (int m = 4; m >= 2; m--) {
+        if (!is_float && m != 2) continue;
+        for (int k = 0; k < 3; k++) {
+            double tol = m == 4 ? ldexp(1.0, -(1 << k)) : -1;
+            int prec = m == 3 ? 1 << (k + 3) : -1, rate = m == 2 ? 1 << (k + 3) : -1;
+            json_t *conf = json_pack("{s:i,s:o,s:i,s:i}", "mode", m, "tolerance",
+                                     m == 4 ? json_real(tol) : json_integer(-1), "rate", rate, "precision", prec);
+            DCTK_TRY(dctk_grid_emit1(sink, dctk_grid_codec(ZFPY, conf), true));
+        }
+    }
+    return DCTK_OK;
+}
+
+static const dctk_codec_example zfpy_examples[] = {
+    {"float32", "{\"name\":\"numcodecs.zfpy\",\"configuration\":{\"mode\":2,\"rate\":8}}"},
+    {"float64", "{\"name\":\"numcodecs.zfpy\",\"configuration\":{\"mode\":3,\"precision\":16}}"},
+    {"float32", "{\"name\":\"numcodecs.zfpy\",\"configuration\":{\"mode\":4,\"tolerance\":0.01}}"},
+    {"float64", "{\"name\":\"numcodecs.zfpy\",\"configuration\":{\"mode\":4,\"tolerance\":-1}}"},
+    {"int32", "{\"name\":\"numcodecs.zfpy\",\"configuration\":{\"mode\":2,\"rate\":16}}"},
+    {NULL, NULL},
+};
+
 const dctk_codec_vt dctk_codec_zfpy = {
     .name = ZFPY, .kind = DCTK_CODEC_AB, .lossless = false,
     .create = zfpy_create, .destroy = zfpy_destroy, .to_json = zfpy_to_json,
     .encode = zfpy_encode, .decode = zfpy_decode,
+    .family = "zfpy", .family_alias = "zfp", .portability = DCTK_PORT_NUMCODECS, .nan_exact = false,
+    .grid = zfpy_grid, .examples = zfpy_examples,
 };
