@@ -104,8 +104,9 @@ typedef struct dctk_codec_vt {
     dctk_status (*encode)(const dctk_codec *c, dctk_codec_ctx *ctx, const dctk_chunk_spec *in,
                           const void *src, size_t n, dctk_buf *dst);
     /* Inverse of encode, with the same `in` as encode got. For AA and AB the
-     * output is exactly dctk_spec_nbytes(in) bytes. Corrupt or truncated input
-     * returns DCTK_ERR_CODEC (or DCTK_ERR_CORRUPT), never reads out of bounds. */
+     * output is exactly dctk_spec_nbytes(in) bytes. Input it cannot decode
+     * (corrupt, truncated, or not made for this chunk) is DCTK_ERR_CORRUPT at
+     * every entry point, and is never read out of bounds. */
     dctk_status (*decode)(const dctk_codec *c, dctk_codec_ctx *ctx, const dctk_chunk_spec *in,
                           const void *src, size_t n, dctk_buf *dst);
     /* True when decode(encode(x)) == x bit for bit for every x. */

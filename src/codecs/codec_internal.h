@@ -31,6 +31,10 @@ extern const dctk_codec_ctx_type dctk_zstd_ctx_type;
 struct ZSTD_CCtx_s *dctk_zstd_cctx(dctk_codec_ctx *ctx);
 struct ZSTD_DCtx_s *dctk_zstd_dctx(dctk_codec_ctx *ctx);
 
+/* dctk_codec_decode without the argument checks, for the pipeline. */
+dctk_status dctk_codec_decode_raw(const dctk_codec *c, dctk_codec_ctx *ctx, const dctk_chunk_spec *in,
+                                  const void *src, size_t n, dctk_buf *dst);
+
 /* Grid helpers: emit one member made of one codec object (stolen). */
 dctk_status dctk_grid_emit1(const dctk_grid_sink *sink, json_t *codec, bool lossy);
 /* {"name": name, "configuration": conf}, as the space writes it (conf NULL -> no key). */

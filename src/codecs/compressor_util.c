@@ -24,7 +24,7 @@ dctk_status dctk_cmp_room(dctk_buf *dst, size_t hint, size_t limit, const char *
         return DCTK_OK;
     }
     if (dst->size >= limit)
-        return DCTK_FAIL(DCTK_ERR_CODEC, "%s: decoded data exceeds %zu bytes, more than a chunk of this array can hold",
+        return DCTK_FAIL(DCTK_ERR_CORRUPT, "%s: decoded data exceeds %zu bytes, more than a chunk of this array can hold",
                          codec, limit);
     size_t want = dst->cap < hint ? hint : (dst->cap > limit / 2 ? limit : dst->cap * 2);
     if (want > limit) want = limit;

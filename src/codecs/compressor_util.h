@@ -19,7 +19,7 @@ size_t dctk_cmp_limit(const dctk_chunk_spec *in);
 size_t dctk_cmp_hint(const dctk_chunk_spec *in);
 
 /* Make sure dst has room past dst->size, growing by doubling from `hint`
- * but never beyond `limit`. Fails with DCTK_ERR_CODEC naming `codec` when
+ * but never beyond `limit`. Fails with DCTK_ERR_CORRUPT naming `codec` when
  * dst already holds `limit` bytes and the stream wants to write more.
  * Returns the number of bytes that may be written at dst->data + dst->size. */
 dctk_status dctk_cmp_room(dctk_buf *dst, size_t hint, size_t limit, const char *codec, size_t *avail);

@@ -199,16 +199,16 @@ static dctk_status j2k_decode(const uint8_t *p, size_t n, size_t w, size_t h, in
         opj_set_default_decoder_parameters(&dp);
         handlers(c, err);
         if (!opj_setup_decoder(c, &dp) || !serial(c) || !opj_read_header(s, c, &img))
-            st = DCTK_FAIL(DCTK_ERR_CODEC, "codec '" EBCC "': damaged JPEG 2000 base layer: %s", err);
+            st = DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '" EBCC "': damaged JPEG 2000 base layer: %s", err);
     }
     /* the image must be the slice before OpenJPEG allocates anything for it */
     if (st == DCTK_OK && (img->numcomps != 1 || img->x1 - img->x0 != w || img->y1 - img->y0 != h ||
                           img->comps[0].prec != 16 || img->comps[0].sgnd))
-        st = DCTK_FAIL(DCTK_ERR_CODEC, "codec '" EBCC "': the JPEG 2000 base layer is not a %zu x %zu 16-bit image", w,
+        st = DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '" EBCC "': the JPEG 2000 base layer is not a %zu x %zu 16-bit image", w,
                        h);
     if (st == DCTK_OK && (!opj_decode(c, s, img) || !opj_end_decompress(c, s) || !img->comps[0].data ||
                           img->comps[0].w != w || img->comps[0].h != h))
-        st = DCTK_FAIL(DCTK_ERR_CODEC, "codec '" EBCC "': damaged JPEG 2000 base layer: %s", err);
+        st = DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '" EBCC "': damaged JPEG 2000 base layer: %s", err);
     if (st == DCTK_OK)
         for (size_t i = 0; i < w * h; i++) {
             int32_t v = img->comps[0].data[i];
@@ -303,11 +303,11 @@ static void encode_slice(job *j, const void *x, void *y, size_t k, dctk_buf *dst
 /* Read slice k's base layer from the body into j->levels; kind, lo, hi out. */
 static dctk_status read_slice(job *j, eb_reader *body, int *kind, double *lo, double *hi) {
     *kind = eb_u8(body), *lo = eb_f64(body), *hi = eb_f64(body);
-    if (body->bad) return DCTK_FAIL(DCTK_ERR_CODEC, "codec '" EBCC "': truncated slice header");
+    if (body->bad) return DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '" EBCC "': truncated slice header");
     if (*kind == BASE_FLAT) return DCTK_OK;
     uint32_t len = eb_u32(body), crc = eb_u32(body);
     const uint8_t *p = eb_take(body, len);
-    if (*kind != BASE_J2K || !p) return DCTK_FAIL(DCTK_ERR_CODEC, "codec '" EBCC "': damaged slice header");
+    if (*kind != BASE_J2K || !p) return DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '" EBCC "': damaged slice header");
     if (dctk_crc32c(p, len) != crc) return DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '" EBCC "': base layer CRC mismatch");
     return j2k_decode(p, len, j->sl.w, j->sl.h, j->levels);
 }
@@ -344,11 +344,11 @@ static dctk_status decode_values(job *j, eb_reader *body, const uint8_t *slices,
     size_t es = j->f32 ? 4 : 8, count = j->sl.count * j->sl.w * j->sl.h;
     uint64_t nout = eb_u64(body);
     const uint8_t *outl = body->bad || nout > count ? NULL : eb_take(body, nout * es);
-    if (!outl) return DCTK_FAIL(DCTK_ERR_CODEC, "codec '" EBCC "': damaged outlier list");
+    if (!outl) return DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '" EBCC "': damaged outlier list");
     eb_reader outlier_read = {outl, nout * es, 0, false};
     DCTK_TRY(eb_huff_decode(EBCC, body, j->codes, count));
     if (body->pos != body->n)
-        return DCTK_FAIL(DCTK_ERR_CODEC, "codec '" EBCC "': %zu stray bytes in the body", body->n - body->pos);
+        return DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '" EBCC "': %zu stray bytes in the body", body->n - body->pos);
     eb_reader again = {slices, body->n - (size_t)(slices - body->p), 0, false};
     for (size_t k = 0; k < j->sl.count; k++) {
         int kind;
@@ -358,10 +358,10 @@ static dctk_status decode_values(job *j, eb_reader *body, const uint8_t *slices,
         for (size_t i = 0; i < n; i++)
             if (!eb_dequantize(j->f32, y, off + i, base_value(kind, lo, hi, kind == BASE_J2K ? j->levels[i] : 0),
                                j->c->bound, j->codes[off + i], &outlier_read))
-                return DCTK_FAIL(DCTK_ERR_CODEC, "codec '" EBCC "': fewer outliers than outlier codes");
+                return DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '" EBCC "': fewer outliers than outlier codes");
     }
     if (outlier_read.pos != outlier_read.n)
-        return DCTK_FAIL(DCTK_ERR_CODEC, "codec '" EBCC "': more outliers than outlier codes");
+        return DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '" EBCC "': more outliers than outlier codes");
     return DCTK_OK;
 }
 
@@ -387,7 +387,7 @@ static dctk_status ebcc_decode(const dctk_codec *base, dctk_codec_ctx *ctx, cons
         int kind = eb_u8(&body);
         eb_take(&body, 16);
         if (kind == BASE_J2K) eb_take(&body, (size_t)eb_u32(&body) + 4);
-        if (body.bad) j.st = DCTK_FAIL(DCTK_ERR_CODEC, "codec '" EBCC "': truncated slice %zu", k);
+        if (body.bad) j.st = DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '" EBCC "': truncated slice %zu", k);
     }
     if (j.st == DCTK_OK) j.st = dctk_buf_resize(dst, count * es);
     if (j.st == DCTK_OK) j.st = decode_values(&j, &body, slices, dst->data);

@@ -84,29 +84,29 @@ dctk_status eb_write_head(const eb_head *h, const dctk_chunk_spec *in, dctk_buf 
 dctk_status eb_read_head(const eb_head *h, const dctk_chunk_spec *in, eb_reader *r) {
     const uint8_t *magic = eb_take(r, 4);
     if (!magic || memcmp(magic, h->magic, 4) != 0)
-        return DCTK_FAIL(DCTK_ERR_CODEC, "codec '%s': not a %s stream (bad magic)", h->codec, h->codec);
+        return DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '%s': not a %s stream (bad magic)", h->codec, h->codec);
     uint8_t version = eb_u8(r), es = eb_u8(r), variant = eb_u8(r), ndim = eb_u8(r);
-    if (r->bad) return DCTK_FAIL(DCTK_ERR_CODEC, "codec '%s': truncated header", h->codec);
+    if (r->bad) return DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '%s': truncated header", h->codec);
     if (version != EB_VERSION)
-        return DCTK_FAIL(DCTK_ERR_CODEC, "codec '%s': stream version %u, this build reads %d", h->codec, version,
+        return DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '%s': stream version %u, this build reads %d", h->codec, version,
                          EB_VERSION);
     if (es != dctk_dtype_size(in->dtype))
-        return DCTK_FAIL(DCTK_ERR_CODEC, "codec '%s': the stream holds %u-byte values, the chunk is %s", h->codec, es,
+        return DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '%s': the stream holds %u-byte values, the chunk is %s", h->codec, es,
                          dctk_dtype_name(in->dtype));
     if (variant != h->variant)
-        return DCTK_FAIL(DCTK_ERR_CODEC, "codec '%s': the stream's variant %u is not the configured %u", h->codec,
+        return DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '%s': the stream's variant %u is not the configured %u", h->codec,
                          variant, h->variant);
     if (ndim != in->ndim)
-        return DCTK_FAIL(DCTK_ERR_CODEC, "codec '%s': the stream has %u dimensions, the chunk %d", h->codec, ndim,
+        return DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '%s': the stream has %u dimensions, the chunk %d", h->codec, ndim,
                          in->ndim);
     for (int d = 0; d < in->ndim; d++)
         if (eb_u64(r) != in->shape[d] && !r->bad)
-            return DCTK_FAIL(DCTK_ERR_CODEC, "codec '%s': the stream's shape differs from the chunk's in axis %d",
+            return DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '%s': the stream's shape differs from the chunk's in axis %d",
                              h->codec, d);
     double bound = eb_f64(r);
-    if (r->bad) return DCTK_FAIL(DCTK_ERR_CODEC, "codec '%s': truncated header", h->codec);
+    if (r->bad) return DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '%s': truncated header", h->codec);
     if (bound != h->bound)
-        return DCTK_FAIL(DCTK_ERR_CODEC, "codec '%s': the stream's error bound %.17g is not the configured %.17g",
+        return DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '%s': the stream's error bound %.17g is not the configured %.17g",
                          h->codec, bound, h->bound);
     return DCTK_OK;
 }
@@ -139,26 +139,26 @@ dctk_status eb_open_body(dctk_codec_ctx *ctx, const char *codec, eb_reader *r, u
     uint8_t coding = eb_u8(r);
     uint64_t raw = eb_u64(r), stored = eb_u64(r);
     const uint8_t *p = r->bad || stored > r->n - r->pos ? NULL : eb_take(r, stored);
-    if (!p) return DCTK_FAIL(DCTK_ERR_CODEC, "codec '%s': truncated stream", codec);
+    if (!p) return DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '%s': truncated stream", codec);
     if (r->pos != r->n)
-        return DCTK_FAIL(DCTK_ERR_CODEC, "codec '%s': %zu stray bytes after the body", codec, r->n - r->pos);
+        return DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '%s': %zu stray bytes after the body", codec, r->n - r->pos);
     if (coding == BODY_PLAIN && raw == stored) {
         *body = (eb_reader){p, stored, 0, false};
         return DCTK_OK;
     }
     if (coding != BODY_ZSTD)
-        return DCTK_FAIL(DCTK_ERR_CODEC, "codec '%s': damaged body header (coding %u, %llu of %llu bytes)", codec,
+        return DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '%s': damaged body header (coding %u, %llu of %llu bytes)", codec,
                          coding, (unsigned long long)stored, (unsigned long long)raw);
     unsigned long long content = ZSTD_getFrameContentSize(p, stored);
     if (content != raw || raw > max_raw)
-        return DCTK_FAIL(DCTK_ERR_CODEC, "codec '%s': damaged body (size %llu, header says %llu)", codec, content,
+        return DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '%s': damaged body (size %llu, header says %llu)", codec, content,
                          (unsigned long long)raw);
     ZSTD_DCtx *zd = dctk_zstd_dctx(ctx);
     if (!zd) return DCTK_ERR_NOMEM;
     DCTK_TRY(dctk_buf_resize(scratch, raw));
     size_t got = ZSTD_decompressDCtx(zd, scratch->data, raw, p, stored);
     if (ZSTD_isError(got) || got != raw)
-        return DCTK_FAIL(DCTK_ERR_CODEC, "codec '%s': damaged body (zstd: %s)", codec,
+        return DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '%s': damaged body (zstd: %s)", codec,
                          ZSTD_isError(got) ? ZSTD_getErrorName(got) : "short");
     *body = (eb_reader){scratch->data, raw, 0, false};
     return DCTK_OK;
@@ -287,7 +287,7 @@ typedef struct {
 static dctk_status read_table(const char *codec, eb_reader *r, size_t n, huff_table *t, uint32_t *single) {
     uint32_t k = eb_u32(r);
     if (r->bad || k > EB_NSYMS || (k == 0) != (n == 0))
-        return DCTK_FAIL(DCTK_ERR_CODEC, "codec '%s': damaged code table (%u codes for %zu values)", codec, k, n);
+        return DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '%s': damaged code table (%u codes for %zu values)", codec, k, n);
     uint32_t *sym = malloc(sizeof *sym * (k ? k : 1));
     uint8_t *len = malloc(k ? k : 1);
     t->sorted = malloc(sizeof *t->sorted * (k ? k : 1));
@@ -301,11 +301,11 @@ static dctk_status read_table(const char *codec, eb_reader *r, size_t n, huff_ta
         sym[i] = eb_u32(r), len[i] = eb_u8(r);
         bool ok = !r->bad && sym[i] < EB_NSYMS && (i == 0 || sym[i] > sym[i - 1]) &&
                   (k == 1 ? len[i] == 0 : len[i] >= 1 && len[i] <= EB_MAXLEN);
-        if (!ok) st = DCTK_FAIL(DCTK_ERR_CODEC, "codec '%s': damaged code table (entry %u)", codec, i);
+        if (!ok) st = DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '%s': damaged code table (entry %u)", codec, i);
         else if (k > 1) t->count[len[i]]++, kraft += (uint64_t)1 << (EB_MAXLEN - len[i]);
     }
     if (st == DCTK_OK && k > 1 && kraft != (uint64_t)1 << EB_MAXLEN)
-        st = DCTK_FAIL(DCTK_ERR_CODEC, "codec '%s': damaged code table (not a complete code)", codec);
+        st = DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '%s': damaged code table (not a complete code)", codec);
     if (st == DCTK_OK) {
         uint32_t off[EB_MAXLEN + 2] = {0};
         for (int l = 1; l <= EB_MAXLEN; l++) off[l + 1] = off[l] + t->count[l];
@@ -361,10 +361,10 @@ dctk_status eb_huff_decode(const char *codec, eb_reader *r, uint32_t *codes, siz
     uint64_t nbits = st == DCTK_OK ? eb_u64(r) : 0;
     const uint8_t *bits = NULL;
     if (st == DCTK_OK && (r->bad || nbits > (uint64_t)(r->n - r->pos) * 8 || !(bits = eb_take(r, (nbits + 7) / 8))))
-        st = DCTK_FAIL(DCTK_ERR_CODEC, "codec '%s': truncated code stream", codec);
+        st = DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '%s': truncated code stream", codec);
     if (st == DCTK_OK && single != UINT32_MAX) {
         for (size_t i = 0; i < n; i++) codes[i] = single;
-        if (nbits) st = DCTK_FAIL(DCTK_ERR_CODEC, "codec '%s': damaged code stream", codec);
+        if (nbits) st = DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '%s': damaged code stream", codec);
     } else if (st == DCTK_OK && !(lut = malloc(sizeof *lut << LUT_BITS))) {
         st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
     } else if (st == DCTK_OK) {
@@ -377,11 +377,11 @@ dctk_status eb_huff_decode(const char *codec, eb_reader *r, uint32_t *codes, siz
                 codes[i] = e >> 8;
                 pos += e & 0xff;
             } else if (!decode_slow(&t, bits, nbits, &pos, &codes[i])) {
-                st = DCTK_FAIL(DCTK_ERR_CODEC, "codec '%s': code stream ends early (value %zu of %zu)", codec, i, n);
+                st = DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '%s': code stream ends early (value %zu of %zu)", codec, i, n);
             }
         }
         if (st == DCTK_OK && pos != nbits)
-            st = DCTK_FAIL(DCTK_ERR_CODEC, "codec '%s': %llu stray bits in the code stream", codec,
+            st = DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '%s': %llu stray bits in the code stream", codec,
                            (unsigned long long)(nbits - pos));
     }
     free(t.sorted);

@@ -58,7 +58,7 @@ static dctk_status lz4_decode(const dctk_codec *c, dctk_codec_ctx *ctx, const dc
     (void)c, (void)ctx;
     const uint8_t *s = src;
     if (n < 5) return DCTK_FAIL(DCTK_ERR_CORRUPT, "numcodecs.lz4: %zu bytes is too short for a size and a block", n);
-    if (n - 4 > INT_MAX) return DCTK_FAIL(DCTK_ERR_CODEC, "numcodecs.lz4: %zu-byte block is too large", n);
+    if (n - 4 > INT_MAX) return DCTK_FAIL(DCTK_ERR_CORRUPT, "numcodecs.lz4: %zu-byte block is too large", n);
     size_t size = dctk_get_le32(s);
     if (size > dctk_cmp_limit(in) || size > INT_MAX)
         return DCTK_FAIL(DCTK_ERR_CORRUPT, "numcodecs.lz4: stored size %zu is more than a chunk of this array holds",

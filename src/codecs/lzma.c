@@ -74,7 +74,7 @@ static dctk_status xz_error(lzma_ret r) {
     switch (r) {
     case LZMA_MEM_ERROR: return DCTK_FAIL(DCTK_ERR_NOMEM, "numcodecs.lzma: out of memory");
     case LZMA_MEMLIMIT_ERROR:
-        return DCTK_FAIL(DCTK_ERR_CODEC, "numcodecs.lzma: stream needs more than %llu MiB to decode",
+        return DCTK_FAIL(DCTK_ERR_CORRUPT, "numcodecs.lzma: stream needs more than %llu MiB to decode",
                          (unsigned long long)(DECODER_MEMLIMIT >> 20));
     case LZMA_FORMAT_ERROR: return DCTK_FAIL(DCTK_ERR_CORRUPT, "numcodecs.lzma: not an xz stream");
     case LZMA_BUF_ERROR: return DCTK_FAIL(DCTK_ERR_CORRUPT, "numcodecs.lzma: truncated stream");

@@ -27,7 +27,7 @@
 #include "pco_internal.h"
 
 #define PCO "codec 'numcodecs.pcodec'"
-#define CORRUPT(...) DCTK_FAIL(DCTK_ERR_CODEC, PCO ": " __VA_ARGS__)
+#define CORRUPT(...) DCTK_FAIL(DCTK_ERR_CORRUPT, PCO ": " __VA_ARGS__)
 
 enum { MODE_CLASSIC, MODE_INT_MULT, MODE_FLOAT_MULT, MODE_FLOAT_QUANT, MODE_DICT };
 enum { DELTA_NONE, DELTA_CONSEC, DELTA_LOOKBACK, DELTA_CONV1 };

@@ -127,13 +127,13 @@ dctk_status dctk_pipeline_decode(const dctk_pipeline *p, dctk_codec_ctx *ctx, co
     int k = 0;
     for (int i = p->n - 1; i >= 0; i--) {
         const dctk_codec *c = p->codecs[i];
-        DCTK_TRY(c->vt->decode(c, ctx, &specs[i], in, n, &tmp[k]));
+        DCTK_TRY(dctk_codec_decode_raw(c, ctx, &specs[i], in, n, &tmp[k]));
         in = tmp[k].data;
         n = tmp[k].size;
         k ^= 1;
     }
     size_t want = dctk_spec_nbytes(spec);
-    if (n != want) return DCTK_FAIL(DCTK_ERR_CODEC, "decoded chunk has %zu bytes, expected %zu", n, want);
+    if (n != want) return DCTK_FAIL(DCTK_ERR_CORRUPT, "decoded chunk has %zu bytes, expected %zu", n, want);
     memcpy(dst, in, n);
     return DCTK_OK;
 }

@@ -115,7 +115,15 @@ dctk_status dctk_codec_encode(const dctk_codec *c, dctk_codec_ctx *ctx, const dc
 dctk_status dctk_codec_decode(const dctk_codec *c, dctk_codec_ctx *ctx, const dctk_chunk_spec *in,
                               const void *src, size_t n, dctk_buf *dst) {
     DCTK_TRY(check_call("decode", c, ctx, in, src, n, dst));
-    return c->vt->decode(c, ctx, in, src, n, dst);
+    return dctk_codec_decode_raw(c, ctx, in, src, n, dst);
+}
+
+dctk_status dctk_codec_decode_raw(const dctk_codec *c, dctk_codec_ctx *ctx, const dctk_chunk_spec *in,
+                                  const void *src, size_t n, dctk_buf *dst) {
+    dctk_status st = c->vt->decode(c, ctx, in, src, n, dst);
+    /* checks shared by encode and decode (sizes, shapes) say DCTK_ERR_CODEC;
+     * for a decoder that means the input does not fit: corrupt */
+    return st == DCTK_ERR_CODEC ? DCTK_ERR_CORRUPT : st;
 }
 
 dctk_codec_ctx *dctk_codec_ctx_new(void) { return calloc(1, sizeof(dctk_codec_ctx)); }

@@ -99,7 +99,7 @@ typedef struct {
 static inline void visit(step *s, size_t i, double pred) {
     if (!s->decode) s->code[i] = eb_quantize(s->f32, s->x, s->y, i, pred, s->bound, s->outliers, &s->st);
     else if (!eb_dequantize(s->f32, s->y, i, pred, s->bound, s->code[i], s->outlier_read) && s->st == DCTK_OK)
-        s->st = DCTK_FAIL(DCTK_ERR_CODEC, "codec '" SZ "': fewer outliers than outlier codes");
+        s->st = DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '" SZ "': fewer outliers than outlier codes");
 }
 
 static void lorenzo(const grid *g, step *s) {
@@ -214,20 +214,20 @@ static dctk_status sz_decode(const dctk_codec *base, dctk_codec_ctx *ctx, const 
     uint64_t nout = st == DCTK_OK ? eb_u64(&body) : 0;
     const uint8_t *outl = NULL;
     if (st == DCTK_OK && (body.bad || nout > count || !(outl = eb_take(&body, nout * es))))
-        st = DCTK_FAIL(DCTK_ERR_CODEC, "codec '" SZ "': damaged outlier list");
+        st = DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '" SZ "': damaged outlier list");
     eb_reader outlier_read = {outl, nout * es, 0, false};
     step s = {es == 4, true, c->bound, NULL, NULL, malloc(count * sizeof(uint32_t) + 1), NULL, &outlier_read, st};
     if (s.st == DCTK_OK && !s.code) s.st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
     if (s.st == DCTK_OK) s.st = eb_huff_decode(SZ, &body, s.code, count);
     if (s.st == DCTK_OK && body.pos != body.n)
-        s.st = DCTK_FAIL(DCTK_ERR_CODEC, "codec '" SZ "': %zu stray bytes in the body", body.n - body.pos);
+        s.st = DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '" SZ "': %zu stray bytes in the body", body.n - body.pos);
     if (s.st == DCTK_OK) s.st = dctk_buf_resize(dst, count * es);
     if (s.st == DCTK_OK) {
         s.y = dst->data;
         run(c, in, &s);
     }
     if (s.st == DCTK_OK && outlier_read.pos != outlier_read.n)
-        s.st = DCTK_FAIL(DCTK_ERR_CODEC, "codec '" SZ "': more outliers than outlier codes");
+        s.st = DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '" SZ "': more outliers than outlier codes");
     free(s.code);
     dctk_buf_free(&scratch);
     return s.st;

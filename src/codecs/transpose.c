@@ -121,7 +121,7 @@ static dctk_status transpose_decode(const dctk_codec *base, dctk_codec_ctx *ctx,
     dctk_chunk_spec enc;
     DCTK_TRY(transpose_out_spec(base, in, &enc));
     if (n != dctk_spec_nbytes(in))
-        return DCTK_FAIL(DCTK_ERR_CODEC, "codec 'transpose': got %zu bytes, expected %zu", n, dctk_spec_nbytes(in));
+        return DCTK_FAIL(DCTK_ERR_CORRUPT, "codec 'transpose': got %zu bytes, expected %zu", n, dctk_spec_nbytes(in));
     int inverse[DCTK_MAX_DIMS];
     for (int i = 0; i < c->n; i++) inverse[c->order[i]] = i;
     DCTK_TRY(dctk_buf_resize(dst, n));

@@ -162,7 +162,7 @@ static dctk_status read_header(void *buf, size_t cap, zfp_stream **zs, zfp_field
     *f = zfp_field_alloc();
     if (!*bs || !*zs || !*f) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
     if (!zfp_read_header(*zs, *f, ZFP_HEADER_FULL))
-        return DCTK_FAIL(DCTK_ERR_CODEC, "codec '" ZFPY "': not a zfp stream (bad or unsupported header)");
+        return DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '" ZFPY "': not a zfp stream (bad or unsupported header)");
     return DCTK_OK;
 }
 
@@ -177,10 +177,10 @@ static dctk_status check_header(const zfp_field *f, const dctk_chunk_spec *in) {
     DCTK_TRY(zfp_type_for(in->dtype, &want));
     size_t count = zfp_field_size(f, NULL);
     if (f->type != want)
-        return DCTK_FAIL(DCTK_ERR_CODEC, "codec '" ZFPY "': the stream holds zfp type %d, the chunk is %s", (int)f->type,
+        return DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '" ZFPY "': the stream holds zfp type %d, the chunk is %s", (int)f->type,
                          dctk_dtype_name(in->dtype));
     if (count != dctk_spec_nelems(in))
-        return DCTK_FAIL(DCTK_ERR_CODEC, "codec '" ZFPY "': the stream holds %zu values, the chunk %zu", count,
+        return DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '" ZFPY "': the stream holds %zu values, the chunk %zu", count,
                          dctk_spec_nelems(in));
     return DCTK_OK;
 }
@@ -209,9 +209,9 @@ static dctk_status decompress_padded(void *buf, size_t cap, size_t n, dctk_buf *
     if (st == DCTK_OK) {
         zfp_field_set_pointer(f, dst->data);
         size_t used = zfp_decompress(zs, f);
-        if (!used) st = DCTK_FAIL(DCTK_ERR_CODEC, "codec '" ZFPY "': zfp_decompress failed");
+        if (!used) st = DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '" ZFPY "': zfp_decompress failed");
         else if (used > n)
-            st = DCTK_FAIL(DCTK_ERR_CODEC, "codec '" ZFPY "': truncated stream (%zu bytes, %zu needed)", n, used);
+            st = DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '" ZFPY "': truncated stream (%zu bytes, %zu needed)", n, used);
     }
     close_all(zs, f, bs);
     return st;
@@ -220,7 +220,7 @@ static dctk_status decompress_padded(void *buf, size_t cap, size_t n, dctk_buf *
 static dctk_status zfpy_decode(const dctk_codec *base, dctk_codec_ctx *ctx, const dctk_chunk_spec *in,
                                const void *src, size_t n, dctk_buf *dst) {
     (void)base, (void)ctx;
-    if (n == 0) return DCTK_FAIL(DCTK_ERR_CODEC, "codec '" ZFPY "': empty stream");
+    if (n == 0) return DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '" ZFPY "': empty stream");
     size_t maxsize;
     DCTK_TRY(probe(src, n, in, &maxsize));
     DCTK_TRY(dctk_buf_resize(dst, dctk_spec_nbytes(in)));

@@ -134,7 +134,7 @@ static void wrong_chunks(void **state) {
     assert_int_equal(make("{\"name\":\"numcodecs.quantize\",\"configuration\":{\"digits\":2,\"dtype\":\"<f4\","
                           "\"astype\":\"<f8\"}}", &c), DCTK_OK);
     dctk_chunk_spec spec = dctk_spec_make(DCTK_FLOAT32, 1, shape);
-    assert_int_equal(dctk_codec_decode(c, tctx, &spec, f32, sizeof f32, &dec), DCTK_ERR_CODEC);
+    assert_int_equal(dctk_codec_decode(c, tctx, &spec, f32, sizeof f32, &dec), DCTK_ERR_CORRUPT);
     dctk_codec_free(c);
     dctk_buf_free(&enc);
     dctk_buf_free(&dec);
@@ -213,7 +213,7 @@ static void zfp_truncated_and_corrupt(void **state) {
             uint8_t *t = malloc(n ? n : 1);
             memcpy(t, enc.data, n);
             dctk_status st = dctk_codec_decode(c, tctx, &spec, t, n, &dec);
-            if (st != DCTK_ERR_CODEC) fail_msg("mode %zu: truncated to %zu of %zu bytes: status %d", m, n, enc.size, st);
+            if (st != DCTK_ERR_CORRUPT) fail_msg("mode %zu: truncated to %zu of %zu bytes: status %d", m, n, enc.size, st);
             free(t);
         }
         /* flipped bytes and random garbage: an error or some values, never a crash */
@@ -221,15 +221,15 @@ static void zfp_truncated_and_corrupt(void **state) {
             memcpy(copy, enc.data, enc.size);
             copy[i] ^= (uint8_t)(1 + rand() % 255);
             dctk_status st = dctk_codec_decode(c, tctx, &spec, copy, enc.size, &dec);
-            assert_true(st == DCTK_OK || st == DCTK_ERR_CODEC);
-            if (i < 4) assert_int_equal(st, DCTK_ERR_CODEC); /* the magic */
+            assert_true(st == DCTK_OK || st == DCTK_ERR_CORRUPT);
+            if (i < 4) assert_int_equal(st, DCTK_ERR_CORRUPT); /* the magic */
         }
         for (int r = 0; r < 200; r++) {
             size_t n = (size_t)(rand() % 300);
             for (size_t i = 0; i < n; i++) copy[i] = (uint8_t)rand();
             if (n > 3) memcpy(copy, "zfp\x05", 4); /* get past the magic now and then */
             dctk_status st = dctk_codec_decode(c, tctx, &spec, copy, n, &dec);
-            assert_true(st == DCTK_OK || st == DCTK_ERR_CODEC);
+            assert_true(st == DCTK_OK || st == DCTK_ERR_CORRUPT);
         }
         dctk_codec_free(c);
     }
@@ -249,11 +249,11 @@ static void zfp_header_mismatch(void **state) {
     assert_int_equal(make(json, &c), DCTK_OK);
     dctk_chunk_spec other = spec;
     other.dtype = DCTK_FLOAT64;
-    assert_int_equal(dctk_codec_decode(c, tctx, &other, enc.data, enc.size, &dec), DCTK_ERR_CODEC);
+    assert_int_equal(dctk_codec_decode(c, tctx, &other, enc.data, enc.size, &dec), DCTK_ERR_CORRUPT);
     assert_non_null(strstr(dctk_detail(), "type"));
     other = spec;
     other.shape[0] = 7;
-    assert_int_equal(dctk_codec_decode(c, tctx, &other, enc.data, enc.size, &dec), DCTK_ERR_CODEC);
+    assert_int_equal(dctk_codec_decode(c, tctx, &other, enc.data, enc.size, &dec), DCTK_ERR_CORRUPT);
     assert_non_null(strstr(dctk_detail(), "values"));
     /* same count, other shape: accepted, as numcodecs reshapes */
     other = spec;
