@@ -25,7 +25,7 @@ static dctk_status bytes_create(const json_t *conf, dctk_codec **out) {
     return DCTK_OK;
 }
 
-static void plain_destroy(dctk_codec *c) { free(c); }
+static void plain_destroy(dctk_codec *c) { dctk_free(c); }
 
 static json_t *bytes_to_json(const dctk_codec *base) {
     const bytes_codec *c = (const bytes_codec *)base;
@@ -78,7 +78,7 @@ const dctk_codec_vt dctk_codec_bytes = {
 static dctk_status crc_create(const json_t *conf, dctk_codec **out) {
     static const char *const known[] = {NULL};
     DCTK_TRY(dctk_conf_only(conf, "crc32c", known));
-    dctk_codec *c = calloc(1, sizeof *c);
+    dctk_codec *c = dctk_calloc(1, sizeof *c);
     if (!c) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
     c->vt = &dctk_codec_crc32c;
     *out = c;

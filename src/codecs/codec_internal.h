@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dctk/alloc.h"
 #include "dctk/codec.h"
 #include "dctk/util.h"
 
@@ -64,7 +65,7 @@ bool dctk_json_get_real(const json_t *v, double *out);
 /* Allocate an instance of a codec struct whose first member is dctk_codec. */
 #define DCTK_CODEC_ALLOC(type, vtp)                     \
     ({                                                  \
-        type *o_ = calloc(1, sizeof(type));             \
+        type *o_ = dctk_calloc(1, sizeof(type));             \
         if (o_) o_->base.vt = (vtp);                    \
         o_;                                             \
     })

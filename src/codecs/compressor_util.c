@@ -58,7 +58,7 @@ dctk_status dctk_conf_int_range(const json_t *conf, const char *codec, const cha
     return DCTK_OK;
 }
 
-void dctk_cmp_destroy(dctk_codec *c) { free(c); }
+void dctk_cmp_destroy(dctk_codec *c) { dctk_free(c); }
 
 dctk_status dctk_cmp_grid(const dctk_grid_in *in, const dctk_grid_sink *sink, const char *name,
                           json_t *(*conf_of)(int v), const int *values, int n) {

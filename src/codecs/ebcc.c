@@ -57,7 +57,7 @@ static dctk_status ebcc_create(const json_t *conf, dctk_codec **out) {
     return DCTK_OK;
 }
 
-static void ebcc_destroy(dctk_codec *c) { free(c); }
+static void ebcc_destroy(dctk_codec *c) { dctk_free(c); }
 
 static json_t *ebcc_to_json(const dctk_codec *base) {
     const ebcc_codec *c = (const ebcc_codec *)base;
@@ -288,7 +288,7 @@ static void encode_slice(job *j, const void *x, void *y, size_t k, dctk_buf *dst
         size_t len = dst->size - at - 8;
         if (st == DCTK_OK) st = j2k_decode(dst->data + at + 8, len, j->sl.w, j->sl.h, j->levels);
         if (st == DCTK_OK) {
-            dctk_buf fix = {dst->data + at, 0, 8};
+            dctk_buf fix = dctk_buf_view(dst->data + at, 8);
             eb_put_u32(&fix, (uint32_t)len);
             eb_put_u32(&fix, dctk_crc32c(dst->data + at + 8, len));
         }
@@ -321,9 +321,9 @@ static dctk_status ebcc_encode(const dctk_codec *base, dctk_codec_ctx *ctx, cons
     const ebcc_codec *c = (const ebcc_codec *)base;
     DCTK_TRY(eb_check_chunk(EBCC, in, n));
     size_t count = dctk_spec_nelems(in), es = dctk_dtype_size(in->dtype);
-    job j = {c, es == 4, slicing_of(in), NULL, malloc(count * sizeof(uint32_t) + 1), DCTK_OK};
-    j.levels = malloc(j.sl.w * j.sl.h * sizeof(int32_t) + 1);
-    void *y = malloc(count * es + 1);
+    job j = {c, es == 4, slicing_of(in), NULL, dctk_malloc(count * sizeof(uint32_t) + 1), DCTK_OK};
+    j.levels = dctk_malloc(j.sl.w * j.sl.h * sizeof(int32_t) + 1);
+    void *y = dctk_malloc(count * es + 1);
     dctk_buf outl = DCTK_BUF_INIT;
     eb_head h = head_of(c);
     if (!j.codes || !j.levels || !y) j.st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
@@ -334,7 +334,7 @@ static dctk_status ebcc_encode(const dctk_codec *base, dctk_codec_ctx *ctx, cons
     if (j.st == DCTK_OK) j.st = dctk_buf_append(dst, outl.data, outl.size);
     if (j.st == DCTK_OK) j.st = eb_huff_encode(j.codes, count, dst);
     if (j.st == DCTK_OK) j.st = eb_seal_body(ctx, EBCC, dst, from);
-    free(j.codes), free(j.levels), free(y);
+    dctk_free(j.codes), dctk_free(j.levels), dctk_free(y);
     dctk_buf_free(&outl);
     return j.st;
 }
@@ -377,8 +377,8 @@ static dctk_status ebcc_decode(const dctk_codec *base, dctk_codec_ctx *ctx, cons
     dctk_buf scratch = DCTK_BUF_INIT;
     j.st = eb_open_body(ctx, EBCC, &r, eb_max_body(count, j.sl.count), &scratch, &body);
     if (j.st == DCTK_OK) {
-        j.codes = malloc(count * sizeof(uint32_t) + 1);
-        j.levels = malloc(j.sl.w * j.sl.h * sizeof(int32_t) + 1);
+        j.codes = dctk_malloc(count * sizeof(uint32_t) + 1);
+        j.levels = dctk_malloc(j.sl.w * j.sl.h * sizeof(int32_t) + 1);
         if (!j.codes || !j.levels) j.st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
     }
     /* skip the slice headers to reach the codes; the slices are decoded after */
@@ -391,7 +391,7 @@ static dctk_status ebcc_decode(const dctk_codec *base, dctk_codec_ctx *ctx, cons
     }
     if (j.st == DCTK_OK) j.st = dctk_buf_resize(dst, count * es);
     if (j.st == DCTK_OK) j.st = decode_values(&j, &body, slices, dst->data);
-    free(j.codes), free(j.levels);
+    dctk_free(j.codes), dctk_free(j.levels);
     dctk_buf_free(&scratch);
     return j.st;
 }

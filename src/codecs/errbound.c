@@ -128,7 +128,7 @@ dctk_status eb_seal_body(dctk_codec_ctx *ctx, const char *codec, dctk_buf *dst, 
     DCTK_TRY(dctk_buf_resize(dst, from + BODY_HEAD + stored));
     if (packed) memcpy(dst->data + from + BODY_HEAD, ctx->scratch.data, z);
     else memmove(dst->data + from + BODY_HEAD, dst->data + from, raw);
-    dctk_buf head = {dst->data + from, 0, BODY_HEAD}; /* writes in place, never grows */
+    dctk_buf head = dctk_buf_view(dst->data + from, BODY_HEAD); /* writes in place, never grows */
     DCTK_TRY(eb_put_u8(&head, packed ? BODY_ZSTD : BODY_PLAIN));
     DCTK_TRY(eb_put_u64(&head, raw));
     return eb_put_u64(&head, stored);
@@ -203,11 +203,11 @@ static int lengths_of(const leaf *lv, size_t k, uint64_t *w, size_t *parent, uin
 
 /* Lengths per leaf, at most EB_MAXLEN: flatten the weights until they fit. */
 static dctk_status limited_lengths(leaf *lv, size_t k, uint8_t *len) {
-    uint64_t *w = malloc(sizeof *w * 2 * k);
-    size_t *parent = malloc(sizeof *parent * 2 * k);
-    uint8_t *tmp = malloc(2 * k);
+    uint64_t *w = dctk_malloc(sizeof *w * 2 * k);
+    size_t *parent = dctk_malloc(sizeof *parent * 2 * k);
+    uint8_t *tmp = dctk_malloc(2 * k);
     if (!w || !parent || !tmp) {
-        free(w), free(parent), free(tmp);
+        dctk_free(w), dctk_free(parent), dctk_free(tmp);
         return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
     }
     for (int shift = 0;; shift++) {
@@ -216,7 +216,7 @@ static dctk_status limited_lengths(leaf *lv, size_t k, uint8_t *len) {
         for (size_t i = 0; i < k; i++) lv[i].w = (lv[i].w >> 1) | 1;
     }
     for (size_t i = 0; i < k; i++) len[lv[i].sym] = tmp[i];
-    free(w), free(parent), free(tmp);
+    dctk_free(w), dctk_free(parent), dctk_free(tmp);
     return DCTK_OK;
 }
 
@@ -238,10 +238,10 @@ dctk_status eb_huff_encode(const uint32_t *codes, size_t n, dctk_buf *dst) {
     uint32_t lo = EB_NSYMS, hi = 0;
     for (size_t i = 0; i < n; i++) lo = codes[i] < lo ? codes[i] : lo, hi = codes[i] > hi ? codes[i] : hi;
     uint32_t span = n ? hi - lo + 1 : 0;
-    uint64_t *freq = calloc(span + 1, sizeof *freq);
-    uint8_t *len = calloc(span + 1, 1);
-    uint32_t *code = calloc(span + 1, sizeof *code);
-    leaf *lv = malloc(sizeof *lv * (span + 1));
+    uint64_t *freq = dctk_calloc(span + 1, sizeof *freq);
+    uint8_t *len = dctk_calloc(span + 1, 1);
+    uint32_t *code = dctk_calloc(span + 1, sizeof *code);
+    leaf *lv = dctk_malloc(sizeof *lv * (span + 1));
     dctk_status st = DCTK_OK;
     if (!freq || !len || !code || !lv) st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
     size_t k = 0;
@@ -273,7 +273,7 @@ dctk_status eb_huff_encode(const uint32_t *codes, size_t n, dctk_buf *dst) {
         }
         if (nacc) *out = (uint8_t)(acc << (8 - nacc));
     }
-    free(freq), free(len), free(code), free(lv);
+    dctk_free(freq), dctk_free(len), dctk_free(code), dctk_free(lv);
     return st;
 }
 
@@ -288,11 +288,11 @@ static dctk_status read_table(const char *codec, eb_reader *r, size_t n, huff_ta
     uint32_t k = eb_u32(r);
     if (r->bad || k > EB_NSYMS || (k == 0) != (n == 0))
         return DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '%s': damaged code table (%u codes for %zu values)", codec, k, n);
-    uint32_t *sym = malloc(sizeof *sym * (k ? k : 1));
-    uint8_t *len = malloc(k ? k : 1);
-    t->sorted = malloc(sizeof *t->sorted * (k ? k : 1));
+    uint32_t *sym = dctk_malloc(sizeof *sym * (k ? k : 1));
+    uint8_t *len = dctk_malloc(k ? k : 1);
+    t->sorted = dctk_malloc(sizeof *t->sorted * (k ? k : 1));
     if (!sym || !len || !t->sorted) {
-        free(sym), free(len);
+        dctk_free(sym), dctk_free(len);
         return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
     }
     dctk_status st = DCTK_OK;
@@ -312,7 +312,7 @@ static dctk_status read_table(const char *codec, eb_reader *r, size_t n, huff_ta
         for (uint32_t i = 0; i < k; i++) t->sorted[off[len[i]]++] = sym[i];
         if (k == 1) *single = sym[0];
     }
-    free(sym), free(len);
+    dctk_free(sym), dctk_free(len);
     return st;
 }
 
@@ -365,7 +365,7 @@ dctk_status eb_huff_decode(const char *codec, eb_reader *r, uint32_t *codes, siz
     if (st == DCTK_OK && single != UINT32_MAX) {
         for (size_t i = 0; i < n; i++) codes[i] = single;
         if (nbits) st = DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '%s': damaged code stream", codec);
-    } else if (st == DCTK_OK && !(lut = malloc(sizeof *lut << LUT_BITS))) {
+    } else if (st == DCTK_OK && !(lut = dctk_malloc(sizeof *lut << LUT_BITS))) {
         st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
     } else if (st == DCTK_OK) {
         fill_lut(&t, lut);
@@ -384,7 +384,7 @@ dctk_status eb_huff_decode(const char *codec, eb_reader *r, uint32_t *codes, siz
             st = DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '%s': %llu stray bits in the code stream", codec,
                            (unsigned long long)(nbits - pos));
     }
-    free(t.sorted);
-    free(lut);
+    dctk_free(t.sorted);
+    dctk_free(lut);
     return st;
 }

@@ -51,7 +51,7 @@ int filt_inclusive_range(int end, int step, int *out) {
     return n;
 }
 
-void filt_destroy(dctk_codec *c) { free(c); }
+void filt_destroy(dctk_codec *c) { dctk_free(c); }
 
 dctk_status filt_rs_version(const json_t *conf, const char *codec) {
     const char *v;

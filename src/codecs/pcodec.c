@@ -86,7 +86,7 @@ static dctk_status pcodec_create(const json_t *conf, dctk_codec **out) {
     return DCTK_OK;
 }
 
-static void pcodec_destroy(dctk_codec *c) { free(c); }
+static void pcodec_destroy(dctk_codec *c) { dctk_free(c); }
 
 static json_t *pcodec_to_json(const dctk_codec *base) {
     const pcodec_codec *c = (const pcodec_codec *)base;

@@ -19,13 +19,13 @@ dctk_status dctk_pipeline_new(dctk_codec **codecs, int n, dctk_pipeline **out) {
         }
     }
     if (st == DCTK_OK && ab < 0) st = DCTK_FAIL(DCTK_ERR_ARG, "codec list has no array->bytes codec (e.g. \"bytes\")");
-    dctk_pipeline *p = st == DCTK_OK ? calloc(1, sizeof *p) : NULL;
-    if (st == DCTK_OK && p) p->codecs = malloc(sizeof(dctk_codec *) * (size_t)(n ? n : 1));
+    dctk_pipeline *p = st == DCTK_OK ? dctk_calloc(1, sizeof *p) : NULL;
+    if (st == DCTK_OK && p) p->codecs = dctk_malloc(sizeof(dctk_codec *) * (size_t)(n ? n : 1));
     if (st == DCTK_OK && (!p || !p->codecs)) st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
     if (st != DCTK_OK) {
         for (int i = 0; i < n; i++) dctk_codec_free(codecs[i]);
-        if (p) free(p->codecs);
-        free(p);
+        if (p) dctk_free(p->codecs);
+        dctk_free(p);
         return st;
     }
     memcpy(p->codecs, codecs, sizeof(dctk_codec *) * (size_t)n);
@@ -60,8 +60,8 @@ json_t *dctk_pipeline_to_json(const dctk_pipeline *p) {
 void dctk_pipeline_free(dctk_pipeline *p) {
     if (!p) return;
     for (int i = 0; i < p->n; i++) dctk_codec_free(p->codecs[i]);
-    free(p->codecs);
-    free(p);
+    dctk_free(p->codecs);
+    dctk_free(p);
 }
 
 /* Where the data stands between two codecs of an encode. */
@@ -111,7 +111,7 @@ dctk_status dctk_pipeline_encode_append(const dctk_pipeline *p, dctk_codec_ctx *
     /* a view of out's free tail, at least the bound long: the codec never
      * needs to grow it, so its data pointer stays inside out */
     DCTK_TRY(dctk_buf_reserve(out, out->size + c->vt->bound(c, &s.spec, s.n)));
-    dctk_buf tail = {out->data + out->size, 0, out->cap - out->size};
+    dctk_buf tail = dctk_buf_view(out->data + out->size, out->cap - out->size);
     DCTK_TRY(c->vt->encode(c, ctx, &s.spec, s.in, s.n, &tail));
     out->size += tail.size;
     return DCTK_OK;

@@ -126,7 +126,7 @@ dctk_status dctk_codec_decode_raw(const dctk_codec *c, dctk_codec_ctx *ctx, cons
     return st == DCTK_ERR_CODEC ? DCTK_ERR_CORRUPT : st;
 }
 
-dctk_codec_ctx *dctk_codec_ctx_new(void) { return calloc(1, sizeof(dctk_codec_ctx)); }
+dctk_codec_ctx *dctk_codec_ctx_new(void) { return dctk_calloc(1, sizeof(dctk_codec_ctx)); }
 
 void *dctk_codec_ctx_state(dctk_codec_ctx *ctx, const dctk_codec_ctx_type *t) {
     int i = 0;
@@ -151,7 +151,7 @@ void dctk_codec_ctx_free(dctk_codec_ctx *ctx) {
     if (!ctx) return;
     for (int i = 0; i < DCTK_CTX_SLOTS && ctx->slot[i].type; i++) ctx->slot[i].type->destroy(ctx->slot[i].state);
     dctk_buf_free(&ctx->scratch);
-    free(ctx);
+    dctk_free(ctx);
 }
 
 /* --- grid helpers ------------------------------------------------------------ */

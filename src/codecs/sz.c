@@ -53,7 +53,7 @@ static dctk_status sz_create(const json_t *conf, dctk_codec **out) {
     return DCTK_OK;
 }
 
-static void sz_destroy(dctk_codec *c) { free(c); }
+static void sz_destroy(dctk_codec *c) { dctk_free(c); }
 
 static json_t *sz_to_json(const dctk_codec *base) {
     const sz_codec *c = (const sz_codec *)base;
@@ -185,8 +185,8 @@ static dctk_status sz_encode(const dctk_codec *base, dctk_codec_ctx *ctx, const 
     DCTK_TRY(eb_check_chunk(SZ, in, n));
     size_t count = dctk_spec_nelems(in), es = dctk_dtype_size(in->dtype);
     dctk_buf outl = DCTK_BUF_INIT;
-    step s = {in->dtype == DCTK_FLOAT32, false, c->bound, src, malloc(count * es + 1),
-              malloc(count * sizeof(uint32_t) + 1), &outl, NULL, DCTK_OK};
+    step s = {in->dtype == DCTK_FLOAT32, false, c->bound, src, dctk_malloc(count * es + 1),
+              dctk_malloc(count * sizeof(uint32_t) + 1), &outl, NULL, DCTK_OK};
     if (!s.y || !s.code) s.st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
     if (s.st == DCTK_OK) run(c, in, &s);
     eb_head h = head_of(c);
@@ -196,7 +196,7 @@ static dctk_status sz_encode(const dctk_codec *base, dctk_codec_ctx *ctx, const 
     if (s.st == DCTK_OK) s.st = dctk_buf_append(dst, outl.data, outl.size);
     if (s.st == DCTK_OK) s.st = eb_huff_encode(s.code, count, dst);
     if (s.st == DCTK_OK) s.st = eb_seal_body(ctx, SZ, dst, from);
-    free(s.y), free(s.code);
+    dctk_free(s.y), dctk_free(s.code);
     dctk_buf_free(&outl);
     return s.st;
 }
@@ -216,7 +216,7 @@ static dctk_status sz_decode(const dctk_codec *base, dctk_codec_ctx *ctx, const 
     if (st == DCTK_OK && (body.bad || nout > count || !(outl = eb_take(&body, nout * es))))
         st = DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '" SZ "': damaged outlier list");
     eb_reader outlier_read = {outl, nout * es, 0, false};
-    step s = {es == 4, true, c->bound, NULL, NULL, malloc(count * sizeof(uint32_t) + 1), NULL, &outlier_read, st};
+    step s = {es == 4, true, c->bound, NULL, NULL, dctk_malloc(count * sizeof(uint32_t) + 1), NULL, &outlier_read, st};
     if (s.st == DCTK_OK && !s.code) s.st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
     if (s.st == DCTK_OK) s.st = eb_huff_decode(SZ, &body, s.code, count);
     if (s.st == DCTK_OK && body.pos != body.n)
@@ -228,7 +228,7 @@ static dctk_status sz_decode(const dctk_codec *base, dctk_codec_ctx *ctx, const 
     }
     if (s.st == DCTK_OK && outlier_read.pos != outlier_read.n)
         s.st = DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '" SZ "': more outliers than outlier codes");
-    free(s.code);
+    dctk_free(s.code);
     dctk_buf_free(&scratch);
     return s.st;
 }

@@ -27,7 +27,7 @@ static dctk_status transpose_create(const json_t *conf, dctk_codec **out) {
         long long a = json_is_integer(v) ? json_integer_value(v) : -1;
         if (a < 0 || a >= c->n || seen[a]) {
             int n = c->n;
-            free(c);
+            dctk_free(c);
             return DCTK_FAIL(DCTK_ERR_ARG, "codec 'transpose': 'order' must be a permutation of 0..%d", n - 1);
         }
         seen[a] = true;
@@ -37,7 +37,7 @@ static dctk_status transpose_create(const json_t *conf, dctk_codec **out) {
     return DCTK_OK;
 }
 
-static void transpose_destroy(dctk_codec *c) { free(c); }
+static void transpose_destroy(dctk_codec *c) { dctk_free(c); }
 
 static json_t *transpose_to_json(const dctk_codec *base) {
     const transpose_codec *c = (const transpose_codec *)base;

@@ -64,7 +64,7 @@ static dctk_status zfpy_create(const json_t *conf, dctk_codec **out) {
     return DCTK_OK;
 }
 
-static void zfpy_destroy(dctk_codec *c) { free(c); }
+static void zfpy_destroy(dctk_codec *c) { dctk_free(c); }
 
 static json_t *zfpy_to_json(const dctk_codec *base) {
     const zfpy_codec *c = (const zfpy_codec *)base;
@@ -226,11 +226,11 @@ static dctk_status zfpy_decode(const dctk_codec *base, dctk_codec_ctx *ctx, cons
     DCTK_TRY(dctk_buf_resize(dst, dctk_spec_nbytes(in)));
     /* room for zfp's worst case plus a word of read-ahead, in whole words */
     size_t cap = ((n > maxsize ? n : maxsize) + 2 * sizeof(uint64_t) + 7) & ~(size_t)7;
-    void *buf = calloc(1, cap);
+    void *buf = dctk_calloc(1, cap);
     if (!buf) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory (%zu bytes for a zfp stream)", cap);
     memcpy(buf, src, n);
     dctk_status st = decompress_padded(buf, cap, n, dst);
-    free(buf);
+    dctk_free(buf);
     return st;
 }
 

@@ -45,14 +45,14 @@ typedef struct {
     ZSTD_DCtx *d;
 } zstd_state;
 
-static void *zstd_state_new(void) { return calloc(1, sizeof(zstd_state)); }
+static void *zstd_state_new(void) { return dctk_calloc(1, sizeof(zstd_state)); }
 
 static void zstd_state_free(void *p) {
     zstd_state *s = p;
     if (!s) return;
     ZSTD_freeCCtx(s->c);
     ZSTD_freeDCtx(s->d);
-    free(s);
+    dctk_free(s);
 }
 
 const dctk_codec_ctx_type dctk_zstd_ctx_type = {"zstd", zstd_state_new, zstd_state_free};
