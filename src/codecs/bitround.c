@@ -102,6 +102,6 @@ const dctk_codec_vt dctk_codec_bitround = {
     .name = BITROUND, .kind = DCTK_CODEC_AA, .lossless = false,
     .create = bitround_create, .destroy = filt_destroy, .to_json = bitround_to_json,
     .encode = bitround_encode, .decode = bitround_decode,
-    .family = "bitround", .portability = DCTK_PORT_NUMCODECS, .nan_exact = false,
+    .family = "bitround", .portability = DCTK_PORT_NUMCODECS, .nan_exact = true,
     .grid = bitround_grid, .examples = bitround_examples,
 };

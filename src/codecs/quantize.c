@@ -159,6 +159,6 @@ const dctk_codec_vt dctk_codec_quantize = {
     .name = QUANTIZE, .kind = DCTK_CODEC_AA, .lossless = false,
     .create = quantize_create, .destroy = filt_destroy, .to_json = quantize_to_json, .out_spec = quantize_out_spec,
     .encode = quantize_encode, .decode = quantize_decode,
-    .family = "quantize", .portability = DCTK_PORT_NUMCODECS, .nan_exact = false,
+    .family = "quantize", .portability = DCTK_PORT_NUMCODECS, .nan_exact = true,
     .grid = quantize_grid, .examples = quantize_examples,
 };
