@@ -71,11 +71,15 @@ typedef struct {
     dctk_buf *out;     /* writing */
     const uint8_t *in; /* reading */
     size_t n, pos;
+    bool nomem; /* a write failed for want of memory, not for OpenJPEG's reasons */
 } mem;
 
 static OPJ_SIZE_T mem_write(void *p, OPJ_SIZE_T nb, void *u) {
     mem *m = u;
-    if (dctk_buf_reserve(m->out, m->pos + nb) != DCTK_OK) return (OPJ_SIZE_T)-1;
+    if (dctk_buf_reserve(m->out, m->pos + nb) != DCTK_OK) {
+        m->nomem = true;
+        return (OPJ_SIZE_T)-1;
+    }
     memcpy(m->out->data + m->pos, p, nb);
     m->pos += nb;
     if (m->pos > m->out->size) m->out->size = m->pos;
@@ -154,7 +158,7 @@ static dctk_status j2k_encode(const int32_t *levels, size_t w, size_t h, double 
     opj_codec_t *c = opj_create_compress(OPJ_CODEC_J2K);
     char err[128] = "";
     size_t start = out->size;
-    mem m = {out, NULL, 0, start};
+    mem m = {out, NULL, 0, start, false};
     opj_stream_t *s = stream_for(&m, false);
     dctk_status st = DCTK_OK;
     if (!img || !c || !s) st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
@@ -176,7 +180,8 @@ static dctk_status j2k_encode(const int32_t *levels, size_t w, size_t h, double 
         handlers(c, err);
         if (!opj_setup_encoder(c, &p, img) || !serial(c) || !opj_start_compress(c, img, s) ||
             !opj_encode(c, s) || !opj_end_compress(c, s))
-            st = DCTK_FAIL(DCTK_ERR_CODEC, "codec '" EBCC "': JPEG 2000 encoding failed: %s", err);
+            st = m.nomem ? DCTK_FAIL(DCTK_ERR_NOMEM, "codec '" EBCC "': out of memory for the JPEG 2000 base layer")
+                         : DCTK_FAIL(DCTK_ERR_CODEC, "codec '" EBCC "': JPEG 2000 encoding failed: %s", err);
     }
     opj_stream_destroy(s);
     opj_destroy_codec(c);
@@ -187,7 +192,7 @@ static dctk_status j2k_encode(const int32_t *levels, size_t w, size_t h, double 
 
 /* Decode a codestream into w x h levels; anything else is damage. */
 static dctk_status j2k_decode(const uint8_t *p, size_t n, size_t w, size_t h, int32_t *levels) {
-    mem m = {NULL, p, n, 0};
+    mem m = {NULL, p, n, 0, false};
     opj_stream_t *s = stream_for(&m, true);
     opj_codec_t *c = opj_create_decompress(OPJ_CODEC_J2K);
     opj_image_t *img = NULL;

@@ -120,7 +120,8 @@ static dctk_status optimize(ebin *h, uint32_t nh, unsigned bits, unsigned ans_lo
     uint32_t *from = dctk_malloc(sizeof *from * nh), *csum = dctk_malloc(sizeof *csum * (nh + 1));
     tr->bins = dctk_malloc(sizeof *tr->bins * nh);
     if (!best || !from || !csum || !tr->bins) {
-        dctk_free(best), dctk_free(from), dctk_free(csum);
+        dctk_free(best), dctk_free(from), dctk_free(csum), dctk_free(tr->bins);
+        tr->bins = NULL;
         return NOMEM;
     }
     csum[0] = 0;
