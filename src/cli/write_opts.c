@@ -177,7 +177,7 @@ int write_cli_next_best(const char *cmd, dctk_dataset *ds, size_t v, const char 
     const char *fp = json_string_value(json_object_get(best, "fingerprint"));
     int rc = 1;
     st = DCTK_ERR_BOUND; /* what the best did */
-    if (!kept || !failed) rc = cli_fail(cmd, st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory"));
+    if (!kept || !failed) rc = cli_fail(cmd, st = DCTK_NOMEM());
     for (size_t i = 0; kept && failed && i < n && nfailed <= tries; i++) {
         const dctk_result_row *r = kept[i];
         if (stage_failed(r, failed, nfailed)) continue; /* another compressor on a stage that missed */

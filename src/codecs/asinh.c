@@ -25,7 +25,7 @@ static dctk_status asinh_create(const json_t *conf, dctk_codec **out) {
     if (!isfinite(w) || w == 0)
         return DCTK_FAIL(DCTK_ERR_ARG, "codec '" ASINH_ID "': linear_width must be finite and non-zero");
     asinh_codec *c = DCTK_CODEC_ALLOC(asinh_codec, &dctk_codec_asinh);
-    if (!c) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (!c) return DCTK_NOMEM();
     c->w = w;
     *out = &c->base;
     return DCTK_OK;

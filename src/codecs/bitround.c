@@ -22,7 +22,7 @@ static dctk_status bitround_create(const json_t *conf, dctk_codec **out) {
     DCTK_TRY(dctk_conf_int(conf, BITROUND, "keepbits", true, 0, &kb));
     if (kb < 0 || kb > 52) return DCTK_FAIL(DCTK_ERR_ARG, "codec '" BITROUND "': keepbits %lld is not in 0..52", kb);
     bitround_codec *c = DCTK_CODEC_ALLOC(bitround_codec, &dctk_codec_bitround);
-    if (!c) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (!c) return DCTK_NOMEM();
     c->keepbits = (int)kb;
     *out = &c->base;
     return DCTK_OK;

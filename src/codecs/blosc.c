@@ -83,7 +83,7 @@ static dctk_status blosc_create(const json_t *conf, dctk_codec **out) {
     DCTK_TRY(dctk_conf_int_range(conf, "blosc", "blocksize", 0, 0, BLOSC_MAX_BUFFERSIZE, &tmp.blocksize));
     tmp.clevel = (int)clevel;
     blosc_codec *c = DCTK_CODEC_ALLOC(blosc_codec, &dctk_codec_blosc);
-    if (!c) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (!c) return DCTK_NOMEM();
     tmp.base = c->base;
     *c = tmp;
     *out = &c->base;

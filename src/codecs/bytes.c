@@ -18,7 +18,7 @@ static dctk_status bytes_create(const json_t *conf, dctk_codec **out) {
     if (endian && strcmp(endian, "little") != 0 && strcmp(endian, "big") != 0)
         return DCTK_FAIL(DCTK_ERR_ARG, "codec 'bytes': endian must be \"little\" or \"big\", not \"%s\"", endian);
     bytes_codec *c = DCTK_CODEC_ALLOC(bytes_codec, &dctk_codec_bytes);
-    if (!c) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (!c) return DCTK_NOMEM();
     c->has_endian = endian != NULL;
     c->big = endian && strcmp(endian, "big") == 0;
     *out = &c->base;
@@ -79,7 +79,7 @@ static dctk_status crc_create(const json_t *conf, dctk_codec **out) {
     static const char *const known[] = {NULL};
     DCTK_TRY(dctk_conf_only(conf, "crc32c", known));
     dctk_codec *c = dctk_calloc(1, sizeof *c);
-    if (!c) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (!c) return DCTK_NOMEM();
     c->vt = &dctk_codec_crc32c;
     *out = c;
     return DCTK_OK;

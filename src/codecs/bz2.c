@@ -22,7 +22,7 @@ static dctk_status bz2_create(const json_t *conf, dctk_codec **out) {
     long long level;
     DCTK_TRY(dctk_conf_int_range(conf, "numcodecs.bz2", "level", 1, 1, 9, &level));
     bz2_codec *c = DCTK_CODEC_ALLOC(bz2_codec, &dctk_codec_bz2);
-    if (!c) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (!c) return DCTK_NOMEM();
     c->level = level;
     *out = &c->base;
     return DCTK_OK;

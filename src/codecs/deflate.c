@@ -29,7 +29,7 @@ static dctk_status deflate_create(const json_t *conf, dctk_codec **out, bool gzi
     long long level;
     DCTK_TRY(dctk_conf_int_range(conf, codec_name(gzip), "level", def, -1, 9, &level));
     deflate_codec *c = DCTK_CODEC_ALLOC(deflate_codec, vt);
-    if (!c) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (!c) return DCTK_NOMEM();
     c->level = level;
     c->gzip = gzip;
     *out = &c->base;

@@ -23,7 +23,7 @@ static dctk_status delta_create(const json_t *conf, dctk_codec **out) {
     DCTK_TRY(filt_conf_dtype(conf, DELTA, "astype", false, DCTK_DTYPE_INVALID, &at));
     if (at && !dt) return DCTK_FAIL(DCTK_ERR_ARG, "codec '" DELTA "': 'astype' given without 'dtype'");
     delta_codec *c = DCTK_CODEC_ALLOC(delta_codec, &dctk_codec_delta);
-    if (!c) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (!c) return DCTK_NOMEM();
     c->dtype = dt;
     c->astype = at ? at : dt;
     *out = &c->base;

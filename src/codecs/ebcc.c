@@ -50,7 +50,7 @@ static dctk_status ebcc_create(const json_t *conf, dctk_codec **out) {
     if (!isfinite(rmse) || !(rmse > 0))
         return DCTK_FAIL(DCTK_ERR_ARG, "codec '" EBCC "': base_rmse must be a positive finite number");
     ebcc_codec *c = DCTK_CODEC_ALLOC(ebcc_codec, &dctk_codec_ebcc);
-    if (!c) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (!c) return DCTK_NOMEM();
     c->bound = bound;
     c->base_rmse = rmse;
     *out = &c->base;
@@ -161,7 +161,7 @@ static dctk_status j2k_encode(const int32_t *levels, size_t w, size_t h, double 
     mem m = {out, NULL, 0, start, false};
     opj_stream_t *s = stream_for(&m, false);
     dctk_status st = DCTK_OK;
-    if (!img || !c || !s) st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (!img || !c || !s) st = DCTK_NOMEM();
     if (st == DCTK_OK) {
         img->x1 = (OPJ_UINT32)w, img->y1 = (OPJ_UINT32)h;
         memcpy(img->comps[0].data, levels, w * h * sizeof(int32_t));
@@ -198,7 +198,7 @@ static dctk_status j2k_decode(const uint8_t *p, size_t n, size_t w, size_t h, in
     opj_image_t *img = NULL;
     char err[128] = "";
     dctk_status st = DCTK_OK;
-    if (!s || !c) st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (!s || !c) st = DCTK_NOMEM();
     if (st == DCTK_OK) {
         opj_dparameters_t dp;
         opj_set_default_decoder_parameters(&dp);
@@ -331,7 +331,7 @@ static dctk_status ebcc_encode(const dctk_codec *base, dctk_codec_ctx *ctx, cons
     void *y = dctk_malloc(count * es + 1);
     dctk_buf outl = DCTK_BUF_INIT;
     eb_head h = head_of(c);
-    if (!j.codes || !j.levels || !y) j.st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (!j.codes || !j.levels || !y) j.st = DCTK_NOMEM();
     if (j.st == DCTK_OK) j.st = eb_write_head(&h, in, dst);
     size_t from = dst->size;
     for (size_t k = 0; k < j.sl.count && j.st == DCTK_OK; k++) encode_slice(&j, src, y, k, dst, &outl);
@@ -384,7 +384,7 @@ static dctk_status ebcc_decode(const dctk_codec *base, dctk_codec_ctx *ctx, cons
     if (j.st == DCTK_OK) {
         j.codes = dctk_malloc(count * sizeof(uint32_t) + 1);
         j.levels = dctk_malloc(j.sl.w * j.sl.h * sizeof(int32_t) + 1);
-        if (!j.codes || !j.levels) j.st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+        if (!j.codes || !j.levels) j.st = DCTK_NOMEM();
     }
     /* skip the slice headers to reach the codes; the slices are decoded after */
     const uint8_t *slices = j.st == DCTK_OK ? body.p + body.pos : NULL; /* no body: p is NULL */

@@ -208,7 +208,7 @@ static dctk_status limited_lengths(leaf *lv, size_t k, uint8_t *len) {
     uint8_t *tmp = dctk_malloc(2 * k);
     if (!w || !parent || !tmp) {
         dctk_free(w), dctk_free(parent), dctk_free(tmp);
-        return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+        return DCTK_NOMEM();
     }
     for (int shift = 0;; shift++) {
         qsort(lv, k, sizeof *lv, by_weight);
@@ -243,7 +243,7 @@ dctk_status eb_huff_encode(const uint32_t *codes, size_t n, dctk_buf *dst) {
     uint32_t *code = dctk_calloc(span + 1, sizeof *code);
     leaf *lv = dctk_malloc(sizeof *lv * (span + 1));
     dctk_status st = DCTK_OK;
-    if (!freq || !len || !code || !lv) st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (!freq || !len || !code || !lv) st = DCTK_NOMEM();
     size_t k = 0;
     for (size_t i = 0; st == DCTK_OK && i < n; i++) freq[codes[i] - lo]++;
     for (uint32_t s = 0; st == DCTK_OK && s < span; s++)
@@ -293,7 +293,7 @@ static dctk_status read_table(const char *codec, eb_reader *r, size_t n, huff_ta
     t->sorted = dctk_malloc(sizeof *t->sorted * (k ? k : 1));
     if (!sym || !len || !t->sorted) {
         dctk_free(sym), dctk_free(len);
-        return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+        return DCTK_NOMEM();
     }
     dctk_status st = DCTK_OK;
     uint64_t kraft = 0;
@@ -366,7 +366,7 @@ dctk_status eb_huff_decode(const char *codec, eb_reader *r, uint32_t *codes, siz
         for (size_t i = 0; i < n; i++) codes[i] = single;
         if (nbits) st = DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '%s': damaged code stream", codec);
     } else if (st == DCTK_OK && !(lut = dctk_malloc(sizeof *lut << LUT_BITS))) {
-        st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+        st = DCTK_NOMEM();
     } else if (st == DCTK_OK) {
         fill_lut(&t, lut);
         size_t nbytes = (size_t)((nbits + 7) / 8);

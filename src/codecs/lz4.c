@@ -22,7 +22,7 @@ static dctk_status lz4_create(const json_t *conf, dctk_codec **out) {
     /* LZ4 treats values below 1 as 1, as numcodecs passes them through */
     DCTK_TRY(dctk_conf_int_range(conf, "numcodecs.lz4", "acceleration", 1, INT_MIN, INT_MAX, &acc));
     lz4_codec *c = DCTK_CODEC_ALLOC(lz4_codec, &dctk_codec_lz4);
-    if (!c) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (!c) return DCTK_NOMEM();
     c->acceleration = acc;
     *out = &c->base;
     return DCTK_OK;

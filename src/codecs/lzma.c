@@ -56,7 +56,7 @@ static dctk_status xz_create(const json_t *conf, dctk_codec **out) {
         return DCTK_FAIL(DCTK_ERR_ARG, "codec 'numcodecs.lzma': check %lld is not a supported check id", check);
     DCTK_TRY(parse_preset(conf, &preset));
     xz_codec *c = DCTK_CODEC_ALLOC(xz_codec, &dctk_codec_lzma);
-    if (!c) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (!c) return DCTK_NOMEM();
     c->check = check;
     c->preset = preset;
     *out = &c->base;

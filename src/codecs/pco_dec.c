@@ -124,7 +124,7 @@ static dctk_status read_mode(pco_reader *r, chunk *c) {
         DCTK_TRY(drain(r, "the dictionary length"));
         if (!fits(r, c->dict_n, t->bits)) return CORRUPT("truncated stream (dictionary of %u values)", c->dict_n);
         c->dict = dctk_malloc(sizeof *c->dict * (c->dict_n ? c->dict_n : 1));
-        if (!c->dict) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+        if (!c->dict) return DCTK_NOMEM();
         for (uint32_t i = 0; i < c->dict_n; i++) c->dict[i] = pco_read(r, t->bits);
         return DCTK_OK;
     default: return CORRUPT("unknown mode %d", c->mode);
@@ -171,7 +171,7 @@ static dctk_status build_table(lvar *v) {
     v->sym = dctk_malloc(sizeof *v->sym * ts);
     if (!x || !v->next_base || !v->nread || !v->sym) {
         dctk_free(x);
-        return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+        return DCTK_NOMEM();
     }
     for (uint32_t s = 0; s < nw; s++) total += (x[s] = v->nbins ? v->bins[s].weight : 1);
     if (total != ts) {
@@ -201,7 +201,7 @@ static dctk_status read_var(pco_reader *r, lvar *v, unsigned bits) {
         return CORRUPT("tANS size log %u does not suit %u bins", v->size_log, v->nbins);
     unsigned obits_bits = pco_bitlen(bits); /* log2(bits) + 1 */
     v->bins = dctk_malloc(sizeof *v->bins * (v->nbins ? v->nbins : 1));
-    if (!v->bins) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (!v->bins) return DCTK_NOMEM();
     for (uint32_t i = 0; i < v->nbins; i++) {
         v->bins[i].weight = (uint32_t)pco_read(r, v->size_log) + 1;
         v->bins[i].lower = pco_read(r, bits);
@@ -420,7 +420,7 @@ static dctk_status page_meta(pco_reader *r, chunk *c, pvar *p, size_t n) {
         if (!fits(r, v->state_n, v->bits)) return CORRUPT("truncated stream (in a page's delta state)");
         size_t cap = v->delta == DELTA_LOOKBACK ? v->state_n + n : v->state_n;
         uint64_t *s = dctk_calloc(cap ? cap : 1, sizeof *s);
-        if (!s) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+        if (!s) return DCTK_NOMEM();
         for (size_t i = 0; i < v->state_n; i++) s[i] = pco_read(r, v->bits);
         if (v->delta == DELTA_LOOKBACK) p[k].seq = s;
         else p[k].state = s;

@@ -24,8 +24,6 @@
 
 #include "pco_internal.h"
 
-#define NOMEM DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory")
-
 void pco_write(pco_writer *w, uint64_t v, unsigned n) {
     while (n > 0) {
         if (w->fill == 0) {
@@ -122,7 +120,7 @@ static dctk_status optimize(ebin *h, uint32_t nh, unsigned bits, unsigned ans_lo
     if (!best || !from || !csum || !tr->bins) {
         dctk_free(best), dctk_free(from), dctk_free(csum), dctk_free(tr->bins);
         tr->bins = NULL;
-        return NOMEM;
+        return DCTK_NOMEM();
     }
     csum[0] = 0;
     for (uint32_t i = 0; i < nh; i++) csum[i + 1] = csum[i] + h[i].count;
@@ -190,7 +188,7 @@ static dctk_status train(const uint64_t *lat, size_t n, unsigned bits, int level
     if (ans_log > ceil_log2(n)) ans_log = ceil_log2(n);
     uint64_t *s = dctk_malloc(sizeof *s * n), *tmp = dctk_malloc(sizeof *tmp * n);
     ebin *h = dctk_malloc(sizeof *h * (5 * (n / (n >> blog ? n >> blog : 1)) + 2));
-    dctk_status st = s && tmp && h ? DCTK_OK : NOMEM;
+    dctk_status st = s && tmp && h ? DCTK_OK : DCTK_NOMEM();
     if (st == DCTK_OK) {
         memcpy(s, lat, sizeof *s * n);
         radix_sort(s, tmp, n, bits);
@@ -226,7 +224,7 @@ static dctk_status ans_encode(const trained *tr, const uint32_t *sym, size_t n, 
     uint32_t *fill = dctk_calloc(tr->nbins, sizeof *fill), *state_sym = dctk_malloc(sizeof *state_sym * ts);
     if (!next || !first || !fill || !state_sym) {
         dctk_free(next), dctk_free(first), dctk_free(fill), dctk_free(state_sym);
-        return NOMEM;
+        return DCTK_NOMEM();
     }
     for (uint32_t s = 0; s < tr->nbins; s++) {
         first[s + 1] = first[s] + tr->bins[s].weight;
@@ -280,7 +278,7 @@ static void evar_free(evar *v) {
  * the moments), and their bins. */
 static dctk_status evar_train(evar *v, const uint64_t *src, size_t n, unsigned k, unsigned bits, int level) {
     v->lat = dctk_malloc(sizeof *v->lat * (n ? n : 1));
-    if (!v->lat) return NOMEM;
+    if (!v->lat) return DCTK_NOMEM();
     memcpy(v->lat, src, sizeof *v->lat * n);
     delta_encode(v->lat, n, k, bits, v->moments);
     v->order = k;
@@ -292,7 +290,7 @@ static dctk_status evar_train(evar *v, const uint64_t *src, size_t n, unsigned k
 static dctk_status evar_ans(evar *v) {
     size_t m = v->nb ? v->nb : 1;
     v->sym = dctk_malloc(sizeof *v->sym * m), v->vals = dctk_malloc(sizeof *v->vals * m), v->lens = dctk_malloc(m);
-    if (!v->sym || !v->vals || !v->lens) return NOMEM;
+    if (!v->sym || !v->vals || !v->lens) return DCTK_NOMEM();
     const uint64_t *body = v->lat + v->skip;
     for (size_t i = 0; i < v->nb; i++) v->sym[i] = find_bin(&v->tr, body[i]);
     return v->tr.nbins > 1 ? ans_encode(&v->tr, v->sym, v->nb, v->vals, v->lens, v->finals) : DCTK_OK;
@@ -504,7 +502,7 @@ static dctk_status choose(cand *best, const pco_ntype *t, const uint64_t *raw, s
         }
     }
     uint64_t *buf = dctk_malloc(sizeof *buf * (n < BLOCKS * BLOCK_N ? n + 1 : BLOCKS * BLOCK_N));
-    if (!buf) return NOMEM;
+    if (!buf) return DCTK_NOMEM();
     best->cost = INFINITY;
     dctk_status st = DCTK_OK;
     for (int i = 0; st == DCTK_OK && i < nm; i++) {
@@ -577,7 +575,7 @@ dctk_status pco_encode(const pco_ntype *t, const void *src, size_t n, const pco_
     write_header(&w, n);
     uint64_t *raw = dctk_malloc(sizeof *raw * (low + 1)), *l0 = dctk_malloc(sizeof *l0 * (low + 1)),
              *l1 = dctk_malloc(sizeof *l1 * (low + 1));
-    dctk_status st = raw && l0 && l1 ? DCTK_OK : NOMEM;
+    dctk_status st = raw && l0 && l1 ? DCTK_OK : DCTK_NOMEM();
     size_t at = 0;
     for (size_t p = 0; st == DCTK_OK && p < pages; p++) {
         size_t pn = low + (p < extra);
@@ -587,6 +585,6 @@ dctk_status pco_encode(const pco_ntype *t, const void *src, size_t n, const pco_
     }
     dctk_free(raw), dctk_free(l0), dctk_free(l1);
     pco_write(&w, 0, 8); /* termination */
-    if (st == DCTK_OK && w.nomem) st = NOMEM;
+    if (st == DCTK_OK && w.nomem) st = DCTK_NOMEM();
     return st;
 }

@@ -80,7 +80,7 @@ static dctk_status pcodec_create(const json_t *conf, dctk_codec **out) {
         return DCTK_FAIL(DCTK_ERR_ARG, "codec '" PCODEC "': delta_encoding_order needs delta_spec 'try_consecutive'");
     if (page_n < 1) return DCTK_FAIL(DCTK_ERR_ARG, "codec '" PCODEC "': equal_pages_up_to must be positive");
     pcodec_codec *c = DCTK_CODEC_ALLOC(pcodec_codec, &dctk_codec_pcodec);
-    if (!c) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (!c) return DCTK_NOMEM();
     *c = (pcodec_codec){c->base, (int)level, mode, delta, (int)order, page_n};
     *out = &c->base;
     return DCTK_OK;

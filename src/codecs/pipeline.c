@@ -21,7 +21,7 @@ dctk_status dctk_pipeline_new(dctk_codec **codecs, int n, dctk_pipeline **out) {
     if (st == DCTK_OK && ab < 0) st = DCTK_FAIL(DCTK_ERR_ARG, "codec list has no array->bytes codec (e.g. \"bytes\")");
     dctk_pipeline *p = st == DCTK_OK ? dctk_calloc(1, sizeof *p) : NULL;
     if (st == DCTK_OK && p) p->codecs = dctk_malloc(sizeof(dctk_codec *) * (size_t)(n ? n : 1));
-    if (st == DCTK_OK && (!p || !p->codecs)) st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (st == DCTK_OK && (!p || !p->codecs)) st = DCTK_NOMEM();
     if (st != DCTK_OK) {
         for (int i = 0; i < n; i++) dctk_codec_free(codecs[i]);
         if (p) dctk_free(p->codecs);

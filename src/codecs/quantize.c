@@ -44,7 +44,7 @@ static dctk_status quantize_create(const json_t *conf, dctk_codec **out) {
         return DCTK_FAIL(DCTK_ERR_ARG, "codec '" QUANTIZE "': only floating-point data types are supported");
     if (at && !dt) return DCTK_FAIL(DCTK_ERR_ARG, "codec '" QUANTIZE "': 'astype' given without 'dtype'");
     quantize_codec *c = DCTK_CODEC_ALLOC(quantize_codec, &dctk_codec_quantize);
-    if (!c) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (!c) return DCTK_NOMEM();
     c->digits = (int)digits;
     c->dtype = dt;
     c->astype = at ? at : dt;

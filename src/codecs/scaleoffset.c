@@ -36,7 +36,7 @@ static dctk_status fso_create(const json_t *conf, dctk_codec **out) {
     DCTK_TRY(filt_conf_dtype(conf, FSO, "astype", false, DCTK_DTYPE_INVALID, &at));
     if (at && !dt) return DCTK_FAIL(DCTK_ERR_ARG, "codec '" FSO "': 'astype' given without 'dtype'");
     fso_codec *c = DCTK_CODEC_ALLOC(fso_codec, &dctk_codec_fixedscaleoffset);
-    if (!c) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (!c) return DCTK_NOMEM();
     c->offset = off;
     c->scale = sc;
     c->dtype = dt;
@@ -209,7 +209,7 @@ static dctk_status fos_create(const json_t *conf, dctk_codec **out) {
     if (!isfinite(off) || !isfinite(sc) || sc == 0)
         return DCTK_FAIL(DCTK_ERR_ARG, "codec '" FOS_ID "': offset and scale must be finite and scale non-zero");
     fos_codec *c = DCTK_CODEC_ALLOC(fos_codec, &dctk_codec_fixed_offset_scale);
-    if (!c) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (!c) return DCTK_NOMEM();
     c->offset = off;
     c->scale = sc;
     *out = &c->base;

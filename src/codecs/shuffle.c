@@ -21,7 +21,7 @@ static dctk_status shuffle_create(const json_t *conf, dctk_codec **out) {
     long long es;
     DCTK_TRY(dctk_conf_int_range(conf, "numcodecs.shuffle", "elementsize", 4, 1, 1 << 20, &es));
     shuffle_codec *c = DCTK_CODEC_ALLOC(shuffle_codec, &dctk_codec_shuffle);
-    if (!c) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (!c) return DCTK_NOMEM();
     c->elementsize = es;
     *out = &c->base;
     return DCTK_OK;

@@ -46,7 +46,7 @@ static dctk_status sz_create(const json_t *conf, dctk_codec **out) {
     int p = strcmp(pred, "lorenzo") == 0 ? PRED_LORENZO : strcmp(pred, "interp") == 0 ? PRED_INTERP : -1;
     if (p < 0) return DCTK_FAIL(DCTK_ERR_ARG, "codec '" SZ "': predictor '%s' is not \"lorenzo\" or \"interp\"", pred);
     sz_codec *c = DCTK_CODEC_ALLOC(sz_codec, &dctk_codec_sz);
-    if (!c) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (!c) return DCTK_NOMEM();
     c->bound = bound;
     c->predictor = p;
     *out = &c->base;
@@ -187,7 +187,7 @@ static dctk_status sz_encode(const dctk_codec *base, dctk_codec_ctx *ctx, const 
     dctk_buf outl = DCTK_BUF_INIT;
     step s = {in->dtype == DCTK_FLOAT32, false, c->bound, src, dctk_malloc(count * es + 1),
               dctk_malloc(count * sizeof(uint32_t) + 1), &outl, NULL, DCTK_OK};
-    if (!s.y || !s.code) s.st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (!s.y || !s.code) s.st = DCTK_NOMEM();
     if (s.st == DCTK_OK) run(c, in, &s);
     eb_head h = head_of(c);
     if (s.st == DCTK_OK) s.st = eb_write_head(&h, in, dst);
@@ -217,7 +217,7 @@ static dctk_status sz_decode(const dctk_codec *base, dctk_codec_ctx *ctx, const 
         st = DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '" SZ "': damaged outlier list");
     eb_reader outlier_read = {outl, nout * es, 0, false};
     step s = {es == 4, true, c->bound, NULL, NULL, dctk_malloc(count * sizeof(uint32_t) + 1), NULL, &outlier_read, st};
-    if (s.st == DCTK_OK && !s.code) s.st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (s.st == DCTK_OK && !s.code) s.st = DCTK_NOMEM();
     if (s.st == DCTK_OK) s.st = eb_huff_decode(SZ, &body, s.code, count);
     if (s.st == DCTK_OK && body.pos != body.n)
         s.st = DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '" SZ "': %zu stray bytes in the body", body.n - body.pos);

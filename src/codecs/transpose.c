@@ -19,7 +19,7 @@ static dctk_status transpose_create(const json_t *conf, dctk_codec **out) {
     if (!json_is_array(ord) || json_array_size(ord) > DCTK_MAX_DIMS)
         return DCTK_FAIL(DCTK_ERR_ARG, "codec 'transpose': 'order' must be a list of at most %d axes", DCTK_MAX_DIMS);
     transpose_codec *c = DCTK_CODEC_ALLOC(transpose_codec, &dctk_codec_transpose);
-    if (!c) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (!c) return DCTK_NOMEM();
     c->n = (int)json_array_size(ord);
     bool seen[DCTK_MAX_DIMS] = {false};
     for (int i = 0; i < c->n; i++) {

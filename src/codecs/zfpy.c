@@ -55,7 +55,7 @@ static dctk_status zfpy_create(const json_t *conf, dctk_codec **out) {
         return DCTK_FAIL(DCTK_ERR_ARG, "codec '" ZFPY "': tolerance and rate must be finite, precision -1..%d",
                          ZFP_MAX_PREC);
     zfpy_codec *c = DCTK_CODEC_ALLOC(zfpy_codec, &dctk_codec_zfpy);
-    if (!c) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (!c) return DCTK_NOMEM();
     c->mode = (int)mode;
     c->tolerance = tol;
     c->rate = rate;
@@ -117,7 +117,7 @@ static dctk_status compress_into(zfp_stream *zs, const zfp_field *f, dctk_buf *d
     size_t cap = zfp_stream_maximum_size(zs, f);
     DCTK_TRY(dctk_buf_resize(dst, cap));
     bitstream *bs = stream_open(dst->data, cap);
-    if (!bs) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (!bs) return DCTK_NOMEM();
     zfp_stream_set_bit_stream(zs, bs);
     zfp_stream_rewind(zs);
     dctk_status st = DCTK_OK;
@@ -143,7 +143,7 @@ static dctk_status zfpy_encode(const dctk_codec *base, dctk_codec_ctx *ctx, cons
     zfp_field *f = field_for(in, zt, (void *)src, &dims);
     zfp_stream *zs = zfp_stream_open(NULL);
     dctk_status st = DCTK_OK;
-    if (!f || !zs) st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (!f || !zs) st = DCTK_NOMEM();
     else if (!zfp_stream_set_execution(zs, zfp_exec_serial))
         st = DCTK_FAIL(DCTK_ERR_CODEC, "codec '" ZFPY "': zfp refuses serial execution");
     if (st == DCTK_OK) {
@@ -160,7 +160,7 @@ static dctk_status read_header(void *buf, size_t cap, zfp_stream **zs, zfp_field
     *bs = stream_open(buf, cap);
     *zs = zfp_stream_open(*bs);
     *f = zfp_field_alloc();
-    if (!*bs || !*zs || !*f) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (!*bs || !*zs || !*f) return DCTK_NOMEM();
     if (!zfp_read_header(*zs, *f, ZFP_HEADER_FULL))
         return DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '" ZFPY "': not a zfp stream (bad or unsupported header)");
     return DCTK_OK;

@@ -25,7 +25,7 @@ static dctk_status zstd_create(const json_t *conf, dctk_codec **out) {
     DCTK_TRY(dctk_conf_int_range(conf, "zstd", "level", 0, ZSTD_minCLevel(), ZSTD_maxCLevel(), &level));
     DCTK_TRY(dctk_conf_bool(conf, "zstd", "checksum", false, &checksum));
     zstd_codec *c = DCTK_CODEC_ALLOC(zstd_codec, &dctk_codec_zstd);
-    if (!c) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (!c) return DCTK_NOMEM();
     c->level = level;
     c->checksum = checksum;
     *out = &c->base;

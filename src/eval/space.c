@@ -16,13 +16,13 @@ typedef struct {
 } entry_list;
 
 static dctk_status push(entry_list *l, json_t *codecs, const char *family, bool lossy) {
-    if (!codecs) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (!codecs) return DCTK_NOMEM();
     if (l->n == l->cap) {
         int cap = l->cap ? 2 * l->cap : 32;
         dctk_space_entry *v = realloc(l->v, sizeof *v * (size_t)cap);
         if (!v) {
             json_decref(codecs);
-            return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+            return DCTK_NOMEM();
         }
         l->v = v;
         l->cap = cap;
@@ -165,7 +165,7 @@ dctk_status dctk_space_build(dctk_dtype t, const dctk_sample_stats *st, const dc
     DCTK_TRY(check_class("filter", o->filter_class, DCTK_CODEC_AA));
     DCTK_TRY(check_class("serializer", o->serializer_class, DCTK_CODEC_AB));
     dctk_space *sp = calloc(1, sizeof *sp);
-    if (!sp) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (!sp) return DCTK_NOMEM();
     entry_list cfs[3] = {{0}};
     dctk_status rc = build_all(cfs, t, st, o);
     *sp = (dctk_space){t, cfs[0].v, cfs[1].v, cfs[2].v, cfs[0].n, cfs[1].n, cfs[2].n, class_none(o->compressor_class),

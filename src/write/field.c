@@ -231,7 +231,7 @@ static dctk_status write_root(dctk_store *store, const json_t *attrs) {
                              attrs ? attrs : json_object());
     char *text = json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
     json_decref(root);
-    if (!text) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (!text) return DCTK_NOMEM();
     dctk_status st = dctk_store_set(store, "zarr.json", text, strlen(text));
     free(text);
     return st;

@@ -18,7 +18,7 @@ static dctk_status load_node(dctk_store *s, const char *path, json_t **out, bool
     *out = NULL;
     for (int i = 0; i < 3 && !*out; i++) {
         char *key = zarr_join(path, names[i]);
-        if (!key) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+        if (!key) return DCTK_NOMEM();
         dctk_status st = zarr_load_json(s, key, out);
         free(key);
         if (st == DCTK_ERR_NOT_FOUND) {
@@ -30,7 +30,7 @@ static dctk_status load_node(dctk_store *s, const char *path, json_t **out, bool
         if (i == 0) return DCTK_OK;
         char *akey = zarr_join(path, ".zattrs");
         json_t *attrs = NULL;
-        st = akey ? zarr_load_json(s, akey, &attrs) : DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+        st = akey ? zarr_load_json(s, akey, &attrs) : DCTK_NOMEM();
         free(akey);
         if (st == DCTK_ERR_NOT_FOUND) dctk_clear_detail(), st = DCTK_OK;
         json_object_set_new(*out, "attributes", attrs ? attrs : json_object());
@@ -58,7 +58,7 @@ static dctk_status walk_dir(dctk_store *s, const char *prefix, dctk_zarr_node_fn
     for (size_t i = 0; i < n && st == DCTK_OK; i++) {
         if (zarr_is_meta_name(names[i])) continue;
         char *child = zarr_join(prefix, names[i]);
-        st = child ? visit(s, child, fn, user) : DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+        st = child ? visit(s, child, fn, user) : DCTK_NOMEM();
         free(child);
     }
     zarr_names_free(names, n);
