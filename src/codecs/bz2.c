@@ -60,14 +60,19 @@ static dctk_status compress_all(bz_stream *z, const void *src, size_t n, dctk_bu
     return DCTK_OK;
 }
 
+/* libbz2's documented worst case: 1 % plus 600 bytes. */
+static size_t bz2_bound(const dctk_codec *c, const dctk_chunk_spec *in, size_t n) {
+    (void)c, (void)in;
+    return n + n / 100 + 600;
+}
+
 static dctk_status bz2_encode(const dctk_codec *base, dctk_codec_ctx *ctx, const dctk_chunk_spec *in,
                               const void *src, size_t n, dctk_buf *dst) {
-    (void)ctx, (void)in;
+    (void)ctx;
     bz_stream z = {0};
     if (BZ2_bzCompressInit(&z, (int)((const bz2_codec *)base)->level, 0, 0) != BZ_OK)
         return DCTK_FAIL(DCTK_ERR_NOMEM, "numcodecs.bz2: cannot initialise the compressor");
-    /* libbz2's documented worst case: 1 % plus 600 bytes */
-    dctk_status st = dctk_buf_reserve(dst, n + n / 100 + 600);
+    dctk_status st = dctk_buf_reserve(dst, bz2_bound(base, in, n));
     if (st == DCTK_OK) st = compress_all(&z, src, n, dst);
     BZ2_bzCompressEnd(&z);
     return st;
@@ -128,7 +133,7 @@ static const dctk_codec_example bz2_examples[] = {
 const dctk_codec_vt dctk_codec_bz2 = {
     .name = "numcodecs.bz2", .kind = DCTK_CODEC_BB, .lossless = true,
     .create = bz2_create, .destroy = dctk_cmp_destroy, .to_json = bz2_to_json,
-    .encode = bz2_encode, .decode = bz2_decode,
+    .encode = bz2_encode, .decode = bz2_decode, .bound = bz2_bound,
     .family = "bz2", .portability = DCTK_PORT_NUMCODECS, .nan_exact = true,
     .grid = bz2_grid, .examples = bz2_examples,
 };
