@@ -279,6 +279,39 @@ static void space_accepted(void **state) {
     }
 }
 
+/* The table of codec types in docs/adding-a-codec.md is the registry's: this
+ * test rebuilds it and prints it when the page differs. */
+static void docs_table_is_the_registry(void **state) {
+    (void)state;
+    static const char *const kinds[] = {"filter", "serializer", "compressor"};
+    static const char *const ports[] = {"core", "numcodecs", "plugin", "dctk"};
+    char want[8192] = "| codec | category | class | lossless | NaN/Inf exact | readers |\n|---|---|---|---|---|---|\n";
+    for (const dctk_codec_vt *const *t = dctk_codec_types(); *t; t++) {
+        char name[96];
+        snprintf(name, sizeof name, (*t)->rs_id ? "`%s` (`%s`)" : "`%s`", (*t)->name, (*t)->rs_id);
+        size_t len = strlen(want);
+        snprintf(want + len, sizeof want - len, "| %s | %s | %s | %s | %s | %s |\n", name, kinds[(*t)->kind],
+                 (*t)->family ? (*t)->family : "-", (*t)->lossless ? "yes" : "no", (*t)->nan_exact ? "yes" : "no",
+                 ports[(*t)->portability]);
+    }
+    char path[512];
+    const char *src = getenv("DCTK_SRC");
+    snprintf(path, sizeof path, "%s/docs/adding-a-codec.md", src ? src : ".");
+    FILE *f = fopen(path, "r");
+    if (!f) fail_msg("cannot open %s", path);
+    static char doc[65536];
+    size_t n = fread(doc, 1, sizeof doc - 1, f);
+    fclose(f);
+    doc[n] = 0;
+    const char *begin = strstr(doc, "<!-- codec-table -->\n"), *end = begin ? strstr(begin, "<!-- /codec-table -->") : NULL;
+    if (!begin || !end) fail_msg("%s has no <!-- codec-table --> block", path);
+    begin += strlen("<!-- codec-table -->\n");
+    if ((size_t)(end - begin) != strlen(want) || strncmp(begin, want, strlen(want)) != 0) {
+        printf("%s", want);
+        fail_msg("the codec table of %s is not the registry's; it should read as printed above", path);
+    }
+}
+
 static int setup(void **state) {
     (void)state;
     ctx = dctk_codec_ctx_new();
@@ -299,6 +332,7 @@ int main(void) {
         cmocka_unit_test(json_round_trip),
         cmocka_unit_test(every_type_round_trips),
         cmocka_unit_test(space_accepted),
+        cmocka_unit_test(docs_table_is_the_registry),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
