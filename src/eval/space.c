@@ -1,6 +1,8 @@
 /* The codec space of DESIGN.md section 4, built deterministically from the
- * field's dtype and sample statistics, with the Python tool's grids. */
-#include <math.h>
+ * field's dtype and sample statistics. The space knows no codec: each family
+ * of the registry emits its members (dctk_codec_vt.grid, the Python tool's
+ * grids), in registry order, and adjusts its compressors to what the
+ * serializer emits (dctk_codec_vt.resolve). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
