@@ -1,6 +1,7 @@
 /* The store front end (argument checks, recursive delete) and the memory
  * store: a flat table of keys under one mutex. */
 #include <pthread.h>
+#include <stdio.h>
 
 #include "zarr_internal.h"
 
@@ -53,6 +54,17 @@ dctk_status dctk_store_exists(dctk_store *s, const char *key, bool *out) {
 dctk_status dctk_store_size(dctk_store *s, const char *key, uint64_t *out) {
     DCTK_TRY(check_key(key));
     return s->vt->size(s, key, out);
+}
+
+dctk_status dctk_store_rename(dctk_store *s, const char *from, const char *to) {
+    DCTK_TRY(check_key(from));
+    DCTK_TRY(check_key(to));
+    return s->vt->rename(s, from, to);
+}
+
+dctk_status dctk_store_sync(dctk_store *s, const char *key) {
+    if (key[0]) DCTK_TRY(check_key(key));
+    return s->vt->sync ? s->vt->sync(s, key) : DCTK_OK;
 }
 
 void dctk_store_close(dctk_store *s) {
@@ -287,6 +299,54 @@ static dctk_status mem_lock(dctk_store *s, bool on) {
     return DCTK_OK;
 }
 
+/* Rename every key equal to from or below it; the caller holds the mutex. */
+static dctk_status mem_move(mem_store *m, const char *from, const char *to) {
+    size_t a = strlen(from), b = strlen(to);
+    for (size_t i = 0; i < m->n; i++) {
+        const char *k = m->e[i].key;
+        if (!strncmp(k, to, b) && (k[b] == '\0' || k[b] == '/'))
+            return DCTK_FAIL(DCTK_ERR_IO, "cannot rename '%s' to '%s': the target exists", from, to);
+    }
+    for (size_t i = 0; i < m->n; i++) {
+        char *k = m->e[i].key;
+        if (strncmp(k, from, a) || (k[a] != '\0' && k[a] != '/')) continue;
+        char *nk = malloc(b + strlen(k + a) + 1);
+        if (!nk) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+        memcpy(nk, to, b);
+        strcpy(nk + b, k + a);
+        free(k);
+        m->e[i].key = nk;
+    }
+    return DCTK_OK;
+}
+
+static dctk_status mem_rename(dctk_store *s, const char *from, const char *to) {
+    mem_store *m = (mem_store *)s;
+    pthread_mutex_lock(&m->mu);
+    dctk_status st = mem_move(m, from, to);
+    pthread_mutex_unlock(&m->mu);
+    return st;
+}
+
+/* Named locks of one process: a lock key held while its entry is in the table. */
+static dctk_status mem_trylock(dctk_store *s, const char *name, void **handle, char *owner, size_t cap) {
+    *handle = NULL;
+    bool created = false;
+    dctk_status st = mem_create(s, name, "", 0, &created);
+    if (st == DCTK_OK && created && !(*handle = strdup(name))) {
+        mem_del(s, name);
+        st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    }
+    if (st == DCTK_OK && !created && owner && cap) snprintf(owner, cap, "this process");
+    return st;
+}
+
+static void mem_unlock(dctk_store *s, void *handle) {
+    if (!handle) return;
+    mem_del(s, handle);
+    free(handle);
+}
+
 static void mem_close(dctk_store *s) {
     mem_store *m = (mem_store *)s;
     for (size_t i = 0; i < m->n; i++) free(m->e[i].key), free(m->e[i].data);
@@ -298,7 +358,8 @@ static void mem_close(dctk_store *s) {
 
 static const dctk_store_vt mem_vt = {
     .get = mem_get, .set = mem_set, .create = mem_create, .del = mem_del, .list = mem_list,
-    .exists = mem_exists, .size = mem_size, .lock = mem_lock, .close = mem_close,
+    .exists = mem_exists, .size = mem_size, .lock = mem_lock, .close = mem_close, .rename = mem_rename,
+    .trylock = mem_trylock, .unlock = mem_unlock,
 };
 
 dctk_status dctk_store_mem_new(dctk_store **out) {

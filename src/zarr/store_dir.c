@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -244,6 +245,121 @@ static dctk_status dir_lock(dctk_store *s, bool on) {
     return st;
 }
 
+static dctk_status dir_rename(dctk_store *s, const char *from, const char *to) {
+    dir_store *d = (dir_store *)s;
+    char *a = full_path(d, from), *b = full_path(d, to);
+    dctk_status st = a && b ? make_parent(b) : DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    struct stat sb;
+    if (st == DCTK_OK && lstat(b, &sb) == 0) st = DCTK_FAIL(DCTK_ERR_IO, "%s: cannot rename onto it: it exists", b);
+    if (st == DCTK_OK && rename(a, b) != 0)
+        st = DCTK_FAIL(errno == ENOENT ? DCTK_ERR_NOT_FOUND : DCTK_ERR_IO, "%s: cannot rename to %s: %s", a, b,
+                       strerror(errno));
+    free(a);
+    free(b);
+    return st;
+}
+
+/* syncfs flushes the whole file system that holds the folder: chunk files are
+ * not fsync'ed one by one, so their deferred write errors show up here. On a
+ * plain file, fsync it and its folder. */
+static dctk_status dir_sync(dctk_store *s, const char *key) {
+    char *path = full_path((dir_store *)s, key);
+    if (!path) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    int fd = open(path, O_RDONLY);
+    dctk_status st = DCTK_OK;
+    if (fd < 0) st = DCTK_FAIL(DCTK_ERR_IO, "%s: %s", path, strerror(errno));
+    else if (syncfs(fd) != 0) st = DCTK_FAIL(DCTK_ERR_IO, "%s: flushing to disk failed: %s", path, strerror(errno));
+    if (fd >= 0) close(fd);
+    free(path);
+    return st;
+}
+
+/* "pid@host" of this process: what a lock file says about its holder. */
+static void owner_token(char *buf, size_t cap) {
+    char host[256] = "";
+    gethostname(host, sizeof host - 1);
+    snprintf(buf, cap, "%ld@%s", (long)getpid(), host);
+}
+
+/* A lock is a file held with flock(2): the kernel drops it when the holder
+ * dies, so a crashed writer's lock file is simply free again. The holder
+ * removes the file when done; a taker checks that the file it locked is still
+ * the one under the name, else a remover beat it and it tries again. */
+static dctk_status dir_trylock(dctk_store *s, const char *name, void **handle, char *owner, size_t cap) {
+    *handle = NULL;
+    char *path = full_path((dir_store *)s, name);
+    dctk_status st = path ? make_parent(path) : DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    for (int tries = 0; st == DCTK_OK && tries < 100; tries++) {
+        int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+        if (fd < 0) {
+            st = DCTK_FAIL(DCTK_ERR_IO, "%s: cannot open the lock: %s", path, strerror(errno));
+            break;
+        }
+        if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+            ssize_t n = owner && cap ? pread(fd, owner, cap - 1, 0) : 0;
+            if (owner && cap) owner[n > 0 ? (size_t)n : 0] = '\0';
+            if (owner && cap && n > 0 && owner[n - 1] == '\n') owner[n - 1] = '\0';
+            if (errno != EWOULDBLOCK && errno != EINTR) st = DCTK_FAIL(DCTK_ERR_IO, "%s: lock: %s", path, strerror(errno));
+            close(fd);
+            break;
+        }
+        struct stat a, b;
+        if (fstat(fd, &a) != 0 || stat(path, &b) != 0 || a.st_ino != b.st_ino || a.st_dev != b.st_dev) {
+            close(fd);
+            continue;
+        }
+        char me[300];
+        owner_token(me, sizeof me);
+        size_t len = strlen(me);
+        me[len++] = '\n';
+        if (ftruncate(fd, 0) != 0 || pwrite(fd, me, len, 0) != (ssize_t)len)
+            dctk_log(DCTK_LOG_DEBUG, "%s: cannot record the holder", path);
+        int *h = malloc(sizeof *h + strlen(path) + 1);
+        if (!h) {
+            close(fd);
+            st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+            break;
+        }
+        h[0] = fd;
+        strcpy((char *)(h + 1), path);
+        *handle = h;
+        break;
+    }
+    free(path);
+    return st;
+}
+
+static void dir_unlock(dctk_store *s, void *handle) {
+    (void)s;
+    if (!handle) return;
+    int *h = handle;
+    unlink((char *)(h + 1)); /* while still held, so no one can be waiting on this file */
+    close(h[0]);
+    free(h);
+}
+
+/* A temporary file "KEY.tmp.PID.SEQ" whose writer is no longer running here. */
+static bool dead_temp(const char *name) {
+    const char *t = strstr(name, ".tmp.");
+    if (!t) return false;
+    char *end;
+    long pid = strtol(t + 5, &end, 10);
+    if (end == t + 5 || *end != '.' || pid <= 0) return false;
+    return pid != (long)getpid() && kill((pid_t)pid, 0) != 0 && errno == ESRCH;
+}
+
+static dctk_status dir_purge(dctk_store *s, const char *prefix, size_t *removed) {
+    *removed = 0;
+    char *path = full_path((dir_store *)s, prefix);
+    if (!path) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    DIR *dir = opendir(path);
+    for (struct dirent *e; dir && (e = readdir(dir));)
+        if (dead_temp(e->d_name) && unlinkat(dirfd(dir), e->d_name, 0) == 0) (*removed)++;
+    if (dir) closedir(dir);
+    free(path);
+    return DCTK_OK;
+}
+
 static void dir_close(dctk_store *s) {
     dir_store *d = (dir_store *)s;
     pthread_mutex_destroy(&d->lock_mu);
@@ -254,6 +370,7 @@ static void dir_close(dctk_store *s) {
 static const dctk_store_vt dir_vt = {
     .get = dir_get, .set = dir_set, .create = dir_create, .del = dir_del, .list = dir_list,
     .exists = dir_exists, .size = dir_size, .lock = dir_lock, .close = dir_close, .set_parts = dir_set_parts,
+    .rename = dir_rename, .sync = dir_sync, .trylock = dir_trylock, .unlock = dir_unlock, .purge = dir_purge,
 };
 
 dctk_status dctk_store_dir_open(const char *path, bool create, dctk_store **out) {
