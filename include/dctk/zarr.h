@@ -66,6 +66,10 @@ typedef struct dctk_store_vt {
      * absent. One step for readers of the directory store (rename(2) of a
      * folder): they see the tree under one name or the other. */
     dctk_status (*rename)(dctk_store *s, const char *from, const char *to);
+    /* Swap the trees at a and b, both present, in one step: a reader sees
+     * each name complete at every moment. May be NULL, or DCTK_ERR_UNSUPPORTED
+     * where the file system cannot; DCTK_ERR_NOT_FOUND when either is absent. */
+    dctk_status (*exchange)(dctk_store *s, const char *a, const char *b);
     /* Make the values below key, and the names leading to them, durable: a
      * crash after it returns keeps them. Reports write errors the kernel
      * deferred (a full disk, EIO). May be NULL: nothing to flush. */

@@ -126,6 +126,17 @@ dctk_status dctk_zarr_consolidate(dctk_store *s) {
     return st;
 }
 
+dctk_status zarr_refresh_consolidated(dctk_store *s) {
+    if (s->vt->lock) DCTK_TRY(s->vt->lock(s, true));
+    dctk_zarr_node_info info;
+    json_t *root = NULL;
+    dctk_status st = dctk_zarr_probe(s, "", &info, &root);
+    if (st == DCTK_OK && json_object_get(root, "consolidated_metadata")) st = consolidate_locked(s);
+    json_decref(root);
+    if (s->vt->lock) s->vt->lock(s, false);
+    return st;
+}
+
 static dctk_status set_attrs_locked(dctk_store *s, const char *key, const json_t *attrs) {
     json_t *doc = NULL;
     DCTK_TRY(zarr_load_json(s, key, &doc));

@@ -22,9 +22,14 @@
  * 4. Sync and verify. The stage is flushed to disk (so a full disk shows up
  *    now), then the caller reads it back and checks it. N has not been touched:
  *    a failure removes the stage and leaves N bit for bit.
- * 5. Swap. N is renamed to .N.old.*, the stage renamed to N, the folder
- *    synced, the aside copy removed. A crash at any point leaves N complete
- *    (old or new), or the aside copy that step 2 puts back.
+ * 5. Swap. Where the file system exchanges two names in one step
+ *    (renameat2 RENAME_EXCHANGE), the stage and N swap: N is never absent,
+ *    and the stage name then holds the previous copy, removed after the
+ *    folder is synced. Elsewhere N is renamed to .N.old.*, the stage renamed
+ *    to N, the folder synced, the aside copy removed. A crash at any point
+ *    leaves N complete (old or new), or the aside copy that step 2 puts back.
+ *    A root group that carries consolidated metadata then gets it refreshed,
+ *    so it does not go on describing the array that was replaced.
  * 6. Unlock: the lock file is removed while still held.
  *
  * Readers never see a stage: the hierarchy walk skips these names, so the
@@ -189,27 +194,48 @@ dctk_status dctk_zarr_stage_sync(dctk_zarr_stage *g) {
     return DCTK_OK;
 }
 
-dctk_status dctk_zarr_stage_commit(dctk_zarr_stage *g) {
-    if (!g->synced) DCTK_TRY(dctk_zarr_stage_sync(g));
+/* The swap without an exchange: the previous copy goes aside, the stage in. */
+static dctk_status swap_via_aside(dctk_zarr_stage *g, char **aside) {
     char token[128], suffix[160];
     writer_token(token, sizeof token);
     snprintf(suffix, sizeof suffix, ".old.%s", token);
-    char *aside = private_path(g->parent, g->base, suffix);
-    if (!aside) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
-    dctk_status st = dctk_store_rename(g->s, g->path, aside);
+    if (!(*aside = private_path(g->parent, g->base, suffix))) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    dctk_status st = dctk_store_rename(g->s, g->path, *aside);
     bool moved = st == DCTK_OK;
     if (st == DCTK_ERR_NOT_FOUND) dctk_clear_detail(), st = DCTK_OK; /* nothing there before */
     if (st == DCTK_OK) st = dctk_store_rename(g->s, g->stage, g->path);
-    if (st != DCTK_OK && moved) dctk_store_rename(g->s, aside, g->path); /* the previous copy goes back */
-    if (st == DCTK_OK) {
-        g->committed = true;
-        st = dctk_store_sync(g->s, g->parent);
+    if (st != DCTK_OK && moved) dctk_store_rename(g->s, *aside, g->path); /* the previous copy goes back */
+    if (!moved) free(*aside), *aside = NULL;
+    return st;
+}
+
+/* Swap the stage in; *old names what holds the previous copy now (NULL: none). */
+static dctk_status swap_in(dctk_zarr_stage *g, char **old) {
+    *old = NULL;
+    dctk_status st = g->s->vt->exchange ? g->s->vt->exchange(g->s, g->stage, g->path) : DCTK_ERR_UNSUPPORTED;
+    if (st == DCTK_OK) return (*old = strdup(g->stage)) ? DCTK_OK : DCTK_ERR_NOMEM; /* the stage holds the old copy */
+    if (st != DCTK_ERR_UNSUPPORTED && st != DCTK_ERR_NOT_FOUND) return st;
+    dctk_clear_detail();
+    return swap_via_aside(g, old);
+}
+
+dctk_status dctk_zarr_stage_commit(dctk_zarr_stage *g) {
+    if (!g->synced) DCTK_TRY(dctk_zarr_stage_sync(g));
+    char *old = NULL;
+    dctk_status st = swap_in(g, &old);
+    if (st != DCTK_OK) {
+        free(old);
+        return st;
     }
-    if (g->committed && moved) {
-        dctk_status del = dctk_store_delete_tree(g->s, aside);
-        if (st == DCTK_OK) st = del; /* the new array is in place; a later writer or merge removes the rest */
+    g->committed = true;
+    st = dctk_store_sync(g->s, g->parent);
+    /* the new array is in place; what is left of the old one a later writer or merge removes */
+    if (old) {
+        dctk_status del = dctk_store_delete_tree(g->s, old);
+        if (st == DCTK_OK) st = del;
     }
-    free(aside);
+    free(old);
+    if (st == DCTK_OK) st = zarr_refresh_consolidated(g->s);
     return st;
 }
 

@@ -328,6 +328,24 @@ static dctk_status mem_rename(dctk_store *s, const char *from, const char *to) {
     return st;
 }
 
+static dctk_status mem_exchange(dctk_store *s, const char *a, const char *b) {
+    mem_store *m = (mem_store *)s;
+    static const char *const via = "\x01exchange";
+    pthread_mutex_lock(&m->mu);
+    bool has_a = false, has_b = false;
+    for (size_t i = 0; i < m->n; i++) {
+        const char *k = m->e[i].key;
+        size_t na = strlen(a), nb = strlen(b);
+        has_a |= !strncmp(k, a, na) && (k[na] == '\0' || k[na] == '/');
+        has_b |= !strncmp(k, b, nb) && (k[nb] == '\0' || k[nb] == '/');
+    }
+    dctk_status st = has_a && has_b ? mem_move(m, a, via) : DCTK_FAIL(DCTK_ERR_NOT_FOUND, "'%s' or '%s' is absent", a, b);
+    if (st == DCTK_OK) st = mem_move(m, b, a);
+    if (st == DCTK_OK) st = mem_move(m, via, b);
+    pthread_mutex_unlock(&m->mu);
+    return st;
+}
+
 /* Named locks of one process: a lock key held while its entry is in the table. */
 static dctk_status mem_trylock(dctk_store *s, const char *name, void **handle, char *owner, size_t cap) {
     *handle = NULL;
@@ -358,7 +376,7 @@ static void mem_close(dctk_store *s) {
 
 static const dctk_store_vt mem_vt = {
     .get = mem_get, .set = mem_set, .create = mem_create, .del = mem_del, .list = mem_list,
-    .exists = mem_exists, .size = mem_size, .lock = mem_lock, .close = mem_close, .rename = mem_rename,
+    .exists = mem_exists, .size = mem_size, .lock = mem_lock, .close = mem_close, .rename = mem_rename, .exchange = mem_exchange,
     .trylock = mem_trylock, .unlock = mem_unlock,
 };
 

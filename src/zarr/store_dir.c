@@ -259,6 +259,20 @@ static dctk_status dir_rename(dctk_store *s, const char *from, const char *to) {
     return st;
 }
 
+static dctk_status dir_exchange(dctk_store *s, const char *from, const char *to) {
+    dir_store *d = (dir_store *)s;
+    char *a = full_path(d, from), *b = full_path(d, to);
+    dctk_status st = a && b ? DCTK_OK : DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (st == DCTK_OK && renameat2(AT_FDCWD, a, AT_FDCWD, b, RENAME_EXCHANGE) != 0)
+        st = errno == ENOENT ? DCTK_FAIL(DCTK_ERR_NOT_FOUND, "%s or %s: absent", a, b)
+           : errno == EINVAL || errno == ENOSYS || errno == ENOTSUP
+               ? DCTK_FAIL(DCTK_ERR_UNSUPPORTED, "%s: the file system cannot exchange names", b)
+               : DCTK_FAIL(DCTK_ERR_IO, "%s: cannot exchange with %s: %s", a, b, strerror(errno));
+    free(a);
+    free(b);
+    return st;
+}
+
 /* syncfs flushes the whole file system that holds the folder: chunk files are
  * not fsync'ed one by one, so their deferred write errors show up here. On a
  * plain file, fsync it and its folder. */
@@ -370,7 +384,7 @@ static void dir_close(dctk_store *s) {
 static const dctk_store_vt dir_vt = {
     .get = dir_get, .set = dir_set, .create = dir_create, .del = dir_del, .list = dir_list,
     .exists = dir_exists, .size = dir_size, .lock = dir_lock, .close = dir_close, .set_parts = dir_set_parts,
-    .rename = dir_rename, .sync = dir_sync, .trylock = dir_trylock, .unlock = dir_unlock, .purge = dir_purge,
+    .rename = dir_rename, .exchange = dir_exchange, .sync = dir_sync, .trylock = dir_trylock, .unlock = dir_unlock, .purge = dir_purge,
 };
 
 dctk_status dctk_store_dir_open(const char *path, bool create, dctk_store **out) {
