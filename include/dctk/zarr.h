@@ -70,10 +70,12 @@ typedef struct dctk_store_vt {
      * each name complete at every moment. May be NULL, or DCTK_ERR_UNSUPPORTED
      * where the file system cannot; DCTK_ERR_NOT_FOUND when either is absent. */
     dctk_status (*exchange)(dctk_store *s, const char *a, const char *b);
-    /* Make the values below key, and the names leading to them, durable: a
-     * crash after it returns keeps them. Reports write errors the kernel
-     * deferred (a full disk, EIO). May be NULL: nothing to flush. */
-    dctk_status (*sync)(dctk_store *s, const char *key);
+    /* Make durable, so that a crash after it returns keeps it: with tree,
+     * every value below key and the names leading to them, reporting write
+     * errors the kernel deferred (a full disk, EIO); without, only the names
+     * directly in the folder key (after renames there). May be NULL: nothing
+     * to flush. */
+    dctk_status (*sync)(dctk_store *s, const char *key, bool tree);
     /* Take the lock `name` (a key of its own) without waiting. *handle is NULL
      * when another live holder has it; then owner (cap bytes, may be NULL)
      * gets the holder's "pid@host". A holder that dies releases it. */
@@ -105,7 +107,7 @@ dctk_status dctk_store_size(dctk_store *s, const char *key, uint64_t *out);
 /* Delete every key below prefix (and prefix itself when it is a key). */
 dctk_status dctk_store_delete_tree(dctk_store *s, const char *prefix);
 dctk_status dctk_store_rename(dctk_store *s, const char *from, const char *to);
-dctk_status dctk_store_sync(dctk_store *s, const char *key);
+dctk_status dctk_store_sync(dctk_store *s, const char *key, bool tree);
 
 /* --- array metadata --------------------------------------------------- */
 

@@ -189,7 +189,7 @@ dctk_status dctk_zarr_stage_begin(dctk_store *s, const char *path, dctk_zarr_sta
 const char *dctk_zarr_stage_path(const dctk_zarr_stage *g) { return g->stage; }
 
 dctk_status dctk_zarr_stage_sync(dctk_zarr_stage *g) {
-    DCTK_TRY(dctk_store_sync(g->s, g->stage));
+    DCTK_TRY(dctk_store_sync(g->s, g->stage, true));
     g->synced = true;
     return DCTK_OK;
 }
@@ -228,7 +228,7 @@ dctk_status dctk_zarr_stage_commit(dctk_zarr_stage *g) {
         return st;
     }
     g->committed = true;
-    st = dctk_store_sync(g->s, g->parent);
+    st = dctk_store_sync(g->s, g->parent, false);
     /* the new array is in place; what is left of the old one a later writer or merge removes */
     if (old) {
         dctk_status del = dctk_store_delete_tree(g->s, old);

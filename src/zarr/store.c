@@ -62,9 +62,9 @@ dctk_status dctk_store_rename(dctk_store *s, const char *from, const char *to) {
     return s->vt->rename(s, from, to);
 }
 
-dctk_status dctk_store_sync(dctk_store *s, const char *key) {
+dctk_status dctk_store_sync(dctk_store *s, const char *key, bool tree) {
     if (key[0]) DCTK_TRY(check_key(key));
-    return s->vt->sync ? s->vt->sync(s, key) : DCTK_OK;
+    return s->vt->sync ? s->vt->sync(s, key, tree) : DCTK_OK;
 }
 
 void dctk_store_close(dctk_store *s) {

@@ -273,16 +273,17 @@ static dctk_status dir_exchange(dctk_store *s, const char *from, const char *to)
     return st;
 }
 
-/* syncfs flushes the whole file system that holds the folder: chunk files are
- * not fsync'ed one by one, so their deferred write errors show up here. On a
- * plain file, fsync it and its folder. */
-static dctk_status dir_sync(dctk_store *s, const char *key) {
+/* A tree: syncfs flushes the whole file system that holds it, since chunk
+ * files are not fsync'ed one by one; their deferred write errors show up
+ * here. Names only: fsync of the folder. */
+static dctk_status dir_sync(dctk_store *s, const char *key, bool tree) {
     char *path = full_path((dir_store *)s, key);
     if (!path) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
     int fd = open(path, O_RDONLY);
     dctk_status st = DCTK_OK;
     if (fd < 0) st = DCTK_FAIL(DCTK_ERR_IO, "%s: %s", path, strerror(errno));
-    else if (syncfs(fd) != 0) st = DCTK_FAIL(DCTK_ERR_IO, "%s: flushing to disk failed: %s", path, strerror(errno));
+    else if ((tree ? syncfs(fd) : fsync(fd)) != 0)
+        st = DCTK_FAIL(DCTK_ERR_IO, "%s: flushing to disk failed: %s", path, strerror(errno));
     if (fd >= 0) close(fd);
     free(path);
     return st;
