@@ -76,10 +76,12 @@ typedef struct dctk_store_vt {
      * directly in the folder key (after renames there). May be NULL: nothing
      * to flush. */
     dctk_status (*sync)(dctk_store *s, const char *key, bool tree);
-    /* Take the lock `name` (a key of its own) without waiting. *handle is NULL
-     * when another live holder has it; then owner (cap bytes, may be NULL)
-     * gets the holder's "pid@host". A holder that dies releases it. */
-    dctk_status (*trylock)(dctk_store *s, const char *name, void **handle, char *owner, size_t cap);
+    /* Take the lock `name` (a key of its own) without waiting, recording
+     * "pid@host what" as its holder. *handle is NULL when another live holder
+     * has it; then owner (cap bytes, may be NULL) gets what that holder
+     * recorded ("" when it has not yet). A holder that dies releases it. */
+    dctk_status (*trylock)(dctk_store *s, const char *name, const char *what, void **handle, char *owner,
+                           size_t cap);
     void (*unlock)(dctk_store *s, void *handle); /* accepts NULL */
     /* Remove the temporary files that writers which are no longer alive left
      * directly below prefix; *removed counts them. May be NULL: none can exist. */

@@ -9,8 +9,9 @@
  *   .N.partial                the staging name of earlier versions (cleaned)
  *
  * 1. Lock. The writer takes .N.lock without waiting (the store's trylock:
- *    flock(2) on a file that records "pid@host"). Another live writer of PATH
- *    gets DCTK_ERR_BUSY naming the holder. The kernel drops the lock of a
+ *    flock(2) on a file that records "pid@host writing"). Another live writer
+ *    of PATH gets DCTK_ERR_BUSY naming the holder; a merge repairing PATH
+ *    holds the lock only for a moment and is waited for. The kernel drops the lock of a
  *    process that dies, so whatever a crashed writer left is recognised as
  *    dead by anyone who can take the lock: no live writer owns a .N.* name
  *    without holding it.
@@ -38,6 +39,7 @@
  * (KEY.tmp.PID.SEQ) that dead processes left at the root. */
 #include <stdio.h>
 #include <sys/random.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "zarr_internal.h"
@@ -48,6 +50,10 @@ struct dctk_zarr_stage {
     char *parent, *base, *path, *stage;
     bool synced, committed;
 };
+
+/* What a lock's holder records after its "pid@host". */
+#define WHAT_WRITE "writing"
+#define WHAT_REPAIR "repairing"
 
 typedef enum { PRIV_NONE, PRIV_STAGE, PRIV_OLD, PRIV_LOCK, PRIV_PARTIAL } priv_kind;
 
@@ -144,8 +150,21 @@ static dctk_status repair_locked(dctk_store *s, const char *parent, const char *
 }
 
 static dctk_status busy(const char *path, const char *owner) {
-    return DCTK_FAIL(DCTK_ERR_BUSY, "'%s' is being written by another process (%s): try again once it has finished",
-                     path, owner[0] ? owner : "pid unknown");
+    return DCTK_FAIL(DCTK_ERR_BUSY, "'%s' is being written by another process (%.*s): try again once it has finished",
+                     path, owner[0] ? (int)strcspn(owner, " ") : 11, owner[0] ? owner : "pid unknown");
+}
+
+/* A writer's lock: a repair (merge) holds it only for a moment, and a taker
+ * that has not yet recorded itself is about to, so those are waited for (up
+ * to 5 s); another writer is not. */
+static dctk_status take_lock(dctk_store *s, const char *lock, void **h, char *owner, size_t cap) {
+    for (int i = 0; i < 250; i++) {
+        DCTK_TRY(s->vt->trylock(s, lock, WHAT_WRITE, h, owner, cap));
+        if (*h || (owner[0] && !strstr(owner, WHAT_REPAIR))) return DCTK_OK;
+        struct timespec ts = {0, 20 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    return DCTK_OK;
 }
 
 static dctk_status split_path(dctk_zarr_stage *g, const char *path) {
@@ -168,7 +187,7 @@ dctk_status dctk_zarr_stage_begin(dctk_store *s, const char *path, dctk_zarr_sta
     dctk_status st = split_path(g, path);
     char *lock = st == DCTK_OK ? private_path(g->parent, g->base, ".lock") : NULL;
     if (st == DCTK_OK && !lock) st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
-    if (st == DCTK_OK) st = s->vt->trylock(s, lock, &g->lock, owner, sizeof owner);
+    if (st == DCTK_OK) st = take_lock(s, lock, &g->lock, owner, sizeof owner);
     if (st == DCTK_OK && !g->lock) st = busy(path, owner);
     free(lock);
     dctk_zarr_repair_report r = {0};
@@ -275,7 +294,7 @@ static dctk_status repair_one(dctk_store *s, const char *base, dctk_zarr_repair_
     if (!lock) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
     void *h = NULL;
     char owner[256] = "";
-    dctk_status st = s->vt->trylock(s, lock, &h, owner, sizeof owner);
+    dctk_status st = s->vt->trylock(s, lock, WHAT_REPAIR, &h, owner, sizeof owner);
     free(lock);
     if (st == DCTK_OK && !h) {
         dctk_log(DCTK_LOG_INFO, "'%s' is being written by another process (%s): left alone", base, owner);

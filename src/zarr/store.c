@@ -347,15 +347,23 @@ static dctk_status mem_exchange(dctk_store *s, const char *a, const char *b) {
 }
 
 /* Named locks of one process: a lock key held while its entry is in the table. */
-static dctk_status mem_trylock(dctk_store *s, const char *name, void **handle, char *owner, size_t cap) {
+static dctk_status mem_trylock(dctk_store *s, const char *name, const char *what, void **handle, char *owner,
+                               size_t cap) {
     *handle = NULL;
     bool created = false;
-    dctk_status st = mem_create(s, name, "", 0, &created);
+    dctk_status st = mem_create(s, name, what, strlen(what), &created);
     if (st == DCTK_OK && created && !(*handle = strdup(name))) {
         mem_del(s, name);
         st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
     }
-    if (st == DCTK_OK && !created && owner && cap) snprintf(owner, cap, "this process");
+    dctk_buf b = DCTK_BUF_INIT;
+    if (st == DCTK_OK && !created && owner && cap) {
+        owner[0] = '\0';
+        if (mem_get(s, name, 0, DCTK_STORE_TO_END, &b) == DCTK_OK)
+            snprintf(owner, cap, "this process %.*s", (int)b.size, (const char *)b.data);
+        dctk_clear_detail();
+    }
+    dctk_buf_free(&b);
     return st;
 }
 

@@ -289,18 +289,19 @@ static dctk_status dir_sync(dctk_store *s, const char *key, bool tree) {
     return st;
 }
 
-/* "pid@host" of this process: what a lock file says about its holder. */
-static void owner_token(char *buf, size_t cap) {
+/* "pid@host what": what a lock file says about its holder. */
+static void owner_token(const char *what, char *buf, size_t cap) {
     char host[256] = "";
     gethostname(host, sizeof host - 1);
-    snprintf(buf, cap, "%ld@%s", (long)getpid(), host);
+    snprintf(buf, cap, "%ld@%s %s", (long)getpid(), host, what);
 }
 
 /* A lock is a file held with flock(2): the kernel drops it when the holder
  * dies, so a crashed writer's lock file is simply free again. The holder
  * removes the file when done; a taker checks that the file it locked is still
  * the one under the name, else a remover beat it and it tries again. */
-static dctk_status dir_trylock(dctk_store *s, const char *name, void **handle, char *owner, size_t cap) {
+static dctk_status dir_trylock(dctk_store *s, const char *name, const char *what, void **handle, char *owner,
+                               size_t cap) {
     *handle = NULL;
     char *path = full_path((dir_store *)s, name);
     dctk_status st = path ? make_parent(path) : DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
@@ -323,8 +324,8 @@ static dctk_status dir_trylock(dctk_store *s, const char *name, void **handle, c
             close(fd);
             continue;
         }
-        char me[300];
-        owner_token(me, sizeof me);
+        char me[400];
+        owner_token(what, me, sizeof me - 1);
         size_t len = strlen(me);
         me[len++] = '\n';
         if (ftruncate(fd, 0) != 0 || pwrite(fd, me, len, 0) != (ssize_t)len)

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -167,6 +168,40 @@ static void repair_after_crashes(void **state) {
     free(dir);
 }
 
+typedef struct {
+    dctk_store *s;
+    void *h;
+} held_lock;
+
+static void *release_later(void *arg) {
+    held_lock *l = arg;
+    usleep(100 * 1000);
+    l->s->vt->unlock(l->s, l->h);
+    return NULL;
+}
+
+/* A merge holds a field's lock for a moment while it repairs: a writer that
+ * arrives then waits for it instead of being refused. */
+static void repair_lock_is_waited_for(void **state) {
+    (void)state;
+    char *dir = make_tmpdir();
+    dctk_store *s;
+    assert_int_equal(dctk_store_dir_open(dir, false, &s), DCTK_OK);
+    held_lock l = {s, NULL};
+    char owner[64];
+    assert_int_equal(s->vt->trylock(s, ".t.lock", "repairing", &l.h, owner, sizeof owner), DCTK_OK);
+    assert_non_null(l.h);
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, release_later, &l), 0);
+    dctk_zarr_stage *g;
+    assert_int_equal(dctk_zarr_stage_begin(s, "t", &g), DCTK_OK);
+    pthread_join(th, NULL);
+    dctk_zarr_stage_end(g);
+    dctk_store_close(s);
+    rm_rf(dir);
+    free(dir);
+}
+
 static void probe_tells_nodes_apart(void **state) {
     (void)state;
     dctk_store *s;
@@ -201,6 +236,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(protocol_on_both_stores),
         cmocka_unit_test(repair_after_crashes),
+        cmocka_unit_test(repair_lock_is_waited_for),
         cmocka_unit_test(probe_tells_nodes_apart),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
