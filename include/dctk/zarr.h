@@ -254,8 +254,10 @@ dctk_status dctk_zarr_stage_begin(dctk_store *s, const char *path, dctk_zarr_sta
 const char *dctk_zarr_stage_path(const dctk_zarr_stage *g);
 /* Flush the staged array to disk (reports a full disk that write() missed). */
 dctk_status dctk_zarr_stage_sync(dctk_zarr_stage *g);
-/* Put the staged array in place of path: the old copy is renamed aside, the
- * new one renamed in, the names synced, then the old copy removed. */
+/* Put the staged array in place of path (one exchange of names, or the old
+ * copy renamed aside and the new one in), sync the names, remove the old copy
+ * and refresh the root's consolidated metadata if it has any. DCTK_OK once
+ * the new array has the name (failures of the tidying after it are warnings). */
 dctk_status dctk_zarr_stage_commit(dctk_zarr_stage *g);
 /* Remove the staged array unless committed, release the lock, free g
  * (accepts NULL). */

@@ -137,8 +137,8 @@ static json_t *array_attrs(const dctk_var *var, const json_t *provenance) {
     return attrs;
 }
 
-/* Create the array under a temporary name and write every shard of it. */
-static dctk_status write_array(dctk_dataset *ds, size_t v, dctk_store *store, const char *tmp,
+/* Create the array at path (the stage) and write every shard of it. */
+static dctk_status write_array(dctk_dataset *ds, size_t v, dctk_store *store, const char *path,
                                const dctk_write_opts *o, dctk_write_report *r) {
     const dctk_var *var = dctk_dataset_var(ds, v);
     double fill = dctk_dtype_is_float(var->dtype) ? NAN : (var->has_fill ? var->fill : 0);
@@ -149,7 +149,7 @@ static dctk_status write_array(dctk_dataset *ds, size_t v, dctk_store *store, co
     json_decref(attrs);
     DCTK_TRY(st);
     dctk_zarr_array *a = NULL;
-    st = dctk_zarr_create(store, tmp, &m, &a);
+    st = dctk_zarr_create(store, path, &m, &a);
     dctk_zarr_meta_clear(&m);
     DCTK_TRY(st);
     input in = {ds, v};
@@ -178,7 +178,8 @@ static dctk_status verify_stage(dctk_dataset *ds, size_t v, dctk_store *store, c
     dctk_zarr_close(a);
     r->verify_s = dctk_now() - t0;
     if (st == DCTK_OK) st = (o->accept ? o->accept : dctk_write_accept_default)(var, o, r);
-    if (st == DCTK_ERR_BOUND) dctk_prefix_detail("%s: the earlier copy is kept: ", o->store_path);
+    if (st == DCTK_ERR_BOUND)
+        dctk_prefix_detail("%s: variable '%s' not written, any earlier copy is kept: ", o->store_path, var->name);
     return st;
 }
 

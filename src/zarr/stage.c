@@ -246,16 +246,14 @@ dctk_status dctk_zarr_stage_commit(dctk_zarr_stage *g) {
         free(old);
         return st;
     }
+    /* The new array has the name: what follows only tidies up, and a failure
+     * there is a warning (a later writer or merge finishes the job). */
     g->committed = true;
-    st = dctk_store_sync(g->s, g->parent, false);
-    /* the new array is in place; what is left of the old one a later writer or merge removes */
-    if (old) {
-        dctk_status del = dctk_store_delete_tree(g->s, old);
-        if (st == DCTK_OK) st = del;
-    }
+    if (dctk_store_sync(g->s, g->parent, false) != DCTK_OK ||
+        (old && dctk_store_delete_tree(g->s, old) != DCTK_OK) || zarr_refresh_consolidated(g->s) != DCTK_OK)
+        dctk_log(DCTK_LOG_WARN, "%s: written, but tidying up after it failed: %s", g->path, dctk_detail());
     free(old);
-    if (st == DCTK_OK) st = zarr_refresh_consolidated(g->s);
-    return st;
+    return DCTK_OK;
 }
 
 void dctk_zarr_stage_end(dctk_zarr_stage *g) {
