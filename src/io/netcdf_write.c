@@ -88,9 +88,9 @@ static bool add_node(exporter *x, const char *path, bool is_array, const json_t 
 
 static int collect_node(const char *path, const json_t *meta, bool is_array, void *user) {
     exporter *x = user;
-    /* ".t.partial": an array that compress_with_optimal has not finished */
+    /* the walk never lists our own staging names; other hidden nodes are left out too */
     if (base_name(path)[0] == '.') {
-        dctk_log(DCTK_LOG_WARN, "%s: skipping %s, an unfinished write", x->store_path, path);
+        dctk_log(DCTK_LOG_WARN, "%s: skipping %s, a hidden node", x->store_path, path);
         return 0;
     }
     if (!add_node(x, path, is_array, json_object_get(meta, "attributes"))) return x->nomem = true, 1;
