@@ -205,6 +205,7 @@ dctk_status dctk_write_field(dctk_dataset *ds, size_t v, const dctk_write_opts *
     DCTK_TRY(dctk_store_dir_open(o->store_path, true, &store));
     dctk_zarr_stage *g = NULL;
     dctk_status st = dctk_zarr_stage_begin(store, var->name, &g);
+    if (st == DCTK_ERR_BUSY) dctk_prefix_detail("%s: ", o->store_path);
     if (st == DCTK_OK) st = write_array(ds, v, store, dctk_zarr_stage_path(g), o, r);
     /* chunk files are not synced one by one: a full disk or an I/O error the
      * kernel met while writing them back shows up here, before anything is replaced */
