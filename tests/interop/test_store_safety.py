@@ -74,7 +74,7 @@ print("2. failed verification: exit 1, the earlier copy unchanged (%d files)" % 
 
 # 3. an overwrite killed mid-write, a merge killed while writing zarr.json, then merge
 killed = False
-for delay in (0.8, 0.4, 0.2):
+for delay in (0.5, 1.0, 0.25, 1.6):
     p = subprocess.Popen(sc.write_cmd(tmp, "B", "q", combo["q"], out), stdout=subprocess.DEVNULL,
                          stderr=subprocess.DEVNULL)
     time.sleep(delay)
