@@ -300,46 +300,67 @@ static void owner_token(const char *what, char *buf, size_t cap) {
  * dies, so a crashed writer's lock file is simply free again. The holder
  * removes the file when done; a taker checks that the file it locked is still
  * the one under the name, else a remover beat it and it tries again. */
+typedef struct {
+    int fd;
+    char path[];
+} dir_lock_handle;
+
+/* What the holder of lock file fd recorded ("" when nothing yet). */
+static void read_owner(int fd, char *owner, size_t cap) {
+    if (!owner || !cap) return;
+    ssize_t n = pread(fd, owner, cap - 1, 0);
+    owner[n > 0 ? (size_t)n : 0] = '\0';
+    owner[strcspn(owner, "\n")] = '\0';
+}
+
+static void record_holder(int fd, const char *what, const char *path) {
+    char me[400];
+    owner_token(what, me, sizeof me - 1);
+    size_t len = strlen(me);
+    me[len++] = '\n';
+    if (ftruncate(fd, 0) != 0 || pwrite(fd, me, len, 0) != (ssize_t)len)
+        dctk_log(DCTK_LOG_DEBUG, "%s: cannot record the holder", path); /* the lock holds all the same */
+}
+
+/* One attempt: *fd >= 0 when locked, -1 when another holds it; *again when
+ * the file was removed under us. */
+static dctk_status lock_once(const char *path, int *fd, bool *again, char *owner, size_t cap) {
+    *again = false;
+    *fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (*fd < 0) return DCTK_FAIL(DCTK_ERR_IO, "%s: cannot open the lock: %s", path, strerror(errno));
+    if (flock(*fd, LOCK_EX | LOCK_NB) != 0) {
+        int e = errno;
+        read_owner(*fd, owner, cap);
+        close(*fd);
+        *fd = -1;
+        return e == EWOULDBLOCK || e == EINTR ? DCTK_OK : DCTK_FAIL(DCTK_ERR_IO, "%s: lock: %s", path, strerror(e));
+    }
+    struct stat a, b;
+    if (fstat(*fd, &a) != 0 || stat(path, &b) != 0 || a.st_ino != b.st_ino || a.st_dev != b.st_dev) {
+        close(*fd);
+        *fd = -1;
+        *again = true;
+    }
+    return DCTK_OK;
+}
+
 static dctk_status dir_trylock(dctk_store *s, const char *name, const char *what, void **handle, char *owner,
                                size_t cap) {
     *handle = NULL;
     char *path = full_path((dir_store *)s, name);
     dctk_status st = path ? make_parent(path) : DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
-    for (int tries = 0; st == DCTK_OK && tries < 100; tries++) {
-        int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-        if (fd < 0) {
-            st = DCTK_FAIL(DCTK_ERR_IO, "%s: cannot open the lock: %s", path, strerror(errno));
-            break;
-        }
-        if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-            ssize_t n = owner && cap ? pread(fd, owner, cap - 1, 0) : 0;
-            if (owner && cap) owner[n > 0 ? (size_t)n : 0] = '\0';
-            if (owner && cap && n > 0 && owner[n - 1] == '\n') owner[n - 1] = '\0';
-            if (errno != EWOULDBLOCK && errno != EINTR) st = DCTK_FAIL(DCTK_ERR_IO, "%s: lock: %s", path, strerror(errno));
-            close(fd);
-            break;
-        }
-        struct stat a, b;
-        if (fstat(fd, &a) != 0 || stat(path, &b) != 0 || a.st_ino != b.st_ino || a.st_dev != b.st_dev) {
-            close(fd);
-            continue;
-        }
-        char me[400];
-        owner_token(what, me, sizeof me - 1);
-        size_t len = strlen(me);
-        me[len++] = '\n';
-        if (ftruncate(fd, 0) != 0 || pwrite(fd, me, len, 0) != (ssize_t)len)
-            dctk_log(DCTK_LOG_DEBUG, "%s: cannot record the holder", path);
-        int *h = malloc(sizeof *h + strlen(path) + 1);
-        if (!h) {
-            close(fd);
-            st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
-            break;
-        }
-        h[0] = fd;
-        strcpy((char *)(h + 1), path);
+    int fd = -1;
+    bool again = true;
+    for (int tries = 0; st == DCTK_OK && again && tries < 100; tries++) st = lock_once(path, &fd, &again, owner, cap);
+    dir_lock_handle *h = fd >= 0 ? malloc(sizeof *h + strlen(path) + 1) : NULL;
+    if (fd >= 0 && !h) {
+        close(fd);
+        st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    } else if (h) {
+        record_holder(fd, what, path);
+        h->fd = fd;
+        strcpy(h->path, path);
         *handle = h;
-        break;
     }
     free(path);
     return st;
@@ -348,9 +369,9 @@ static dctk_status dir_trylock(dctk_store *s, const char *name, const char *what
 static void dir_unlock(dctk_store *s, void *handle) {
     (void)s;
     if (!handle) return;
-    int *h = handle;
-    unlink((char *)(h + 1)); /* while still held, so no one can be waiting on this file */
-    close(h[0]);
+    dir_lock_handle *h = handle;
+    unlink(h->path); /* while still held, so no one can be waiting on this file */
+    close(h->fd);
     free(h);
 }
 
