@@ -1,5 +1,7 @@
-/* Writing whole fields with a chosen pipeline into a sharded Zarr v3 store,
- * verifying them, and merging the fields of a dataset. */
+/* Writing whole fields with a chosen pipeline into a sharded Zarr v3 store:
+ * verified before they replace anything, the next-best fallback when a field
+ * misses its bound, and merging the fields of a dataset. ("compress" is the
+ * CLI's one-shot command; these are the writes it and the others make.) */
 #ifndef DCTK_WRITE_H
 #define DCTK_WRITE_H
 
