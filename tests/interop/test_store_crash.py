@@ -21,7 +21,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from checks import check, finish  # noqa: E402
 import store_common as sc  # noqa: E402
 
-ROUNDS = int(sys.argv[1]) if len(sys.argv) > 1 else 10
+ROUNDS = int(sys.argv[1]) if len(sys.argv) > 1 else 8
 SEED = 20261201
 
 tmp = tempfile.mkdtemp(prefix="dctk_store_crash_")
