@@ -7,7 +7,20 @@
  * key what zarr-python / numcodecs write (DESIGN.md section 7).
  *
  * Thread safety: instances are immutable after creation and may be shared by
- * threads; everything mutable lives in a dctk_codec_ctx, one per thread. */
+ * threads; everything mutable lives in a dctk_codec_ctx, one per thread.
+ *
+ * The contract every codec keeps (tests/unit/test_codec_conformance.c and
+ * test_codec_alloc.c check it for every registered type):
+ * - Output goes into a dctk_buf: an owned buffer the codec may grow, or a
+ *   view (dctk_buf_view) of at least bound() bytes that it never grows; a
+ *   codec that would need more fails instead of reallocating the caller's
+ *   memory.
+ * - A context is required: the entry points refuse NULL with DCTK_ERR_ARG.
+ * - Input a decoder cannot use (corrupt, truncated, not made for this chunk)
+ *   is DCTK_ERR_CORRUPT with a detail naming the codec, never an
+ *   out-of-bounds read.
+ * - The codec's own memory comes from dctk_malloc & co. (dctk/alloc.h); a
+ *   failed allocation is DCTK_ERR_NOMEM and leaves nothing allocated. */
 #ifndef DCTK_CODEC_H
 #define DCTK_CODEC_H
 
@@ -100,7 +113,7 @@ typedef struct dctk_codec_vt {
      * NULL means the output spec equals the input spec. */
     dctk_status (*out_spec)(const dctk_codec *c, const dctk_chunk_spec *in, dctk_chunk_spec *out);
     /* Encode n bytes at src, whose array is described by `in`, into dst
-     * (dst->size set; grown as needed). */
+     * (dst->size set; an owned dst grown as needed, a view never). */
     dctk_status (*encode)(const dctk_codec *c, dctk_codec_ctx *ctx, const dctk_chunk_spec *in,
                           const void *src, size_t n, dctk_buf *dst);
     /* Inverse of encode, with the same `in` as encode got. For AA and AB the

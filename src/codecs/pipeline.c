@@ -72,9 +72,14 @@ typedef struct {
     int k; /* the tmp buffer the next codec writes to */
 } stage;
 
+static dctk_status need_ctx(const dctk_codec_ctx *ctx) {
+    return ctx ? DCTK_OK : DCTK_FAIL(DCTK_ERR_ARG, "codec pipeline: no per-thread context (dctk_codec_ctx_new)");
+}
+
 /* Run every codec but the last, alternating between the tmp buffers. */
 static dctk_status encode_but_last(const dctk_pipeline *p, dctk_codec_ctx *ctx, const dctk_chunk_spec *spec,
                                    const void *src, dctk_buf tmp[2], stage *s) {
+    DCTK_TRY(need_ctx(ctx));
     *s = (stage){*spec, src, dctk_spec_nbytes(spec), 0};
     for (int i = 0; i < p->n - 1; i++) {
         const dctk_codec *c = p->codecs[i];
@@ -119,6 +124,7 @@ dctk_status dctk_pipeline_encode_append(const dctk_pipeline *p, dctk_codec_ctx *
 
 dctk_status dctk_pipeline_decode(const dctk_pipeline *p, dctk_codec_ctx *ctx, const dctk_chunk_spec *spec,
                                  const void *src, size_t n, void *dst, dctk_buf tmp[2]) {
+    DCTK_TRY(need_ctx(ctx));
     dctk_chunk_spec specs[64];
     specs[0] = *spec;
     for (int i = 0; i < p->ab; i++) DCTK_TRY(dctk_codec_out_spec(p->codecs[i], &specs[i], &specs[i + 1]));

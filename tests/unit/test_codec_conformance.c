@@ -279,6 +279,31 @@ static void space_accepted(void **state) {
     }
 }
 
+/* dctk.sz dereferenced a NULL context before the contract; every type and
+ * the pipeline now refuse one at the entry. */
+static void context_required(void **state) {
+    (void)state;
+    float x[64] = {1, 2, 3};
+    size_t shape[1] = {64};
+    dctk_chunk_spec s = dctk_spec_make(DCTK_FLOAT32, 1, shape);
+    dctk_buf out = DCTK_BUF_INIT, tmp[2] = {DCTK_BUF_INIT, DCTK_BUF_INIT};
+    for (const dctk_codec_vt *const *t = dctk_codec_types(); *t; t++) {
+        dctk_codec *c = make((*t)->examples[0].json);
+        assert_int_equal(dctk_codec_encode(c, NULL, &s, x, sizeof x, &out), DCTK_ERR_ARG);
+        assert_int_equal(dctk_codec_decode(c, NULL, &s, x, sizeof x, &out), DCTK_ERR_ARG);
+        dctk_codec_free(c);
+    }
+    json_t *list = json_loads("[{\"name\":\"dctk.sz\",\"configuration\":{\"error_bound\":0.1}}]", 0, NULL);
+    dctk_pipeline *p = NULL;
+    assert_int_equal(dctk_pipeline_from_json(list, &p), DCTK_OK);
+    assert_int_equal(dctk_pipeline_encode(p, NULL, &s, x, &out, tmp), DCTK_ERR_ARG);
+    assert_int_equal(dctk_pipeline_encode_append(p, NULL, &s, x, &out, tmp), DCTK_ERR_ARG);
+    assert_int_equal(dctk_pipeline_decode(p, NULL, &s, x, sizeof x, x, tmp), DCTK_ERR_ARG);
+    dctk_pipeline_free(p);
+    json_decref(list);
+    dctk_buf_free(&out), dctk_buf_free(&tmp[0]), dctk_buf_free(&tmp[1]);
+}
+
 /* The table of codec types in docs/adding-a-codec.md is the registry's: this
  * test rebuilds it and prints it when the page differs. */
 static void docs_table_is_the_registry(void **state) {
@@ -332,6 +357,7 @@ int main(void) {
         cmocka_unit_test(json_round_trip),
         cmocka_unit_test(every_type_round_trips),
         cmocka_unit_test(space_accepted),
+        cmocka_unit_test(context_required),
         cmocka_unit_test(docs_table_is_the_registry),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
