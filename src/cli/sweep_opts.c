@@ -199,10 +199,15 @@ int sweep_cli_run(const char *cmd, const char *dataset, const sweep_cli *o, swee
         if (var->is_coord && !o->field) continue;
         pr = (progress){.var = var->name, .t0 = dctk_now(), .tty = pr.tty};
         dctk_evaluate_summary sum;
+        eo.stop = cli_catch_interrupts(); /* only while sweeping: a write is not cut short */
         st = agree(o, dctk_evaluate_variable(ds, v, &eo, &sum));
+        if (cli_release_interrupts() && st == DCTK_OK)
+            st = DCTK_FAIL(DCTK_ERR_INTERRUPTED, "interrupted after the sweep of '%s' had finished: its results are "
+                           "written; run the command again for the rest", var->name);
         if (st != DCTK_OK) {
             if (root) fprintf(stderr, "dc_toolkit %s: %s: %s\n", cmd, dataset, dctk_detail());
             failures++;
+            if (st == DCTK_ERR_INTERRUPTED) break;
             continue;
         }
         swept++;
@@ -216,5 +221,6 @@ int sweep_cli_run(const char *cmd, const char *dataset, const sweep_cli *o, swee
         if (root) fprintf(stderr, "dc_toolkit %s: %s: no data variables to evaluate\n", cmd, dataset);
         return 1;
     }
+    if (st == DCTK_ERR_INTERRUPTED) return cli_interrupt_exit();
     return failures ? 1 : 0;
 }

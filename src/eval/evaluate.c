@@ -1,9 +1,11 @@
 /* One variable end to end: sample, space, sweep, and the three result files
  * (per-rank CSV streamed row by row, Parquet, best_{var}.json). */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "dctk/chunking.h"
 #include "dctk/dataset.h"
@@ -16,6 +18,7 @@ typedef struct {
     const char *var;
     dctk_csv_writer *csv;
     dctk_status csv_st;
+    char csv_err[512]; /* csv_st's detail: it fails on a worker thread, whose detail is its own */
     size_t done, total;
     bool *have; /* with a team: the rows run here, for the gather */
     const dctk_evaluate_opts *o;
@@ -56,6 +59,7 @@ static void on_result(void *user, const dctk_combo_result *r) {
     if (rc->csv && rc->csv_st == DCTK_OK) {
         dctk_result_row row = make_row(rc->sp, rc->var, r);
         rc->csv_st = dctk_csv_writer_append(rc->csv, &row);
+        if (rc->csv_st != DCTK_OK) snprintf(rc->csv_err, sizeof rc->csv_err, "%s", dctk_detail());
         free_row(&row);
     }
     rc->done++;
@@ -278,6 +282,50 @@ static dctk_status load_resume(const char *path, const dctk_space *sp, const cha
     return st;
 }
 
+/* Rewrite the CSV with exactly the rows of the units that will be skipped, one
+ * per combo: rows of a unit that was cut short (a kill, a full disk) would
+ * otherwise be appended a second time when the unit runs again. A temporary
+ * file renamed over the old one, so a crash now loses nothing. */
+static dctk_status keep_done_rows(const char *path, const dctk_space *sp, const char *var,
+                                  const dctk_combo_result *res, const bool *skip) {
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.resume.tmp", path);
+    dctk_csv_writer *w;
+    DCTK_TRY(dctk_csv_writer_open(tmp, false, false, &w, NULL));
+    dctk_status st = DCTK_OK;
+    for (size_t u = 0; u < dctk_sweep_nunits(sp) && st == DCTK_OK; u++) {
+        int f, s;
+        dctk_sweep_unit(sp, u, &f, &s);
+        for (int c = -(int)sp->comp_none; c < sp->ncomp && skip[u] && st == DCTK_OK; c++) {
+            dctk_result_row row = make_row(sp, var, &res[dctk_space_combo_index(sp, c, f, s)]);
+            st = dctk_csv_writer_append(w, &row);
+            free_row(&row);
+        }
+    }
+    dctk_status cst = dctk_csv_writer_close(w);
+    if (st == DCTK_OK) st = cst;
+    if (st == DCTK_OK && rename(tmp, path) != 0)
+        st = DCTK_FAIL(DCTK_ERR_IO, "%s: cannot replace with the resumed rows: %s", path, strerror(errno));
+    if (st != DCTK_OK) remove(tmp);
+    return st;
+}
+
+/* What an interrupted or starved sweep leaves behind, and how to go on. */
+static void explain_stop(dctk_status st, const char *var, const char *path, const run_ctx *rc) {
+    char why[600];
+    snprintf(why, sizeof why, "%s", dctk_detail());
+    if (st == DCTK_ERR_INTERRUPTED)
+        dctk_set_detail("variable '%s': interrupted after %zu of %zu combos; they are in %s: run the same command "
+                        "with --resume to continue", var, rc->done, rc->total, path);
+    else if (st == DCTK_ERR_NOMEM)
+        dctk_set_detail("variable '%s': %s; %zu of %zu combos are in %s. Lower --eval-data-size-limit or "
+                        "--threads-per-rank (or allow more memory) and run again with --resume",
+                        var, why, rc->done, rc->total, path);
+    else if (st == DCTK_ERR_IO && rc->csv_st != DCTK_OK)
+        dctk_set_detail("variable '%s': %s; the combos before it are in %s: make room and run the same command "
+                        "with --resume", var, why, path);
+}
+
 static dctk_status sweep_space(const dctk_var *var, const void *sample, const dctk_sample_plan *plan,
                                const dctk_space *sp, const dctk_evaluate_opts *o, dctk_evaluate_summary *s,
                                dctk_combo_result *res, bool *have) {
@@ -290,12 +338,13 @@ static dctk_status sweep_space(const dctk_var *var, const void *sample, const dc
     bool *skip = resume ? calloc(dctk_sweep_nunits(sp) + 1, sizeof *skip) : NULL;
     if (st == DCTK_OK && resume && !skip) st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
     if (st == DCTK_OK && resume) st = load_resume(path, sp, var->name, s->threshold, res, skip, &rc.done);
+    if (st == DCTK_OK && resume && access(path, F_OK) == 0) st = keep_done_rows(path, sp, var->name, res, skip);
     if (st == DCTK_OK && rc.done) dctk_log(DCTK_LOG_INFO, "%s: resuming: %zu of %zu combos already done", var->name,
                                            rc.done, s->ncombos);
     if (st == DCTK_OK) st = dctk_csv_writer_open(path, resume, false, &rc.csv, NULL);
     st = agree(o, st);
     dctk_sweep_opts so = {.threads = o->threads, .threshold = s->threshold, .on_result = on_result, .user = &rc,
-                          .skip_unit = skip};
+                          .skip_unit = skip, .stop = o->stop};
     /* the sample is evaluated with the inner chunks the writer will use for the whole field */
     dctk_chunk_shape_for(var->dtype, var->ndim, var->shape, o->inner_chunk_bytes, so.chunk);
     memcpy(s->chunk, so.chunk, sizeof so.chunk);
@@ -304,7 +353,9 @@ static dctk_status sweep_space(const dctk_var *var, const void *sample, const dc
     dctk_timer_add("sweep", dctk_now() - t0);
     dctk_status cst = dctk_csv_writer_close(rc.csv);
     free(skip);
-    if (st == DCTK_OK) st = rc.csv_st != DCTK_OK ? rc.csv_st : cst;
+    if (st == DCTK_OK && rc.csv_st != DCTK_OK) st = DCTK_FAIL(rc.csv_st, "%s", rc.csv_err);
+    if (st == DCTK_OK) st = cst;
+    if (!o->team) explain_stop(st, var->name, path, &rc);
     if (!o->team) return st;
     st = agree(o, st);
     if (st == DCTK_OK) st = o->team->gather(o->team->user, res, have, s->ncombos);
@@ -342,6 +393,14 @@ static dctk_status sweep_sample(const dctk_var *var, const void *sample, const d
     return st;
 }
 
+/* Any allocation failure of a variable, said as such with what to lower. */
+static void name_memory(const char *var) {
+    char why[800];
+    snprintf(why, sizeof why, "%s", dctk_detail());
+    dctk_set_detail("variable '%s': out of memory (%s): lower --eval-data-size-limit or --threads-per-rank, or allow "
+                    "more memory", var, why);
+}
+
 dctk_status dctk_evaluate_variable(dctk_dataset *ds, size_t v, const dctk_evaluate_opts *o,
                                    dctk_evaluate_summary *s) {
     memset(s, 0, sizeof *s);
@@ -359,6 +418,8 @@ dctk_status dctk_evaluate_variable(dctk_dataset *ds, size_t v, const dctk_evalua
     void *sample = NULL;
     st = load_sample(ds, v, o, &plan, st, &sample);
     if (st == DCTK_OK) st = sweep_sample(var, sample, &plan, o, s);
+    if (st == DCTK_ERR_NOMEM && !strstr(dctk_detail(), "--eval-data-size-limit"))
+        name_memory(var->name);
     free(sample);
     s->seconds = dctk_now() - t0;
     return st;
