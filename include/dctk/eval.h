@@ -107,6 +107,11 @@ bool dctk_space_has(const dctk_space *sp, int c, int f, int s);
  * bytes), and the compressor resolved for what the serializer emits (blosc
  * typesize and auto shuffle, shuffle element size). New reference. */
 json_t *dctk_space_pipeline(const dctk_space *sp, int c, int f, int s);
+/* Serializer s as it runs after filter f (NULL for s == -1; new reference):
+ * an error bound follows a scaling filter into its units (fixed-offset-scale
+ * divides it by |scale|), so it keeps its meaning relative to the range the
+ * serializer sees; otherwise the space's entry. */
+json_t *dctk_space_serializer(const dctk_space *sp, int f, int s);
 /* The resolved compressor chain alone, for the given serializer (NULL for c == -1). */
 json_t *dctk_space_compressor(const dctk_space *sp, int c, int s);
 

@@ -33,17 +33,18 @@ static char *codec_text(json_t *list) {
 
 /* The row of a combo, with the codec JSON texts (caller frees the three strings). */
 static dctk_result_row make_row(const dctk_space *sp, const char *var, const dctk_combo_result *r) {
-    json_t *comp = dctk_space_compressor(sp, r->c, r->s);
+    json_t *comp = dctk_space_compressor(sp, r->c, r->s), *ser = dctk_space_serializer(sp, r->f, r->s);
     dctk_result_row row = {
         .var = var, .comp_idx = r->c, .filt_idx = r->f, .ser_idx = r->s,
         .compressor = codec_text(comp),
         .filter = r->f >= 0 ? codec_text(sp->filt[r->f].codecs) : strdup(""),
-        .serializer = r->s >= 0 ? codec_text(sp->ser[r->s].codecs) : strdup(""),
+        .serializer = ser ? codec_text(ser) : strdup(""),
         .ratio = r->ratio, .l1_rel = r->l1_rel, .l2_rel = r->l2_rel, .linf_rel = r->linf_rel,
         .euclidean = r->euclidean, .max_abs_err = r->max_abs_err,
         .encode_mbps = r->encode_mbps, .decode_mbps = r->decode_mbps, .keep = r->keep, .error = r->error,
     };
     json_decref(comp);
+    json_decref(ser);
     return row;
 }
 

@@ -342,7 +342,9 @@ static dctk_status run_unit(sweep *sw, size_t unit, worker *w) {
     char stage_err[160] = "";
     json_t *bytes = dctk_space_pipeline(sp, -1, -1, -1); /* [bytes] */
     dctk_status st = f >= 0 ? make_codec(sp->filt[f].codecs, 0, &filt) : DCTK_OK;
-    if (st == DCTK_OK) st = s >= 0 ? make_codec(sp->ser[s].codecs, 0, &ser) : make_codec(bytes, 0, &ser);
+    json_t *sj = dctk_space_serializer(sp, f, s); /* its bound in the filter's units */
+    if (st == DCTK_OK) st = s >= 0 ? make_codec(sj, 0, &ser) : make_codec(bytes, 0, &ser);
+    json_decref(sj);
     json_decref(bytes);
     if (st != DCTK_OK) snprintf(stage_err, sizeof stage_err, "%s", dctk_detail());
     make_chains(sw, s, ch, &nch, map);
