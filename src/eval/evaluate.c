@@ -118,9 +118,12 @@ static dctk_status pick_threshold(const dctk_var *var, const dctk_evaluate_opts 
         return DCTK_OK;
     }
     if (o->thresholds_csv) {
-        dctk_status st = dctk_threshold_lookup(o->thresholds_csv, var->name, var->units, &s->threshold);
+        /* a GRIB variable split by level type (t_isobaricInhPa) is still the table's t */
+        const char *name = json_string_value(json_object_get(var->attrs, "GRIB_cfVarName"));
+        if (!name) name = var->name;
+        dctk_status st = dctk_threshold_lookup(o->thresholds_csv, name, var->units, &s->threshold);
         if (st == DCTK_OK) {
-            snprintf(s->threshold_source, sizeof s->threshold_source, "%s (%s, %s)", o->thresholds_csv, var->name,
+            snprintf(s->threshold_source, sizeof s->threshold_source, "%s (%s, %s)", o->thresholds_csv, name,
                      var->units);
             return DCTK_OK;
         }
