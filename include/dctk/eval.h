@@ -236,6 +236,10 @@ typedef struct dctk_evaluate_summary {
     size_t chunk[DCTK_MAX_DIMS]; /* the inner-chunk shape the sample was evaluated in */
     uint64_t sample_bytes;
     double seconds;
+    /* Set when the field needed no sweep (a sample all missing, or of one
+     * value): why, and that best_{var}.json names a lossless pipeline; no
+     * CSV or Parquet is written then. "" after a sweep. */
+    char no_sweep[256];
 } dctk_evaluate_summary;
 
 /* Sample variable v of ds, build the space, sweep it, and write

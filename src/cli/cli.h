@@ -51,6 +51,11 @@ const volatile sig_atomic_t *cli_catch_interrupts(void);
 bool cli_release_interrupts(void);
 int cli_interrupt_exit(void);
 
+/* One warning line per variable of the dataset that the store does not get
+ * (skipped.c): text and other types the readers leave out. */
+struct dctk_dataset;
+void cli_warn_skipped(const char *cmd, const struct dctk_dataset *ds);
+
 /* Print the help of one command to stdout. */
 void cli_print_help(const cli_cmd *cmd);
 

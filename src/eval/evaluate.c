@@ -369,16 +369,45 @@ static dctk_status sweep_space(const dctk_var *var, const void *sample, const dc
     return st;
 }
 
+/* The first lossless compressor of the space a field without a sweep gets
+ * (zstd when the class flags allow it), or none. */
+static int plain_compressor(const dctk_space *sp) {
+    for (int c = 0; c < sp->ncomp; c++)
+        if (!strcmp(sp->comp[c].family, "zstd")) return c;
+    return sp->comp_none || sp->ncomp == 0 ? -1 : 0;
+}
+
+/* A sample with no finite value, or with one value only, leaves a sweep
+ * nothing to weigh (relative errors are 0/0 on a field of zeros, and an
+ * all-missing field has no error at all): best_{var}.json names a lossless
+ * pipeline, so that compress writes the field and the dataset can be merged. */
+static dctk_status no_sweep(const dctk_var *var, const dctk_sample_stats *stats, const dctk_evaluate_opts *o,
+                            dctk_evaluate_summary *s) {
+    dctk_space *sp = NULL;
+    DCTK_TRY(dctk_space_build(var->dtype, stats, &o->space, &sp));
+    memcpy(s->fingerprint, sp->fingerprint, sizeof s->fingerprint);
+    int c = plain_compressor(sp);
+    s->best_row = (dctk_combo_result){.c = c, .f = -1, .s = -1, .ratio = NAN, .keep = true};
+    s->best = dctk_space_has(sp, c, -1, -1) ? (long)dctk_space_combo_index(sp, c, -1, -1) : 0;
+    s->threshold = NAN; /* lossless: nothing to bound */
+    snprintf(s->threshold_source, sizeof s->threshold_source, "none: lossless, no sweep");
+    if (stats->nfinite == 0)
+        snprintf(s->no_sweep, sizeof s->no_sweep, "every sampled value is missing (NaN or fill)");
+    else
+        snprintf(s->no_sweep, sizeof s->no_sweep, "every sampled value is %.10g", stats->min);
+    dctk_status st = is_writer(o) ? write_best(o->where, var->name, sp, o, s) : DCTK_OK;
+    dctk_space_free(sp);
+    return st;
+}
+
 /* Everything after the sample is in memory. */
 static dctk_status sweep_sample(const dctk_var *var, const void *sample, const dctk_sample_plan *plan,
                                 const dctk_evaluate_opts *o, dctk_evaluate_summary *s) {
     dctk_sample_stats stats;
     size_t n = dctk_shape_nelems(var->ndim, plan->shape);
     dctk_sample_stats_of(var->dtype, sample, n, &stats);
-    /* every member holds the same bytes, so this failure is the same everywhere */
-    if (stats.nfinite == 0)
-        return DCTK_FAIL(DCTK_ERR_FORMAT, "variable '%s': every sampled value is missing (NaN or fill): nothing to evaluate",
-                         var->name);
+    /* every member holds the same bytes, so every member takes this branch */
+    if (stats.nfinite == 0 || stats.min == stats.max) return no_sweep(var, &stats, o, s);
     dctk_space *sp = NULL;
     dctk_status st = dctk_space_build(var->dtype, &stats, &o->space, &sp);
     if (st == DCTK_OK) s->ncombos = dctk_space_ncombos(sp);

@@ -143,6 +143,7 @@ static json_t *sweep_progress(const char *dir, const char *log, const char *fiel
         }
         if (colon && strncmp(colon, ": best combo", 12) == 0) fields_done++;
         else if (colon && strncmp(colon, ": no combo met", 14) == 0) fields_done++;
+        else if (colon && memmem(line, len, ": no sweep needed;", 18)) fields_done++;
         line = end ? end + 1 : NULL;
     }
     json_t *p = json_object();
