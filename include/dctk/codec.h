@@ -65,6 +65,11 @@ typedef enum dctk_codec_portability {
     DCTK_PORT_DCTK = 3       /* only this program: dctk.* */
 } dctk_codec_portability;
 
+/* "core", "numcodecs", "plugin", "dctk". */
+const char *dctk_portability_name(dctk_codec_portability p);
+/* A --codecs value: those names, and "all" for dctk; false when unknown. */
+bool dctk_portability_parse(const char *s, dctk_codec_portability *out);
+
 /* A per-thread state a codec family keeps in the dctk_codec_ctx (a zstd
  * context, ...): created on the first call that needs it, freed with the
  * context. Families that share a library state share one type. */
@@ -135,6 +140,9 @@ typedef struct dctk_codec_vt {
     const char *family;
     const char *family_alias; /* another accepted spelling, or NULL */
     dctk_codec_portability portability;
+    /* PLUGIN and DCTK: the Python package a reader installs to decode it
+     * (written into a store's provenance); NULL for the others. */
+    const char *package;
     /* Every NaN comes back NaN and every +-Inf the same infinity, at the same
      * places, for every configuration (the conformance test checks it). */
     bool nan_exact;
@@ -165,6 +173,9 @@ const dctk_codec_vt *const *dctk_codec_types(void);
 /* The registered type a codec object names (by name, and by configuration
  * "id" for any-numcodecs.*), or NULL. */
 const dctk_codec_vt *dctk_codec_type_of(const json_t *obj);
+/* The level of a JSON list of codec objects (sharding_indexed looked into):
+ * the highest of its codecs'. An unknown codec counts as DCTK_PORT_DCTK. */
+dctk_codec_portability dctk_codecs_portability(const json_t *codecs);
 /* Build from a full codec object {"name":..., "configuration":...}. An unknown
  * name is DCTK_ERR_NOT_FOUND naming the codec. */
 dctk_status dctk_codec_from_json(const json_t *obj, dctk_codec **out);

@@ -5,7 +5,7 @@
  * column and in this order:
  *   var, comp_idx, filt_idx, ser_idx, compressor, filter, serializer,
  *   ratio, l1_rel, l2_rel, linf_rel, euclidean, max_abs_err,
- *   encode_mbps, decode_mbps, keep, error
+ *   encode_mbps, decode_mbps, keep, error, portability
  *
  * The CSV file `config_space_{var}_rank{N}.csv` is appended one row at a time
  * and each row reaches the kernel before the append returns, so a crash loses
@@ -36,9 +36,12 @@ typedef struct dctk_result_row {
     double encode_mbps, decode_mbps; /* NaN when not measured */
     bool keep;
     const char *error; /* "" when the combo ran */
+    /* who reads the pipeline: "core", "numcodecs", "plugin", "dctk"
+     * (dctk_portability_name of its least portable codec) */
+    const char *portability;
 } dctk_result_row;
 
-#define DCTK_RESULT_NCOLS 17
+#define DCTK_RESULT_NCOLS 18
 /* Column names in schema order (the CSV header, the Parquet schema). */
 extern const char *const dctk_result_columns[DCTK_RESULT_NCOLS];
 

@@ -73,8 +73,9 @@ dctk_status dctk_write_accept_default(const dctk_var *var, const dctk_write_opts
  * writing the same field. */
 dctk_status dctk_write_field(dctk_dataset *ds, size_t v, const dctk_write_opts *o, dctk_write_report *r);
 
-/* The "dc_toolkit" provenance attribute of a field written with codecs;
- * combo (a best_VAR.json, may be NULL) adds its indices, threshold, fingerprint,
+/* The "dc_toolkit" provenance attribute of a field written with codecs: also
+ * what a reader needs, "portability" (core, numcodecs, plugin, dctk) and
+ * "python_packages" (those to install beyond zarr-python + numcodecs); combo (a best_VAR.json, may be NULL) adds its indices, threshold, fingerprint,
  * sample limit and predicted ratio. New reference. */
 json_t *dctk_write_provenance(const json_t *codecs, const json_t *combo);
 
@@ -86,6 +87,9 @@ typedef struct dctk_write_fallback {
     uint64_t size_limit;        /* the sweep's --eval-data-size-limit */
     const dctk_space_opts *space;
     int tries;                  /* lossy stages to try at most */
+    /* "core", "numcodecs", "plugin": rows whose portability column is above
+     * it are skipped; NULL (or "dctk", "all"): any row. */
+    const char *max_portability;
     /* Called before each try (r NULL, st DCTK_OK) and after it, e.g. to print
      * progress; combo is that try's best_VAR.json-like object. May be NULL. */
     void (*notify)(void *user, const json_t *combo, const dctk_write_report *r, dctk_status st);

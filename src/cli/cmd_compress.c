@@ -46,8 +46,12 @@ static void write_best(void *user, const dctk_var *var, const dctk_evaluate_summ
     size_t v;
     char path[4096];
     snprintf(path, sizeof path, "%s/best_%s.json", so.where, var->name);
-    json_t *best = s->best >= 0 ? write_cli_load_best(path) : NULL;
-    if (!best || dctk_dataset_find(j->ds, var->name, &v) != DCTK_OK) {
+    json_t *all = s->best >= 0 ? write_cli_load_best(path) : NULL;
+    json_t *best = all ? write_cli_at_level("compress", var->name, all, &wo) : NULL;
+    json_decref(all);
+    if (all && !best) {
+        j->failures++;
+    } else if (!best || dctk_dataset_find(j->ds, var->name, &v) != DCTK_OK) {
         fprintf(stderr, "dc_toolkit compress: %s: no combo met the threshold, not written\n", var->name);
         j->failures++;
     } else {
@@ -100,6 +104,7 @@ static int run(int argc, char **argv) {
     int rc = cli_parse(&cmd_compress, argc, argv, pos, 1, 2, &np);
     if (rc) return rc < 0 ? 0 : rc;
     if (np == 2) so.where = pos[1];
+    if ((rc = write_cli_check_level(cmd, &wo))) return rc;
     if (!so.where) {
         fprintf(stderr, "dc_toolkit %s: --where-to-write DIR is required\n", cmd);
         return 2;

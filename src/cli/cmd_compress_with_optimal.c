@@ -30,7 +30,8 @@ const cli_cmd cmd_compress_with_optimal = {
             "--combo. Streams the whole field into WHERE_TO_WRITE/DATASET.zarr as the array FIELD, in inner\n"
             "chunks of --inner-chunk-mib grouped into shards of --shard-mib, under a staging name, then reads it\n"
             "back and compares it with the input; only then does it replace an earlier copy of FIELD (a failed\n"
-            "check leaves that copy as it was). Another process writing the same FIELD is refused. Example:\n"
+            "check leaves that copy as it was). Another process writing the same FIELD is refused. With --combo,\n"
+            "the combo is the best one whose codecs the readers of --codecs decode (default numcodecs). Example:\n"
             "  dc_toolkit compress_with_optimal era5.nc out t2m 97 4 -1",
     .opts = opts,
     .run = run,
@@ -45,6 +46,7 @@ static int run(int argc, char **argv) {
     int np = 0;
     int rc = cli_parse(&cmd_compress_with_optimal, argc, argv, pos, 3, 6, &np);
     if (rc) return rc < 0 ? 0 : rc;
+    if ((rc = write_cli_check_level(cmd, &wo))) return rc;
     int idx[3];
     if ((rc = write_cli_indices(cmd, combo_path, pos + 3, np - 3, idx))) return rc;
     const char *dataset = pos[0], *where = pos[1], *field = pos[2];
@@ -58,7 +60,15 @@ static int run(int argc, char **argv) {
     json_t *best = NULL, *codecs = NULL;
     st = dctk_dataset_find(ds, field, &v);
     if (st == DCTK_OK) st = write_cli_resolve(ds, v, where, combo_path, idx, &eo, &codecs, &best);
-    if (st == DCTK_OK) rc = write_cli_field(cmd, ds, v, dataset, where, codecs, best, so.inner_chunk_mib, &wo, NULL);
+    if (st == DCTK_OK && combo_path) { /* chosen from the sweep's best file: within --codecs */
+        json_t *pick = write_cli_at_level(cmd, field, best, &wo);
+        json_decref(best);
+        json_decref(codecs);
+        best = pick;
+        codecs = json_incref(json_object_get(pick, "codecs"));
+    }
+    if (st == DCTK_OK && !codecs) rc = 1; /* nothing within --codecs: said already */
+    else if (st == DCTK_OK) rc = write_cli_field(cmd, ds, v, dataset, where, codecs, best, so.inner_chunk_mib, &wo, NULL);
     else rc = cli_fail(cmd, st);
     json_decref(codecs);
     json_decref(best);

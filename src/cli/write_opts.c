@@ -10,7 +10,72 @@
 #include "write_opts.h"
 
 void write_cli_defaults(write_cli *w) {
-    *w = (write_cli){.shard_mib = 512, .verify = true};
+    *w = (write_cli){.shard_mib = 512, .verify = true, .level = DCTK_PORT_NUMCODECS};
+}
+
+int write_cli_check_level(const char *cmd, write_cli *w) {
+    w->level = DCTK_PORT_NUMCODECS;
+    if (w->codecs && (!dctk_portability_parse(w->codecs, &w->level) || !strcmp(w->codecs, "dctk"))) {
+        fprintf(stderr, "dc_toolkit %s: --codecs: '%s' is not one of core, numcodecs, plugin, all\n", cmd, w->codecs);
+        return 2;
+    }
+    if (w->stock_only && w->codecs && w->level != DCTK_PORT_NUMCODECS) {
+        fprintf(stderr, "dc_toolkit %s: --stock-codecs-only means --codecs numcodecs, not %s\n", cmd, w->codecs);
+        return 2;
+    }
+    return 0;
+}
+
+/* The flag that lets a combo of this level be written. */
+static const char *level_flag(dctk_codec_portability p) {
+    return p == DCTK_PORT_DCTK ? "all" : dctk_portability_name(p);
+}
+
+static dctk_codec_portability combo_level(const json_t *combo) {
+    dctk_codec_portability p;
+    if (dctk_portability_parse(json_string_value(json_object_get(combo, "portability")), &p)) return p;
+    return dctk_codecs_portability(json_object_get(combo, "codecs")); /* a best file from before the levels */
+}
+
+/* "numcodecs.bitround + bytes + zstd": the codecs of a combo, for one line. */
+static void combo_names(const json_t *combo, char *out, size_t cap) {
+    size_t i, len = 0;
+    const json_t *c;
+    out[0] = '\0';
+    json_array_foreach(json_object_get(combo, "codecs"), i, c) {
+        const char *name = json_string_value(json_object_get(c, "name"));
+        const char *id = json_string_value(json_object_get(json_object_get(c, "configuration"), "id"));
+        int k = snprintf(out + len, cap - len, "%s%s%s%s%s", i ? " + " : "", name ? name : "?", id ? " (" : "",
+                         id ? id : "", id ? ")" : "");
+        if (k < 0 || (size_t)k >= cap - len) break;
+        len += (size_t)k;
+    }
+}
+
+static double ratio_of(const json_t *combo) {
+    const json_t *v = json_object_get(combo, "ratio");
+    return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+json_t *write_cli_at_level(const char *cmd, const char *var, const json_t *best, const write_cli *w) {
+    dctk_codec_portability top = combo_level(best);
+    if (top <= w->level) return json_deep_copy(best);
+    char names[1024];
+    combo_names(best, names, sizeof names);
+    const json_t *alt = json_object_get(json_object_get(best, "by_portability"), dctk_portability_name(w->level));
+    if (!json_is_object(alt)) {
+        fprintf(stderr, "dc_toolkit %s: %s: no kept combo is read at level '%s'; the best, %s (ratio %.3f), needs "
+                "'%s': --codecs %s writes it\n", cmd, var, dctk_portability_name(w->level), names, ratio_of(best),
+                dctk_portability_name(top), level_flag(top));
+        return NULL;
+    }
+    json_t *pick = json_deep_copy(best);
+    json_object_update(pick, (json_t *)alt);
+    printf("%s: %s (ratio %.3f, readers: %s) would have won; writing the best at level '%s' (ratio %.3f); "
+           "--codecs %s writes it\n", var, names, ratio_of(best), dctk_portability_name(top),
+           dctk_portability_name(w->level), ratio_of(pick), level_flag(top));
+    fflush(stdout);
+    return pick;
 }
 
 json_t *write_cli_load_best(const char *path) {
@@ -176,7 +241,8 @@ int write_cli_next_best(const char *cmd, dctk_dataset *ds, size_t v, const char 
     if (st != DCTK_OK) return cli_fail(cmd, st);
     next_best_print p = {.cmd = cmd, .store = store, .var = var};
     dctk_write_fallback f = {.results_path = results, .missed = best, .size_limit = eo->size_limit,
-                             .space = &eo->space, .tries = tries, .notify = print_try, .user = &p};
+                             .space = &eo->space, .tries = tries, .notify = print_try, .user = &p,
+                             .max_portability = dctk_portability_name(w->level)};
     int tried = 0;
     st = dctk_write_next_best(ds, v, &o, &f, &tried);
     if (st == DCTK_OK) return 0;

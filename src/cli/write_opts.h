@@ -10,6 +10,9 @@
 typedef struct write_cli {
     long shard_mib, threads;
     bool verify;
+    const char *codecs;     /* --codecs: core, numcodecs, plugin, all */
+    bool stock_only;        /* --stock-codecs-only: the Python tool's name for --codecs numcodecs */
+    dctk_codec_portability level; /* what write_cli_check_level made of them */
 } write_cli;
 
 /* --inner-chunk-mib is shared with the sweep options where both appear. */
@@ -17,9 +20,24 @@ typedef struct write_cli {
     {"--shard-mib", NULL, OPT_INT, &(w).shard_mib, "MIB", "target shard size (default 512)"},                   \
     {"--threads", NULL, OPT_INT, &(w).threads, "N", "encoder threads (default: the cores this process may use)"}, \
     {"--verify", "--no-verify", OPT_BOOL, &(w).verify, NULL,                                                       \
-     "read the store back and compare with the input (default: verify)"}
+     "read the store back and compare with the input (default: verify)"},                                        \
+    {"--codecs", NULL, OPT_STR, &(w).codecs, "LEVEL",                                                              \
+     "write the best combo whose codecs these readers decode: core (every Zarr v3 reader), numcodecs (zarr-python " \
+     "with numcodecs), plugin (plus a numcodecs plugin package), all (dc_toolkit's own too) (default: numcodecs)"}, \
+    {"--stock-codecs-only", NULL, OPT_BOOL, &(w).stock_only, NULL, "the same as --codecs numcodecs"}
 
 void write_cli_defaults(write_cli *w);
+
+/* Check --codecs and --stock-codecs-only into w->level. Returns 0 or the exit
+ * code of a usage error (message printed). */
+int write_cli_check_level(const char *cmd, write_cli *w);
+
+/* The combo to write for field var out of its best_VAR.json: best itself when
+ * its readers are within w->level, else the file's best within the level, with
+ * one line saying which combo would have won, at what ratio, and the flag that
+ * writes it. A new reference, or NULL when no kept combo is within the level
+ * (message printed). */
+json_t *write_cli_at_level(const char *cmd, const char *var, const json_t *best, const write_cli *w);
 
 /* Write variable v of ds into the dataset's store under where with codecs;
  * best (may be NULL) is the sweep's best_VAR.json, for the bound and the

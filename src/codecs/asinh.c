@@ -111,6 +111,7 @@ const dctk_codec_vt dctk_codec_asinh = {
     .name = FILT_RS_NAME, .rs_id = ASINH_ID, .kind = DCTK_CODEC_AA, .lossless = false,
     .create = asinh_create, .destroy = filt_destroy, .to_json = asinh_to_json,
     .encode = asinh_encode, .decode = asinh_decode,
-    .family = "asinh", .portability = DCTK_PORT_PLUGIN, .nan_exact = false,
+    .family = "asinh", .portability = DCTK_PORT_PLUGIN, .package = "numcodecs-wasm-asinh",
+    .nan_exact = false,
     .grid = asinh_grid, .examples = asinh_examples,
 };

@@ -424,6 +424,7 @@ const dctk_codec_vt dctk_codec_ebcc = {
     .name = EBCC, .kind = DCTK_CODEC_AB, .lossless = false,
     .create = ebcc_create, .destroy = ebcc_destroy, .to_json = ebcc_to_json,
     .encode = ebcc_encode, .decode = ebcc_decode,
-    .family = "ebcc", .portability = DCTK_PORT_DCTK, .nan_exact = true, .ctx_type = &dctk_zstd_ctx_type,
+    .family = "ebcc", .portability = DCTK_PORT_DCTK, .package = "dctk-codecs",
+    .nan_exact = true, .ctx_type = &dctk_zstd_ctx_type,
     .grid = ebcc_grid, .examples = ebcc_examples,
 };

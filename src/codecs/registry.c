@@ -2,6 +2,7 @@
  * contexts, and the generic encode/decode entry points. */
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "codec_internal.h"
 
@@ -268,4 +269,39 @@ bool dctk_json_get_real(const json_t *v, double *out) {
     else if (strcmp(s, "-Infinity") == 0) *out = -INFINITY;
     else return false;
     return true;
+}
+
+/* --- portability ------------------------------------------------------------- */
+
+static const char *const port_names[] = {"core", "numcodecs", "plugin", "dctk"};
+
+const char *dctk_portability_name(dctk_codec_portability p) {
+    return p >= DCTK_PORT_CORE && p <= DCTK_PORT_DCTK ? port_names[p] : "dctk";
+}
+
+bool dctk_portability_parse(const char *s, dctk_codec_portability *out) {
+    for (int p = DCTK_PORT_CORE; s && p <= DCTK_PORT_DCTK; p++)
+        if (!strcmp(s, port_names[p])) return *out = (dctk_codec_portability)p, true;
+    if (s && !strcmp(s, "all")) return *out = DCTK_PORT_DCTK, true;
+    return false;
+}
+
+dctk_codec_portability dctk_codecs_portability(const json_t *codecs) {
+    dctk_codec_portability level = DCTK_PORT_CORE;
+    size_t i;
+    const json_t *c;
+    json_array_foreach(codecs, i, c) {
+        const char *name = json_string_value(json_object_get(c, "name"));
+        const dctk_codec_vt *t = dctk_codec_type_of(c);
+        dctk_codec_portability p = t ? t->portability : DCTK_PORT_DCTK;
+        /* the shard's own codec is core; its inner and index codecs decide */
+        if (name && !strcmp(name, "sharding_indexed")) {
+            const json_t *conf = json_object_get(c, "configuration");
+            dctk_codec_portability a = dctk_codecs_portability(json_object_get(conf, "codecs"));
+            dctk_codec_portability b = dctk_codecs_portability(json_object_get(conf, "index_codecs"));
+            p = a > b ? a : b;
+        }
+        if (p > level) level = p;
+    }
+    return level;
 }

@@ -296,6 +296,7 @@ const dctk_codec_vt dctk_codec_fixed_offset_scale = {
     .name = FILT_RS_NAME, .rs_id = FOS_ID, .kind = DCTK_CODEC_AA, .lossless = false,
     .create = fos_create, .destroy = filt_destroy, .to_json = fos_to_json,
     .encode = fos_encode, .decode = fos_decode,
-    .family = "fixedoffsetscale", .portability = DCTK_PORT_PLUGIN, .nan_exact = true,
+    .family = "fixedoffsetscale", .portability = DCTK_PORT_PLUGIN, .package = "numcodecs-wasm-fixed-offset-scale",
+    .nan_exact = true,
     .grid = fos_grid, .examples = fos_examples,
 };

@@ -257,6 +257,7 @@ const dctk_codec_vt dctk_codec_sz = {
     .name = SZ, .kind = DCTK_CODEC_AB, .lossless = false,
     .create = sz_create, .destroy = sz_destroy, .to_json = sz_to_json,
     .encode = sz_encode, .decode = sz_decode,
-    .family = "sz", .portability = DCTK_PORT_DCTK, .nan_exact = true, .ctx_type = &dctk_zstd_ctx_type,
+    .family = "sz", .portability = DCTK_PORT_DCTK, .package = "dctk-codecs",
+    .nan_exact = true, .ctx_type = &dctk_zstd_ctx_type,
     .grid = sz_grid, .examples = sz_examples,
 };

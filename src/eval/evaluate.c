@@ -31,6 +31,14 @@ static char *codec_text(json_t *list) {
     return json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(17));
 }
 
+/* Who reads a combo's pipeline (dctk_codec_portability). */
+static dctk_codec_portability combo_level(const dctk_space *sp, int c, int f, int s) {
+    json_t *codecs = dctk_space_pipeline(sp, c, f, s);
+    dctk_codec_portability p = dctk_codecs_portability(codecs);
+    json_decref(codecs);
+    return p;
+}
+
 /* The row of a combo, with the codec JSON texts (caller frees the three strings). */
 static dctk_result_row make_row(const dctk_space *sp, const char *var, const dctk_combo_result *r) {
     json_t *comp = dctk_space_compressor(sp, r->c, r->s), *ser = dctk_space_serializer(sp, r->f, r->s);
@@ -42,6 +50,7 @@ static dctk_result_row make_row(const dctk_space *sp, const char *var, const dct
         .ratio = r->ratio, .l1_rel = r->l1_rel, .l2_rel = r->l2_rel, .linf_rel = r->linf_rel,
         .euclidean = r->euclidean, .max_abs_err = r->max_abs_err,
         .encode_mbps = r->encode_mbps, .decode_mbps = r->decode_mbps, .keep = r->keep, .error = r->error,
+        .portability = dctk_portability_name(combo_level(sp, r->c, r->f, r->s)),
     };
     json_decref(comp);
     json_decref(ser);
@@ -86,8 +95,34 @@ static json_t *shape_json(int ndim, const size_t *shape) {
     return a;
 }
 
+/* One combo as best_{var}.json describes it. */
+static json_t *combo_json(const dctk_space *sp, const dctk_combo_result *b) {
+    return json_pack("{s:i,s:i,s:i,s:o,s:o,s:o,s:o,s:o,s:s}", "comp_idx", b->c, "filt_idx", b->f, "ser_idx", b->s,
+                     "codecs", dctk_space_pipeline(sp, b->c, b->f, b->s), "ratio", num(b->ratio), "l1_rel",
+                     num(b->l1_rel), "l2_rel", num(b->l2_rel), "linf_rel", num(b->linf_rel), "portability",
+                     dctk_portability_name(combo_level(sp, b->c, b->f, b->s)));
+}
+
+/* {"core": combo or null, "numcodecs": ..., "plugin": ..., "dctk": ...}: the
+ * best kept combo whose every codec is read at that level or a lower one, so
+ * a writer limited to a level chooses without re-running anything. */
+static json_t *best_by_level(const dctk_space *sp, const dctk_combo_result *res, size_t n) {
+    long best[DCTK_PORT_DCTK + 1] = {-1, -1, -1, -1};
+    for (size_t k = 0; k < n; k++) {
+        if (!res[k].keep) continue;
+        for (int p = combo_level(sp, res[k].c, res[k].f, res[k].s); p <= DCTK_PORT_DCTK; p++)
+            if (best[p] < 0 || res[k].ratio > res[best[p]].ratio) best[p] = (long)k;
+    }
+    json_t *j = json_object();
+    for (int p = DCTK_PORT_CORE; p <= DCTK_PORT_DCTK; p++)
+        json_object_set_new(j, dctk_portability_name((dctk_codec_portability)p),
+                            best[p] >= 0 ? combo_json(sp, &res[best[p]]) : json_null());
+    return j;
+}
+
+/* res, n: the sweep's rows (NULL, 0 for a field that needed no sweep). */
 static dctk_status write_best(const char *dir, const char *var, const dctk_space *sp, const dctk_evaluate_opts *o,
-                              const dctk_evaluate_summary *s) {
+                              const dctk_evaluate_summary *s, const dctk_combo_result *res, size_t n) {
     const dctk_combo_result *b = &s->best_row;
     json_t *j = json_pack("{s:s,s:i,s:i,s:i,s:o,s:o,s:o,s:o,s:o,s:o,s:s,s:I,s:s,s:s}", "var", var, "comp_idx", b->c,
                           "filt_idx", b->f, "ser_idx", b->s, "codecs", dctk_space_pipeline(sp, b->c, b->f, b->s),
@@ -100,6 +135,8 @@ static dctk_status write_best(const char *dir, const char *var, const dctk_space
                                                (json_int_t)s->sample_count, "shape",
                                                shape_json(s->ndim, s->sample_shape)));
     json_object_set_new(j, "inner_chunk_shape", shape_json(s->ndim, s->chunk));
+    json_object_set_new(j, "portability", json_string(dctk_portability_name(combo_level(sp, b->c, b->f, b->s))));
+    if (res) json_object_set_new(j, "by_portability", best_by_level(sp, res, n));
     char path[4096], *text = j ? json_dumps(j, JSON_INDENT(2) | JSON_REAL_PRECISION(17)) : NULL;
     json_decref(j);
     if (!text) return DCTK_NOMEM();
@@ -229,7 +266,7 @@ static dctk_status write_results(const dctk_var *var, const dctk_space *sp, cons
     }
     if (s->best < 0) return DCTK_OK;
     s->best_row = res[s->best];
-    return write_best(o->where, var->name, sp, o, s);
+    return write_best(o->where, var->name, sp, o, s, res, s->ncombos);
 }
 
 /* Every row must have been run by some member, else a unit was lost. */
@@ -395,7 +432,7 @@ static dctk_status no_sweep(const dctk_var *var, const dctk_sample_stats *stats,
         snprintf(s->no_sweep, sizeof s->no_sweep, "every sampled value is missing (NaN or fill)");
     else
         snprintf(s->no_sweep, sizeof s->no_sweep, "every sampled value is %.10g", stats->min);
-    dctk_status st = is_writer(o) ? write_best(o->where, var->name, sp, o, s) : DCTK_OK;
+    dctk_status st = is_writer(o) ? write_best(o->where, var->name, sp, o, s, NULL, 0) : DCTK_OK;
     dctk_space_free(sp);
     return st;
 }

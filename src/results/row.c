@@ -12,14 +12,14 @@ const dctk_col dctk_result_cols[DCTK_RESULT_NCOLS] = {
     COL(serializer, DCTK_COL_STR),   COL(ratio, DCTK_COL_F64),       COL(l1_rel, DCTK_COL_F64),
     COL(l2_rel, DCTK_COL_F64),       COL(linf_rel, DCTK_COL_F64),    COL(euclidean, DCTK_COL_F64),
     COL(max_abs_err, DCTK_COL_F64),  COL(encode_mbps, DCTK_COL_F64), COL(decode_mbps, DCTK_COL_F64),
-    COL(keep, DCTK_COL_BOOL),        COL(error, DCTK_COL_STR),
+    COL(keep, DCTK_COL_BOOL),        COL(error, DCTK_COL_STR),       COL(portability, DCTK_COL_STR),
 };
 #undef COL
 
 const char *const dctk_result_columns[DCTK_RESULT_NCOLS] = {
     "var",       "comp_idx", "filt_idx", "ser_idx",     "compressor",  "filter",      "serializer",
     "ratio",     "l1_rel",   "l2_rel",   "linf_rel",    "euclidean",   "max_abs_err", "encode_mbps",
-    "decode_mbps", "keep",   "error",
+    "decode_mbps", "keep",   "error",    "portability",
 };
 
 /* Strings live in blocks that never move, so row pointers stay valid while
@@ -59,7 +59,8 @@ dctk_status dctk_result_table_add(dctk_result_table *t, const dctk_result_row *r
         t->cap = cap;
     }
     dctk_result_row copy = *row;
-    const char **strs[] = {&copy.var, &copy.compressor, &copy.filter, &copy.serializer, &copy.error};
+    const char **strs[] = {&copy.var, &copy.compressor, &copy.filter, &copy.serializer, &copy.error,
+                            &copy.portability};
     for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++) {
         *strs[i] = store_str(t, *strs[i]);
         if (!*strs[i]) return DCTK_FAIL(DCTK_ERR_NOMEM, "result table: out of memory for strings");

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dctk/codec.h"
 #include "dctk/report.h"
 #include "dctk/results.h"
 #include "dctk/write.h"
@@ -27,12 +28,20 @@ static int by_ratio_desc(const void *a, const void *b) {
     return (x < y) - (x > y);
 }
 
-/* The kept rows of the sweep that ran, best sample ratio first. */
-static dctk_status kept_rows(const dctk_result_table *t, const dctk_result_row ***kept, size_t *n) {
+/* Whether row r's readers are within the level (a row without the column,
+ * from an older sweep, counts as dctk). */
+static bool within(const dctk_result_row *r, const char *max) {
+    dctk_codec_portability lim, p;
+    if (!max || !dctk_portability_parse(max, &lim)) return true;
+    return dctk_portability_parse(r->portability, &p) && p <= lim;
+}
+
+/* The kept rows of the sweep that ran, within the level, best sample ratio first. */
+static dctk_status kept_rows(const dctk_result_table *t, const char *max, const dctk_result_row ***kept, size_t *n) {
     *n = 0;
     if (!(*kept = malloc(sizeof **kept * (t->n ? t->n : 1)))) return DCTK_NOMEM();
     for (size_t i = 0; i < t->n; i++)
-        if (t->rows[i].keep && !t->rows[i].error[0]) (*kept)[(*n)++] = &t->rows[i];
+        if (t->rows[i].keep && !t->rows[i].error[0] && within(&t->rows[i], max)) (*kept)[(*n)++] = &t->rows[i];
     qsort(*kept, *n, sizeof **kept, by_ratio_desc);
     return DCTK_OK;
 }
@@ -83,7 +92,7 @@ dctk_status dctk_write_next_best(dctk_dataset *ds, size_t v, const dctk_write_op
     const dctk_result_row **kept = NULL;
     size_t n = 0;
     stage *failed = malloc(sizeof *failed * (size_t)(f->tries + 1));
-    dctk_status st = failed ? kept_rows(&t, &kept, &n) : DCTK_NOMEM();
+    dctk_status st = failed ? kept_rows(&t, f->max_portability, &kept, &n) : DCTK_NOMEM();
     int nfailed = 0;
     if (st == DCTK_OK)
         failed[nfailed++] = (stage){json_integer_value(json_object_get(f->missed, "filt_idx")),

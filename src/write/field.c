@@ -225,11 +225,33 @@ static double num_of(const json_t *o, const char *key) {
     return json_is_number(v) ? json_number_value(v) : NAN;
 }
 
+/* What a reader installs beyond zarr-python + numcodecs: each codec's package,
+ * and for any-numcodecs.* codecs the wrapper that maps them onto numcodecs. */
+static json_t *reader_packages(const json_t *codecs) {
+    json_t *pk = json_array();
+    size_t i, k;
+    const json_t *c, *have;
+    json_array_foreach(codecs, i, c) {
+        const dctk_codec_vt *t = dctk_codec_type_of(c);
+        const char *name = json_string_value(json_object_get(c, "name"));
+        const char *need[2] = {t ? t->package : NULL,
+                               name && !strncmp(name, "any-numcodecs.", 14) ? "zarr-any-numcodecs" : NULL};
+        for (int n = 0; n < 2; n++) {
+            bool dup = !need[n];
+            json_array_foreach(pk, k, have) dup = dup || !strcmp(json_string_value(have), need[n]);
+            if (!dup) json_array_append_new(pk, json_string(need[n]));
+        }
+    }
+    return pk;
+}
+
 json_t *dctk_write_provenance(const json_t *codecs, const json_t *combo) {
 #ifndef DCTK_VERSION
 #define DCTK_VERSION "unknown"
 #endif
-    json_t *p = json_pack("{s:s,s:O}", "version", DCTK_VERSION, "pipeline", codecs);
+    dctk_codec_portability level = dctk_codecs_portability(codecs);
+    json_t *p = json_pack("{s:s,s:O,s:s,s:o}", "version", DCTK_VERSION, "pipeline", codecs, "portability",
+                          dctk_portability_name(level), "python_packages", reader_packages(codecs));
     static const char *const keys[] = {"comp_idx", "filt_idx", "ser_idx", "threshold", "threshold_source",
                                        "fingerprint", "eval_data_size_limit"};
     for (size_t i = 0; combo && i < sizeof keys / sizeof keys[0]; i++) {

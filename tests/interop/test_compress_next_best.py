@@ -25,7 +25,8 @@ from checks import check, finish  # noqa: E402
 tmp = tempfile.mkdtemp(prefix="dctk_next_best_")
 r = subprocess.run([DCTK, "compress", FILE, "--where-to-write", tmp, "--field-to-compress", "rhumidity",
                     "--override-existing-l1-error", "1e-4", "--eval-data-size-limit", "50KB",
-                    "--compressor-class", "none", "--filter-class", "quantize", "--serializer-class", "ebcc,sz,none"],
+                    "--compressor-class", "none", "--filter-class", "quantize", "--serializer-class", "ebcc,sz,none",
+                    "--codecs", "all"],
                    capture_output=True, text=True)
 check(r.returncode == 0, "compress exit %d: %s" % (r.returncode, r.stderr))
 tried = re.findall(r"trying the next best combo comp_idx=(-?\d+) filt_idx=(-?\d+) ser_idx=(-?\d+)", r.stdout)

@@ -12,7 +12,7 @@ export const COLUMNS = [
   ['compressor', 'str'], ['filter', 'str'], ['serializer', 'str'],
   ['ratio', 'f64'], ['l1_rel', 'f64'], ['l2_rel', 'f64'], ['linf_rel', 'f64'],
   ['euclidean', 'f64'], ['max_abs_err', 'f64'], ['encode_mbps', 'f64'], ['decode_mbps', 'f64'],
-  ['keep', 'bool'], ['error', 'str'],
+  ['keep', 'bool'], ['error', 'str'], ['portability', 'str'],
 ]
 export const FILES = { awkward: 7, many: 5000, empty: 0 }
 

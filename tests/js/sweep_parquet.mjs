@@ -30,6 +30,19 @@ try {
   assertSameRows(byCombo(duck), csv, 'duckdb')
   assert.ok(duck.some(row => row.keep) && duck.some(row => !row.keep), 'kept and filtered rows both present')
 
+  // each row's reader level, from the codec names alone (the levels of issue 20)
+  const CORE = new Set(['bytes', 'transpose', 'gzip', 'zstd', 'blosc', 'crc32c'])
+  const level = row => {
+    const names = [row.filter, row.serializer, row.compressor].filter(Boolean)
+      .flatMap(t => [JSON.parse(t)].flat()).map(c => c.name)
+    if (row.serializer === '') names.push('bytes')
+    if (names.some(n => n.startsWith('dctk.'))) return 'dctk'
+    if (names.some(n => n.startsWith('any-numcodecs.'))) return 'plugin'
+    return names.every(n => CORE.has(n)) ? 'core' : 'numcodecs'
+  }
+  for (const row of csv) assert.equal(row.portability, level(row), `${row.comp_idx} ${row.filt_idx} ${row.ser_idx}`)
+  assert.ok(new Set(csv.map(r => r.portability)).size >= 3, 'several levels in one sweep')
+
   const hyp = await parquetReadObjects({ file: await asyncBufferFromFile(parquet) })
   assertSameRows(byCombo(hyp), csv, 'hyparquet')
   console.log(`a sweep's Parquet equals its CSV in DuckDB and hyparquet: ${csv.length} rows`)

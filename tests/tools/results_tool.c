@@ -28,16 +28,17 @@
 
 static const dctk_result_row awkward[] = {
     {"t2m", 0, 1, 2, "{\"name\":\"zstd\",\"configuration\":{\"level\":22,\"checksum\":false}}", BITROUND, ZFP,
-     3.25, 1e-3, 2e-3, 0.1, 12.5, 0.25, 123.456, 789.0, true, ""},
-    {"", -1, -1, -1, "", "", "", NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, false, ""},
+     3.25, 1e-3, 2e-3, 0.1, 12.5, 0.25, 123.456, 789.0, true, "", "numcodecs"},
+    {"", -1, -1, -1, "", "", "", NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, false, "", ""},
     {"a,b", -1, 3, -1, "", "\"quoted\", \"twice\"", "", INFINITY, -INFINITY, 0.0, -0.0, DBL_MAX, DBL_MIN, 5e-324,
-     -DBL_MAX, false, "line one\nline two\r\nline \"three\""},
+     -DBL_MAX, false, "line one\nline two\r\nline \"three\"", "dctk"},
     {"température ☃ 温度 😀", 97, 15, 8, BLOSC, "", "", 1.0 / 3.0, 0.1, 0.2, 0.30000000000000004, 1e300, 1e-300,
-     -1.5, 2.5e-310, true, ","},
-    {"\"", INT64_MAX, INT64_MIN, 0, "\"\"", ",", "\n", 1, 2, 3, 4, 5, 6, 7, 8, true, "\""},
+     -1.5, 2.5e-310, true, ",", "plugin"},
+    {"\"", INT64_MAX, INT64_MIN, 0, "\"\"", ",", "\n", 1, 2, 3, 4, 5, 6, 7, 8, true, "\"", "core"},
     {"bad \xff utf8 \xe2\x82 end \xf0\x9f\x98", 1, 2, 3, "", "", "", 1, 1, 1, 1, 1, 1, 1, 1, false,
-     "truncated \xed\xa0\x80 surrogate \xc0\xaf overlong"},
-    {" leading and trailing spaces ", 5, 6, 7, "\t", "  ", "x", -0.0, 1, 2, 3, 4, 5, 6, 7, true, "error: codec failed"},
+     "truncated \xed\xa0\x80 surrogate \xc0\xaf overlong", "a,\"b\"\n"},
+    {" leading and trailing spaces ", 5, 6, 7, "\t", "  ", "x", -0.0, 1, 2, 3, 4, 5, 6, 7, true, "error: codec failed",
+     "x"},
 };
 
 /* xorshift64*: deterministic across platforms, so every run writes the same files. */

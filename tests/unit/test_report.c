@@ -24,11 +24,11 @@
 
 static const dctk_result_row rows[] = {
     {"t2m", 0, 1, 2, BLOSC, "{\"name\":\"numcodecs.bitround\",\"configuration\":{\"keepbits\":9}}", "", 3.25, 1e-3,
-     2e-3, 0.1, 12.5, 0.25, 123.456, 789.0, true, ""},
-    {"", -1, -1, -1, "", "", "", NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, false, "codec failed"},
+     2e-3, 0.1, 12.5, 0.25, 123.456, 789.0, true, "", "numcodecs"},
+    {"", -1, -1, -1, "", "", "", NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, false, "codec failed", ""},
     {"a,b", INT64_MAX, INT64_MIN, -1, "\"q\"", ",", "\n", INFINITY, -INFINITY, -0.0, DBL_MAX, DBL_MIN, 5e-324,
-     1.0 / 3.0, 0.30000000000000004, false, "line one\nline two"},
-    {"température ☃ 😀", 97, 15, 8, "\r", " x ", "\"", 1e300, -1e-300, 2.5e-310, 1, 2, 3, 4, 5, true, "\""},
+     1.0 / 3.0, 0.30000000000000004, false, "line one\nline two", "dctk"},
+    {"température ☃ 😀", 97, 15, 8, "\r", " x ", "\"", 1e300, -1e-300, 2.5e-310, 1, 2, 3, 4, 5, true, "\"", "plugin"},
 };
 #define NROWS (sizeof rows / sizeof rows[0])
 

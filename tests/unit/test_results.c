@@ -20,13 +20,13 @@
 static const dctk_result_row rows[] = {
     {"t2m", 0, 1, 2, "{\"name\":\"zstd\",\"configuration\":{\"level\":22,\"checksum\":false}}",
      "{\"name\":\"numcodecs.bitround\",\"configuration\":{\"keepbits\":9}}", "", 3.25, 1e-3, 2e-3, 0.1, 12.5,
-     0.25, 123.456, 789.0, true, ""},
-    {"", -1, -1, -1, "", "", "", NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, false, ""},
+     0.25, 123.456, 789.0, true, "", "numcodecs"},
+    {"", -1, -1, -1, "", "", "", NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, false, "", ""},
     {"a,b", INT64_MAX, INT64_MIN, -1, "\"q\"", ",", "\n", INFINITY, -INFINITY, -0.0, DBL_MAX, DBL_MIN, 5e-324,
-     1.0 / 3.0, 0.30000000000000004, false, "line one\nline two\r\nline \"three\","},
+     1.0 / 3.0, 0.30000000000000004, false, "line one\nline two\r\nline \"three\",", "dctk"},
     {"température ☃ 😀 \xff\xe2\x82", 97, 15, 8, "\r", " x ", "\"", 1e300, -1e-300, 2.5e-310, 1, 2, 3, 4, 5,
-     true, "\""},
-    {NULL, 1, 2, 3, NULL, NULL, NULL, 0, 0, 0, 0, 0, 0, 0, 0, true, NULL},
+     true, "\"", "plugin"},
+    {NULL, 1, 2, 3, NULL, NULL, NULL, 0, 0, 0, 0, 0, 0, 0, 0, true, NULL, "core"},
 };
 #define NROWS (sizeof rows / sizeof rows[0])
 
@@ -99,11 +99,11 @@ static void csv_header_and_quoting(void **state) {
     size_t n;
     assert_int_equal(dctk_read_file(path, &b, &n), DCTK_OK);
     const char *want = "var,comp_idx,filt_idx,ser_idx,compressor,filter,serializer,ratio,l1_rel,l2_rel,linf_rel,"
-                       "euclidean,max_abs_err,encode_mbps,decode_mbps,keep,error\n"
+                       "euclidean,max_abs_err,encode_mbps,decode_mbps,keep,error,portability\n"
                        "\"a,b\",9223372036854775807,-9223372036854775808,-1,\"\"\"q\"\"\",\",\",\"\n\",inf,-inf,-0,"
                        "1.7976931348623157e+308,2.2250738585072014e-308,4.9406564584124654e-324,"
                        "0.33333333333333331,0.30000000000000004,false,"
-                       "\"line one\nline two\r\nline \"\"three\"\",\"\n";
+                       "\"line one\nline two\r\nline \"\"three\"\",\",dctk\n";
     assert_int_equal(n, strlen(want));
     assert_memory_equal(b, want, n);
     free(b);
@@ -210,19 +210,19 @@ static void expect_format_error(const char *text, const char *needle) {
 
 #define HDR                                                                                                    \
     "var,comp_idx,filt_idx,ser_idx,compressor,filter,serializer,ratio,l1_rel,l2_rel,linf_rel,euclidean,"       \
-    "max_abs_err,encode_mbps,decode_mbps,keep,error\r\n"
+    "max_abs_err,encode_mbps,decode_mbps,keep,error,portability\r\n"
 
 static void csv_rejects_damage_before_the_end(void **state) {
     (void)state;
     expect_format_error("a,b,c\n", "header");
-    expect_format_error(HDR "t,1,2,3,,,,1,2,3,4,5,6,7,8,true\nt,1,2,3,,,,1,2,3,4,5,6,7,8,true,\n", "16 fields");
-    expect_format_error(HDR "t,1,2,3,,,,1,2,x3,4,5,6,7,8,true,\n", "l2_rel");
-    expect_format_error(HDR "t,1,2,3,,,,1,2,3,4,5,6,7,8,yes,\n", "keep");
-    expect_format_error(HDR "t,1.5,2,3,,,,1,2,3,4,5,6,7,8,true,\n", "comp_idx");
-    expect_format_error(HDR "t,1,2,3,,,,1,2,3,4,5,6,7,8,true,a\"b\n", "not valid CSV");
-    expect_format_error(HDR "t,1,2,3,\"x\"y,,,1,2,3,4,5,6,7,8,true,\n", "not valid CSV");
+    expect_format_error(HDR "t,1,2,3,,,,1,2,3,4,5,6,7,8,true\nt,1,2,3,,,,1,2,3,4,5,6,7,8,true,,\n", "16 fields");
+    expect_format_error(HDR "t,1,2,3,,,,1,2,x3,4,5,6,7,8,true,,\n", "l2_rel");
+    expect_format_error(HDR "t,1,2,3,,,,1,2,3,4,5,6,7,8,yes,,\n", "keep");
+    expect_format_error(HDR "t,1.5,2,3,,,,1,2,3,4,5,6,7,8,true,,\n", "comp_idx");
+    expect_format_error(HDR "t,1,2,3,,,,1,2,3,4,5,6,7,8,true,,a\"b\n", "not valid CSV");
+    expect_format_error(HDR "t,1,2,3,\"x\"y,,,1,2,3,4,5,6,7,8,true,,\n", "not valid CSV");
     /* CRLF line ends and Python spellings read fine. */
-    const char *ok = HDR "t,1,2,3,,,,NaN,Infinity,-inf,4,5,6,7,8,True,\r\n";
+    const char *ok = HDR "t,1,2,3,,,,NaN,Infinity,-inf,4,5,6,7,8,True,,core\r\n";
     assert_int_equal(dctk_write_file_atomic(path, ok, strlen(ok)), DCTK_OK);
     dctk_result_table t = DCTK_RESULT_TABLE_INIT;
     assert_int_equal(dctk_csv_read(path, &t, NULL), DCTK_OK);
@@ -316,10 +316,10 @@ static void parquet_pages_hold_all_values(void **state) {
     assert_int_equal(dctk_parquet_encode(&one, rows, NROWS, 1 << 20), DCTK_OK);
     assert_int_equal(dctk_parquet_encode(&many, rows, NROWS, 1), DCTK_OK);
     assert_true(many.size > one.size); /* one page header per value */
-    /* The error column of the last row sits just before the footer, as PLAIN
-     * bytes: length 0 for the NULL string. */
+    /* The last column of the last row sits just before the footer, as PLAIN
+     * bytes: length 4, then "core". */
     size_t footer = dctk_get_le32(many.data + many.size - 8);
-    assert_memory_equal(many.data + many.size - 8 - footer - 4, "\0\0\0\0", 4);
+    assert_memory_equal(many.data + many.size - 8 - footer - 8, "\4\0\0\0core", 8);
     dctk_buf_free(&one);
     dctk_buf_free(&many);
 }
