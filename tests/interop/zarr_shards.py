@@ -50,15 +50,22 @@ def nc_codec(c):
         return numcodecs.Blosc(cname=conf["cname"], clevel=conf["clevel"], shuffle=shuffle)
     if name == "gzip":
         return numcodecs.GZip(level=conf["level"])
+    if name.startswith("dctk."):  # only with python/'s package installed: registered under the v3 name
+        conf["id"] = name
+        return numcodecs.get_codec(conf)
     assert name.startswith("numcodecs."), name
     conf["id"] = name[len("numcodecs."):]
     return numcodecs.get_codec(conf)
 
 
+# the array->bytes codecs this reader knows
+SERIALIZERS = ("bytes", "numcodecs.zfpy", "numcodecs.pcodec", "dctk.sz", "dctk.ebcc")
+
+
 def decode_chunk(raw, codecs, dtype, shape):
     """Decode one inner chunk: bytes->bytes codecs in reverse, the serializer,
     then the filters in reverse, tracking the dtype each filter outputs."""
-    ab = next(i for i, c in enumerate(codecs) if c["name"] in ("bytes", "numcodecs.zfpy"))
+    ab = next(i for i, c in enumerate(codecs) if c["name"] in SERIALIZERS)
     stage = np.dtype(dtype)
     for c in codecs[:ab]:
         astype = c.get("configuration", {}).get("astype")
@@ -71,6 +78,8 @@ def decode_chunk(raw, codecs, dtype, shape):
     if ser["name"] == "bytes":
         endian = ser.get("configuration", {}).get("endian", "little")
         arr = np.frombuffer(bytes(buf), dtype=stage.newbyteorder("<" if endian == "little" else ">")).astype(stage)
+    elif ser["name"].startswith("dctk."):  # its stream does not record the chunk's dtype and shape: zarr's out=
+        arr = nc_codec(ser).decode(buf, out=np.empty(shape, dtype=stage))
     else:
         arr = nc_codec(ser).decode(buf)
     arr = np.asarray(arr).reshape(shape)

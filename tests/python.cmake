@@ -1,0 +1,5 @@
+# python/'s package (dctk.* codecs for numcodecs), installed into a staged
+# prefix and used through numcodecs' registry on a store we wrote.
+dctk_script_test(python_codecs ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_python_codecs.py
+  $<TARGET_FILE:dctk_zarr_tool>)
+set_tests_properties(python_codecs PROPERTIES TIMEOUT 120)
