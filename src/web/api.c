@@ -234,11 +234,12 @@ static void get_results(web_ctx *w, const char *id, const web_req *q, web_reply 
         double e = dctk_report_row_value(x, col);
         failed += x->error[0] != '\0';
         if (!isfinite(x->ratio) || !isfinite(e)) continue;
-        json_array_append_new(rows, json_pack("[I,I,I,f,f,b,i,b,f,f,f]", (json_int_t)x->comp_idx,
+        /* ... the reader level last (the page filters on it) */
+        json_array_append_new(rows, json_pack("[I,I,I,f,f,b,i,b,f,f,f,s]", (json_int_t)x->comp_idx,
                                               (json_int_t)x->filt_idx, (json_int_t)x->ser_idx, x->ratio, e, x->keep,
                                               cluster[i], front[i], isfinite(x->l1_rel) ? x->l1_rel : -1.0,
                                               isfinite(x->l2_rel) ? x->l2_rel : -1.0,
-                                              isfinite(x->linf_rel) ? x->linf_rel : -1.0));
+                                              isfinite(x->linf_rel) ? x->linf_rel : -1.0, x->portability));
         json_array_append_new(codecs, json_pack("[s,s,s]", x->compressor, x->filter, x->serializer));
     }
     char bp[PATH_MAX];

@@ -153,6 +153,14 @@ async function main () {
     const r = await page.evaluate(() => state.results)
     assert.equal(await page.locator('#plot circle.pt').count(), r.rows.length)
     assert.ok(r.rows.length > 20 && r.kept > 0 && r.rows.some(x => x[7]), 'no Pareto front')
+    // the readers filter: only points whose every codec those readers decode are left
+    for (const [level, ok] of [['core', ['core']], ['numcodecs', ['core', 'numcodecs']]]) {
+      await page.selectOption('#res-level', level)
+      assert.equal(await page.locator('#plot circle.pt').count(), r.rows.filter(x => ok.includes(x[11])).length, level)
+    }
+    assert.ok(r.rows.every(x => ['core', 'numcodecs', 'plugin', 'dctk'].includes(x[11])), 'a row without its level')
+    await page.selectOption('#res-level', 'dctk')
+    assert.equal(await page.locator('#plot circle.pt').count(), r.rows.length)
     assert.match(await page.textContent('#res-summary'), new RegExp(`^${r.rows_total} combos evaluated`))
     // pick the Pareto combo with the highest ratio that is not the best (the best is pre-selected)
     const front = r.rows.map((x, i) => i).filter(i => r.rows[i][7]).sort((a, b) => r.rows[b][3] - r.rows[a][3])

@@ -410,8 +410,12 @@ function drawPlot (r) {
   const front = rows.map((x, i) => i).filter(i => rows[i][7]).sort((a, b) => rows[b][3] - rows[a][3])
   if (front.length > 1) kids.push(svgEl('polyline', { class: 'frontline', points: front.map(i => `${X(rows[i][3])},${Y(rows[i][4])}`).join(' ') }))
   const order = rows.map((x, i) => i).sort((a, b) => (rows[a][5] - rows[b][5]) || (rows[a][7] - rows[b][7]))
+  // the readers chosen: a point whose pipeline needs more is not drawn (as compress --codecs)
+  const levels = ['core', 'numcodecs', 'plugin', 'dctk']
+  const maxLevel = levels.indexOf($('res-level').value)
   for (const i of order) {
     const x = rows[i]
+    if (levels.indexOf(x[11]) > maxLevel) continue
     const c = svgEl('circle', { cx: X(x[3]).toFixed(1), cy: Y(x[4]).toFixed(1), r: x[7] ? 5 : 4, class: `pt${x[5] ? '' : ' out'}${x[7] ? ' front' : ''}` })
     if (x[5]) c.setAttribute('fill', x[6] >= 0 ? palette[x[6] % palette.length] : '#1f77b4')
     c.dataset.i = i
@@ -458,6 +462,7 @@ function onHover (ev) {
     el('div', {}, el('b', { text: idx }), x[5] ? '' : ' (not kept)', x[7] ? ' — on the Pareto front' : ''),
     el('div', { text: `ratio ${fmtNum(x[3], 4)}; relative L1 ${fmtNum(x[8])}, L2 ${fmtNum(x[9])}, Linf ${fmtNum(x[10])}` }),
     el('div', { text: pipeline(c) }),
+    el('div', { text: `readers: ${x[11]} (compress --codecs ${x[11] === 'dctk' ? 'all' : x[11]})` }),
     el('div', { text: `filter: ${c[1] || 'none'}` }),
     el('div', { text: `serializer: ${c[2] || 'bytes'}` }),
     el('div', { text: `compressor: ${c[0] || 'none'}` }))
@@ -613,6 +618,7 @@ async function main () {
   $('res-job').addEventListener('change', () => { location.hash = `#results/${$('res-job').value}` })
   $('res-var').addEventListener('change', loadResults)
   $('res-metric').addEventListener('change', loadResults)
+  $('res-level').addEventListener('change', () => { if (state.results) { drawPlot(state.results); markPick() } })
   $('store-job').addEventListener('change', () => { location.hash = `#store/${$('store-job').value}` })
   $('plot').addEventListener('mousemove', onHover)
   $('plot').addEventListener('mouseleave', () => { $('tip').hidden = true })
