@@ -168,6 +168,33 @@ static void descriptors_complete(void **state) {
     assert_true(ntypes >= 21);
 }
 
+/* A pipeline's level is its least portable codec's, looked into a shard's
+ * inner codecs; the --codecs spellings parse. */
+static void pipeline_levels(void **state) {
+    (void)state;
+    for (const dctk_codec_vt *const *t = dctk_codec_types(); *t; t++) {
+        json_t *one = json_pack("[o]", json_loads((*t)->examples[0].json, 0, NULL));
+        assert_int_equal(dctk_codecs_portability(one), (*t)->portability);
+        json_t *shard = json_pack("[{s:s,s:{s:O,s:[{s:s}]}}]", "name", "sharding_indexed", "configuration", "codecs",
+                                  one, "index_codecs", "name", "crc32c");
+        assert_int_equal(dctk_codecs_portability(shard), (*t)->portability);
+        assert_true((*t)->portability >= DCTK_PORT_PLUGIN ? (*t)->package != NULL : (*t)->package == NULL);
+        json_decref(shard);
+        json_decref(one);
+    }
+    json_t *mix = json_loads("[{\"name\":\"numcodecs.bitround\",\"configuration\":{\"keepbits\":3}},"
+                             "{\"name\":\"bytes\"},{\"name\":\"zstd\",\"configuration\":{\"level\":1}}]", 0, NULL);
+    assert_int_equal(dctk_codecs_portability(mix), DCTK_PORT_NUMCODECS);
+    json_array_append_new(mix, json_pack("{s:s}", "name", "no.such.codec"));
+    assert_int_equal(dctk_codecs_portability(mix), DCTK_PORT_DCTK); /* unknown: no reader is promised */
+    json_decref(mix);
+    dctk_codec_portability p;
+    assert_true(dctk_portability_parse("all", &p) && p == DCTK_PORT_DCTK);
+    assert_true(dctk_portability_parse("core", &p) && p == DCTK_PORT_CORE);
+    assert_false(dctk_portability_parse("Numcodecs", &p) || dctk_portability_parse(NULL, &p));
+    assert_string_equal(dctk_portability_name(DCTK_PORT_PLUGIN), "plugin");
+}
+
 static void json_round_trip(void **state) {
     (void)state;
     for (const dctk_codec_vt *const *t = dctk_codec_types(); *t; t++)
@@ -354,6 +381,7 @@ static int teardown(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(descriptors_complete),
+        cmocka_unit_test(pipeline_levels),
         cmocka_unit_test(json_round_trip),
         cmocka_unit_test(every_type_round_trips),
         cmocka_unit_test(space_accepted),
