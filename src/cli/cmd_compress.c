@@ -25,7 +25,9 @@ const cli_cmd cmd_compress = {
     .usage = "DATASET --where-to-write DIR [options]",
     .help = "Runs evaluate_combos on every data variable (or --field-to-compress), then compress_with_optimal\n"
             "with each field's best combo, then merge_compressed_fields. Prints, per field, the ratio the sweep\n"
-            "predicted beside the ratio the store achieved. Example:\n"
+            "predicted beside the ratio the store achieved. The combo written is the best whose codecs the\n"
+            "readers of --codecs decode (default numcodecs: zarr-python with numcodecs); a line names a better\n"
+            "one of a higher level and the flag that writes it. Example:\n"
             "  dc_toolkit compress era5.nc --where-to-write out",
     .opts = opts,
     .run = run,

@@ -36,7 +36,8 @@ VAR = "t"
 NARROW = ["--field-to-compress", VAR, "--compressor-class", "zstd", "--serializer-class", "none",
           "--eval-data-size-limit", "2MB", "--threads-per-rank", "1"]
 METRICS = ["ratio", "l1_rel", "l2_rel", "linf_rel", "euclidean", "max_abs_err"]
-SAME = ["var", "comp_idx", "filt_idx", "ser_idx", "compressor", "filter", "serializer", "keep", "error"]
+SAME = ["var", "comp_idx", "filt_idx", "ser_idx", "compressor", "filter", "serializer", "keep", "error",
+        "portability"]
 
 ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
            OMPI_MCA_rmaps_base_oversubscribe="1")
@@ -68,9 +69,11 @@ def read_rows(path):
         text = f.read()
     if not text.endswith("\n"):
         text = text[: text.rfind("\n") + 1]
-    rows = list(csv.DictReader(text.splitlines(keepends=True)))
-    for r in rows:
-        check(len(r) == 17 and None not in r, f"{path}: malformed row {r}")
+    reader = csv.DictReader(text.splitlines(keepends=True))
+    rows = list(reader)
+    for r in rows:  # as many fields as the header, none missing
+        check(len(r) == len(reader.fieldnames) and None not in r and None not in r.values(),
+              f"{path}: malformed row {r}")
         for m in METRICS + ["encode_mbps", "decode_mbps"]:
             float(r[m])  # raises on a number that does not parse
         check(r["keep"] in ("true", "false"), f"{path}: keep is {r['keep']!r}")
