@@ -93,5 +93,6 @@ extern const dctk_codec_vt dctk_codec_sz;
 extern const dctk_codec_vt dctk_codec_ebcc;
 extern const dctk_codec_vt dctk_codec_pcodec;
 extern const dctk_codec_vt dctk_codec_zfprs;
+extern const dctk_codec_vt dctk_codec_ebccf;
 
 #endif
