@@ -29,63 +29,12 @@ import zfpy
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from checks import check, finish, ncarg_field as field  # noqa: E402
+from zfprs_ref import cut_meta, meta_of, postcard, put_meta, zfpy_compress  # noqa: E402
 
 TOOL = os.environ["DCTK_CODEC_TOOL"]
 TMP = tempfile.mkdtemp(prefix="dctk-zfprs-")
-DTYPES = {"int32": 0, "int64": 1, "float32": 2, "float64": 3}
-MAGIC_BITS, META_BITS = 32, 52
-
-
-def varint(v):
-    out = bytearray()
-    while True:
-        out.append((v & 0x7F) | (0x80 if v > 0x7F else 0))
-        v >>= 7
-        if not v:
-            return bytes(out)
-
-
-def postcard(arr):
-    h = varint(DTYPES[arr.dtype.name]) + varint(arr.ndim)
-    for s in arr.shape:
-        h += varint(s)
-    return h + varint(5) + b"0.2.0"
-
-
-def bits_of(stream):
-    return int.from_bytes(stream, "little"), len(stream) * 8
-
-
-def to_bytes(value, nbits):
-    nbytes = (nbits + 63) // 64 * 8  # zfp streams end on a 64-bit word
-    return value.to_bytes(nbytes, "little")
-
-
-def cut_meta(stream):
-    v, n = bits_of(stream)
-    low = v & ((1 << MAGIC_BITS) - 1)
-    rest = v >> (MAGIC_BITS + META_BITS)
-    return to_bytes(low | (rest << MAGIC_BITS), n - META_BITS)
-
-
-def put_meta(stream, meta):
-    v, n = bits_of(stream)
-    low = v & ((1 << MAGIC_BITS) - 1)
-    rest = v >> MAGIC_BITS
-    return to_bytes(low | (meta << MAGIC_BITS) | (rest << (MAGIC_BITS + META_BITS)), n + META_BITS)
-
-
-def meta_of(stream):
-    v, _ = bits_of(stream)
-    return (v >> MAGIC_BITS) & ((1 << META_BITS) - 1)
-
-
 ZFPY_MODE = {"fixed-rate": ("rate", "rate"), "fixed-precision": ("precision", "precision"),
              "fixed-accuracy": ("tolerance", "tolerance")}
-
-
-def zfpy_compress(arr, mode, value):
-    return zfpy.compress_numpy(np.ascontiguousarray(arr.squeeze()), **{ZFPY_MODE[mode][1]: value})
 
 
 def codec(mode, value, non_finite="deny"):
