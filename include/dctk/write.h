@@ -14,14 +14,14 @@ extern "C" {
 #endif
 
 /* "{where}/{stem}.zarr", stem = the dataset's file name less its last suffix. */
-dctk_status dctk_store_path_for(const char *where, const char *dataset, char *buf, size_t cap);
+DCTK_API dctk_status dctk_store_path_for(const char *where, const char *dataset, char *buf, size_t cap);
 
 /* The pipeline of combo (c, f, s) for variable v: the sample is read again
  * within size_limit, the space rebuilt with `space`, and the indices resolved
  * in it. When expect_fingerprint is given and differs from the rebuilt space,
  * DCTK_ERR_ARG says so. *codecs is a new reference; fingerprint (32 bytes)
  * may be NULL. */
-dctk_status dctk_combo_resolve(dctk_dataset *ds, size_t v, uint64_t size_limit, const dctk_space_opts *space,
+DCTK_API dctk_status dctk_combo_resolve(dctk_dataset *ds, size_t v, uint64_t size_limit, const dctk_space_opts *space,
                                int c, int f, int s, const char *expect_fingerprint, json_t **codecs,
                                char *fingerprint);
 
@@ -55,14 +55,14 @@ typedef struct dctk_compress_report {
  * lossless pipeline must return the input exactly, a lossy one must keep
  * masks and stay within bound_l1; otherwise DCTK_ERR_BOUND (the array stays,
  * the report says by how much). */
-dctk_status dctk_compress_variable(dctk_dataset *ds, size_t v, const dctk_compress_opts *o,
+DCTK_API dctk_status dctk_compress_variable(dctk_dataset *ds, size_t v, const dctk_compress_opts *o,
                                    dctk_compress_report *r);
 
 /* Consolidate the store of a dataset: every data variable of ds must be
  * there (else DCTK_ERR_NOT_FOUND listing the missing ones); coordinate
  * variables missing from the store are written losslessly; the root group
  * gets the dataset's global attributes and the consolidated metadata. */
-dctk_status dctk_merge_fields(dctk_dataset *ds, const char *store_path, int threads);
+DCTK_API dctk_status dctk_merge_fields(dctk_dataset *ds, const char *store_path, int threads);
 
 #ifdef __cplusplus
 }
