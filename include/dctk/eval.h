@@ -76,19 +76,19 @@ typedef struct dctk_space_opts {
     bool with_lossy;
 } dctk_space_opts;
 
-typedef struct dctk_space_entry {
-    json_t *codecs;     /* a list of codec objects (compressors may be two: shuffle + compressor) */
-    const char *family; /* "blosc", "bitround", "zfpy", ... */
-    bool lossy;
-} dctk_space_entry;
+/* A space is made by dctk_space_build and read through the calls below; its
+ * layout is private to src/eval (space_internal.h). */
+typedef struct dctk_space dctk_space;
 
-typedef struct dctk_space {
-    dctk_dtype dtype;
-    dctk_space_entry *comp, *filt, *ser;
-    int ncomp, nfilt, nser;
-    bool comp_none, filt_none, ser_none; /* whether index -1 is part of the category */
-    char fingerprint[32];                /* "fnv1a64:%016llx" over every codec's JSON in order */
-} dctk_space;
+typedef enum { DCTK_SPACE_COMPRESSOR, DCTK_SPACE_FILTER, DCTK_SPACE_SERIALIZER } dctk_space_category;
+
+/* The dtype the space was built for. */
+DCTK_API dctk_dtype dctk_space_dtype(const dctk_space *sp);
+/* "fnv1a64:%016llx" over every codec's JSON in order (under 32 bytes). */
+DCTK_API const char *dctk_space_fingerprint(const dctk_space *sp);
+/* The indices of one category are [*lo, *n): *lo is -1 when "none" is one of
+ * them, else 0. */
+DCTK_API void dctk_space_range(const dctk_space *sp, dctk_space_category cat, int *lo, int *n);
 
 /* Build the space for a field of dtype t from its sample statistics. Unknown
  * class names are DCTK_ERR_ARG listing the valid ones. Deterministic. */

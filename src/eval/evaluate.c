@@ -8,6 +8,7 @@
 #include "dctk/chunking.h"
 #include "dctk/dataset.h"
 #include "dctk/eval.h"
+#include "eval/space_internal.h"
 #include "dctk/results.h"
 #include "dctk/util.h"
 

@@ -7,6 +7,7 @@
 #include <strings.h>
 
 #include "dctk/eval.h"
+#include "eval/space_internal.h"
 #include "dctk/util.h"
 
 typedef struct {
