@@ -1,4 +1,11 @@
-"""Prefix every top-level function declaration and extern variable of a header with DCTK_API."""
+"""Mark a public header's declarations for export: every top-level function
+declaration and extern variable that is not yet marked gets DCTK_API in front
+(the libraries are built with hidden visibility; see include/dctk/api.h).
+
+  python3 scripts/dctk_api_annotate.py include/dctk/NEW.h
+
+Idempotent; static inline functions, typedefs and structs are left alone.
+tests/tools/packaging_check.py symbols checks the result after an install."""
 import re, sys
 
 def annotate(text):
@@ -53,10 +60,7 @@ def annotate(text):
             stmt_start = None
         i += 1
     for p in reversed(out_pos):
-        if text.startswith('extern ', p):
-            text = text[:p] + 'DCTK_API ' + text[p:]
-        else:
-            text = text[:p] + 'DCTK_API ' + text[p:]
+        text = text[:p] + 'DCTK_API ' + text[p:]
     return text, len(out_pos)
 
 for path in sys.argv[1:]:
