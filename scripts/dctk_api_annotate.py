@@ -5,6 +5,7 @@ declaration and extern variable that is not yet marked gets DCTK_API in front
   python3 scripts/dctk_api_annotate.py include/dctk/NEW.h
 
 Idempotent; static inline functions, typedefs and structs are left alone.
+Lines pushed past 120 columns are left to rewrap by hand (or clang-format --lines).
 tests/tools/packaging_check.py symbols checks the result after an install."""
 import re, sys
 
@@ -63,8 +64,29 @@ def annotate(text):
         text = text[:p] + 'DCTK_API ' + text[p:]
     return text, len(out_pos)
 
+
+def realign(text):
+    """Continuation lines of a marked declaration that were aligned after its
+    '(' move right with it."""
+    lines, out, i = text.split('\n'), [], 0
+    while i < len(lines):
+        out.append(lines[i])
+        first = lines[i]
+        i += 1
+        if first.startswith('DCTK_API ') and '(' in first and ';' not in first:
+            col = first.index('(') + 1 - len('DCTK_API ')
+            while i < len(lines):
+                c = lines[i]
+                out.append(' ' * len('DCTK_API ') + c if len(c) - len(c.lstrip(' ')) == col else c)
+                i += 1
+                if ';' in c:
+                    break
+    return '\n'.join(out)
+
+
 for path in sys.argv[1:]:
     t = open(path).read()
     t2, k = annotate(t)
+    t2 = realign(t2)
     open(path, 'w').write(t2)
     print(path, k)

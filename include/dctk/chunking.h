@@ -22,8 +22,8 @@ DCTK_API void dctk_chunk_shape_for(dctk_dtype t, int ndim, const size_t *shape, 
 /* A shard: a whole number of chunks along every dimension, grown from the
  * innermost dimension outwards like the chunk, at most target_bytes (but at
  * least one chunk), and no more chunks along a dimension than the field needs. */
-DCTK_API void dctk_shard_shape_for(dctk_dtype t, int ndim, const size_t *shape, const size_t *chunk, uint64_t target_bytes,
-                          size_t *shard);
+DCTK_API void dctk_shard_shape_for(dctk_dtype t, int ndim, const size_t *shape, const size_t *chunk,
+                                   uint64_t target_bytes, size_t *shard);
 
 /* Pad a chunk buffer of shape full (C order, element size es) whose leading
  * corner of extent valid holds data: every element past the valid extent

@@ -94,9 +94,9 @@ DCTK_API char *dctk_codec_to_string(const dctk_codec *c);
 DCTK_API void dctk_codec_free(dctk_codec *c); /* accepts NULL */
 DCTK_API dctk_status dctk_codec_out_spec(const dctk_codec *c, const dctk_chunk_spec *in, dctk_chunk_spec *out);
 DCTK_API dctk_status dctk_codec_encode(const dctk_codec *c, dctk_codec_ctx *ctx, const dctk_chunk_spec *in,
-                              const void *src, size_t n, dctk_buf *dst);
+                                       const void *src, size_t n, dctk_buf *dst);
 DCTK_API dctk_status dctk_codec_decode(const dctk_codec *c, dctk_codec_ctx *ctx, const dctk_chunk_spec *in,
-                              const void *src, size_t n, dctk_buf *dst);
+                                       const void *src, size_t n, dctk_buf *dst);
 
 /* --- pipeline ----------------------------------------------------------- */
 /* array->array*, one array->bytes, bytes->bytes*: a Zarr v3 "codecs" list. */
@@ -115,15 +115,16 @@ DCTK_API void dctk_pipeline_free(dctk_pipeline *p); /* accepts NULL */
 /* Encode one chunk (spec + contiguous data) into out. tmp is scratch reused
  * across calls (two buffers). */
 DCTK_API dctk_status dctk_pipeline_encode(const dctk_pipeline *p, dctk_codec_ctx *ctx, const dctk_chunk_spec *spec,
-                                 const void *src, dctk_buf *out, dctk_buf tmp[2]);
+                                          const void *src, dctk_buf *out, dctk_buf tmp[2]);
 /* Like dctk_pipeline_encode, but appends the encoded chunk to out (out->size
  * grows by its length). When the last codec has a bound, it writes straight
  * into out's tail: the encoded bytes are never copied. */
-DCTK_API dctk_status dctk_pipeline_encode_append(const dctk_pipeline *p, dctk_codec_ctx *ctx, const dctk_chunk_spec *spec,
-                                        const void *src, dctk_buf *out, dctk_buf tmp[2]);
+DCTK_API dctk_status dctk_pipeline_encode_append(const dctk_pipeline *p, dctk_codec_ctx *ctx,
+                                                 const dctk_chunk_spec *spec, const void *src, dctk_buf *out,
+                                                 dctk_buf tmp[2]);
 /* Decode one chunk into dst, which holds dctk_spec_nbytes(spec) bytes. */
 DCTK_API dctk_status dctk_pipeline_decode(const dctk_pipeline *p, dctk_codec_ctx *ctx, const dctk_chunk_spec *spec,
-                                 const void *src, size_t n, void *dst, dctk_buf tmp[2]);
+                                          const void *src, size_t n, void *dst, dctk_buf tmp[2]);
 
 #ifdef __cplusplus
 }

@@ -58,7 +58,7 @@ DCTK_API dctk_status dctk_dataset_find(const dctk_dataset *ds, const char *name,
  * into out (prod(count) * dctk_dtype_size(var->dtype) bytes). Thread safety:
  * one dataset handle per thread. */
 DCTK_API dctk_status dctk_dataset_read(dctk_dataset *ds, size_t i, const size_t *start, const size_t *count,
-                              void *out);
+                                       void *out);
 
 #ifdef __cplusplus
 }

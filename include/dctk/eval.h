@@ -43,7 +43,8 @@ typedef struct dctk_sample_plan {
 } dctk_sample_plan;
 
 /* The largest stride sample of a field of `shape` that fits limit bytes. */
-DCTK_API dctk_status dctk_sample_plan_for(dctk_dtype t, int ndim, const size_t *shape, uint64_t limit, dctk_sample_plan *plan);
+DCTK_API dctk_status dctk_sample_plan_for(dctk_dtype t, int ndim, const size_t *shape, uint64_t limit,
+                                          dctk_sample_plan *plan);
 /* Index i of count along a dimension of length n: round-half-even(i*(n-1)/(count-1)). */
 DCTK_API size_t dctk_sample_index(size_t i, size_t count, size_t n);
 /* Read the sample of variable v into out (plan->nbytes, C order). */
@@ -92,7 +93,8 @@ DCTK_API void dctk_space_range(const dctk_space *sp, dctk_space_category cat, in
 
 /* Build the space for a field of dtype t from its sample statistics. Unknown
  * class names are DCTK_ERR_ARG listing the valid ones. Deterministic. */
-DCTK_API dctk_status dctk_space_build(dctk_dtype t, const dctk_sample_stats *st, const dctk_space_opts *o, dctk_space **out);
+DCTK_API dctk_status dctk_space_build(dctk_dtype t, const dctk_sample_stats *st, const dctk_space_opts *o,
+                                      dctk_space **out);
 DCTK_API void dctk_space_free(dctk_space *sp);
 /* Number of combos, and the (c, f, s) of combo k in enumeration order
  * (compressors outermost, then filters, then serializers; -1 first). */
@@ -114,7 +116,8 @@ DCTK_API json_t *dctk_space_compressor(const dctk_space *sp, int c, int s);
 /* Find the L1 threshold for a variable in a CSV with the columns "Short Name",
  * "Unit", "Existing L1 error": a row applies when the name matches and the
  * units match. DCTK_ERR_NOT_FOUND when no row applies. */
-DCTK_API dctk_status dctk_threshold_lookup(const char *csv_path, const char *name, const char *units, double *threshold);
+DCTK_API dctk_status dctk_threshold_lookup(const char *csv_path, const char *name, const char *units,
+                                           double *threshold);
 
 /* --- sweep ----------------------------------------------------------------- */
 
@@ -153,7 +156,7 @@ DCTK_API void dctk_sweep_unit(const dctk_space *sp, size_t u, int *f, int *s);
  * results must hold dctk_space_ncombos(sp) entries, in enumeration order.
  * Per-combo failures are recorded in the rows, never returned. */
 DCTK_API dctk_status dctk_sweep_run(const dctk_space *sp, const void *sample, int ndim, const size_t *shape,
-                           const dctk_sweep_opts *o, dctk_combo_result *results);
+                                    const dctk_sweep_opts *o, dctk_combo_result *results);
 /* Whether a finished combo is kept: it ran, its metrics are finite, and its
  * relative L1 error is within the threshold (NaN: no threshold). */
 DCTK_API bool dctk_combo_keep(const dctk_combo_result *r, double threshold);
@@ -231,7 +234,7 @@ typedef struct dctk_evaluate_summary {
  * than waiting on the others; writing the consolidated files is member 0's
  * alone. */
 DCTK_API dctk_status dctk_evaluate_variable(struct dctk_dataset *ds, size_t v, const dctk_evaluate_opts *o,
-                                   dctk_evaluate_summary *sum);
+                                            dctk_evaluate_summary *sum);
 
 
 #ifdef __cplusplus

@@ -42,7 +42,7 @@ typedef struct dctk_export_report {
  * r may be NULL. Not safe while another thread of the process calls
  * libnetcdf (libnetcdf is not thread-safe). */
 DCTK_API dctk_status dctk_zarr_export_netcdf(const char *store_path, const char *nc_path, const dctk_export_opts *o,
-                                    dctk_export_report *r);
+                                             dctk_export_report *r);
 
 #ifdef __cplusplus
 }

@@ -91,7 +91,8 @@ typedef struct dctk_cluster_curve {
  * (ratio, error) pairs. Both are malloc'ed; *n may be 0. */
 DCTK_API dctk_status dctk_report_points(const dctk_result_table *t, int err_col, double **xy, size_t **idx, size_t *n);
 
-DCTK_API dctk_status dctk_cluster_curve_compute(const double *xy, size_t n, int k_min, int k_max, dctk_cluster_curve *c);
+DCTK_API dctk_status dctk_cluster_curve_compute(const double *xy, size_t n, int k_min, int k_max,
+                                                dctk_cluster_curve *c);
 
 /* Draw the elbow and silhouette curves side by side into prefix.png and
  * prefix.svg. title names the data ("t, relative L1"). */

@@ -95,7 +95,7 @@ typedef struct dctk_csv_writer dctk_csv_writer;
  * already there. fsync_each adds an fsync after every row (survives power loss,
  * not only a crash of this process). */
 DCTK_API dctk_status dctk_csv_writer_open(const char *path, bool resume, bool fsync_each, dctk_csv_writer **out,
-                                 size_t *kept);
+                                          size_t *kept);
 /* Write one row with a single write(2): on return it is in the file. */
 DCTK_API dctk_status dctk_csv_writer_append(dctk_csv_writer *w, const dctk_result_row *row);
 /* Close; reports a failed final fsync/close. Accepts NULL. */

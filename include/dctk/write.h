@@ -22,8 +22,8 @@ DCTK_API dctk_status dctk_store_path_for(const char *where, const char *dataset,
  * DCTK_ERR_ARG says so. *codecs is a new reference; fingerprint (32 bytes)
  * may be NULL. */
 DCTK_API dctk_status dctk_combo_resolve(dctk_dataset *ds, size_t v, uint64_t size_limit, const dctk_space_opts *space,
-                               int c, int f, int s, const char *expect_fingerprint, json_t **codecs,
-                               char *fingerprint);
+                                        int c, int f, int s, const char *expect_fingerprint, json_t **codecs,
+                                        char *fingerprint);
 
 typedef struct dctk_compress_opts {
     const char *store_path;     /* the .zarr folder (created when missing) */
@@ -56,7 +56,7 @@ typedef struct dctk_compress_report {
  * masks and stay within bound_l1; otherwise DCTK_ERR_BOUND (the array stays,
  * the report says by how much). */
 DCTK_API dctk_status dctk_compress_variable(dctk_dataset *ds, size_t v, const dctk_compress_opts *o,
-                                   dctk_compress_report *r);
+                                            dctk_compress_report *r);
 
 /* Consolidate the store of a dataset: every data variable of ds must be
  * there (else DCTK_ERR_NOT_FOUND listing the missing ones); coordinate

@@ -75,7 +75,8 @@ DCTK_API dctk_status dctk_store_mem_new(dctk_store **out);
 DCTK_API void dctk_store_close(dctk_store *s); /* accepts NULL */
 
 DCTK_API dctk_status dctk_store_get(dctk_store *s, const char *key, dctk_buf *out); /* whole value */
-DCTK_API dctk_status dctk_store_get_range(dctk_store *s, const char *key, uint64_t offset, uint64_t length, dctk_buf *out);
+DCTK_API dctk_status dctk_store_get_range(dctk_store *s, const char *key, uint64_t offset, uint64_t length,
+                                          dctk_buf *out);
 DCTK_API dctk_status dctk_store_set(dctk_store *s, const char *key, const void *p, size_t n);
 DCTK_API dctk_status dctk_store_set_parts(dctk_store *s, const char *key, const dctk_store_part *parts, size_t n);
 DCTK_API dctk_status dctk_store_delete(dctk_store *s, const char *key);
@@ -117,8 +118,8 @@ typedef struct dctk_zarr_meta {
 /* Fill in a v3 meta: shard NULL for an unsharded array. codecs is copied
  * (NULL: [{"name":"bytes",...}]); attrs copied (NULL: {}); dims may be NULL. */
 DCTK_API dctk_status dctk_zarr_meta_init(dctk_zarr_meta *m, dctk_dtype t, int ndim, const size_t *shape,
-                                const size_t *chunk, const size_t *shard, double fill, const json_t *codecs,
-                                const json_t *attrs, const char *const *dims);
+                                         const size_t *chunk, const size_t *shard, double fill, const json_t *codecs,
+                                         const json_t *attrs, const char *const *dims);
 DCTK_API void dctk_zarr_meta_clear(dctk_zarr_meta *m); /* frees the owned parts; accepts NULL */
 /* The v3 zarr.json object (new reference). */
 DCTK_API json_t *dctk_zarr_meta_to_json(const dctk_zarr_meta *m);
@@ -176,8 +177,8 @@ typedef struct dctk_zarr_write_stats {
  * other threads and is returned with its detail, prefixed with the key of the
  * shard being written. Every inner chunk is written, or absent when it is all
  * fill value; a shard with none is not stored. stats may be NULL. */
-DCTK_API dctk_status dctk_zarr_write(dctk_zarr_array *a, dctk_zarr_read_fn read, void *user, const dctk_zarr_write_opts *opts,
-                            dctk_zarr_write_stats *stats);
+DCTK_API dctk_status dctk_zarr_write(dctk_zarr_array *a, dctk_zarr_read_fn read, void *user,
+                                     const dctk_zarr_write_opts *opts, dctk_zarr_write_stats *stats);
 /* Write from a C-order buffer holding the whole array. */
 DCTK_API dctk_status dctk_zarr_write_buffer(dctk_zarr_array *a, const void *data, int threads);
 

@@ -28,7 +28,8 @@ DCTK_API void dctk_zarr_block_shape(const dctk_zarr_meta *m, uint64_t max_bytes,
 /* Walk the blocks of a grid in C order. Start with *first = true; each call
  * sets start/count of the next block (clipped at the array's edge) and
  * returns false when there is none left. A shape with a zero has no blocks. */
-DCTK_API bool dctk_block_next(int ndim, const size_t *shape, const size_t *block, bool *first, size_t *start, size_t *count);
+DCTK_API bool dctk_block_next(int ndim, const size_t *shape, const size_t *block, bool *first, size_t *start,
+                              size_t *count);
 
 #define DCTK_PREVIEW_MAX 16
 
@@ -49,7 +50,7 @@ typedef struct dctk_zarr_summary {
  * values (at most DCTK_PREVIEW_MAX). Errors are those of dctk_zarr_read
  * (DCTK_ERR_CORRUPT for a damaged shard, naming its key). */
 DCTK_API dctk_status dctk_zarr_summarize(dctk_zarr_array *a, uint64_t max_block_bytes, size_t npreview,
-                                dctk_zarr_summary *out);
+                                         dctk_zarr_summary *out);
 
 #ifdef __cplusplus
 }
