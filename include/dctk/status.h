@@ -26,7 +26,8 @@ typedef enum dctk_status {
     DCTK_ERR_BOUND = 9,       /* an error bound or size limit was exceeded */
     DCTK_ERR_MPI = 10,        /* the parallel layer failed */
     DCTK_ERR_INTERNAL = 11,   /* a bug: an invariant did not hold */
-    DCTK_ERR_BUSY = 12        /* another live process holds it (a field being written) */
+    DCTK_ERR_BUSY = 12,       /* another live process holds it (a field being written) */
+    DCTK_ERR_INTERRUPTED = 13 /* stopped on request (SIGINT, SIGTERM) */
 } dctk_status;
 
 /* Short fixed text for a status ("corrupt data"). Never NULL. */
@@ -45,6 +46,10 @@ DCTK_API void dctk_clear_detail(void);
 
 /* Record the detail and yield the status: `return DCTK_FAIL(DCTK_ERR_ARG, "bad %s", x);` */
 #define DCTK_FAIL(st, ...) (dctk_set_detail(__VA_ARGS__), (st))
+
+/* The one out-of-memory failure, where nothing more useful can be said:
+ * `if (!p) return DCTK_NOMEM();` */
+#define DCTK_NOMEM() DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory")
 
 /* Return the status of expr when it is not DCTK_OK. */
 #define DCTK_TRY(expr)                          \

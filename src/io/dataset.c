@@ -111,7 +111,7 @@ dctk_status dctk_dataset_open(const char *path, dctk_dataset **out) {
         return DCTK_FAIL(DCTK_ERR_NOMEM, "%s: out of memory", path);
     }
     dctk_status st = fn(path, ds);
-    if (st == DCTK_OK && !ds->attrs && !(ds->attrs = json_object())) st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (st == DCTK_OK && !ds->attrs && !(ds->attrs = json_object())) st = DCTK_NOMEM();
     if (st != DCTK_OK) {
         dctk_dataset_close(ds);
         return st;
@@ -158,6 +158,17 @@ static void data_var_list(const dctk_dataset *ds, char *buf, size_t cap) {
         k += (size_t)snprintf(buf + k, cap - k, "%s%s", sep, ds->vars[i].name);
     }
     if (!k) snprintf(buf, cap, "none");
+}
+
+const char *dctk_dataset_skipped(const dctk_dataset *ds, size_t i, const char **why) {
+    const char *key;
+    json_t *v;
+    json_object_foreach(ds->unsupported, key, v) {
+        if (i-- > 0) continue;
+        if (why) *why = json_string_value(v);
+        return key;
+    }
+    return NULL;
 }
 
 dctk_status dctk_dataset_find(const dctk_dataset *ds, const char *name, size_t *idx) {
