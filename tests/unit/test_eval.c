@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "dctk/eval.h"
+#include "eval/space_internal.h"
 
 static void sample_indices_like_numpy(void **state) {
     (void)state;

@@ -22,6 +22,7 @@
 #include <cmocka.h>
 
 #include "dctk/eval.h"
+#include "eval/space_internal.h"
 #include "dctk/util.h"
 
 typedef struct {
