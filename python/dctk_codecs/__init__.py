@@ -1,6 +1,6 @@
 """numcodecs codecs (and zarr-python 3 codecs) for dc_toolkit's own codecs,
 dctk.sz and dctk.ebcc, decoded and encoded by dc_toolkit's library
-(libdctk_codecs) through ctypes.
+(libdctk_codec_abi) through ctypes.
 
 Installed by `make install`, whose dist-info names the codecs as entry points
 (numcodecs.codecs, zarr.codecs), so numcodecs.get_codec({"id": "dctk.sz",

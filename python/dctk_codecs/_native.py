@@ -14,9 +14,9 @@ def _find():
         try:
             from ._libpath import LIBRARY as path
         except ImportError:
-            path = ctypes.util.find_library("dctk_codecs")
+            path = ctypes.util.find_library("dctk_codec_abi")
     if not path:
-        raise ImportError("dctk_codecs: libdctk_codecs not found: install dc_toolkit (make install) "
+        raise ImportError("dctk_codecs: libdctk_codec_abi not found: install dc_toolkit (make install) "
                           "or set DCTK_CODECS_LIBRARY to the library's path")
     return ctypes.CDLL(path)
 

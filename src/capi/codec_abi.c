@@ -2,7 +2,7 @@
  * decode one chunk with one codec, named by its Zarr v3 JSON object. Plain C
  * types only, so that a caller needs no header of ours; every failure is a
  * non-zero dctk_status with its detail copied into err. Built as the shared
- * library libdctk_codecs (CMakeLists.txt). */
+ * library libdctk_codec_abi (python/CMakeLists.txt), linked with libdctk_codecs. */
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -30,7 +30,7 @@ static int finish(dctk_status st, char *err, size_t errcap) {
 
 /* Encode the n bytes at src (a C-order chunk of dtype and shape) into a new
  * buffer *out of *out_n bytes, freed with dctk_codec_abi_free. */
-int dctk_codec_abi_encode(const char *codec_json, const char *dtype, int ndim, const uint64_t *shape,
+DCTK_API int dctk_codec_abi_encode(const char *codec_json, const char *dtype, int ndim, const uint64_t *shape,
                           const void *src, size_t n, void **out, size_t *out_n, char *err, size_t errcap) {
     dctk_codec *c = NULL;
     dctk_chunk_spec spec;
@@ -56,7 +56,7 @@ int dctk_codec_abi_encode(const char *codec_json, const char *dtype, int ndim, c
 
 /* Decode the n encoded bytes at src into dst, which holds exactly the chunk
  * (dst_n bytes: its elements of dtype and shape). */
-int dctk_codec_abi_decode(const char *codec_json, const char *dtype, int ndim, const uint64_t *shape,
+DCTK_API int dctk_codec_abi_decode(const char *codec_json, const char *dtype, int ndim, const uint64_t *shape,
                           const void *src, size_t n, void *dst, size_t dst_n, char *err, size_t errcap) {
     dctk_codec *c = NULL;
     dctk_chunk_spec spec;
@@ -78,4 +78,4 @@ int dctk_codec_abi_decode(const char *codec_json, const char *dtype, int ndim, c
     return finish(st, err, errcap);
 }
 
-void dctk_codec_abi_free(void *p) { dctk_free(p); }
+DCTK_API void dctk_codec_abi_free(void *p) { dctk_free(p); }
