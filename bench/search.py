@@ -43,7 +43,7 @@ FIELDS = [("nug/rectilinear_grid_3D.nc", "t"), ("cdf/Tstorm.cdf", "t"), ("cdf/nc
           ("cdf/pop.nc", "t"), ("cdf/sstanom.robinsonproj.nc", "SST"), ("nug/orog_mod3_rectilinear_grid_2D.nc", "orog"),
           ("nug/tas_rotated_grid_EUR11.nc", "tas"), ("nug/HSURF_regional_model_0.11deg.nc", "HSURF"),
           ("cdf/sst30e_netcdf.nc", "sst"), ("cdf/hgt.nc", "HGT")][:nfields]
-LOSSY_LIMIT, LOSSLESS_LIMIT = "100KB", "400KB"
+LOSSY_LIMIT, LOSSLESS_LIMIT = "50KB", "200KB"
 # lossless: no threshold applies (a table with no rows), and lossless codecs only
 NO_TABLE = os.path.join(tempfile.mkdtemp(prefix="dctk_bench_search_"), "none.csv")
 with open(NO_TABLE, "w") as f:

@@ -30,6 +30,7 @@ enum {
     PROBE_PART = 16,       /* the probe is 1/16 of the sample (one piece at least) */
     KEEP_STAGES = 16,      /* stages that go on to the halving */
     FINALISTS = 3,    /* measured on the whole sample, at most (without --max-evals) */
+    FALLBACK_STAGES = 3, /* distinct stages with a finalist (see add_fallbacks) */
     ETA = 4,          /* halving: keep 1 in ETA, on ETA times more of the sample */
 };
 #define PROBE_MARGIN 4.0   /* a stage out on a probe fails the gates by this factor */
@@ -113,6 +114,11 @@ static dctk_sample_part part_of(const dctk_sample_region *pieces, size_t n, size
 /* --- bookkeeping -------------------------------------------------------------- */
 
 typedef struct {
+    size_t key; /* unit or combo */
+    double score;
+} ranked;
+
+typedef struct {
     const dctk_space *sp;
     double threshold;
     const dctk_search_ops *ops;
@@ -125,6 +131,7 @@ typedef struct {
     dctk_sample_region *pieces, *buf;
     size_t npieces;
     double probe_fraction;
+    ranked *lead; /* per unit: its best pair in the last round it took part in (key = combo + 1, 0: none) */
 } search;
 
 static int comp_of(const search *se, size_t i) { return (int)i - (int)se->sp->comp_none; }
@@ -168,11 +175,6 @@ static bool fails_by(const dctk_combo_result *r, double threshold, double margin
     s.euclidean /= margin, s.max_abs_err /= margin;
     return !dctk_combo_keep(&s, threshold);
 }
-
-typedef struct {
-    size_t key; /* unit or combo */
-    double score;
-} ranked;
 
 /* Best first; ties in index order, so every rank sorts alike. */
 static int by_score(const void *a, const void *b) {
@@ -370,6 +372,7 @@ static dctk_status halve(search *se, cands *cs, size_t m, size_t keep) {
     drop_dominated(se, cs, fraction);
     for (size_t r = 0; r < cs->n; r++) cs->c[r].score = score_of(&se->rows[cs->c[r].key]);
     qsort(cs->c, cs->n, sizeof *cs->c, by_score);
+    for (size_t r = cs->n; r-- > 0;) se->lead[unit_of(se, cs->c[r].key)] = (ranked){cs->c[r].key + 1, cs->c[r].score};
     for (size_t r = keep; r < cs->n; r++) {
         size_t k = cs->c[r].key;
         estimate(se, unit_of(se, k), k, true);
@@ -390,6 +393,24 @@ static size_t first_part(const search *se, size_t n) {
     size_t m = ETA;
     while (m < NPIECES && (double)n / (double)m > BUDGET * (double)se->ncombos) m *= ETA;
     return m < se->npieces ? m : se->npieces;
+}
+
+/* compress falls back to the next best lossy stage when the whole field
+ * misses a bound the sample met: the best pair of the next best stages is
+ * measured too, so FALLBACK_STAGES stages have a kept row. */
+static void add_fallbacks(search *se, bool *final) {
+    size_t have = 0, n = 0;
+    ranked *rk = calloc(se->nunits + 1, sizeof *rk);
+    if (!rk) return; /* fewer fallbacks, not a wrong result */
+    for (size_t u = 0; u < se->nunits; u++) {
+        bool any = false;
+        for (size_t i = 0; i < se->ncomp && !any; i++) any = final[combo(se, u, i)];
+        have += any;
+        if (!any && se->lead[u].key) rk[n++] = (ranked){se->lead[u].key - 1, se->lead[u].score};
+    }
+    qsort(rk, n, sizeof *rk, by_score);
+    for (size_t r = 0; r < n && have < FALLBACK_STAGES; r++, have++) final[rk[r].key] = true;
+    free(rk);
 }
 
 static dctk_status halving(search *se, long max_evals, bool *final) {
@@ -420,6 +441,7 @@ static dctk_status halving(search *se, long max_evals, bool *final) {
         snprintf(se->pruned[k].error, sizeof se->pruned[k].error, "pruned: its ratio on %.3g of the sample is more "
                  "than 1.5%% below the best", se->rows[k].fraction);
     }
+    if (st == DCTK_OK && max_evals <= 0) add_fallbacks(se, final);
     free(cs.c);
     return st;
 }
@@ -439,7 +461,8 @@ dctk_status dctk_search_adaptive(const dctk_space *sp, double threshold, int ndi
     se.run = calloc(n, sizeof *se.run);
     se.rows = calloc(n, sizeof *se.rows);
     se.buf = calloc(se.npieces + 1, sizeof *se.buf);
-    if (!se.alive || !se.stage || !se.run || !se.rows || !se.buf) st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    se.lead = calloc(se.nunits + 1, sizeof *se.lead);
+    if (!se.alive || !se.stage || !se.run || !se.rows || !se.buf || !se.lead) st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
     for (size_t u = 0; u < se.nunits && st == DCTK_OK; u++) se.alive[u] = true;
     for (size_t k = 0; k < se.ncombos && st == DCTK_OK; k++) {
         dctk_space_combo(sp, k, &pruned[k].c, &pruned[k].f, &pruned[k].s);
@@ -452,6 +475,7 @@ dctk_status dctk_search_adaptive(const dctk_space *sp, double threshold, int ndi
     free(se.run);
     free(se.rows);
     free(se.buf);
+    free(se.lead);
     free(se.pieces);
     return st;
 }
