@@ -26,7 +26,8 @@ from checks import check, finish  # noqa: E402
 DCTK = os.environ["DCTK"]
 FILE = os.path.join(os.environ.get("DCTK_NCARG", "/usr/share/ncarg/data"), "cdf", "meccatemp.cdf")
 SZ_REL, EBCC_REL = [1e-2, 1e-3, 1e-4, 1e-6], [1e-2, 1e-3, 1e-6, 1e-9]
-SPACE = ["--compressor-class", "none", "--filter-class", "none,fixedoffsetscale", "--serializer-class", "sz,ebcc"]
+SPACE = ["--search", "exhaustive", "--compressor-class", "none", "--filter-class", "none,fixedoffsetscale",
+         "--serializer-class", "sz,ebcc"]
 
 with netCDF4.Dataset(FILE) as d:
     x = np.ma.filled(d["t"][:].astype(np.float64), np.nan)

@@ -54,7 +54,8 @@ with netCDF4.Dataset(path, "w") as nc:
 
 out = os.path.join(tmp, "out")
 r = subprocess.run([DCTK, "evaluate_combos", path, "--where-to-write", out, "--compressor-class", "zstd",
-                    "--override-existing-l1-error", "1e-2", "--threads-per-rank", "2"], capture_output=True, text=True)
+                    "--override-existing-l1-error", "1e-2", "--threads-per-rank", "2", "--search", "exhaustive"],
+                   capture_output=True, text=True)
 errors = [l for l in r.stderr.splitlines() if l.startswith("dc_toolkit")]
 check(r.returncode == 0, "exit status %d: %r" % (r.returncode, errors))
 check(errors == [], "error lines: %r" % errors)
