@@ -334,6 +334,51 @@ static void explain_stop(dctk_status st, const char *var, const char *path, cons
 
 /* --- the adaptive search ------------------------------------------------------ */
 
+static size_t unit_of_combo(const dctk_space *sp, size_t k) {
+    int c, f, s;
+    dctk_space_combo(sp, k, &c, &f, &s);
+    return (size_t)(f + sp->filt_none) * (size_t)(sp->nser + sp->ser_none) + (size_t)(s + sp->ser_none);
+}
+
+/* The units left out before the sweep (those a resumed CSV already holds
+ * are its rows), and the units not to run: those and the resumed ones. */
+static dctk_status leave_out(const char *var, const dctk_space *sp, const dctk_evaluate_opts *o, const bool *resumed,
+                             bool **out, bool **run_skip, size_t *nleft, char *why, size_t cap) {
+    size_t n = dctk_sweep_nunits(sp);
+    *out = calloc(n + 1, sizeof **out);
+    *run_skip = calloc(n + 1, sizeof **run_skip);
+    if (!*out || !*run_skip) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    *nleft = dctk_search_left_out(sp, *out, why, cap);
+    for (size_t u = 0; u < n; u++) {
+        if (resumed && resumed[u]) (*out)[u] = false;
+        (*run_skip)[u] = (*out)[u] || (resumed && resumed[u]);
+    }
+    if (*nleft && is_writer(o)) dctk_log(DCTK_LOG_INFO, "%s: %zu combos left out before the sweep: %s", var, *nleft, why);
+    return DCTK_OK;
+}
+
+/* Units that can never give a distinct result (dctk_search_left_out): not
+ * run in either search; their rows say so, written here by member 0. */
+static dctk_status write_left_out(const dctk_space *sp, const char *var, const bool *out, const char *why,
+                                  const dctk_evaluate_opts *o, dctk_combo_result *res, bool *have, run_ctx *rc) {
+    for (size_t k = 0; k < dctk_space_ncombos(sp) && is_writer(o); k++) {
+        if (!out[unit_of_combo(sp, k)]) continue;
+        dctk_combo_result *r = &res[k];
+        *r = (dctk_combo_result){.ratio = NAN, .l1_rel = NAN, .l2_rel = NAN, .linf_rel = NAN, .euclidean = NAN,
+                                 .max_abs_err = NAN, .encode_mbps = NAN, .decode_mbps = NAN};
+        dctk_space_combo(sp, k, &r->c, &r->f, &r->s);
+        snprintf(r->error, sizeof r->error, "left out: %.140s", why);
+        if (have) have[k] = true;
+        if (rc->csv && rc->csv_st == DCTK_OK) {
+            dctk_result_row row = make_row(sp, var, r);
+            rc->csv_st = dctk_csv_writer_append(rc->csv, &row);
+            if (rc->csv_st != DCTK_OK) snprintf(rc->csv_err, sizeof rc->csv_err, "%s", dctk_detail());
+            free_row(&row);
+        }
+    }
+    return DCTK_OK;
+}
+
 /* One screening phase of the search, run like a sweep (shared by the team). */
 typedef struct {
     const dctk_space *sp;
@@ -381,21 +426,23 @@ static dctk_status screen(void *user, const char *phase, const dctk_sample_part 
  * the exhaustive path; the pruned rows join the CSV (member 0) saying why. */
 static dctk_status search_adaptive(const dctk_var *var, const void *sample, const dctk_sample_plan *plan,
                                    const dctk_space *sp, const dctk_evaluate_opts *o, dctk_evaluate_summary *s,
-                                   dctk_sweep_opts *so, dctk_combo_result *res, bool *have, run_ctx *rc) {
+                                   dctk_sweep_opts *so, const bool *left_out, dctk_combo_result *res, bool *have,
+                                   run_ctx *rc) {
     size_t n = s->ncombos ? s->ncombos : 1;
     bool *final = calloc(n, sizeof *final);
     screen_ctx x = {sp, sample, var, plan, o, so, calloc(n, sizeof(bool)), 0, 0};
     dctk_search_ops ops = {screen, &x};
     dctk_status st = final && x.have ? DCTK_OK : DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
     if (st == DCTK_OK)
-        st = dctk_search_adaptive(sp, s->threshold, var->ndim, plan->shape, so->chunk, o->max_evals, &ops, final, res);
+        st = dctk_search_adaptive(sp, s->threshold, var->ndim, plan->shape, so->chunk, o->max_evals, left_out, &ops,
+                                  final, res);
     for (size_t k = 0; k < s->ncombos && st == DCTK_OK; k++) s->nmeasured += final[k];
     if (st == DCTK_OK && o->phase) o->phase(o->progress_user, "finalists on the whole sample");
     rc->done = 0, rc->total = s->nmeasured;
     so->run_combo = final;
     if (st == DCTK_OK) st = run_sweep(sp, sample, var, plan, so, o, res);
     for (size_t k = 0; k < s->ncombos && st == DCTK_OK && is_writer(o); k++) {
-        if (final[k]) continue;
+        if (final[k] || left_out[unit_of_combo(sp, k)]) continue;
         if (have) have[k] = true;
         if (rc->csv && rc->csv_st == DCTK_OK) {
             dctk_result_row row = make_row(sp, var->name, &res[k]);
@@ -436,12 +483,20 @@ static dctk_status sweep_space(const dctk_var *var, const void *sample, const dc
     memcpy(s->chunk, so.chunk, sizeof so.chunk);
     double t0 = dctk_now();
     bool adaptive = o->search == DCTK_SEARCH_ADAPTIVE && !resume;
+    bool *left_out = NULL, *run_skip = NULL;
+    char why[200];
+    size_t nleft = 0;
+    if (st == DCTK_OK) st = leave_out(var->name, sp, o, skip, &left_out, &run_skip, &nleft, why, sizeof why);
+    so.skip_unit = run_skip;
     if (st == DCTK_OK && o->search == DCTK_SEARCH_ADAPTIVE && resume)
         dctk_log(DCTK_LOG_INFO, "%s: --resume goes on exhaustively: every combo not in the CSV runs on the whole "
                  "sample", var->name);
-    if (st == DCTK_OK && adaptive) st = search_adaptive(var, sample, plan, sp, o, s, &so, res, have, &rc);
+    if (st == DCTK_OK && adaptive) st = search_adaptive(var, sample, plan, sp, o, s, &so, left_out, res, have, &rc);
     else if (st == DCTK_OK) st = run_sweep(sp, sample, var, plan, &so, o, res);
-    if (!adaptive) s->nmeasured = s->ncombos;
+    if (st == DCTK_OK) st = write_left_out(sp, var->name, left_out, why, o, res, have, &rc);
+    free(left_out);
+    free(run_skip);
+    if (!adaptive) s->nmeasured = s->ncombos - nleft;
     dctk_timer_add("sweep", dctk_now() - t0);
     dctk_status cst = dctk_csv_writer_close(rc.csv);
     free(skip);

@@ -447,8 +447,8 @@ static dctk_status halving(search *se, long max_evals, bool *final) {
 }
 
 dctk_status dctk_search_adaptive(const dctk_space *sp, double threshold, int ndim, const size_t *shape,
-                                 const size_t *chunk, long max_evals, const dctk_search_ops *ops, bool *final,
-                                 dctk_combo_result *pruned) {
+                                 const size_t *chunk, long max_evals, const bool *left_out,
+                                 const dctk_search_ops *ops, bool *final, dctk_combo_result *pruned) {
     search se = {.sp = sp, .threshold = threshold, .ops = ops, .ncombos = dctk_space_ncombos(sp),
                  .nunits = dctk_sweep_nunits(sp), .ncomp = (size_t)sp->ncomp + sp->comp_none, .pruned = pruned};
     uint64_t bytes = dctk_shape_nelems(ndim, shape) * dctk_dtype_size(sp->dtype);
@@ -463,7 +463,7 @@ dctk_status dctk_search_adaptive(const dctk_space *sp, double threshold, int ndi
     se.buf = calloc(se.npieces + 1, sizeof *se.buf);
     se.lead = calloc(se.nunits + 1, sizeof *se.lead);
     if (!se.alive || !se.stage || !se.run || !se.rows || !se.buf || !se.lead) st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
-    for (size_t u = 0; u < se.nunits && st == DCTK_OK; u++) se.alive[u] = true;
+    for (size_t u = 0; u < se.nunits && st == DCTK_OK; u++) se.alive[u] = !left_out || !left_out[u];
     for (size_t k = 0; k < se.ncombos && st == DCTK_OK; k++) {
         dctk_space_combo(sp, k, &pruned[k].c, &pruned[k].f, &pruned[k].s);
         final[k] = false;
@@ -478,4 +478,29 @@ dctk_status dctk_search_adaptive(const dctk_space *sp, double threshold, int ndi
     free(se.lead);
     free(se.pieces);
     return st;
+}
+
+/* --- pairings left out before the sweep ------------------------------------------ */
+
+/* Whether filter f is bitround keeping every mantissa bit of the dtype. */
+static bool identity_bitround(const dctk_space *sp, int f) {
+    if (strcmp(sp->filt[f].family, "bitround") != 0) return false;
+    json_t *conf = json_object_get(json_array_get(sp->filt[f].codecs, 0), "configuration");
+    json_int_t keep = json_integer_value(json_object_get(conf, "keepbits"));
+    return (sp->dtype == DCTK_FLOAT32 && keep == 23) || (sp->dtype == DCTK_FLOAT64 && keep == 52);
+}
+
+size_t dctk_search_left_out(const dctk_space *sp, bool *out, char *why, size_t cap) {
+    size_t n = 0, nunits = dctk_sweep_nunits(sp);
+    why[0] = '\0';
+    for (size_t u = 0; u < nunits; u++) {
+        int f, s;
+        dctk_sweep_unit(sp, u, &f, &s);
+        out[u] = sp->filt_none && f >= 0 && identity_bitround(sp, f);
+        n += out[u] ? (size_t)(sp->ncomp + sp->comp_none) : 0;
+    }
+    if (n)
+        snprintf(why, cap, "bitround keeping all %d mantissa bits is the identity: the same pipelines as no filter",
+                 sp->dtype == DCTK_FLOAT32 ? 23 : 52);
+    return n;
 }

@@ -24,9 +24,17 @@ typedef struct dctk_search_ops {
  * on the whole sample (at most max_evals when max_evals > 0). Every other
  * row of pruned gets keep false, what was measured of it (its fraction of
  * the sample in .fraction, 0 when its compressor never ran) and the reason in
- * .error. shape and chunk: the sample and its production chunks. */
+ * .error. shape and chunk: the sample and its production chunks. Units
+ * marked in left_out (may be NULL) are not run, their rows not touched. */
 dctk_status dctk_search_adaptive(const dctk_space *sp, double threshold, int ndim, const size_t *shape,
-                                 const size_t *chunk, long max_evals, const dctk_search_ops *ops, bool *final,
-                                 dctk_combo_result *pruned);
+                                 const size_t *chunk, long max_evals, const bool *left_out,
+                                 const dctk_search_ops *ops, bool *final, dctk_combo_result *pruned);
+
+/* Units that can never give a distinct result, left out before any sweep:
+ * bitround keeping every mantissa bit (23 of float32, 52 of float64) is the
+ * identity, so each of its pipelines is the same as with no filter, which
+ * the space also holds (and which wins a tie, coming first). out[u] set for
+ * those units; returns their combo count, and why in why. */
+size_t dctk_search_left_out(const dctk_space *sp, bool *out, char *why, size_t cap);
 
 #endif
