@@ -98,7 +98,7 @@ def main():
             q = ba["ratio"] / be["ratio"]
             ident = key(ba) == key(be) or ba["ratio"] == be["ratio"]
             ok = all(kept(re_[k]) and same_metrics(r, re_[k]) for k, r in ra.items() if kept(r))
-            nmeasured = sum(1 for r in ra.values() if not r["error"].startswith("pruned"))
+            nmeasured = sum(1 for r in ra.values() if not r["error"].startswith(("pruned", "left out")))
             ratios.append(q)
             fracs.append(ca / ce)
             same += ident
