@@ -101,7 +101,7 @@ def main():
     check(len(ours) == 99 * 12 * 8, "dctk.* rows: %d" % len(ours))
     for r in ours:
         bound = json.loads(r["serializer"])["configuration"]["error_bound"]
-        check(r["error"] == "", "%s failed: %s" % (r["serializer"], r["error"]))
+        check(r["error"] == "" or r["error"].startswith("left out: "), "%s failed: %s" % (r["serializer"], r["error"]))
         if r["filt_idx"] == "-1":
             check(float(r["max_abs_err"]) <= bound, "%s: max error %s" % (r["serializer"], r["max_abs_err"]))
     # numcodecs 0.11 has no PCodec either: its rows are checked by test_pcodec and test_pcodec_sweep
