@@ -125,9 +125,10 @@ static void print_summary(const dctk_var *var, const dctk_evaluate_opts *eo, con
            s->ncombos, dctk_shape_str(var->ndim, s->sample_shape, sh, sizeof sh),
            dctk_format_size(s->sample_bytes, sz, sizeof sz), s->seconds, s->nkept, s->nfailed, th,
            s->threshold_source);
-    if (s->nmeasured < s->ncombos)
+    if (eo->search == DCTK_SEARCH_ADAPTIVE && s->nmeasured + s->nleft < s->ncombos)
         printf("%s: adaptive search: %zu combos measured on the whole sample, the other %zu pruned on parts of it "
-               "(--search exhaustive measures them all)\n", var->name, s->nmeasured, s->ncombos - s->nmeasured);
+               "(--search exhaustive measures them all)\n", var->name, s->nmeasured,
+               s->ncombos - s->nmeasured - s->nleft);
     if (s->best < 0) {
         printf("%s: no combo met the threshold\n", var->name);
         return;

@@ -227,7 +227,8 @@ static dctk_status write_results(const dctk_var *var, const dctk_space *sp, cons
     s->best = dctk_sweep_best(res, s->ncombos);
     for (size_t k = 0; k < s->ncombos; k++) {
         s->nkept += res[k].keep;
-        s->nfailed += res[k].error[0] != '\0' && strncmp(res[k].error, "pruned:", 7) != 0;
+        s->nfailed += res[k].error[0] != '\0' && strncmp(res[k].error, "pruned:", 7) != 0 &&
+                      strncmp(res[k].error, "left out:", 9) != 0;
     }
     if (s->best < 0) return DCTK_OK;
     s->best_row = res[s->best];
@@ -497,6 +498,7 @@ static dctk_status sweep_space(const dctk_var *var, const void *sample, const dc
     free(left_out);
     free(run_skip);
     if (!adaptive) s->nmeasured = s->ncombos - nleft;
+    s->nleft = nleft;
     dctk_timer_add("sweep", dctk_now() - t0);
     dctk_status cst = dctk_csv_writer_close(rc.csv);
     free(skip);
