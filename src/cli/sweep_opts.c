@@ -107,8 +107,9 @@ static void show_progress(void *user, size_t done, size_t total) {
         if (done == total) fputc('\n', stderr);
     } else if (done == 1 || pct / 10 > p->last_decile || done == total) {
         p->last_decile = pct / 10;
-        fprintf(stderr, "%s: %s%s%zu/%zu combos (%d%%), %.1f combos/s, ETA %.0fs\n", p->var, p->phase,
-                p->phase[0] ? ": " : "", done, total, pct, rate, eta);
+        /* "VAR: done/total combos" first: the web UI reads that */
+        fprintf(stderr, "%s: %zu/%zu combos (%d%%)%s%s%s, %.1f combos/s, ETA %.0fs\n", p->var, done, total, pct,
+                p->phase[0] ? " [" : "", p->phase, p->phase[0] ? "]" : "", rate, eta);
     }
 }
 
