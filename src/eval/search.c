@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "dctk/util.h"
+#include "eval/space_internal.h"
 #include "search.h"
 
 enum {
