@@ -152,6 +152,10 @@ static int compress_dataset(const char *cmd, const char *dataset) {
         so.want_user = &j;
         int src = sweep_cli_run(cmd, dataset, &so, write_swept, &j);
         if (src && !j.failures) j.failures++;
+        for (size_t v = 0; j.root && v < dctk_dataset_nvars(j.ds); v++) /* fields whose sweep failed */
+            if (j.plan[v] == PLAN_SWEEP && !json_object_get(j.fields, dctk_dataset_var(j.ds, v)->name))
+                compress_record(&j, dctk_dataset_var(j.ds, v)->name, "failed", "the sweep failed", "sweep", NULL,
+                                NULL, NULL, 0);
     }
     char line[4200] = "";
     if (j.root && j.failures == 0 && (rc = merge_store(cmd, &j, line, sizeof line)) != 0) j.failures++;
