@@ -132,6 +132,7 @@ static int merge_store(const char *cmd, compress_job *j, char *line, size_t cap)
     }
     dctk_status st = dctk_merge_fields(j->ds, j->store, wo.threads ? (int)wo.threads : dctk_available_cores());
     if (st != DCTK_OK) return cli_fail(cmd, st);
+    cli_warn_skipped(cmd, j->ds);
     snprintf(line, cap, "store: %s", j->store);
     return 0;
 }
