@@ -12,7 +12,9 @@ copies are equal bit for bit), written as netCDF 64-bit offset inputs.
 Each field is written with the same algorithm on both sides, byte shuffle +
 zlib level 1: `nccopy -k nc4 -d 1 -s` and `dc_toolkit compress_with_optimal
 --combo` (the pipeline bytes + numcodecs.shuffle + numcodecs.zlib 1) at 2
-threads, in 4 MiB inner chunks and 16 MiB shards, with --no-verify (nccopy does
+threads, in 1 MiB inner chunks and 16 MiB shards (an 11.5 MB field in 4 MiB chunks
+is three units of work for two threads, so one would idle a third of the time;
+deflate's 32 KB window makes the ratio the same), with --no-verify (nccopy does
 not read back) and with verification, alternated, RUNS times each (default 5),
 median wall time and CPU time (user + system). Peak memory is each process's
 maximum resident set (GNU time). The machine may be shared: CPU time says what
@@ -103,7 +105,7 @@ def writers(tmp, src, var):
 
     def ours(key, binary, codecs, verify):
         cmd = [binary, "compress_with_optimal", src, out(key), var, "--combo", combo(tmp, var, codecs),
-               "--threads", str(THREADS), "--inner-chunk-mib", "4", "--shard-mib", "16"]
+               "--threads", str(THREADS), "--inner-chunk-mib", "1", "--shard-mib", "16"]
         w[key] = (cmd + ([] if verify else ["--no-verify"]), os.path.join(out(key), stem + ".zarr", var))
 
     ours("dctk", exe, [BYTES, SHUFFLE, ZLIB1], False)
@@ -178,6 +180,7 @@ def sweep_side_by_side(tmp, src, var):
 def main():
     tmp = tempfile.mkdtemp(prefix="dctk_bench_compress_")
     try:
+        print("load average before: %s" % " ".join(open("/proc/loadavg").read().split()[:3]))
         print("== compress_with_optimal vs nccopy -k nc4 -d 1 -s (%s), %s" %
               (time.strftime("%Y-%m-%d"), subprocess.run(["nccopy"], capture_output=True, text=True).stderr
                .split("\n")[0][:60]))
