@@ -81,7 +81,9 @@ static bool best_holds(compress_job *j, size_t v, const json_t *best, char *why,
         return false;
     }
     double then = num_or_nan(best, "threshold"), now = threshold_now(j, var);
-    if (!same_threshold(then, now)) {
+    const char *src = json_string_value(json_object_get(best, "threshold_source"));
+    bool lossless_only = src && !strncmp(src, "none: lossless", 14); /* constant or all-missing: no bound applies */
+    if (!lossless_only && !same_threshold(then, now)) {
         snprintf(why, cap, "swept with threshold %g, now %g", then, now);
         return false;
     }
