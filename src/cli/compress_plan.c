@@ -69,6 +69,29 @@ static double threshold_now(const compress_job *j, const dctk_var *var) {
     return t;
 }
 
+/* DIR/sweep_state_VAR.json, when the sweep wrote one: what its rows were
+ * measured on. The write must use the same inner chunk (the sweep's ratios
+ * are per chunk) and the same sample limit. */
+static bool state_holds(const compress_job *j, const char *var, char *why, size_t cap) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/sweep_state_%s.json", j->where, var);
+    json_t *state = json_load_file(path, 0, NULL);
+    if (!state) return true;
+    const json_t *ic = json_object_get(state, "inner_chunk_bytes");
+    const json_t *lim = json_object_get(state, "eval_data_size_limit");
+    bool ok = true;
+    if (json_is_integer(ic) && (uint64_t)json_integer_value(ic) != j->eo.inner_chunk_bytes) {
+        snprintf(why, cap, "swept in inner chunks of %lld bytes, now %llu", (long long)json_integer_value(ic),
+                 (unsigned long long)j->eo.inner_chunk_bytes);
+        ok = false;
+    } else if (json_is_integer(lim) && (uint64_t)json_integer_value(lim) != j->eo.size_limit) {
+        snprintf(why, cap, "sweep_state: swept with --eval-data-size-limit %lld", (long long)json_integer_value(lim));
+        ok = false;
+    }
+    json_decref(state);
+    return ok;
+}
+
 /* Whether best (DIR/best_VAR.json) still holds for field v of this input:
  * the same sample size limit and threshold, and the space rebuilt from this
  * input's sample has its fingerprint and gives the same pipeline. Else why. */
@@ -80,6 +103,7 @@ static bool best_holds(compress_job *j, size_t v, const json_t *best, char *why,
                  (unsigned long long)j->eo.size_limit);
         return false;
     }
+    if (!state_holds(j, var->name, why, cap)) return false;
     double then = num_or_nan(best, "threshold"), now = threshold_now(j, var);
     const char *src = json_string_value(json_object_get(best, "threshold_source"));
     bool lossless_only = src && !strncmp(src, "none: lossless", 14); /* constant or all-missing: no bound applies */

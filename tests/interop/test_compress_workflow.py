@@ -5,7 +5,7 @@ zarrita (tests/js/store_digest.mjs) and compared with netCDF4's values:
 - evaluate_combos for the two fields of ice5g_21k_1deg.nc, then `compress` on
   the same DIR: no sweep runs (the log names the results it used), the store is
   written and merged; a second `compress` skips both fields;
-  `--no-skip-existing --vars Topo` rewrites one;
+  `--no-skip-existing --vars Topo` rewrites one; a result of another sample is swept again;
 - `--pipeline` in each of the three forms (the Python tool's
   {"compressor", "filter", "serializer"} inline, our codec list in a file, a
   best_VAR.json) writes a field without a sweep, also in compress_with_optimal;
@@ -105,6 +105,12 @@ m = manifest(out)
 check(rc == 0 and "Topo: wrote " in so and "Icemask" not in so, "--no-skip-existing --vars Topo: %s %s" % (so, se))
 check(set(m) == {"Topo"} and m["Topo"]["status"] == "written", "manifest after the rewrite: %s" % m)
 check(os.stat(os.path.join(store, "Topo", "zarr.json")).st_mtime_ns != mtime, "Topo was not rewritten")
+
+# a result swept on another sample no longer holds: swept again, with a line saying why
+rc, so, se = run("compress", ICE, out, "--no-skip-existing", "--vars", "Topo", "--eval-data-size-limit", "100KB",
+                 *SPACE)
+check(rc == 0 and "best_Topo.json no longer holds" in so and SWEPT in so,
+      "a result of another sample size limit was reused: %s %s" % (so, se))
 
 # --- --pipeline, three forms, no sweep ------------------------------------------------------
 PY = json.dumps({"compressor": {"name": "numcodecs.zlib", "configuration": {"level": 1}}, "filter": None,
