@@ -235,8 +235,8 @@ void compress_manifest_write(compress_job *j) {
     char path[4096];
     snprintf(path, sizeof path, "%s/batch_manifest.json", j->where);
     char *text = m ? json_dumps(m, JSON_INDENT(1) | JSON_SORT_KEYS) : NULL;
-    dctk_status st = text ? dctk_write_file_atomic(path, text, strlen(text))
-                          : DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    dctk_status st = text ? dctk_mkdirs(j->where) : DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (st == DCTK_OK) st = dctk_write_file_atomic(path, text, strlen(text));
     if (st != DCTK_OK) fprintf(stderr, "dc_toolkit compress: %s: %s\n", path, dctk_detail());
     else printf("manifest: %s (%zu written, %zu skipped, %zu failed)\n", path, counts[0], counts[1], counts[2]);
     free(text);
