@@ -38,7 +38,7 @@ static dctk_status deflate_create(const json_t *conf, dctk_codec **out, bool gzi
     long long level;
     DCTK_TRY(dctk_conf_int_range(conf, codec_name(gzip), "level", def, -1, 9, &level));
     deflate_codec *c = DCTK_CODEC_ALLOC(deflate_codec, vt);
-    if (!c) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (!c) return DCTK_NOMEM();
     c->level = level;
     c->gzip = gzip;
     *out = &c->base;
@@ -81,7 +81,7 @@ static size_t deflate_bound(const dctk_codec *base, const dctk_chunk_spec *in, s
 
 static dctk_status deflate_encode(const dctk_codec *base, dctk_codec_ctx *ctx, const dctk_chunk_spec *in,
                                   const void *src, size_t n, dctk_buf *dst) {
-    (void)ctx, (void)in;
+    (void)ctx;
     const deflate_codec *c = (const deflate_codec *)base;
     const char *name = codec_name(c->gzip);
     struct libdeflate_compressor *z = libdeflate_alloc_compressor(libdeflate_level(c->level));
@@ -162,14 +162,41 @@ static dctk_status deflate_decode(const dctk_codec *base, dctk_codec_ctx *ctx, c
     return st;
 }
 
+static json_t *level_conf(int v) { return json_pack("{s:i}", "level", v); }
+
+/* The Python tool's grid for both: level 1, 6, 9. */
+static const int levels[] = {1, 6, 9};
+
+static dctk_status gzip_grid(const dctk_grid_in *in, const dctk_grid_sink *sink) {
+    return dctk_cmp_grid(in, sink, "gzip", level_conf, levels, 3);
+}
+
+static dctk_status zlib_grid(const dctk_grid_in *in, const dctk_grid_sink *sink) {
+    return dctk_cmp_grid(in, sink, "numcodecs.zlib", level_conf, levels, 3);
+}
+
+static const dctk_codec_example gzip_examples[] = {
+    {"float32", "{\"name\":\"gzip\",\"configuration\":{\"level\":6}}"},
+    {NULL, NULL},
+};
+
+static const dctk_codec_example zlib_examples[] = {
+    {"float64", "{\"name\":\"numcodecs.zlib\",\"configuration\":{\"level\":1}}"},
+    {NULL, NULL},
+};
+
 const dctk_codec_vt dctk_codec_gzip = {
     .name = "gzip", .kind = DCTK_CODEC_BB, .lossless = true,
     .create = gzip_create, .destroy = dctk_cmp_destroy, .to_json = deflate_to_json,
     .encode = deflate_encode, .decode = deflate_decode, .bound = deflate_bound,
+    .family = "gzip", .portability = DCTK_PORT_CORE, .nan_exact = true,
+    .grid = gzip_grid, .examples = gzip_examples,
 };
 
 const dctk_codec_vt dctk_codec_zlib = {
     .name = "numcodecs.zlib", .kind = DCTK_CODEC_BB, .lossless = true,
     .create = zlib_create, .destroy = dctk_cmp_destroy, .to_json = deflate_to_json,
     .encode = deflate_encode, .decode = deflate_decode, .bound = deflate_bound,
+    .family = "zlib", .portability = DCTK_PORT_NUMCODECS, .nan_exact = true,
+    .grid = zlib_grid, .examples = zlib_examples,
 };
