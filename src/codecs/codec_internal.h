@@ -92,5 +92,7 @@ extern const dctk_codec_vt dctk_codec_zfpy;
 extern const dctk_codec_vt dctk_codec_sz;
 extern const dctk_codec_vt dctk_codec_ebcc;
 extern const dctk_codec_vt dctk_codec_pcodec;
+extern const dctk_codec_vt dctk_codec_zfprs;
+extern const dctk_codec_vt dctk_codec_ebccf;
 
 #endif

@@ -31,6 +31,8 @@ static const dctk_codec_vt *const all[] = {
     &dctk_codec_sz,
     &dctk_codec_ebcc,
     &dctk_codec_pcodec,
+    &dctk_codec_zfprs,
+    &dctk_codec_ebccf,
     NULL,
 };
 
