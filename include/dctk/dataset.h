@@ -62,7 +62,7 @@ DCTK_API dctk_status dctk_dataset_find(const dctk_dataset *ds, const char *name,
  * "bounds" attribute, or a name ending in "_bnds" or "_vertices" (ICON's
  * clon_bnds, CMIP's lat_bnds, vertices of cells). Such variables describe the
  * grid, not data: they are written exactly, never swept. */
-bool dctk_dataset_is_grid(const dctk_dataset *ds, size_t i);
+DCTK_API bool dctk_dataset_is_grid(const dctk_dataset *ds, size_t i);
 
 /* Read the hyperslab [start, start+count) of variable i, decoded, in C order,
  * into out (prod(count) * dctk_dtype_size(var->dtype) bytes). Thread safety:
