@@ -14,3 +14,6 @@ dctk_script_test(compress_kill ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/intero
 dctk_script_test(compress_next_best ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_compress_next_best.py)
 # error-bounded serializers after a scaling filter: the bound in the filter's units (issue 22)
 dctk_script_test(errbound_scaled ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_errbound_scaled.py)
+# the adaptive search finds the exhaustive sweep's winner and keeps only what exhaustive keeps (issue 19)
+dctk_script_test(search_adaptive ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_search.py)
+set_tests_properties(search_adaptive PROPERTIES TIMEOUT 600)
