@@ -30,6 +30,7 @@ typedef struct dctk_sample_stats {
     double mean, std;  /* population std (ddof 0), as xarray's std() */
     double min, max;
     double absq01;     /* the 1 % quantile of |x|, numpy's linear interpolation */
+    double absq99;     /* the 99 % quantile of |x|: above it are the extremes */
 } dctk_sample_stats;
 
 /* The leading indices a sample keeps: along dimension `dim`, `count`
@@ -50,22 +51,62 @@ size_t dctk_sample_index(size_t i, size_t count, size_t n);
 dctk_status dctk_sample_read(struct dctk_dataset *ds, size_t v, const dctk_sample_plan *plan, void *out);
 void dctk_sample_stats_of(dctk_dtype t, const void *data, size_t n, dctk_sample_stats *st);
 
-/* --- error norms ------------------------------------------------------------- */
+/* --- error norms and selection metrics ------------------------------------- */
+
+/* What the metrics need to know about the field, fixed before the sweep (so
+ * every stage is measured the same way): taken from the sample statistics. */
+typedef struct dctk_metric_cfg {
+    double shift;        /* subtracted before the Pearson and SSIM sums (the sample mean): keeps precision */
+    double range;        /* max - min of the finite sample: PSNR peak, SSIM constants, phys tolerance */
+    double extremes_cut; /* |x| above this (the sample's 99 % quantile of |x|) is an extreme */
+    double phys_min, phys_max; /* NaN: that bound is off */
+    double phys_tol;     /* overshoot allowed, as a fraction of range */
+} dctk_metric_cfg;
+
+/* The metric config for a sample (phys bounds off; set them afterwards). */
+dctk_metric_cfg dctk_metric_cfg_of(const dctk_sample_stats *st);
 
 /* Sums for the relative L1/L2/Linf errors of y against x, in double. Points
  * where x is not finite are masked: left out of the norms, and counted in
- * mask_lost unless y holds the same value (NaN for NaN). */
+ * mask_lost unless y holds the same value (NaN for NaN). The remaining sums
+ * feed the selection metrics (bias, Pearson, PSNR, SSIM, error fraction,
+ * extremes, gradients, physical bounds); README "Selection" gives formulas. */
 typedef struct dctk_norms {
     double sum_abs_x, sum_sq_x, max_abs_x;
     double sum_abs_e, sum_sq_e, max_abs_e;
     size_t n, mask_lost;
+    double sum_e;                          /* signed error, for bias */
+    double sx, sy, sxx, syy, sxy;          /* of x - shift and y - shift, for Pearson */
+    size_t n_rel_over;                     /* |y - x| > 1e-4 |x| */
+    double ext_abs_x, ext_abs_e;           /* over the extremes */
+    double grad_abs_dx, grad_abs_de;       /* over neighbour differences along the horizontal dims */
+    double ssim_sum;                       /* over 7x7 windows of the horizontal planes */
+    size_t ssim_n;
+    size_t phys_bad;                       /* in-bounds input points decoded out of bounds (beyond the tolerance) */
+    size_t phys_outside;                   /* input points already out of bounds: not held against the combo */
 } dctk_norms;
 
+/* Point metrics (norms, bias, Pearson, fraction, extremes, bounds) over a run
+ * of count values. cfg may be NULL for the norms alone. */
 void dctk_norms_add(dctk_norms *a, dctk_dtype t, const void *x, const void *y, size_t count);
+void dctk_metrics_add(dctk_norms *a, const dctk_metric_cfg *cfg, dctk_dtype t, const void *x, const void *y,
+                      size_t count);
+/* The plane metrics (SSIM, gradients) of the valid region `count` of one
+ * chunk laid out with shape `chunk` (C order): planes are the last two
+ * dimensions; a 1-D chunk has gradients along its one dimension and no SSIM. */
+void dctk_metrics_add_planes(dctk_norms *a, const dctk_metric_cfg *cfg, dctk_dtype t, int ndim, const size_t *chunk,
+                             const size_t *count, const void *x, const void *y);
 /* Relative errors; 0 when there is no error at all (even if x is all zero). */
 double dctk_norms_l1(const dctk_norms *a);
 double dctk_norms_l2(const dctk_norms *a);
 double dctk_norms_linf(const dctk_norms *a);
+double dctk_norms_bias(const dctk_norms *a);      /* sum(y - x) / sum|x| */
+double dctk_norms_pearson(const dctk_norms *a);   /* 1 when y == x; NaN when x is constant and y is not */
+double dctk_norms_psnr(const dctk_norms *a, const dctk_metric_cfg *cfg); /* dB; +inf when y == x */
+double dctk_norms_ssim(const dctk_norms *a);      /* mean over windows; NaN when no window fits */
+double dctk_norms_rel_err_frac(const dctk_norms *a);
+double dctk_norms_extremes(const dctk_norms *a);  /* relative L1 over the extremes */
+double dctk_norms_gradient(const dctk_norms *a);  /* relative L1 of neighbour differences */
 
 /* --- codec space ------------------------------------------------------------ */
 
@@ -88,12 +129,16 @@ typedef struct dctk_space {
     int ncomp, nfilt, nser;
     bool comp_none, filt_none, ser_none; /* whether index -1 is part of the category */
     char fingerprint[32];                /* "fnv1a64:%016llx" over every codec's JSON in order */
+    char dropped[160];                   /* families left out: the sample holds NaN/Inf they cannot carry */
 } dctk_space;
 
 /* Build the space for a field of dtype t from its sample statistics. Unknown
  * class names are DCTK_ERR_ARG listing the valid ones. Deterministic. */
 dctk_status dctk_space_build(dctk_dtype t, const dctk_sample_stats *st, const dctk_space_opts *o, dctk_space **out);
 void dctk_space_free(dctk_space *sp);
+/* Keep the entries of v[0..n) whose family carries NaN/Inf bit for bit,
+ * freeing the others and naming their families in dropped; returns how many stay. */
+int dctk_space_drop_nonfinite(dctk_space_entry *v, int n, dctk_dtype t, char *dropped, size_t cap);
 /* Number of combos, and the (c, f, s) of combo k in enumeration order
  * (compressors outermost, then filters, then serializers; -1 first). */
 size_t dctk_space_ncombos(const dctk_space *sp);
@@ -108,6 +153,9 @@ bool dctk_space_has(const dctk_space *sp, int c, int f, int s);
 json_t *dctk_space_pipeline(const dctk_space *sp, int c, int f, int s);
 /* The resolved compressor chain alone, for the given serializer (NULL for c == -1). */
 json_t *dctk_space_compressor(const dctk_space *sp, int c, int s);
+/* "zstd(level=9) | bitround(keepbits=12) | -": the readable name of a pipeline
+ * from its stages' codec lists (NULL for an absent stage). Caller frees. */
+char *dctk_pipeline_name(const json_t *comp, const json_t *filt, const json_t *ser);
 
 /* --- thresholds -------------------------------------------------------------- */
 
@@ -116,19 +164,65 @@ json_t *dctk_space_compressor(const dctk_space *sp, int c, int s);
  * units match. DCTK_ERR_NOT_FOUND when no row applies. */
 dctk_status dctk_threshold_lookup(const char *csv_path, const char *name, const char *units, double *threshold);
 
+/* --- gates ------------------------------------------------------------------- */
+
+/* A combo is kept only when every enabled gate passes. As asked (flags), NaN
+ * means "not given"; once resolved for a variable, NaN l1 means "no
+ * threshold: lossless only", and DCTK_GATE_OFF (+inf) a gate switched off. */
+#define DCTK_GATE_OFF INFINITY
+typedef struct dctk_gates {
+    double l1;                    /* relative L1 */
+    double l2, linf, bias;        /* defaults 2x, 10x and 0.5x l1 (|bias_rel| against bias) */
+    double pearson_min, ssim_min; /* NaN: off */
+    double phys_min, phys_max;    /* NaN: that bound is off */
+    double phys_tol;              /* fraction of the field's range */
+    bool extremes, gradient;      /* relative L1 on the extremes, on neighbour differences, within l1 */
+} dctk_gates;
+
+/* No flag given: every threshold NaN, tolerance 0, extremes and gradient off. */
+dctk_gates dctk_gates_none(void);
+/* The L1 threshold and the optional "L2 error", "Linf error", "Bias error"
+ * columns of the row for (name, units) into g->l1, l2, linf, bias (NaN where
+ * a column is absent or empty, DCTK_GATE_OFF where it says "off").
+ * DCTK_ERR_NOT_FOUND when no row applies. */
+dctk_status dctk_threshold_lookup_gates(const char *csv_path, const char *name, const char *units, dctk_gates *g);
+/* The gates of one variable: the flags in *asked, then the table row, then the
+ * default multiples of l1. source gets where l1 came from. */
+dctk_status dctk_gates_resolve(const dctk_gates *asked, const char *csv_path, const char *name, const char *units,
+                               dctk_gates *out, char *source, size_t cap);
+/* Whether any of the gates that need the decoded values (not the recorded
+ * metrics) is on: physical bounds. */
+bool dctk_gates_phys_on(const dctk_gates *g);
+/* The gates as JSON, every one with its threshold (null when off). New reference. */
+json_t *dctk_gates_json(const dctk_gates *g);
+/* Gates back from dctk_gates_json (missing keys: as dctk_gates_none). */
+dctk_gates dctk_gates_from_json(const json_t *j);
+/* One line naming every enabled gate and its threshold. */
+void dctk_gates_describe(const dctk_gates *g, char *buf, size_t cap);
+/* The space options for a variable with these gates: without an L1
+ * threshold, lossless only (lossy filters and serializers are not evaluated). */
+dctk_space_opts dctk_space_opts_for(const dctk_space_opts *o, const dctk_gates *g);
+/* The code of a family's ability to give NaN and Inf back bit for bit. */
+bool dctk_family_carries_nonfinite(const char *family, dctk_dtype t);
+
 /* --- sweep ----------------------------------------------------------------- */
 
 typedef struct dctk_combo_result {
     int c, f, s;
     double ratio, l1_rel, l2_rel, linf_rel, euclidean, max_abs_err;
     double encode_mbps, decode_mbps;
+    double bias_rel, pearson, psnr_db, ssim, rel_err_frac, extremes_rel, gradient_rel;
+    bool phys_ok; /* measured against the sweep's physical bounds (true when they are off) */
+    bool pass_l1, pass_l2, pass_linf, pass_bias, pass_phys, pass_extremes, pass_gradient;
     bool keep;
     char error[160]; /* "" when the combo ran; else why it failed or lost the mask */
 } dctk_combo_result;
 
 typedef struct dctk_sweep_opts {
     int threads;
-    double threshold;          /* NaN: keep whenever the metrics are finite */
+    double threshold;          /* unused: the gates decide */
+    const dctk_gates *gates;   /* NULL: every gate as dctk_gates_none (lossless only) */
+    dctk_metric_cfg metrics;   /* from the sample's statistics, phys bounds from the gates */
     size_t chunk[DCTK_MAX_DIMS]; /* inner-chunk shape (clipped to the sample) */
     /* Called once per finished combo, from worker threads, one call at a time
      * (the engine serialises them): write the row, advance a progress bar. */
@@ -154,9 +248,15 @@ void dctk_sweep_unit(const dctk_space *sp, size_t u, int *f, int *s);
  * Per-combo failures are recorded in the rows, never returned. */
 dctk_status dctk_sweep_run(const dctk_space *sp, const void *sample, int ndim, const size_t *shape,
                            const dctk_sweep_opts *o, dctk_combo_result *results);
-/* Whether a finished combo is kept: it ran, its metrics are finite, and its
- * relative L1 error is within the threshold (NaN: no threshold). */
-bool dctk_combo_keep(const dctk_combo_result *r, double threshold);
+/* Whether a finished combo is kept: it ran, its metrics are finite, and every
+ * enabled gate passes; sets r's pass_* columns (true for a gate that is off).
+ * Without an L1 threshold only combos with no error at all are kept. Decided
+ * from the recorded metrics alone, so rows of an earlier run can be re-gated. */
+bool dctk_combo_keep(dctk_combo_result *r, const dctk_gates *g);
+/* The selection metrics of r from the sums of its (stage's) values. */
+void dctk_combo_set_metrics(dctk_combo_result *r, const dctk_norms *n, const dctk_metric_cfg *cfg);
+/* The gates r failed, comma-separated ("" when none). */
+void dctk_combo_failed_gates(const dctk_combo_result *r, const dctk_gates *g, char *buf, size_t cap);
 /* The best kept combo (highest ratio; ties: lowest combo order), or -1. */
 long dctk_sweep_best(const dctk_combo_result *results, size_t n);
 
@@ -191,7 +291,9 @@ typedef struct dctk_evaluate_opts {
     uint64_t size_limit;        /* --eval-data-size-limit */
     uint64_t inner_chunk_bytes; /* the writer's inner-chunk target */
     int threads;
-    double override_l1;         /* NaN: use the table */
+    double override_l1;         /* NaN: use the table (the same as gates.l1; either may be set) */
+    dctk_gates gates;           /* as asked (flags); zeroed opts: set with dctk_gates_none() */
+    bool gates_set;             /* false: gates is taken as dctk_gates_none() */
     const char *thresholds_csv; /* NULL: no table */
     dctk_space_opts space;
     int rank;                   /* for the CSV name */
@@ -212,8 +314,11 @@ typedef struct dctk_evaluate_summary {
     long best;                  /* combo index, -1 when none was kept */
     dctk_combo_result best_row;
     double threshold;
+    dctk_gates gates;           /* the gates applied */
     char threshold_source[256];
     char fingerprint[32];
+    size_t nreused;             /* rows taken from an earlier run (--resume) */
+    char dropped[160];          /* families left out because the field holds NaN/Inf ("" none) */
     int ndim;
     size_t sample_shape[DCTK_MAX_DIMS];
     int sample_dim;             /* the dimension sampled, with sample_count indices */

@@ -3,9 +3,11 @@
  *
  * The row schema (DESIGN.md section 5) is shared by both formats, column for
  * column and in this order:
- *   var, comp_idx, filt_idx, ser_idx, compressor, filter, serializer,
+ *   var, comp_idx, filt_idx, ser_idx, compressor, filter, serializer, name,
  *   ratio, l1_rel, l2_rel, linf_rel, euclidean, max_abs_err,
- *   encode_mbps, decode_mbps, keep, error
+ *   encode_mbps, decode_mbps, bias_rel, pearson, psnr_db, ssim, rel_err_frac,
+ *   extremes_rel, gradient_rel, pass_l1, pass_l2, pass_linf, pass_bias,
+ *   pass_phys, pass_extremes, pass_gradient, keep, error
  *
  * The CSV file `config_space_{var}_rank{N}.csv` is appended one row at a time
  * and each row reaches the kernel before the append returns, so a crash loses
@@ -32,13 +34,17 @@ typedef struct dctk_result_row {
     const char *var;
     int64_t comp_idx, filt_idx, ser_idx; /* -1 = none */
     const char *compressor, *filter, *serializer;
+    const char *name; /* readable: "zstd(level=9) | bitround(keepbits=12) | -" (compressor | filter | serializer) */
     double ratio, l1_rel, l2_rel, linf_rel, euclidean, max_abs_err;
     double encode_mbps, decode_mbps; /* NaN when not measured */
+    /* the selection metrics and gates (README "Selection"); a pass is true when its gate is off */
+    double bias_rel, pearson, psnr_db, ssim, rel_err_frac, extremes_rel, gradient_rel;
+    bool pass_l1, pass_l2, pass_linf, pass_bias, pass_phys, pass_extremes, pass_gradient;
     bool keep;
     const char *error; /* "" when the combo ran */
 } dctk_result_row;
 
-#define DCTK_RESULT_NCOLS 17
+#define DCTK_RESULT_NCOLS 32
 /* Column names in schema order (the CSV header, the Parquet schema). */
 extern const char *const dctk_result_columns[DCTK_RESULT_NCOLS];
 

@@ -33,6 +33,9 @@ typedef struct dctk_compress_opts {
     int threads;
     bool verify;
     double bound_l1;            /* verification bound on the relative L1 error; NaN: none */
+    const dctk_gates *gates;    /* NULL: bound_l1 alone; else every gate is checked (bound_l1 unused) */
+    const dctk_metric_cfg *metrics; /* how the sweep measured (best_VAR.json "metric_config"); NULL: no shift,
+                                       no extremes cut, range 0 */
     const json_t *provenance;   /* stored as the "dc_toolkit" attribute (borrowed; may be NULL) */
 } dctk_compress_opts;
 
@@ -45,6 +48,8 @@ typedef struct dctk_compress_report {
     bool lossless;              /* every codec of the pipeline is lossless */
     double l1_rel, l2_rel, linf_rel, max_abs_err;
     size_t mask_lost;
+    dctk_combo_result metrics;  /* every selection metric of the whole field, pass_* set when gates were given */
+    char failed[96];            /* the gates the whole field failed ("" none) */
     double write_s, verify_s;
 } dctk_compress_report;
 

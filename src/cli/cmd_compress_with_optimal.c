@@ -14,6 +14,9 @@ static const cli_opt opts[] = {
     {"--combo", NULL, OPT_STR, &combo_path, "best_FIELD.json",
      "take the pipeline from this file (written by evaluate_combos); the indices are then optional"},
     SPACE_CLI_OPTS(so),
+    GATE_CLI_OPTS(so),
+    {"--thresholds-table", NULL, OPT_STR, &so.thresholds, "CSV",
+     "threshold table (default: the l1_error_thresholds.csv shipped with dc_toolkit)"},
     WRITE_CLI_OPTS(wo),
     {0},
 };

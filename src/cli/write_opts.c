@@ -13,6 +13,11 @@ void write_cli_defaults(write_cli *w) {
     *w = (write_cli){.shard_mib = 512, .verify = true};
 }
 
+static double best_num_raw(const json_t *best, const char *key) {
+    const json_t *v = json_object_get(best, key);
+    return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
 json_t *write_cli_load_best(const char *path) {
     json_error_t err;
     json_t *j = json_load_file(path, 0, &err);
@@ -47,11 +52,35 @@ int write_cli_indices(const char *cmd, const char *combo_path, const char *const
     return 0;
 }
 
+/* The gates a field is written under: the sweep's (best_VAR.json "gates"),
+ * unless thresholds are given on this command line; then those, with the table. */
+static dctk_status field_gates(const dctk_var *var, const json_t *best, const dctk_evaluate_opts *eo, dctk_gates *g) {
+    const json_t *bg = json_object_get(best, "gates");
+    dctk_gates asked = eo->gates_set ? eo->gates : dctk_gates_none();
+    if (isnan(asked.l1)) asked.l1 = eo->override_l1;
+    if (bg && isnan(asked.l1)) {
+        *g = dctk_gates_from_json(bg);
+        return DCTK_OK;
+    }
+    if (!bg && isnan(asked.l1) && best) asked.l1 = best_num_raw(best, "threshold"); /* a best file of an older sweep */
+    char source[256];
+    return dctk_gates_resolve(&asked, eo->thresholds_csv, var->name, var->units, g, source, sizeof source);
+}
+
+/* Record the gates in best (created when absent), so the write checks them. */
+static json_t *with_gates(json_t *best, const dctk_gates *g) {
+    if (!best) best = json_object();
+    json_object_set_new(best, "gates", dctk_gates_json(g));
+    return best;
+}
+
 dctk_status write_cli_resolve(dctk_dataset *ds, size_t v, const char *where, const char *combo_path, const int *idx,
                               const dctk_evaluate_opts *eo, json_t **codecs, json_t **best_out) {
-    const char *field = dctk_dataset_var(ds, v)->name;
+    const dctk_var *var = dctk_dataset_var(ds, v);
+    const char *field = var->name;
     json_t *best;
     dctk_status st = DCTK_OK;
+    dctk_gates gates;
     *codecs = NULL;
     if (combo_path) {
         const char *bv;
@@ -59,12 +88,20 @@ dctk_status write_cli_resolve(dctk_dataset *ds, size_t v, const char *where, con
         else if ((bv = json_string_value(json_object_get(best, "var"))) && strcmp(bv, field) != 0)
             st = DCTK_FAIL(DCTK_ERR_ARG, "%s is the combo of '%s', not of '%s'", combo_path, bv, field);
         else *codecs = json_incref(json_object_get(best, "codecs"));
+        if (st == DCTK_OK) st = field_gates(var, best, eo, &gates);
     } else {
         char path[4096];
         snprintf(path, sizeof path, "%s/best_%s.json", where, field);
         best = write_cli_load_best(path); /* optional: bound, provenance, fingerprint */
         const char *fp = json_string_value(json_object_get(best, "fingerprint"));
-        st = dctk_combo_resolve(ds, v, eo->size_limit, &eo->space, idx[0], idx[1], idx[2], fp, codecs, NULL);
+        st = field_gates(var, best, eo, &gates);
+        /* the space the sweep built: lossless only without a threshold */
+        dctk_space_opts so = dctk_space_opts_for(&eo->space, &gates);
+        if (st == DCTK_OK && isnan(gates.l1))
+            dctk_log(DCTK_LOG_INFO, "%s: no threshold (no row for '%s' in units '%s' in the table, no --l1-threshold): "
+                     "written losslessly only; give --l1-threshold X to allow lossy compression", field, field,
+                     var->units ? var->units : "");
+        if (st == DCTK_OK) st = dctk_combo_resolve(ds, v, eo->size_limit, &so, idx[0], idx[1], idx[2], fp, codecs, NULL);
         if (best && (json_integer_value(json_object_get(best, "comp_idx")) != idx[0] ||
                      json_integer_value(json_object_get(best, "filt_idx")) != idx[1] ||
                      json_integer_value(json_object_get(best, "ser_idx")) != idx[2])) {
@@ -75,20 +112,29 @@ dctk_status write_cli_resolve(dctk_dataset *ds, size_t v, const char *where, con
             json_object_set_new(best, "ser_idx", json_integer(idx[2]));
         }
     }
+    if (st == DCTK_OK) best = with_gates(best, &gates);
     if (st == DCTK_OK && best_out) *best_out = best;
     else json_decref(best);
     return st;
 }
 
-static double best_num(const json_t *best, const char *key) {
-    const json_t *v = json_object_get(best, key);
-    return json_is_number(v) ? json_number_value(v) : NAN;
+static double best_num(const json_t *best, const char *key) { return best_num_raw(best, key); }
+
+/* How the sweep measured (best_VAR.json "metric_config"), so the whole field is measured alike. */
+static bool best_metrics(const json_t *best, dctk_metric_cfg *cfg) {
+    const json_t *m = json_object_get(best, "metric_config");
+    if (!m) return false;
+    *cfg = (dctk_metric_cfg){.shift = best_num(m, "shift"), .range = best_num(m, "range"),
+                             .extremes_cut = best_num(m, "extremes_cut"), .phys_min = NAN, .phys_max = NAN};
+    if (!isfinite(cfg->shift)) cfg->shift = 0;
+    if (isnan(cfg->extremes_cut)) cfg->extremes_cut = INFINITY;
+    return true;
 }
 
 static json_t *provenance(const json_t *codecs, const json_t *best) {
     json_t *p = json_pack("{s:s,s:O}", "version", DCTK_VERSION, "pipeline", codecs);
     static const char *const keys[] = {"comp_idx", "filt_idx", "ser_idx", "threshold", "threshold_source",
-                                       "fingerprint", "eval_data_size_limit"};
+                                       "fingerprint", "eval_data_size_limit", "gates"};
     for (size_t i = 0; best && i < sizeof keys / sizeof keys[0]; i++) {
         json_t *v = json_object_get(best, keys[i]);
         if (v) json_object_set(p, keys[i], v);
@@ -111,11 +157,20 @@ int write_cli_field(const char *cmd, dctk_dataset *ds, size_t v, const char *dat
     dctk_status st = dctk_store_path_for(where, dataset, store, sizeof store);
     if (st != DCTK_OK) return cli_fail(cmd, st);
     json_t *prov = provenance(codecs, best);
+    const json_t *bg = json_object_get(best, "gates");
+    dctk_gates gates = dctk_gates_from_json(bg);
+    dctk_metric_cfg cfg;
+    bool have_cfg = best_metrics(best, &cfg);
+    if (have_cfg || bg) {
+        if (!have_cfg) cfg = (dctk_metric_cfg){.extremes_cut = INFINITY};
+        cfg.phys_min = gates.phys_min, cfg.phys_max = gates.phys_max, cfg.phys_tol = gates.phys_tol;
+    }
     dctk_compress_opts o = {
         .store_path = store, .codecs = codecs,
         .inner_chunk_bytes = (uint64_t)(inner_chunk_mib * 1048576), .shard_bytes = (uint64_t)w->shard_mib << 20,
         .threads = w->threads ? (int)w->threads : dctk_available_cores(),
         .verify = w->verify, .bound_l1 = best_num(best, "threshold"), .provenance = prov,
+        .gates = bg ? &gates : NULL, .metrics = bg ? &cfg : NULL,
     };
     dctk_compress_report r;
     st = dctk_compress_variable(ds, v, &o, &r);
@@ -175,6 +230,8 @@ int write_cli_next_best(const char *cmd, dctk_dataset *ds, size_t v, const char 
         failed[nfailed++] = (stage){json_integer_value(json_object_get(best, "filt_idx")),
                                     json_integer_value(json_object_get(best, "ser_idx"))};
     const char *fp = json_string_value(json_object_get(best, "fingerprint"));
+    dctk_gates gates = dctk_gates_from_json(json_object_get(best, "gates"));
+    dctk_space_opts space = dctk_space_opts_for(&eo->space, &gates);
     int rc = 1;
     st = DCTK_ERR_BOUND; /* what the best did */
     if (!kept || !failed) rc = cli_fail(cmd, st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory"));
@@ -185,7 +242,7 @@ int write_cli_next_best(const char *cmd, dctk_dataset *ds, size_t v, const char 
                "ser_idx=%lld (sample ratio %.3f)\n", field, (long long)r->comp_idx, (long long)r->filt_idx,
                (long long)r->ser_idx, r->ratio);
         json_t *codecs = NULL;
-        st = dctk_combo_resolve(ds, v, eo->size_limit, &eo->space, (int)r->comp_idx, (int)r->filt_idx,
+        st = dctk_combo_resolve(ds, v, eo->size_limit, &space, (int)r->comp_idx, (int)r->filt_idx,
                                 (int)r->ser_idx, fp, &codecs, NULL);
         if (st != DCTK_OK) {
             rc = cli_fail(cmd, st);

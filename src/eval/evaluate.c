@@ -28,17 +28,25 @@ static char *codec_text(json_t *list) {
     return json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(17));
 }
 
-/* The row of a combo, with the codec JSON texts (caller frees the three strings). */
+/* The row of a combo, with the codec JSON texts and its readable name (caller
+ * frees the four strings with free_row). */
 static dctk_result_row make_row(const dctk_space *sp, const char *var, const dctk_combo_result *r) {
     json_t *comp = dctk_space_compressor(sp, r->c, r->s);
+    const json_t *filt = r->f >= 0 ? sp->filt[r->f].codecs : NULL, *ser = r->s >= 0 ? sp->ser[r->s].codecs : NULL;
     dctk_result_row row = {
         .var = var, .comp_idx = r->c, .filt_idx = r->f, .ser_idx = r->s,
         .compressor = codec_text(comp),
-        .filter = r->f >= 0 ? codec_text(sp->filt[r->f].codecs) : strdup(""),
-        .serializer = r->s >= 0 ? codec_text(sp->ser[r->s].codecs) : strdup(""),
+        .filter = filt ? codec_text((json_t *)filt) : strdup(""),
+        .serializer = ser ? codec_text((json_t *)ser) : strdup(""),
+        .name = dctk_pipeline_name(comp, filt, ser),
         .ratio = r->ratio, .l1_rel = r->l1_rel, .l2_rel = r->l2_rel, .linf_rel = r->linf_rel,
         .euclidean = r->euclidean, .max_abs_err = r->max_abs_err,
-        .encode_mbps = r->encode_mbps, .decode_mbps = r->decode_mbps, .keep = r->keep, .error = r->error,
+        .encode_mbps = r->encode_mbps, .decode_mbps = r->decode_mbps,
+        .bias_rel = r->bias_rel, .pearson = r->pearson, .psnr_db = r->psnr_db, .ssim = r->ssim,
+        .rel_err_frac = r->rel_err_frac, .extremes_rel = r->extremes_rel, .gradient_rel = r->gradient_rel,
+        .pass_l1 = r->pass_l1, .pass_l2 = r->pass_l2, .pass_linf = r->pass_linf, .pass_bias = r->pass_bias,
+        .pass_phys = r->pass_phys, .pass_extremes = r->pass_extremes, .pass_gradient = r->pass_gradient,
+        .keep = r->keep, .error = r->error,
     };
     json_decref(comp);
     return row;
@@ -48,6 +56,22 @@ static void free_row(dctk_result_row *row) {
     free((char *)row->compressor);
     free((char *)row->filter);
     free((char *)row->serializer);
+    free((char *)row->name);
+}
+
+/* A recorded row back as a combo result: every metric, as measured. */
+static dctk_combo_result row_result(const dctk_result_row *row) {
+    dctk_combo_result r = {
+        .c = (int)row->comp_idx, .f = (int)row->filt_idx, .s = (int)row->ser_idx,
+        .ratio = row->ratio, .l1_rel = row->l1_rel, .l2_rel = row->l2_rel, .linf_rel = row->linf_rel,
+        .euclidean = row->euclidean, .max_abs_err = row->max_abs_err,
+        .encode_mbps = row->encode_mbps, .decode_mbps = row->decode_mbps,
+        .bias_rel = row->bias_rel, .pearson = row->pearson, .psnr_db = row->psnr_db, .ssim = row->ssim,
+        .rel_err_frac = row->rel_err_frac, .extremes_rel = row->extremes_rel, .gradient_rel = row->gradient_rel,
+        .phys_ok = row->pass_phys,
+    };
+    snprintf(r.error, sizeof r.error, "%s", row->error);
+    return r;
 }
 
 static void on_result(void *user, const dctk_combo_result *r) {
@@ -81,8 +105,21 @@ static json_t *shape_json(int ndim, const size_t *shape) {
     return a;
 }
 
+/* Every metric of the best row, and every gate that was applied. */
+static void add_selection(json_t *j, const dctk_evaluate_summary *s, const dctk_metric_cfg *cfg) {
+    const dctk_combo_result *b = &s->best_row;
+    const char *keys[] = {"bias_rel", "pearson", "psnr_db", "ssim", "rel_err_frac", "extremes_rel", "gradient_rel"};
+    const double vals[] = {b->bias_rel, b->pearson, b->psnr_db, b->ssim, b->rel_err_frac, b->extremes_rel,
+                           b->gradient_rel};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) json_object_set_new(j, keys[i], num(vals[i]));
+    json_object_set_new(j, "gates", dctk_gates_json(&s->gates));
+    /* what verification needs to measure the whole field the way the sweep measured the sample */
+    json_object_set_new(j, "metric_config", json_pack("{s:o,s:o,s:o}", "shift", num(cfg->shift), "range",
+                                                      num(cfg->range), "extremes_cut", num(cfg->extremes_cut)));
+}
+
 static dctk_status write_best(const char *dir, const char *var, const dctk_space *sp, const dctk_evaluate_opts *o,
-                              const dctk_evaluate_summary *s) {
+                              const dctk_evaluate_summary *s, const dctk_metric_cfg *cfg) {
     const dctk_combo_result *b = &s->best_row;
     json_t *j = json_pack("{s:s,s:i,s:i,s:i,s:o,s:o,s:o,s:o,s:o,s:o,s:s,s:I,s:s,s:s}", "var", var, "comp_idx", b->c,
                           "filt_idx", b->f, "ser_idx", b->s, "codecs", dctk_space_pipeline(sp, b->c, b->f, b->s),
@@ -95,6 +132,10 @@ static dctk_status write_best(const char *dir, const char *var, const dctk_space
                                                (json_int_t)s->sample_count, "shape",
                                                shape_json(s->ndim, s->sample_shape)));
     json_object_set_new(j, "inner_chunk_shape", shape_json(s->ndim, s->chunk));
+    dctk_result_row row = make_row(sp, var, b);
+    json_object_set_new(j, "name", json_string(row.name ? row.name : ""));
+    free_row(&row);
+    add_selection(j, s, cfg);
     char path[4096], *text = j ? json_dumps(j, JSON_INDENT(2) | JSON_REAL_PRECISION(17)) : NULL;
     json_decref(j);
     if (!text) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
@@ -105,23 +146,11 @@ static dctk_status write_best(const char *dir, const char *var, const dctk_space
 }
 
 static dctk_status pick_threshold(const dctk_var *var, const dctk_evaluate_opts *o, dctk_evaluate_summary *s) {
-    s->threshold = NAN;
-    if (!isnan(o->override_l1)) {
-        if (!(o->override_l1 > 0)) return DCTK_FAIL(DCTK_ERR_ARG, "--override-existing-l1-error must be positive");
-        s->threshold = o->override_l1;
-        snprintf(s->threshold_source, sizeof s->threshold_source, "--override-existing-l1-error");
-        return DCTK_OK;
-    }
-    if (o->thresholds_csv) {
-        dctk_status st = dctk_threshold_lookup(o->thresholds_csv, var->name, var->units, &s->threshold);
-        if (st == DCTK_OK) {
-            snprintf(s->threshold_source, sizeof s->threshold_source, "%s (%s, %s)", o->thresholds_csv, var->name,
-                     var->units);
-            return DCTK_OK;
-        }
-        if (st != DCTK_ERR_NOT_FOUND) return st;
-    }
-    snprintf(s->threshold_source, sizeof s->threshold_source, "none: kept when the metrics are finite");
+    dctk_gates asked = o->gates_set ? o->gates : dctk_gates_none();
+    if (isnan(asked.l1)) asked.l1 = o->override_l1;
+    DCTK_TRY(dctk_gates_resolve(&asked, o->thresholds_csv, var->name, var->units, &s->gates, s->threshold_source,
+                                sizeof s->threshold_source));
+    s->threshold = s->gates.l1;
     return DCTK_OK;
 }
 
@@ -150,6 +179,7 @@ typedef struct {
     int32_t status;
     char detail[512];
     double threshold;
+    dctk_gates gates;
     char threshold_source[256];
     dctk_sample_plan plan;
 } prologue;
@@ -159,12 +189,13 @@ static dctk_status share_plan(const dctk_evaluate_opts *o, dctk_status st, dctk_
                               dctk_sample_plan *plan) {
     const dctk_eval_team *t = o->team;
     if (!t) return st;
-    prologue p = {.status = st, .threshold = s->threshold, .plan = *plan};
+    prologue p = {.status = st, .threshold = s->threshold, .gates = s->gates, .plan = *plan};
     snprintf(p.detail, sizeof p.detail, "%s", st != DCTK_OK ? dctk_detail() : "");
     memcpy(p.threshold_source, s->threshold_source, sizeof p.threshold_source);
     DCTK_TRY(t->share(t->user, &p, sizeof p));
     if (p.status != DCTK_OK) return DCTK_FAIL((dctk_status)p.status, "%s", p.detail);
     s->threshold = p.threshold;
+    s->gates = p.gates;
     memcpy(s->threshold_source, p.threshold_source, sizeof s->threshold_source);
     *plan = p.plan;
     return t->rank == 0 ? DCTK_OK : dctk_mkdirs(o->where);
@@ -210,7 +241,7 @@ static dctk_status run_sweep(const dctk_space *sp, const void *sample, const dct
 
 /* Member 0 (or a lone process): Parquet, counts, best_{var}.json. */
 static dctk_status write_results(const dctk_var *var, const dctk_space *sp, const dctk_combo_result *res,
-                                 const dctk_evaluate_opts *o, dctk_evaluate_summary *s) {
+                                 const dctk_evaluate_opts *o, dctk_evaluate_summary *s, const dctk_metric_cfg *cfg) {
     char path[4096];
     DCTK_TRY(dctk_results_parquet_path(path, sizeof path, o->where, var->name));
     DCTK_TRY(write_parquet(path, sp, var->name, res, s->ncombos));
@@ -221,7 +252,7 @@ static dctk_status write_results(const dctk_var *var, const dctk_space *sp, cons
     }
     if (s->best < 0) return DCTK_OK;
     s->best_row = res[s->best];
-    return write_best(o->where, var->name, sp, o, s);
+    return write_best(o->where, var->name, sp, o, s, cfg);
 }
 
 /* Every row must have been run by some member, else a unit was lost. */
@@ -237,7 +268,7 @@ static dctk_status check_complete(const bool *have, size_t n) {
 /* Take the rows of an earlier run's CSV into res, after checking that each
  * names the same pipeline in this space; *skip marks the units all of whose
  * combos are there, *ndone counts their combos. A missing CSV resumes nothing. */
-static dctk_status load_resume(const char *path, const dctk_space *sp, const char *var, double threshold,
+static dctk_status load_resume(const char *path, const dctk_space *sp, const char *var, const dctk_gates *gates,
                                dctk_combo_result *res, bool *skip, size_t *ndone) {
     dctk_result_table t = DCTK_RESULT_TABLE_INIT;
     dctk_status st = dctk_csv_read(path, &t, NULL);
@@ -258,10 +289,8 @@ static dctk_status load_resume(const char *path, const dctk_space *sp, const cha
                            "from another sample or other class flags; run without --resume", path, i + 1, c, f, s);
             break;
         }
-        r = (dctk_combo_result){c, f, s, row->ratio, row->l1_rel, row->l2_rel, row->linf_rel, row->euclidean,
-                                row->max_abs_err, row->encode_mbps, row->decode_mbps, false, ""};
-        snprintf(r.error, sizeof r.error, "%s", row->error);
-        r.keep = dctk_combo_keep(&r, threshold); /* the threshold may have changed since */
+        r = row_result(row);
+        r.keep = dctk_combo_keep(&r, gates); /* thresholds and gates may have changed since: re-gate */
         size_t k = dctk_space_combo_index(sp, c, f, s);
         res[k] = r;
         done[k] = true;
@@ -280,7 +309,7 @@ static dctk_status load_resume(const char *path, const dctk_space *sp, const cha
 
 static dctk_status sweep_space(const dctk_var *var, const void *sample, const dctk_sample_plan *plan,
                                const dctk_space *sp, const dctk_evaluate_opts *o, dctk_evaluate_summary *s,
-                               dctk_combo_result *res, bool *have) {
+                               const dctk_metric_cfg *cfg, dctk_combo_result *res, bool *have) {
     char path[4096];
     run_ctx rc = {.sp = sp, .var = var->name, .total = s->ncombos, .have = have, .o = o};
     dctk_status st = dctk_results_csv_path(path, sizeof path, o->where, var->name, o->rank);
@@ -289,13 +318,18 @@ static dctk_status sweep_space(const dctk_var *var, const void *sample, const dc
         return DCTK_FAIL(DCTK_ERR_ARG, "--resume works in one process: resume without mpirun, or rerun without it");
     bool *skip = resume ? calloc(dctk_sweep_nunits(sp) + 1, sizeof *skip) : NULL;
     if (st == DCTK_OK && resume && !skip) st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
-    if (st == DCTK_OK && resume) st = load_resume(path, sp, var->name, s->threshold, res, skip, &rc.done);
-    if (st == DCTK_OK && rc.done) dctk_log(DCTK_LOG_INFO, "%s: resuming: %zu of %zu combos already done", var->name,
-                                           rc.done, s->ncombos);
+    if (st == DCTK_OK && resume) st = load_resume(path, sp, var->name, &s->gates, res, skip, &rc.done);
+    s->nreused = rc.done;
+    if (st == DCTK_OK && rc.done)
+        dctk_log(DCTK_LOG_INFO, "%s: resuming: reused %zu recorded rows of %zu (re-gated, not evaluated again); "
+                 "%zu combos left to evaluate", var->name, rc.done, s->ncombos, s->ncombos - rc.done);
+    if (st == DCTK_OK && rc.done && dctk_gates_phys_on(&s->gates))
+        dctk_log(DCTK_LOG_INFO, "%s: pass_phys of the reused rows is the one measured with the bounds of the run "
+                 "that recorded them", var->name);
     if (st == DCTK_OK) st = dctk_csv_writer_open(path, resume, false, &rc.csv, NULL);
     st = agree(o, st);
-    dctk_sweep_opts so = {.threads = o->threads, .threshold = s->threshold, .on_result = on_result, .user = &rc,
-                          .skip_unit = skip};
+    dctk_sweep_opts so = {.threads = o->threads, .threshold = s->threshold, .gates = &s->gates,
+                          .metrics = *cfg, .on_result = on_result, .user = &rc, .skip_unit = skip};
     /* the sample is evaluated with the inner chunks the writer will use for the whole field */
     dctk_chunk_shape_for(var->dtype, var->ndim, var->shape, o->inner_chunk_bytes, so.chunk);
     memcpy(s->chunk, so.chunk, sizeof so.chunk);
@@ -325,17 +359,33 @@ static dctk_status sweep_sample(const dctk_var *var, const void *sample, const d
         return DCTK_FAIL(DCTK_ERR_FORMAT, "variable '%s': every sampled value is missing (NaN or fill): nothing to evaluate",
                          var->name);
     dctk_space *sp = NULL;
-    dctk_status st = dctk_space_build(var->dtype, &stats, &o->space, &sp);
+    dctk_space_opts so = dctk_space_opts_for(&o->space, &s->gates);
+    if (!so.with_lossy && o->space.with_lossy && is_writer(o))
+        dctk_log(DCTK_LOG_INFO, "%s: no threshold (no row for '%s' in units '%s' in the table, no --l1-threshold): "
+                 "swept and written losslessly only; give --l1-threshold X to allow lossy compression",
+                 var->name, var->name, var->units ? var->units : "");
+    dctk_status st = dctk_space_build(var->dtype, &stats, &so, &sp);
     if (st == DCTK_OK) s->ncombos = dctk_space_ncombos(sp);
+    if (st == DCTK_OK && sp->dropped[0]) {
+        memcpy(s->dropped, sp->dropped, sizeof s->dropped);
+        if (is_writer(o))
+            dctk_log(DCTK_LOG_INFO, "%s: the field holds NaN or Inf (%zu of %zu sampled values): left out the "
+                     "families that cannot give them back bit for bit: %s", var->name, stats.n - stats.nfinite,
+                     stats.n, sp->dropped);
+    }
+    dctk_metric_cfg cfg = dctk_metric_cfg_of(&stats);
+    cfg.phys_min = s->gates.phys_min;
+    cfg.phys_max = s->gates.phys_max;
+    cfg.phys_tol = s->gates.phys_tol;
     dctk_combo_result *res = st == DCTK_OK ? calloc(s->ncombos ? s->ncombos : 1, sizeof *res) : NULL;
     bool *have = res && o->team ? calloc(s->ncombos ? s->ncombos : 1, sizeof *have) : NULL;
     if (st == DCTK_OK && (!res || (o->team && !have))) st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
     st = agree(o, st);
     if (st == DCTK_OK) {
         memcpy(s->fingerprint, sp->fingerprint, sizeof s->fingerprint);
-        st = sweep_space(var, sample, plan, sp, o, s, res, have);
+        st = sweep_space(var, sample, plan, sp, o, s, &cfg, res, have);
     }
-    if (st == DCTK_OK && is_writer(o)) st = write_results(var, sp, res, o, s);
+    if (st == DCTK_OK && is_writer(o)) st = write_results(var, sp, res, o, s, &cfg);
     free(have);
     free(res);
     dctk_space_free(sp);

@@ -91,6 +91,17 @@ static double abs_order_stat(dctk_dtype t, const void *data, size_t n, size_t r)
     return v;
 }
 
+/* numpy's default quantile of |x| over the nfinite finite values: linear
+ * interpolation at position q*(nfinite-1). */
+static double abs_quantile(dctk_dtype t, const void *data, size_t n, size_t nfinite, double q) {
+    double pos = q * (double)(nfinite - 1);
+    size_t lo = (size_t)floor(pos);
+    double a = abs_order_stat(t, data, n, lo);
+    double b = lo + 1 < nfinite ? abs_order_stat(t, data, n, lo + 1) : a;
+    double f = pos - (double)lo; /* numpy's _lerp, which takes the far end for f >= 0.5 */
+    return f >= 0.5 ? b - (b - a) * (1 - f) : a + (b - a) * f;
+}
+
 void dctk_sample_stats_of(dctk_dtype t, const void *data, size_t n, dctk_sample_stats *st) {
     memset(st, 0, sizeof *st);
     st->n = n;
@@ -105,7 +116,7 @@ void dctk_sample_stats_of(dctk_dtype t, const void *data, size_t n, dctk_sample_
         mx = x > mx ? x : mx;
     }
     if (st->nfinite == 0) {
-        st->mean = st->std = st->min = st->max = st->absq01 = NAN;
+        st->mean = st->std = st->min = st->max = st->absq01 = st->absq99 = NAN;
         return;
     }
     st->mean = sum / (double)st->nfinite;
@@ -117,11 +128,6 @@ void dctk_sample_stats_of(dctk_dtype t, const void *data, size_t n, dctk_sample_
     st->std = sqrt(ss / (double)st->nfinite);
     st->min = mn;
     st->max = mx;
-    /* numpy's default quantile: linear interpolation at position q*(n-1) */
-    double pos = 0.01 * (double)(st->nfinite - 1);
-    size_t lo = (size_t)floor(pos);
-    double a = abs_order_stat(t, data, n, lo);
-    double b = lo + 1 < st->nfinite ? abs_order_stat(t, data, n, lo + 1) : a;
-    double f = pos - (double)lo; /* numpy's _lerp, which takes the far end for f >= 0.5 */
-    st->absq01 = f >= 0.5 ? b - (b - a) * (1 - f) : a + (b - a) * f;
+    st->absq01 = abs_quantile(t, data, n, st->nfinite, 0.01);
+    st->absq99 = abs_quantile(t, data, n, st->nfinite, 0.99);
 }

@@ -267,8 +267,14 @@ dctk_status dctk_space_build(dctk_dtype t, const dctk_sample_stats *st, const dc
     if (rc == DCTK_OK) rc = build_serializers(&s, t, o->serializer_class, o->with_lossy);
     if (rc == DCTK_OK) rc = build_errbound(&s, t, st, o->serializer_class, o->with_lossy);
     if (rc == DCTK_OK) rc = build_pcodec(&s, t, o->serializer_class); /* last: earlier indices stay */
+    char dropped[160] = "";
+    if (rc == DCTK_OK && st && st->nfinite < st->n) { /* NaN or Inf in the sample */
+        f.n = dctk_space_drop_nonfinite(f.v, f.n, t, dropped, sizeof dropped);
+        s.n = dctk_space_drop_nonfinite(s.v, s.n, t, dropped, sizeof dropped);
+    }
     *sp = (dctk_space){t, c.v, f.v, s.v, c.n, f.n, s.n, class_none(o->compressor_class),
-                       class_none(o->filter_class), class_none(o->serializer_class), ""};
+                       class_none(o->filter_class), class_none(o->serializer_class), "", ""};
+    memcpy(sp->dropped, dropped, sizeof dropped);
     if (rc != DCTK_OK) {
         dctk_space_free(sp);
         return rc;

@@ -275,7 +275,7 @@ static dctk_status read_meta(rd *r, pq_meta *m) {
     return DCTK_OK;
 }
 
-/* The schema must be ours: a root with 17 REQUIRED leaves named and typed as
+/* The schema must be ours: a root with DCTK_RESULT_NCOLS REQUIRED leaves named and typed as
  * dctk_result_columns, in that order. */
 static dctk_status check_schema(const pq_meta *m) {
     if (m->nschema != NCOL + 1 || m->children[0] != NCOL)

@@ -85,7 +85,8 @@ static dctk_status pipeline_lossless(const json_t *codecs, bool *lossless) {
 }
 
 /* Read the stored array back block by block and compare it with the input. */
-static dctk_status verify(dctk_dataset *ds, size_t v, dctk_zarr_array *a, const size_t *block, dctk_compress_report *r) {
+static dctk_status verify(dctk_dataset *ds, size_t v, dctk_zarr_array *a, const size_t *block,
+                          const dctk_metric_cfg *cfg, dctk_compress_report *r) {
     const dctk_var *var = dctk_dataset_var(ds, v);
     size_t es = dctk_dtype_size(var->dtype), n = dctk_shape_nelems(var->ndim, block);
     void *x = malloc(n * es), *y = malloc(n * es);
@@ -105,7 +106,10 @@ static dctk_status verify(dctk_dataset *ds, size_t v, dctk_zarr_array *a, const 
         }
         st = dctk_dataset_read(ds, v, start, count, x);
         if (st == DCTK_OK) st = dctk_zarr_read(a, start, count, y);
-        if (st == DCTK_OK) dctk_norms_add(&norms, var->dtype, x, y, dctk_shape_nelems(var->ndim, count));
+        if (st == DCTK_OK) {
+            dctk_metrics_add(&norms, cfg, var->dtype, x, y, dctk_shape_nelems(var->ndim, count));
+            dctk_metrics_add_planes(&norms, cfg, var->dtype, var->ndim, count, count, x, y);
+        }
     }
     free(x);
     free(y);
@@ -115,11 +119,25 @@ static dctk_status verify(dctk_dataset *ds, size_t v, dctk_zarr_array *a, const 
     r->linf_rel = dctk_norms_linf(&norms);
     r->max_abs_err = norms.max_abs_e;
     r->mask_lost = norms.mask_lost;
+    r->metrics = (dctk_combo_result){.ratio = 1, .l1_rel = r->l1_rel, .l2_rel = r->l2_rel, .linf_rel = r->linf_rel,
+                                     .euclidean = sqrt(norms.sum_sq_e), .max_abs_err = r->max_abs_err};
+    dctk_combo_set_metrics(&r->metrics, &norms, cfg);
     r->verified = true;
     return DCTK_OK;
 }
 
-static dctk_status check_report(const dctk_var *var, const dctk_compress_opts *o, const dctk_compress_report *r) {
+/* Every gate the sweep applied, on the whole field. */
+static dctk_status check_gates(const dctk_var *var, const dctk_gates *g, dctk_compress_report *r) {
+    if (dctk_combo_keep(&r->metrics, g)) return DCTK_OK;
+    dctk_combo_failed_gates(&r->metrics, g, r->failed, sizeof r->failed);
+    char want[512];
+    dctk_gates_describe(g, want, sizeof want);
+    return DCTK_FAIL(DCTK_ERR_BOUND, "variable '%s': verification failed the gates %s (L1 %.3e, L2 %.3e, Linf %.3e, "
+                     "bias %.3e; gates: %s)", var->name, r->failed[0] ? r->failed : "(metrics not finite)",
+                     r->l1_rel, r->l2_rel, r->linf_rel, r->metrics.bias_rel, want);
+}
+
+static dctk_status check_report(const dctk_var *var, const dctk_compress_opts *o, dctk_compress_report *r) {
     if (r->mask_lost)
         return DCTK_FAIL(DCTK_ERR_BOUND, "variable '%s': verification failed: %zu missing values came back as numbers",
                          var->name, r->mask_lost);
@@ -127,6 +145,7 @@ static dctk_status check_report(const dctk_var *var, const dctk_compress_opts *o
         return DCTK_FAIL(DCTK_ERR_BOUND,
                          "variable '%s': verification failed: a lossless pipeline changed values (max error %g)",
                          var->name, r->max_abs_err);
+    if (o->gates) return check_gates(var, o->gates, r);
     if (!isfinite(r->l1_rel) || (!isnan(o->bound_l1) && r->l1_rel > o->bound_l1))
         return DCTK_FAIL(DCTK_ERR_BOUND, "variable '%s': verification failed: relative L1 error %.3e exceeds the bound %.3e",
                          var->name, r->l1_rel, o->bound_l1);
@@ -204,22 +223,26 @@ dctk_status dctk_compress_variable(dctk_dataset *ds, size_t v, const dctk_compre
     if (st == DCTK_OK) st = sync_tree(tmp_dir);
     if (st != DCTK_OK && st != DCTK_ERR_NOMEM)
         dctk_prefix_detail("%s: variable '%s' not written (its partial array is removed): ", o->store_path, var->name);
-    /* only a complete array takes the field's name */
-    if (st == DCTK_OK) st = dctk_store_delete_tree(store, var->name);
-    if (st == DCTK_OK && rename(tmp_dir, final_dir) != 0)
-        st = DCTK_FAIL(DCTK_ERR_IO, "%s: cannot rename into place: %s", final_dir, strerror(errno));
-    if (st != DCTK_OK) dctk_store_delete_tree(store, tmp);
+    /* verified under its temporary name: a field that fails is never left in the store */
     if (st == DCTK_OK && o->verify) {
         dctk_zarr_array *a;
         double t0 = dctk_now();
-        st = dctk_zarr_open(store, var->name, &a);
+        dctk_metric_cfg none = {.extremes_cut = INFINITY, .phys_min = NAN, .phys_max = NAN};
+        st = dctk_zarr_open(store, tmp, &a);
         /* whole shards at a time when they are modest, else inner chunks */
         uint64_t shard_bytes = dctk_shape_nelems(var->ndim, r->shard) * dctk_dtype_size(var->dtype);
-        if (st == DCTK_OK) st = verify(ds, v, a, shard_bytes <= (128u << 20) ? r->shard : r->chunk, r);
+        if (st == DCTK_OK)
+            st = verify(ds, v, a, shard_bytes <= (128u << 20) ? r->shard : r->chunk, o->metrics ? o->metrics : &none,
+                        r);
         dctk_zarr_close(a);
         r->verify_s = dctk_now() - t0;
         if (st == DCTK_OK) st = check_report(var, o, r);
     }
+    /* only a complete (and verified) array takes the field's name */
+    if (st == DCTK_OK) st = dctk_store_delete_tree(store, var->name);
+    if (st == DCTK_OK && rename(tmp_dir, final_dir) != 0)
+        st = DCTK_FAIL(DCTK_ERR_IO, "%s: cannot rename into place: %s", final_dir, strerror(errno));
+    if (st != DCTK_OK) dctk_store_delete_tree(store, tmp);
     dctk_store_close(store);
     return st;
 }
