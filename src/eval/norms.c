@@ -251,7 +251,9 @@ double dctk_norms_pearson(const dctk_norms *a) {
     double n = (double)a->n;
     double vx = n * a->sxx - a->sx * a->sx, vy = n * a->syy - a->sy * a->sy;
     double c = n * a->sxy - a->sx * a->sy;
-    return vx > 0 && vy > 0 ? c / sqrt(vx * vy) : NAN;
+    /* a constant side has no correlation: its variance is rounding noise of n * sum of squares */
+    double eps = 1e-8;
+    return vx > eps * n * a->sxx && vy > eps * n * a->syy ? c / sqrt(vx * vy) : NAN;
 }
 
 double dctk_norms_psnr(const dctk_norms *a, const dctk_metric_cfg *cfg) {

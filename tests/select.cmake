@@ -1,0 +1,2 @@
+# Selection users can trust (issue 17): gates, climate metrics, lossless default, NaN-aware space.
+dctk_script_test(select_metrics ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_select_metrics.py)
