@@ -17,6 +17,7 @@
 
 #include "dctk/report.h"
 #include "dctk/util.h"
+#include "results/results_internal.h"
 
 enum { CT_TRUE = 1, CT_FALSE, CT_BYTE, CT_I16, CT_I32, CT_I64, CT_DOUBLE, CT_BINARY, CT_LIST, CT_SET, CT_MAP,
        CT_STRUCT };
@@ -24,21 +25,16 @@ enum { PQ_BOOLEAN = 0, PQ_INT64 = 2, PQ_DOUBLE = 5, PQ_BYTE_ARRAY = 6 };
 #define NCOL DCTK_RESULT_NCOLS
 #define MAX_DEPTH 16
 
-/* Physical type and place in dctk_result_row of each column, schema order. */
-static const struct {
-    int type;
-    size_t off;
-} cols[NCOL] = {
-    {PQ_BYTE_ARRAY, offsetof(dctk_result_row, var)},       {PQ_INT64, offsetof(dctk_result_row, comp_idx)},
-    {PQ_INT64, offsetof(dctk_result_row, filt_idx)},        {PQ_INT64, offsetof(dctk_result_row, ser_idx)},
-    {PQ_BYTE_ARRAY, offsetof(dctk_result_row, compressor)}, {PQ_BYTE_ARRAY, offsetof(dctk_result_row, filter)},
-    {PQ_BYTE_ARRAY, offsetof(dctk_result_row, serializer)}, {PQ_DOUBLE, offsetof(dctk_result_row, ratio)},
-    {PQ_DOUBLE, offsetof(dctk_result_row, l1_rel)},         {PQ_DOUBLE, offsetof(dctk_result_row, l2_rel)},
-    {PQ_DOUBLE, offsetof(dctk_result_row, linf_rel)},       {PQ_DOUBLE, offsetof(dctk_result_row, euclidean)},
-    {PQ_DOUBLE, offsetof(dctk_result_row, max_abs_err)},    {PQ_DOUBLE, offsetof(dctk_result_row, encode_mbps)},
-    {PQ_DOUBLE, offsetof(dctk_result_row, decode_mbps)},    {PQ_BOOLEAN, offsetof(dctk_result_row, keep)},
-    {PQ_BYTE_ARRAY, offsetof(dctk_result_row, error)},
-};
+/* Physical type of column c, from the one schema table (results_internal.h). */
+static int col_type(int c) {
+    switch (dctk_result_cols[c].kind) {
+    case DCTK_COL_I64: return PQ_INT64;
+    case DCTK_COL_F64: return PQ_DOUBLE;
+    case DCTK_COL_BOOL: return PQ_BOOLEAN;
+    case DCTK_COL_STR: break;
+    }
+    return PQ_BYTE_ARRAY;
+}
 
 /* --- Thrift compact protocol reader ---------------------------------------- */
 
@@ -284,7 +280,7 @@ static dctk_status check_schema(const pq_meta *m) {
         const char *want = dctk_result_columns[c];
         int i = c + 1;
         if (m->name_len[i] != strlen(want) || memcmp(m->name[i], want, m->name_len[i]) != 0 ||
-            m->type[i] != cols[c].type || m->children[i] != 0)
+            m->type[i] != col_type(c) || m->children[i] != 0)
             return DCTK_FAIL(DCTK_ERR_FORMAT, "column %d is not '%s' of the results schema", c, want);
         if (m->repetition[i] != 0)
             return DCTK_FAIL(DCTK_ERR_UNSUPPORTED, "column '%s' is not REQUIRED", want);
@@ -400,10 +396,10 @@ static dctk_status add_row(dctk_result_table *t, col_values *v, size_t i) {
     dctk_status st = DCTK_OK;
     memset(&row, 0, sizeof row);
     for (int c = 0; c < NCOL && st == DCTK_OK; c++) {
-        char *dst = (char *)&row + cols[c].off;
-        if (cols[c].type == PQ_INT64) memcpy(dst, &v[c].i64[i], 8);
-        else if (cols[c].type == PQ_DOUBLE) memcpy(dst, &v[c].f64[i], 8);
-        else if (cols[c].type == PQ_BOOLEAN) *(bool *)dst = v[c].b[i];
+        char *dst = (char *)&row + dctk_result_cols[c].offset;
+        if (col_type(c) == PQ_INT64) memcpy(dst, &v[c].i64[i], 8);
+        else if (col_type(c) == PQ_DOUBLE) memcpy(dst, &v[c].f64[i], 8);
+        else if (col_type(c) == PQ_BOOLEAN) *(bool *)dst = v[c].b[i];
         else if (!(strs[c] = dup_n(v[c].str[i], v[c].len[i]))) st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
         else *(const char **)dst = strs[c];
     }
@@ -425,7 +421,7 @@ static void free_values(col_values *v) {
 static dctk_status alloc_values(col_values *v, size_t n) {
     for (int c = 0; c < NCOL; c++) {
         bool ok;
-        switch (cols[c].type) {
+        switch (col_type(c)) {
         case PQ_INT64: ok = (v[c].i64 = malloc(8 * n)) != NULL; break;
         case PQ_DOUBLE: ok = (v[c].f64 = malloc(8 * n)) != NULL; break;
         case PQ_BOOLEAN: ok = (v[c].b = malloc(n)) != NULL; break;
@@ -446,7 +442,7 @@ static dctk_status read_group(const uint8_t *file, size_t size, const pq_group *
     for (int c = 0; c < NCOL && st == DCTK_OK; c++) {
         const pq_chunk *ch = &g->col[c];
         const char *want = dctk_result_columns[c];
-        if (ch->type != cols[c].type || ch->path_len != strlen(want) || memcmp(ch->path, want, ch->path_len) != 0)
+        if (ch->type != col_type(c) || ch->path_len != strlen(want) || memcmp(ch->path, want, ch->path_len) != 0)
             st = DCTK_FAIL(DCTK_ERR_FORMAT, "column chunk %d is not '%s'", c, want);
         else st = read_chunk(file, size, ch, n, &v[c]);
         if (st != DCTK_OK) dctk_prefix_detail("column '%s': ", want);
