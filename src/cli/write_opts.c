@@ -98,9 +98,9 @@ dctk_status write_cli_resolve(dctk_dataset *ds, size_t v, const char *where, con
         /* the space the sweep built: lossless only without a threshold */
         dctk_space_opts so = dctk_space_opts_for(&eo->space, &gates);
         if (st == DCTK_OK && isnan(gates.l1))
-            dctk_log(DCTK_LOG_INFO, "%s: no threshold (no row for '%s' in units '%s' in the table, no --l1-threshold): "
-                     "written losslessly only; give --l1-threshold X to allow lossy compression", field, field,
-                     var->units ? var->units : "");
+            printf("%s: no threshold (no row for '%s' in units '%s' in the table, no --l1-threshold): written "
+                   "losslessly only; give --l1-threshold X to allow lossy compression\n", field, field,
+                   var->units ? var->units : "");
         if (st == DCTK_OK) st = dctk_combo_resolve(ds, v, eo->size_limit, &so, idx[0], idx[1], idx[2], fp, codecs, NULL);
         if (best && (json_integer_value(json_object_get(best, "comp_idx")) != idx[0] ||
                      json_integer_value(json_object_get(best, "filt_idx")) != idx[1] ||

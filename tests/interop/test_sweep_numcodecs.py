@@ -5,7 +5,7 @@ Runs `dc_toolkit evaluate_combos` with the whole default codec space on a real
 field from libncarg-data, then:
   - the CSV has exactly one row per combo of the space, none duplicated;
   - best_VAR.json names the highest ratio among the kept rows, and `keep`
-    agrees with the threshold (and with the metrics being finite) on every row;
+    agrees with the default gates (and with the metrics being finite) on every row;
   - for 60 combos drawn at random, numpy + Debian's numcodecs apply the same
     pipeline to the same sample, chunk by chunk, and get the same ratio and
     relative L1/L2/Linf errors within 1e-6 relative. The two numcodecs-rs
@@ -83,7 +83,9 @@ def main():
     kept = [r for r in rows if r["keep"] == "true"]
     for r in rows:
         vals = [float(r[k]) for k in ("ratio", "l1_rel", "l2_rel", "linf_rel")]
-        want = r["error"] == "" and all(math.isfinite(v) for v in vals) and vals[1] <= THRESHOLD
+        # every default gate: L1, L2 2x, Linf 10x, |bias| 0.5x
+        want = (r["error"] == "" and all(math.isfinite(v) for v in vals) and vals[1] <= THRESHOLD and
+                vals[2] <= 2 * THRESHOLD and vals[3] <= 10 * THRESHOLD and abs(float(r["bias_rel"])) <= 0.5 * THRESHOLD)
         check((r["keep"] == "true") == want, "keep disagrees with the threshold: %s" % r)
     top = max(kept, key=lambda r: float(r["ratio"]))
     check(float(top["ratio"]) == best["ratio"], "best ratio %s is not the top kept %s" % (best["ratio"], top["ratio"]))
