@@ -189,6 +189,10 @@ int write_cli_field(const char *cmd, dctk_dataset *ds, size_t v, const char *dat
         printf("%s: %s: relative L1 %.3e, L2 %.3e, Linf %.3e, max abs error %.3e%s\n", var->name,
                st == DCTK_OK ? "verified" : "read back", r.l1_rel,
                r.l2_rel, r.linf_rel, r.max_abs_err, r.lossless ? " (lossless)" : "");
+    if (r.verified && bg)
+        printf("%s: bias %.3e, Pearson %.9f, SSIM %.6f, %.2f %% of points over 1e-4 relative error; gates %s\n",
+               var->name, r.metrics.bias_rel, r.metrics.pearson, r.metrics.ssim, 100 * r.metrics.rel_err_frac,
+               st == DCTK_OK ? "passed" : r.failed[0] ? r.failed : "not passed");
     fflush(stdout);
     if (st != DCTK_OK) return cli_fail(cmd, st);
     return 0;

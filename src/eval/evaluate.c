@@ -348,6 +348,19 @@ static dctk_status sweep_space(const dctk_var *var, const void *sample, const dc
     return st;
 }
 
+/* Input points already outside the physical bounds are not held against any
+ * combo; say how many there are, so a wrong bound shows. */
+static void report_outside(const dctk_var *var, const void *sample, size_t n, const dctk_gates *g) {
+    size_t out = 0;
+    for (size_t i = 0; i < n; i++) {
+        double x = dctk_load_f64(var->dtype, sample, i);
+        out += isfinite(x) && (x < g->phys_min || x > g->phys_max); /* NaN bounds compare false: off */
+    }
+    if (out)
+        dctk_log(DCTK_LOG_INFO, "%s: %zu of %zu sampled values are already outside the physical bounds [%g, %g]: "
+                 "they do not count against any combo", var->name, out, n, g->phys_min, g->phys_max);
+}
+
 /* Everything after the sample is in memory. */
 static dctk_status sweep_sample(const dctk_var *var, const void *sample, const dctk_sample_plan *plan,
                                 const dctk_evaluate_opts *o, dctk_evaluate_summary *s) {
@@ -377,6 +390,7 @@ static dctk_status sweep_sample(const dctk_var *var, const void *sample, const d
     cfg.phys_min = s->gates.phys_min;
     cfg.phys_max = s->gates.phys_max;
     cfg.phys_tol = s->gates.phys_tol;
+    if (dctk_gates_phys_on(&s->gates) && is_writer(o)) report_outside(var, sample, n, &s->gates);
     dctk_combo_result *res = st == DCTK_OK ? calloc(s->ncombos ? s->ncombos : 1, sizeof *res) : NULL;
     bool *have = res && o->team ? calloc(s->ncombos ? s->ncombos : 1, sizeof *have) : NULL;
     if (st == DCTK_OK && (!res || (o->team && !have))) st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
