@@ -307,6 +307,33 @@ static dctk_status load_resume(const char *path, const dctk_space *sp, const cha
     return st;
 }
 
+/* pass_phys is the one gate measured on the decoded values: rows recorded with
+ * other physical bounds (best_VAR.json of the earlier run says which) cannot
+ * be re-gated. */
+static bool same_bound(double a, double b) { return (isnan(a) && isnan(b)) || a == b; }
+
+static dctk_status same_phys_bounds(const char *dir, const char *var, const dctk_gates *now) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/best_%s.json", dir, var);
+    json_t *best = json_load_file(path, 0, NULL);
+    const json_t *gj = json_object_get(best, "gates");
+    dctk_gates was = dctk_gates_from_json(gj);
+    bool known = gj != NULL;
+    json_decref(best);
+    if (!known && !dctk_gates_phys_on(now)) return DCTK_OK;
+    if (!known) { /* an interrupted first run: its rows were measured with these flags, presumably */
+        dctk_log(DCTK_LOG_INFO, "%s: no best_%s.json says which physical bounds measured the recorded rows: "
+                 "their pass_phys is taken as recorded", var, var);
+        return DCTK_OK;
+    }
+    if (same_bound(was.phys_min, now->phys_min) && same_bound(was.phys_max, now->phys_max) &&
+        (!dctk_gates_phys_on(now) || was.phys_tol == now->phys_tol))
+        return DCTK_OK;
+    return DCTK_FAIL(DCTK_ERR_ARG, "%s: the recorded rows were measured with other physical bounds (min %g, max %g, "
+                     "tolerance %g; now %g, %g, %g), which need the decoded values: run without --resume", var,
+                     was.phys_min, was.phys_max, was.phys_tol, now->phys_min, now->phys_max, now->phys_tol);
+}
+
 static dctk_status sweep_space(const dctk_var *var, const void *sample, const dctk_sample_plan *plan,
                                const dctk_space *sp, const dctk_evaluate_opts *o, dctk_evaluate_summary *s,
                                const dctk_metric_cfg *cfg, dctk_combo_result *res, bool *have) {
@@ -320,12 +347,10 @@ static dctk_status sweep_space(const dctk_var *var, const void *sample, const dc
     if (st == DCTK_OK && resume && !skip) st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
     if (st == DCTK_OK && resume) st = load_resume(path, sp, var->name, &s->gates, res, skip, &rc.done);
     s->nreused = rc.done;
+    if (st == DCTK_OK && rc.done) st = same_phys_bounds(o->where, var->name, &s->gates);
     if (st == DCTK_OK && rc.done)
         dctk_log(DCTK_LOG_INFO, "%s: resuming: reused %zu recorded rows of %zu (re-gated, not evaluated again); "
                  "%zu combos left to evaluate", var->name, rc.done, s->ncombos, s->ncombos - rc.done);
-    if (st == DCTK_OK && rc.done && dctk_gates_phys_on(&s->gates))
-        dctk_log(DCTK_LOG_INFO, "%s: pass_phys of the reused rows is the one measured with the bounds of the run "
-                 "that recorded them", var->name);
     if (st == DCTK_OK) st = dctk_csv_writer_open(path, resume, false, &rc.csv, NULL);
     st = agree(o, st);
     dctk_sweep_opts so = {.threads = o->threads, .threshold = s->threshold, .gates = &s->gates,
