@@ -8,7 +8,8 @@
   2. --phys-min 0 --phys-max 1 on a land fraction (0..1, mostly exact 0 and 1)
      with a loose L1 threshold: the written field stays within the bounds (the
      tolerance is 0), while the same sweep without the bounds keeps combos that
-     leave them, so the gate is what holds the bounds;
+     leave them, so the gate is what holds the bounds; re-gating those rows
+     with other bounds is refused (pass_phys needs the decoded values);
   3. re-gating: `evaluate_combos --resume` with other thresholds evaluates
      nothing again, says how many rows it reused, and its keep column and best
      follow the new gates (recomputed here from the recorded metrics);
@@ -102,6 +103,10 @@ def phys_bounds(tmp):
     check(all(r_["keep"] == "false" for r_ in bounded if r_["pass_phys"] == "false"), "a combo out of bounds is kept")
     b = json.load(open(os.path.join(out, "best_FR_LAND.json")))
     check(b["gates"]["phys_min"] == 0 and b["gates"]["phys_max"] == 1, "best gates %s" % b["gates"])
+    # the one gate that needs the decoded values: re-gating with other bounds is refused
+    r = run("evaluate_combos", LAND, "--where-to-write", out, "--field-to-compress", "FR_LAND", "--phys-min", "0.5",
+            "--phys-max", "1", "--resume", *loose[:-2])
+    check(r.returncode != 0 and "other physical bounds" in r.stderr, "re-gating with other bounds: " + r.stderr[-400:])
     free_best = json.load(open(os.path.join(free, "best_FR_LAND.json")))
     free_rows = {(r_["comp_idx"], r_["filt_idx"], r_["ser_idx"]): r_ for r_ in rows_of(free, "FR_LAND")}
     fb = (str(free_best["comp_idx"]), str(free_best["filt_idx"]), str(free_best["ser_idx"]))
