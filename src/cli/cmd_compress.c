@@ -81,6 +81,7 @@ static int sweep_and_write(const char *cmd, const char *dataset) {
         if (st == DCTK_OK) st = dctk_merge_fields(j.ds, store, wo.threads ? (int)wo.threads : dctk_available_cores());
         if (st != DCTK_OK) rc = cli_fail(cmd, st);
         else printf("store: %s\n", store);
+        if (st == DCTK_OK) cli_warn_skipped(cmd, j.ds);
     } else if (rc == 0 && j.failures == 0) {
         char store[4096];
         dctk_store_path_for(so.where, dataset, store, sizeof store);

@@ -32,6 +32,7 @@ static int run(int argc, char **argv) {
     dctk_dataset *ds = NULL;
     if (st == DCTK_OK) st = dctk_dataset_open(pos[0], &ds);
     if (st == DCTK_OK) st = dctk_merge_fields(ds, store, dctk_available_cores());
+    if (st == DCTK_OK) cli_warn_skipped(cmd, ds);
     dctk_dataset_close(ds);
     if (st != DCTK_OK) return cli_fail(cmd, st);
     printf("merged: %s\n", store);

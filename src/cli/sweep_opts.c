@@ -123,6 +123,12 @@ static void show_progress(void *user, size_t done, size_t total) {
 
 static void print_summary(const dctk_var *var, const dctk_evaluate_opts *eo, const dctk_evaluate_summary *s) {
     char sh[128], sz[32], th[32] = "none";
+    if (s->no_sweep[0]) {
+        printf("%s: %s: no sweep needed; wrote %s/best_%s.json, a lossless pipeline\n", var->name, s->no_sweep,
+               eo->where, var->name);
+        fflush(stdout);
+        return;
+    }
     if (!isnan(s->threshold)) snprintf(th, sizeof th, "%.3g", s->threshold);
     printf("%s: %zu combos on a sample %s (%s) in %.1f s; %zu kept, %zu failed; threshold %s (%s)\n", var->name,
            s->ncombos, dctk_shape_str(var->ndim, s->sample_shape, sh, sizeof sh),
@@ -235,10 +241,15 @@ int sweep_cli_run(const char *cmd, const char *dataset, const sweep_cli *o, swee
         if (var->is_coord && !o->field) continue;
         pr = (progress){.var = var->name, .t0 = dctk_now(), .tty = pr.tty};
         dctk_evaluate_summary sum;
+        eo.stop = cli_catch_interrupts(); /* only while sweeping: a write is not cut short */
         st = agree(o, dctk_evaluate_variable(ds, v, &eo, &sum));
+        if (cli_release_interrupts() && st == DCTK_OK)
+            st = DCTK_FAIL(DCTK_ERR_INTERRUPTED, "interrupted after the sweep of '%s' had finished: its results are "
+                           "written; run the command again for the rest", var->name);
         if (st != DCTK_OK) {
             if (root) fprintf(stderr, "dc_toolkit %s: %s: %s\n", cmd, dataset, dctk_detail());
             failures++;
+            if (st == DCTK_ERR_INTERRUPTED) break;
             continue;
         }
         swept++;
@@ -252,5 +263,6 @@ int sweep_cli_run(const char *cmd, const char *dataset, const sweep_cli *o, swee
         if (root) fprintf(stderr, "dc_toolkit %s: %s: no data variables to evaluate\n", cmd, dataset);
         return 1;
     }
+    if (st == DCTK_ERR_INTERRUPTED) return cli_interrupt_exit();
     return failures ? 1 : 0;
 }

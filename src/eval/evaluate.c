@@ -1,9 +1,11 @@
 /* One variable end to end: sample, space, sweep, and the three result files
  * (per-rank CSV streamed row by row, Parquet, best_{var}.json). */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "dctk/chunking.h"
 #include "dctk/dataset.h"
@@ -16,6 +18,7 @@ typedef struct {
     const char *var;
     dctk_csv_writer *csv;
     dctk_status csv_st;
+    char csv_err[512]; /* csv_st's detail: it fails on a worker thread, whose detail is its own */
     size_t done, total;
     bool *have; /* with a team: the rows run here, for the gather */
     const dctk_evaluate_opts *o;
@@ -31,13 +34,13 @@ static char *codec_text(json_t *list) {
 /* The row of a combo, with the codec JSON texts and its readable name (caller
  * frees the four strings with free_row). */
 static dctk_result_row make_row(const dctk_space *sp, const char *var, const dctk_combo_result *r) {
-    json_t *comp = dctk_space_compressor(sp, r->c, r->s);
-    const json_t *filt = r->f >= 0 ? sp->filt[r->f].codecs : NULL, *ser = r->s >= 0 ? sp->ser[r->s].codecs : NULL;
+    json_t *comp = dctk_space_compressor(sp, r->c, r->s), *ser = dctk_space_serializer(sp, r->f, r->s);
+    const json_t *filt = r->f >= 0 ? sp->filt[r->f].codecs : NULL;
     dctk_result_row row = {
         .var = var, .comp_idx = r->c, .filt_idx = r->f, .ser_idx = r->s,
         .compressor = codec_text(comp),
         .filter = filt ? codec_text((json_t *)filt) : strdup(""),
-        .serializer = ser ? codec_text((json_t *)ser) : strdup(""),
+        .serializer = ser ? codec_text(ser) : strdup(""),
         .name = dctk_pipeline_name(comp, filt, ser),
         .ratio = r->ratio, .l1_rel = r->l1_rel, .l2_rel = r->l2_rel, .linf_rel = r->linf_rel,
         .euclidean = r->euclidean, .max_abs_err = r->max_abs_err,
@@ -49,6 +52,7 @@ static dctk_result_row make_row(const dctk_space *sp, const char *var, const dct
         .keep = r->keep, .error = r->error,
     };
     json_decref(comp);
+    json_decref(ser);
     return row;
 }
 
@@ -80,6 +84,7 @@ static void on_result(void *user, const dctk_combo_result *r) {
     if (rc->csv && rc->csv_st == DCTK_OK) {
         dctk_result_row row = make_row(rc->sp, rc->var, r);
         rc->csv_st = dctk_csv_writer_append(rc->csv, &row);
+        if (rc->csv_st != DCTK_OK) snprintf(rc->csv_err, sizeof rc->csv_err, "%s", dctk_detail());
         free_row(&row);
     }
     rc->done++;
@@ -148,8 +153,10 @@ static dctk_status write_best(const char *dir, const char *var, const dctk_space
 static dctk_status pick_threshold(const dctk_var *var, const dctk_evaluate_opts *o, dctk_evaluate_summary *s) {
     dctk_gates asked = o->gates_set ? o->gates : dctk_gates_none();
     if (isnan(asked.l1)) asked.l1 = o->override_l1;
-    DCTK_TRY(dctk_gates_resolve(&asked, o->thresholds_csv, var->name, var->units, &s->gates, s->threshold_source,
-                                sizeof s->threshold_source));
+    /* a GRIB variable split by level type (t_isobaricInhPa) is still the table's t */
+    const char *name = json_string_value(json_object_get(var->attrs, "GRIB_cfVarName"));
+    DCTK_TRY(dctk_gates_resolve(&asked, o->thresholds_csv, name ? name : var->name, var->units, &s->gates,
+                                s->threshold_source, sizeof s->threshold_source));
     s->threshold = s->gates.l1;
     return DCTK_OK;
 }
@@ -334,6 +341,50 @@ static dctk_status same_phys_bounds(const char *dir, const char *var, const dctk
                      was.phys_min, was.phys_max, was.phys_tol, now->phys_min, now->phys_max, now->phys_tol);
 }
 
+/* Rewrite the CSV with exactly the rows of the units that will be skipped, one
+ * per combo: rows of a unit that was cut short (a kill, a full disk) would
+ * otherwise be appended a second time when the unit runs again. A temporary
+ * file renamed over the old one, so a crash now loses nothing. */
+static dctk_status keep_done_rows(const char *path, const dctk_space *sp, const char *var,
+                                  const dctk_combo_result *res, const bool *skip) {
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.resume.tmp", path);
+    dctk_csv_writer *w;
+    DCTK_TRY(dctk_csv_writer_open(tmp, false, false, &w, NULL));
+    dctk_status st = DCTK_OK;
+    for (size_t u = 0; u < dctk_sweep_nunits(sp) && st == DCTK_OK; u++) {
+        int f, s;
+        dctk_sweep_unit(sp, u, &f, &s);
+        for (int c = -(int)sp->comp_none; c < sp->ncomp && skip[u] && st == DCTK_OK; c++) {
+            dctk_result_row row = make_row(sp, var, &res[dctk_space_combo_index(sp, c, f, s)]);
+            st = dctk_csv_writer_append(w, &row);
+            free_row(&row);
+        }
+    }
+    dctk_status cst = dctk_csv_writer_close(w);
+    if (st == DCTK_OK) st = cst;
+    if (st == DCTK_OK && rename(tmp, path) != 0)
+        st = DCTK_FAIL(DCTK_ERR_IO, "%s: cannot replace with the resumed rows: %s", path, strerror(errno));
+    if (st != DCTK_OK) remove(tmp);
+    return st;
+}
+
+/* What an interrupted or starved sweep leaves behind, and how to go on. */
+static void explain_stop(dctk_status st, const char *var, const char *path, const run_ctx *rc) {
+    char why[600];
+    snprintf(why, sizeof why, "%s", dctk_detail());
+    if (st == DCTK_ERR_INTERRUPTED)
+        dctk_set_detail("variable '%s': interrupted after %zu of %zu combos; they are in %s: run the same command "
+                        "with --resume to continue", var, rc->done, rc->total, path);
+    else if (st == DCTK_ERR_NOMEM)
+        dctk_set_detail("variable '%s': %s; %zu of %zu combos are in %s. Lower --eval-data-size-limit or "
+                        "--threads-per-rank (or allow more memory) and run again with --resume",
+                        var, why, rc->done, rc->total, path);
+    else if (st == DCTK_ERR_IO && rc->csv_st != DCTK_OK)
+        dctk_set_detail("variable '%s': %s; the combos before it are in %s: make room and run the same command "
+                        "with --resume", var, why, path);
+}
+
 static dctk_status sweep_space(const dctk_var *var, const void *sample, const dctk_sample_plan *plan,
                                const dctk_space *sp, const dctk_evaluate_opts *o, dctk_evaluate_summary *s,
                                const dctk_metric_cfg *cfg, dctk_combo_result *res, bool *have) {
@@ -348,13 +399,14 @@ static dctk_status sweep_space(const dctk_var *var, const void *sample, const dc
     if (st == DCTK_OK && resume) st = load_resume(path, sp, var->name, &s->gates, res, skip, &rc.done);
     s->nreused = rc.done;
     if (st == DCTK_OK && rc.done) st = same_phys_bounds(o->where, var->name, &s->gates);
+    if (st == DCTK_OK && resume && access(path, F_OK) == 0) st = keep_done_rows(path, sp, var->name, res, skip);
     if (st == DCTK_OK && rc.done)
         dctk_log(DCTK_LOG_INFO, "%s: resuming: reused %zu recorded rows of %zu (re-gated, not evaluated again); "
                  "%zu combos left to evaluate", var->name, rc.done, s->ncombos, s->ncombos - rc.done);
     if (st == DCTK_OK) st = dctk_csv_writer_open(path, resume, false, &rc.csv, NULL);
     st = agree(o, st);
     dctk_sweep_opts so = {.threads = o->threads, .threshold = s->threshold, .gates = &s->gates,
-                          .metrics = *cfg, .on_result = on_result, .user = &rc, .skip_unit = skip};
+                          .metrics = *cfg, .on_result = on_result, .user = &rc, .skip_unit = skip, .stop = o->stop};
     /* the sample is evaluated with the inner chunks the writer will use for the whole field */
     dctk_chunk_shape_for(var->dtype, var->ndim, var->shape, o->inner_chunk_bytes, so.chunk);
     memcpy(s->chunk, so.chunk, sizeof so.chunk);
@@ -363,7 +415,9 @@ static dctk_status sweep_space(const dctk_var *var, const void *sample, const dc
     dctk_timer_add("sweep", dctk_now() - t0);
     dctk_status cst = dctk_csv_writer_close(rc.csv);
     free(skip);
-    if (st == DCTK_OK) st = rc.csv_st != DCTK_OK ? rc.csv_st : cst;
+    if (st == DCTK_OK && rc.csv_st != DCTK_OK) st = DCTK_FAIL(rc.csv_st, "%s", rc.csv_err);
+    if (st == DCTK_OK) st = cst;
+    if (!o->team) explain_stop(st, var->name, path, &rc);
     if (!o->team) return st;
     st = agree(o, st);
     if (st == DCTK_OK) st = o->team->gather(o->team->user, res, have, s->ncombos);
@@ -386,16 +440,48 @@ static void report_outside(const dctk_var *var, const void *sample, size_t n, co
                  "they do not count against any combo", var->name, out, n, g->phys_min, g->phys_max);
 }
 
+/* The first lossless compressor of the space a field without a sweep gets
+ * (zstd when the class flags allow it), or none. */
+static int plain_compressor(const dctk_space *sp) {
+    for (int c = 0; c < sp->ncomp; c++)
+        if (!strcmp(sp->comp[c].family, "zstd")) return c;
+    return sp->comp_none || sp->ncomp == 0 ? -1 : 0;
+}
+
+/* A sample with no finite value, or with one value only, leaves a sweep
+ * nothing to weigh (relative errors are 0/0 on a field of zeros, and an
+ * all-missing field has no error at all): best_{var}.json names a lossless
+ * pipeline, so that compress writes the field and the dataset can be merged. */
+static dctk_status no_sweep(const dctk_var *var, const dctk_sample_stats *stats, const dctk_evaluate_opts *o,
+                            dctk_evaluate_summary *s) {
+    dctk_space *sp = NULL;
+    /* the space a sweep would have built, so compress_with_optimal resolves the same indices */
+    dctk_space_opts so = dctk_space_opts_for(&o->space, &s->gates);
+    DCTK_TRY(dctk_space_build(var->dtype, stats, &so, &sp));
+    memcpy(s->fingerprint, sp->fingerprint, sizeof s->fingerprint);
+    int c = plain_compressor(sp);
+    s->best_row = (dctk_combo_result){.c = c, .f = -1, .s = -1, .ratio = NAN, .keep = true};
+    s->best = dctk_space_has(sp, c, -1, -1) ? (long)dctk_space_combo_index(sp, c, -1, -1) : 0;
+    s->threshold = NAN; /* lossless: nothing to bound */
+    snprintf(s->threshold_source, sizeof s->threshold_source, "none: lossless, no sweep");
+    if (stats->nfinite == 0)
+        snprintf(s->no_sweep, sizeof s->no_sweep, "every sampled value is missing (NaN or fill)");
+    else
+        snprintf(s->no_sweep, sizeof s->no_sweep, "every sampled value is %.10g", stats->min);
+    dctk_metric_cfg cfg = dctk_metric_cfg_of(stats);
+    dctk_status st = is_writer(o) ? write_best(o->where, var->name, sp, o, s, &cfg) : DCTK_OK;
+    dctk_space_free(sp);
+    return st;
+}
+
 /* Everything after the sample is in memory. */
 static dctk_status sweep_sample(const dctk_var *var, const void *sample, const dctk_sample_plan *plan,
                                 const dctk_evaluate_opts *o, dctk_evaluate_summary *s) {
     dctk_sample_stats stats;
     size_t n = dctk_shape_nelems(var->ndim, plan->shape);
     dctk_sample_stats_of(var->dtype, sample, n, &stats);
-    /* every member holds the same bytes, so this failure is the same everywhere */
-    if (stats.nfinite == 0)
-        return DCTK_FAIL(DCTK_ERR_FORMAT, "variable '%s': every sampled value is missing (NaN or fill): nothing to evaluate",
-                         var->name);
+    /* every member holds the same bytes, so every member takes this branch */
+    if (stats.nfinite == 0 || stats.min == stats.max) return no_sweep(var, &stats, o, s);
     dctk_space *sp = NULL;
     dctk_space_opts so = dctk_space_opts_for(&o->space, &s->gates);
     if (!so.with_lossy && o->space.with_lossy && is_writer(o))
@@ -431,6 +517,14 @@ static dctk_status sweep_sample(const dctk_var *var, const void *sample, const d
     return st;
 }
 
+/* Any allocation failure of a variable, said as such with what to lower. */
+static void name_memory(const char *var) {
+    char why[800];
+    snprintf(why, sizeof why, "%s", dctk_detail());
+    dctk_set_detail("variable '%s': out of memory (%s): lower --eval-data-size-limit or --threads-per-rank, or allow "
+                    "more memory", var, why);
+}
+
 dctk_status dctk_evaluate_variable(dctk_dataset *ds, size_t v, const dctk_evaluate_opts *o,
                                    dctk_evaluate_summary *s) {
     memset(s, 0, sizeof *s);
@@ -448,6 +542,8 @@ dctk_status dctk_evaluate_variable(dctk_dataset *ds, size_t v, const dctk_evalua
     void *sample = NULL;
     st = load_sample(ds, v, o, &plan, st, &sample);
     if (st == DCTK_OK) st = sweep_sample(var, sample, &plan, o, s);
+    if (st == DCTK_ERR_NOMEM && !strstr(dctk_detail(), "--eval-data-size-limit"))
+        name_memory(var->name);
     free(sample);
     s->seconds = dctk_now() - t0;
     return st;

@@ -160,6 +160,17 @@ static void data_var_list(const dctk_dataset *ds, char *buf, size_t cap) {
     if (!k) snprintf(buf, cap, "none");
 }
 
+const char *dctk_dataset_skipped(const dctk_dataset *ds, size_t i, const char **why) {
+    const char *key;
+    json_t *v;
+    json_object_foreach(ds->unsupported, key, v) {
+        if (i-- > 0) continue;
+        if (why) *why = json_string_value(v);
+        return key;
+    }
+    return NULL;
+}
+
 dctk_status dctk_dataset_find(const dctk_dataset *ds, const char *name, size_t *idx) {
     for (size_t i = 0; i < ds->nvars; i++)
         if (strcmp(ds->vars[i].name, name) == 0) {
