@@ -7,17 +7,20 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "dctk/codec.h"
 #include "dctk/eval.h"
 
-/* Until every codec family states this in its own descriptor, the answer is
- * kept here, established by tests/unit/test_select.c's round trips: ZFP has no
- * NaN, Asinh refuses non-finite input, and a float Delta spreads one NaN over
- * every later value of the chunk. */
+/* Each family's descriptor says it (dctk_codec_vt.nan_exact, checked by the
+ * codec conformance test); tests/unit/test_select.c checks again by round trips
+ * that the space drops exactly the families that would lose NaN or Inf. The
+ * dtype is for families whose answer could depend on it; none does today
+ * (a float Delta spreads a NaN, and integers hold none). */
 bool dctk_family_carries_nonfinite(const char *family, dctk_dtype t) {
+    (void)t;
     if (!family) return true;
-    if (strcmp(family, "zfpy") == 0 || strcmp(family, "asinh") == 0) return false;
-    if (strcmp(family, "delta") == 0) return !dctk_dtype_is_float(t);
-    return true;
+    for (const dctk_codec_vt *const *v = dctk_codec_types(); *v; v++)
+        if ((*v)->family && strcmp((*v)->family, family) == 0) return (*v)->nan_exact;
+    return false; /* a family no codec claims: assume the worst */
 }
 
 /* Drop the entries whose family cannot carry NaN/Inf; name each family once in dropped. */
