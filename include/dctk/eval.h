@@ -46,12 +46,13 @@ typedef struct dctk_sample_plan {
 } dctk_sample_plan;
 
 /* The largest stride sample of a field of `shape` that fits limit bytes. */
-dctk_status dctk_sample_plan_for(dctk_dtype t, int ndim, const size_t *shape, uint64_t limit, dctk_sample_plan *plan);
+DCTK_API dctk_status dctk_sample_plan_for(dctk_dtype t, int ndim, const size_t *shape, uint64_t limit,
+                                          dctk_sample_plan *plan);
 /* Index i of count along a dimension of length n: round-half-even(i*(n-1)/(count-1)). */
-size_t dctk_sample_index(size_t i, size_t count, size_t n);
+DCTK_API size_t dctk_sample_index(size_t i, size_t count, size_t n);
 /* Read the sample of variable v into out (plan->nbytes, C order). */
-dctk_status dctk_sample_read(struct dctk_dataset *ds, size_t v, const dctk_sample_plan *plan, void *out);
-void dctk_sample_stats_of(dctk_dtype t, const void *data, size_t n, dctk_sample_stats *st);
+DCTK_API dctk_status dctk_sample_read(struct dctk_dataset *ds, size_t v, const dctk_sample_plan *plan, void *out);
+DCTK_API void dctk_sample_stats_of(dctk_dtype t, const void *data, size_t n, dctk_sample_stats *st);
 
 /* --- error norms and selection metrics ------------------------------------- */
 
@@ -66,7 +67,7 @@ typedef struct dctk_metric_cfg {
 } dctk_metric_cfg;
 
 /* The metric config for a sample (phys bounds off; set them afterwards). */
-dctk_metric_cfg dctk_metric_cfg_of(const dctk_sample_stats *st);
+DCTK_API dctk_metric_cfg dctk_metric_cfg_of(const dctk_sample_stats *st);
 
 /* Sums for the relative L1/L2/Linf errors of y against x, in double. Points
  * where x is not finite are masked: left out of the norms, and counted in
@@ -90,25 +91,25 @@ typedef struct dctk_norms {
 
 /* Point metrics (norms, bias, Pearson, fraction, extremes, bounds) over a run
  * of count values. cfg may be NULL for the norms alone. */
-void dctk_norms_add(dctk_norms *a, dctk_dtype t, const void *x, const void *y, size_t count);
-void dctk_metrics_add(dctk_norms *a, const dctk_metric_cfg *cfg, dctk_dtype t, const void *x, const void *y,
-                      size_t count);
+DCTK_API void dctk_norms_add(dctk_norms *a, dctk_dtype t, const void *x, const void *y, size_t count);
+DCTK_API void dctk_metrics_add(dctk_norms *a, const dctk_metric_cfg *cfg, dctk_dtype t, const void *x,
+                               const void *y, size_t count);
 /* The plane metrics (SSIM, gradients) of the valid region `count` of one
  * chunk laid out with shape `chunk` (C order): planes are the last two
  * dimensions; a 1-D chunk has gradients along its one dimension and no SSIM. */
-void dctk_metrics_add_planes(dctk_norms *a, const dctk_metric_cfg *cfg, dctk_dtype t, int ndim, const size_t *chunk,
-                             const size_t *count, const void *x, const void *y);
+DCTK_API void dctk_metrics_add_planes(dctk_norms *a, const dctk_metric_cfg *cfg, dctk_dtype t, int ndim,
+                                      const size_t *chunk, const size_t *count, const void *x, const void *y);
 /* Relative errors; 0 when there is no error at all (even if x is all zero). */
-double dctk_norms_l1(const dctk_norms *a);
-double dctk_norms_l2(const dctk_norms *a);
-double dctk_norms_linf(const dctk_norms *a);
-double dctk_norms_bias(const dctk_norms *a);      /* sum(y - x) / sum|x| */
-double dctk_norms_pearson(const dctk_norms *a);   /* 1 when y == x; NaN when x is constant and y is not */
-double dctk_norms_psnr(const dctk_norms *a, const dctk_metric_cfg *cfg); /* dB; +inf when y == x */
-double dctk_norms_ssim(const dctk_norms *a);      /* mean over windows; NaN when no window fits */
-double dctk_norms_rel_err_frac(const dctk_norms *a);
-double dctk_norms_extremes(const dctk_norms *a);  /* relative L1 over the extremes */
-double dctk_norms_gradient(const dctk_norms *a);  /* relative L1 of neighbour differences */
+DCTK_API double dctk_norms_l1(const dctk_norms *a);
+DCTK_API double dctk_norms_l2(const dctk_norms *a);
+DCTK_API double dctk_norms_linf(const dctk_norms *a);
+DCTK_API double dctk_norms_bias(const dctk_norms *a);      /* sum(y - x) / sum|x| */
+DCTK_API double dctk_norms_pearson(const dctk_norms *a);   /* 1 when y == x; NaN when x is constant and y is not */
+DCTK_API double dctk_norms_psnr(const dctk_norms *a, const dctk_metric_cfg *cfg); /* dB; +inf when y == x */
+DCTK_API double dctk_norms_ssim(const dctk_norms *a);      /* mean over windows; NaN when no window fits */
+DCTK_API double dctk_norms_rel_err_frac(const dctk_norms *a);
+DCTK_API double dctk_norms_extremes(const dctk_norms *a);  /* relative L1 over the extremes */
+DCTK_API double dctk_norms_gradient(const dctk_norms *a);  /* relative L1 of neighbour differences */
 
 /* --- codec space ------------------------------------------------------------ */
 
@@ -124,59 +125,57 @@ typedef struct dctk_space_opts {
 /* The families of codec kind k (DCTK_CODEC_BB compressors, _AA filters, _AB
  * serializers), space-separated in the space's order, into buf (snprintf
  * rules: the length it needs is returned). */
-size_t dctk_space_class_list(dctk_codec_kind k, char *buf, size_t cap);
+DCTK_API size_t dctk_space_class_list(dctk_codec_kind k, char *buf, size_t cap);
 
-typedef struct dctk_space_entry {
-    json_t *codecs;     /* a list of codec objects (compressors may be two: shuffle + compressor) */
-    const char *family; /* "blosc", "bitround", "zfpy", ... */
-    bool lossy;
-} dctk_space_entry;
+/* A space is made by dctk_space_build and read through the calls below; its
+ * layout is private to src/eval (space_internal.h). */
+typedef struct dctk_space dctk_space;
 
-typedef struct dctk_space {
-    dctk_dtype dtype;
-    dctk_space_entry *comp, *filt, *ser;
-    int ncomp, nfilt, nser;
-    bool comp_none, filt_none, ser_none; /* whether index -1 is part of the category */
-    char fingerprint[32];                /* "fnv1a64:%016llx" over every codec's JSON in order */
-    char dropped[160];                   /* families left out: the sample holds NaN/Inf they cannot carry */
-} dctk_space;
+typedef enum { DCTK_SPACE_COMPRESSOR, DCTK_SPACE_FILTER, DCTK_SPACE_SERIALIZER } dctk_space_category;
+
+/* The dtype the space was built for. */
+DCTK_API dctk_dtype dctk_space_dtype(const dctk_space *sp);
+/* "fnv1a64:%016llx" over every codec's JSON in order (under 32 bytes). */
+DCTK_API const char *dctk_space_fingerprint(const dctk_space *sp);
+/* The indices of one category are [*lo, *n): *lo is -1 when "none" is one of
+ * them, else 0. */
+DCTK_API void dctk_space_range(const dctk_space *sp, dctk_space_category cat, int *lo, int *n);
 
 /* Build the space for a field of dtype t from its sample statistics. Unknown
  * class names are DCTK_ERR_ARG listing the valid ones. Deterministic. */
-dctk_status dctk_space_build(dctk_dtype t, const dctk_sample_stats *st, const dctk_space_opts *o, dctk_space **out);
-void dctk_space_free(dctk_space *sp);
-/* Keep the entries of v[0..n) whose family carries NaN/Inf bit for bit,
- * freeing the others and naming their families in dropped; returns how many stay. */
-int dctk_space_drop_nonfinite(dctk_space_entry *v, int n, dctk_dtype t, char *dropped, size_t cap);
+DCTK_API dctk_status dctk_space_build(dctk_dtype t, const dctk_sample_stats *st, const dctk_space_opts *o,
+                                      dctk_space **out);
+DCTK_API void dctk_space_free(dctk_space *sp);
 /* Number of combos, and the (c, f, s) of combo k in enumeration order
  * (compressors outermost, then filters, then serializers; -1 first). */
-size_t dctk_space_ncombos(const dctk_space *sp);
-void dctk_space_combo(const dctk_space *sp, size_t k, int *c, int *f, int *s);
+DCTK_API size_t dctk_space_ncombos(const dctk_space *sp);
+DCTK_API void dctk_space_combo(const dctk_space *sp, size_t k, int *c, int *f, int *s);
 /* The inverse: the enumeration index of combo (c, f, s). */
-size_t dctk_space_combo_index(const dctk_space *sp, int c, int f, int s);
+DCTK_API size_t dctk_space_combo_index(const dctk_space *sp, int c, int f, int s);
 /* Whether (c, f, s) names a combo of this space. */
-bool dctk_space_has(const dctk_space *sp, int c, int f, int s);
+DCTK_API bool dctk_space_has(const dctk_space *sp, int c, int f, int s);
 /* The Zarr v3 codec list of combo (c, f, s): the filter, the serializer (or
  * bytes), and the compressor resolved for what the serializer emits (blosc
  * typesize and auto shuffle, shuffle element size). New reference. */
-json_t *dctk_space_pipeline(const dctk_space *sp, int c, int f, int s);
+DCTK_API json_t *dctk_space_pipeline(const dctk_space *sp, int c, int f, int s);
 /* Serializer s as it runs after filter f (NULL for s == -1; new reference):
  * an error bound follows a scaling filter into its units (fixed-offset-scale
  * divides it by |scale|), so it keeps its meaning relative to the range the
  * serializer sees; otherwise the space's entry. */
-json_t *dctk_space_serializer(const dctk_space *sp, int f, int s);
+DCTK_API json_t *dctk_space_serializer(const dctk_space *sp, int f, int s);
 /* The resolved compressor chain alone, for the given serializer (NULL for c == -1). */
-json_t *dctk_space_compressor(const dctk_space *sp, int c, int s);
+DCTK_API json_t *dctk_space_compressor(const dctk_space *sp, int c, int s);
 /* "zstd(level=9) | bitround(keepbits=12) | -": the readable name of a pipeline
  * from its stages' codec lists (NULL for an absent stage). Caller frees. */
-char *dctk_pipeline_name(const json_t *comp, const json_t *filt, const json_t *ser);
+DCTK_API char *dctk_pipeline_name(const json_t *comp, const json_t *filt, const json_t *ser);
 
 /* --- thresholds -------------------------------------------------------------- */
 
 /* Find the L1 threshold for a variable in a CSV with the columns "Short Name",
  * "Unit", "Existing L1 error": a row applies when the name matches and the
  * units match. DCTK_ERR_NOT_FOUND when no row applies. */
-dctk_status dctk_threshold_lookup(const char *csv_path, const char *name, const char *units, double *threshold);
+DCTK_API dctk_status dctk_threshold_lookup(const char *csv_path, const char *name, const char *units,
+                                           double *threshold);
 
 /* --- gates ------------------------------------------------------------------- */
 
@@ -194,30 +193,31 @@ typedef struct dctk_gates {
 } dctk_gates;
 
 /* No flag given: every threshold NaN, tolerance 0, extremes and gradient off. */
-dctk_gates dctk_gates_none(void);
+DCTK_API dctk_gates dctk_gates_none(void);
 /* The L1 threshold and the optional "L2 error", "Linf error", "Bias error"
  * columns of the row for (name, units) into g->l1, l2, linf, bias (NaN where
  * a column is absent or empty, DCTK_GATE_OFF where it says "off").
  * DCTK_ERR_NOT_FOUND when no row applies. */
-dctk_status dctk_threshold_lookup_gates(const char *csv_path, const char *name, const char *units, dctk_gates *g);
+DCTK_API dctk_status dctk_threshold_lookup_gates(const char *csv_path, const char *name, const char *units,
+                                                 dctk_gates *g);
 /* The gates of one variable: the flags in *asked, then the table row, then the
  * default multiples of l1. source gets where l1 came from. */
-dctk_status dctk_gates_resolve(const dctk_gates *asked, const char *csv_path, const char *name, const char *units,
-                               dctk_gates *out, char *source, size_t cap);
+DCTK_API dctk_status dctk_gates_resolve(const dctk_gates *asked, const char *csv_path, const char *name,
+                                        const char *units, dctk_gates *out, char *source, size_t cap);
 /* Whether any of the gates that need the decoded values (not the recorded
  * metrics) is on: physical bounds. */
-bool dctk_gates_phys_on(const dctk_gates *g);
+DCTK_API bool dctk_gates_phys_on(const dctk_gates *g);
 /* The gates as JSON, every one with its threshold (null when off). New reference. */
-json_t *dctk_gates_json(const dctk_gates *g);
+DCTK_API json_t *dctk_gates_json(const dctk_gates *g);
 /* Gates back from dctk_gates_json (missing keys: as dctk_gates_none). */
-dctk_gates dctk_gates_from_json(const json_t *j);
+DCTK_API dctk_gates dctk_gates_from_json(const json_t *j);
 /* One line naming every enabled gate and its threshold. */
-void dctk_gates_describe(const dctk_gates *g, char *buf, size_t cap);
+DCTK_API void dctk_gates_describe(const dctk_gates *g, char *buf, size_t cap);
 /* The space options for a variable with these gates: without an L1
  * threshold, lossless only (lossy filters and serializers are not evaluated). */
-dctk_space_opts dctk_space_opts_for(const dctk_space_opts *o, const dctk_gates *g);
+DCTK_API dctk_space_opts dctk_space_opts_for(const dctk_space_opts *o, const dctk_gates *g);
 /* The code of a family's ability to give NaN and Inf back bit for bit. */
-bool dctk_family_carries_nonfinite(const char *family, dctk_dtype t);
+DCTK_API bool dctk_family_carries_nonfinite(const char *family, dctk_dtype t);
 
 /* --- sweep ----------------------------------------------------------------- */
 
@@ -258,8 +258,8 @@ typedef struct dctk_sweep_opts {
 } dctk_sweep_opts;
 
 /* Units of work of a space, and the stage (f, s) of unit u. */
-size_t dctk_sweep_nunits(const dctk_space *sp);
-void dctk_sweep_unit(const dctk_space *sp, size_t u, int *f, int *s);
+DCTK_API size_t dctk_sweep_nunits(const dctk_space *sp);
+DCTK_API void dctk_sweep_unit(const dctk_space *sp, size_t u, int *f, int *s);
 
 /* Evaluate every combo of the space on the sample (dtype sp->dtype, `shape`).
  * results must hold dctk_space_ncombos(sp) entries, in enumeration order.
@@ -267,19 +267,19 @@ void dctk_sweep_unit(const dctk_space *sp, size_t u, int *f, int *s);
  * out of memory: a unit that does is not reported (no on_result, so a resumed
  * sweep runs it again), the others go on, and the sweep returns DCTK_ERR_NOMEM
  * saying how many units it lost. */
-dctk_status dctk_sweep_run(const dctk_space *sp, const void *sample, int ndim, const size_t *shape,
-                           const dctk_sweep_opts *o, dctk_combo_result *results);
+DCTK_API dctk_status dctk_sweep_run(const dctk_space *sp, const void *sample, int ndim, const size_t *shape,
+                                    const dctk_sweep_opts *o, dctk_combo_result *results);
 /* Whether a finished combo is kept: it ran, its metrics are finite, and every
  * enabled gate passes; sets r's pass_* columns (true for a gate that is off).
  * Without an L1 threshold only combos with no error at all are kept. Decided
  * from the recorded metrics alone, so rows of an earlier run can be re-gated. */
-bool dctk_combo_keep(dctk_combo_result *r, const dctk_gates *g);
+DCTK_API bool dctk_combo_keep(dctk_combo_result *r, const dctk_gates *g);
 /* The selection metrics of r from the sums of its (stage's) values. */
-void dctk_combo_set_metrics(dctk_combo_result *r, const dctk_norms *n, const dctk_metric_cfg *cfg);
+DCTK_API void dctk_combo_set_metrics(dctk_combo_result *r, const dctk_norms *n, const dctk_metric_cfg *cfg);
 /* The gates r failed, comma-separated ("" when none). */
-void dctk_combo_failed_gates(const dctk_combo_result *r, const dctk_gates *g, char *buf, size_t cap);
+DCTK_API void dctk_combo_failed_gates(const dctk_combo_result *r, const dctk_gates *g, char *buf, size_t cap);
 /* The best kept combo (highest ratio; ties: lowest combo order), or -1. */
-long dctk_sweep_best(const dctk_combo_result *results, size_t n);
+DCTK_API long dctk_sweep_best(const dctk_combo_result *results, size_t n);
 
 /* --- one variable, end to end ------------------------------------------------ */
 
@@ -362,8 +362,8 @@ typedef struct dctk_evaluate_summary {
  * any member up to the gather is agreed on, so every member returns it rather
  * than waiting on the others; writing the consolidated files is member 0's
  * alone. */
-dctk_status dctk_evaluate_variable(struct dctk_dataset *ds, size_t v, const dctk_evaluate_opts *o,
-                                   dctk_evaluate_summary *sum);
+DCTK_API dctk_status dctk_evaluate_variable(struct dctk_dataset *ds, size_t v, const dctk_evaluate_opts *o,
+                                            dctk_evaluate_summary *sum);
 
 
 #ifdef __cplusplus

@@ -9,6 +9,7 @@
 
 #include "dctk/codec.h"
 #include "dctk/eval.h"
+#include "eval/space_internal.h"
 
 /* Each family's descriptor says it (dctk_codec_vt.nan_exact, checked by the
  * codec conformance test); tests/unit/test_select.c checks again by round trips

@@ -1,6 +1,6 @@
 /* Reading results_{var}.parquet back, for the reports.
  *
- * Reads exactly the layout that src/eval/results_parquet.c documents and
+ * Reads exactly the layout that src/results/parquet.c documents and
  * writes: "PAR1", column chunks of v1 data pages (PLAIN, uncompressed,
  * REQUIRED, so no level bytes), the FileMetaData in the Thrift compact
  * protocol, its length, "PAR1". Several pages per column and several row
@@ -21,20 +21,11 @@
 
 enum { CT_TRUE = 1, CT_FALSE, CT_BYTE, CT_I16, CT_I32, CT_I64, CT_DOUBLE, CT_BINARY, CT_LIST, CT_SET, CT_MAP,
        CT_STRUCT };
-enum { PQ_BOOLEAN = 0, PQ_INT64 = 2, PQ_DOUBLE = 5, PQ_BYTE_ARRAY = 6 };
 #define NCOL DCTK_RESULT_NCOLS
 #define MAX_DEPTH 16
 
-/* Physical type of column c, from the one schema table (results_internal.h). */
-static int col_type(int c) {
-    switch (dctk_result_cols[c].kind) {
-    case DCTK_COL_I64: return PQ_INT64;
-    case DCTK_COL_F64: return PQ_DOUBLE;
-    case DCTK_COL_BOOL: return PQ_BOOLEAN;
-    case DCTK_COL_STR: break;
-    }
-    return PQ_BYTE_ARRAY;
-}
+/* Physical type and place in dctk_result_row of column c: the one schema table. */
+static int col_type(int c) { return dctk_col_parquet_type(dctk_result_cols[c].kind); }
 
 /* --- Thrift compact protocol reader ---------------------------------------- */
 
@@ -329,15 +320,15 @@ static void read_page_header(rd *r, page_header *h) {
 /* Decode nv PLAIN values of type t from [p, end) into v at row `at`. */
 static dctk_status decode_values(int t, const uint8_t *p, const uint8_t *end, size_t nv, col_values *v, size_t at) {
     size_t avail = (size_t)(end - p);
-    if ((t == PQ_INT64 || t == PQ_DOUBLE) && avail / 8 < nv) return DCTK_FAIL(DCTK_ERR_FORMAT, "short page");
-    if (t == PQ_BOOLEAN && avail < (nv + 7) / 8) return DCTK_FAIL(DCTK_ERR_FORMAT, "short page");
+    if ((t == DCTK_PQ_INT64 || t == DCTK_PQ_DOUBLE) && avail / 8 < nv) return DCTK_FAIL(DCTK_ERR_FORMAT, "short page");
+    if (t == DCTK_PQ_BOOLEAN && avail < (nv + 7) / 8) return DCTK_FAIL(DCTK_ERR_FORMAT, "short page");
     for (size_t k = 0; k < nv; k++) {
         size_t i = at + k;
-        if (t == PQ_INT64) v->i64[i] = (int64_t)dctk_get_le64(p + 8 * k);
-        else if (t == PQ_DOUBLE) {
+        if (t == DCTK_PQ_INT64) v->i64[i] = (int64_t)dctk_get_le64(p + 8 * k);
+        else if (t == DCTK_PQ_DOUBLE) {
             uint64_t u = dctk_get_le64(p + 8 * k);
             memcpy(&v->f64[i], &u, 8);
-        } else if (t == PQ_BOOLEAN) v->b[i] = (p[k / 8] >> (k % 8)) & 1;
+        } else if (t == DCTK_PQ_BOOLEAN) v->b[i] = (p[k / 8] >> (k % 8)) & 1;
         else {
             if ((size_t)(end - p) < 4) return DCTK_FAIL(DCTK_ERR_FORMAT, "short string in page");
             uint32_t len = dctk_get_le32(p);
@@ -397,9 +388,9 @@ static dctk_status add_row(dctk_result_table *t, col_values *v, size_t i) {
     memset(&row, 0, sizeof row);
     for (int c = 0; c < NCOL && st == DCTK_OK; c++) {
         char *dst = (char *)&row + dctk_result_cols[c].offset;
-        if (col_type(c) == PQ_INT64) memcpy(dst, &v[c].i64[i], 8);
-        else if (col_type(c) == PQ_DOUBLE) memcpy(dst, &v[c].f64[i], 8);
-        else if (col_type(c) == PQ_BOOLEAN) *(bool *)dst = v[c].b[i];
+        if (col_type(c) == DCTK_PQ_INT64) memcpy(dst, &v[c].i64[i], 8);
+        else if (col_type(c) == DCTK_PQ_DOUBLE) memcpy(dst, &v[c].f64[i], 8);
+        else if (col_type(c) == DCTK_PQ_BOOLEAN) *(bool *)dst = v[c].b[i];
         else if (!(strs[c] = dup_n(v[c].str[i], v[c].len[i]))) st = DCTK_NOMEM();
         else *(const char **)dst = strs[c];
     }
@@ -422,9 +413,9 @@ static dctk_status alloc_values(col_values *v, size_t n) {
     for (int c = 0; c < NCOL; c++) {
         bool ok;
         switch (col_type(c)) {
-        case PQ_INT64: ok = (v[c].i64 = malloc(8 * n)) != NULL; break;
-        case PQ_DOUBLE: ok = (v[c].f64 = malloc(8 * n)) != NULL; break;
-        case PQ_BOOLEAN: ok = (v[c].b = malloc(n)) != NULL; break;
+        case DCTK_PQ_INT64: ok = (v[c].i64 = malloc(8 * n)) != NULL; break;
+        case DCTK_PQ_DOUBLE: ok = (v[c].f64 = malloc(8 * n)) != NULL; break;
+        case DCTK_PQ_BOOLEAN: ok = (v[c].b = malloc(n)) != NULL; break;
         default: ok = (v[c].str = malloc(sizeof *v[c].str * n)) && (v[c].len = malloc(sizeof *v[c].len * n));
         }
         if (!ok) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory for %zu rows", n);
