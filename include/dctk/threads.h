@@ -4,6 +4,7 @@
 #define DCTK_THREADS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "dctk/status.h"
 
@@ -30,6 +31,13 @@ int dctk_cgroup_v1_cpus(const char *quota_path, const char *period_path);
  * v1 "N:cpu,cpuacct:/path" -> root/cpu,cpuacct/path (then root/cpu/path).
  * 0 when nothing limits. */
 int dctk_cgroup_cpus(const char *root, const char *proc_cgroup_path);
+
+/* Bytes this process may still allocate: the smallest of the address-space
+ * rlimit (ulimit -v) less what is mapped, the cgroup memory limit less its
+ * usage (v2 memory.max over the cgroup and its ancestors, v1
+ * memory.limit_in_bytes), and MemAvailable. UINT64_MAX when nothing says;
+ * *source (may be NULL) names the limit that decided. */
+uint64_t dctk_available_memory(const char **source);
 
 /* --- oversubscription ------------------------------------------------------ */
 

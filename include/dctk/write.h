@@ -16,14 +16,14 @@ extern "C" {
 /* "{where}/{stem}.zarr", stem = the dataset's file name less its last suffix. */
 dctk_status dctk_store_path_for(const char *where, const char *dataset, char *buf, size_t cap);
 
-/* The pipeline of combo (c, f, s) for variable v: the sample is read again
- * within size_limit, the space rebuilt with `space`, and the indices resolved
- * in it. When expect_fingerprint is given and differs from the rebuilt space,
- * DCTK_ERR_ARG says so. *codecs is a new reference; fingerprint (32 bytes)
- * may be NULL. */
-dctk_status dctk_combo_resolve(dctk_dataset *ds, size_t v, uint64_t size_limit, const dctk_space_opts *space,
-                               int c, int f, int s, const char *expect_fingerprint, json_t **codecs,
-                               char *fingerprint);
+/* The pipeline of combo (c, f, s) for variable v: the space is derived again
+ * as the sweep derived it (dctk_space_for_field with the sweep's options eo)
+ * and the indices resolved in it. When expect_fingerprint is given and
+ * differs from the rebuilt space, DCTK_ERR_ARG says so. A constant field
+ * gets dctk_constant_pipeline whatever the indices. *codecs is a new
+ * reference; fingerprint (32 bytes) may be NULL. */
+dctk_status dctk_combo_resolve(dctk_dataset *ds, size_t v, const dctk_evaluate_opts *eo, int c, int f, int s,
+                               const char *expect_fingerprint, json_t **codecs, char *fingerprint);
 
 typedef struct dctk_compress_opts {
     const char *store_path;     /* the .zarr folder (created when missing) */

@@ -44,9 +44,14 @@ int sweep_cli_eval_opts(const char *cmd, const sweep_cli *o, dctk_evaluate_opts 
         fprintf(stderr, "dc_toolkit %s: %s: cannot read the threshold table\n", cmd, o->thresholds);
         return 2;
     }
+    dctk_sample_policy policy;
+    if (dctk_sample_policy_parse(o->sampling_policy, &policy) != DCTK_OK || dctk_dim_kinds_check(o->dim_kinds) != DCTK_OK)
+        return cli_fail(cmd, DCTK_ERR_ARG);
     *eo = (dctk_evaluate_opts){
         .where = o->where,
         .size_limit = o->size_limit,
+        .sampling_policy = policy,
+        .dim_kinds = o->dim_kinds,
         .inner_chunk_bytes = (uint64_t)(o->inner_chunk_mib * 1048576),
         .threads = o->threads ? (int)o->threads : dctk_available_cores(),
         .override_l1 = o->override_l1,

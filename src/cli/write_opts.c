@@ -64,7 +64,7 @@ dctk_status write_cli_resolve(dctk_dataset *ds, size_t v, const char *where, con
         snprintf(path, sizeof path, "%s/best_%s.json", where, field);
         best = write_cli_load_best(path); /* optional: bound, provenance, fingerprint */
         const char *fp = json_string_value(json_object_get(best, "fingerprint"));
-        st = dctk_combo_resolve(ds, v, eo->size_limit, &eo->space, idx[0], idx[1], idx[2], fp, codecs, NULL);
+        st = dctk_combo_resolve(ds, v, eo, idx[0], idx[1], idx[2], fp, codecs, NULL);
         if (best && (json_integer_value(json_object_get(best, "comp_idx")) != idx[0] ||
                      json_integer_value(json_object_get(best, "filt_idx")) != idx[1] ||
                      json_integer_value(json_object_get(best, "ser_idx")) != idx[2])) {
@@ -98,6 +98,28 @@ static json_t *provenance(const json_t *codecs, const json_t *best) {
     return p;
 }
 
+/* The achieved ratio and the drift from the sweep's prediction, added to the
+ * provenance attribute of the array just written (its zarr.json is rewritten
+ * atomically, in the writer's own key order and number format). */
+static dctk_status record_drift(const char *store, const char *var, double achieved, double drift_pct) {
+    char path[8300];
+    snprintf(path, sizeof path, "%s/%s/zarr.json", store, var);
+    json_error_t err;
+    json_t *doc = json_load_file(path, 0, &err);
+    if (!doc) return DCTK_FAIL(DCTK_ERR_IO, "%s: %s", path, err.text);
+    json_t *prov = json_object_get(json_object_get(doc, "attributes"), "dc_toolkit");
+    if (prov) {
+        json_object_set_new(prov, "achieved_ratio", json_real(achieved));
+        json_object_set_new(prov, "ratio_drift_pct", json_real(drift_pct));
+    }
+    char *text = json_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(17));
+    json_decref(doc);
+    if (!text) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    dctk_status st = dctk_write_file_atomic(path, text, strlen(text));
+    free(text);
+    return st;
+}
+
 int write_cli_field(const char *cmd, dctk_dataset *ds, size_t v, const char *dataset, const char *where,
                     const json_t *codecs, const json_t *best, double inner_chunk_mib, const write_cli *w,
                     dctk_status *status) {
@@ -128,8 +150,12 @@ int write_cli_field(const char *cmd, dctk_dataset *ds, size_t v, const char *dat
         printf("%s: wrote %s/%s (chunks %s, shards %s): %s -> %s, ratio %.3f", var->name, store, var->name,
                dctk_shape_str(r.ndim, r.chunk, ch, sizeof ch), dctk_shape_str(r.ndim, r.shard, sh, sizeof sh),
                dctk_format_size(r.bytes_in, in, sizeof in), dctk_format_size(r.bytes_out, out, sizeof out), r.ratio);
-    if (r.bytes_in && isfinite(best_num(best, "ratio"))) printf(" (sweep predicted %.3f)", best_num(best, "ratio"));
     if (r.bytes_in) printf(", %.1f MB/s\n", r.write_s > 0 ? (double)r.bytes_in / 1e6 / r.write_s : 0.0);
+    if (r.bytes_in && isfinite(best_num(best, "ratio"))) {
+        double pred = best_num(best, "ratio"), drift = 100 * (r.ratio - pred) / pred;
+        printf("%s: ratio predicted %.3f, achieved %.3f, drift %+.1f %%\n", var->name, pred, r.ratio, drift);
+        if (st == DCTK_OK) st = record_drift(store, var->name, r.ratio, drift);
+    }
     if (r.verified)
         printf("%s: %s: relative L1 %.3e, L2 %.3e, Linf %.3e, max abs error %.3e%s\n", var->name,
                st == DCTK_OK ? "verified" : "read back", r.l1_rel,
@@ -185,7 +211,7 @@ int write_cli_next_best(const char *cmd, dctk_dataset *ds, size_t v, const char 
                "ser_idx=%lld (sample ratio %.3f)\n", field, (long long)r->comp_idx, (long long)r->filt_idx,
                (long long)r->ser_idx, r->ratio);
         json_t *codecs = NULL;
-        st = dctk_combo_resolve(ds, v, eo->size_limit, &eo->space, (int)r->comp_idx, (int)r->filt_idx,
+        st = dctk_combo_resolve(ds, v, eo, (int)r->comp_idx, (int)r->filt_idx,
                                 (int)r->ser_idx, fp, &codecs, NULL);
         if (st != DCTK_OK) {
             rc = cli_fail(cmd, st);

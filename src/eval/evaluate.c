@@ -6,9 +6,11 @@
 #include <string.h>
 
 #include "dctk/chunking.h"
+#include "dctk/codec.h"
 #include "dctk/dataset.h"
 #include "dctk/eval.h"
 #include "dctk/results.h"
+#include "dctk/threads.h"
 #include "dctk/util.h"
 
 typedef struct {
@@ -81,8 +83,22 @@ static json_t *shape_json(int ndim, const size_t *shape) {
     return a;
 }
 
-static dctk_status write_best(const char *dir, const char *var, const dctk_space *sp, const dctk_evaluate_opts *o,
-                              const dctk_evaluate_summary *s) {
+static json_t *scan_json(const dctk_field_scan *sc) {
+    return json_pack("{s:o,s:o,s:o,s:o,s:I,s:I,s:I,s:b}", "min", num(sc->min), "max", num(sc->max), "mean",
+                     num(sc->mean), "std", num(sc->std), "finite", (json_int_t)sc->nfinite, "nan",
+                     (json_int_t)sc->nnan, "inf", (json_int_t)sc->ninf, "constant", sc->constant);
+}
+
+/* The plan (with its shape), the scan's figures and the sample's digest. */
+static json_t *sample_json(const char *const *dims, const dctk_evaluate_summary *s) {
+    json_t *j = dctk_sample_plan_json(&s->plan, dims);
+    json_object_set_new(j, "scan", scan_json(&s->scan));
+    json_object_set_new(j, "digest", json_string(s->sample_digest));
+    return j;
+}
+
+static dctk_status write_best(const char *dir, const char *var, const char *const *var_dims, const dctk_space *sp,
+                              const dctk_evaluate_opts *o, const dctk_evaluate_summary *s) {
     const dctk_combo_result *b = &s->best_row;
     json_t *j = json_pack("{s:s,s:i,s:i,s:i,s:o,s:o,s:o,s:o,s:o,s:o,s:s,s:I,s:s,s:s}", "var", var, "comp_idx", b->c,
                           "filt_idx", b->f, "ser_idx", b->s, "codecs", dctk_space_pipeline(sp, b->c, b->f, b->s),
@@ -90,10 +106,8 @@ static dctk_status write_best(const char *dir, const char *var, const dctk_space
                           num(b->linf_rel), "threshold", num(s->threshold), "threshold_source", s->threshold_source,
                           "eval_data_size_limit", (json_int_t)o->size_limit, "fingerprint", sp->fingerprint,
                           "dtype", dctk_dtype_name(sp->dtype));
-    /* how the sample was taken and cut, so the sweep can be reproduced elsewhere */
-    json_object_set_new(j, "sample", json_pack("{s:i,s:I,s:o}", "dim", s->sample_dim, "count",
-                                               (json_int_t)s->sample_count, "shape",
-                                               shape_json(s->ndim, s->sample_shape)));
+    /* how the sample was taken, what the scan found, and the sample's digest */
+    json_object_set_new(j, "sample", sample_json(var_dims, s));
     json_object_set_new(j, "inner_chunk_shape", shape_json(s->ndim, s->chunk));
     char path[4096], *text = j ? json_dumps(j, JSON_INDENT(2) | JSON_REAL_PRECISION(17)) : NULL;
     json_decref(j);
@@ -125,15 +139,33 @@ static dctk_status pick_threshold(const dctk_var *var, const dctk_evaluate_opts 
     return DCTK_OK;
 }
 
-/* Member 0 (or a lone process): threshold, sample plan, output folder. */
-static dctk_status plan_variable(const dctk_var *var, const dctk_evaluate_opts *o, dctk_evaluate_summary *s,
-                                 dctk_sample_plan *plan) {
+/* The sample's options from the evaluate options; the memory cap is asked
+ * for here, so that a test or a caller can also pass one. */
+static dctk_sample_opts sample_opts(const dctk_evaluate_opts *o) {
+    dctk_sample_opts so = {.limit = o->size_limit, .policy = o->sampling_policy, .threads = o->threads,
+                           .memory = o->memory, .memory_source = "--memory"};
+    if (o->memory == 0) so.memory = dctk_available_memory(&so.memory_source);
+    if (so.memory == UINT64_MAX) so.memory = 0;
+    return so;
+}
+
+/* What member 0 found before the sweep. */
+typedef struct {
+    dctk_sample_plan plan;
+    dctk_sample_stats stats;
+    void *sample;
+} prepared;
+
+/* Member 0 (or a lone process): threshold, scan, plan, sample, output folder. */
+static dctk_status plan_variable(dctk_dataset *ds, size_t v, const dctk_evaluate_opts *o, dctk_evaluate_summary *s,
+                                 prepared *pr) {
+    const dctk_var *var = dctk_dataset_var(ds, v);
     DCTK_TRY(pick_threshold(var, o, s));
-    dctk_status st = dctk_sample_plan_for(var->dtype, var->ndim, var->shape, o->size_limit, plan);
-    if (st != DCTK_OK) {
-        dctk_prefix_detail("variable '%s': ", var->name);
-        return st;
-    }
+    dctk_sample_opts so = sample_opts(o);
+    DCTK_TRY(dctk_sample_prepare(ds, v, &so, o->dim_kinds, o->inner_chunk_bytes, &s->scan, &pr->plan, &pr->stats,
+                                 &pr->sample));
+    dctk_field_scan_free(&s->scan); /* the figures stay; the per-index arrays did their work */
+    if (pr->sample) dctk_sample_digest(pr->sample, pr->plan.nbytes, s->sample_digest);
     return dctk_mkdirs(o->where);
 }
 
@@ -152,43 +184,42 @@ typedef struct {
     double threshold;
     char threshold_source[256];
     dctk_sample_plan plan;
+    dctk_sample_stats stats;
+    dctk_field_scan scan;
+    char digest[32];
 } prologue;
 
-/* Member 0's threshold and sample plan (or its failure) on every member. */
-static dctk_status share_plan(const dctk_evaluate_opts *o, dctk_status st, dctk_evaluate_summary *s,
-                              dctk_sample_plan *plan) {
+/* Member 0's threshold, scan and sample plan (or its failure) on every member. */
+static dctk_status share_plan(const dctk_evaluate_opts *o, dctk_status st, dctk_evaluate_summary *s, prepared *pr) {
     const dctk_eval_team *t = o->team;
     if (!t) return st;
-    prologue p = {.status = st, .threshold = s->threshold, .plan = *plan};
+    prologue p = {.status = st, .threshold = s->threshold, .plan = pr->plan, .stats = pr->stats, .scan = s->scan};
     snprintf(p.detail, sizeof p.detail, "%s", st != DCTK_OK ? dctk_detail() : "");
     memcpy(p.threshold_source, s->threshold_source, sizeof p.threshold_source);
+    memcpy(p.digest, s->sample_digest, sizeof p.digest);
     DCTK_TRY(t->share(t->user, &p, sizeof p));
     if (p.status != DCTK_OK) return DCTK_FAIL((dctk_status)p.status, "%s", p.detail);
     s->threshold = p.threshold;
     memcpy(s->threshold_source, p.threshold_source, sizeof s->threshold_source);
-    *plan = p.plan;
+    memcpy(s->sample_digest, p.digest, sizeof s->sample_digest);
+    pr->plan = p.plan;
+    pr->stats = p.stats;
+    s->scan = p.scan;
     return t->rank == 0 ? DCTK_OK : dctk_mkdirs(o->where);
 }
 
-/* Member 0 reads the sample; the team gets a copy. */
-static dctk_status load_sample(dctk_dataset *ds, size_t v, const dctk_evaluate_opts *o, const dctk_sample_plan *plan,
-                               dctk_status st, void **out) {
-    void *sample = st == DCTK_OK ? malloc(plan->nbytes ? plan->nbytes : 1) : NULL;
-    if (st == DCTK_OK && !sample)
-        st = DCTK_FAIL(DCTK_ERR_NOMEM, "cannot hold a sample of %llu bytes", (unsigned long long)plan->nbytes);
-    if (st == DCTK_OK && is_writer(o)) {
-        double tr = dctk_now();
-        st = dctk_sample_read(ds, v, plan, sample);
-        dctk_timer_add("sample read", dctk_now() - tr);
-    }
+/* Member 0 read the sample (dctk_sample_prepare); the team gets a copy. The
+ * full-field scan ran once, on member 0 alone: its figures travel with the
+ * plan, and the other members never read the field. */
+static dctk_status share_sample(const dctk_evaluate_opts *o, dctk_status st, prepared *pr) {
+    if (st == DCTK_OK && !is_writer(o) && !(pr->sample = malloc(pr->plan.nbytes ? pr->plan.nbytes : 1)))
+        st = DCTK_FAIL(DCTK_ERR_NOMEM, "cannot hold a sample of %llu bytes", (unsigned long long)pr->plan.nbytes);
     st = agree(o, st);
     if (st == DCTK_OK && o->team) {
         double tb = dctk_now();
-        st = o->team->share(o->team->user, sample, plan->nbytes);
+        st = o->team->share(o->team->user, pr->sample, pr->plan.nbytes);
         dctk_timer_add("sample broadcast", dctk_now() - tb);
     }
-    if (st != DCTK_OK) free(sample);
-    else *out = sample;
     return st;
 }
 
@@ -221,7 +252,7 @@ static dctk_status write_results(const dctk_var *var, const dctk_space *sp, cons
     }
     if (s->best < 0) return DCTK_OK;
     s->best_row = res[s->best];
-    return write_best(o->where, var->name, sp, o, s);
+    return write_best(o->where, var->name, (const char *const *)var->dims, sp, o, s);
 }
 
 /* Every row must have been run by some member, else a unit was lost. */
@@ -278,6 +309,69 @@ static dctk_status load_resume(const char *path, const dctk_space *sp, const cha
     return st;
 }
 
+/* --- sweep_state_{var}.json ---------------------------------------------------
+ * What the rows of the CSV were measured on. A resumed sweep mixes old rows
+ * with new ones only when every item is the same; otherwise the field starts
+ * over, with a line that says what changed. */
+
+static json_t *sweep_state(const dctk_var *var, const dctk_space *sp, const dctk_evaluate_opts *o,
+                           const dctk_evaluate_summary *s, const size_t *chunk) {
+    json_t *sample = sample_json((const char *const *)var->dims, s);
+    /* the budget and its notes follow the free memory; the plan and digest say whether the sample moved */
+    json_object_del(sample, "budget");
+    json_object_del(sample, "notes");
+    return json_pack("{s:s,s:s,s:o,s:I,s:s,s:s,s:I,s:o,s:s,s:o,s:s}", "var", var->name, "dc_toolkit", DCTK_VERSION,
+                     "sample", sample, "eval_data_size_limit", (json_int_t)o->size_limit, "sampling_policy",
+                     o->sampling_policy == DCTK_SAMPLE_BALANCED ? "balanced" : "cascade", "dim_kinds",
+                     o->dim_kinds ? o->dim_kinds : "", "inner_chunk_bytes", (json_int_t)o->inner_chunk_bytes,
+                     "inner_chunk_shape", shape_json(var->ndim, chunk), "fingerprint", sp->fingerprint,
+                     "codec_libraries", dctk_codec_library_versions(), "dtype", dctk_dtype_name(var->dtype));
+}
+
+/* The first item that differs, "key (old -> new)", or "" when none does. */
+static void state_change(const json_t *old, const json_t *now, char *buf, size_t cap) {
+    const char *key;
+    json_t *val;
+    buf[0] = '\0';
+    json_object_foreach((json_t *)now, key, val) {
+        json_t *was = json_object_get(old, key);
+        if (was && json_equal(was, val)) continue;
+        char *a = was ? json_dumps(was, JSON_COMPACT | JSON_ENCODE_ANY) : strdup("none");
+        char *b = json_dumps(val, JSON_COMPACT | JSON_ENCODE_ANY);
+        snprintf(buf, cap, "%s changed (%.80s%s -> %.80s%s)", key, a ? a : "?", a && strlen(a) > 80 ? "..." : "",
+                 b ? b : "?", b && strlen(b) > 80 ? "..." : "");
+        free(a);
+        free(b);
+        return;
+    }
+}
+
+/* Write the state; with --resume, first compare it with the earlier one:
+ * *resume turns false (start over) when it differs or is missing. */
+static dctk_status check_state(const dctk_var *var, const dctk_space *sp, const dctk_evaluate_opts *o,
+                               const dctk_evaluate_summary *s, const size_t *chunk, bool *resume) {
+    char path[4096], why[4200];
+    snprintf(path, sizeof path, "%s/sweep_state_%s.json", o->where, var->name);
+    json_t *now = sweep_state(var, sp, o, s, chunk);
+    if (!now) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (*resume) {
+        json_t *old = json_load_file(path, 0, NULL);
+        if (!old) snprintf(why, sizeof why, "no readable %s", path);
+        else state_change(old, now, why, sizeof why);
+        if (why[0]) {
+            dctk_log(DCTK_LOG_INFO, "%s: --resume: starting the field over: %s", var->name, why);
+            *resume = false;
+        }
+        json_decref(old);
+    }
+    char *text = json_dumps(now, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
+    json_decref(now);
+    if (!text) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    dctk_status st = dctk_write_file_atomic(path, text, strlen(text));
+    free(text);
+    return st;
+}
+
 static dctk_status sweep_space(const dctk_var *var, const void *sample, const dctk_sample_plan *plan,
                                const dctk_space *sp, const dctk_evaluate_opts *o, dctk_evaluate_summary *s,
                                dctk_combo_result *res, bool *have) {
@@ -287,6 +381,10 @@ static dctk_status sweep_space(const dctk_var *var, const void *sample, const dc
     bool resume = o->resume;
     if (resume && o->team)
         return DCTK_FAIL(DCTK_ERR_ARG, "--resume works in one process: resume without mpirun, or rerun without it");
+    /* the sample is evaluated with the inner chunks the writer will use for the whole field */
+    size_t chunk[DCTK_MAX_DIMS] = {0};
+    dctk_chunk_shape_for(var->dtype, var->ndim, var->shape, o->inner_chunk_bytes, chunk);
+    if (st == DCTK_OK && is_writer(o)) st = check_state(var, sp, o, s, chunk, &resume);
     bool *skip = resume ? calloc(dctk_sweep_nunits(sp) + 1, sizeof *skip) : NULL;
     if (st == DCTK_OK && resume && !skip) st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
     if (st == DCTK_OK && resume) st = load_resume(path, sp, var->name, s->threshold, res, skip, &rc.done);
@@ -296,8 +394,7 @@ static dctk_status sweep_space(const dctk_var *var, const void *sample, const dc
     st = agree(o, st);
     dctk_sweep_opts so = {.threads = o->threads, .threshold = s->threshold, .on_result = on_result, .user = &rc,
                           .skip_unit = skip};
-    /* the sample is evaluated with the inner chunks the writer will use for the whole field */
-    dctk_chunk_shape_for(var->dtype, var->ndim, var->shape, o->inner_chunk_bytes, so.chunk);
+    memcpy(so.chunk, chunk, sizeof chunk);
     memcpy(s->chunk, so.chunk, sizeof so.chunk);
     double t0 = dctk_now();
     if (st == DCTK_OK) st = run_sweep(sp, sample, var, plan, &so, o, res);
@@ -315,17 +412,14 @@ static dctk_status sweep_space(const dctk_var *var, const void *sample, const dc
 }
 
 /* Everything after the sample is in memory. */
-static dctk_status sweep_sample(const dctk_var *var, const void *sample, const dctk_sample_plan *plan,
+static dctk_status sweep_sample(const dctk_var *var, const void *sample, const prepared *pr,
                                 const dctk_evaluate_opts *o, dctk_evaluate_summary *s) {
-    dctk_sample_stats stats;
-    size_t n = dctk_shape_nelems(var->ndim, plan->shape);
-    dctk_sample_stats_of(var->dtype, sample, n, &stats);
     /* every member holds the same bytes, so this failure is the same everywhere */
-    if (stats.nfinite == 0)
-        return DCTK_FAIL(DCTK_ERR_FORMAT, "variable '%s': every sampled value is missing (NaN or fill): nothing to evaluate",
-                         var->name);
+    if (pr->stats.nfinite == 0)
+        return DCTK_FAIL(DCTK_ERR_FORMAT, "variable '%s': every sampled value is missing (NaN or fill) although the "
+                         "field varies: a larger --eval-data-size-limit lets the sample reach its values", var->name);
     dctk_space *sp = NULL;
-    dctk_status st = dctk_space_build(var->dtype, &stats, &o->space, &sp);
+    dctk_status st = dctk_space_build(var->dtype, &pr->stats, &o->space, &sp);
     if (st == DCTK_OK) s->ncombos = dctk_space_ncombos(sp);
     dctk_combo_result *res = st == DCTK_OK ? calloc(s->ncombos ? s->ncombos : 1, sizeof *res) : NULL;
     bool *have = res && o->team ? calloc(s->ncombos ? s->ncombos : 1, sizeof *have) : NULL;
@@ -333,7 +427,7 @@ static dctk_status sweep_sample(const dctk_var *var, const void *sample, const d
     st = agree(o, st);
     if (st == DCTK_OK) {
         memcpy(s->fingerprint, sp->fingerprint, sizeof s->fingerprint);
-        st = sweep_space(var, sample, plan, sp, o, s, res, have);
+        st = sweep_space(var, sample, &pr->plan, sp, o, s, res, have);
     }
     if (st == DCTK_OK && is_writer(o)) st = write_results(var, sp, res, o, s);
     free(have);
@@ -342,24 +436,84 @@ static dctk_status sweep_sample(const dctk_var *var, const void *sample, const d
     return st;
 }
 
+/* A constant (or all-missing) field needs no search: any lossless pipeline
+ * keeps it exactly, and the smallest is one that compresses the repeats. */
+json_t *dctk_constant_pipeline(dctk_dtype t) {
+    json_t *codecs = json_pack("[{s:s,s:{s:s}},{s:s,s:{s:i,s:b}}]", "name", "bytes", "configuration", "endian",
+                               "little", "name", "zstd", "configuration", "level", 3, "checksum", 0);
+    if (dctk_dtype_size(t) == 1) json_object_del(json_array_get(codecs, 0), "configuration");
+    return codecs;
+}
+
+static dctk_status write_constant(const dctk_var *var, const dctk_evaluate_opts *o, const dctk_evaluate_summary *s) {
+    json_t *codecs = dctk_constant_pipeline(var->dtype);
+    json_t *j = json_pack("{s:s,s:o,s:b,s:n,s:s,s:I,s:o}", "var", var->name, "codecs", codecs, "constant", 1,
+                          "threshold", "threshold_source", "constant field: stored losslessly, no sweep",
+                          "eval_data_size_limit", (json_int_t)o->size_limit, "sample",
+                          json_pack("{s:o}", "scan", scan_json(&s->scan)));
+    json_object_set_new(j, "dtype", json_string(dctk_dtype_name(var->dtype)));
+    char path[4096], *text = j ? json_dumps(j, JSON_INDENT(2) | JSON_REAL_PRECISION(17)) : NULL;
+    json_decref(j);
+    if (!text) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    snprintf(path, sizeof path, "%s/best_%s.json", o->where, var->name);
+    dctk_status st = dctk_write_file_atomic(path, text, strlen(text));
+    free(text);
+    return st;
+}
+
+static void log_plan(const dctk_var *var, dctk_evaluate_summary *s) {
+    if (s->constant) {
+        if (s->scan.nfinite == 0)
+            dctk_log(DCTK_LOG_INFO, "%s: every value is missing: no sweep, stored losslessly", var->name);
+        else
+            dctk_log(DCTK_LOG_INFO, "%s: constant (every finite value is %.17g): no sweep, stored losslessly",
+                     var->name, s->scan.min);
+        return;
+    }
+    dctk_sample_plan_str(&s->plan, (const char *const *)var->dims, s->plan_line, sizeof s->plan_line);
+    if (s->plan.notes[0]) dctk_log(DCTK_LOG_INFO, "%s: %s", var->name, s->plan.notes);
+    dctk_log(DCTK_LOG_INFO, "%s: sample %s", var->name, s->plan_line);
+}
+
 dctk_status dctk_evaluate_variable(dctk_dataset *ds, size_t v, const dctk_evaluate_opts *o,
                                    dctk_evaluate_summary *s) {
     memset(s, 0, sizeof *s);
     s->best = -1;
     double t0 = dctk_now();
     const dctk_var *var = dctk_dataset_var(ds, v);
-    dctk_sample_plan plan = {0};
-    dctk_status st = is_writer(o) ? plan_variable(var, o, s, &plan) : DCTK_OK;
-    st = share_plan(o, st, s, &plan);
-    memcpy(s->sample_shape, plan.shape, sizeof plan.shape);
+    prepared pr = {0};
+    dctk_status st = is_writer(o) ? plan_variable(ds, v, o, s, &pr) : DCTK_OK;
+    st = share_plan(o, st, s, &pr);
+    s->plan = pr.plan;
     s->ndim = var->ndim;
-    s->sample_dim = plan.dim;
-    s->sample_count = plan.count;
-    s->sample_bytes = plan.nbytes;
-    void *sample = NULL;
-    st = load_sample(ds, v, o, &plan, st, &sample);
-    if (st == DCTK_OK) st = sweep_sample(var, sample, &plan, o, s);
-    free(sample);
+    memcpy(s->sample_shape, pr.plan.shape, sizeof pr.plan.shape);
+    s->sample_bytes = pr.plan.nbytes;
+    s->constant = st == DCTK_OK && s->scan.constant;
+    if (st == DCTK_OK && is_writer(o)) log_plan(var, s);
+    if (s->constant) {
+        if (is_writer(o)) st = write_constant(var, o, s);
+    } else {
+        st = share_sample(o, st, &pr);
+        if (st == DCTK_OK) st = sweep_sample(var, pr.sample, &pr, o, s);
+    }
+    free(pr.sample);
     s->seconds = dctk_now() - t0;
     return st;
+}
+
+dctk_status dctk_space_for_field(dctk_dataset *ds, size_t v, const dctk_evaluate_opts *o, dctk_space **sp,
+                                 dctk_field_scan *scan) {
+    *sp = NULL;
+    dctk_sample_opts so = sample_opts(o);
+    dctk_sample_plan plan;
+    dctk_sample_stats stats;
+    void *sample = NULL;
+    DCTK_TRY(dctk_sample_prepare(ds, v, &so, o->dim_kinds, o->inner_chunk_bytes, scan, &plan, &stats, &sample));
+    free(sample);
+    dctk_field_scan_free(scan);
+    if (scan->constant) return DCTK_OK;
+    if (stats.nfinite == 0)
+        return DCTK_FAIL(DCTK_ERR_FORMAT, "variable '%s': every sampled value is missing (NaN or fill)",
+                         dctk_dataset_var(ds, v)->name);
+    return dctk_space_build(dctk_dataset_var(ds, v)->dtype, &stats, &o->space, sp);
 }

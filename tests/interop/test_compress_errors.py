@@ -7,6 +7,7 @@ field. A good run afterwards writes the field, and zarrita-free checks (the
 store's own zarr.json) show exactly one array of that name."""
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -84,10 +85,18 @@ no_complete_array("combo of another field", out)
 r = run("compress_with_optimal", FILE, out, "t", str(best["comp_idx"]), str(best["filt_idx"]),
         str(best["ser_idx"]), *space)
 check(r.returncode == 0, "good run failed: " + r.stderr)
-check("verified" in r.stdout and "sweep predicted" in r.stdout, "good run did not report: " + r.stdout)
+check("verified" in r.stdout and re.search(r"ratio predicted [\d.]+, achieved [\d.]+, drift [-+][\d.]+ %", r.stdout),
+      "good run did not report: " + r.stdout)
 meta = json.load(open(os.path.join(out, "meccatemp.zarr", "t", "zarr.json")))
 check(meta["node_type"] == "array" and meta["dimension_names"] == ["time", "lat", "lon"], "array metadata: %r" % meta)
 check(meta["attributes"]["dc_toolkit"]["pipeline"] == best["codecs"], "provenance pipeline differs")
+# the drift printed is the one recorded: achieved = stored bytes in / out, drift against best_t.json's ratio
+prov = meta["attributes"]["dc_toolkit"]
+m = re.search(r"ratio predicted ([\d.]+), achieved ([\d.]+), drift ([-+][\d.]+) %", r.stdout)
+check(abs(prov["achieved_ratio"] - float(m[2])) < 1e-3 and abs(prov["ratio_drift_pct"] - float(m[3])) < 0.06,
+      "provenance drift %r differs from the printed line %r" % (prov, m[0]))
+check(abs(prov["ratio_drift_pct"] - 100 * (prov["achieved_ratio"] - best["ratio"]) / best["ratio"]) < 1e-6,
+      "recorded drift is not (achieved - predicted) / predicted: %r" % prov)
 
 shutil.rmtree(tmp)
 finish("compress_with_optimal errors")
