@@ -46,7 +46,8 @@ static void write_best(void *user, const dctk_var *var, const dctk_evaluate_summ
     size_t v;
     char path[4096];
     snprintf(path, sizeof path, "%s/best_%s.json", so.where, var->name);
-    json_t *best = s->best >= 0 ? write_cli_load_best(path) : NULL;
+    /* a constant field has no sweep, but a best_{var}.json with its lossless pipeline */
+    json_t *best = s->best >= 0 || s->constant ? write_cli_load_best(path) : NULL;
     if (!best || dctk_dataset_find(j->ds, var->name, &v) != DCTK_OK) {
         fprintf(stderr, "dc_toolkit compress: %s: no combo met the threshold, not written\n", var->name);
         j->failures++;

@@ -92,6 +92,12 @@ static void show_progress(void *user, size_t done, size_t total) {
 
 static void print_summary(const dctk_var *var, const dctk_evaluate_opts *eo, const dctk_evaluate_summary *s) {
     char sh[128], sz[32], th[32] = "none";
+    if (s->constant) {
+        printf("%s: constant or all missing: no sweep; wrote %s/best_%s.json with a lossless pipeline\n", var->name,
+               eo->where, var->name);
+        fflush(stdout);
+        return;
+    }
     if (!isnan(s->threshold)) snprintf(th, sizeof th, "%.3g", s->threshold);
     printf("%s: %zu combos on a sample %s (%s) in %.1f s; %zu kept, %zu failed; threshold %s (%s)\n", var->name,
            s->ncombos, dctk_shape_str(var->ndim, s->sample_shape, sh, sizeof sh),

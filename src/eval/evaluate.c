@@ -144,7 +144,11 @@ static dctk_status pick_threshold(const dctk_var *var, const dctk_evaluate_opts 
 static dctk_sample_opts sample_opts(const dctk_evaluate_opts *o) {
     dctk_sample_opts so = {.limit = o->size_limit, .policy = o->sampling_policy, .threads = o->threads,
                            .memory = o->memory, .memory_source = "--memory"};
-    if (o->memory == 0) so.memory = dctk_available_memory(&so.memory_source);
+    if (o->memory == 0) {
+        so.memory = dctk_available_memory(&so.memory_source);
+        dctk_log(DCTK_LOG_DEBUG, "memory this process may use: %llu bytes (%s)", (unsigned long long)so.memory,
+                 so.memory_source);
+    }
     if (so.memory == UINT64_MAX) so.memory = 0;
     return so;
 }

@@ -58,7 +58,10 @@ static int primary(const dctk_sample_plan *p, dctk_dim_kind k) {
 static size_t candidates(const dctk_sample_plan *p, const dctk_field_scan *scan, int d, uint32_t *cand, size_t cap) {
     size_t n = p->field[d], r = p->run[d], nruns = (n + r - 1) / r, k = 0;
     const uint8_t *vary = scan ? scan->varies[d] : NULL;
+    /* a run cut by the field's edge is padded with copies of its last index,
+     * which compress better than data: it is taken only when no whole run varies */
     for (size_t j = 0; j < nruns && k < cap; j++) {
+        if ((j + 1) * r > n && k > 0) break;
         bool any = !vary;
         for (size_t i = j * r; vary && i < n && i < (j + 1) * r; i++) any = any || vary[i];
         if (any) cand[k++] = (uint32_t)j;
@@ -182,18 +185,48 @@ static size_t nearest_with_data(const dctk_sample_plan *p, const uint8_t *fin, s
     return id;
 }
 
+/* Whether tile id lies wholly inside the field. */
+static bool tile_whole(const dctk_sample_plan *p, size_t id) {
+    for (int d = p->ndim - 1; d >= 0; d--) {
+        if (p->kind[d] != DCTK_DIM_HORIZONTAL) continue;
+        size_t i = id % p->tile_grid[d];
+        id /= p->tile_grid[d];
+        if ((i + 1) * p->chunk[d] > p->field[d]) return false;
+    }
+    return true;
+}
+
+static void pick_tile_ids(dctk_sample_plan *p, const uint8_t *fin, size_t total, size_t want);
+
 static void pick_tiles(dctk_sample_plan *p, const dctk_field_scan *scan, size_t want) {
-    size_t total = 1, k[DCTK_MAX_DIMS] = {0}, prod = 1;
+    size_t total = 1;
     for (int d = 0; d < p->ndim; d++)
         if (p->kind[d] == DCTK_DIM_HORIZONTAL) {
             p->tile_grid[d] = (p->field[d] + p->chunk[d] - 1) / p->chunk[d];
             total *= p->tile_grid[d];
-            k[d] = 1;
         }
     const uint8_t *fin = scan && scan->tile_finite && scan->ntiles == total ? scan->tile_finite : NULL;
     p->ntiles_finite = 0;
     for (size_t i = 0; i < total; i++) p->ntiles_finite += !fin || fin[i];
     if (p->ntiles_finite == 0) fin = NULL, p->ntiles_finite = total; /* all masked: any tile is as good */
+    /* candidates: tiles with data, and whole tiles (edge tiles are padded with
+     * copies, which compress better than data) while any whole one has data */
+    uint8_t *ok = malloc(total);
+    if (ok) {
+        size_t nwhole = 0;
+        for (size_t i = 0; i < total; i++) nwhole += (ok[i] = (uint8_t)((!fin || fin[i]) && tile_whole(p, i)));
+        if (nwhole) {
+            fin = ok;
+            p->ntiles_finite = nwhole;
+        }
+    }
+    pick_tile_ids(p, fin, total, want);
+    free(ok);
+}
+
+static void pick_tile_ids(dctk_sample_plan *p, const uint8_t *fin, size_t total, size_t want) {
+    size_t k[DCTK_MAX_DIMS] = {0}, prod = 1;
+    for (int d = 0; d < p->ndim; d++) k[d] = p->kind[d] == DCTK_DIM_HORIZONTAL;
     want = want < 1 ? 1 : want > DCTK_SAMPLE_MAX_RUNS ? DCTK_SAMPLE_MAX_RUNS : want;
     if (want >= p->ntiles_finite) { /* every tile with data */
         for (size_t i = 0; i < total && p->ntiles < DCTK_SAMPLE_MAX_RUNS; i++)
@@ -388,9 +421,9 @@ static int group_str(const dctk_sample_plan *p, const char *const *dims, int d0,
         size_t total = 1;
         for (int e = 0; e < p->ndim; e++)
             if (p->kind[e] == DCTK_DIM_HORIZONTAL) total *= p->tile_grid[e];
-        cat(buf, cap, " %zu tiles of %s of %s", p->ntiles, shape, grid);
+        cat(buf, cap, " %zu tile%s of %s of %s", p->ntiles, p->ntiles == 1 ? "" : "s", shape, grid);
         list_str(buf, cap, p->tile, p->ntiles);
-        if (p->ntiles_finite < total) cat(buf, cap, " (of the %zu holding data)", p->ntiles_finite);
+        if (p->ntiles_finite < total) cat(buf, cap, " (of the %zu whole ones holding data)", p->ntiles_finite);
     }
     return d;
 }

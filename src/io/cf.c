@@ -269,7 +269,10 @@ static const char *const other_names[] = {"bnds", "bounds", "nv", "nv2", "nv4", 
 
 static dctk_dim_kind kind_from_name(const char *name, const char **why) {
     *why = "name";
-    if (in_list(name, time_names) || ends_with(name, "_time")) return DCTK_DIM_TIME;
+    /* "time" also heads timestep, time_counter, time1; frtime is a forecast time */
+    if (in_list(name, time_names) || ends_with(name, "_time") || !strncasecmp(name, "time", 4) ||
+        !strcasecmp(name, "frtime"))
+        return DCTK_DIM_TIME;
     if (in_list(name, vert_names) || !strncasecmp(name, "lev", 3) || !strncasecmp(name, "plev", 4)) return DCTK_DIM_VERTICAL;
     if (in_list(name, other_names) || ends_with(name, "_bnds") || ends_with(name, "_bounds")) return DCTK_DIM_OTHER;
     *why = "default (not recognised as time-like, vertical or other)";
