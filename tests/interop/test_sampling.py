@@ -25,6 +25,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from checks import check, finish  # noqa: E402
+from sample_plan import rebuild  # noqa: E402
 
 DCTK = os.environ["DCTK"]
 NCARG = os.environ.get("DCTK_NCARG", "/usr/share/ncarg/data")
@@ -49,36 +50,6 @@ def read_field(path, var):
         v = nc.variables[var]
         v.set_auto_maskandscale(True)
         return np.ma.filled(v[:].astype(v.dtype), np.nan)
-
-
-def padded(block, shape):
-    """Edge replication up to shape, as the writer pads edge chunks."""
-    return np.pad(block, [(0, s - b) for b, s in zip(block.shape, shape)], mode="edge")
-
-
-def rebuild(data, smp):
-    """The sample from the plan: thinned dims in runs, horizontal dims whole or in tiles."""
-    dims = smp["dims"]
-    thin = [d for d, e in enumerate(dims) if e["kind"] in ("time", "vertical")]
-    horiz = [d for d, e in enumerate(dims) if e["kind"] == "horizontal"]
-    for d in thin:  # runs along each thinned dimension, padded at the field's edge
-        runs = [padded(np.take(data, range(s, min(s + dims[d]["run"], data.shape[d])), axis=d),
-                       data.shape[:d] + (dims[d]["run"],) + data.shape[d + 1:]) for s in dims[d]["starts"]]
-        data = np.concatenate(runs, axis=d)
-    if "tiles" not in smp:
-        return data
-    grid = [-(-dims[d]["size"] // dims[d]["chunk"]) for d in horiz]
-    pieces = []
-    for t in smp["tiles"]:
-        idx = np.unravel_index(t, grid)
-        sl = [slice(None)] * data.ndim
-        shape = list(data.shape)
-        for d, i in zip(horiz, idx):
-            c = dims[d]["chunk"]
-            sl[d] = slice(i * c, (i + 1) * c)
-            shape[d] = c
-        pieces.append(padded(data[tuple(sl)], shape))
-    return np.concatenate(pieces, axis=horiz[0])
 
 
 def check_sample(rel, var, limit, chunk_mib, want_plan):
