@@ -52,9 +52,10 @@ no_complete_array("wrong indices", out)
 r = run("compress_with_optimal", FILE, out, "t", "x", "0", "-1", *space)
 refused("index that is not a number", r, "not an index")
 
-# the same indices against another space (a different sample changes the filters' statistics)
-r = run("compress_with_optimal", FILE, out, "t", "0", "0", "-1", "--compressor-class", "zstd",
-        "--serializer-class", "none", "--eval-data-size-limit", "30KB")
+# the same indices against another space (another compressor family: index 0 names zlib 1,
+# not zstd 0; a smaller sample no longer does it, the fitted filters take the full field's range)
+r = run("compress_with_optimal", FILE, out, "t", "0", "0", "-1", "--compressor-class", "zlib",
+        "--serializer-class", "none", "--eval-data-size-limit", "60KB")
 refused("fingerprint", r, "fingerprint")
 no_complete_array("fingerprint", out)
 
