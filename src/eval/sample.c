@@ -282,7 +282,7 @@ static void whole_plan(dctk_sample_plan *p, size_t es) {
     set_shape(p, es);
 }
 
-static dctk_status refuse(const dctk_sample_plan *p, double minb, const shape_info *si, const dctk_sample_opts *o) {
+static dctk_status refuse(double minb, const shape_info *si, const dctk_sample_opts *o) {
     char a[32], b[32], c[32];
     return DCTK_FAIL(DCTK_ERR_NOMEM,
                      "the smallest sample (%s) does not fit the memory this process may use (%s, from %s, less %s for "
@@ -290,7 +290,6 @@ static dctk_status refuse(const dctk_sample_plan *p, double minb, const shape_in
                      dctk_format_size((uint64_t)minb, a, sizeof a), dctk_format_size(o->memory, b, sizeof b),
                      o->memory_source ? o->memory_source : "the memory limit",
                      dctk_format_size((uint64_t)si->overhead, c, sizeof c));
-    (void)p;
 }
 
 /* Budget, mode and counts; the runs and tiles follow. */
@@ -315,7 +314,7 @@ static dctk_status plan_counts(dctk_sample_plan *p, const dctk_field_scan *scan,
             p->tiles = true;
             minb = si->tile_unit * runs_product(p, k);
         }
-        if (minb > budget) return refuse(p, minb, si, o);
+        if (minb > budget) return refuse(minb, si, o);
     }
     p->budget = (uint64_t)budget;
     if (p->tiles) pick_tiles(p, scan, (size_t)fmin(budget / (si->tile_unit * runs_product(p, k)), 1e9));
@@ -348,8 +347,8 @@ dctk_status dctk_sample_plan_make(dctk_dtype t, int ndim, const size_t *shape, c
     size_t es = dctk_dtype_size(t);
     shape_info si = {0};
     dctk_status st = DCTK_OK;
-    for (int d = 0; d < ndim && st == DCTK_OK; d++)
-        if (thinned(p->kind[d]) && !(si.cand[d] = malloc(sizeof(uint32_t) * (p->field[d] / (p->chunk[d] < p->field[d] ? p->chunk[d] : p->field[d]) + 1))))
+    for (int d = 0; d < ndim && st == DCTK_OK; d++) /* room for every run along d: at most field / chunk + 1 */
+        if (thinned(p->kind[d]) && !(si.cand[d] = malloc(sizeof(uint32_t) * (p->field[d] / p->chunk[d] + 1))))
             st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
     if (st == DCTK_OK) describe(p, t, scan, o, &si);
     double usable = o->memory ? 0.8 * (double)o->memory - si.overhead : INFINITY;
