@@ -117,7 +117,8 @@ dctk_status dctk_sample_read(struct dctk_dataset *ds, size_t v, const dctk_sampl
 dctk_status dctk_sample_prepare(struct dctk_dataset *ds, size_t v, const dctk_sample_opts *o, const char *dim_kinds,
                                 uint64_t inner_chunk_bytes, dctk_field_scan *scan, dctk_sample_plan *plan,
                                 dctk_sample_stats *stats, void **sample);
-/* Filter statistics: quantile from the sample, range and moments from the scan. */
+/* Filter statistics: the quantile from the sample; range, moments and the
+ * finite/NaN counts from the scan (the whole field's). */
 void dctk_sample_stats_with_scan(dctk_sample_stats *st, const dctk_field_scan *scan);
 /* FNV-1a 64 of the sample's bytes, "fnv1a64:%016llx". */
 void dctk_sample_digest(const void *data, uint64_t n, char out[32]);

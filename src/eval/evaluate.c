@@ -418,10 +418,6 @@ static dctk_status sweep_space(const dctk_var *var, const void *sample, const dc
 /* Everything after the sample is in memory. */
 static dctk_status sweep_sample(const dctk_var *var, const void *sample, const prepared *pr,
                                 const dctk_evaluate_opts *o, dctk_evaluate_summary *s) {
-    /* every member holds the same bytes, so this failure is the same everywhere */
-    if (pr->stats.nfinite == 0)
-        return DCTK_FAIL(DCTK_ERR_FORMAT, "variable '%s': every sampled value is missing (NaN or fill) although the "
-                         "field varies: a larger --eval-data-size-limit lets the sample reach its values", var->name);
     dctk_space *sp = NULL;
     dctk_status st = dctk_space_build(var->dtype, &pr->stats, &o->space, &sp);
     if (st == DCTK_OK) s->ncombos = dctk_space_ncombos(sp);
@@ -516,8 +512,5 @@ dctk_status dctk_space_for_field(dctk_dataset *ds, size_t v, const dctk_evaluate
     free(sample);
     dctk_field_scan_free(scan);
     if (scan->constant) return DCTK_OK;
-    if (stats.nfinite == 0)
-        return DCTK_FAIL(DCTK_ERR_FORMAT, "variable '%s': every sampled value is missing (NaN or fill)",
-                         dctk_dataset_var(ds, v)->name);
     return dctk_space_build(dctk_dataset_var(ds, v)->dtype, &stats, &o->space, sp);
 }

@@ -537,6 +537,11 @@ dctk_status dctk_sample_read(dctk_dataset *ds, size_t v, const dctk_sample_plan 
 
 void dctk_sample_stats_with_scan(dctk_sample_stats *st, const dctk_field_scan *scan) {
     if (scan->nfinite == 0) return;
+    /* the field's counts: codecs that cannot give NaN/Inf back are judged by the
+     * whole field's missing values, wherever they lie, not by the sample's */
+    st->n = scan->n;
+    st->nfinite = scan->nfinite;
+    st->nnan = scan->nnan;
     st->min = scan->min;
     st->max = scan->max;
     st->mean = scan->mean;
@@ -579,10 +584,13 @@ dctk_status dctk_sample_prepare(dctk_dataset *ds, size_t v, const dctk_sample_op
     t0 = dctk_now();
     if (st == DCTK_OK) st = dctk_sample_read(ds, v, plan, buf);
     dctk_timer_add("sample read", dctk_now() - t0);
-    if (st == DCTK_OK) {
-        dctk_sample_stats_of(var->dtype, buf, dctk_shape_nelems(var->ndim, plan->shape), stats);
-        dctk_sample_stats_with_scan(stats, scan);
-    }
+    if (st == DCTK_OK) dctk_sample_stats_of(var->dtype, buf, dctk_shape_nelems(var->ndim, plan->shape), stats);
+    /* the scan found values, the chosen time steps and levels none: they say nothing about the codecs */
+    if (st == DCTK_OK && stats->nfinite == 0)
+        st = DCTK_FAIL(DCTK_ERR_FORMAT, "variable '%s': every sampled value is missing (NaN or fill) although the "
+                       "field holds %zu values: a larger --eval-data-size-limit lets the sample reach them",
+                       var->name, scan->nfinite);
+    if (st == DCTK_OK) dctk_sample_stats_with_scan(stats, scan);
     if (st == DCTK_OK && sample) *sample = buf;
     else free(buf);
     if (st != DCTK_OK) dctk_field_scan_free(scan);
