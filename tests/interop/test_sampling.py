@@ -70,6 +70,11 @@ def check_sample(rel, var, limit, chunk_mib, want_plan):
     sc = smp["scan"]
     check(sc["nan"] == int(np.isnan(data).sum()) and sc["min"] == float(np.nanmin(data))
           and sc["max"] == float(np.nanmax(data)), f"{rel} {var}: scan {sc} differs from numpy")
+    for d, e in enumerate(smp["dims"]):  # the indices where the field takes more than one finite value
+        if e["kind"] in ("time", "vertical"):
+            moved = np.moveaxis(data, d, 0).reshape(data.shape[d], -1)
+            varying = sum(np.nanmax(x) > np.nanmin(x) for x in moved if np.isfinite(x).any())
+            check(e["varying"] == varying, f"{rel} {var}: {e['name']} varies on {e['varying']}, numpy {varying}")
     state = json.load(open(os.path.join(where, f"sweep_state_{var}.json")))
     check(state["sample"]["digest"] == smp["digest"] and "zstd" in state["codec_libraries"],
           f"{rel} {var}: sweep_state lacks the digest or the library versions")
