@@ -9,6 +9,10 @@ dctk_script_test(sweep_parquet node ${CMAKE_CURRENT_SOURCE_DIR}/js/sweep_parquet
 dctk_script_test(sweep_edge_fields ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_sweep_edge_fields.py)
 dctk_script_test(sweep_resume ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_sweep_resume.py)
 dctk_script_test(sampling ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_sampling.py)
+dctk_script_test(sweep_failures ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_sweep_failures.py)
+set_tests_properties(sweep_failures PROPERTIES TIMEOUT 600)
 dctk_script_test(compress_kill ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_compress_kill.py)
 # compress falls back to the next lossy stage when the whole field misses the bound the sample met
 dctk_script_test(compress_next_best ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_compress_next_best.py)
+# error-bounded serializers after a scaling filter: the bound in the filter's units (issue 22)
+dctk_script_test(errbound_scaled ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_errbound_scaled.py)

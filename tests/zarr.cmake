@@ -1,6 +1,8 @@
 # The Zarr engine: stores, metadata, sharding, writer and reader, v2 input,
 # consolidation; checked against zarrita, numcodecs and zarr-python.
 dctk_unit_test(test_zarr unit/test_zarr.c)
+# The staging protocol (per-writer stage, verify before replace, swap, repair) and the node probe.
+dctk_unit_test(test_zarr_stage unit/test_zarr_stage.c)
 
 # Writes and reads arrays on raw files for the interop tests.
 add_executable(dctk_zarr_tool tools/zarr_tool.c)

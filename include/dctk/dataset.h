@@ -72,6 +72,10 @@ json_t *dctk_dataset_attrs(const dctk_dataset *ds); /* global attributes (borrow
 
 size_t dctk_dataset_nvars(const dctk_dataset *ds);
 const dctk_var *dctk_dataset_var(const dctk_dataset *ds, size_t i);
+/* The variables the reader leaves out (text, user-defined types, GRIB
+ * messages it cannot decode, ...): the name of the i-th and why (may be NULL),
+ * or NULL past the last. Nothing a store is made from may drop them unsaid. */
+const char *dctk_dataset_skipped(const dctk_dataset *ds, size_t i, const char **why);
 /* Index of a variable by name; DCTK_ERR_NOT_FOUND lists the available data variables. */
 dctk_status dctk_dataset_find(const dctk_dataset *ds, const char *name, size_t *idx);
 

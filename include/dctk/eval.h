@@ -9,6 +9,7 @@
 #define DCTK_EVAL_H
 
 #include <jansson.h>
+#include <signal.h>
 #include <stdint.h>
 
 #include "dctk/array.h"
@@ -120,6 +121,9 @@ dctk_status dctk_sample_prepare(struct dctk_dataset *ds, size_t v, const dctk_sa
 /* Filter statistics: the quantile from the sample; range, moments and the
  * finite/NaN counts from the scan (the whole field's). */
 void dctk_sample_stats_with_scan(dctk_sample_stats *st, const dctk_field_scan *scan);
+/* Statistics of a field the scan found constant (or all missing), without a
+ * sample: its one value is the range, the mean and the 1 % quantile of |x|. */
+void dctk_sample_stats_of_scan(const dctk_field_scan *scan, dctk_sample_stats *st);
 /* FNV-1a 64 of the sample's bytes, "fnv1a64:%016llx". */
 void dctk_sample_digest(const void *data, uint64_t n, char out[32]);
 void dctk_sample_stats_of(dctk_dtype t, const void *data, size_t n, dctk_sample_stats *st);
@@ -180,6 +184,11 @@ bool dctk_space_has(const dctk_space *sp, int c, int f, int s);
  * bytes), and the compressor resolved for what the serializer emits (blosc
  * typesize and auto shuffle, shuffle element size). New reference. */
 json_t *dctk_space_pipeline(const dctk_space *sp, int c, int f, int s);
+/* Serializer s as it runs after filter f (NULL for s == -1; new reference):
+ * an error bound follows a scaling filter into its units (fixed-offset-scale
+ * divides it by |scale|), so it keeps its meaning relative to the range the
+ * serializer sees; otherwise the space's entry. */
+json_t *dctk_space_serializer(const dctk_space *sp, int f, int s);
 /* The resolved compressor chain alone, for the given serializer (NULL for c == -1). */
 json_t *dctk_space_compressor(const dctk_space *sp, int c, int s);
 
@@ -217,6 +226,10 @@ typedef struct dctk_sweep_opts {
     void *unit_user;
     /* Units already done (a resumed sweep): skipped, their rows untouched. NULL: none. */
     const bool *skip_unit;
+    /* Set (by a signal handler) to stop: no new unit starts, the running ones
+     * finish and report their rows, and the sweep returns DCTK_ERR_INTERRUPTED.
+     * NULL: never stopped. */
+    const volatile sig_atomic_t *stop;
 } dctk_sweep_opts;
 
 /* Units of work of a space, and the stage (f, s) of unit u. */
@@ -225,7 +238,10 @@ void dctk_sweep_unit(const dctk_space *sp, size_t u, int *f, int *s);
 
 /* Evaluate every combo of the space on the sample (dtype sp->dtype, `shape`).
  * results must hold dctk_space_ncombos(sp) entries, in enumeration order.
- * Per-combo failures are recorded in the rows, never returned. */
+ * Per-combo failures are recorded in the rows, never returned, except running
+ * out of memory: a unit that does is not reported (no on_result, so a resumed
+ * sweep runs it again), the others go on, and the sweep returns DCTK_ERR_NOMEM
+ * saying how many units it lost. */
 dctk_status dctk_sweep_run(const dctk_space *sp, const void *sample, int ndim, const size_t *shape,
                            const dctk_sweep_opts *o, dctk_combo_result *results);
 /* Whether a finished combo is kept: it ran, its metrics are finite, and its
@@ -282,6 +298,8 @@ typedef struct dctk_evaluate_opts {
      * by the team: progress counts the combos run here, and only member 0
      * writes results_{var}.parquet and best_{var}.json and gets a full summary. */
     const dctk_eval_team *team;
+    /* see dctk_sweep_opts.stop; NULL: never stopped */
+    const volatile sig_atomic_t *stop;
 } dctk_evaluate_opts;
 
 typedef struct dctk_evaluate_summary {
@@ -296,11 +314,14 @@ typedef struct dctk_evaluate_summary {
     dctk_sample_plan plan;      /* how the sample was taken */
     char plan_line[1024];       /* dctk_sample_plan_str of it */
     dctk_field_scan scan;       /* the full-field scan's figures (its arrays freed: NULL) */
-    bool constant;              /* the field is constant or all missing: no sweep, stored losslessly */
     char sample_digest[32];     /* dctk_sample_digest of the sample's bytes */
     size_t chunk[DCTK_MAX_DIMS]; /* the inner-chunk shape the sample was evaluated in */
     uint64_t sample_bytes;
     double seconds;
+    /* Set when the field needed no sweep (a sample all missing, or of one
+     * value): why, and that best_{var}.json names a lossless pipeline; no
+     * CSV or Parquet is written then. "" after a sweep. */
+    char no_sweep[256];
 } dctk_evaluate_summary;
 
 /* Sample variable v of ds, build the space, sweep it, and write
@@ -315,12 +336,11 @@ dctk_status dctk_evaluate_variable(struct dctk_dataset *ds, size_t v, const dctk
 
 /* The codec space of variable v exactly as dctk_evaluate_variable derives it
  * (same scan, plan, sample and statistics for the same options), for
- * compress_with_optimal to resolve indices in. A constant field has none:
- * *sp is NULL and scan->constant is set (its arrays are freed either way). */
+ * compress_with_optimal to resolve indices in; for a constant field, the
+ * space of its scan's statistics, as best_{var}.json of the field names a
+ * combo of it. scan's arrays are freed. */
 dctk_status dctk_space_for_field(struct dctk_dataset *ds, size_t v, const dctk_evaluate_opts *o, dctk_space **sp,
                                  dctk_field_scan *scan);
-/* The lossless pipeline a constant or all-missing field is written with (bytes + zstd 3). New reference. */
-json_t *dctk_constant_pipeline(dctk_dtype t);
 
 
 #ifdef __cplusplus

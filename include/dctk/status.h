@@ -23,7 +23,9 @@ typedef enum dctk_status {
     DCTK_ERR_CORRUPT = 8,     /* checksum mismatch or inconsistent stored data */
     DCTK_ERR_BOUND = 9,       /* an error bound or size limit was exceeded */
     DCTK_ERR_MPI = 10,        /* the parallel layer failed */
-    DCTK_ERR_INTERNAL = 11    /* a bug: an invariant did not hold */
+    DCTK_ERR_INTERNAL = 11,   /* a bug: an invariant did not hold */
+    DCTK_ERR_BUSY = 12,       /* another live process holds it (a field being written) */
+    DCTK_ERR_INTERRUPTED = 13 /* stopped on request (SIGINT, SIGTERM) */
 } dctk_status;
 
 /* Short fixed text for a status ("corrupt data"). Never NULL. */

@@ -1,5 +1,7 @@
-/* Writing whole fields with a chosen pipeline into a sharded Zarr v3 store,
- * verifying them, and merging the fields of a dataset. */
+/* Writing whole fields with a chosen pipeline into a sharded Zarr v3 store:
+ * verified before they replace anything, the next-best fallback when a field
+ * misses its bound, and merging the fields of a dataset. ("compress" is the
+ * CLI's one-shot command; these are the writes it and the others make.) */
 #ifndef DCTK_WRITE_H
 #define DCTK_WRITE_H
 
@@ -19,13 +21,20 @@ dctk_status dctk_store_path_for(const char *where, const char *dataset, char *bu
 /* The pipeline of combo (c, f, s) for variable v: the space is derived again
  * as the sweep derived it (dctk_space_for_field with the sweep's options eo)
  * and the indices resolved in it. When expect_fingerprint is given and
- * differs from the rebuilt space, DCTK_ERR_ARG says so. A constant field
- * gets dctk_constant_pipeline whatever the indices. *codecs is a new
+ * differs from the rebuilt space, DCTK_ERR_ARG says so. *codecs is a new
  * reference; fingerprint (32 bytes) may be NULL. */
 dctk_status dctk_combo_resolve(dctk_dataset *ds, size_t v, const dctk_evaluate_opts *eo, int c, int f, int s,
                                const char *expect_fingerprint, json_t **codecs, char *fingerprint);
 
-typedef struct dctk_compress_opts {
+typedef struct dctk_write_report dctk_write_report;
+typedef struct dctk_write_opts dctk_write_opts;
+
+/* The gates a verified field must pass before it replaces what is in the
+ * store: given the metrics of the read back, DCTK_OK to keep it, else
+ * DCTK_ERR_BOUND with a detail naming the gate. */
+typedef dctk_status (*dctk_write_accept_fn)(const dctk_var *var, const dctk_write_opts *o, const dctk_write_report *r);
+
+struct dctk_write_opts {
     const char *store_path;     /* the .zarr folder (created when missing) */
     const json_t *codecs;       /* the pipeline (borrowed) */
     uint64_t inner_chunk_bytes; /* --inner-chunk-mib */
@@ -34,34 +43,70 @@ typedef struct dctk_compress_opts {
     bool verify;
     double bound_l1;            /* verification bound on the relative L1 error; NaN: none */
     const json_t *provenance;   /* stored as the "dc_toolkit" attribute (borrowed; may be NULL) */
-} dctk_compress_opts;
+    dctk_write_accept_fn accept; /* NULL: dctk_write_accept_default */
+    void *accept_user;          /* for accept */
+};
 
-typedef struct dctk_compress_report {
+struct dctk_write_report {
     int ndim;
     size_t chunk[DCTK_MAX_DIMS], shard[DCTK_MAX_DIMS];
     uint64_t bytes_in, bytes_out;
     double ratio;
-    bool verified;
+    bool verified;              /* read back and measured (the metrics below are set) */
+    bool committed;             /* the array took the field's name */
     bool lossless;              /* every codec of the pipeline is lossless */
     double l1_rel, l2_rel, linf_rel, max_abs_err;
     size_t mask_lost;
     double write_s, verify_s;
-} dctk_compress_report;
+};
 
-/* Stream variable v into the array named after it. The array is written
- * under a temporary name and renamed into place only when complete, so an
- * interrupted run never leaves an array that claims to be complete. With
- * verify, the stored array is read back and compared with the input: a
- * lossless pipeline must return the input exactly, a lossy one must keep
- * masks and stay within bound_l1; otherwise DCTK_ERR_BOUND (the array stays,
- * the report says by how much). */
-dctk_status dctk_compress_variable(dctk_dataset *ds, size_t v, const dctk_compress_opts *o,
-                                   dctk_compress_report *r);
+/* Masks kept, a lossless pipeline exact, relative L1 within o->bound_l1. */
+dctk_status dctk_write_accept_default(const dctk_var *var, const dctk_write_opts *o, const dctk_write_report *r);
 
-/* Consolidate the store of a dataset: every data variable of ds must be
- * there (else DCTK_ERR_NOT_FOUND listing the missing ones); coordinate
- * variables missing from the store are written losslessly; the root group
- * gets the dataset's global attributes and the consolidated metadata. */
+/* Stream variable v into the array named after it, without ever destroying
+ * the copy already there: the array is written under a staging name of this
+ * writer, flushed, read back and measured (with verify), judged by o->accept,
+ * and only then swapped in for the previous copy (src/zarr/stage.c). A
+ * failure leaves the store as it was: DCTK_ERR_BOUND when the gates failed
+ * (the report has the metrics), DCTK_ERR_BUSY when another live process is
+ * writing the same field. */
+dctk_status dctk_write_field(dctk_dataset *ds, size_t v, const dctk_write_opts *o, dctk_write_report *r);
+
+/* The "dc_toolkit" provenance attribute of a field written with codecs;
+ * combo (a best_VAR.json, may be NULL) adds its indices, threshold, fingerprint,
+ * sample limit and predicted ratio. New reference. */
+json_t *dctk_write_provenance(const json_t *codecs, const json_t *combo);
+
+/* The next-best policy. The sweep judged combos on a sample; the whole field
+ * can miss a bound the sample met. */
+typedef struct dctk_write_fallback {
+    const char *results_path;   /* results_VAR.parquet of the sweep */
+    const json_t *missed;       /* the combo that missed (a best_VAR.json) */
+    /* the sweep's options (size limit, sampling, class flags): the space is
+     * derived again as the sweep derived it */
+    const dctk_evaluate_opts *sweep;
+    int tries;                  /* lossy stages to try at most */
+    /* Called before each try (r NULL, st DCTK_OK) and after it, e.g. to print
+     * progress; combo is that try's best_VAR.json-like object. May be NULL. */
+    void (*notify)(void *user, const json_t *combo, const dctk_write_report *r, dctk_status st);
+    void *user;
+} dctk_write_fallback;
+
+/* Write v with the next kept combos of f->results_path by sample ratio,
+ * skipping those whose lossy stage (filter, serializer) has missed already
+ * (compressors are lossless), at most f->tries stages, until one passes. base
+ * gives the store and write options; codecs, bound and provenance come from
+ * each combo. DCTK_OK when one passed; DCTK_ERR_BOUND when every stage tried
+ * missed (*tried says how many, 0: none left to try). */
+dctk_status dctk_write_next_best(dctk_dataset *ds, size_t v, const dctk_write_opts *base, const dctk_write_fallback *f,
+                                 int *tried);
+
+/* Consolidate the store of a dataset: first repair what crashed writers
+ * left (dctk_zarr_repair); every data variable of ds must be there (else
+ * DCTK_ERR_NOT_FOUND listing the missing ones); coordinates and CF bounds are
+ * written losslessly when missing or stored with a lossy pipeline (a line
+ * says so); the root group gets the dataset's global attributes and the
+ * consolidated metadata. */
 dctk_status dctk_merge_fields(dctk_dataset *ds, const char *store_path, int threads);
 
 #ifdef __cplusplus

@@ -62,6 +62,30 @@ typedef struct dctk_store_vt {
     /* Like set, with the value the n parts back to back, written from where
      * they are. May be NULL: the parts are joined, then set. */
     dctk_status (*set_parts)(dctk_store *s, const char *key, const dctk_store_part *parts, size_t n);
+    /* Move the value or the whole tree at `from` to `to`, which must be
+     * absent. One step for readers of the directory store (rename(2) of a
+     * folder): they see the tree under one name or the other. */
+    dctk_status (*rename)(dctk_store *s, const char *from, const char *to);
+    /* Swap the trees at a and b, both present, in one step: a reader sees
+     * each name complete at every moment. May be NULL, or DCTK_ERR_UNSUPPORTED
+     * where the file system cannot; DCTK_ERR_NOT_FOUND when either is absent. */
+    dctk_status (*exchange)(dctk_store *s, const char *a, const char *b);
+    /* Make durable, so that a crash after it returns keeps it: with tree,
+     * every value below key and the names leading to them, reporting write
+     * errors the kernel deferred (a full disk, EIO); without, only the names
+     * directly in the folder key (after renames there). May be NULL: nothing
+     * to flush. */
+    dctk_status (*sync)(dctk_store *s, const char *key, bool tree);
+    /* Take the lock `name` (a key of its own) without waiting, recording
+     * "pid@host what" as its holder. *handle is NULL when another live holder
+     * has it; then owner (cap bytes, may be NULL) gets what that holder
+     * recorded ("" when it has not yet). A holder that dies releases it. */
+    dctk_status (*trylock)(dctk_store *s, const char *name, const char *what, void **handle, char *owner,
+                           size_t cap);
+    void (*unlock)(dctk_store *s, void *handle); /* accepts NULL */
+    /* Remove the temporary files that writers which are no longer alive left
+     * directly below prefix; *removed counts them. May be NULL: none can exist. */
+    dctk_status (*purge)(dctk_store *s, const char *prefix, size_t *removed);
 } dctk_store_vt;
 
 struct dctk_store {
@@ -84,6 +108,8 @@ dctk_status dctk_store_exists(dctk_store *s, const char *key, bool *out);
 dctk_status dctk_store_size(dctk_store *s, const char *key, uint64_t *out);
 /* Delete every key below prefix (and prefix itself when it is a key). */
 dctk_status dctk_store_delete_tree(dctk_store *s, const char *prefix);
+dctk_status dctk_store_rename(dctk_store *s, const char *from, const char *to);
+dctk_status dctk_store_sync(dctk_store *s, const char *key, bool tree);
 
 /* --- array metadata --------------------------------------------------- */
 
@@ -193,10 +219,63 @@ typedef int (*dctk_zarr_node_fn)(const char *path, const json_t *meta, bool is_a
  * array folders are not searched (their chunks are not nodes). */
 dctk_status dctk_zarr_walk(dctk_store *s, dctk_zarr_node_fn fn, void *user);
 
+/* What a path of a store holds. */
+typedef struct dctk_zarr_node_info {
+    int zarr_format; /* 3 (zarr.json), 2 (.zarray or .zgroup), 0: no node */
+    bool is_array;
+} dctk_zarr_node_info;
+
+/* Probe path ("" = the root): a v3 node, a v2 array or group, or nothing
+ * (zarr_format 0, not an error). doc (may be NULL) gets the node's metadata
+ * document (v2: with .zattrs as "attributes"). A document that is not valid
+ * JSON is DCTK_ERR_FORMAT naming its key. */
+dctk_status dctk_zarr_probe(dctk_store *s, const char *path, dctk_zarr_node_info *info, json_t **doc);
+
+/* Set the attributes of the group at path (created when absent), keeping the
+ * rest of its document. */
+dctk_status dctk_zarr_group_set_attrs(dctk_store *s, const char *path, const json_t *attrs);
+
 /* Gather every node's zarr.json into the root group's "consolidated_metadata"
  * (kind inline, must_understand false), keeping the root's attributes. Holds
  * the store lock, so consolidations from several processes do not lose nodes. */
 dctk_status dctk_zarr_consolidate(dctk_store *s);
+
+/* --- staged writes ------------------------------------------------------ */
+
+/* Replacing the array at a path without ever destroying what is there: the
+ * protocol is described at the top of src/zarr/stage.c. */
+typedef struct dctk_zarr_stage dctk_zarr_stage;
+
+/* Begin writing the array at path: take the path's writer lock (another live
+ * writer of the same path: DCTK_ERR_BUSY naming it), repair what a crashed
+ * writer left there, and pick a staging path owned by this writer. */
+dctk_status dctk_zarr_stage_begin(dctk_store *s, const char *path, dctk_zarr_stage **out);
+/* Where to create the array (dctk_zarr_create) before it is committed. */
+const char *dctk_zarr_stage_path(const dctk_zarr_stage *g);
+/* Flush the staged array to disk (reports a full disk that write() missed). */
+dctk_status dctk_zarr_stage_sync(dctk_zarr_stage *g);
+/* Put the staged array in place of path (one exchange of names, or the old
+ * copy renamed aside and the new one in), sync the names, remove the old copy
+ * and refresh the root's consolidated metadata if it has any. DCTK_OK once
+ * the new array has the name (failures of the tidying after it are warnings). */
+dctk_status dctk_zarr_stage_commit(dctk_zarr_stage *g);
+/* Remove the staged array unless committed, release the lock, free g
+ * (accepts NULL). */
+void dctk_zarr_stage_end(dctk_zarr_stage *g);
+
+/* What dctk_zarr_repair did. */
+typedef struct dctk_zarr_repair_report {
+    size_t restored; /* arrays put back from their aside copy (a writer died mid-swap) */
+    size_t removed;  /* staging folders and aside copies removed */
+    size_t temps;    /* temporary files of dead writers removed */
+    size_t busy;     /* paths with a live writer, left alone */
+} dctk_zarr_repair_report;
+
+/* Repair every top-level path that crashed writers left unfinished (as
+ * dctk_zarr_stage_begin does for its own path) and remove dead writers'
+ * temporary files at the root. Paths held by a live writer are left alone.
+ * report may be NULL. */
+dctk_status dctk_zarr_repair(dctk_store *s, dctk_zarr_repair_report *report);
 
 #ifdef __cplusplus
 }

@@ -3,6 +3,7 @@
 #ifndef DCTK_CLI_H
 #define DCTK_CLI_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -41,6 +42,19 @@ int cli_parse(const cli_cmd *cmd, int argc, char **argv, const char **pos, int m
 
 /* Print "dc_toolkit CMD: <detail or strerror>" to stderr and return the exit code for st. */
 int cli_fail(const char *cmd, dctk_status st);
+
+/* Catch SIGINT and SIGTERM (interrupt.c): the returned flag becomes the
+ * signal's number on the first one, for dctk_evaluate_opts.stop; a second
+ * signal ends the process. Release restores the default actions and says
+ * whether one was caught; cli_interrupt_exit: the exit code, 128 + signal. */
+const volatile sig_atomic_t *cli_catch_interrupts(void);
+bool cli_release_interrupts(void);
+int cli_interrupt_exit(void);
+
+/* One warning line per variable of the dataset that the store does not get
+ * (skipped.c): text and other types the readers leave out. */
+struct dctk_dataset;
+void cli_warn_skipped(const char *cmd, const struct dctk_dataset *ds);
 
 /* Print the help of one command to stdout. */
 void cli_print_help(const cli_cmd *cmd);

@@ -46,8 +46,7 @@ static void write_best(void *user, const dctk_var *var, const dctk_evaluate_summ
     size_t v;
     char path[4096];
     snprintf(path, sizeof path, "%s/best_%s.json", so.where, var->name);
-    /* a constant field has no sweep, but a best_{var}.json with its lossless pipeline */
-    json_t *best = s->best >= 0 || s->constant ? write_cli_load_best(path) : NULL;
+    json_t *best = s->best >= 0 ? write_cli_load_best(path) : NULL;
     if (!best || dctk_dataset_find(j->ds, var->name, &v) != DCTK_OK) {
         fprintf(stderr, "dc_toolkit compress: %s: no combo met the threshold, not written\n", var->name);
         j->failures++;
@@ -82,6 +81,7 @@ static int sweep_and_write(const char *cmd, const char *dataset) {
         if (st == DCTK_OK) st = dctk_merge_fields(j.ds, store, wo.threads ? (int)wo.threads : dctk_available_cores());
         if (st != DCTK_OK) rc = cli_fail(cmd, st);
         else printf("store: %s\n", store);
+        if (st == DCTK_OK) cli_warn_skipped(cmd, j.ds);
     } else if (rc == 0 && j.failures == 0) {
         char store[4096];
         dctk_store_path_for(so.where, dataset, store, sizeof store);

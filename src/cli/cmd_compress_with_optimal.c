@@ -28,8 +28,9 @@ const cli_cmd cmd_compress_with_optimal = {
             "evaluate_combos used (same --eval-data-size-limit and class flags; a different space is refused\n"
             "when WHERE_TO_WRITE/best_FIELD.json records another fingerprint), or takes the pipeline from\n"
             "--combo. Streams the whole field into WHERE_TO_WRITE/DATASET.zarr as the array FIELD, in inner\n"
-            "chunks of --inner-chunk-mib grouped into shards of --shard-mib, then reads it back and compares\n"
-            "it with the input. Example:\n"
+            "chunks of --inner-chunk-mib grouped into shards of --shard-mib, under a staging name, then reads it\n"
+            "back and compares it with the input; only then does it replace an earlier copy of FIELD (a failed\n"
+            "check leaves that copy as it was). Another process writing the same FIELD is refused. Example:\n"
             "  dc_toolkit compress_with_optimal era5.nc out t2m 97 4 -1",
     .opts = opts,
     .run = run,

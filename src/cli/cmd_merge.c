@@ -12,9 +12,12 @@ const cli_cmd cmd_merge_compressed_fields = {
     .name = "merge_compressed_fields",
     .summary = "check that every field is in DIR/DATASET.zarr and consolidate its metadata",
     .usage = "DATASET WHERE_TO_WRITE",
-    .help = "Refuses when a data variable of DATASET has not been compressed into WHERE_TO_WRITE/DATASET.zarr\n"
-            "yet; writes the coordinate variables losslessly, sets the dataset's global attributes on the root\n"
-            "group, and writes consolidated metadata so readers open the store with one request. Example:\n"
+    .help = "First cleans what interrupted writers left in WHERE_TO_WRITE/DATASET.zarr (their staging folders,\n"
+            "temporary files; an earlier copy set aside is put back). Refuses when a data variable of DATASET\n"
+            "has not been compressed into the store yet; writes the coordinate and CF bounds variables\n"
+            "losslessly (rewriting, with a line, any stored with a lossy pipeline), sets the dataset's global\n"
+            "attributes on the root group, and writes consolidated metadata so readers open the store with one\n"
+            "request. Example:\n"
             "  dc_toolkit merge_compressed_fields era5.nc out",
     .opts = NULL,
     .run = run,
@@ -29,6 +32,7 @@ static int run(int argc, char **argv) {
     dctk_dataset *ds = NULL;
     if (st == DCTK_OK) st = dctk_dataset_open(pos[0], &ds);
     if (st == DCTK_OK) st = dctk_merge_fields(ds, store, dctk_available_cores());
+    if (st == DCTK_OK) cli_warn_skipped(cmd, ds);
     dctk_dataset_close(ds);
     if (st != DCTK_OK) return cli_fail(cmd, st);
     printf("merged: %s\n", store);

@@ -46,15 +46,6 @@ static void print_attrs(const char *indent, const json_t *attrs, const char *ski
         if (!skip || strcmp(key, skip)) print_value(indent, key, v);
 }
 
-static json_t *load_json(dctk_store *s, const char *key) {
-    dctk_buf b = DCTK_BUF_INIT;
-    json_t *j = NULL;
-    if (dctk_store_get(s, key, &b) == DCTK_OK) j = json_loadb((const char *)b.data, b.size, 0, NULL);
-    dctk_buf_free(&b);
-    dctk_clear_detail();
-    return j;
-}
-
 /* ---- the store and its tree ------------------------------------------------ */
 
 static dctk_status open_store(inspector *in) {
@@ -63,23 +54,24 @@ static dctk_status open_store(inspector *in) {
         return DCTK_FAIL(DCTK_ERR_NOT_FOUND, "%s: not a Zarr store (%s)", in->path,
                          stat(in->path, &sb) != 0 ? "no such directory" : "not a directory");
     DCTK_TRY(dctk_store_dir_open(in->path, false, &in->store));
-    bool v3, v2arr, v2grp;
-    DCTK_TRY(dctk_store_exists(in->store, "zarr.json", &v3));
-    DCTK_TRY(dctk_store_exists(in->store, ".zarray", &v2arr));
-    DCTK_TRY(dctk_store_exists(in->store, ".zgroup", &v2grp));
-    if (!v3 && !v2arr && !v2grp)
+    dctk_zarr_node_info info;
+    dctk_status st = dctk_zarr_probe(in->store, "", &info, NULL);
+    if (st != DCTK_OK) {
+        dctk_prefix_detail("%s: ", in->path);
+        return st;
+    }
+    if (!info.zarr_format)
         return DCTK_FAIL(DCTK_ERR_FORMAT, "%s: not a Zarr store (no zarr.json, .zarray or .zgroup)", in->path);
-    in->v3 = v3;
-    json_t *root = v3 ? load_json(in->store, "zarr.json") : NULL;
-    if (v3 && !root) return DCTK_FAIL(DCTK_ERR_FORMAT, "%s: zarr.json is not valid JSON", in->path);
-    in->root_array = v3 ? !strcmp(json_string_value(json_object_get(root, "node_type")) ?: "", "array") : v2arr;
-    json_decref(root);
+    in->v3 = info.zarr_format == 3;
+    in->root_array = info.is_array;
     return DCTK_OK;
 }
 
 static void print_root(const inspector *in) {
-    json_t *root = load_json(in->store, in->v3 ? "zarr.json" : ".zattrs");
-    const json_t *attrs = in->v3 ? json_object_get(root, "attributes") : root;
+    json_t *root = NULL;
+    dctk_zarr_node_info info;
+    if (dctk_zarr_probe(in->store, "", &info, &root) != DCTK_OK) dctk_clear_detail();
+    const json_t *attrs = json_object_get(root, "attributes");
     const json_t *cm = json_object_get(json_object_get(root, "consolidated_metadata"), "metadata");
     bool v2cons = false;
     if (!in->v3) dctk_store_exists(in->store, ".zmetadata", &v2cons);

@@ -47,10 +47,19 @@ int sweep_cli_eval_opts(const char *cmd, const sweep_cli *o, dctk_evaluate_opts 
     dctk_sample_policy policy;
     if (dctk_sample_policy_parse(o->sampling_policy, &policy) != DCTK_OK || dctk_dim_kinds_check(o->dim_kinds) != DCTK_OK)
         return cli_fail(cmd, DCTK_ERR_ARG);
+    uint64_t memory = 0; /* auto */
+    if (o->memory_cap && !strcmp(o->memory_cap, "off")) memory = UINT64_MAX;
+    else if (o->memory_cap && strcmp(o->memory_cap, "auto") != 0 &&
+             (dctk_parse_size(o->memory_cap, &memory) != DCTK_OK || memory == 0)) {
+        fprintf(stderr, "dc_toolkit %s: --memory-cap must be auto, off or a size such as 64GB, not '%s'\n", cmd,
+                o->memory_cap);
+        return 2;
+    }
     *eo = (dctk_evaluate_opts){
         .where = o->where,
         .size_limit = o->size_limit,
         .sampling_policy = policy,
+        .memory = memory,
         .dim_kinds = o->dim_kinds,
         .inner_chunk_bytes = (uint64_t)(o->inner_chunk_mib * 1048576),
         .threads = o->threads ? (int)o->threads : dctk_available_cores(),
@@ -92,8 +101,8 @@ static void show_progress(void *user, size_t done, size_t total) {
 
 static void print_summary(const dctk_var *var, const dctk_evaluate_opts *eo, const dctk_evaluate_summary *s) {
     char sh[128], sz[32], th[32] = "none";
-    if (s->constant) {
-        printf("%s: constant or all missing: no sweep; wrote %s/best_%s.json with a lossless pipeline\n", var->name,
+    if (s->no_sweep[0]) {
+        printf("%s: %s: no sweep needed; wrote %s/best_%s.json, a lossless pipeline\n", var->name, s->no_sweep,
                eo->where, var->name);
         fflush(stdout);
         return;
@@ -210,10 +219,15 @@ int sweep_cli_run(const char *cmd, const char *dataset, const sweep_cli *o, swee
         if (var->is_coord && !o->field) continue;
         pr = (progress){.var = var->name, .t0 = dctk_now(), .tty = pr.tty};
         dctk_evaluate_summary sum;
+        eo.stop = cli_catch_interrupts(); /* only while sweeping: a write is not cut short */
         st = agree(o, dctk_evaluate_variable(ds, v, &eo, &sum));
+        if (cli_release_interrupts() && st == DCTK_OK)
+            st = DCTK_FAIL(DCTK_ERR_INTERRUPTED, "interrupted after the sweep of '%s' had finished: its results are "
+                           "written; run the command again for the rest", var->name);
         if (st != DCTK_OK) {
             if (root) fprintf(stderr, "dc_toolkit %s: %s: %s\n", cmd, dataset, dctk_detail());
             failures++;
+            if (st == DCTK_ERR_INTERRUPTED) break;
             continue;
         }
         swept++;
@@ -227,5 +241,6 @@ int sweep_cli_run(const char *cmd, const char *dataset, const sweep_cli *o, swee
         if (root) fprintf(stderr, "dc_toolkit %s: %s: no data variables to evaluate\n", cmd, dataset);
         return 1;
     }
+    if (st == DCTK_ERR_INTERRUPTED) return cli_interrupt_exit();
     return failures ? 1 : 0;
 }

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dctk/report.h"
+#include "dctk/results.h"
 #include "dctk/threads.h"
 #include "dctk/util.h"
 #include "write_opts.h"
@@ -85,19 +85,6 @@ static double best_num(const json_t *best, const char *key) {
     return json_is_number(v) ? json_number_value(v) : NAN;
 }
 
-static json_t *provenance(const json_t *codecs, const json_t *best) {
-    json_t *p = json_pack("{s:s,s:O}", "version", DCTK_VERSION, "pipeline", codecs);
-    static const char *const keys[] = {"comp_idx", "filt_idx", "ser_idx", "threshold", "threshold_source",
-                                       "fingerprint", "eval_data_size_limit"};
-    for (size_t i = 0; best && i < sizeof keys / sizeof keys[0]; i++) {
-        json_t *v = json_object_get(best, keys[i]);
-        if (v) json_object_set(p, keys[i], v);
-    }
-    double predicted = best_num(best, "ratio");
-    if (isfinite(predicted)) json_object_set_new(p, "predicted_ratio", json_real(predicted));
-    return p;
-}
-
 /* The achieved ratio and the drift from the sweep's prediction, added to the
  * provenance attribute of the array just written (its zarr.json is rewritten
  * atomically, in the writer's own key order and number format). */
@@ -120,121 +107,118 @@ static dctk_status record_drift(const char *store, const char *var, double achie
     return st;
 }
 
-int write_cli_field(const char *cmd, dctk_dataset *ds, size_t v, const char *dataset, const char *where,
-                    const json_t *codecs, const json_t *best, double inner_chunk_mib, const write_cli *w,
-                    dctk_status *status) {
-    if (status) *status = DCTK_ERR_ARG;
-    const dctk_var *var = dctk_dataset_var(ds, v);
+/* Predicted, achieved and the drift in %, printed and (for a kept array) recorded. */
+static dctk_status report_drift(const dctk_var *var, const char *store, const json_t *best,
+                                const dctk_write_report *r, dctk_status st) {
+    double pred = best_num(best, "ratio");
+    if (!isfinite(pred) || !(pred > 0)) return st;
+    double drift = 100 * (r->ratio - pred) / pred;
+    printf("%s: ratio predicted %.3f, achieved %.3f, drift %+.1f %%\n", var->name, pred, r->ratio, drift);
+    return st == DCTK_OK ? record_drift(store, var->name, r->ratio, drift) : st;
+}
+
+/* What a write achieved, beside the sweep's prediction when known. */
+static dctk_status print_report(const dctk_var *var, const char *store, const json_t *best,
+                                const dctk_write_report *r, dctk_status st) {
+    char sh[128], ch[128], in[32], out[32];
+    /* an array that was not written (bytes_in counts what was attempted) is not reported as written */
+    bool wrote = r->bytes_in && (st == DCTK_OK || r->verified);
+    if (wrote)
+        printf("%s: wrote %s/%s (chunks %s, shards %s): %s -> %s, ratio %.3f", var->name, store, var->name,
+               dctk_shape_str(r->ndim, r->chunk, ch, sizeof ch), dctk_shape_str(r->ndim, r->shard, sh, sizeof sh),
+               dctk_format_size(r->bytes_in, in, sizeof in), dctk_format_size(r->bytes_out, out, sizeof out),
+               r->ratio);
+    if (wrote) printf(", %.1f MB/s\n", r->write_s > 0 ? (double)r->bytes_in / 1e6 / r->write_s : 0.0);
+    if (wrote) st = report_drift(var, store, best, r, st);
+    if (r->verified)
+        printf("%s: %s: relative L1 %.3e, L2 %.3e, Linf %.3e, max abs error %.3e%s\n", var->name,
+               st == DCTK_OK ? "verified" : "read back, not kept", r->l1_rel, r->l2_rel, r->linf_rel, r->max_abs_err,
+               r->lossless ? " (lossless)" : "");
+    fflush(stdout);
+    return st;
+}
+
+/* The write options of the commands, for the dataset's store under where. */
+static int write_opts_for(const char *cmd, const char *dataset, const char *where, double inner_chunk_mib,
+                          const write_cli *w, char *store, size_t cap, dctk_write_opts *o) {
     if (!(inner_chunk_mib * 1048576 >= 1) || w->shard_mib < 1 || w->threads < 0) {
         fprintf(stderr, "dc_toolkit %s: --inner-chunk-mib, --shard-mib and --threads must be positive\n", cmd);
         return 2;
     }
-    char store[4096];
-    dctk_status st = dctk_store_path_for(where, dataset, store, sizeof store);
+    dctk_status st = dctk_store_path_for(where, dataset, store, cap);
     if (st != DCTK_OK) return cli_fail(cmd, st);
-    json_t *prov = provenance(codecs, best);
-    dctk_compress_opts o = {
-        .store_path = store, .codecs = codecs,
+    *o = (dctk_write_opts){
+        .store_path = store,
         .inner_chunk_bytes = (uint64_t)(inner_chunk_mib * 1048576), .shard_bytes = (uint64_t)w->shard_mib << 20,
-        .threads = w->threads ? (int)w->threads : dctk_available_cores(),
-        .verify = w->verify, .bound_l1 = best_num(best, "threshold"), .provenance = prov,
+        .threads = w->threads ? (int)w->threads : dctk_available_cores(), .verify = w->verify, .bound_l1 = NAN,
     };
-    dctk_compress_report r;
-    st = dctk_compress_variable(ds, v, &o, &r);
-    if (status) *status = st;
-    json_decref(prov);
-    char sh[128], ch[128], in[32], out[32];
-    /* an array that was not written (r.bytes_in counts what was attempted) is not reported as written */
-    if (st != DCTK_OK && !r.verified) r.bytes_in = 0;
-    if (r.bytes_in)
-        printf("%s: wrote %s/%s (chunks %s, shards %s): %s -> %s, ratio %.3f", var->name, store, var->name,
-               dctk_shape_str(r.ndim, r.chunk, ch, sizeof ch), dctk_shape_str(r.ndim, r.shard, sh, sizeof sh),
-               dctk_format_size(r.bytes_in, in, sizeof in), dctk_format_size(r.bytes_out, out, sizeof out), r.ratio);
-    if (r.bytes_in) printf(", %.1f MB/s\n", r.write_s > 0 ? (double)r.bytes_in / 1e6 / r.write_s : 0.0);
-    if (r.bytes_in && isfinite(best_num(best, "ratio"))) {
-        double pred = best_num(best, "ratio"), drift = 100 * (r.ratio - pred) / pred;
-        printf("%s: ratio predicted %.3f, achieved %.3f, drift %+.1f %%\n", var->name, pred, r.ratio, drift);
-        if (st == DCTK_OK) st = record_drift(store, var->name, r.ratio, drift);
-    }
-    if (r.verified)
-        printf("%s: %s: relative L1 %.3e, L2 %.3e, Linf %.3e, max abs error %.3e%s\n", var->name,
-               st == DCTK_OK ? "verified" : "read back", r.l1_rel,
-               r.l2_rel, r.linf_rel, r.max_abs_err, r.lossless ? " (lossless)" : "");
-    fflush(stdout);
-    if (st != DCTK_OK) return cli_fail(cmd, st);
     return 0;
 }
 
-static int by_ratio_desc(const void *a, const void *b) {
-    double x = (*(const dctk_result_row *const *)a)->ratio, y = (*(const dctk_result_row *const *)b)->ratio;
-    return (x < y) - (x > y);
+int write_cli_field(const char *cmd, dctk_dataset *ds, size_t v, const char *dataset, const char *where,
+                    const json_t *codecs, const json_t *best, double inner_chunk_mib, const write_cli *w,
+                    dctk_status *status) {
+    if (status) *status = DCTK_ERR_ARG;
+    char store[4096];
+    dctk_write_opts o;
+    int rc = write_opts_for(cmd, dataset, where, inner_chunk_mib, w, store, sizeof store, &o);
+    if (rc) return rc;
+    json_t *prov = dctk_write_provenance(codecs, best);
+    o.codecs = codecs;
+    o.provenance = prov;
+    o.bound_l1 = best_num(best, "threshold");
+    dctk_write_report r;
+    dctk_status st = dctk_write_field(ds, v, &o, &r);
+    if (status) *status = st;
+    json_decref(prov);
+    st = print_report(dctk_dataset_var(ds, v), store, best, &r, st);
+    if (status) *status = st;
+    return st == DCTK_OK ? 0 : cli_fail(cmd, st);
 }
 
-/* Compressors are lossless: a combo's error is its lossy stage's, (filter, serializer). */
 typedef struct {
-    int64_t filt, ser;
-} stage;
+    const char *cmd, *store;
+    const dctk_var *var;
+    bool printed; /* the last try's failure was printed */
+} next_best_print;
 
-static bool stage_failed(const dctk_result_row *r, const stage *failed, int n) {
-    for (int i = 0; i < n; i++)
-        if (r->filt_idx == failed[i].filt && r->ser_idx == failed[i].ser) return true;
-    return false;
+static void print_try(void *user, const json_t *combo, const dctk_write_report *r, dctk_status st) {
+    next_best_print *p = user;
+    if (!r) {
+        printf("%s: the whole field missed the bound; trying the next best combo comp_idx=%lld filt_idx=%lld "
+               "ser_idx=%lld (sample ratio %.3f)\n", p->var->name,
+               (long long)json_integer_value(json_object_get(combo, "comp_idx")),
+               (long long)json_integer_value(json_object_get(combo, "filt_idx")),
+               (long long)json_integer_value(json_object_get(combo, "ser_idx")), best_num(combo, "ratio"));
+        p->printed = false;
+        return;
+    }
+    st = print_report(p->var, p->store, combo, r, st);
+    if (st != DCTK_OK) cli_fail(p->cmd, st);
+    p->printed = st != DCTK_OK;
 }
 
 int write_cli_next_best(const char *cmd, dctk_dataset *ds, size_t v, const char *dataset, const char *where,
                         const dctk_evaluate_opts *eo, const json_t *best, double inner_chunk_mib, const write_cli *w,
                         int tries) {
-    const char *field = dctk_dataset_var(ds, v)->name;
-    char path[4096];
-    dctk_result_table t = DCTK_RESULT_TABLE_INIT;
-    dctk_status st = dctk_results_parquet_path(path, sizeof path, where, field);
-    if (st == DCTK_OK) st = dctk_results_read(path, &t);
+    char store[4096], results[4096];
+    dctk_write_opts o;
+    int rc = write_opts_for(cmd, dataset, where, inner_chunk_mib, w, store, sizeof store, &o);
+    if (rc) return rc;
+    const dctk_var *var = dctk_dataset_var(ds, v);
+    dctk_status st = dctk_results_parquet_path(results, sizeof results, where, var->name);
     if (st != DCTK_OK) return cli_fail(cmd, st);
-    const dctk_result_row **kept = malloc(sizeof *kept * (t.n ? t.n : 1));
-    size_t n = 0;
-    for (size_t i = 0; kept && i < t.n; i++)
-        if (t.rows[i].keep && !t.rows[i].error[0]) kept[n++] = &t.rows[i];
-    if (kept) qsort(kept, n, sizeof *kept, by_ratio_desc);
-    stage *failed = malloc(sizeof *failed * (size_t)(tries + 1));
-    int nfailed = 0;
-    if (failed)
-        failed[nfailed++] = (stage){json_integer_value(json_object_get(best, "filt_idx")),
-                                    json_integer_value(json_object_get(best, "ser_idx"))};
-    const char *fp = json_string_value(json_object_get(best, "fingerprint"));
-    int rc = 1;
-    st = DCTK_ERR_BOUND; /* what the best did */
-    if (!kept || !failed) rc = cli_fail(cmd, st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory"));
-    for (size_t i = 0; kept && failed && i < n && nfailed <= tries; i++) {
-        const dctk_result_row *r = kept[i];
-        if (stage_failed(r, failed, nfailed)) continue; /* another compressor on a stage that missed */
-        printf("%s: the whole field missed the bound; trying the next best combo comp_idx=%lld filt_idx=%lld "
-               "ser_idx=%lld (sample ratio %.3f)\n", field, (long long)r->comp_idx, (long long)r->filt_idx,
-               (long long)r->ser_idx, r->ratio);
-        json_t *codecs = NULL;
-        st = dctk_combo_resolve(ds, v, eo, (int)r->comp_idx, (int)r->filt_idx,
-                                (int)r->ser_idx, fp, &codecs, NULL);
-        if (st != DCTK_OK) {
-            rc = cli_fail(cmd, st);
-            break;
-        }
-        json_t *b = json_deep_copy(best);
-        json_object_set_new(b, "comp_idx", json_integer(r->comp_idx));
-        json_object_set_new(b, "filt_idx", json_integer(r->filt_idx));
-        json_object_set_new(b, "ser_idx", json_integer(r->ser_idx));
-        json_object_set_new(b, "ratio", json_real(r->ratio));
-        json_object_set(b, "codecs", codecs);
-        rc = write_cli_field(cmd, ds, v, dataset, where, codecs, b, inner_chunk_mib, w, &st);
-        json_decref(b);
-        json_decref(codecs);
-        if (rc == 0 || st != DCTK_ERR_BOUND) break;
-        failed[nfailed++] = (stage){r->filt_idx, r->ser_idx};
+    next_best_print p = {.cmd = cmd, .store = store, .var = var};
+    dctk_write_fallback f = {.results_path = results, .missed = best, .sweep = eo, .tries = tries,
+                             .notify = print_try, .user = &p};
+    int tried = 0;
+    st = dctk_write_next_best(ds, v, &o, &f, &tried);
+    if (st == DCTK_OK) return 0;
+    if (st == DCTK_ERR_BOUND) {
+        fprintf(stderr, "dc_toolkit %s: %s: %s: sweep a larger sample (--eval-data-size-limit)\n", cmd, var->name,
+                tried ? "the next best lossy stages missed the bound on the whole field too"
+                      : "no other kept lossy stage to try");
+        return 1;
     }
-    if (rc != 0 && st == DCTK_ERR_BOUND)
-        fprintf(stderr, "dc_toolkit %s: %s: %s: sweep a larger sample (--eval-data-size-limit)\n", cmd, field,
-                nfailed > 1 ? "the next best lossy stages missed the bound on the whole field too"
-                            : "no other kept lossy stage to try");
-    free(failed);
-    free(kept);
-    dctk_result_table_free(&t);
-    return rc;
+    return p.printed ? 1 : cli_fail(cmd, st);
 }

@@ -1,5 +1,5 @@
-/* Options and driver shared by the commands that write fields
- * (compress_with_optimal, compress). */
+/* Options and printing shared by the commands that write fields
+ * (compress_with_optimal, compress); the writing itself is src/write's. */
 #ifndef DCTK_CLI_WRITE_OPTS_H
 #define DCTK_CLI_WRITE_OPTS_H
 
@@ -30,11 +30,10 @@ int write_cli_field(const char *cmd, dctk_dataset *ds, size_t v, const char *dat
                     const json_t *codecs, const json_t *best, double inner_chunk_mib, const write_cli *w,
                     dctk_status *status);
 
-/* The sweep judged combos on a sample; the whole field can miss a bound the
- * sample met. Then write v with the next kept combos of WHERE/results_VAR.parquet
- * by sample ratio, skipping those whose lossy stage (filter, serializer) has
- * missed already (compressors are lossless), at most `tries` stages, until one
- * verifies. best is the combo that missed. Returns 0 or an exit code, after printing the error. */
+/* When the whole field missed the bound that its sample met: the library's
+ * next-best policy (dctk_write_next_best, over WHERE/results_VAR.parquet, at
+ * most `tries` lossy stages), printing each try. best is the combo that
+ * missed. Returns 0 or an exit code, after printing the error. */
 int write_cli_next_best(const char *cmd, dctk_dataset *ds, size_t v, const char *dataset, const char *where,
                         const dctk_evaluate_opts *eo, const json_t *best, double inner_chunk_mib, const write_cli *w,
                         int tries);

@@ -22,6 +22,8 @@ const char *dctk_strerror(dctk_status st) {
     case DCTK_ERR_BOUND: return "bound exceeded";
     case DCTK_ERR_MPI: return "parallel layer failure";
     case DCTK_ERR_INTERNAL: return "internal error";
+    case DCTK_ERR_BUSY: return "busy";
+    case DCTK_ERR_INTERRUPTED: return "interrupted";
     }
     return "unknown status";
 }

@@ -1,9 +1,11 @@
 /* One variable end to end: sample, space, sweep, and the three result files
  * (per-rank CSV streamed row by row, Parquet, best_{var}.json). */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "dctk/chunking.h"
 #include "dctk/codec.h"
@@ -18,6 +20,7 @@ typedef struct {
     const char *var;
     dctk_csv_writer *csv;
     dctk_status csv_st;
+    char csv_err[512]; /* csv_st's detail: it fails on a worker thread, whose detail is its own */
     size_t done, total;
     bool *have; /* with a team: the rows run here, for the gather */
     const dctk_evaluate_opts *o;
@@ -32,17 +35,18 @@ static char *codec_text(json_t *list) {
 
 /* The row of a combo, with the codec JSON texts (caller frees the three strings). */
 static dctk_result_row make_row(const dctk_space *sp, const char *var, const dctk_combo_result *r) {
-    json_t *comp = dctk_space_compressor(sp, r->c, r->s);
+    json_t *comp = dctk_space_compressor(sp, r->c, r->s), *ser = dctk_space_serializer(sp, r->f, r->s);
     dctk_result_row row = {
         .var = var, .comp_idx = r->c, .filt_idx = r->f, .ser_idx = r->s,
         .compressor = codec_text(comp),
         .filter = r->f >= 0 ? codec_text(sp->filt[r->f].codecs) : strdup(""),
-        .serializer = r->s >= 0 ? codec_text(sp->ser[r->s].codecs) : strdup(""),
+        .serializer = ser ? codec_text(ser) : strdup(""),
         .ratio = r->ratio, .l1_rel = r->l1_rel, .l2_rel = r->l2_rel, .linf_rel = r->linf_rel,
         .euclidean = r->euclidean, .max_abs_err = r->max_abs_err,
         .encode_mbps = r->encode_mbps, .decode_mbps = r->decode_mbps, .keep = r->keep, .error = r->error,
     };
     json_decref(comp);
+    json_decref(ser);
     return row;
 }
 
@@ -58,6 +62,7 @@ static void on_result(void *user, const dctk_combo_result *r) {
     if (rc->csv && rc->csv_st == DCTK_OK) {
         dctk_result_row row = make_row(rc->sp, rc->var, r);
         rc->csv_st = dctk_csv_writer_append(rc->csv, &row);
+        if (rc->csv_st != DCTK_OK) snprintf(rc->csv_err, sizeof rc->csv_err, "%s", dctk_detail());
         free_row(&row);
     }
     rc->done++;
@@ -91,6 +96,7 @@ static json_t *scan_json(const dctk_field_scan *sc) {
 
 /* The plan (with its shape), the scan's figures and the sample's digest. */
 static json_t *sample_json(const char *const *dims, const dctk_evaluate_summary *s) {
+    if (s->no_sweep[0]) return json_pack("{s:o}", "scan", scan_json(&s->scan)); /* no sample was taken */
     json_t *j = dctk_sample_plan_json(&s->plan, dims);
     json_object_set_new(j, "scan", scan_json(&s->scan));
     json_object_set_new(j, "digest", json_string(s->sample_digest));
@@ -127,9 +133,12 @@ static dctk_status pick_threshold(const dctk_var *var, const dctk_evaluate_opts 
         return DCTK_OK;
     }
     if (o->thresholds_csv) {
-        dctk_status st = dctk_threshold_lookup(o->thresholds_csv, var->name, var->units, &s->threshold);
+        /* a GRIB variable split by level type (t_isobaricInhPa) is still the table's t */
+        const char *name = json_string_value(json_object_get(var->attrs, "GRIB_cfVarName"));
+        if (!name) name = var->name;
+        dctk_status st = dctk_threshold_lookup(o->thresholds_csv, name, var->units, &s->threshold);
         if (st == DCTK_OK) {
-            snprintf(s->threshold_source, sizeof s->threshold_source, "%s (%s, %s)", o->thresholds_csv, var->name,
+            snprintf(s->threshold_source, sizeof s->threshold_source, "%s (%s, %s)", o->thresholds_csv, name,
                      var->units);
             return DCTK_OK;
         }
@@ -143,7 +152,7 @@ static dctk_status pick_threshold(const dctk_var *var, const dctk_evaluate_opts 
  * for here, so that a test or a caller can also pass one. */
 static dctk_sample_opts sample_opts(const dctk_evaluate_opts *o) {
     dctk_sample_opts so = {.limit = o->size_limit, .policy = o->sampling_policy, .threads = o->threads,
-                           .memory = o->memory, .memory_source = "--memory"};
+                           .memory = o->memory, .memory_source = "--memory-cap"};
     if (o->memory == 0) {
         so.memory = dctk_available_memory(&so.memory_source);
         dctk_log(DCTK_LOG_DEBUG, "memory this process may use: %llu bytes (%s)", (unsigned long long)so.memory,
@@ -376,6 +385,50 @@ static dctk_status check_state(const dctk_var *var, const dctk_space *sp, const 
     return st;
 }
 
+/* Rewrite the CSV with exactly the rows of the units that will be skipped, one
+ * per combo: rows of a unit that was cut short (a kill, a full disk) would
+ * otherwise be appended a second time when the unit runs again. A temporary
+ * file renamed over the old one, so a crash now loses nothing. */
+static dctk_status keep_done_rows(const char *path, const dctk_space *sp, const char *var,
+                                  const dctk_combo_result *res, const bool *skip) {
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.resume.tmp", path);
+    dctk_csv_writer *w;
+    DCTK_TRY(dctk_csv_writer_open(tmp, false, false, &w, NULL));
+    dctk_status st = DCTK_OK;
+    for (size_t u = 0; u < dctk_sweep_nunits(sp) && st == DCTK_OK; u++) {
+        int f, s;
+        dctk_sweep_unit(sp, u, &f, &s);
+        for (int c = -(int)sp->comp_none; c < sp->ncomp && skip[u] && st == DCTK_OK; c++) {
+            dctk_result_row row = make_row(sp, var, &res[dctk_space_combo_index(sp, c, f, s)]);
+            st = dctk_csv_writer_append(w, &row);
+            free_row(&row);
+        }
+    }
+    dctk_status cst = dctk_csv_writer_close(w);
+    if (st == DCTK_OK) st = cst;
+    if (st == DCTK_OK && rename(tmp, path) != 0)
+        st = DCTK_FAIL(DCTK_ERR_IO, "%s: cannot replace with the resumed rows: %s", path, strerror(errno));
+    if (st != DCTK_OK) remove(tmp);
+    return st;
+}
+
+/* What an interrupted or starved sweep leaves behind, and how to go on. */
+static void explain_stop(dctk_status st, const char *var, const char *path, const run_ctx *rc) {
+    char why[600];
+    snprintf(why, sizeof why, "%s", dctk_detail());
+    if (st == DCTK_ERR_INTERRUPTED)
+        dctk_set_detail("variable '%s': interrupted after %zu of %zu combos; they are in %s: run the same command "
+                        "with --resume to continue", var, rc->done, rc->total, path);
+    else if (st == DCTK_ERR_NOMEM)
+        dctk_set_detail("variable '%s': %s; %zu of %zu combos are in %s. Lower --eval-data-size-limit or "
+                        "--threads-per-rank (or allow more memory) and run again with --resume",
+                        var, why, rc->done, rc->total, path);
+    else if (st == DCTK_ERR_IO && rc->csv_st != DCTK_OK)
+        dctk_set_detail("variable '%s': %s; the combos before it are in %s: make room and run the same command "
+                        "with --resume", var, why, path);
+}
+
 static dctk_status sweep_space(const dctk_var *var, const void *sample, const dctk_sample_plan *plan,
                                const dctk_space *sp, const dctk_evaluate_opts *o, dctk_evaluate_summary *s,
                                dctk_combo_result *res, bool *have) {
@@ -392,12 +445,13 @@ static dctk_status sweep_space(const dctk_var *var, const void *sample, const dc
     bool *skip = resume ? calloc(dctk_sweep_nunits(sp) + 1, sizeof *skip) : NULL;
     if (st == DCTK_OK && resume && !skip) st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
     if (st == DCTK_OK && resume) st = load_resume(path, sp, var->name, s->threshold, res, skip, &rc.done);
+    if (st == DCTK_OK && resume && access(path, F_OK) == 0) st = keep_done_rows(path, sp, var->name, res, skip);
     if (st == DCTK_OK && rc.done) dctk_log(DCTK_LOG_INFO, "%s: resuming: %zu of %zu combos already done", var->name,
                                            rc.done, s->ncombos);
     if (st == DCTK_OK) st = dctk_csv_writer_open(path, resume, false, &rc.csv, NULL);
     st = agree(o, st);
     dctk_sweep_opts so = {.threads = o->threads, .threshold = s->threshold, .on_result = on_result, .user = &rc,
-                          .skip_unit = skip};
+                          .skip_unit = skip, .stop = o->stop};
     memcpy(so.chunk, chunk, sizeof chunk);
     memcpy(s->chunk, so.chunk, sizeof so.chunk);
     double t0 = dctk_now();
@@ -405,13 +459,48 @@ static dctk_status sweep_space(const dctk_var *var, const void *sample, const dc
     dctk_timer_add("sweep", dctk_now() - t0);
     dctk_status cst = dctk_csv_writer_close(rc.csv);
     free(skip);
-    if (st == DCTK_OK) st = rc.csv_st != DCTK_OK ? rc.csv_st : cst;
+    if (st == DCTK_OK && rc.csv_st != DCTK_OK) st = DCTK_FAIL(rc.csv_st, "%s", rc.csv_err);
+    if (st == DCTK_OK) st = cst;
+    if (!o->team) explain_stop(st, var->name, path, &rc);
     if (!o->team) return st;
     st = agree(o, st);
     if (st == DCTK_OK) st = o->team->gather(o->team->user, res, have, s->ncombos);
     if (st == DCTK_OK && is_writer(o)) st = check_complete(have, s->ncombos);
     /* the bar counted this member's combos; the rest arrived just now */
     if (st == DCTK_OK && is_writer(o) && o->progress) o->progress(o->progress_user, s->ncombos, s->ncombos);
+    return st;
+}
+
+/* The first lossless compressor of the space a field without a sweep gets
+ * (zstd when the class flags allow it), or none. */
+static int plain_compressor(const dctk_space *sp) {
+    for (int c = 0; c < sp->ncomp; c++)
+        if (!strcmp(sp->comp[c].family, "zstd")) return c;
+    return sp->comp_none || sp->ncomp == 0 ? -1 : 0;
+}
+
+/* A field with no finite value, or with one value only (the full-field scan
+ * says so), leaves a sweep nothing to weigh (relative errors are 0/0 on a
+ * field of zeros, and an all-missing field has no error at all):
+ * best_{var}.json names a lossless pipeline, so that compress writes the
+ * field and the dataset can be merged. */
+static dctk_status no_sweep(const dctk_var *var, const dctk_sample_stats *stats, const dctk_evaluate_opts *o,
+                            dctk_evaluate_summary *s) {
+    dctk_space *sp = NULL;
+    DCTK_TRY(dctk_space_build(var->dtype, stats, &o->space, &sp));
+    memcpy(s->fingerprint, sp->fingerprint, sizeof s->fingerprint);
+    int c = plain_compressor(sp);
+    s->best_row = (dctk_combo_result){.c = c, .f = -1, .s = -1, .ratio = NAN, .keep = true};
+    s->best = dctk_space_has(sp, c, -1, -1) ? (long)dctk_space_combo_index(sp, c, -1, -1) : 0;
+    s->threshold = NAN; /* lossless: nothing to bound */
+    snprintf(s->threshold_source, sizeof s->threshold_source, "none: lossless, no sweep");
+    if (stats->nfinite == 0)
+        snprintf(s->no_sweep, sizeof s->no_sweep, "every value is missing (NaN or fill)");
+    else
+        snprintf(s->no_sweep, sizeof s->no_sweep, "every value is %.10g", stats->min);
+    const char *const *dims = (const char *const *)var->dims;
+    dctk_status st = is_writer(o) ? write_best(o->where, var->name, dims, sp, o, s) : DCTK_OK;
+    dctk_space_free(sp);
     return st;
 }
 
@@ -436,43 +525,18 @@ static dctk_status sweep_sample(const dctk_var *var, const void *sample, const p
     return st;
 }
 
-/* A constant (or all-missing) field needs no search: any lossless pipeline
- * keeps it exactly, and the smallest is one that compresses the repeats. */
-json_t *dctk_constant_pipeline(dctk_dtype t) {
-    json_t *codecs = json_pack("[{s:s,s:{s:s}},{s:s,s:{s:i,s:b}}]", "name", "bytes", "configuration", "endian",
-                               "little", "name", "zstd", "configuration", "level", 3, "checksum", 0);
-    if (dctk_dtype_size(t) == 1) json_object_del(json_array_get(codecs, 0), "configuration");
-    return codecs;
-}
-
-static dctk_status write_constant(const dctk_var *var, const dctk_evaluate_opts *o, const dctk_evaluate_summary *s) {
-    json_t *codecs = dctk_constant_pipeline(var->dtype);
-    json_t *j = json_pack("{s:s,s:o,s:b,s:n,s:s,s:I,s:o}", "var", var->name, "codecs", codecs, "constant", 1,
-                          "threshold", "threshold_source", "constant field: stored losslessly, no sweep",
-                          "eval_data_size_limit", (json_int_t)o->size_limit, "sample",
-                          json_pack("{s:o}", "scan", scan_json(&s->scan)));
-    json_object_set_new(j, "dtype", json_string(dctk_dtype_name(var->dtype)));
-    char path[4096], *text = j ? json_dumps(j, JSON_INDENT(2) | JSON_REAL_PRECISION(17)) : NULL;
-    json_decref(j);
-    if (!text) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
-    snprintf(path, sizeof path, "%s/best_%s.json", o->where, var->name);
-    dctk_status st = dctk_write_file_atomic(path, text, strlen(text));
-    free(text);
-    return st;
-}
-
 static void log_plan(const dctk_var *var, dctk_evaluate_summary *s) {
-    if (s->constant) {
-        if (s->scan.nfinite == 0)
-            dctk_log(DCTK_LOG_INFO, "%s: every value is missing: no sweep, stored losslessly", var->name);
-        else
-            dctk_log(DCTK_LOG_INFO, "%s: constant (every finite value is %.17g): no sweep, stored losslessly",
-                     var->name, s->scan.min);
-        return;
-    }
     dctk_sample_plan_str(&s->plan, (const char *const *)var->dims, s->plan_line, sizeof s->plan_line);
     if (s->plan.notes[0]) dctk_log(DCTK_LOG_INFO, "%s: %s", var->name, s->plan.notes);
     dctk_log(DCTK_LOG_INFO, "%s: sample %s", var->name, s->plan_line);
+}
+
+/* Any allocation failure of a variable, said as such with what to lower. */
+static void name_memory(const char *var) {
+    char why[800];
+    snprintf(why, sizeof why, "%s", dctk_detail());
+    dctk_set_detail("variable '%s': out of memory (%s): lower --eval-data-size-limit or --threads-per-rank, or allow "
+                    "more memory", var, why);
 }
 
 dctk_status dctk_evaluate_variable(dctk_dataset *ds, size_t v, const dctk_evaluate_opts *o,
@@ -488,14 +552,20 @@ dctk_status dctk_evaluate_variable(dctk_dataset *ds, size_t v, const dctk_evalua
     s->ndim = var->ndim;
     memcpy(s->sample_shape, pr.plan.shape, sizeof pr.plan.shape);
     s->sample_bytes = pr.plan.nbytes;
-    s->constant = st == DCTK_OK && s->scan.constant;
-    if (st == DCTK_OK && is_writer(o)) log_plan(var, s);
-    if (s->constant) {
-        if (is_writer(o)) st = write_constant(var, o, s);
+    if (st == DCTK_OK && s->scan.constant) {
+        /* the scan found one value or none: every member knows it from the plan it shared */
+        dctk_sample_stats stats;
+        dctk_sample_stats_of_scan(&s->scan, &stats);
+        st = no_sweep(var, &stats, o, s);
     } else {
+        if (st == DCTK_OK && is_writer(o)) log_plan(var, s);
         st = share_sample(o, st, &pr);
         if (st == DCTK_OK) st = sweep_sample(var, pr.sample, &pr, o, s);
     }
+    /* the sample's own refusal already says what to change */
+    if (st == DCTK_ERR_NOMEM && !strstr(dctk_detail(), "--eval-data-size-limit") &&
+        !strstr(dctk_detail(), "memory this process may use"))
+        name_memory(var->name);
     free(pr.sample);
     s->seconds = dctk_now() - t0;
     return st;
@@ -511,6 +581,7 @@ dctk_status dctk_space_for_field(dctk_dataset *ds, size_t v, const dctk_evaluate
     DCTK_TRY(dctk_sample_prepare(ds, v, &so, o->dim_kinds, o->inner_chunk_bytes, scan, &plan, &stats, &sample));
     free(sample);
     dctk_field_scan_free(scan);
-    if (scan->constant) return DCTK_OK;
+    /* a constant field's best_{var}.json names a combo of the space built from the scan alone, as no_sweep does */
+    if (scan->constant) dctk_sample_stats_of_scan(scan, &stats);
     return dctk_space_build(dctk_dataset_var(ds, v)->dtype, &stats, &o->space, sp);
 }

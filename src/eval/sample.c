@@ -107,8 +107,9 @@ static void describe(dctk_sample_plan *p, dctk_dtype t, const dctk_field_scan *s
     }
     si->unit = slab;
     si->tile_unit = tile;
-    /* each worker holds about eight chunk-sized buffers, plus the program itself */
-    si->overhead = (double)(o->threads > 0 ? o->threads : 1) * 8 * chunk + 64.0 * 1048576;
+    /* each worker holds about eight chunk-sized buffers; 16 MiB more for the
+     * heap's own bookkeeping (the program's code is already counted as used) */
+    si->overhead = (double)(o->threads > 0 ? o->threads : 1) * 8 * chunk + 16.0 * 1048576;
 }
 
 static double runs_product(const dctk_sample_plan *p, const size_t *k) {
@@ -286,7 +287,8 @@ static dctk_status refuse(double minb, const shape_info *si, const dctk_sample_o
     char a[32], b[32], c[32];
     return DCTK_FAIL(DCTK_ERR_NOMEM,
                      "the smallest sample (%s) does not fit the memory this process may use (%s, from %s, less %s for "
-                     "the sweep's buffers): raise the memory limit, or lower --threads-per-rank or --inner-chunk-mib",
+                     "the sweep's buffers): raise the memory limit, or lower --threads-per-rank or --inner-chunk-mib "
+                     "(a lower --eval-data-size-limit cannot take less than the smallest sample)",
                      dctk_format_size((uint64_t)minb, a, sizeof a), dctk_format_size(o->memory, b, sizeof b),
                      o->memory_source ? o->memory_source : "the memory limit",
                      dctk_format_size((uint64_t)si->overhead, c, sizeof c));
@@ -546,6 +548,12 @@ void dctk_sample_stats_with_scan(dctk_sample_stats *st, const dctk_field_scan *s
     st->max = scan->max;
     st->mean = scan->mean;
     st->std = scan->std;
+}
+
+void dctk_sample_stats_of_scan(const dctk_field_scan *scan, dctk_sample_stats *st) {
+    *st = (dctk_sample_stats){.n = scan->n, .nfinite = scan->nfinite, .nnan = scan->nnan, .mean = scan->mean,
+                              .std = scan->std, .min = scan->min, .max = scan->max,
+                              .absq01 = scan->nfinite ? fabs(scan->min) : NAN};
 }
 
 dctk_status dctk_sample_prepare(dctk_dataset *ds, size_t v, const dctk_sample_opts *o, const char *dim_kinds,

@@ -329,11 +329,44 @@ json_t *dctk_space_compressor(const dctk_space *sp, int c, int s) {
     return chain;
 }
 
+/* How much filter f shrinks the values' spread: |s| for fixed-offset-scale
+ * ((x - o) / s), 1 for a filter that keeps the field's units (delta, bitround,
+ * quantize; asinh keeps them near zero, where its slope is 1). */
+static double filter_divisor(const dctk_space *sp, int f) {
+    if (f < 0) return 1;
+    const json_t *conf = json_object_get(json_array_get(sp->filt[f].codecs, 0), "configuration");
+    const char *id = json_string_value(json_object_get(conf, "id"));
+    double scale = json_number_value(json_object_get(conf, "scale"));
+    if (!id || strcmp(id, "fixed-offset-scale.rs") != 0 || !isfinite(scale) || scale == 0) return 1;
+    return fabs(scale);
+}
+
+/* An error-bounded serializer's bound is R x a relative target, R the raw
+ * sample's range; after a scaling filter it sees values whose range is R / |s|,
+ * so the bound it gets is mapped the same way and keeps its relative meaning.
+ * Every other serializer, and every one after a filter that keeps the units,
+ * is the space's entry as it is (the fingerprint hashes those entries). */
+json_t *dctk_space_serializer(const dctk_space *sp, int f, int s) {
+    if (s < 0) return NULL;
+    json_t *list = sp->ser[s].codecs;
+    const json_t *bound = json_object_get(json_object_get(json_array_get(list, 0), "configuration"), "error_bound");
+    double div = filter_divisor(sp, f);
+    if (!bound || div == 1) return json_incref(list);
+    json_t *copy = json_deep_copy(list);
+    json_t *conf = json_object_get(json_array_get(copy, 0), "configuration");
+    json_object_set_new(conf, "error_bound", json_real(json_number_value(bound) / div));
+    return copy;
+}
+
 json_t *dctk_space_pipeline(const dctk_space *sp, int c, int f, int s) {
     json_t *list = json_array();
     if (f >= 0) json_array_extend(list, sp->filt[f].codecs);
-    if (s >= 0) json_array_extend(list, sp->ser[s].codecs);
-    else if (dctk_dtype_size(sp->dtype) == 1) json_array_append_new(list, codec("bytes", NULL));
+    json_t *ser = dctk_space_serializer(sp, f, s);
+    if (ser) json_array_extend(list, ser);
+    json_decref(ser);
+    if (s >= 0) {
+        /* the serializer is in */
+    } else if (dctk_dtype_size(sp->dtype) == 1) json_array_append_new(list, codec("bytes", NULL));
     else json_array_append_new(list, codec("bytes", json_pack("{s:s}", "endian", "little")));
     json_t *comp = dctk_space_compressor(sp, c, s);
     if (comp) json_array_extend(list, comp);

@@ -41,6 +41,7 @@ typedef struct {
     uint64_t stored;
     double enc_s, dec_s;
     char error[160];
+    bool nomem; /* the error is running out of memory: not a property of the combo */
 } chain;
 
 typedef struct {
@@ -56,6 +57,10 @@ typedef struct {
     pthread_mutex_t lock;
     _Atomic size_t next;  /* the local unit counter, when no one else hands units out */
     size_t nunits;
+    /* units lost to a lack of memory (under lock), the first one's reason */
+    size_t nomem_units;
+    char nomem_detail[200];
+    _Atomic bool stopped;
 } sweep;
 
 static void worker_free(worker *w) {
@@ -162,6 +167,7 @@ static void make_chains(const sweep *sw, int s, chain *ch, int *nch, int *map) {
             for (size_t i = 0; j && i < json_array_size(j) && st == DCTK_OK; i++) {
                 st = make_codec(j, i, &ch[n].cd[i]);
                 if (st != DCTK_OK) snprintf(ch[n].error, sizeof ch[n].error, "%s", dctk_detail());
+                ch[n].nomem = st == DCTK_ERR_NOMEM;
                 ch[n].n = (int)i + 1;
             }
             st = DCTK_OK; /* a codec that cannot be built fails its combos, not the sweep */
@@ -204,6 +210,7 @@ static void run_chain(worker *w, chain *ch, const dctk_chunk_spec *spec) {
         cur = bufs[k];
     }
     double t2 = dctk_now();
+    ch->nomem = st == DCTK_ERR_NOMEM;
     if (st != DCTK_OK) snprintf(ch->error, sizeof ch->error, "%s", dctk_detail());
     else if (cur->size != w->ser.size || memcmp(cur->data, w->ser.data, cur->size) != 0)
         snprintf(ch->error, sizeof ch->error, "compressor did not return the bytes it was given");
@@ -305,6 +312,19 @@ void dctk_sweep_unit(const dctk_space *sp, size_t u, int *f, int *s) {
     *s = (int)(u % ns) - sp->ser_none;
 }
 
+/* True when the unit ran out of memory somewhere (its stage, a buffer or a
+ * compressor): then it is counted and its first reason kept. */
+static bool unit_lost_memory(sweep *sw, dctk_status st, const char *stage_err, const chain *ch, int nch) {
+    const char *why = st == DCTK_ERR_NOMEM ? (stage_err[0] ? stage_err : dctk_detail()) : NULL;
+    for (int i = 0; i < nch && !why; i++)
+        if (ch[i].nomem) why = ch[i].error;
+    if (!why) return false;
+    pthread_mutex_lock(&sw->lock);
+    if (sw->nomem_units++ == 0) snprintf(sw->nomem_detail, sizeof sw->nomem_detail, "%s", why);
+    pthread_mutex_unlock(&sw->lock);
+    return true;
+}
+
 static dctk_status run_unit(sweep *sw, size_t unit, worker *w) {
     const dctk_space *sp = sw->sp;
     int f, s;
@@ -322,7 +342,9 @@ static dctk_status run_unit(sweep *sw, size_t unit, worker *w) {
     char stage_err[160] = "";
     json_t *bytes = dctk_space_pipeline(sp, -1, -1, -1); /* [bytes] */
     dctk_status st = f >= 0 ? make_codec(sp->filt[f].codecs, 0, &filt) : DCTK_OK;
-    if (st == DCTK_OK) st = s >= 0 ? make_codec(sp->ser[s].codecs, 0, &ser) : make_codec(bytes, 0, &ser);
+    json_t *sj = dctk_space_serializer(sp, f, s); /* its bound in the filter's units */
+    if (st == DCTK_OK) st = s >= 0 ? make_codec(sj, 0, &ser) : make_codec(bytes, 0, &ser);
+    json_decref(sj);
     json_decref(bytes);
     if (st != DCTK_OK) snprintf(stage_err, sizeof stage_err, "%s", dctk_detail());
     make_chains(sw, s, ch, &nch, map);
@@ -351,7 +373,11 @@ static dctk_status run_unit(sweep *sw, size_t unit, worker *w) {
         }
         for (int i = 0; i < nch; i++) run_chain(w, &ch[i], &ser_spec);
     }
-    if (st == DCTK_OK || stage_err[0]) finish_unit(sw, f, s, &acc, stage_err[0] ? stage_err : NULL, ch, map);
+    if (unit_lost_memory(sw, st, stage_err, ch, nch)) {
+        /* not the combos' fault: their rows stay unwritten, so --resume runs them again */
+    } else {
+        finish_unit(sw, f, s, &acc, stage_err[0] ? stage_err : NULL, ch, map);
+    }
     /* time spent inside codecs, so the sweep's own overhead can be measured */
     double codec_s = acc.enc_s + acc.dec_s;
     for (int i = 0; i < nch; i++) codec_s += ch[i].enc_s + ch[i].dec_s;
@@ -361,13 +387,18 @@ static dctk_status run_unit(sweep *sw, size_t unit, worker *w) {
     free(map);
     dctk_codec_free(filt);
     dctk_codec_free(ser);
-    return stage_err[0] ? DCTK_OK : st; /* only running out of memory stops the sweep */
+    return DCTK_OK;
 }
 
 static bool local_next(void *user, size_t *unit) {
     sweep *sw = user;
     *unit = sw->next++;
     return *unit < sw->nunits;
+}
+
+static bool stop_requested(sweep *sw) {
+    if (sw->o->stop && *sw->o->stop) sw->stopped = true;
+    return sw->stopped;
 }
 
 /* One worker thread: take units until there are none left. */
@@ -377,7 +408,7 @@ static dctk_status work(void *user, size_t item, int thread) {
     size_t unit;
     bool (*next)(void *, size_t *) = sw->o->next_unit ? sw->o->next_unit : local_next;
     void *nu = sw->o->next_unit ? sw->o->unit_user : sw;
-    while (next(nu, &unit)) {
+    while (!stop_requested(sw) && next(nu, &unit)) {
         if (unit >= sw->nunits) return DCTK_FAIL(DCTK_ERR_INTERNAL, "unit %zu out of range", unit);
         if (sw->o->skip_unit && sw->o->skip_unit[unit]) continue;
         DCTK_TRY(run_unit(sw, unit, &sw->workers[thread]));
@@ -408,6 +439,10 @@ dctk_status dctk_sweep_run(const dctk_space *sp, const void *sample, int ndim, c
     pthread_mutex_destroy(&sw.lock);
     for (int t = 0; t < nthreads; t++) worker_free(&sw.workers[t]);
     free(sw.workers);
+    if (st == DCTK_OK && sw.stopped) return DCTK_FAIL(DCTK_ERR_INTERRUPTED, "interrupted");
+    if (st == DCTK_OK && sw.nomem_units)
+        return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory in %zu of %zu units of the sweep (%s); their combos are not "
+                         "recorded", sw.nomem_units, sw.nunits, sw.nomem_detail);
     return st;
 }
 

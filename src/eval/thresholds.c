@@ -34,6 +34,20 @@ static int split_csv(char *line, char **fields, int max) {
     return n;
 }
 
+/* Units equal as UDUNITS reads them: "m s**-1" (GRIB, via eccodes) is the
+ * table's "m s-1"; "**" and "^" are only the power sign. */
+static bool same_units(const char *a, const char *b) {
+    for (;;) {
+        if (a[0] == '*' && a[1] == '*') a += 2;
+        else if (*a == '^') a++;
+        if (b[0] == '*' && b[1] == '*') b += 2;
+        else if (*b == '^') b++;
+        if (*a != *b) return false;
+        if (!*a) return true;
+        a++, b++;
+    }
+}
+
 static char *trim(char *s) {
     while (isspace((unsigned char)*s)) s++;
     size_t n = strlen(s);
@@ -63,7 +77,7 @@ dctk_status dctk_threshold_lookup(const char *path, const char *name, const char
     while (fgets(line, sizeof line, f)) {
         int n = split_csv(line, fields, 16);
         if (n <= col_name || n <= col_unit || n <= col_err) continue;
-        if (strcmp(trim(fields[col_name]), name) != 0 || strcmp(trim(fields[col_unit]), units ? units : "") != 0)
+        if (strcmp(trim(fields[col_name]), name) != 0 || !same_units(trim(fields[col_unit]), units ? units : ""))
             continue;
         char *end;
         double v = strtod(trim(fields[col_err]), &end);

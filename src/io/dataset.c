@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "dataset_internal.h"
+#include "dctk/zarr.h"
 
 #define SNIFF_BYTES 65536
 #define ROOM_FOR_NAMES 700 /* of the 1024-byte detail, for the list of variables */
@@ -33,11 +34,16 @@ const char *dctk_format_name(dctk_format f) {
     return "unknown";
 }
 
-static bool has_file(const char *dir, const char *name) {
-    char p[4096];
-    if ((size_t)snprintf(p, sizeof p, "%s/%s", dir, name) >= sizeof p) return false;
-    struct stat st;
-    return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+/* A folder is a Zarr input when the probe finds a node at its root. */
+static dctk_status zarr_dir(const char *path, bool *yes) {
+    dctk_store *s;
+    dctk_zarr_node_info info = {0};
+    dctk_status st = dctk_store_dir_open(path, false, &s);
+    if (st == DCTK_OK) st = dctk_zarr_probe(s, "", &info, NULL);
+    dctk_store_close(s);
+    if (st != DCTK_OK && st != DCTK_ERR_NOMEM) dctk_prefix_detail("%s: ", path);
+    *yes = info.zarr_format != 0;
+    return st;
 }
 
 static bool hdf5_at(FILE *f, off_t size) {
@@ -81,7 +87,9 @@ static dctk_status pick_backend(const char *path, open_fn *fn) {
     struct stat st;
     if (stat(path, &st) != 0) return DCTK_FAIL(DCTK_ERR_IO, "%s: %s", path, strerror(errno));
     if (S_ISDIR(st.st_mode)) {
-        if (has_file(path, "zarr.json") || has_file(path, ".zarray") || has_file(path, ".zgroup")) {
+        bool zarr = false;
+        DCTK_TRY(zarr_dir(path, &zarr));
+        if (zarr) {
             *fn = dctk_zarr_input_open;
             return DCTK_OK;
         }
@@ -150,6 +158,17 @@ static void data_var_list(const dctk_dataset *ds, char *buf, size_t cap) {
         k += (size_t)snprintf(buf + k, cap - k, "%s%s", sep, ds->vars[i].name);
     }
     if (!k) snprintf(buf, cap, "none");
+}
+
+const char *dctk_dataset_skipped(const dctk_dataset *ds, size_t i, const char **why) {
+    const char *key;
+    json_t *v;
+    json_object_foreach(ds->unsupported, key, v) {
+        if (i-- > 0) continue;
+        if (why) *why = json_string_value(v);
+        return key;
+    }
+    return NULL;
 }
 
 dctk_status dctk_dataset_find(const dctk_dataset *ds, const char *name, size_t *idx) {

@@ -1,7 +1,9 @@
 /* GRIB 1 and 2 input through eccodes. The only file that includes eccodes.h.
  *
  * Messages are grouped into arrays the way cfgrib does it: one array per
- * (shortName, typeOfLevel) on one grid. Its dimensions are the step and the
+ * (shortName, typeOfLevel) on one grid, named as cfgrib names it (cfVarName,
+ * else shortName); where one name is on several level types (cfgrib opens
+ * them as separate datasets) the arrays are NAME_typeOfLevel. Its dimensions are the step and the
  * level when a group has more than one of each, then (latitude, longitude)
  * for regular lat/lon and Gaussian grids, (y, x) for other grids with Ni x Nj
  * points (rotated, Lambert, ...), or one "values" dimension for the rest
@@ -47,6 +49,7 @@ typedef struct gmsg {
 /* A message's identity and grid, read once at open. */
 typedef struct ginfo {
     char short_name[KEY_CAP], level_type[KEY_CAP], grid_type[KEY_CAP], units[KEY_CAP], name[KEY_CAP];
+    char var_name[KEY_CAP]; /* cfgrib's name: cfVarName, or shortName where that is undefined */
     long ni, nj, npoints, param_id, edition, date, time, centre;
     bool usable;
     char why[160];
@@ -140,6 +143,8 @@ static void read_info(codes_handle *h, ginfo *g) {
     get_str(h, "gridType", g->grid_type, "");
     get_str(h, "units", g->units, "");
     get_str(h, "name", g->name, "");
+    get_str(h, "cfVarName", g->var_name, "unknown");
+    if (!strcmp(g->var_name, "unknown") || !strcmp(g->var_name, "undef")) snprintf(g->var_name, KEY_CAP, "%s", g->short_name);
     g->ni = get_long(h, "Ni", -1);
     g->nj = get_long(h, "Nj", -1);
     g->npoints = get_long(h, "numberOfPoints", -1);
@@ -403,22 +408,49 @@ static bool name_taken(const dctk_dataset *ds, const char *name) {
     return false;
 }
 
-static bool short_name_shared(const grib_impl *im, size_t k) {
-    for (size_t j = 0; j < im->ngroups; j++)
-        if (j != k && im->groups[j].info.usable && strcmp(im->groups[j].info.short_name, im->groups[k].info.short_name) == 0)
-            return true;
+/* Whether another level type has a group of the same name (cfgrib would put
+ * them in two datasets; one dataset needs two names). */
+static bool name_shared(const grib_impl *im, size_t k) {
+    const ginfo *a = &im->groups[k].info;
+    for (size_t j = 0; j < im->ngroups; j++) {
+        const ginfo *b = &im->groups[j].info;
+        if (j != k && b->usable && !strcmp(a->var_name, b->var_name) && strcmp(a->level_type, b->level_type)) return true;
+    }
     return false;
 }
 
-/* shortName, or shortName_typeOfLevel when several level types share it. */
+/* cfgrib's name (cfVarName, else shortName: t, t2m, u10), and
+ * NAME_typeOfLevel where several level types share it (said in one line by
+ * say_shared_names). The threshold table still matches it by its
+ * GRIB_cfVarName attribute. */
 static char *group_var_name(const dctk_dataset *ds, const grib_impl *im, size_t k) {
     const ginfo *g = &im->groups[k].info;
     char base[2 * KEY_CAP + 2], name[2 * KEY_CAP + 16];
-    if (short_name_shared(im, k)) snprintf(base, sizeof base, "%s_%s", g->short_name, g->level_type);
-    else snprintf(base, sizeof base, "%s", g->short_name);
+    bool shared = name_shared(im, k);
+    if (shared) snprintf(base, sizeof base, "%s_%s", g->var_name, g->level_type);
+    else snprintf(base, sizeof base, "%s", g->var_name);
+
     snprintf(name, sizeof name, "%s", base);
     for (int n = 2; name_taken(ds, name); n++) snprintf(name, sizeof name, "%s_%d", base, n);
     return strdup(name);
+}
+
+/* One line naming the variables split by level type, so that nobody has to
+ * guess why 't' is missing and 't_isobaricInhPa' is there. */
+static void say_shared_names(const dctk_dataset *ds, const grib_impl *im) {
+    char list[1024] = "";
+    size_t n = 0;
+    for (size_t k = 0; k < im->ngroups && n < sizeof list; k++) {
+        const ginfo *g = &im->groups[k].info;
+        size_t first = 0;
+        while (first < k && !(im->groups[first].info.usable && !strcmp(im->groups[first].info.var_name, g->var_name)))
+            first++;
+        if (g->usable && first == k && name_shared(im, k))
+            n += (size_t)snprintf(list + n, sizeof list - n, "%s%s", n ? ", " : "", g->var_name);
+    }
+    if (n)
+        dctk_log(DCTK_LOG_INFO, "%s: on several level types, so named NAME_typeOfLevel (cfgrib opens each level type "
+                 "as a dataset of its own): %s", ds->path, list);
 }
 
 static json_t *group_attrs(const group *g) {
@@ -429,6 +461,7 @@ static json_t *group_attrs(const group *g) {
                           (json_int_t)in->ni, "GRIB_Nj", (json_int_t)in->nj, "GRIB_numberOfPoints",
                           (json_int_t)in->npoints, "GRIB_dataDate", (json_int_t)in->date, "GRIB_dataTime",
                           (json_int_t)in->time, "GRIB_edition", (json_int_t)in->edition);
+    if (a) json_object_set_new(a, "GRIB_cfVarName", json_string(in->var_name));
     if (a && g->nlevels == 1) json_object_set_new(a, "GRIB_level", json_real(g->levels[0]));
     if (a && g->nsteps == 1) json_object_set_new(a, "GRIB_step", json_integer(g->steps[0]));
     if (a && g->by_message)
@@ -513,6 +546,7 @@ static dctk_status build_vars(dctk_dataset *ds, grib_impl *im) {
         if (im->groups[k].info.usable) DCTK_TRY(add_group_var(ds, im, k));
         else mark_unsupported(ds, &im->groups[k].info);
     }
+    say_shared_names(ds, im);
     for (size_t d = 0; d < im->ndims; d++) {
         if (!im->dims[d].values) continue;
         DCTK_TRY(add_coord_var(ds, im, d));

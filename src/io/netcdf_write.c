@@ -88,46 +88,26 @@ static bool add_node(exporter *x, const char *path, bool is_array, const json_t 
 
 static int collect_node(const char *path, const json_t *meta, bool is_array, void *user) {
     exporter *x = user;
-    /* ".t.partial": an array that compress_with_optimal has not finished */
+    /* the walk never lists our own staging names; other hidden nodes are left out too */
     if (base_name(path)[0] == '.') {
-        dctk_log(DCTK_LOG_WARN, "%s: skipping %s, an unfinished write", x->store_path, path);
+        dctk_log(DCTK_LOG_WARN, "%s: skipping %s, a hidden node", x->store_path, path);
         return 0;
     }
     if (!add_node(x, path, is_array, json_object_get(meta, "attributes"))) return x->nomem = true, 1;
     return 0;
 }
 
-/* A JSON document of the store; *out NULL when the key is absent. */
-static dctk_status load_doc(dctk_store *s, const char *key, json_t **out) {
-    *out = NULL;
-    bool there;
-    DCTK_TRY(dctk_store_exists(s, key, &there));
-    if (!there) return DCTK_OK;
-    dctk_buf b = DCTK_BUF_INIT;
-    DCTK_TRY(dctk_store_get(s, key, &b));
-    json_error_t err;
-    *out = json_loadb((const char *)b.data, b.size, 0, &err);
-    dctk_buf_free(&b);
-    if (!*out) return DCTK_FAIL(DCTK_ERR_FORMAT, "%s: invalid JSON (%s, line %d)", key, err.text, err.line);
-    return DCTK_OK;
-}
-
 /* The root node: an array (single-array store) or a group with attributes. */
 static dctk_status add_root(exporter *x) {
-    json_t *v3, *v2attrs = NULL;
-    bool v2arr, v2grp;
-    DCTK_TRY(load_doc(x->store, "zarr.json", &v3));
-    dctk_status st = dctk_store_exists(x->store, ".zarray", &v2arr);
-    if (st == DCTK_OK) st = dctk_store_exists(x->store, ".zgroup", &v2grp);
-    if (st == DCTK_OK && !v3 && !v2arr && !v2grp)
+    dctk_zarr_node_info info;
+    json_t *doc = NULL;
+    dctk_status st = dctk_zarr_probe(x->store, "", &info, &doc);
+    if (st == DCTK_OK && !info.zarr_format)
         st = DCTK_FAIL(DCTK_ERR_FORMAT, "%s: not a Zarr store (no zarr.json, .zarray or .zgroup)", x->store_path);
-    if (st == DCTK_OK && !v3) st = load_doc(x->store, ".zattrs", &v2attrs);
-    bool is_array = v3 ? !strcmp(json_string_value(json_object_get(v3, "node_type")) ?: "", "array") : v2arr;
-    const json_t *attrs = v3 ? json_object_get(v3, "attributes") : v2attrs;
-    if (st == DCTK_OK && !add_node(x, "", is_array, json_is_object(attrs) && !is_array ? attrs : NULL))
+    const json_t *attrs = json_object_get(doc, "attributes");
+    if (st == DCTK_OK && !add_node(x, "", info.is_array, json_is_object(attrs) && !info.is_array ? attrs : NULL))
         st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
-    json_decref(v3);
-    json_decref(v2attrs);
+    json_decref(doc);
     return st;
 }
 

@@ -128,27 +128,21 @@ static dctk_status open_vars(dctk_dataset *ds, zin *z, char **paths, size_t n, c
     return DCTK_OK;
 }
 
-/* The root's attributes (v3 zarr.json or v2 .zattrs); {} when there are none. */
-static json_t *root_attrs(dctk_store *s, bool v3) {
-    dctk_buf b = DCTK_BUF_INIT;
-    json_t *doc = NULL;
-    if (dctk_store_get(s, v3 ? "zarr.json" : ".zattrs", &b) == DCTK_OK) doc = json_loadb((char *)b.data, b.size, 0, NULL);
-    dctk_buf_free(&b);
-    dctk_clear_detail();
-    json_t *attrs = v3 ? json_incref(json_object_get(doc, "attributes")) : json_incref(doc);
-    json_decref(doc);
-    return json_is_object(attrs) ? attrs : (json_decref(attrs), json_object());
+/* The root's attributes (the probe merges v2 .zattrs in); {} when there are none. */
+static json_t *root_attrs(const json_t *doc) {
+    json_t *attrs = json_object_get(doc, "attributes");
+    return json_is_object(attrs) ? json_deep_copy(attrs) : json_object();
 }
 
 static dctk_status open_store(const char *path, dctk_dataset *ds, zin *z) {
     DCTK_TRY(dctk_store_dir_open(path, false, &z->store));
-    bool v3, v2arr, v2grp;
-    DCTK_TRY(dctk_store_exists(z->store, "zarr.json", &v3));
-    DCTK_TRY(dctk_store_exists(z->store, ".zarray", &v2arr));
-    DCTK_TRY(dctk_store_exists(z->store, ".zgroup", &v2grp));
-    if (!v3 && !v2arr && !v2grp) return DCTK_FAIL(DCTK_ERR_FORMAT, "no zarr.json, .zarray or .zgroup: not a Zarr store");
-    ds->format = v3 ? DCTK_FMT_ZARR3 : DCTK_FMT_ZARR2;
-    ds->attrs = root_attrs(z->store, v3);
+    dctk_zarr_node_info info;
+    json_t *doc = NULL;
+    DCTK_TRY(dctk_zarr_probe(z->store, "", &info, &doc));
+    if (!info.zarr_format) return DCTK_FAIL(DCTK_ERR_FORMAT, "no zarr.json, .zarray or .zgroup: not a Zarr store");
+    ds->format = info.zarr_format == 3 ? DCTK_FMT_ZARR3 : DCTK_FMT_ZARR2;
+    ds->attrs = root_attrs(doc);
+    json_decref(doc);
     path_list l = {0};
     dctk_zarr_array *root = NULL;
     bool single = dctk_zarr_open(z->store, "", &root) == DCTK_OK;

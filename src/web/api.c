@@ -117,7 +117,14 @@ static void post_upload(web_ctx *w, const web_req *q, web_reply *r) {
     if (!n || clean[0] == '.') return (void)web_error(r, 400, "upload needs ?name=FILE (a plain file name)");
     char dst[PATH_MAX];
     snprintf(dst, sizeof dst, "%s/uploads/%s", w->root, clean);
-    if (rename(q->upload, dst) != 0) return (void)web_error(r, 500, "cannot store %s: %s", dst, strerror(errno));
+    /* link, unlike rename, never replaces: an earlier upload of that name stays as it was */
+    if (link(q->upload, dst) != 0) {
+        if (errno == EEXIST)
+            return (void)web_error(r, 409, "%s already exists: upload under another name, or delete it first",
+                                   rel_to_root(w, dst));
+        return (void)web_error(r, 500, "cannot store %s: %s", dst, strerror(errno));
+    }
+    unlink(q->upload);
     struct stat st;
     stat(dst, &st);
     r->json = json_pack("{s:s,s:I}", "path", rel_to_root(w, dst), "size", (json_int_t)st.st_size);
@@ -336,6 +343,7 @@ static void post_slurm(web_ctx *w, const web_req *q, web_reply *r) {
     char out[PATH_MAX];
     snprintf(out, sizeof out, "%s/out", dir);
     const char *field = json_string_value(json_object_get(b, "field"));
+    if (field && *field && !web_check_field(ds, field, r)) return (void)json_decref(argv);
     dctk_slurm_opts so = {
         .nodes = int_of(b, "nodes", 1), .threads_per_rank = int_of(b, "threads_per_rank", 1),
         .time = json_string_value(json_object_get(b, "time")),

@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "dctk/dataset.h"
 #include "dctk/results.h"
 #include "dctk/util.h"
 #include "web/web_internal.h"
@@ -142,6 +143,7 @@ static json_t *sweep_progress(const char *dir, const char *log, const char *fiel
         }
         if (colon && strncmp(colon, ": best combo", 12) == 0) fields_done++;
         else if (colon && strncmp(colon, ": no combo met", 14) == 0) fields_done++;
+        else if (colon && memmem(line, len, ": no sweep needed;", 18)) fields_done++;
         line = end ? end + 1 : NULL;
     }
     json_t *p = json_object();
@@ -302,6 +304,23 @@ bool web_flags_to_argv(const dctk_web_flag *allowed, const json_t *flags, json_t
     return true;
 }
 
+bool web_check_field(const char *path, const char *field, web_reply *r) {
+    dctk_dataset *ds;
+    dctk_status st = dctk_dataset_open(path, &ds);
+    if (st != DCTK_OK) return web_fail(r, st == DCTK_ERR_IO ? DCTK_ERR_FORMAT : st);
+    size_t v;
+    bool ok = field[0] != '-' && dctk_dataset_find(ds, field, &v) == DCTK_OK;
+    if (!ok) {
+        char names[1024] = "";
+        size_t n = 0;
+        for (size_t i = 0; i < dctk_dataset_nvars(ds) && n < sizeof names; i++)
+            n += (size_t)snprintf(names + n, sizeof names - n, "%s%s", i ? ", " : "", dctk_dataset_var(ds, i)->name);
+        web_error(r, 400, "no field '%s' in the dataset (its fields: %s)", field, names);
+    }
+    dctk_dataset_close(ds);
+    return ok;
+}
+
 /* Resolve the dataset a job reads, relative to the root. */
 static bool job_dataset(web_ctx *w, const json_t *spec, char *path, size_t cap, web_reply *r) {
     const char *ds = json_string_value(json_object_get(spec, "dataset"));
@@ -321,6 +340,7 @@ static bool sweep_argv(web_ctx *w, const json_t *spec, const char *dir, json_t *
     json_array_append_new(argv, json_string(out));
     const char *field = json_string_value(json_object_get(spec, "field"));
     if (field && *field) {
+        if (!web_check_field(ds, field, r)) return false;
         char a[512];
         snprintf(a, sizeof a, "--field-to-compress=%s", field);
         json_array_append_new(argv, json_string(a));
@@ -330,8 +350,8 @@ static bool sweep_argv(web_ctx *w, const json_t *spec, const char *dir, json_t *
     return web_flags_to_argv(w->o->sweep_flags, json_object_get(spec, "flags"), argv, r);
 }
 
-/* argv of a compression: exe compress_with_optimal DATASET OUT VAR C F S, in the
- * sweep's folder, with the sweep's space flags (the fingerprint must match). */
+/* argv of a compression: exe compress_with_optimal DATASET OUT flags -- VAR C F S,
+ * in the sweep's folder, with the sweep's space flags (the fingerprint must match). */
 static bool compress_argv(web_ctx *w, const json_t *spec, json_t *job, json_t *argv, web_reply *r) {
     const char *sid = json_string_value(json_object_get(spec, "sweep"));
     json_t *sweep = sid ? web_job_status(w, sid, false) : NULL;
@@ -347,15 +367,14 @@ static bool compress_argv(web_ctx *w, const json_t *spec, json_t *job, json_t *a
     char ds[PATH_MAX], out[PATH_MAX];
     snprintf(ds, sizeof ds, "%s/%s", w->root, json_string_value(json_object_get(sweep, "dataset")));
     snprintf(out, sizeof out, "%s/jobs/%s/out", w->state, sid);
+    if (!web_check_field(ds, var, r)) {
+        json_decref(sweep);
+        return false;
+    }
+    /* DATASET and OUT are absolute paths the server made; the rest follow "--" */
     json_array_append_new(argv, json_string("compress_with_optimal"));
     json_array_append_new(argv, json_string(ds));
     json_array_append_new(argv, json_string(out));
-    json_array_append_new(argv, json_string(var));
-    for (size_t i = 0; i < 3; i++) {
-        char n[32];
-        snprintf(n, sizeof n, "%lld", (long long)json_integer_value(json_array_get(combo, i)));
-        json_array_append_new(argv, json_string(n));
-    }
     /* the sweep's flags that also decide the space */
     json_t *sargv = json_object_get(sweep, "argv");
     for (size_t i = 0; i < json_array_size(sargv); i++) {
@@ -370,7 +389,15 @@ static bool compress_argv(web_ctx *w, const json_t *spec, json_t *job, json_t *a
     json_object_set_new(job, "var", json_string(var));
     json_object_set(job, "combo", combo);
     json_decref(sweep);
-    return web_flags_to_argv(w->o->write_flags, json_object_get(spec, "flags"), argv, r);
+    if (!web_flags_to_argv(w->o->write_flags, json_object_get(spec, "flags"), argv, r)) return false;
+    json_array_append_new(argv, json_string("--"));
+    json_array_append_new(argv, json_string(var));
+    for (size_t i = 0; i < 3; i++) {
+        char n[32];
+        snprintf(n, sizeof n, "%lld", (long long)json_integer_value(json_array_get(combo, i)));
+        json_array_append_new(argv, json_string(n));
+    }
+    return true;
 }
 
 json_t *web_job_create(web_ctx *w, const json_t *spec, web_reply *r) {

@@ -61,6 +61,9 @@ bool web_on_path(const char *prog);
 /* The flags of a job from a JSON object {"--flag": "value" | true | false}
  * checked against the allowed list; appended to argv as "--flag=value". */
 bool web_flags_to_argv(const dctk_web_flag *allowed, const json_t *flags, json_t *argv, web_reply *r);
+/* Whether field is a variable of the dataset at path; else a 400 naming them.
+ * The check that keeps a field name from ever being read as an option. */
+bool web_check_field(const char *path, const char *field, web_reply *r);
 /* Whether name is one of list. */
 bool web_flag_listed(const dctk_web_flag *list, const char *name);
 

@@ -1,14 +1,12 @@
-/* compress_with_optimal and merge_compressed_fields as library calls: stream
- * a field into a sharded Zarr v3 array with a chosen pipeline, check it, and
- * consolidate a dataset's store. */
-#include <errno.h>
-#include <fcntl.h>
+/* Writing one field: stream it into a sharded Zarr v3 array with a chosen
+ * pipeline under a staging name, read it back and measure it, and let it
+ * replace the earlier copy only when it passes (the protocol is in
+ * src/zarr/stage.c). */
 #include <libgen.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "dctk/chunking.h"
 #include "dctk/codec.h"
@@ -36,11 +34,6 @@ dctk_status dctk_combo_resolve(dctk_dataset *ds, size_t v, const dctk_evaluate_o
     dctk_space *sp;
     dctk_field_scan scan;
     DCTK_TRY(dctk_space_for_field(ds, v, eo, &sp, &scan));
-    if (!sp) { /* constant: nothing to choose */
-        dctk_log(DCTK_LOG_INFO, "%s: constant or all missing: written losslessly whatever the combo", var->name);
-        *codecs = dctk_constant_pipeline(var->dtype);
-        return DCTK_OK;
-    }
     dctk_status st = DCTK_OK;
     if (expect && strcmp(expect, sp->fingerprint) != 0)
         st = DCTK_FAIL(DCTK_ERR_ARG,
@@ -84,7 +77,7 @@ static dctk_status pipeline_lossless(const json_t *codecs, bool *lossless) {
 }
 
 /* Read the stored array back block by block and compare it with the input. */
-static dctk_status verify(dctk_dataset *ds, size_t v, dctk_zarr_array *a, const size_t *block, dctk_compress_report *r) {
+static dctk_status verify(dctk_dataset *ds, size_t v, dctk_zarr_array *a, const size_t *block, dctk_write_report *r) {
     const dctk_var *var = dctk_dataset_var(ds, v);
     size_t es = dctk_dtype_size(var->dtype), n = dctk_shape_nelems(var->ndim, block);
     void *x = malloc(n * es), *y = malloc(n * es);
@@ -118,7 +111,7 @@ static dctk_status verify(dctk_dataset *ds, size_t v, dctk_zarr_array *a, const 
     return DCTK_OK;
 }
 
-static dctk_status check_report(const dctk_var *var, const dctk_compress_opts *o, const dctk_compress_report *r) {
+dctk_status dctk_write_accept_default(const dctk_var *var, const dctk_write_opts *o, const dctk_write_report *r) {
     if (r->mask_lost)
         return DCTK_FAIL(DCTK_ERR_BOUND, "variable '%s': verification failed: %zu missing values came back as numbers",
                          var->name, r->mask_lost);
@@ -138,9 +131,9 @@ static json_t *array_attrs(const dctk_var *var, const json_t *provenance) {
     return attrs;
 }
 
-/* Create the array under a temporary name and write every shard of it. */
-static dctk_status write_array(dctk_dataset *ds, size_t v, dctk_store *store, const char *tmp,
-                               const dctk_compress_opts *o, dctk_compress_report *r) {
+/* Create the array at path (the stage) and write every shard of it. */
+static dctk_status write_array(dctk_dataset *ds, size_t v, dctk_store *store, const char *path,
+                               const dctk_write_opts *o, dctk_write_report *r) {
     const dctk_var *var = dctk_dataset_var(ds, v);
     double fill = dctk_dtype_is_float(var->dtype) ? NAN : (var->has_fill ? var->fill : 0);
     json_t *attrs = array_attrs(var, o->provenance);
@@ -150,7 +143,7 @@ static dctk_status write_array(dctk_dataset *ds, size_t v, dctk_store *store, co
     json_decref(attrs);
     DCTK_TRY(st);
     dctk_zarr_array *a = NULL;
-    st = dctk_zarr_create(store, tmp, &m, &a);
+    st = dctk_zarr_create(store, path, &m, &a);
     dctk_zarr_meta_clear(&m);
     DCTK_TRY(st);
     input in = {ds, v};
@@ -166,108 +159,78 @@ static dctk_status write_array(dctk_dataset *ds, size_t v, dctk_store *store, co
     return st;
 }
 
-/* Flush the file system that holds dir and report deferred write errors
- * (ENOSPC, EIO) that write() and close() did not see. */
-static dctk_status sync_tree(const char *dir) {
-    int fd = open(dir, O_RDONLY | O_DIRECTORY);
-    if (fd < 0) return DCTK_FAIL(DCTK_ERR_IO, "%s: %s", dir, strerror(errno));
-    dctk_status st = DCTK_OK;
-    if (syncfs(fd) != 0) st = DCTK_FAIL(DCTK_ERR_IO, "%s: flushing to disk failed: %s", dir, strerror(errno));
-    close(fd);
+/* Read the staged array back and judge it; nothing outside the stage has changed yet. */
+static dctk_status verify_stage(dctk_dataset *ds, size_t v, dctk_store *store, const char *stage,
+                                const dctk_write_opts *o, dctk_write_report *r) {
+    const dctk_var *var = dctk_dataset_var(ds, v);
+    dctk_zarr_array *a;
+    double t0 = dctk_now();
+    dctk_status st = dctk_zarr_open(store, stage, &a);
+    /* whole shards at a time when they are modest, else inner chunks */
+    uint64_t shard_bytes = dctk_shape_nelems(var->ndim, r->shard) * dctk_dtype_size(var->dtype);
+    if (st == DCTK_OK) st = verify(ds, v, a, shard_bytes <= (128u << 20) ? r->shard : r->chunk, r);
+    dctk_zarr_close(a);
+    r->verify_s = dctk_now() - t0;
+    if (st == DCTK_OK) st = (o->accept ? o->accept : dctk_write_accept_default)(var, o, r);
+    if (st == DCTK_ERR_BOUND)
+        dctk_prefix_detail("%s: variable '%s' not written, any earlier copy is kept: ", o->store_path, var->name);
     return st;
 }
 
-dctk_status dctk_compress_variable(dctk_dataset *ds, size_t v, const dctk_compress_opts *o, dctk_compress_report *r) {
-    memset(r, 0, sizeof *r);
-    const dctk_var *var = dctk_dataset_var(ds, v);
-    r->ndim = var->ndim;
+static dctk_status check_field(const dctk_var *var) {
     for (int d = 0; d < var->ndim; d++)
         if (var->shape[d] == 0)
             return DCTK_FAIL(DCTK_ERR_FORMAT, "variable '%s': dimension '%s' has length zero: nothing to write",
                              var->name, var->dims[d] ? var->dims[d] : "?");
     if (var->ndim == 0) return DCTK_FAIL(DCTK_ERR_UNSUPPORTED, "variable '%s' is a scalar", var->name);
+    return DCTK_OK;
+}
+
+dctk_status dctk_write_field(dctk_dataset *ds, size_t v, const dctk_write_opts *o, dctk_write_report *r) {
+    memset(r, 0, sizeof *r);
+    const dctk_var *var = dctk_dataset_var(ds, v);
+    r->ndim = var->ndim;
+    DCTK_TRY(check_field(var));
     DCTK_TRY(pipeline_lossless(o->codecs, &r->lossless));
     dctk_chunk_shape_for(var->dtype, var->ndim, var->shape, o->inner_chunk_bytes, r->chunk);
     dctk_shard_shape_for(var->dtype, var->ndim, var->shape, r->chunk, o->shard_bytes, r->shard);
 
     dctk_store *store;
     DCTK_TRY(dctk_store_dir_open(o->store_path, true, &store));
-    char tmp[1024], final_dir[4096], tmp_dir[4096];
-    snprintf(tmp, sizeof tmp, ".%s.partial", var->name);
-    snprintf(tmp_dir, sizeof tmp_dir, "%s/%s", o->store_path, tmp);
-    snprintf(final_dir, sizeof final_dir, "%s/%s", o->store_path, var->name);
-    dctk_status st = dctk_store_delete_tree(store, tmp);
-    if (st == DCTK_OK) st = write_array(ds, v, store, tmp, o, r);
+    dctk_zarr_stage *g = NULL;
+    dctk_status st = dctk_zarr_stage_begin(store, var->name, &g);
+    if (st == DCTK_ERR_BUSY) dctk_prefix_detail("%s: ", o->store_path);
+    if (st == DCTK_OK) st = write_array(ds, v, store, dctk_zarr_stage_path(g), o, r);
     /* chunk files are not synced one by one: a full disk or an I/O error the
-     * kernel met while writing them back shows up here, before the rename */
-    if (st == DCTK_OK) st = sync_tree(tmp_dir);
-    if (st != DCTK_OK && st != DCTK_ERR_NOMEM)
+     * kernel met while writing them back shows up here, before anything is replaced */
+    if (st == DCTK_OK) st = dctk_zarr_stage_sync(g);
+    if (st != DCTK_OK && st != DCTK_ERR_NOMEM && st != DCTK_ERR_BUSY)
         dctk_prefix_detail("%s: variable '%s' not written (its partial array is removed): ", o->store_path, var->name);
-    /* only a complete array takes the field's name */
-    if (st == DCTK_OK) st = dctk_store_delete_tree(store, var->name);
-    if (st == DCTK_OK && rename(tmp_dir, final_dir) != 0)
-        st = DCTK_FAIL(DCTK_ERR_IO, "%s: cannot rename into place: %s", final_dir, strerror(errno));
-    if (st != DCTK_OK) dctk_store_delete_tree(store, tmp);
-    if (st == DCTK_OK && o->verify) {
-        dctk_zarr_array *a;
-        double t0 = dctk_now();
-        st = dctk_zarr_open(store, var->name, &a);
-        /* whole shards at a time when they are modest, else inner chunks */
-        uint64_t shard_bytes = dctk_shape_nelems(var->ndim, r->shard) * dctk_dtype_size(var->dtype);
-        if (st == DCTK_OK) st = verify(ds, v, a, shard_bytes <= (128u << 20) ? r->shard : r->chunk, r);
-        dctk_zarr_close(a);
-        r->verify_s = dctk_now() - t0;
-        if (st == DCTK_OK) st = check_report(var, o, r);
-    }
+    if (st == DCTK_OK && o->verify) st = verify_stage(ds, v, store, dctk_zarr_stage_path(g), o, r);
+    if (st == DCTK_OK) st = dctk_zarr_stage_commit(g);
+    r->committed = st == DCTK_OK;
+    dctk_zarr_stage_end(g);
     dctk_store_close(store);
     return st;
 }
 
-/* --- merging ----------------------------------------------------------------- */
-
-static dctk_status write_root(dctk_store *store, const json_t *attrs) {
-    json_t *root = json_pack("{s:i,s:s,s:O}", "zarr_format", 3, "node_type", "group", "attributes",
-                             attrs ? attrs : json_object());
-    char *text = json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
-    json_decref(root);
-    if (!text) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
-    dctk_status st = dctk_store_set(store, "zarr.json", text, strlen(text));
-    free(text);
-    return st;
+static double num_of(const json_t *o, const char *key) {
+    const json_t *v = json_object_get(o, key);
+    return json_is_number(v) ? json_number_value(v) : NAN;
 }
 
-dctk_status dctk_merge_fields(dctk_dataset *ds, const char *store_path, int threads) {
-    dctk_store *store;
-    DCTK_TRY(dctk_store_dir_open(store_path, false, &store));
-    char missing[1024] = "";
-    dctk_status st = DCTK_OK;
-    for (size_t v = 0; v < dctk_dataset_nvars(ds) && st == DCTK_OK; v++) {
-        const dctk_var *var = dctk_dataset_var(ds, v);
-        char key[1024];
-        bool there = false;
-        snprintf(key, sizeof key, "%s/zarr.json", var->name);
-        st = dctk_store_exists(store, key, &there);
-        if (st != DCTK_OK || there) continue;
-        if (!var->is_coord) {
-            size_t len = strlen(missing);
-            snprintf(missing + len, sizeof missing - len, "%s%s", len ? ", " : "", var->name);
-            continue;
-        }
-        /* coordinates travel losslessly, so readers get their axes */
-        json_t *codecs = json_pack("[{s:s,s:{s:s}},{s:s,s:{s:i,s:b}}]", "name", "bytes", "configuration", "endian",
-                                   "little", "name", "zstd", "configuration", "level", 5, "checksum", 0);
-        if (dctk_dtype_size(var->dtype) == 1) json_object_del(json_array_get(codecs, 0), "configuration");
-        dctk_compress_opts o = {.store_path = store_path, .codecs = codecs, .inner_chunk_bytes = 16u << 20,
-                                .shard_bytes = 512u << 20, .threads = threads, .verify = true, .bound_l1 = NAN};
-        dctk_compress_report r;
-        st = dctk_compress_variable(ds, v, &o, &r);
-        json_decref(codecs);
+json_t *dctk_write_provenance(const json_t *codecs, const json_t *combo) {
+#ifndef DCTK_VERSION
+#define DCTK_VERSION "unknown"
+#endif
+    json_t *p = json_pack("{s:s,s:O}", "version", DCTK_VERSION, "pipeline", codecs);
+    static const char *const keys[] = {"comp_idx", "filt_idx", "ser_idx", "threshold", "threshold_source",
+                                       "fingerprint", "eval_data_size_limit"};
+    for (size_t i = 0; combo && i < sizeof keys / sizeof keys[0]; i++) {
+        json_t *v = json_object_get(combo, keys[i]);
+        if (v) json_object_set(p, keys[i], v);
     }
-    if (st == DCTK_OK && missing[0])
-        st = DCTK_FAIL(DCTK_ERR_NOT_FOUND, "%s lacks the fields %s: compress them first (compress_with_optimal)",
-                       store_path, missing);
-    if (st == DCTK_OK) st = write_root(store, dctk_dataset_attrs(ds));
-    if (st == DCTK_OK) st = dctk_zarr_consolidate(store);
-    dctk_store_close(store);
-    return st;
+    double predicted = num_of(combo, "ratio");
+    if (isfinite(predicted)) json_object_set_new(p, "predicted_ratio", json_real(predicted));
+    return p;
 }

@@ -1,6 +1,8 @@
 /* Walking a store's hierarchy (v3 zarr.json and v2 .zarray/.zgroup nodes)
  * and consolidating every node's metadata into the root group.
  *
+ * Names that the staging protocol (stage.c) uses are skipped, so neither a
+ * walk nor the consolidated metadata ever lists an unfinished array.
  * Arrays are leaves: their folders hold chunks, never nodes, so the walk does
  * not descend into them (a store with millions of chunks lists fast).
  * Consolidation is a read-modify-write of the root document; it runs under
@@ -11,31 +13,50 @@
 
 #include "zarr_internal.h"
 
-/* The metadata document of node path, v3 or v2 (.zattrs merged in as
- * "attributes"); *out NULL when path is not a node. */
-static dctk_status load_node(dctk_store *s, const char *path, json_t **out, bool *is_array) {
+/* The one place that tells what a path holds: zarr.json (v3, node_type
+ * inside), else .zarray or .zgroup (v2, with .zattrs merged in as
+ * "attributes"). */
+dctk_status dctk_zarr_probe(dctk_store *s, const char *path, dctk_zarr_node_info *info, json_t **doc) {
     static const char *const names[] = {"zarr.json", ".zarray", ".zgroup"};
-    *out = NULL;
-    for (int i = 0; i < 3 && !*out; i++) {
+    *info = (dctk_zarr_node_info){0};
+    json_t *d = NULL;
+    int found = -1;
+    for (int i = 0; i < 3 && found < 0; i++) {
         char *key = zarr_join(path, names[i]);
         if (!key) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
-        dctk_status st = zarr_load_json(s, key, out);
+        dctk_status st = zarr_load_json(s, key, &d);
         free(key);
         if (st == DCTK_ERR_NOT_FOUND) {
             dctk_clear_detail();
             continue;
         }
         if (st != DCTK_OK) return st;
-        *is_array = i == 1 || (i == 0 && !strcmp(json_string_value(json_object_get(*out, "node_type")) ?: "", "array"));
-        if (i == 0) return DCTK_OK;
+        found = i;
+    }
+    if (found < 0) {
+        if (doc) *doc = NULL;
+        return DCTK_OK;
+    }
+    info->zarr_format = found == 0 ? 3 : 2;
+    info->is_array = found == 1 || (found == 0 && !strcmp(json_string_value(json_object_get(d, "node_type")) ?: "", "array"));
+    dctk_status st = DCTK_OK;
+    if (found > 0 && doc) {
         char *akey = zarr_join(path, ".zattrs");
         json_t *attrs = NULL;
         st = akey ? zarr_load_json(s, akey, &attrs) : DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
         free(akey);
         if (st == DCTK_ERR_NOT_FOUND) dctk_clear_detail(), st = DCTK_OK;
-        json_object_set_new(*out, "attributes", attrs ? attrs : json_object());
-        if (st != DCTK_OK) return st;
+        json_object_set_new(d, "attributes", json_is_object(attrs) ? attrs : (json_decref(attrs), json_object()));
     }
+    if (doc && st == DCTK_OK) *doc = d;
+    else json_decref(d);
+    return st;
+}
+
+static dctk_status load_node(dctk_store *s, const char *path, json_t **out, bool *is_array) {
+    dctk_zarr_node_info info;
+    DCTK_TRY(dctk_zarr_probe(s, path, &info, out));
+    *is_array = info.is_array;
     return DCTK_OK;
 }
 
@@ -56,7 +77,8 @@ static dctk_status walk_dir(dctk_store *s, const char *prefix, dctk_zarr_node_fn
     size_t n = 0;
     dctk_status st = zarr_list_names(s, prefix, true, &names, &n);
     for (size_t i = 0; i < n && st == DCTK_OK; i++) {
-        if (zarr_is_meta_name(names[i])) continue;
+        /* staging folders, aside copies and locks of writers are no nodes */
+        if (zarr_is_meta_name(names[i]) || zarr_is_private_name(names[i])) continue;
         char *child = zarr_join(prefix, names[i]);
         st = child ? visit(s, child, fn, user) : DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
         free(child);
@@ -101,5 +123,39 @@ dctk_status dctk_zarr_consolidate(dctk_store *s) {
     if (s->vt->lock) DCTK_TRY(s->vt->lock(s, true));
     dctk_status st = consolidate_locked(s);
     if (s->vt->lock) s->vt->lock(s, false);
+    return st;
+}
+
+dctk_status zarr_refresh_consolidated(dctk_store *s) {
+    if (s->vt->lock) DCTK_TRY(s->vt->lock(s, true));
+    dctk_zarr_node_info info;
+    json_t *root = NULL;
+    dctk_status st = dctk_zarr_probe(s, "", &info, &root);
+    if (st == DCTK_OK && json_object_get(root, "consolidated_metadata")) st = consolidate_locked(s);
+    json_decref(root);
+    if (s->vt->lock) s->vt->lock(s, false);
+    return st;
+}
+
+static dctk_status set_attrs_locked(dctk_store *s, const char *key, const json_t *attrs) {
+    json_t *doc = NULL;
+    DCTK_TRY(zarr_load_json(s, key, &doc));
+    json_object_set_new(doc, "attributes", attrs ? json_deep_copy(attrs) : json_object());
+    dctk_status st = zarr_save_json(s, key, doc);
+    json_decref(doc);
+    return st;
+}
+
+dctk_status dctk_zarr_group_set_attrs(dctk_store *s, const char *path, const json_t *attrs) {
+    DCTK_TRY(dctk_zarr_ensure_group(s, path, NULL));
+    char *key = zarr_join(path, "zarr.json");
+    if (!key) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    /* under the store lock: a consolidation may be rewriting the same document */
+    dctk_status st = s->vt->lock ? s->vt->lock(s, true) : DCTK_OK;
+    if (st == DCTK_OK) {
+        st = set_attrs_locked(s, key, attrs);
+        if (s->vt->lock) s->vt->lock(s, false);
+    }
+    free(key);
     return st;
 }

@@ -1,6 +1,7 @@
 /* The store front end (argument checks, recursive delete) and the memory
  * store: a flat table of keys under one mutex. */
 #include <pthread.h>
+#include <stdio.h>
 
 #include "zarr_internal.h"
 
@@ -53,6 +54,17 @@ dctk_status dctk_store_exists(dctk_store *s, const char *key, bool *out) {
 dctk_status dctk_store_size(dctk_store *s, const char *key, uint64_t *out) {
     DCTK_TRY(check_key(key));
     return s->vt->size(s, key, out);
+}
+
+dctk_status dctk_store_rename(dctk_store *s, const char *from, const char *to) {
+    DCTK_TRY(check_key(from));
+    DCTK_TRY(check_key(to));
+    return s->vt->rename(s, from, to);
+}
+
+dctk_status dctk_store_sync(dctk_store *s, const char *key, bool tree) {
+    if (key[0]) DCTK_TRY(check_key(key));
+    return s->vt->sync ? s->vt->sync(s, key, tree) : DCTK_OK;
 }
 
 void dctk_store_close(dctk_store *s) {
@@ -287,6 +299,80 @@ static dctk_status mem_lock(dctk_store *s, bool on) {
     return DCTK_OK;
 }
 
+/* Rename every key equal to from or below it; the caller holds the mutex. */
+static dctk_status mem_move(mem_store *m, const char *from, const char *to) {
+    size_t a = strlen(from), b = strlen(to);
+    for (size_t i = 0; i < m->n; i++) {
+        const char *k = m->e[i].key;
+        if (!strncmp(k, to, b) && (k[b] == '\0' || k[b] == '/'))
+            return DCTK_FAIL(DCTK_ERR_IO, "cannot rename '%s' to '%s': the target exists", from, to);
+    }
+    for (size_t i = 0; i < m->n; i++) {
+        char *k = m->e[i].key;
+        if (strncmp(k, from, a) || (k[a] != '\0' && k[a] != '/')) continue;
+        char *nk = malloc(b + strlen(k + a) + 1);
+        if (!nk) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+        memcpy(nk, to, b);
+        strcpy(nk + b, k + a);
+        free(k);
+        m->e[i].key = nk;
+    }
+    return DCTK_OK;
+}
+
+static dctk_status mem_rename(dctk_store *s, const char *from, const char *to) {
+    mem_store *m = (mem_store *)s;
+    pthread_mutex_lock(&m->mu);
+    dctk_status st = mem_move(m, from, to);
+    pthread_mutex_unlock(&m->mu);
+    return st;
+}
+
+static dctk_status mem_exchange(dctk_store *s, const char *a, const char *b) {
+    mem_store *m = (mem_store *)s;
+    static const char *const via = "\x01exchange";
+    pthread_mutex_lock(&m->mu);
+    bool has_a = false, has_b = false;
+    for (size_t i = 0; i < m->n; i++) {
+        const char *k = m->e[i].key;
+        size_t na = strlen(a), nb = strlen(b);
+        has_a |= !strncmp(k, a, na) && (k[na] == '\0' || k[na] == '/');
+        has_b |= !strncmp(k, b, nb) && (k[nb] == '\0' || k[nb] == '/');
+    }
+    dctk_status st = has_a && has_b ? mem_move(m, a, via) : DCTK_FAIL(DCTK_ERR_NOT_FOUND, "'%s' or '%s' is absent", a, b);
+    if (st == DCTK_OK) st = mem_move(m, b, a);
+    if (st == DCTK_OK) st = mem_move(m, via, b);
+    pthread_mutex_unlock(&m->mu);
+    return st;
+}
+
+/* Named locks of one process: a lock key held while its entry is in the table. */
+static dctk_status mem_trylock(dctk_store *s, const char *name, const char *what, void **handle, char *owner,
+                               size_t cap) {
+    *handle = NULL;
+    bool created = false;
+    dctk_status st = mem_create(s, name, what, strlen(what), &created);
+    if (st == DCTK_OK && created && !(*handle = strdup(name))) {
+        mem_del(s, name);
+        st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    }
+    dctk_buf b = DCTK_BUF_INIT;
+    if (st == DCTK_OK && !created && owner && cap) {
+        owner[0] = '\0';
+        if (mem_get(s, name, 0, DCTK_STORE_TO_END, &b) == DCTK_OK)
+            snprintf(owner, cap, "this process %.*s", (int)b.size, (const char *)b.data);
+        dctk_clear_detail();
+    }
+    dctk_buf_free(&b);
+    return st;
+}
+
+static void mem_unlock(dctk_store *s, void *handle) {
+    if (!handle) return;
+    mem_del(s, handle);
+    free(handle);
+}
+
 static void mem_close(dctk_store *s) {
     mem_store *m = (mem_store *)s;
     for (size_t i = 0; i < m->n; i++) free(m->e[i].key), free(m->e[i].data);
@@ -298,7 +384,8 @@ static void mem_close(dctk_store *s) {
 
 static const dctk_store_vt mem_vt = {
     .get = mem_get, .set = mem_set, .create = mem_create, .del = mem_del, .list = mem_list,
-    .exists = mem_exists, .size = mem_size, .lock = mem_lock, .close = mem_close,
+    .exists = mem_exists, .size = mem_size, .lock = mem_lock, .close = mem_close, .rename = mem_rename, .exchange = mem_exchange,
+    .trylock = mem_trylock, .unlock = mem_unlock,
 };
 
 dctk_status dctk_store_mem_new(dctk_store **out) {

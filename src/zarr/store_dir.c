@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -244,6 +245,158 @@ static dctk_status dir_lock(dctk_store *s, bool on) {
     return st;
 }
 
+static dctk_status dir_rename(dctk_store *s, const char *from, const char *to) {
+    dir_store *d = (dir_store *)s;
+    char *a = full_path(d, from), *b = full_path(d, to);
+    dctk_status st = a && b ? make_parent(b) : DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    struct stat sb;
+    if (st == DCTK_OK && lstat(b, &sb) == 0) st = DCTK_FAIL(DCTK_ERR_IO, "%s: cannot rename onto it: it exists", b);
+    if (st == DCTK_OK && rename(a, b) != 0)
+        st = DCTK_FAIL(errno == ENOENT ? DCTK_ERR_NOT_FOUND : DCTK_ERR_IO, "%s: cannot rename to %s: %s", a, b,
+                       strerror(errno));
+    free(a);
+    free(b);
+    return st;
+}
+
+static dctk_status dir_exchange(dctk_store *s, const char *from, const char *to) {
+    dir_store *d = (dir_store *)s;
+    char *a = full_path(d, from), *b = full_path(d, to);
+    dctk_status st = a && b ? DCTK_OK : DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (st == DCTK_OK && renameat2(AT_FDCWD, a, AT_FDCWD, b, RENAME_EXCHANGE) != 0)
+        st = errno == ENOENT ? DCTK_FAIL(DCTK_ERR_NOT_FOUND, "%s or %s: absent", a, b)
+           : errno == EINVAL || errno == ENOSYS || errno == ENOTSUP
+               ? DCTK_FAIL(DCTK_ERR_UNSUPPORTED, "%s: the file system cannot exchange names", b)
+               : DCTK_FAIL(DCTK_ERR_IO, "%s: cannot exchange with %s: %s", a, b, strerror(errno));
+    free(a);
+    free(b);
+    return st;
+}
+
+/* A tree: syncfs flushes the whole file system that holds it, since chunk
+ * files are not fsync'ed one by one; their deferred write errors show up
+ * here. Names only: fsync of the folder. */
+static dctk_status dir_sync(dctk_store *s, const char *key, bool tree) {
+    char *path = full_path((dir_store *)s, key);
+    if (!path) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    int fd = open(path, O_RDONLY);
+    dctk_status st = DCTK_OK;
+    if (fd < 0) st = DCTK_FAIL(DCTK_ERR_IO, "%s: %s", path, strerror(errno));
+    else if ((tree ? syncfs(fd) : fsync(fd)) != 0)
+        st = DCTK_FAIL(DCTK_ERR_IO, "%s: flushing to disk failed: %s", path, strerror(errno));
+    if (fd >= 0) close(fd);
+    free(path);
+    return st;
+}
+
+/* "pid@host what": what a lock file says about its holder. */
+static void owner_token(const char *what, char *buf, size_t cap) {
+    char host[256] = "";
+    gethostname(host, sizeof host - 1);
+    snprintf(buf, cap, "%ld@%s %s", (long)getpid(), host, what);
+}
+
+/* A lock is a file held with flock(2): the kernel drops it when the holder
+ * dies, so a crashed writer's lock file is simply free again. The holder
+ * removes the file when done; a taker checks that the file it locked is still
+ * the one under the name, else a remover beat it and it tries again. */
+typedef struct {
+    int fd;
+    char path[];
+} dir_lock_handle;
+
+/* What the holder of lock file fd recorded ("" when nothing yet). */
+static void read_owner(int fd, char *owner, size_t cap) {
+    if (!owner || !cap) return;
+    ssize_t n = pread(fd, owner, cap - 1, 0);
+    owner[n > 0 ? (size_t)n : 0] = '\0';
+    owner[strcspn(owner, "\n")] = '\0';
+}
+
+static void record_holder(int fd, const char *what, const char *path) {
+    char me[400];
+    owner_token(what, me, sizeof me - 1);
+    size_t len = strlen(me);
+    me[len++] = '\n';
+    if (ftruncate(fd, 0) != 0 || pwrite(fd, me, len, 0) != (ssize_t)len)
+        dctk_log(DCTK_LOG_DEBUG, "%s: cannot record the holder", path); /* the lock holds all the same */
+}
+
+/* One attempt: *fd >= 0 when locked, -1 when another holds it; *again when
+ * the file was removed under us. */
+static dctk_status lock_once(const char *path, int *fd, bool *again, char *owner, size_t cap) {
+    *again = false;
+    *fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (*fd < 0) return DCTK_FAIL(DCTK_ERR_IO, "%s: cannot open the lock: %s", path, strerror(errno));
+    if (flock(*fd, LOCK_EX | LOCK_NB) != 0) {
+        int e = errno;
+        read_owner(*fd, owner, cap);
+        close(*fd);
+        *fd = -1;
+        return e == EWOULDBLOCK || e == EINTR ? DCTK_OK : DCTK_FAIL(DCTK_ERR_IO, "%s: lock: %s", path, strerror(e));
+    }
+    struct stat a, b;
+    if (fstat(*fd, &a) != 0 || stat(path, &b) != 0 || a.st_ino != b.st_ino || a.st_dev != b.st_dev) {
+        close(*fd);
+        *fd = -1;
+        *again = true;
+    }
+    return DCTK_OK;
+}
+
+static dctk_status dir_trylock(dctk_store *s, const char *name, const char *what, void **handle, char *owner,
+                               size_t cap) {
+    *handle = NULL;
+    char *path = full_path((dir_store *)s, name);
+    dctk_status st = path ? make_parent(path) : DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    int fd = -1;
+    bool again = true;
+    for (int tries = 0; st == DCTK_OK && again && tries < 100; tries++) st = lock_once(path, &fd, &again, owner, cap);
+    dir_lock_handle *h = fd >= 0 ? malloc(sizeof *h + strlen(path) + 1) : NULL;
+    if (fd >= 0 && !h) {
+        close(fd);
+        st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    } else if (h) {
+        record_holder(fd, what, path);
+        h->fd = fd;
+        strcpy(h->path, path);
+        *handle = h;
+    }
+    free(path);
+    return st;
+}
+
+static void dir_unlock(dctk_store *s, void *handle) {
+    (void)s;
+    if (!handle) return;
+    dir_lock_handle *h = handle;
+    unlink(h->path); /* while still held, so no one can be waiting on this file */
+    close(h->fd);
+    free(h);
+}
+
+/* A temporary file "KEY.tmp.PID.SEQ" whose writer is no longer running here. */
+static bool dead_temp(const char *name) {
+    const char *t = strstr(name, ".tmp.");
+    if (!t) return false;
+    char *end;
+    long pid = strtol(t + 5, &end, 10);
+    if (end == t + 5 || *end != '.' || pid <= 0) return false;
+    return pid != (long)getpid() && kill((pid_t)pid, 0) != 0 && errno == ESRCH;
+}
+
+static dctk_status dir_purge(dctk_store *s, const char *prefix, size_t *removed) {
+    *removed = 0;
+    char *path = full_path((dir_store *)s, prefix);
+    if (!path) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    DIR *dir = opendir(path);
+    for (struct dirent *e; dir && (e = readdir(dir));)
+        if (dead_temp(e->d_name) && unlinkat(dirfd(dir), e->d_name, 0) == 0) (*removed)++;
+    if (dir) closedir(dir);
+    free(path);
+    return DCTK_OK;
+}
+
 static void dir_close(dctk_store *s) {
     dir_store *d = (dir_store *)s;
     pthread_mutex_destroy(&d->lock_mu);
@@ -254,6 +407,7 @@ static void dir_close(dctk_store *s) {
 static const dctk_store_vt dir_vt = {
     .get = dir_get, .set = dir_set, .create = dir_create, .del = dir_del, .list = dir_list,
     .exists = dir_exists, .size = dir_size, .lock = dir_lock, .close = dir_close, .set_parts = dir_set_parts,
+    .rename = dir_rename, .exchange = dir_exchange, .sync = dir_sync, .trylock = dir_trylock, .unlock = dir_unlock, .purge = dir_purge,
 };
 
 dctk_status dctk_store_dir_open(const char *path, bool create, dctk_store **out) {

@@ -74,6 +74,11 @@ dctk_status zarr_v2_open_meta(dctk_store *s, const char *path, dctk_zarr_meta *m
 /* A parsed JSON document from a key; NOT_FOUND when absent. */
 /* zarr.json, .zarray, .zgroup, .zattrs, .zmetadata: a node's metadata, not a child. */
 bool zarr_is_meta_name(const char *name);
+/* A name the staging protocol uses (".t.stage.*", ".t.old.*", ".t.lock",
+ * ".t.partial"): never a node. */
+bool zarr_is_private_name(const char *name);
+/* Consolidate again when the root group has consolidated metadata already. */
+dctk_status zarr_refresh_consolidated(dctk_store *s);
 
 /* The names directly below prefix, each an allocated string, sorted when
  * asked (listings and consolidated metadata come out the same every time).

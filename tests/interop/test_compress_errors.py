@@ -35,7 +35,8 @@ def no_complete_array(what, out, var="t"):
     check(not os.path.exists(os.path.join(store, var, "zarr.json")),
           "%s: an array %s/%s claims to be complete" % (what, store, var))
     if os.path.isdir(store):
-        check(not any(n.endswith(".partial") for n in os.listdir(store)), "%s: a partial array was left" % what)
+        check(not any(n.startswith(".") and (".stage." in n or n.endswith(".partial")) for n in os.listdir(store)),
+              "%s: a partial array was left" % what)
 
 
 tmp = tempfile.mkdtemp(prefix="dctk_compress_errors_")

@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """compress_with_optimal killed with SIGKILL at several points while writing
 leaves no array that claims to be complete (no FIELD/zarr.json; the work in
-progress only under .FIELD.partial), and running it again finishes the job:
-the array reads back equal to the input and nothing partial is left."""
+progress only under the writer's own staging name .FIELD.stage.HOST.PID.RAND),
+and running it again finishes the job: the array reads back equal to the
+input and nothing staged or locked is left."""
 import json
 import os
 import signal
@@ -46,9 +47,11 @@ for delay in (0.2, 0.6, 1.2):
         continue  # it finished before the kill: nothing to check at this point
     check(not os.path.exists(os.path.join(store, "t", "zarr.json")),
           "killed after %.1f s: an array t claims to be complete" % delay)
+    staged = [n for n in os.listdir(store) if n.startswith(".t.stage.")] if os.path.isdir(store) else []
+    check(len(staged) <= 1, "killed after %.1f s: staging folders %r" % (delay, staged))
 
 r = subprocess.run(cmd, capture_output=True, text=True)
 check(r.returncode == 0 and "verified" in r.stdout, "the rerun did not finish: " + r.stderr)
 check(os.path.exists(os.path.join(store, "t", "zarr.json")), "no array after the rerun")
-check(not any(n.endswith(".partial") for n in os.listdir(store)), "a partial array was left behind")
+check(not [n for n in os.listdir(store) if n.startswith(".")], "left behind: %r" % os.listdir(store))
 finish("kill and rerun")

@@ -10,10 +10,14 @@ nothing outside sees it. Checked:
   claim; the store keeps the small field, which reads back, and no array of
   the big one (no zarr.json, no partial folder, the space is freed again);
 - a disk full before any metadata is written: the same clear line, no array;
+- a sweep whose CSV fills the disk: non-zero exit naming the full disk and
+  --resume; resumed with room, each combo is in the CSV exactly once, with the
+  rows of a sweep that never failed;
 - after the tmpfs grows to 64 MiB, both runs finish, and the stored field's
   min/max/mean (open_zarr_and_inspect) match numpy's.
 
 Run by ctest with DCTK set."""
+import csv
 import os
 import re
 import shutil
@@ -128,8 +132,53 @@ expect_enospc(p, sub_store, "metadata on a full disk")
 check(arrays_in(sub_store) == [] if os.path.isdir(sub_store) else True,
       f"arrays after a failed metadata write: {arrays_in(sub_store)}")
 
-# 3. with room again, both finish and read back
+# 3. a sweep whose CSV fills the disk midway stops saying so; resumed with room,
+#    it records each combo exactly once, with the rows of an uninterrupted run
+#    (a unit cut short used to be appended a second time: 47 rows for 40 combos)
+SWEEP = ["--field-to-compress", "noise", "--eval-data-size-limit", "20KB", "--compressor-class", "zlib",
+         "--filter-class", "none", "--serializer-class", "zfpy", "--override-existing-l1-error", "1e-2",
+         "--threads-per-rank", "2"]
+
+
+def sweep(where, *extra):
+    return subprocess.run([DCTK, "evaluate_combos", src, "--where-to-write", where, *SWEEP, *extra],
+                          capture_output=True, text=True, timeout=300)
+
+
+def sweep_rows(where):
+    with open(os.path.join(where, "config_space_noise_rank0.csv"), newline="") as f:
+        return list(csv.DictReader(f))
+
+
+clean = os.path.join(work, "sweep_clean")
+p = sweep(clean)
+check(p.returncode == 0, f"clean sweep: {p.stderr[-300:]}")
+want = {(r["comp_idx"], r["filt_idx"], r["ser_idx"]): r for r in sweep_rows(clean)}
+swept = os.path.join(mnt, "sweep")
+os.mkdir(swept)
+with open(os.path.join(mnt, "ballast"), "r+b") as f:  # room for about a third of the rows
+    f.truncate(os.path.getsize(os.path.join(mnt, "ballast")) - 8192)
+p = sweep(swept)
+line = [x for x in p.stderr.splitlines() if x.startswith("dc_toolkit")]
+line = line[-1] if line else ""
+check(p.returncode != 0, "sweep on a full disk: exit 0")
+check("No space left on device" in line and "--resume" in line, f"sweep on a full disk: {line}")
+check(not os.path.exists(os.path.join(swept, "best_noise.json")), "sweep on a full disk left a best file")
+cut = len(sweep_rows(swept))
+check(0 < cut < len(want), f"the full disk left {cut} of {len(want)} rows: not midway")
 os.remove(os.path.join(mnt, "ballast"))
+p = sweep(swept, "--resume")
+check(p.returncode == 0, f"resumed sweep: {p.stderr[-300:]}")
+got = sweep_rows(swept)
+keys = [(r["comp_idx"], r["filt_idx"], r["ser_idx"]) for r in got]
+check(len(keys) == len(set(keys)) == len(want),
+      f"resumed after a full disk: {len(keys)} rows, {len(set(keys))} distinct, {len(want)} combos")
+for r in got:
+    w = want.get((r["comp_idx"], r["filt_idx"], r["ser_idx"]), {})
+    check(all(w.get(c) == r[c] for c in ("ratio", "l1_rel", "keep", "error")), f"resumed row differs: {r}")
+shutil.rmtree(swept)
+
+# 4. with room again, both finish and read back
 subprocess.run(["mount", "-o", "remount,size=64m", mnt], check=True)
 p = compress(mnt, "noise")
 check(p.returncode == 0 and "noise: verified" in p.stdout, f"big field with room: exit {p.returncode}: {p.stderr}")

@@ -12,8 +12,13 @@ must refuse it with one clear line instead of reading garbage.
 
 Run by ctest with DCTK_DUMP_TOOL, DCTK and DCTK_NCARG set.
 """
+import csv
 import os
+import re
+import shutil
+import subprocess
 import sys
+import tempfile
 
 import eccodes
 import numpy as np
@@ -45,7 +50,10 @@ def messages(path):
             vals = eccodes.codes_get_values(h).astype(np.float64)
             if get(h, "bitmapPresent", 0):
                 vals[vals == get(h, "missingValue")] = np.nan
-            out.append(dict(short=get(h, "shortName", "unknown"), tol=get(h, "typeOfLevel", "unknown"),
+            cf = get(h, "cfVarName", "unknown")
+            short = get(h, "shortName", "unknown")
+            out.append(dict(short=short, tol=get(h, "typeOfLevel", "unknown"),
+                            cfgrib=short if cf in ("unknown", "undef") else cf,
                             param=get(h, "paramId", 0), step=get(h, "step", 0), level=float(get(h, "level", 0)),
                             ni=get(h, "Ni"), nj=get(h, "Nj"), values=vals))
             eccodes.codes_release(h)
@@ -117,6 +125,51 @@ def check_file(fname):
     C.check(ok, f"{fname}:{big['name']} slab {start}+{count}: {why}")
 
 
+def cfgrib_names(msgs):
+    """The names cfgrib gives (cfVarName, else shortName), each level type a
+    dataset of its own; in one dataset a name on several level types becomes
+    NAME_typeOfLevel."""
+    tols = {}
+    for m in msgs:
+        tols.setdefault(m["cfgrib"], set()).add(m["tol"])
+    return {(n if len(tols[n]) == 1 else "%s_%s" % (n, t)): n for n, ts in tols.items() for t in ts}
+
+
+def check_names(fname):
+    path = os.path.join(GRB, fname)
+    info, _ = read_all(path)
+    msgs = messages(path)
+    want = cfgrib_names(msgs)
+    got = {v["name"]: v["attrs"].get("GRIB_cfVarName") for v in info["vars"] if not v["is_coord"]}
+    C.check(got == want, f"{fname}: names {sorted(got)} vs cfgrib's {sorted(want)}")
+    split = sorted({n for k, n in want.items() if k != n})
+    r = subprocess.run([DCTK, "inspect_dataset", path], capture_output=True, text=True, timeout=60)
+    lines = [ln for ln in r.stderr.splitlines() if "NAME_typeOfLevel" in ln]
+    C.check(r.returncode == 0 and (len(lines) == 1) == bool(split), f"{fname}: the split names' line: {r.stderr}")
+    if lines:
+        C.check(sorted(lines[0].rsplit(": ", 1)[1].split(", ")) == split, f"{fname}: line {lines[0]}, split {split}")
+
+
+def check_thresholds():
+    """Fields split by level type, and cfgrib's t2m, u10, find their table rows
+    (GRIB's 'm s**-1' is the table's 'm s-1')."""
+    path = os.path.join(GRB, "fh.0012_tl.press_gr.awp211.grb2")
+    table = {}
+    with open(os.path.join(os.environ.get("DCTK_SRC", "."), "data", "l1_error_thresholds.csv")) as f:
+        for row in list(csv.DictReader(f)):
+            table[(row["Short Name"], row["Unit"])] = row["Existing L1 error"]
+    tmp = tempfile.mkdtemp(prefix="dctk_grib_thr_")
+    for field, short, unit in [("t_isobaricInhPa", "t", "K"), ("u_isobaricInhPa", "u", "m s-1"),
+                               ("t2m", "t2m", "K"), ("u10", "u10", "m s-1")]:
+        r = subprocess.run([DCTK, "evaluate_combos", path, "--where-to-write", tmp, "--field-to-compress", field,
+                            "--compressor-class", "none", "--filter-class", "none", "--serializer-class", "none"],
+                           capture_output=True, text=True, timeout=120)
+        m = re.search(r"threshold (\S+) \((.*)\)$", r.stdout.splitlines()[0] if r.stdout else "")
+        C.check(r.returncode == 0 and m is not None and float(m.group(1)) == float(table[(short, unit)])
+                and "(%s, " % short in m.group(2), f"{field}: threshold of the table's {short}: {r.stdout} {r.stderr}")
+    shutil.rmtree(tmp)
+
+
 def check_undecodable():
     path = os.path.join(GRB, "ced1.lf00.t00z.eta.grb")
     with open(path, "rb") as f:
@@ -135,5 +188,7 @@ def check_undecodable():
 
 for f in DECODABLE:
     check_file(f)
+    check_names(f)
+check_thresholds()
 check_undecodable()
 C.finish("test_io_grib")

@@ -120,12 +120,13 @@ for var in ("flat", "gone"):
     where = os.path.join(tmp, "c_" + var)
     r = run("compress", const, "--where-to-write", where, "--field-to-compress", var, *ONE)
     check(r.returncode == 0, f"{var}: {r.stderr}")
-    check(re.search(rf"{var}: (constant|every value is missing).*no sweep, stored losslessly", r.stderr),
-          f"{var}: no line saying there is no sweep: {r.stderr}")
+    check(re.search(rf"^{var}: every value is (missing \(NaN or fill\)|273\.1499939): no sweep needed", r.stdout, re.M),
+          f"{var}: no line saying there is no sweep: {r.stdout}")
     check(not os.path.exists(os.path.join(where, f"results_{var}.parquet")), f"{var}: swept anyway")
     check("(lossless)" in r.stdout, f"{var}: not verified lossless: {r.stdout}")
     best = json.load(open(os.path.join(where, f"best_{var}.json")))
-    check(best.get("constant") is True, f"{var}: best_{var}.json does not say constant: {best}")
+    check(best["sample"]["scan"]["constant"] is True and "plan" not in best["sample"],
+          f"{var}: best_{var}.json does not carry the scan that found it constant: {best}")
 
 # --- the memory cap under ulimit -v ---------------------------------------------------------
 big = os.path.join(tmp, "big.nc")
@@ -142,18 +143,25 @@ m = re.search(r"memory this process may use: (\d+) bytes \(ulimit -v\)", r.stder
 check(r.returncode == 0 and m, "no memory line under ulimit -v 4 GiB: " + r.stderr)
 if m:
     base = GB4 - int(m[1])  # what the process had mapped when it asked
-    # 0.8 x 87 MiB less 64 MiB and 8 chunks leaves about 4 MiB for a 12 MB field: shrunk
-    r = run("evaluate_combos", big, "--where-to-write", os.path.join(tmp, "m1"), *mem, limit_as=base + (87 << 20))
+    # 0.8 x 27 MiB less 16 MiB and 8 chunks of 200 KB leaves about 4 MiB for a 12 MB field: shrunk
+    r = run("evaluate_combos", big, "--where-to-write", os.path.join(tmp, "m1"), *mem, limit_as=base + (27 << 20))
     check(r.returncode == 0, "shrunk run failed: " + r.stderr)
     check(re.search(r"f: .*shrunk the sample budget from 953\.67 MiB to [\d.]+ MiB: the memory this process may use "
                     r"\(ulimit -v\)", r.stderr), "no shrink line: " + r.stderr)
     smp = json.load(open(os.path.join(tmp, "m1", "best_f.json")))["sample"]
     check(3 * 200000 <= smp["bytes"] <= 6 << 20, f"shrunk sample of {smp['bytes']} bytes")
-    # with 40 MiB not even the program fits: refused, saying what to change
-    r = run("evaluate_combos", big, "--where-to-write", os.path.join(tmp, "m2"), *mem, limit_as=base + (40 << 20))
+    # with 10 MiB not even the sweep's buffers fit: refused, saying what to change
+    r = run("evaluate_combos", big, "--where-to-write", os.path.join(tmp, "m2"), *mem, limit_as=base + (10 << 20))
     check(r.returncode != 0 and re.search(r"variable 'f': the smallest sample .* does not fit the memory this process "
                                           r"may use .*ulimit -v.*raise the memory limit", r.stderr),
           "no refusal line: " + r.stderr)
+
+# an explicit cap, as a job that knows its memory gives it: 0.8 x 24 MiB less 16 MiB and the chunks
+r = run("evaluate_combos", big, "--where-to-write", os.path.join(tmp, "m3"), *mem, "--memory-cap", "24MiB")
+check(r.returncode == 0 and re.search(r"f: shrunk the sample budget from 953\.67 MiB to [\d.]+ MiB: the memory this "
+                                      r"process may use \(--memory-cap\)", r.stderr), "--memory-cap: " + r.stderr)
+r = run("evaluate_combos", big, "--where-to-write", os.path.join(tmp, "m4"), "--memory-cap", "lots", *ONE)
+check(r.returncode == 2 and "--memory-cap must be auto, off or a size" in r.stderr, "bad --memory-cap: " + r.stderr)
 
 # --- --resume restarts when the sample limit changed -----------------------------------------
 where = os.path.join(tmp, "resume")

@@ -2,12 +2,16 @@
 """evaluate_combos on awkward fields, written with python3-netCDF4:
   holes  float32 with NaN holes: finishes; a ZFP combo that loses the mask is
          recorded as not kept with the reason, and the best combo keeps it;
-  allnan every value is the fill value: no sweep (issue 18: the full-field scan
-         finds it constant), a line saying so, a best file with a lossless
-         pipeline and "constant": true;
+  allnan every value is the fill value: no sweep, a line naming the field,
+         best_allnan.json a lossless pipeline, exit status 0;
+  zeros  constant 0 under a threshold (every relative error 0/0): the same;
   ints   int16 without a fill: Delta is the only filter, no ZFP (no int16 in zfp),
          the best combo is lossless;
-  tiny   float64 3 x 4, smaller than one chunk: finishes."""
+  tiny   float64 3 x 4, smaller than one chunk: finishes.
+Then `compress` of the same file (issue 22, finding 6): exit 0; the all-missing
+and constant fields are in the store and read back (through from_zarr_to_netcdf
+and netCDF4) as the input; the char and string variables, which the store
+cannot hold, each get a warning line naming them."""
 import csv
 import json
 import os
@@ -39,18 +43,31 @@ with netCDF4.Dataset(path, "w") as nc:
     ints[:] = (np.arange(4 * 20 * 30) % 700 - 350).reshape(4, 20, 30).astype("i2")
     tiny = nc.createVariable("tiny", "f8", ("p", "q"))
     tiny[:] = np.arange(12, dtype="f8").reshape(3, 4) / 7
+    zeros = nc.createVariable("zeros", "f4", ("a", "b", "b"))
+    zeros.units = "K"
+    zeros[:] = np.zeros((2, 5, 5), "f4")
+    nc.createDimension("len", 8)
+    names = nc.createVariable("names", "S1", ("a", "len"))
+    names[:] = netCDF4.stringtochar(np.array(["abc", "defgh"], "S8"))
+    label = nc.createVariable("label", str, ("a",))
+    label[0], label[1] = "hello", "wörld"
 
 out = os.path.join(tmp, "out")
 r = subprocess.run([DCTK, "evaluate_combos", path, "--where-to-write", out, "--compressor-class", "zstd",
                     "--override-existing-l1-error", "1e-2", "--threads-per-rank", "2"], capture_output=True, text=True)
 errors = [l for l in r.stderr.splitlines() if l.startswith("dc_toolkit")]
-check(r.returncode == 0 and not errors, "exit status %d, errors %r" % (r.returncode, errors))
-check("allnan: every value is missing: no sweep, stored losslessly" in r.stderr, "no line for the all-missing field")
-check(not os.path.exists(os.path.join(out, "config_space_allnan_rank0.csv")), "the all-missing field was swept")
-with open(os.path.join(out, "best_allnan.json")) as f:
-    b = json.load(f)
-check(b.get("constant") is True and [c["name"] for c in b["codecs"]] == ["bytes", "zstd"],
-      "best file of the all-missing field: %r" % b)
+check(r.returncode == 0, "exit status %d: %r" % (r.returncode, errors))
+check(errors == [], "error lines: %r" % errors)
+# the full-field scan (issue 18) finds them: the line speaks of every value, not of a sample
+for var, what in (("allnan", "every value is missing"), ("zeros", "every value is 0")):
+    said = [ln for ln in r.stdout.splitlines() if ln.startswith("%s: %s" % (var, what)) and "no sweep needed" in ln]
+    check(len(said) == 1, "%s: no line saying why there is no sweep" % var)
+    with open(os.path.join(out, "best_%s.json" % var)) as f:
+        b = json.load(f)
+    names = [c["name"] for c in b["codecs"]]
+    check(names[0] == "bytes" and all(n in ("bytes", "zstd") for n in names) and b["threshold"] is None,
+          "%s: best file is not a lossless pipeline: %r" % (var, b))
+    check(not os.path.exists(os.path.join(out, "config_space_%s_rank0.csv" % var)), "%s: a CSV without a sweep" % var)
 
 
 def rows(var):
@@ -83,4 +100,23 @@ check(best("ints")["l1_rel"] == 0, "ints: the best combo is not lossless: %r" % 
 tr = rows("tiny")
 check(len(tr) > 0 and all(x["error"] == "" or "mask" in x["error"] for x in tr) and best("tiny")["ratio"] > 0,
       "tiny: rows with errors or no ratio")
+# compress: every numeric field written, the dataset merged, the text named
+cout = os.path.join(tmp, "compress")
+r = subprocess.run([DCTK, "compress", path, "--where-to-write", cout, "--compressor-class", "zstd", "--filter-class",
+                    "none", "--serializer-class", "none", "--override-existing-l1-error", "1e-2"],
+                   capture_output=True, text=True, timeout=600)
+check(r.returncode == 0, "compress: exit %d: %s" % (r.returncode, r.stderr[-600:]))
+warn = [ln for ln in r.stderr.splitlines() if "warning" in ln]
+check(len(warn) == 2 and "'names'" in warn[0] + warn[1] and "'label'" in warn[0] + warn[1]
+      and all("not in the store" in ln for ln in warn), "compress: warning lines for the text: %r" % warn)
+back = os.path.join(tmp, "back.nc")
+p = subprocess.run([DCTK, "from_zarr_to_netcdf", os.path.join(cout, "edge.zarr"), "--out", back],
+                   capture_output=True, text=True, timeout=300)
+check(p.returncode == 0, "from_zarr_to_netcdf: " + p.stderr[-300:])
+if p.returncode == 0:
+    with netCDF4.Dataset(path) as a, netCDF4.Dataset(back) as b:
+        for var in ("allnan", "zeros", "holes", "ints", "tiny"):
+            x = np.ma.filled(a[var][:].astype("f8"), np.nan)
+            y = np.ma.filled(b[var][:].astype("f8"), np.nan) if var in b.variables else None
+            check(y is not None and np.array_equal(x, y, equal_nan=True), "%s: not in the store as it was" % var)
 finish("edge fields")

@@ -22,9 +22,12 @@ from checks import check, finish  # noqa: E402
 
 
 def rows(out):
-    """The last row of each combo (a resumed CSV may hold a stage twice)."""
+    """The row of each combo; a resumed CSV holds each exactly once."""
     with open(os.path.join(out, "config_space_t_rank0.csv"), newline="") as f:
-        return {(r["comp_idx"], r["filt_idx"], r["ser_idx"]): r for r in csv.DictReader(f)}
+        got = list(csv.DictReader(f))
+    keyed = {(r["comp_idx"], r["filt_idx"], r["ser_idx"]): r for r in got}
+    check(len(keyed) == len(got), "%s: %d rows for %d combos" % (out, len(got), len(keyed)))
+    return keyed
 
 
 tmp = tempfile.mkdtemp(prefix="dctk_resume_")

@@ -2,7 +2,10 @@
 """The web UI's HTTP API refuses what it must, with a clear status and a JSON
 error: paths that leave the data root (.., absolute, a symlink pointing out)
 get 403; an upload over --max-upload-mib gets 413 and leaves no file; unknown
-job ids get 404; flags the job does not take get 400. Listening beyond the
+job ids get 404; flags the job does not take get 400; a field that is not a
+variable of the dataset (such as --help) gets 400, a flag's value stays one
+word (--flag=value), a compression's field follows "--"; an upload under an
+existing name gets 409 and leaves the earlier file as it was. Listening beyond the
 loopback needs --token, and then every request carries it (401 otherwise);
 without a token, Host names other than the loopback and cross-origin posts
 are refused (403).
@@ -99,6 +102,39 @@ def uploads(srv, root):
         check(f.read() == small, "the uploaded bytes differ")
     refused(srv, "upload without a name", 400, "POST", "/api/upload", b"x",
             {"Content-Type": "application/octet-stream"})
+    # the same name again never replaces the earlier file
+    refused(srv, "an upload over an earlier one", 409, "POST", "/api/upload?name=m.cdf", b"other bytes",
+            {"Content-Type": "application/octet-stream"}, needle="already exists")
+    with open(os.path.join(root, "uploads", "m.cdf"), "rb") as f:
+        check(f.read() == small, "a second upload of the same name changed the first")
+    check(sorted(os.listdir(os.path.join(root, "uploads"))) == ["m.cdf"],
+          "files after the refused upload: %r" % os.listdir(os.path.join(root, "uploads")))
+
+
+def field_names(srv):
+    """A field is a variable of the dataset, and no value ever starts an option."""
+    for bad in ["--help", "-h", "nothere", "--field-to-compress=t"]:
+        refused(srv, "a sweep of field %r" % bad, 400, "POST", "/api/jobs",
+                {"kind": "sweep", "dataset": "data.nc", "field": bad}, needle="no field")
+        refused(srv, "a Slurm script for field %r" % bad, 400, "POST", "/api/slurm",
+                {"dataset": "data.nc", "field": bad, "nodes": 1, "threads_per_rank": 1}, needle="no field")
+    quick = {"--compressor-class": "none", "--filter-class": "none", "--serializer-class": "none"}
+    code, sweep, _ = srv.request("POST", "/api/jobs", {"kind": "sweep", "dataset": "data.nc", "field": "t",
+                                                       "flags": dict(quick, **{"--eval-data-size-limit": "--help"})})
+    check(code == 201 and sweep.get("id"), "a sweep of field t: %d %r" % (code, sweep))
+    argv = sweep.get("argv", [])
+    check("--help" not in argv and "--eval-data-size-limit=--help" in argv and "--field-to-compress=t" in argv,
+          "a flag's value became a word of its own: %r" % argv)
+    sid = sweep.get("id", "")
+    for bad in ["--help", "-1", "nothere"]:
+        refused(srv, "a compression of field %r" % bad, 400, "POST", "/api/jobs",
+                {"kind": "compress", "sweep": sid, "var": bad, "combo": [-1, -1, -1]}, needle="no field")
+    code, job, _ = srv.request("POST", "/api/jobs", {"kind": "compress", "sweep": sid, "var": "t",
+                                                     "combo": [-1, -1, -1]})
+    argv = job.get("argv", []) if isinstance(job, dict) else []
+    check(code == 201 and argv[-5:] == ["--", "t", "-1", "-1", "-1"], "a compression of t: %d %r" % (code, argv))
+    srv.request("POST", "/api/jobs/%s/cancel" % sid, {})
+    srv.request("POST", "/api/jobs/%s/cancel" % job.get("id", ""), {})
 
 
 def jobs(srv):
@@ -214,6 +250,7 @@ def main():
             confinement(srv, root, outside)
             uploads(srv, root)
             jobs(srv)
+            field_names(srv)
             origin(srv)
         finally:
             srv.stop()

@@ -187,14 +187,78 @@ static void thresholds_by_name_and_units(void **state) {
     assert_int_equal(dctk_threshold_lookup(path, "q, x", "kg kg-1", &v), DCTK_OK);
     assert_true(v == 2e-3);
     assert_int_equal(dctk_threshold_lookup(path, "t", "F", &v), DCTK_ERR_NOT_FOUND);
+    /* GRIB's units through eccodes write the power as ** */
+    assert_int_equal(dctk_threshold_lookup(path, "q, x", "kg kg**-1", &v), DCTK_OK);
+    assert_int_equal(dctk_threshold_lookup(path, "q, x", "kg kg^-1", &v), DCTK_OK);
+    assert_int_equal(dctk_threshold_lookup(path, "q, x", "kg kg**-2", &v), DCTK_ERR_NOT_FOUND);
     unlink(path);
+}
+
+static double bound_of(json_t *list) {
+    double b = json_real_value(json_object_get(json_object_get(json_array_get(list, 0), "configuration"), "error_bound"));
+    json_decref(list);
+    return b;
+}
+
+/* After fixed-offset-scale an error bound follows the scale; elsewhere the
+ * space's entry is used as it is, and the fingerprint does not move. */
+static void errbound_after_scaling(void **state) {
+    (void)state;
+    dctk_space *sp = space_for(DCTK_FLOAT32, "none", "bitround,fixedoffsetscale", "sz,ebcc", true);
+    int fos[2] = {-1, -1}, nf = 0, br = -1;
+    for (int f = 0; f < sp->nfilt; f++) {
+        if (!strcmp(sp->filt[f].family, "fixedoffsetscale")) fos[nf++] = f;
+        else if (br < 0) br = f;
+    }
+    assert_int_equal(nf, 2);
+    for (int s = 0; s < sp->nser; s++) {
+        double raw = bound_of(json_incref(sp->ser[s].codecs));
+        assert_true(bound_of(dctk_space_serializer(sp, -1, s)) == raw);
+        assert_true(bound_of(dctk_space_serializer(sp, br, s)) == raw);
+        assert_true(fabs(bound_of(dctk_space_serializer(sp, fos[0], s)) - raw / 10) < 1e-12 * raw); /* std 10 */
+        assert_true(fabs(bound_of(dctk_space_serializer(sp, fos[1], s)) - raw / 60) < 1e-12 * raw); /* range 60 */
+        json_t *p = dctk_space_pipeline(sp, -1, fos[1], s); /* [filter, serializer] */
+        assert_true(fabs(bound_of(json_pack("[O]", json_array_get(p, 1))) - raw / 60) < 1e-12 * raw);
+        json_decref(p);
+    }
+    assert_null(dctk_space_serializer(sp, fos[0], -1));
+    dctk_space *again = space_for(DCTK_FLOAT32, "none", "bitround,fixedoffsetscale", "sz,ebcc", true);
+    assert_string_equal(sp->fingerprint, again->fingerprint);
+    dctk_space_free(sp), dctk_space_free(again);
+}
+
+static void count_result(void *user, const dctk_combo_result *r) {
+    (void)r;
+    (*(int *)user)++;
+}
+
+/* A stop already requested: no unit starts, no row is reported, and the sweep says it was interrupted. */
+static void sweep_stops_when_asked(void **state) {
+    (void)state;
+    dctk_space *sp = space_for(DCTK_FLOAT32, "zstd", "none", "none", true);
+    float sample[64];
+    for (int i = 0; i < 64; i++) sample[i] = (float)i;
+    size_t shape[1] = {64};
+    dctk_combo_result *res = calloc(dctk_space_ncombos(sp), sizeof *res);
+    volatile sig_atomic_t stop = 0;
+    int rows = 0;
+    dctk_sweep_opts o = {.threads = 2, .threshold = NAN, .on_result = count_result, .user = &rows, .stop = &stop};
+    assert_int_equal(dctk_sweep_run(sp, sample, 1, shape, &o, res), DCTK_OK);
+    assert_int_equal(rows, (int)dctk_space_ncombos(sp));
+    stop = SIGINT;
+    rows = 0;
+    assert_int_equal(dctk_sweep_run(sp, sample, 1, shape, &o, res), DCTK_ERR_INTERRUPTED);
+    assert_int_equal(rows, 0);
+    free(res);
+    dctk_space_free(sp);
 }
 
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(stats_skip_non_finite),     cmocka_unit_test(space_sizes),
         cmocka_unit_test(space_order_and_resolution), cmocka_unit_test(thresholds_by_name_and_units),
-        cmocka_unit_test(space_error_bounded),
+        cmocka_unit_test(space_error_bounded),       cmocka_unit_test(errbound_after_scaling),
+        cmocka_unit_test(sweep_stops_when_asked),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,96 @@
+/* merge_compressed_fields as a library call: repair what crashed writers
+ * left, make sure every field is in the store and every coordinate and CF
+ * bounds variable is stored losslessly, set the root attributes and
+ * consolidate the metadata. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "dctk/codec.h"
+#include "dctk/util.h"
+#include "dctk/write.h"
+#include "dctk/zarr.h"
+
+/* A coordinate, or the CF bounds of one (named by some variable's "bounds"):
+ * readers need these exact. */
+static bool is_axis(dctk_dataset *ds, const dctk_var *var) {
+    if (var->is_coord) return true;
+    for (size_t i = 0; i < dctk_dataset_nvars(ds); i++) {
+        const char *b = json_string_value(json_object_get(dctk_dataset_var(ds, i)->attrs, "bounds"));
+        if (b && !strcmp(b, var->name)) return true;
+    }
+    return false;
+}
+
+/* Whether the stored array at name has a pipeline that loses nothing; *there
+ * false when no array is stored under name. */
+static dctk_status stored_lossless(dctk_store *store, const char *name, bool *there, bool *lossless) {
+    dctk_zarr_node_info info;
+    *lossless = false;
+    DCTK_TRY(dctk_zarr_probe(store, name, &info, NULL));
+    *there = info.zarr_format && info.is_array;
+    if (!*there) return DCTK_OK;
+    dctk_zarr_array *a;
+    DCTK_TRY(dctk_zarr_open(store, name, &a));
+    dctk_pipeline *p;
+    dctk_status st = dctk_pipeline_from_json(dctk_zarr_get_meta(a)->codecs, &p);
+    *lossless = st == DCTK_OK;
+    for (int i = 0; st == DCTK_OK && i < p->n; i++) *lossless = *lossless && p->codecs[i]->vt->lossless;
+    if (st == DCTK_OK) dctk_pipeline_free(p);
+    dctk_zarr_close(a);
+    return st;
+}
+
+static dctk_status write_lossless(dctk_dataset *ds, size_t v, const char *store_path, int threads) {
+    const dctk_var *var = dctk_dataset_var(ds, v);
+    json_t *codecs = json_pack("[{s:s,s:{s:s}},{s:s,s:{s:i,s:b}}]", "name", "bytes", "configuration", "endian",
+                               "little", "name", "zstd", "configuration", "level", 5, "checksum", 0);
+    if (dctk_dtype_size(var->dtype) == 1) json_object_del(json_array_get(codecs, 0), "configuration");
+    dctk_write_opts o = {.store_path = store_path, .codecs = codecs, .inner_chunk_bytes = 16u << 20,
+                         .shard_bytes = 512u << 20, .threads = threads, .verify = true, .bound_l1 = NAN};
+    dctk_write_report r;
+    dctk_status st = dctk_write_field(ds, v, &o, &r);
+    json_decref(codecs);
+    return st;
+}
+
+/* Every field must be there; coordinates and bounds are (re)written exactly. */
+static dctk_status check_fields(dctk_dataset *ds, dctk_store *store, const char *store_path, int threads) {
+    char missing[1024] = "";
+    dctk_status st = DCTK_OK;
+    for (size_t v = 0; v < dctk_dataset_nvars(ds) && st == DCTK_OK; v++) {
+        const dctk_var *var = dctk_dataset_var(ds, v);
+        bool there = false, lossless = false, axis = is_axis(ds, var);
+        st = stored_lossless(store, var->name, &there, &lossless);
+        if (st != DCTK_OK || (there && (lossless || !axis))) continue;
+        if (!axis) {
+            size_t len = strlen(missing);
+            snprintf(missing + len, sizeof missing - len, "%s%s", len ? ", " : "", var->name);
+            continue;
+        }
+        if (there)
+            dctk_log(DCTK_LOG_WARN, "%s: '%s' is a coordinate or bounds variable stored with a lossy pipeline: "
+                     "rewriting it losslessly", store_path, var->name);
+        st = write_lossless(ds, v, store_path, threads);
+    }
+    if (st == DCTK_OK && missing[0])
+        st = DCTK_FAIL(DCTK_ERR_NOT_FOUND, "%s lacks the fields %s: compress them first (compress_with_optimal)",
+                       store_path, missing);
+    return st;
+}
+
+dctk_status dctk_merge_fields(dctk_dataset *ds, const char *store_path, int threads) {
+    dctk_store *store;
+    DCTK_TRY(dctk_store_dir_open(store_path, false, &store));
+    dctk_zarr_repair_report rep;
+    dctk_status st = dctk_zarr_repair(store, &rep);
+    if (st == DCTK_OK && (rep.restored || rep.removed || rep.temps))
+        dctk_log(DCTK_LOG_INFO, "%s: cleaned what interrupted writers left: %zu unfinished arrays removed, %zu "
+                 "earlier copies restored, %zu temporary files removed", store_path, rep.removed, rep.restored,
+                 rep.temps);
+    if (st == DCTK_OK) st = check_fields(ds, store, store_path, threads);
+    if (st == DCTK_OK) st = dctk_zarr_group_set_attrs(store, "", dctk_dataset_attrs(ds));
+    if (st == DCTK_OK) st = dctk_zarr_consolidate(store);
+    dctk_store_close(store);
+    return st;
+}

@@ -1,0 +1,318 @@
+/* Staged writes: how an array replaces another without ever destroying it.
+ *
+ * Writing the array at PATH (folder P, name N) goes through these steps; the
+ * names below are the only ones the protocol uses, all in P:
+ *
+ *   .N.lock                   the writer lock of PATH
+ *   .N.stage.HOST.PID.RAND    the array being written, owned by one writer
+ *   .N.old.HOST.PID.RAND      the previous copy, moved aside during the swap
+ *   .N.partial                the staging name of earlier versions (cleaned)
+ *
+ * 1. Lock. The writer takes .N.lock without waiting (the store's trylock:
+ *    flock(2) on a file that records "pid@host writing"). Another live writer
+ *    of PATH gets DCTK_ERR_BUSY naming the holder; a merge repairing PATH
+ *    holds the lock only for a moment and is waited for. The kernel drops the lock of a
+ *    process that dies, so whatever a crashed writer left is recognised as
+ *    dead by anyone who can take the lock: no live writer owns a .N.* name
+ *    without holding it.
+ * 2. Repair, under the lock. A stage (or .N.partial) is an unfinished write:
+ *    removed. An aside copy with no N beside it is a swap cut between its two
+ *    renames: it is renamed back to N, the previous copy, which was complete.
+ *    An aside copy beside N is a swap that finished: removed.
+ * 3. Stage. The array is created and written under .N.stage.HOST.PID.RAND.
+ * 4. Sync and verify. The stage is flushed to disk (so a full disk shows up
+ *    now), then the caller reads it back and checks it. N has not been touched:
+ *    a failure removes the stage and leaves N bit for bit.
+ * 5. Swap. Where the file system exchanges two names in one step
+ *    (renameat2 RENAME_EXCHANGE), the stage and N swap: N is never absent,
+ *    and the stage name then holds the previous copy, removed after the
+ *    folder is synced. Elsewhere N is renamed to .N.old.*, the stage renamed
+ *    to N, the folder synced, the aside copy removed. A crash at any point
+ *    leaves N complete (old or new), or the aside copy that step 2 puts back.
+ *    A root group that carries consolidated metadata then gets it refreshed,
+ *    so it does not go on describing the array that was replaced.
+ * 6. Unlock: the lock file is removed while still held.
+ *
+ * Readers never see a stage: the hierarchy walk skips these names, so the
+ * consolidated metadata never lists one. dctk_zarr_repair (merge) runs step 2
+ * for every path whose lock it can take, and removes the temporary files
+ * (KEY.tmp.PID.SEQ) that dead processes left at the root. */
+#include <stdio.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "zarr_internal.h"
+
+struct dctk_zarr_stage {
+    dctk_store *s;
+    void *lock;
+    char *parent, *base, *path, *stage;
+    bool synced, committed;
+};
+
+/* What a lock's holder records after its "pid@host". */
+#define WHAT_WRITE "writing"
+#define WHAT_REPAIR "repairing"
+
+typedef enum { PRIV_NONE, PRIV_STAGE, PRIV_OLD, PRIV_LOCK, PRIV_PARTIAL } priv_kind;
+
+static bool ends_with(const char *s, const char *tail) {
+    size_t a = strlen(s), b = strlen(tail);
+    return a > b && !strcmp(s + a - b, tail);
+}
+
+/* The last occurrence of needle in s, or NULL. */
+static const char *last_of(const char *s, const char *needle) {
+    const char *hit = NULL;
+    for (const char *p = s; (p = strstr(p, needle)); p++) hit = p;
+    return hit;
+}
+
+/* What a private name is, and the name of the array it belongs to (base,
+ * cap bytes; may be NULL). */
+static priv_kind private_kind(const char *name, char *base, size_t cap) {
+    if (name[0] != '.') return PRIV_NONE;
+    const char *stage = last_of(name, ".stage."), *old = last_of(name, ".old."), *end = NULL;
+    priv_kind k = PRIV_NONE;
+    if (stage && stage > name) k = PRIV_STAGE, end = stage;
+    else if (old && old > name) k = PRIV_OLD, end = old;
+    else if (ends_with(name, ".lock")) k = PRIV_LOCK, end = name + strlen(name) - 5;
+    else if (ends_with(name, ".partial")) k = PRIV_PARTIAL, end = name + strlen(name) - 8;
+    if (k != PRIV_NONE && end <= name + 1) k = PRIV_NONE;
+    if (k != PRIV_NONE && base) snprintf(base, cap, "%.*s", (int)(end - name - 1), name + 1);
+    return k;
+}
+
+bool zarr_is_private_name(const char *name) { return private_kind(name, NULL, 0) != PRIV_NONE; }
+
+/* "HOST.PID.RAND": unique to this writer, host cut at its first dot so names
+ * parse back. */
+static void writer_token(char *buf, size_t cap) {
+    char host[64] = "";
+    gethostname(host, sizeof host - 1);
+    host[strcspn(host, ".")] = '\0';
+    for (char *c = host; *c; c++)
+        if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '-')) *c = '-';
+    uint32_t r = 0;
+    if (getrandom(&r, sizeof r, GRND_NONBLOCK) != (ssize_t)sizeof r) r = (uint32_t)dctk_now() ^ (uint32_t)getpid() << 16;
+    snprintf(buf, cap, "%s.%ld.%08x", host[0] ? host : "host", (long)getpid(), r);
+}
+
+/* parent/.base + suffix (suffix starts with '.'). */
+static char *private_path(const char *parent, const char *base, const char *suffix) {
+    size_t n = strlen(base) + strlen(suffix) + 2;
+    char *name = malloc(n);
+    if (!name) return NULL;
+    snprintf(name, n, ".%s%s", base, suffix);
+    char *p = zarr_join(parent, name);
+    free(name);
+    return p;
+}
+
+/* Put back an aside copy when path has no node: the swap was cut between its renames. */
+static dctk_status restore_or_drop(dctk_store *s, const char *path, const char *aside, dctk_zarr_repair_report *r) {
+    dctk_zarr_node_info info;
+    DCTK_TRY(dctk_zarr_probe(s, path, &info, NULL));
+    if (info.zarr_format) {
+        r->removed++;
+        return dctk_store_delete_tree(s, aside);
+    }
+    DCTK_TRY(dctk_store_delete_tree(s, path)); /* a folder without metadata is no array */
+    DCTK_TRY(dctk_store_rename(s, aside, path));
+    dctk_log(DCTK_LOG_WARN, "%s: a writer died while replacing it: its previous copy is back", path);
+    r->restored++;
+    return DCTK_OK;
+}
+
+/* Step 2 for parent/base, the caller holding its lock. */
+static dctk_status repair_locked(dctk_store *s, const char *parent, const char *base, dctk_zarr_repair_report *r) {
+    char **names = NULL, owner[1024];
+    size_t n = 0;
+    DCTK_TRY(zarr_list_names(s, parent, true, &names, &n));
+    char *path = zarr_join(parent, base);
+    dctk_status st = path ? DCTK_OK : DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; i < n && st == DCTK_OK; i++) {
+        priv_kind k = private_kind(names[i], owner, sizeof owner);
+        if (k == PRIV_NONE || k == PRIV_LOCK || strcmp(owner, base)) continue;
+        char *p = zarr_join(parent, names[i]);
+        if (!p) st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+        else if (k == PRIV_OLD) st = restore_or_drop(s, path, p, r);
+        else {
+            st = dctk_store_delete_tree(s, p);
+            r->removed++;
+        }
+        free(p);
+    }
+    free(path);
+    zarr_names_free(names, n);
+    return st;
+}
+
+static dctk_status busy(const char *path, const char *owner) {
+    return DCTK_FAIL(DCTK_ERR_BUSY, "'%s' is being written by another process (%.*s): try again once it has finished",
+                     path, owner[0] ? (int)strcspn(owner, " ") : 11, owner[0] ? owner : "pid unknown");
+}
+
+/* A writer's lock: a repair (merge) holds it only for a moment, and a taker
+ * that has not yet recorded itself is about to, so those are waited for (up
+ * to 5 s); another writer is not. */
+static dctk_status take_lock(dctk_store *s, const char *lock, void **h, char *owner, size_t cap) {
+    for (int i = 0; i < 250; i++) {
+        DCTK_TRY(s->vt->trylock(s, lock, WHAT_WRITE, h, owner, cap));
+        if (*h || (owner[0] && !strstr(owner, WHAT_REPAIR))) return DCTK_OK;
+        struct timespec ts = {0, 20 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    return DCTK_OK;
+}
+
+static dctk_status split_path(dctk_zarr_stage *g, const char *path) {
+    const char *slash = strrchr(path, '/');
+    g->path = strdup(path);
+    g->parent = strndup(path, slash ? (size_t)(slash - path) : 0);
+    g->base = strdup(slash ? slash + 1 : path);
+    if (!g->path || !g->parent || !g->base) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (!g->base[0] || g->base[0] == '.')
+        return DCTK_FAIL(DCTK_ERR_ARG, "'%s': an array name must not be empty or start with '.'", path);
+    return DCTK_OK;
+}
+
+dctk_status dctk_zarr_stage_begin(dctk_store *s, const char *path, dctk_zarr_stage **out) {
+    *out = NULL;
+    dctk_zarr_stage *g = calloc(1, sizeof *g);
+    if (!g) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    g->s = s;
+    char owner[256] = "", token[128], suffix[160];
+    dctk_status st = split_path(g, path);
+    char *lock = st == DCTK_OK ? private_path(g->parent, g->base, ".lock") : NULL;
+    if (st == DCTK_OK && !lock) st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (st == DCTK_OK) st = take_lock(s, lock, &g->lock, owner, sizeof owner);
+    if (st == DCTK_OK && !g->lock) st = busy(path, owner);
+    free(lock);
+    dctk_zarr_repair_report r = {0};
+    if (st == DCTK_OK) st = repair_locked(s, g->parent, g->base, &r);
+    writer_token(token, sizeof token);
+    snprintf(suffix, sizeof suffix, ".stage.%s", token);
+    if (st == DCTK_OK && !(g->stage = private_path(g->parent, g->base, suffix)))
+        st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (st != DCTK_OK) {
+        g->committed = true; /* nothing staged to remove */
+        dctk_zarr_stage_end(g);
+        return st;
+    }
+    *out = g;
+    return DCTK_OK;
+}
+
+const char *dctk_zarr_stage_path(const dctk_zarr_stage *g) { return g->stage; }
+
+dctk_status dctk_zarr_stage_sync(dctk_zarr_stage *g) {
+    DCTK_TRY(dctk_store_sync(g->s, g->stage, true));
+    g->synced = true;
+    return DCTK_OK;
+}
+
+/* The swap without an exchange: the previous copy goes aside, the stage in. */
+static dctk_status swap_via_aside(dctk_zarr_stage *g, char **aside) {
+    char token[128], suffix[160];
+    writer_token(token, sizeof token);
+    snprintf(suffix, sizeof suffix, ".old.%s", token);
+    if (!(*aside = private_path(g->parent, g->base, suffix))) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    dctk_status st = dctk_store_rename(g->s, g->path, *aside);
+    bool moved = st == DCTK_OK;
+    if (st == DCTK_ERR_NOT_FOUND) dctk_clear_detail(), st = DCTK_OK; /* nothing there before */
+    if (st == DCTK_OK) st = dctk_store_rename(g->s, g->stage, g->path);
+    if (st != DCTK_OK && moved) dctk_store_rename(g->s, *aside, g->path); /* the previous copy goes back */
+    if (!moved) free(*aside), *aside = NULL;
+    return st;
+}
+
+/* Swap the stage in; *old names what holds the previous copy now (NULL: none). */
+static dctk_status swap_in(dctk_zarr_stage *g, char **old) {
+    *old = NULL;
+    dctk_status st = g->s->vt->exchange ? g->s->vt->exchange(g->s, g->stage, g->path) : DCTK_ERR_UNSUPPORTED;
+    if (st == DCTK_OK) return (*old = strdup(g->stage)) ? DCTK_OK : DCTK_ERR_NOMEM; /* the stage holds the old copy */
+    if (st != DCTK_ERR_UNSUPPORTED && st != DCTK_ERR_NOT_FOUND) return st;
+    dctk_clear_detail();
+    return swap_via_aside(g, old);
+}
+
+dctk_status dctk_zarr_stage_commit(dctk_zarr_stage *g) {
+    if (!g->synced) DCTK_TRY(dctk_zarr_stage_sync(g));
+    char *old = NULL;
+    dctk_status st = swap_in(g, &old);
+    if (st != DCTK_OK) {
+        free(old);
+        return st;
+    }
+    /* The new array has the name: what follows only tidies up, and a failure
+     * there is a warning (a later writer or merge finishes the job). */
+    g->committed = true;
+    if (dctk_store_sync(g->s, g->parent, false) != DCTK_OK ||
+        (old && dctk_store_delete_tree(g->s, old) != DCTK_OK) || zarr_refresh_consolidated(g->s) != DCTK_OK)
+        dctk_log(DCTK_LOG_WARN, "%s: written, but tidying up after it failed: %s", g->path, dctk_detail());
+    free(old);
+    return DCTK_OK;
+}
+
+void dctk_zarr_stage_end(dctk_zarr_stage *g) {
+    if (!g) return;
+    char detail[1024];
+    snprintf(detail, sizeof detail, "%s", dctk_detail()); /* cleaning up must not hide why */
+    if (!g->committed && g->stage) dctk_store_delete_tree(g->s, g->stage);
+    if (g->lock) g->s->vt->unlock(g->s, g->lock);
+    dctk_set_detail("%s", detail);
+    free(g->parent);
+    free(g->base);
+    free(g->path);
+    free(g->stage);
+    free(g);
+}
+
+/* Distinct array names among the private names of the root. */
+static dctk_status private_bases(char **names, size_t n, char ***bases, size_t *nb) {
+    *bases = calloc(n ? n : 1, sizeof **bases);
+    *nb = 0;
+    if (!*bases) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    char base[1024];
+    for (size_t i = 0; i < n; i++) {
+        if (private_kind(names[i], base, sizeof base) == PRIV_NONE) continue;
+        bool seen = false;
+        for (size_t k = 0; k < *nb && !seen; k++) seen = !strcmp((*bases)[k], base);
+        if (seen) continue;
+        if (!((*bases)[*nb] = strdup(base))) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+        (*nb)++;
+    }
+    return DCTK_OK;
+}
+
+static dctk_status repair_one(dctk_store *s, const char *base, dctk_zarr_repair_report *r) {
+    char *lock = private_path("", base, ".lock");
+    if (!lock) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    void *h = NULL;
+    char owner[256] = "";
+    dctk_status st = s->vt->trylock(s, lock, WHAT_REPAIR, &h, owner, sizeof owner);
+    free(lock);
+    if (st == DCTK_OK && !h) {
+        dctk_log(DCTK_LOG_INFO, "'%s' is being written by another process (%s): left alone", base, owner);
+        r->busy++;
+    }
+    if (st == DCTK_OK && h) st = repair_locked(s, "", base, r);
+    s->vt->unlock(s, h);
+    return st;
+}
+
+dctk_status dctk_zarr_repair(dctk_store *s, dctk_zarr_repair_report *report) {
+    dctk_zarr_repair_report r = {0};
+    char **names = NULL, **bases = NULL;
+    size_t n = 0, nb = 0;
+    DCTK_TRY(zarr_list_names(s, "", true, &names, &n));
+    dctk_status st = private_bases(names, n, &bases, &nb);
+    for (size_t i = 0; i < nb && st == DCTK_OK; i++) st = repair_one(s, bases[i], &r);
+    if (st == DCTK_OK && s->vt->purge) st = s->vt->purge(s, "", &r.temps);
+    zarr_names_free(bases, nb);
+    zarr_names_free(names, n);
+    if (report) *report = r;
+    return st;
+}

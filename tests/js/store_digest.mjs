@@ -1,0 +1,44 @@
+// zarrita (an independent Zarr v3 reader) opens a store through the
+// consolidated metadata of its root group, as xarray and zarr-python users
+// do, reads every array listed there in full, and prints one JSON object:
+// {"listed": [names], "arrays": {name: {"sha256": digest of the C-order
+// little-endian values} | {"error": message}}}. The Python tests compare the
+// digests with those of the values they expect.
+//   node store_digest.mjs STORE
+import * as crypto from "node:crypto";
+import FileSystemStore from "@zarrita/storage/fs";
+import * as zarr from "zarrita";
+
+// zarr.get returns a strided view: gather it in C order.
+function toC(chunk) {
+  const { data, shape, stride } = chunk;
+  const n = shape.reduce((a, b) => a * b, 1);
+  const out = new data.constructor(n);
+  const idx = new Array(shape.length).fill(0);
+  for (let i = 0; i < n; i++) {
+    let off = 0;
+    for (let d = 0; d < shape.length; d++) off += idx[d] * stride[d];
+    out[i] = data[off];
+    for (let d = shape.length - 1; d >= 0 && ++idx[d] === shape[d]; d--) idx[d] = 0;
+  }
+  return out;
+}
+
+const result = { listed: [], arrays: {} };
+try {
+  const store = await zarr.withConsolidatedMetadata(new FileSystemStore(process.argv[2]), { format: "v3" });
+  result.listed = store.contents().filter((c) => c.kind === "array").map((c) => c.path.replace(/^\//, "")).sort();
+  for (const name of result.listed) {
+    try {
+      const arr = await zarr.open.v3(zarr.root(store).resolve(name), { kind: "array" });
+      const got = toC(await zarr.get(arr));
+      const bytes = Buffer.from(got.buffer, got.byteOffset, got.byteLength);
+      result.arrays[name] = { sha256: crypto.createHash("sha256").update(bytes).digest("hex") };
+    } catch (e) {
+      result.arrays[name] = { error: String(e && e.message ? e.message : e) };
+    }
+  }
+} catch (e) {
+  result.error = String(e && e.message ? e.message : e);
+}
+console.log(JSON.stringify(result));

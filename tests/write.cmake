@@ -1,0 +1,9 @@
+# Store safety (issue 22, findings 1-4): concurrent writers of one field, a
+# failed verification, killed writers and merges, lossy coordinates; and the
+# crash-consistency loop. The stores are read back by zarrita.
+dctk_script_test(store_safety ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_store_safety.py)
+dctk_script_test(store_crash ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_store_crash.py)
+set_tests_properties(store_safety store_crash PROPERTIES TIMEOUT 180)
+
+# The write path as a library call: verify before replace, plugged-in gates, merge of a lossy coordinate.
+dctk_unit_test(test_write unit/test_write.c)
