@@ -1,11 +1,15 @@
-/* A growable byte buffer owned by the caller.
+/* A byte buffer: either owned and growable, or a view that cannot grow.
  *
  * Codecs write their output into a dctk_buf the caller owns and reuses across
  * chunks; a codec grows it only when the caller's capacity is short (a
- * bytes->bytes decode rarely knows its output size in advance). */
+ * bytes->bytes decode rarely knows its output size in advance). A view
+ * (dctk_buf_view) lends a codec a window of memory the caller owns, e.g. the
+ * free tail of a shard after a codec's bound: it is never reallocated or
+ * freed, and writing past its capacity fails instead. */
 #ifndef DCTK_BUF_H
 #define DCTK_BUF_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -19,11 +23,16 @@ typedef struct dctk_buf {
     uint8_t *data;
     size_t size; /* bytes in use */
     size_t cap;  /* bytes allocated */
+    bool view;   /* borrowed memory: never grown or freed */
 } dctk_buf;
 
-#define DCTK_BUF_INIT {NULL, 0, 0}
+#define DCTK_BUF_INIT {NULL, 0, 0, false}
 
-/* Make cap >= n (contents kept). */
+/* A view of cap bytes at p, empty. */
+dctk_buf dctk_buf_view(void *p, size_t cap);
+
+/* Make cap >= n (contents kept). A view that is too small fails with
+ * DCTK_ERR_INTERNAL: whoever sized it (a codec's bound) was wrong. */
 dctk_status dctk_buf_reserve(dctk_buf *b, size_t n);
 /* Set size to n, growing as needed (new bytes uninitialised). */
 dctk_status dctk_buf_resize(dctk_buf *b, size_t n);

@@ -7,7 +7,20 @@
  * key what zarr-python / numcodecs write (DESIGN.md section 7).
  *
  * Thread safety: instances are immutable after creation and may be shared by
- * threads; everything mutable lives in a dctk_codec_ctx, one per thread. */
+ * threads; everything mutable lives in a dctk_codec_ctx, one per thread.
+ *
+ * The contract every codec keeps (tests/unit/test_codec_conformance.c and
+ * test_codec_alloc.c check it for every registered type):
+ * - Output goes into a dctk_buf: an owned buffer the codec may grow, or a
+ *   view (dctk_buf_view) of at least bound() bytes that it never grows; a
+ *   codec that would need more fails instead of reallocating the caller's
+ *   memory.
+ * - A context is required: the entry points refuse NULL with DCTK_ERR_ARG.
+ * - Input a decoder cannot use (corrupt, truncated, not made for this chunk)
+ *   is DCTK_ERR_CORRUPT with a detail naming the codec, never an
+ *   out-of-bounds read.
+ * - The codec's own memory comes from dctk_malloc & co. (dctk/alloc.h); a
+ *   failed allocation is DCTK_ERR_NOMEM and leaves nothing allocated. */
 #ifndef DCTK_CODEC_H
 #define DCTK_CODEC_H
 
@@ -43,6 +56,49 @@ typedef struct dctk_codec dctk_codec;
 /* Per-thread scratch and library contexts (zstd, ...). */
 typedef struct dctk_codec_ctx dctk_codec_ctx;
 
+/* Which readers decode a codec. A pipeline is as portable as its least
+ * portable codec. */
+typedef enum dctk_codec_portability {
+    DCTK_PORT_CORE = 0,      /* every Zarr v3 implementation: bytes, transpose, gzip, zstd, blosc, crc32c */
+    DCTK_PORT_NUMCODECS = 1, /* zarr-python + numcodecs: numcodecs.* (zfpy, pcodec, shuffle, ...) */
+    DCTK_PORT_PLUGIN = 2,    /* a separately installed numcodecs package: any-numcodecs.* */
+    DCTK_PORT_DCTK = 3       /* only this program: dctk.* */
+} dctk_codec_portability;
+
+/* A per-thread state a codec family keeps in the dctk_codec_ctx (a zstd
+ * context, ...): created on the first call that needs it, freed with the
+ * context. Families that share a library state share one type. */
+typedef struct dctk_codec_ctx_type {
+    const char *name;
+    void *(*create)(void);    /* NULL when out of memory */
+    void (*destroy)(void *s); /* accepts NULL */
+} dctk_codec_ctx_type;
+
+/* What a family's grid hook sees: the field's dtype and the statistics of the
+ * finite sample values (NaN when there are none). */
+typedef struct dctk_grid_in {
+    dctk_dtype dtype;
+    double mean, std, min, max, absq01; /* absq01: the 1 % quantile of |x| */
+    /* Second round of the compressors: emit the members again preceded by a
+     * whole-chunk byte shuffle, or nothing when that makes no sense. */
+    bool after_shuffle;
+} dctk_grid_in;
+
+/* Where a grid hook puts its members, in order: `codecs` is a JSON list of
+ * codec objects (stolen, also on failure; NULL means out of memory), `lossy`
+ * whether the member loses data (dropped by --without-lossy). */
+typedef struct dctk_grid_sink {
+    dctk_status (*emit)(void *user, json_t *codecs, bool lossy);
+    void *user;
+} dctk_grid_sink;
+
+/* A valid configuration of a codec with the dtype it is made for: the
+ * conformance test and the fuzz table run every example of every type. */
+typedef struct dctk_codec_example {
+    const char *dtype; /* numpy name: "float32", "int16", ... */
+    const char *json;  /* the full codec object */
+} dctk_codec_example;
+
 typedef struct dctk_codec_vt {
     const char *name;  /* Zarr v3 name written into zarr.json */
     const char *rs_id; /* for "any-numcodecs.array-array": the numcodecs-rs id; else NULL */
@@ -57,12 +113,13 @@ typedef struct dctk_codec_vt {
      * NULL means the output spec equals the input spec. */
     dctk_status (*out_spec)(const dctk_codec *c, const dctk_chunk_spec *in, dctk_chunk_spec *out);
     /* Encode n bytes at src, whose array is described by `in`, into dst
-     * (dst->size set; grown as needed). */
+     * (dst->size set; an owned dst grown as needed, a view never). */
     dctk_status (*encode)(const dctk_codec *c, dctk_codec_ctx *ctx, const dctk_chunk_spec *in,
                           const void *src, size_t n, dctk_buf *dst);
     /* Inverse of encode, with the same `in` as encode got. For AA and AB the
-     * output is exactly dctk_spec_nbytes(in) bytes. Corrupt or truncated input
-     * returns DCTK_ERR_CODEC (or DCTK_ERR_CORRUPT), never reads out of bounds. */
+     * output is exactly dctk_spec_nbytes(in) bytes. Input it cannot decode
+     * (corrupt, truncated, or not made for this chunk) is DCTK_ERR_CORRUPT at
+     * every entry point, and is never read out of bounds. */
     dctk_status (*decode)(const dctk_codec *c, dctk_codec_ctx *ctx, const dctk_chunk_spec *in,
                           const void *src, size_t n, dctk_buf *dst);
     /* True when decode(encode(x)) == x bit for bit for every x. */
@@ -71,6 +128,27 @@ typedef struct dctk_codec_vt {
      * worst-case output), so a caller may let it write into the free tail of
      * a larger buffer. NULL when unknown. */
     size_t (*bound)(const dctk_codec *c, const dctk_chunk_spec *in, size_t n);
+
+    /* --- the family's descriptor: everything else derives from it -------- */
+    /* The class name of --compressor-class & co. (category = kind); NULL when
+     * the codec space never proposes this type on its own. */
+    const char *family;
+    const char *family_alias; /* another accepted spelling, or NULL */
+    dctk_codec_portability portability;
+    /* Every NaN comes back NaN and every +-Inf the same infinity, at the same
+     * places, for every configuration (the conformance test checks it). */
+    bool nan_exact;
+    /* The per-thread state the family needs (NULL: none). */
+    const dctk_codec_ctx_type *ctx_type;
+    /* Emit the family's members of the codec space (NULL: none). */
+    dctk_status (*grid)(const dctk_grid_in *in, const dctk_grid_sink *sink);
+    /* Bytes->bytes only: adjust a member of the space (a codec object,
+     * edited in place) to the element size es of the bytes it will see (0:
+     * the array's own, as in the member); false when the codec is then the
+     * identity and is left out. NULL: nothing to adjust. */
+    bool (*resolve)(json_t *codec, size_t es);
+    /* Valid configurations, ended by {NULL, NULL}. */
+    const dctk_codec_example *examples;
 } dctk_codec_vt;
 
 struct dctk_codec {
@@ -81,8 +159,12 @@ dctk_codec_ctx *dctk_codec_ctx_new(void);
 void dctk_codec_ctx_free(dctk_codec_ctx *ctx); /* accepts NULL */
 
 /* --- registry ----------------------------------------------------------- */
-/* All registered codec types, NULL-terminated. */
+/* All registered codec types, NULL-terminated, in the order the codec space
+ * lists their families. */
 const dctk_codec_vt *const *dctk_codec_types(void);
+/* The registered type a codec object names (by name, and by configuration
+ * "id" for any-numcodecs.*), or NULL. */
+const dctk_codec_vt *dctk_codec_type_of(const json_t *obj);
 /* Build from a full codec object {"name":..., "configuration":...}. An unknown
  * name is DCTK_ERR_NOT_FOUND naming the codec. */
 dctk_status dctk_codec_from_json(const json_t *obj, dctk_codec **out);

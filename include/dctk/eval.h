@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "dctk/array.h"
+#include "dctk/codec.h"
 #include "dctk/dataset.h"
 #include "dctk/status.h"
 
@@ -147,12 +148,19 @@ double dctk_norms_linf(const dctk_norms *a);
 
 /* --- codec space ------------------------------------------------------------ */
 
+/* Each class is NULL or "all", "none", a family of the registry's codec
+ * types of that category (dctk_space_class_list), or a comma-separated list. */
 typedef struct dctk_space_opts {
-    const char *compressor_class; /* NULL or "all", "none", or a family: blosc lz4 zstd zlib gzip bz2 lzma */
-    const char *filter_class;     /* NULL or "all", "none", delta bitround quantize asinh fixedoffsetscale */
-    const char *serializer_class; /* NULL or "all", "none", zfpy (alias zfp), sz, ebcc */
+    const char *compressor_class;
+    const char *filter_class;
+    const char *serializer_class;
     bool with_lossy;
 } dctk_space_opts;
+
+/* The families of codec kind k (DCTK_CODEC_BB compressors, _AA filters, _AB
+ * serializers), space-separated in the space's order, into buf (snprintf
+ * rules: the length it needs is returned). */
+size_t dctk_space_class_list(dctk_codec_kind k, char *buf, size_t cap);
 
 typedef struct dctk_space_entry {
     json_t *codecs;     /* a list of codec objects (compressors may be two: shuffle + compressor) */

@@ -45,6 +45,10 @@ void dctk_clear_detail(void);
 /* Record the detail and yield the status: `return DCTK_FAIL(DCTK_ERR_ARG, "bad %s", x);` */
 #define DCTK_FAIL(st, ...) (dctk_set_detail(__VA_ARGS__), (st))
 
+/* The one out-of-memory failure, where nothing more useful can be said:
+ * `if (!p) return DCTK_NOMEM();` */
+#define DCTK_NOMEM() DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory")
+
 /* Return the status of expr when it is not DCTK_OK. */
 #define DCTK_TRY(expr)                          \
     do {                                        \

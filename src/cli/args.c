@@ -5,7 +5,25 @@
 #include <string.h>
 
 #include "cli.h"
+#include "dctk/eval.h"
 #include "dctk/util.h"
+
+const char *cli_opt_help(const cli_opt *o, char *buf, size_t cap) {
+    static const struct {
+        const char *key;
+        dctk_codec_kind kind;
+    } lists[] = {{"{compressors}", DCTK_CODEC_BB}, {"{filters}", DCTK_CODEC_AA}, {"{serializers}", DCTK_CODEC_AB}};
+    const char *h = o->help ? o->help : "";
+    for (size_t i = 0; i < sizeof lists / sizeof lists[0]; i++) {
+        const char *at = strstr(h, lists[i].key);
+        if (!at) continue;
+        char fams[256];
+        dctk_space_class_list(lists[i].kind, fams, sizeof fams);
+        snprintf(buf, cap, "%.*s%s%s", (int)(at - h), h, fams, at + strlen(lists[i].key));
+        return buf;
+    }
+    return h;
+}
 
 void cli_print_help(const cli_cmd *cmd) {
     printf("usage: dc_toolkit %s %s\n\n%s\n", cmd->name, cmd->usage, cmd->help);
@@ -15,7 +33,8 @@ void cli_print_help(const cli_cmd *cmd) {
         if (o->type == OPT_BOOL && o->neg) snprintf(left, sizeof left, "%s/%s", o->name, o->neg);
         else if (o->type == OPT_BOOL) snprintf(left, sizeof left, "%s", o->name);
         else snprintf(left, sizeof left, "%s %s", o->name, o->metavar ? o->metavar : "VALUE");
-        printf("  %-34s %s\n", left, o->help);
+        char help[512];
+        printf("  %-34s %s\n", left, cli_opt_help(o, help, sizeof help));
     }
     printf("  %-34s %s\n", "--help", "show this help and exit");
 }

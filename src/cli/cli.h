@@ -43,6 +43,11 @@ int cli_parse(const cli_cmd *cmd, int argc, char **argv, const char **pos, int m
 /* Print "dc_toolkit CMD: <detail or strerror>" to stderr and return the exit code for st. */
 int cli_fail(const char *cmd, dctk_status st);
 
+/* The help line of an option, with {compressors}, {filters} and
+ * {serializers} replaced by the families the codec registry has (buf holds
+ * the result when a replacement was made). */
+const char *cli_opt_help(const cli_opt *o, char *buf, size_t cap);
+
 /* Catch SIGINT and SIGTERM (interrupt.c): the returned flag becomes the
  * signal's number on the first one, for dctk_evaluate_opts.stop; a second
  * signal ends the process. Release restores the default actions and says

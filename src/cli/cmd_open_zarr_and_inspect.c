@@ -128,9 +128,9 @@ static int visit(const char *path, const json_t *meta, bool is_array, void *user
 
 static dctk_status print_tree(inspector *in) {
     printf("tree:\n  /%s\n", in->root_array ? "  (array)" : "");
-    if (in->root_array) return visit("", NULL, true, in) ? DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory") : DCTK_OK;
+    if (in->root_array) return visit("", NULL, true, in) ? DCTK_NOMEM() : DCTK_OK;
     dctk_status st = dctk_zarr_walk(in->store, visit, in);
-    if (st == DCTK_OK && in->nomem) st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (st == DCTK_OK && in->nomem) st = DCTK_NOMEM();
     return st;
 }
 

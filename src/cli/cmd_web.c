@@ -67,14 +67,21 @@ const cli_cmd cmd_run_web_ui_vcluster = {
 static dctk_web_flag *flags_of(const cli_cmd *cmd, const char *const *skip) {
     size_t n = 0;
     for (const cli_opt *o = cmd->opts; o->name; o++) n++;
-    dctk_web_flag *f = calloc(n + 1, sizeof *f);
+    /* one block: the flags, then their help lines with the codec families
+     * filled in (cli_opt_help), so that one free() releases both */
+    enum { HELP_MAX = 512 };
+    dctk_web_flag *f = calloc(1, (n + 1) * sizeof *f + n * HELP_MAX);
     if (!f) return NULL;
+    char *help = (char *)(f + n + 1);
     size_t m = 0;
     for (const cli_opt *o = cmd->opts; o->name; o++) {
         bool skipped = false;
         for (const char *const *s = skip; *s; s++) skipped = skipped || strcmp(*s, o->name) == 0;
-        if (!skipped)
-            f[m++] = (dctk_web_flag){o->name, o->neg, o->type == OPT_BOOL, o->metavar, o->help};
+        if (skipped) continue;
+        char *h = help + m * HELP_MAX;
+        const char *t = cli_opt_help(o, h, HELP_MAX);
+        if (t != h) snprintf(h, HELP_MAX, "%s", t);
+        f[m++] = (dctk_web_flag){o->name, o->neg, o->type == OPT_BOOL, o->metavar, h};
     }
     return f;
 }

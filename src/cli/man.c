@@ -75,7 +75,8 @@ static void roff_option(FILE *f, const cli_opt *o) {
         fputs("\\fR", f);
     }
     fputc('\n', f);
-    roff_paragraph(f, o->help ? o->help : "");
+    char help[512];
+    roff_paragraph(f, cli_opt_help(o, help, sizeof help));
 }
 
 int cli_print_man(FILE *f, const cli_cmd *const *table, size_t n) {

@@ -24,18 +24,19 @@ typedef struct sweep_cli {
 } sweep_cli;
 
 /* The flags that decide the codec space and the sample: shared by every
- * command that names combos by index. */
+ * command that names combos by index. The class flags' help names no
+ * family: cli_opt_help fills {compressors} & co. from the codec registry. */
 #define SPACE_CLI_OPTS(o)                                                                                          \
     {"--eval-data-size-limit", NULL, OPT_SIZE, &(o).size_limit, "SIZE",                                            \
      "largest sample to evaluate, e.g. 500MB, 2GiB (default 5GB)"},                                               \
     {"--inner-chunk-mib", NULL, OPT_REAL, &(o).inner_chunk_mib, "MIB",                                              \
      "inner chunk size the store will use; the sample is evaluated in such chunks (default 16)"},                \
     {"--compressor-class", NULL, OPT_STR, &(o).comp_class, "C",                                                    \
-     "all, none, or one of blosc lz4 zstd zlib gzip bz2 lzma (default all)"},                                     \
+     "all, none, or one of {compressors} (default all)"},                                     \
     {"--filter-class", NULL, OPT_STR, &(o).filt_class, "F",                                                        \
-     "all, none, or one of delta bitround quantize asinh fixedoffsetscale (default all)"},                        \
+     "all, none, or one of {filters} (default all)"},                        \
     {"--serializer-class", NULL, OPT_STR, &(o).ser_class, "S",                                                     \
-     "all, none, or one of zfpy sz ebcc pcodec (default all); any class may be a list: none,zfpy"},                     \
+     "all, none, or one of {serializers} (default all); any class may be a list: none,zfpy"},                     \
     {"--with-lossy", "--without-lossy", OPT_BOOL, &(o).with_lossy, NULL,                                           \
      "include lossy filters and serializers (default: with)"},                                                    \
     {"--sampling-policy", NULL, OPT_STR, &(o).sampling_policy, "cascade|balanced",                                 \

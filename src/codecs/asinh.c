@@ -25,7 +25,7 @@ static dctk_status asinh_create(const json_t *conf, dctk_codec **out) {
     if (!isfinite(w) || w == 0)
         return DCTK_FAIL(DCTK_ERR_ARG, "codec '" ASINH_ID "': linear_width must be finite and non-zero");
     asinh_codec *c = DCTK_CODEC_ALLOC(asinh_codec, &dctk_codec_asinh);
-    if (!c) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (!c) return DCTK_NOMEM();
     c->w = w;
     *out = &c->base;
     return DCTK_OK;
@@ -95,8 +95,22 @@ static dctk_status asinh_decode(const dctk_codec *base, dctk_codec_ctx *ctx, con
     return DCTK_OK;
 }
 
+/* One member: linear_width = the 1 % quantile of |x|, when usable. */
+static dctk_status asinh_grid(const dctk_grid_in *in, const dctk_grid_sink *sink) {
+    if (!dctk_dtype_is_float(in->dtype) || !isfinite(in->absq01) || !(in->absq01 > 0)) return DCTK_OK;
+    json_t *conf = json_pack("{s:s,s:f,s:s}", "id", ASINH_ID, "linear_width", in->absq01, "_version", FILT_RS_VERSION);
+    return dctk_grid_emit1(sink, dctk_grid_codec(FILT_RS_NAME, conf), true);
+}
+
+static const dctk_codec_example asinh_examples[] = {
+    {"float32", "{\"name\":\"any-numcodecs.array-array\",\"configuration\":{\"id\":\"asinh.rs\",\"linear_width\":0.5,\"_version\":\"1.0.0\"}}"},
+    {NULL, NULL},
+};
+
 const dctk_codec_vt dctk_codec_asinh = {
     .name = FILT_RS_NAME, .rs_id = ASINH_ID, .kind = DCTK_CODEC_AA, .lossless = false,
     .create = asinh_create, .destroy = filt_destroy, .to_json = asinh_to_json,
     .encode = asinh_encode, .decode = asinh_decode,
+    .family = "asinh", .portability = DCTK_PORT_PLUGIN, .nan_exact = false,
+    .grid = asinh_grid, .examples = asinh_examples,
 };

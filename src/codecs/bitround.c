@@ -22,7 +22,7 @@ static dctk_status bitround_create(const json_t *conf, dctk_codec **out) {
     DCTK_TRY(dctk_conf_int(conf, BITROUND, "keepbits", true, 0, &kb));
     if (kb < 0 || kb > 52) return DCTK_FAIL(DCTK_ERR_ARG, "codec '" BITROUND "': keepbits %lld is not in 0..52", kb);
     bitround_codec *c = DCTK_CODEC_ALLOC(bitround_codec, &dctk_codec_bitround);
-    if (!c) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (!c) return DCTK_NOMEM();
     c->keepbits = (int)kb;
     *out = &c->base;
     return DCTK_OK;
@@ -83,8 +83,25 @@ static dctk_status bitround_decode(const dctk_codec *base, dctk_codec_ctx *ctx, 
     return DCTK_OK;
 }
 
+/* keepbits in inclusive_range(1, M, 9), M the mantissa bits (23 or 52). */
+static dctk_status bitround_grid(const dctk_grid_in *in, const dctk_grid_sink *sink) {
+    if (!dctk_dtype_is_float(in->dtype)) return DCTK_OK;
+    int vals[16], n = filt_inclusive_range(in->dtype == DCTK_FLOAT64 ? 52 : 23, 9, vals);
+    for (int i = 0; i < n; i++)
+        DCTK_TRY(dctk_grid_emit1(sink, dctk_grid_codec(BITROUND, json_pack("{s:i}", "keepbits", vals[i])), true));
+    return DCTK_OK;
+}
+
+static const dctk_codec_example bitround_examples[] = {
+    {"float32", "{\"name\":\"numcodecs.bitround\",\"configuration\":{\"keepbits\":7}}"},
+    {"float64", "{\"name\":\"numcodecs.bitround\",\"configuration\":{\"keepbits\":20}}"},
+    {NULL, NULL},
+};
+
 const dctk_codec_vt dctk_codec_bitround = {
     .name = BITROUND, .kind = DCTK_CODEC_AA, .lossless = false,
     .create = bitround_create, .destroy = filt_destroy, .to_json = bitround_to_json,
     .encode = bitround_encode, .decode = bitround_decode,
+    .family = "bitround", .portability = DCTK_PORT_NUMCODECS, .nan_exact = true,
+    .grid = bitround_grid, .examples = bitround_examples,
 };

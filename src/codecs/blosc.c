@@ -29,7 +29,19 @@ typedef struct {
 
 static const char *const shuffle_names[] = {"noshuffle", "shuffle", "bitshuffle"};
 
+/* numcodecs' rule for AUTOSHUFFLE: bit shuffle for single bytes, else byte shuffle. */
+static int auto_shuffle(size_t typesize) { return typesize == 1 ? BLOSC_BITSHUFFLE : BLOSC_SHUFFLE; }
+
+/* zarr-python writes the name; numcodecs' Blosc takes the integer (-1 for
+ * AUTOSHUFFLE, 0, 1, 2), which the codec space keeps for "auto". */
 static dctk_status parse_shuffle(const json_t *conf, int *out) {
+    const json_t *v = conf ? json_object_get(conf, "shuffle") : NULL;
+    if (json_is_integer(v)) {
+        long long k;
+        DCTK_TRY(dctk_conf_int_range(conf, "blosc", "shuffle", SHUF_AUTO, SHUF_AUTO, BLOSC_BITSHUFFLE, &k));
+        *out = (int)k;
+        return DCTK_OK;
+    }
     const char *s;
     DCTK_TRY(dctk_conf_str(conf, "blosc", "shuffle", false, NULL, &s));
     *out = SHUF_AUTO;
@@ -71,7 +83,7 @@ static dctk_status blosc_create(const json_t *conf, dctk_codec **out) {
     DCTK_TRY(dctk_conf_int_range(conf, "blosc", "blocksize", 0, 0, BLOSC_MAX_BUFFERSIZE, &tmp.blocksize));
     tmp.clevel = (int)clevel;
     blosc_codec *c = DCTK_CODEC_ALLOC(blosc_codec, &dctk_codec_blosc);
-    if (!c) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (!c) return DCTK_NOMEM();
     tmp.base = c->base;
     *c = tmp;
     *out = &c->base;
@@ -97,7 +109,7 @@ static dctk_status blosc_encode(const dctk_codec *base, dctk_codec_ctx *ctx, con
     (void)ctx;
     const blosc_codec *c = (const blosc_codec *)base;
     size_t typesize = c->typesize > 0 ? (size_t)c->typesize : in ? dctk_dtype_size(in->dtype) : 1;
-    int shuffle = c->shuffle != SHUF_AUTO ? c->shuffle : typesize == 1 ? BLOSC_BITSHUFFLE : BLOSC_SHUFFLE;
+    int shuffle = c->shuffle != SHUF_AUTO ? c->shuffle : auto_shuffle(typesize);
     if (n > BLOSC_MAX_BUFFERSIZE)
         return DCTK_FAIL(DCTK_ERR_CODEC, "blosc: %zu bytes is above blosc's limit of %d", n, BLOSC_MAX_BUFFERSIZE);
     DCTK_TRY(dctk_buf_resize(dst, n + BLOSC_MAX_OVERHEAD));
@@ -142,8 +154,56 @@ static dctk_status blosc_decode(const dctk_codec *c, dctk_codec_ctx *ctx, const 
     return DCTK_OK;
 }
 
+/* The space's blosc: cname x clevel x shuffle {-1 auto, 0 none, 1 byte,
+ * 2 bit}, typesize the array's element size (DESIGN.md section 4). Blosc
+ * shuffles by itself, so it has no second round after a byte shuffle. */
+static dctk_status blosc_grid(const dctk_grid_in *in, const dctk_grid_sink *sink) {
+    static const char *const cnames[] = {"blosclz", "lz4", "lz4hc", "zlib", "zstd"};
+    static const int clevels[] = {1, 6, 9};
+    if (in->after_shuffle) return DCTK_OK;
+    int es = (int)dctk_dtype_size(in->dtype);
+    for (int a = 0; a < 5; a++)
+        for (int b = 0; b < 3; b++)
+            for (int sh = SHUF_AUTO; sh <= BLOSC_BITSHUFFLE; sh++) {
+                json_t *conf = json_pack("{s:s,s:i,s:i,s:i,s:i}", "cname", cnames[a], "clevel", clevels[b],
+                                         "shuffle", sh, "typesize", es, "blocksize", 0);
+                DCTK_TRY(dctk_grid_emit1(sink, dctk_grid_codec("blosc", conf), false));
+            }
+    return DCTK_OK;
+}
+
+/* As written into a store whose compressor input has elements of es bytes
+ * (1 after a stream serializer): typesize es, the auto shuffle resolved and
+ * named the way zarr-python writes it. */
+static bool blosc_resolve(json_t *codec, size_t es) {
+    static const char *const names[] = {"noshuffle", "shuffle", "bitshuffle"};
+    json_t *conf = json_object_get(codec, "configuration");
+    if (!conf) return true;
+    if (es == 0) es = (size_t)json_integer_value(json_object_get(conf, "typesize"));
+    const json_t *v = json_object_get(conf, "shuffle");
+    if (json_is_integer(v)) {
+        json_int_t sh = json_integer_value(v);
+        if (sh < SHUF_AUTO || sh > BLOSC_BITSHUFFLE) return true;
+        if (sh == SHUF_AUTO) sh = auto_shuffle(es);
+        json_object_set_new(conf, "shuffle", json_string(names[sh]));
+    }
+    json_object_set_new(conf, "typesize", json_integer((json_int_t)es));
+    return true;
+}
+
+static const dctk_codec_example blosc_examples[] = {
+    {"float32", "{\"name\":\"blosc\",\"configuration\":{\"cname\":\"lz4\",\"clevel\":5,\"shuffle\":\"shuffle\",\"typesize\":4,\"blocksize\":0}}"},
+    {"float32", "{\"name\":\"blosc\",\"configuration\":{\"cname\":\"zstd\",\"clevel\":1,\"shuffle\":\"bitshuffle\",\"typesize\":4,\"blocksize\":256}}"},
+    {"float64", "{\"name\":\"blosc\",\"configuration\":{\"cname\":\"blosclz\",\"clevel\":9,\"shuffle\":\"noshuffle\",\"typesize\":8,\"blocksize\":0}}"},
+    {"float32", "{\"name\":\"blosc\",\"configuration\":{\"cname\":\"zlib\",\"clevel\":1,\"shuffle\":\"shuffle\",\"typesize\":4,\"blocksize\":0}}"},
+    {"float64", "{\"name\":\"blosc\",\"configuration\":{\"cname\":\"lz4hc\",\"clevel\":6,\"shuffle\":\"shuffle\",\"typesize\":8,\"blocksize\":0}}"},
+    {NULL, NULL},
+};
+
 const dctk_codec_vt dctk_codec_blosc = {
     .name = "blosc", .kind = DCTK_CODEC_BB, .lossless = true,
     .create = blosc_create, .destroy = dctk_cmp_destroy, .to_json = blosc_to_json,
     .encode = blosc_encode, .decode = blosc_decode, .bound = blosc_bound,
+    .family = "blosc", .portability = DCTK_PORT_CORE, .nan_exact = true,
+    .grid = blosc_grid, .resolve = blosc_resolve, .examples = blosc_examples,
 };

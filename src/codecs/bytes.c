@@ -18,14 +18,14 @@ static dctk_status bytes_create(const json_t *conf, dctk_codec **out) {
     if (endian && strcmp(endian, "little") != 0 && strcmp(endian, "big") != 0)
         return DCTK_FAIL(DCTK_ERR_ARG, "codec 'bytes': endian must be \"little\" or \"big\", not \"%s\"", endian);
     bytes_codec *c = DCTK_CODEC_ALLOC(bytes_codec, &dctk_codec_bytes);
-    if (!c) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (!c) return DCTK_NOMEM();
     c->has_endian = endian != NULL;
     c->big = endian && strcmp(endian, "big") == 0;
     *out = &c->base;
     return DCTK_OK;
 }
 
-static void plain_destroy(dctk_codec *c) { free(c); }
+static void plain_destroy(dctk_codec *c) { dctk_free(c); }
 
 static json_t *bytes_to_json(const dctk_codec *base) {
     const bytes_codec *c = (const bytes_codec *)base;
@@ -60,17 +60,26 @@ static dctk_status bytes_code(const dctk_codec *base, dctk_codec_ctx *ctx, const
     return DCTK_OK;
 }
 
+static const dctk_codec_example bytes_examples[] = {
+    {"float32", "{\"name\":\"bytes\",\"configuration\":{\"endian\":\"little\"}}"},
+    {"float64", "{\"name\":\"bytes\",\"configuration\":{\"endian\":\"big\"}}"},
+    {"uint8", "{\"name\":\"bytes\"}"},
+    {NULL, NULL},
+};
+
+/* The plain serializer is the space's "none" (index -1), not a family. */
 const dctk_codec_vt dctk_codec_bytes = {
     .name = "bytes", .kind = DCTK_CODEC_AB, .lossless = true,
     .create = bytes_create, .destroy = plain_destroy, .to_json = bytes_to_json,
     .encode = bytes_code, .decode = bytes_code, .bound = same_size,
+    .portability = DCTK_PORT_CORE, .nan_exact = true, .examples = bytes_examples,
 };
 
 static dctk_status crc_create(const json_t *conf, dctk_codec **out) {
     static const char *const known[] = {NULL};
     DCTK_TRY(dctk_conf_only(conf, "crc32c", known));
-    dctk_codec *c = calloc(1, sizeof *c);
-    if (!c) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    dctk_codec *c = dctk_calloc(1, sizeof *c);
+    if (!c) return DCTK_NOMEM();
     c->vt = &dctk_codec_crc32c;
     *out = c;
     return DCTK_OK;
@@ -106,8 +115,14 @@ static dctk_status crc_decode(const dctk_codec *c, dctk_codec_ctx *ctx, const dc
     return DCTK_OK;
 }
 
+static const dctk_codec_example crc_examples[] = {
+    {"float32", "{\"name\":\"crc32c\"}"},
+    {NULL, NULL},
+};
+
 const dctk_codec_vt dctk_codec_crc32c = {
     .name = "crc32c", .kind = DCTK_CODEC_BB, .lossless = true,
     .create = crc_create, .destroy = plain_destroy, .to_json = crc_to_json,
     .encode = crc_encode, .decode = crc_decode, .bound = crc_bound,
+    .portability = DCTK_PORT_CORE, .nan_exact = true, .examples = crc_examples,
 };

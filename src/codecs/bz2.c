@@ -22,7 +22,7 @@ static dctk_status bz2_create(const json_t *conf, dctk_codec **out) {
     long long level;
     DCTK_TRY(dctk_conf_int_range(conf, "numcodecs.bz2", "level", 1, 1, 9, &level));
     bz2_codec *c = DCTK_CODEC_ALLOC(bz2_codec, &dctk_codec_bz2);
-    if (!c) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (!c) return DCTK_NOMEM();
     c->level = level;
     *out = &c->base;
     return DCTK_OK;
@@ -60,14 +60,19 @@ static dctk_status compress_all(bz_stream *z, const void *src, size_t n, dctk_bu
     return DCTK_OK;
 }
 
+/* libbz2's documented worst case: 1 % plus 600 bytes. */
+static size_t bz2_bound(const dctk_codec *c, const dctk_chunk_spec *in, size_t n) {
+    (void)c, (void)in;
+    return n + n / 100 + 600;
+}
+
 static dctk_status bz2_encode(const dctk_codec *base, dctk_codec_ctx *ctx, const dctk_chunk_spec *in,
                               const void *src, size_t n, dctk_buf *dst) {
-    (void)ctx, (void)in;
+    (void)ctx;
     bz_stream z = {0};
     if (BZ2_bzCompressInit(&z, (int)((const bz2_codec *)base)->level, 0, 0) != BZ_OK)
         return DCTK_FAIL(DCTK_ERR_NOMEM, "numcodecs.bz2: cannot initialise the compressor");
-    /* libbz2's documented worst case: 1 % plus 600 bytes */
-    dctk_status st = dctk_buf_reserve(dst, n + n / 100 + 600);
+    dctk_status st = dctk_buf_reserve(dst, bz2_bound(base, in, n));
     if (st == DCTK_OK) st = compress_all(&z, src, n, dst);
     BZ2_bzCompressEnd(&z);
     return st;
@@ -112,8 +117,23 @@ static dctk_status bz2_decode(const dctk_codec *c, dctk_codec_ctx *ctx, const dc
     return DCTK_OK;
 }
 
+static json_t *bz2_grid_conf(int v) { return json_pack("{s:i}", "level", v); }
+
+/* The Python tool's grid: level 1, 6, 9. */
+static dctk_status bz2_grid(const dctk_grid_in *in, const dctk_grid_sink *sink) {
+    static const int values[] = {1, 6, 9};
+    return dctk_cmp_grid(in, sink, "numcodecs.bz2", bz2_grid_conf, values, 3);
+}
+
+static const dctk_codec_example bz2_examples[] = {
+    {"float32", "{\"name\":\"numcodecs.bz2\",\"configuration\":{\"level\":1}}"},
+    {NULL, NULL},
+};
+
 const dctk_codec_vt dctk_codec_bz2 = {
     .name = "numcodecs.bz2", .kind = DCTK_CODEC_BB, .lossless = true,
     .create = bz2_create, .destroy = dctk_cmp_destroy, .to_json = bz2_to_json,
-    .encode = bz2_encode, .decode = bz2_decode,
+    .encode = bz2_encode, .decode = bz2_decode, .bound = bz2_bound,
+    .family = "bz2", .portability = DCTK_PORT_NUMCODECS, .nan_exact = true,
+    .grid = bz2_grid, .examples = bz2_examples,
 };

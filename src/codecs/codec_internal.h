@@ -6,14 +6,40 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dctk/alloc.h"
 #include "dctk/codec.h"
 #include "dctk/util.h"
 
+/* The registry knows no library: each family names its per-thread state by a
+ * dctk_codec_ctx_type, and the context keeps one slot per type in use. */
+enum { DCTK_CTX_SLOTS = 8 };
+
 struct dctk_codec_ctx {
-    void *zstd_c;       /* ZSTD_CCtx, created on first use */
-    void *zstd_d;       /* ZSTD_DCtx */
-    dctk_buf scratch;   /* free for any codec within one call */
+    struct {
+        const dctk_codec_ctx_type *type;
+        void *state;
+    } slot[DCTK_CTX_SLOTS];
+    dctk_buf scratch; /* free for any codec within one call */
 };
+
+/* The thread's state of type t, created on first use; NULL (with the detail
+ * set) when out of memory. */
+void *dctk_codec_ctx_state(dctk_codec_ctx *ctx, const dctk_codec_ctx_type *t);
+
+/* zstd's contexts (zstd.c), shared by the zstd codec and the bodies of the
+ * error-bounded serializers (errbound.c). NULL when out of memory. */
+extern const dctk_codec_ctx_type dctk_zstd_ctx_type;
+struct ZSTD_CCtx_s *dctk_zstd_cctx(dctk_codec_ctx *ctx);
+struct ZSTD_DCtx_s *dctk_zstd_dctx(dctk_codec_ctx *ctx);
+
+/* dctk_codec_decode without the argument checks, for the pipeline. */
+dctk_status dctk_codec_decode_raw(const dctk_codec *c, dctk_codec_ctx *ctx, const dctk_chunk_spec *in,
+                                  const void *src, size_t n, dctk_buf *dst);
+
+/* Grid helpers: emit one member made of one codec object (stolen). */
+dctk_status dctk_grid_emit1(const dctk_grid_sink *sink, json_t *codec, bool lossy);
+/* {"name": name, "configuration": conf}, as the space writes it (conf NULL -> no key). */
+json_t *dctk_grid_codec(const char *name, json_t *conf);
 
 /* Configuration helpers: each reads one key of conf (may be NULL) and fails
  * with DCTK_ERR_ARG naming the codec and the key when it has the wrong type.
@@ -39,7 +65,7 @@ bool dctk_json_get_real(const json_t *v, double *out);
 /* Allocate an instance of a codec struct whose first member is dctk_codec. */
 #define DCTK_CODEC_ALLOC(type, vtp)                     \
     ({                                                  \
-        type *o_ = calloc(1, sizeof(type));             \
+        type *o_ = dctk_calloc(1, sizeof(type));             \
         if (o_) o_->base.vt = (vtp);                    \
         o_;                                             \
     })

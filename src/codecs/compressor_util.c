@@ -24,7 +24,7 @@ dctk_status dctk_cmp_room(dctk_buf *dst, size_t hint, size_t limit, const char *
         return DCTK_OK;
     }
     if (dst->size >= limit)
-        return DCTK_FAIL(DCTK_ERR_CODEC, "%s: decoded data exceeds %zu bytes, more than a chunk of this array can hold",
+        return DCTK_FAIL(DCTK_ERR_CORRUPT, "%s: decoded data exceeds %zu bytes, more than a chunk of this array can hold",
                          codec, limit);
     size_t want = dst->cap < hint ? hint : (dst->cap > limit / 2 ? limit : dst->cap * 2);
     if (want > limit) want = limit;
@@ -58,4 +58,16 @@ dctk_status dctk_conf_int_range(const json_t *conf, const char *codec, const cha
     return DCTK_OK;
 }
 
-void dctk_cmp_destroy(dctk_codec *c) { free(c); }
+void dctk_cmp_destroy(dctk_codec *c) { dctk_free(c); }
+
+dctk_status dctk_cmp_grid(const dctk_grid_in *in, const dctk_grid_sink *sink, const char *name,
+                          json_t *(*conf_of)(int v), const int *values, int n) {
+    for (int k = 0; k < n; k++) {
+        json_t *list = json_array();
+        if (list && in->after_shuffle)
+            json_array_append_new(list, dctk_shuffle_grid_codec(dctk_dtype_size(in->dtype)));
+        if (list) json_array_append_new(list, dctk_grid_codec(name, conf_of(values[k])));
+        DCTK_TRY(sink->emit(sink->user, list, false));
+    }
+    return DCTK_OK;
+}

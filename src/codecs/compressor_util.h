@@ -19,7 +19,7 @@ size_t dctk_cmp_limit(const dctk_chunk_spec *in);
 size_t dctk_cmp_hint(const dctk_chunk_spec *in);
 
 /* Make sure dst has room past dst->size, growing by doubling from `hint`
- * but never beyond `limit`. Fails with DCTK_ERR_CODEC naming `codec` when
+ * but never beyond `limit`. Fails with DCTK_ERR_CORRUPT naming `codec` when
  * dst already holds `limit` bytes and the stream wants to write more.
  * Returns the number of bytes that may be written at dst->data + dst->size. */
 dctk_status dctk_cmp_room(dctk_buf *dst, size_t hint, size_t limit, const char *codec, size_t *avail);
@@ -30,6 +30,13 @@ dctk_status dctk_conf_bool(const json_t *conf, const char *codec, const char *ke
 /* An integer key that must lie in [lo, hi]. */
 dctk_status dctk_conf_int_range(const json_t *conf, const char *codec, const char *key, long long def,
                                 long long lo, long long hi, long long *out);
+
+/* The grid of a plain compressor: one member per value v, the codec object
+ * made by conf_of(v), preceded by a byte shuffle in the second round. */
+dctk_status dctk_cmp_grid(const dctk_grid_in *in, const dctk_grid_sink *sink, const char *name,
+                          json_t *(*conf_of)(int v), const int *values, int n);
+/* The byte shuffle the space puts before a compressor (shuffle.c). */
+json_t *dctk_shuffle_grid_codec(size_t elementsize);
 
 /* destroy() of every compressor: its instance is one flat struct. */
 void dctk_cmp_destroy(dctk_codec *c);

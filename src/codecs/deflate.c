@@ -29,7 +29,7 @@ static dctk_status deflate_create(const json_t *conf, dctk_codec **out, bool gzi
     long long level;
     DCTK_TRY(dctk_conf_int_range(conf, codec_name(gzip), "level", def, -1, 9, &level));
     deflate_codec *c = DCTK_CODEC_ALLOC(deflate_codec, vt);
-    if (!c) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (!c) return DCTK_NOMEM();
     c->level = level;
     c->gzip = gzip;
     *out = &c->base;
@@ -73,14 +73,25 @@ static dctk_status deflate_all(z_stream *z, const void *src, size_t n, dctk_buf 
         dst->size += before - z->avail_out;
         if (r != Z_OK && r != Z_STREAM_END && r != Z_BUF_ERROR)
             return DCTK_FAIL(DCTK_ERR_CODEC, "%s: deflate failed (%d)", name, r);
-        if (r != Z_STREAM_END && dst->size == dst->cap) DCTK_TRY(dctk_buf_reserve(dst, dst->cap + (dst->cap >> 3) + 64));
+        /* a full buffer may hold the whole stream: grow only when zlib could
+         * not go on (so that output of exactly the bound fits a view of it) */
+        if (r == Z_BUF_ERROR) DCTK_TRY(dctk_buf_reserve(dst, dst->cap + (dst->cap >> 3) + 64));
     }
     return DCTK_OK;
 }
 
+/* What deflateBound gives for our parameters (default window and memory
+ * level, any level): zlib's compressBound for the zlib wrapper, 12 bytes
+ * more for a gzip member's header and trailer. */
+static size_t deflate_bound(const dctk_codec *base, const dctk_chunk_spec *in, size_t n) {
+    (void)in;
+    size_t z = n + (n >> 12) + (n >> 14) + (n >> 25) + 13;
+    return ((const deflate_codec *)base)->gzip ? z + 12 : z;
+}
+
 static dctk_status deflate_encode(const dctk_codec *base, dctk_codec_ctx *ctx, const dctk_chunk_spec *in,
                                   const void *src, size_t n, dctk_buf *dst) {
-    (void)ctx, (void)in;
+    (void)ctx;
     const deflate_codec *c = (const deflate_codec *)base;
     const char *name = codec_name(c->gzip);
     z_stream z = {0};
@@ -88,7 +99,7 @@ static dctk_status deflate_encode(const dctk_codec *base, dctk_codec_ctx *ctx, c
         return DCTK_FAIL(DCTK_ERR_NOMEM, "%s: cannot initialise deflate", name);
     gz_header head = {.os = 255};
     if (c->gzip) deflateSetHeader(&z, &head);
-    dctk_status st = dctk_buf_reserve(dst, deflateBound(&z, n) + 32);
+    dctk_status st = dctk_buf_reserve(dst, deflate_bound(base, in, n));
     if (st == DCTK_OK) st = deflate_all(&z, src, n, dst, name);
     deflateEnd(&z);
     return st;
@@ -144,14 +155,41 @@ static dctk_status deflate_decode(const dctk_codec *base, dctk_codec_ctx *ctx, c
     return st;
 }
 
+static json_t *level_conf(int v) { return json_pack("{s:i}", "level", v); }
+
+/* The Python tool's grid for both: level 1, 6, 9. */
+static const int levels[] = {1, 6, 9};
+
+static dctk_status gzip_grid(const dctk_grid_in *in, const dctk_grid_sink *sink) {
+    return dctk_cmp_grid(in, sink, "gzip", level_conf, levels, 3);
+}
+
+static dctk_status zlib_grid(const dctk_grid_in *in, const dctk_grid_sink *sink) {
+    return dctk_cmp_grid(in, sink, "numcodecs.zlib", level_conf, levels, 3);
+}
+
+static const dctk_codec_example gzip_examples[] = {
+    {"float32", "{\"name\":\"gzip\",\"configuration\":{\"level\":6}}"},
+    {NULL, NULL},
+};
+
+static const dctk_codec_example zlib_examples[] = {
+    {"float64", "{\"name\":\"numcodecs.zlib\",\"configuration\":{\"level\":1}}"},
+    {NULL, NULL},
+};
+
 const dctk_codec_vt dctk_codec_gzip = {
     .name = "gzip", .kind = DCTK_CODEC_BB, .lossless = true,
     .create = gzip_create, .destroy = dctk_cmp_destroy, .to_json = deflate_to_json,
-    .encode = deflate_encode, .decode = deflate_decode,
+    .encode = deflate_encode, .decode = deflate_decode, .bound = deflate_bound,
+    .family = "gzip", .portability = DCTK_PORT_CORE, .nan_exact = true,
+    .grid = gzip_grid, .examples = gzip_examples,
 };
 
 const dctk_codec_vt dctk_codec_zlib = {
     .name = "numcodecs.zlib", .kind = DCTK_CODEC_BB, .lossless = true,
     .create = zlib_create, .destroy = dctk_cmp_destroy, .to_json = deflate_to_json,
-    .encode = deflate_encode, .decode = deflate_decode,
+    .encode = deflate_encode, .decode = deflate_decode, .bound = deflate_bound,
+    .family = "zlib", .portability = DCTK_PORT_NUMCODECS, .nan_exact = true,
+    .grid = zlib_grid, .examples = zlib_examples,
 };

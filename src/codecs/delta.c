@@ -23,7 +23,7 @@ static dctk_status delta_create(const json_t *conf, dctk_codec **out) {
     DCTK_TRY(filt_conf_dtype(conf, DELTA, "astype", false, DCTK_DTYPE_INVALID, &at));
     if (at && !dt) return DCTK_FAIL(DCTK_ERR_ARG, "codec '" DELTA "': 'astype' given without 'dtype'");
     delta_codec *c = DCTK_CODEC_ALLOC(delta_codec, &dctk_codec_delta);
-    if (!c) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (!c) return DCTK_NOMEM();
     c->dtype = dt;
     c->astype = at ? at : dt;
     *out = &c->base;
@@ -194,8 +194,22 @@ static dctk_status delta_decode(const dctk_codec *base, dctk_codec_ctx *ctx, con
     return DCTK_OK;
 }
 
+/* One member for every dtype: the difference in the array's own type. */
+static dctk_status delta_grid(const dctk_grid_in *in, const dctk_grid_sink *sink) {
+    const char *dt = dctk_dtype_numpy(in->dtype);
+    return dctk_grid_emit1(sink, dctk_grid_codec(DELTA, json_pack("{s:s,s:s}", "dtype", dt, "astype", dt)), false);
+}
+
+static const dctk_codec_example delta_examples[] = {
+    {"float32", "{\"name\":\"numcodecs.delta\",\"configuration\":{\"dtype\":\"<f4\",\"astype\":\"<f4\"}}"},
+    {"int32", "{\"name\":\"numcodecs.delta\",\"configuration\":{\"dtype\":\"<i4\",\"astype\":\"<i2\"}}"},
+    {NULL, NULL},
+};
+
 const dctk_codec_vt dctk_codec_delta = {
     .name = DELTA, .kind = DCTK_CODEC_AA, .lossless = false,
     .create = delta_create, .destroy = filt_destroy, .to_json = delta_to_json, .out_spec = delta_out_spec,
     .encode = delta_encode, .decode = delta_decode,
+    .family = "delta", .portability = DCTK_PORT_NUMCODECS, .nan_exact = false,
+    .grid = delta_grid, .examples = delta_examples,
 };

@@ -50,14 +50,14 @@ static dctk_status ebcc_create(const json_t *conf, dctk_codec **out) {
     if (!isfinite(rmse) || !(rmse > 0))
         return DCTK_FAIL(DCTK_ERR_ARG, "codec '" EBCC "': base_rmse must be a positive finite number");
     ebcc_codec *c = DCTK_CODEC_ALLOC(ebcc_codec, &dctk_codec_ebcc);
-    if (!c) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (!c) return DCTK_NOMEM();
     c->bound = bound;
     c->base_rmse = rmse;
     *out = &c->base;
     return DCTK_OK;
 }
 
-static void ebcc_destroy(dctk_codec *c) { free(c); }
+static void ebcc_destroy(dctk_codec *c) { dctk_free(c); }
 
 static json_t *ebcc_to_json(const dctk_codec *base) {
     const ebcc_codec *c = (const ebcc_codec *)base;
@@ -71,11 +71,15 @@ typedef struct {
     dctk_buf *out;     /* writing */
     const uint8_t *in; /* reading */
     size_t n, pos;
+    bool nomem; /* a write failed for want of memory, not for OpenJPEG's reasons */
 } mem;
 
 static OPJ_SIZE_T mem_write(void *p, OPJ_SIZE_T nb, void *u) {
     mem *m = u;
-    if (dctk_buf_reserve(m->out, m->pos + nb) != DCTK_OK) return (OPJ_SIZE_T)-1;
+    if (dctk_buf_reserve(m->out, m->pos + nb) != DCTK_OK) {
+        m->nomem = true;
+        return (OPJ_SIZE_T)-1;
+    }
     memcpy(m->out->data + m->pos, p, nb);
     m->pos += nb;
     if (m->pos > m->out->size) m->out->size = m->pos;
@@ -154,10 +158,10 @@ static dctk_status j2k_encode(const int32_t *levels, size_t w, size_t h, double 
     opj_codec_t *c = opj_create_compress(OPJ_CODEC_J2K);
     char err[128] = "";
     size_t start = out->size;
-    mem m = {out, NULL, 0, start};
+    mem m = {out, NULL, 0, start, false};
     opj_stream_t *s = stream_for(&m, false);
     dctk_status st = DCTK_OK;
-    if (!img || !c || !s) st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (!img || !c || !s) st = DCTK_NOMEM();
     if (st == DCTK_OK) {
         img->x1 = (OPJ_UINT32)w, img->y1 = (OPJ_UINT32)h;
         memcpy(img->comps[0].data, levels, w * h * sizeof(int32_t));
@@ -176,7 +180,8 @@ static dctk_status j2k_encode(const int32_t *levels, size_t w, size_t h, double 
         handlers(c, err);
         if (!opj_setup_encoder(c, &p, img) || !serial(c) || !opj_start_compress(c, img, s) ||
             !opj_encode(c, s) || !opj_end_compress(c, s))
-            st = DCTK_FAIL(DCTK_ERR_CODEC, "codec '" EBCC "': JPEG 2000 encoding failed: %s", err);
+            st = m.nomem ? DCTK_FAIL(DCTK_ERR_NOMEM, "codec '" EBCC "': out of memory for the JPEG 2000 base layer")
+                         : DCTK_FAIL(DCTK_ERR_CODEC, "codec '" EBCC "': JPEG 2000 encoding failed: %s", err);
     }
     opj_stream_destroy(s);
     opj_destroy_codec(c);
@@ -187,28 +192,28 @@ static dctk_status j2k_encode(const int32_t *levels, size_t w, size_t h, double 
 
 /* Decode a codestream into w x h levels; anything else is damage. */
 static dctk_status j2k_decode(const uint8_t *p, size_t n, size_t w, size_t h, int32_t *levels) {
-    mem m = {NULL, p, n, 0};
+    mem m = {NULL, p, n, 0, false};
     opj_stream_t *s = stream_for(&m, true);
     opj_codec_t *c = opj_create_decompress(OPJ_CODEC_J2K);
     opj_image_t *img = NULL;
     char err[128] = "";
     dctk_status st = DCTK_OK;
-    if (!s || !c) st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (!s || !c) st = DCTK_NOMEM();
     if (st == DCTK_OK) {
         opj_dparameters_t dp;
         opj_set_default_decoder_parameters(&dp);
         handlers(c, err);
         if (!opj_setup_decoder(c, &dp) || !serial(c) || !opj_read_header(s, c, &img))
-            st = DCTK_FAIL(DCTK_ERR_CODEC, "codec '" EBCC "': damaged JPEG 2000 base layer: %s", err);
+            st = DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '" EBCC "': damaged JPEG 2000 base layer: %s", err);
     }
     /* the image must be the slice before OpenJPEG allocates anything for it */
     if (st == DCTK_OK && (img->numcomps != 1 || img->x1 - img->x0 != w || img->y1 - img->y0 != h ||
                           img->comps[0].prec != 16 || img->comps[0].sgnd))
-        st = DCTK_FAIL(DCTK_ERR_CODEC, "codec '" EBCC "': the JPEG 2000 base layer is not a %zu x %zu 16-bit image", w,
+        st = DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '" EBCC "': the JPEG 2000 base layer is not a %zu x %zu 16-bit image", w,
                        h);
     if (st == DCTK_OK && (!opj_decode(c, s, img) || !opj_end_decompress(c, s) || !img->comps[0].data ||
                           img->comps[0].w != w || img->comps[0].h != h))
-        st = DCTK_FAIL(DCTK_ERR_CODEC, "codec '" EBCC "': damaged JPEG 2000 base layer: %s", err);
+        st = DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '" EBCC "': damaged JPEG 2000 base layer: %s", err);
     if (st == DCTK_OK)
         for (size_t i = 0; i < w * h; i++) {
             int32_t v = img->comps[0].data[i];
@@ -288,7 +293,7 @@ static void encode_slice(job *j, const void *x, void *y, size_t k, dctk_buf *dst
         size_t len = dst->size - at - 8;
         if (st == DCTK_OK) st = j2k_decode(dst->data + at + 8, len, j->sl.w, j->sl.h, j->levels);
         if (st == DCTK_OK) {
-            dctk_buf fix = {dst->data + at, 0, 8};
+            dctk_buf fix = dctk_buf_view(dst->data + at, 8);
             eb_put_u32(&fix, (uint32_t)len);
             eb_put_u32(&fix, dctk_crc32c(dst->data + at + 8, len));
         }
@@ -303,11 +308,11 @@ static void encode_slice(job *j, const void *x, void *y, size_t k, dctk_buf *dst
 /* Read slice k's base layer from the body into j->levels; kind, lo, hi out. */
 static dctk_status read_slice(job *j, eb_reader *body, int *kind, double *lo, double *hi) {
     *kind = eb_u8(body), *lo = eb_f64(body), *hi = eb_f64(body);
-    if (body->bad) return DCTK_FAIL(DCTK_ERR_CODEC, "codec '" EBCC "': truncated slice header");
+    if (body->bad) return DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '" EBCC "': truncated slice header");
     if (*kind == BASE_FLAT) return DCTK_OK;
     uint32_t len = eb_u32(body), crc = eb_u32(body);
     const uint8_t *p = eb_take(body, len);
-    if (*kind != BASE_J2K || !p) return DCTK_FAIL(DCTK_ERR_CODEC, "codec '" EBCC "': damaged slice header");
+    if (*kind != BASE_J2K || !p) return DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '" EBCC "': damaged slice header");
     if (dctk_crc32c(p, len) != crc) return DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '" EBCC "': base layer CRC mismatch");
     return j2k_decode(p, len, j->sl.w, j->sl.h, j->levels);
 }
@@ -321,12 +326,12 @@ static dctk_status ebcc_encode(const dctk_codec *base, dctk_codec_ctx *ctx, cons
     const ebcc_codec *c = (const ebcc_codec *)base;
     DCTK_TRY(eb_check_chunk(EBCC, in, n));
     size_t count = dctk_spec_nelems(in), es = dctk_dtype_size(in->dtype);
-    job j = {c, es == 4, slicing_of(in), NULL, malloc(count * sizeof(uint32_t) + 1), DCTK_OK};
-    j.levels = malloc(j.sl.w * j.sl.h * sizeof(int32_t) + 1);
-    void *y = malloc(count * es + 1);
+    job j = {c, es == 4, slicing_of(in), NULL, dctk_malloc(count * sizeof(uint32_t) + 1), DCTK_OK};
+    j.levels = dctk_malloc(j.sl.w * j.sl.h * sizeof(int32_t) + 1);
+    void *y = dctk_malloc(count * es + 1);
     dctk_buf outl = DCTK_BUF_INIT;
     eb_head h = head_of(c);
-    if (!j.codes || !j.levels || !y) j.st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (!j.codes || !j.levels || !y) j.st = DCTK_NOMEM();
     if (j.st == DCTK_OK) j.st = eb_write_head(&h, in, dst);
     size_t from = dst->size;
     for (size_t k = 0; k < j.sl.count && j.st == DCTK_OK; k++) encode_slice(&j, src, y, k, dst, &outl);
@@ -334,7 +339,7 @@ static dctk_status ebcc_encode(const dctk_codec *base, dctk_codec_ctx *ctx, cons
     if (j.st == DCTK_OK) j.st = dctk_buf_append(dst, outl.data, outl.size);
     if (j.st == DCTK_OK) j.st = eb_huff_encode(j.codes, count, dst);
     if (j.st == DCTK_OK) j.st = eb_seal_body(ctx, EBCC, dst, from);
-    free(j.codes), free(j.levels), free(y);
+    dctk_free(j.codes), dctk_free(j.levels), dctk_free(y);
     dctk_buf_free(&outl);
     return j.st;
 }
@@ -344,11 +349,11 @@ static dctk_status decode_values(job *j, eb_reader *body, const uint8_t *slices,
     size_t es = j->f32 ? 4 : 8, count = j->sl.count * j->sl.w * j->sl.h;
     uint64_t nout = eb_u64(body);
     const uint8_t *outl = body->bad || nout > count ? NULL : eb_take(body, nout * es);
-    if (!outl) return DCTK_FAIL(DCTK_ERR_CODEC, "codec '" EBCC "': damaged outlier list");
+    if (!outl) return DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '" EBCC "': damaged outlier list");
     eb_reader outlier_read = {outl, nout * es, 0, false};
     DCTK_TRY(eb_huff_decode(EBCC, body, j->codes, count));
     if (body->pos != body->n)
-        return DCTK_FAIL(DCTK_ERR_CODEC, "codec '" EBCC "': %zu stray bytes in the body", body->n - body->pos);
+        return DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '" EBCC "': %zu stray bytes in the body", body->n - body->pos);
     eb_reader again = {slices, body->n - (size_t)(slices - body->p), 0, false};
     for (size_t k = 0; k < j->sl.count; k++) {
         int kind;
@@ -358,10 +363,10 @@ static dctk_status decode_values(job *j, eb_reader *body, const uint8_t *slices,
         for (size_t i = 0; i < n; i++)
             if (!eb_dequantize(j->f32, y, off + i, base_value(kind, lo, hi, kind == BASE_J2K ? j->levels[i] : 0),
                                j->c->bound, j->codes[off + i], &outlier_read))
-                return DCTK_FAIL(DCTK_ERR_CODEC, "codec '" EBCC "': fewer outliers than outlier codes");
+                return DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '" EBCC "': fewer outliers than outlier codes");
     }
     if (outlier_read.pos != outlier_read.n)
-        return DCTK_FAIL(DCTK_ERR_CODEC, "codec '" EBCC "': more outliers than outlier codes");
+        return DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '" EBCC "': more outliers than outlier codes");
     return DCTK_OK;
 }
 
@@ -377,9 +382,9 @@ static dctk_status ebcc_decode(const dctk_codec *base, dctk_codec_ctx *ctx, cons
     dctk_buf scratch = DCTK_BUF_INIT;
     j.st = eb_open_body(ctx, EBCC, &r, eb_max_body(count, j.sl.count), &scratch, &body);
     if (j.st == DCTK_OK) {
-        j.codes = malloc(count * sizeof(uint32_t) + 1);
-        j.levels = malloc(j.sl.w * j.sl.h * sizeof(int32_t) + 1);
-        if (!j.codes || !j.levels) j.st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+        j.codes = dctk_malloc(count * sizeof(uint32_t) + 1);
+        j.levels = dctk_malloc(j.sl.w * j.sl.h * sizeof(int32_t) + 1);
+        if (!j.codes || !j.levels) j.st = DCTK_NOMEM();
     }
     /* skip the slice headers to reach the codes; the slices are decoded after */
     const uint8_t *slices = j.st == DCTK_OK ? body.p + body.pos : NULL; /* no body: p is NULL */
@@ -387,17 +392,38 @@ static dctk_status ebcc_decode(const dctk_codec *base, dctk_codec_ctx *ctx, cons
         int kind = eb_u8(&body);
         eb_take(&body, 16);
         if (kind == BASE_J2K) eb_take(&body, (size_t)eb_u32(&body) + 4);
-        if (body.bad) j.st = DCTK_FAIL(DCTK_ERR_CODEC, "codec '" EBCC "': truncated slice %zu", k);
+        if (body.bad) j.st = DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '" EBCC "': truncated slice %zu", k);
     }
     if (j.st == DCTK_OK) j.st = dctk_buf_resize(dst, count * es);
     if (j.st == DCTK_OK) j.st = decode_values(&j, &body, slices, dst->data);
-    free(j.codes), free(j.levels);
+    dctk_free(j.codes), dctk_free(j.levels);
     dctk_buf_free(&scratch);
     return j.st;
 }
+
+/* The Python tool's four targets, relative to the finite sample's range and
+ * stored absolute. */
+static dctk_status ebcc_grid(const dctk_grid_in *in, const dctk_grid_sink *sink) {
+    static const double rel[] = {1e-2, 1e-3, 1e-6, 1e-9};
+    double range = in->max - in->min;
+    if (!dctk_dtype_is_float(in->dtype) || !isfinite(range) || !(range > 0)) return DCTK_OK;
+    for (int k = 0; k < 4; k++) {
+        json_t *conf = json_pack("{s:f,s:f}", "error_bound", rel[k] * range, "base_rmse", 1.0);
+        DCTK_TRY(dctk_grid_emit1(sink, dctk_grid_codec(EBCC, conf), true));
+    }
+    return DCTK_OK;
+}
+
+static const dctk_codec_example ebcc_examples[] = {
+    {"float32", "{\"name\":\"dctk.ebcc\",\"configuration\":{\"error_bound\":0.01,\"base_rmse\":1.0}}"},
+    {"float64", "{\"name\":\"dctk.ebcc\",\"configuration\":{\"error_bound\":1e-9,\"base_rmse\":1.0}}"},
+    {NULL, NULL},
+};
 
 const dctk_codec_vt dctk_codec_ebcc = {
     .name = EBCC, .kind = DCTK_CODEC_AB, .lossless = false,
     .create = ebcc_create, .destroy = ebcc_destroy, .to_json = ebcc_to_json,
     .encode = ebcc_encode, .decode = ebcc_decode,
+    .family = "ebcc", .portability = DCTK_PORT_DCTK, .nan_exact = true, .ctx_type = &dctk_zstd_ctx_type,
+    .grid = ebcc_grid, .examples = ebcc_examples,
 };

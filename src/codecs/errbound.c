@@ -84,29 +84,29 @@ dctk_status eb_write_head(const eb_head *h, const dctk_chunk_spec *in, dctk_buf 
 dctk_status eb_read_head(const eb_head *h, const dctk_chunk_spec *in, eb_reader *r) {
     const uint8_t *magic = eb_take(r, 4);
     if (!magic || memcmp(magic, h->magic, 4) != 0)
-        return DCTK_FAIL(DCTK_ERR_CODEC, "codec '%s': not a %s stream (bad magic)", h->codec, h->codec);
+        return DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '%s': not a %s stream (bad magic)", h->codec, h->codec);
     uint8_t version = eb_u8(r), es = eb_u8(r), variant = eb_u8(r), ndim = eb_u8(r);
-    if (r->bad) return DCTK_FAIL(DCTK_ERR_CODEC, "codec '%s': truncated header", h->codec);
+    if (r->bad) return DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '%s': truncated header", h->codec);
     if (version != EB_VERSION)
-        return DCTK_FAIL(DCTK_ERR_CODEC, "codec '%s': stream version %u, this build reads %d", h->codec, version,
+        return DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '%s': stream version %u, this build reads %d", h->codec, version,
                          EB_VERSION);
     if (es != dctk_dtype_size(in->dtype))
-        return DCTK_FAIL(DCTK_ERR_CODEC, "codec '%s': the stream holds %u-byte values, the chunk is %s", h->codec, es,
+        return DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '%s': the stream holds %u-byte values, the chunk is %s", h->codec, es,
                          dctk_dtype_name(in->dtype));
     if (variant != h->variant)
-        return DCTK_FAIL(DCTK_ERR_CODEC, "codec '%s': the stream's variant %u is not the configured %u", h->codec,
+        return DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '%s': the stream's variant %u is not the configured %u", h->codec,
                          variant, h->variant);
     if (ndim != in->ndim)
-        return DCTK_FAIL(DCTK_ERR_CODEC, "codec '%s': the stream has %u dimensions, the chunk %d", h->codec, ndim,
+        return DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '%s': the stream has %u dimensions, the chunk %d", h->codec, ndim,
                          in->ndim);
     for (int d = 0; d < in->ndim; d++)
         if (eb_u64(r) != in->shape[d] && !r->bad)
-            return DCTK_FAIL(DCTK_ERR_CODEC, "codec '%s': the stream's shape differs from the chunk's in axis %d",
+            return DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '%s': the stream's shape differs from the chunk's in axis %d",
                              h->codec, d);
     double bound = eb_f64(r);
-    if (r->bad) return DCTK_FAIL(DCTK_ERR_CODEC, "codec '%s': truncated header", h->codec);
+    if (r->bad) return DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '%s': truncated header", h->codec);
     if (bound != h->bound)
-        return DCTK_FAIL(DCTK_ERR_CODEC, "codec '%s': the stream's error bound %.17g is not the configured %.17g",
+        return DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '%s': the stream's error bound %.17g is not the configured %.17g",
                          h->codec, bound, h->bound);
     return DCTK_OK;
 }
@@ -117,9 +117,10 @@ enum { BODY_PLAIN = 0, BODY_ZSTD = 1, BODY_HEAD = 17 };
 
 dctk_status eb_seal_body(dctk_codec_ctx *ctx, const char *codec, dctk_buf *dst, size_t from) {
     size_t raw = dst->size - from;
-    if (!ctx->zstd_c && !(ctx->zstd_c = ZSTD_createCCtx())) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    ZSTD_CCtx *zc = dctk_zstd_cctx(ctx);
+    if (!zc) return DCTK_ERR_NOMEM;
     DCTK_TRY(dctk_buf_resize(&ctx->scratch, ZSTD_compressBound(raw)));
-    size_t z = ZSTD_compressCCtx(ctx->zstd_c, ctx->scratch.data, ctx->scratch.size, dst->data + from, raw, 1);
+    size_t z = ZSTD_compressCCtx(zc, ctx->scratch.data, ctx->scratch.size, dst->data + from, raw, 1);
     if (ZSTD_isError(z))
         return DCTK_FAIL(DCTK_ERR_CODEC, "codec '%s': zstd failed: %s", codec, ZSTD_getErrorName(z));
     bool packed = z < raw;
@@ -127,7 +128,7 @@ dctk_status eb_seal_body(dctk_codec_ctx *ctx, const char *codec, dctk_buf *dst, 
     DCTK_TRY(dctk_buf_resize(dst, from + BODY_HEAD + stored));
     if (packed) memcpy(dst->data + from + BODY_HEAD, ctx->scratch.data, z);
     else memmove(dst->data + from + BODY_HEAD, dst->data + from, raw);
-    dctk_buf head = {dst->data + from, 0, BODY_HEAD}; /* writes in place, never grows */
+    dctk_buf head = dctk_buf_view(dst->data + from, BODY_HEAD); /* writes in place, never grows */
     DCTK_TRY(eb_put_u8(&head, packed ? BODY_ZSTD : BODY_PLAIN));
     DCTK_TRY(eb_put_u64(&head, raw));
     return eb_put_u64(&head, stored);
@@ -138,25 +139,26 @@ dctk_status eb_open_body(dctk_codec_ctx *ctx, const char *codec, eb_reader *r, u
     uint8_t coding = eb_u8(r);
     uint64_t raw = eb_u64(r), stored = eb_u64(r);
     const uint8_t *p = r->bad || stored > r->n - r->pos ? NULL : eb_take(r, stored);
-    if (!p) return DCTK_FAIL(DCTK_ERR_CODEC, "codec '%s': truncated stream", codec);
+    if (!p) return DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '%s': truncated stream", codec);
     if (r->pos != r->n)
-        return DCTK_FAIL(DCTK_ERR_CODEC, "codec '%s': %zu stray bytes after the body", codec, r->n - r->pos);
+        return DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '%s': %zu stray bytes after the body", codec, r->n - r->pos);
     if (coding == BODY_PLAIN && raw == stored) {
         *body = (eb_reader){p, stored, 0, false};
         return DCTK_OK;
     }
     if (coding != BODY_ZSTD)
-        return DCTK_FAIL(DCTK_ERR_CODEC, "codec '%s': damaged body header (coding %u, %llu of %llu bytes)", codec,
+        return DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '%s': damaged body header (coding %u, %llu of %llu bytes)", codec,
                          coding, (unsigned long long)stored, (unsigned long long)raw);
     unsigned long long content = ZSTD_getFrameContentSize(p, stored);
     if (content != raw || raw > max_raw)
-        return DCTK_FAIL(DCTK_ERR_CODEC, "codec '%s': damaged body (size %llu, header says %llu)", codec, content,
+        return DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '%s': damaged body (size %llu, header says %llu)", codec, content,
                          (unsigned long long)raw);
-    if (!ctx->zstd_d && !(ctx->zstd_d = ZSTD_createDCtx())) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    ZSTD_DCtx *zd = dctk_zstd_dctx(ctx);
+    if (!zd) return DCTK_ERR_NOMEM;
     DCTK_TRY(dctk_buf_resize(scratch, raw));
-    size_t got = ZSTD_decompressDCtx(ctx->zstd_d, scratch->data, raw, p, stored);
+    size_t got = ZSTD_decompressDCtx(zd, scratch->data, raw, p, stored);
     if (ZSTD_isError(got) || got != raw)
-        return DCTK_FAIL(DCTK_ERR_CODEC, "codec '%s': damaged body (zstd: %s)", codec,
+        return DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '%s': damaged body (zstd: %s)", codec,
                          ZSTD_isError(got) ? ZSTD_getErrorName(got) : "short");
     *body = (eb_reader){scratch->data, raw, 0, false};
     return DCTK_OK;
@@ -201,12 +203,12 @@ static int lengths_of(const leaf *lv, size_t k, uint64_t *w, size_t *parent, uin
 
 /* Lengths per leaf, at most EB_MAXLEN: flatten the weights until they fit. */
 static dctk_status limited_lengths(leaf *lv, size_t k, uint8_t *len) {
-    uint64_t *w = malloc(sizeof *w * 2 * k);
-    size_t *parent = malloc(sizeof *parent * 2 * k);
-    uint8_t *tmp = malloc(2 * k);
+    uint64_t *w = dctk_malloc(sizeof *w * 2 * k);
+    size_t *parent = dctk_malloc(sizeof *parent * 2 * k);
+    uint8_t *tmp = dctk_malloc(2 * k);
     if (!w || !parent || !tmp) {
-        free(w), free(parent), free(tmp);
-        return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+        dctk_free(w), dctk_free(parent), dctk_free(tmp);
+        return DCTK_NOMEM();
     }
     for (int shift = 0;; shift++) {
         qsort(lv, k, sizeof *lv, by_weight);
@@ -214,7 +216,7 @@ static dctk_status limited_lengths(leaf *lv, size_t k, uint8_t *len) {
         for (size_t i = 0; i < k; i++) lv[i].w = (lv[i].w >> 1) | 1;
     }
     for (size_t i = 0; i < k; i++) len[lv[i].sym] = tmp[i];
-    free(w), free(parent), free(tmp);
+    dctk_free(w), dctk_free(parent), dctk_free(tmp);
     return DCTK_OK;
 }
 
@@ -236,12 +238,12 @@ dctk_status eb_huff_encode(const uint32_t *codes, size_t n, dctk_buf *dst) {
     uint32_t lo = EB_NSYMS, hi = 0;
     for (size_t i = 0; i < n; i++) lo = codes[i] < lo ? codes[i] : lo, hi = codes[i] > hi ? codes[i] : hi;
     uint32_t span = n ? hi - lo + 1 : 0;
-    uint64_t *freq = calloc(span + 1, sizeof *freq);
-    uint8_t *len = calloc(span + 1, 1);
-    uint32_t *code = calloc(span + 1, sizeof *code);
-    leaf *lv = malloc(sizeof *lv * (span + 1));
+    uint64_t *freq = dctk_calloc(span + 1, sizeof *freq);
+    uint8_t *len = dctk_calloc(span + 1, 1);
+    uint32_t *code = dctk_calloc(span + 1, sizeof *code);
+    leaf *lv = dctk_malloc(sizeof *lv * (span + 1));
     dctk_status st = DCTK_OK;
-    if (!freq || !len || !code || !lv) st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (!freq || !len || !code || !lv) st = DCTK_NOMEM();
     size_t k = 0;
     for (size_t i = 0; st == DCTK_OK && i < n; i++) freq[codes[i] - lo]++;
     for (uint32_t s = 0; st == DCTK_OK && s < span; s++)
@@ -271,7 +273,7 @@ dctk_status eb_huff_encode(const uint32_t *codes, size_t n, dctk_buf *dst) {
         }
         if (nacc) *out = (uint8_t)(acc << (8 - nacc));
     }
-    free(freq), free(len), free(code), free(lv);
+    dctk_free(freq), dctk_free(len), dctk_free(code), dctk_free(lv);
     return st;
 }
 
@@ -285,13 +287,13 @@ typedef struct {
 static dctk_status read_table(const char *codec, eb_reader *r, size_t n, huff_table *t, uint32_t *single) {
     uint32_t k = eb_u32(r);
     if (r->bad || k > EB_NSYMS || (k == 0) != (n == 0))
-        return DCTK_FAIL(DCTK_ERR_CODEC, "codec '%s': damaged code table (%u codes for %zu values)", codec, k, n);
-    uint32_t *sym = malloc(sizeof *sym * (k ? k : 1));
-    uint8_t *len = malloc(k ? k : 1);
-    t->sorted = malloc(sizeof *t->sorted * (k ? k : 1));
+        return DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '%s': damaged code table (%u codes for %zu values)", codec, k, n);
+    uint32_t *sym = dctk_malloc(sizeof *sym * (k ? k : 1));
+    uint8_t *len = dctk_malloc(k ? k : 1);
+    t->sorted = dctk_malloc(sizeof *t->sorted * (k ? k : 1));
     if (!sym || !len || !t->sorted) {
-        free(sym), free(len);
-        return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+        dctk_free(sym), dctk_free(len);
+        return DCTK_NOMEM();
     }
     dctk_status st = DCTK_OK;
     uint64_t kraft = 0;
@@ -299,18 +301,18 @@ static dctk_status read_table(const char *codec, eb_reader *r, size_t n, huff_ta
         sym[i] = eb_u32(r), len[i] = eb_u8(r);
         bool ok = !r->bad && sym[i] < EB_NSYMS && (i == 0 || sym[i] > sym[i - 1]) &&
                   (k == 1 ? len[i] == 0 : len[i] >= 1 && len[i] <= EB_MAXLEN);
-        if (!ok) st = DCTK_FAIL(DCTK_ERR_CODEC, "codec '%s': damaged code table (entry %u)", codec, i);
+        if (!ok) st = DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '%s': damaged code table (entry %u)", codec, i);
         else if (k > 1) t->count[len[i]]++, kraft += (uint64_t)1 << (EB_MAXLEN - len[i]);
     }
     if (st == DCTK_OK && k > 1 && kraft != (uint64_t)1 << EB_MAXLEN)
-        st = DCTK_FAIL(DCTK_ERR_CODEC, "codec '%s': damaged code table (not a complete code)", codec);
+        st = DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '%s': damaged code table (not a complete code)", codec);
     if (st == DCTK_OK) {
         uint32_t off[EB_MAXLEN + 2] = {0};
         for (int l = 1; l <= EB_MAXLEN; l++) off[l + 1] = off[l] + t->count[l];
         for (uint32_t i = 0; i < k; i++) t->sorted[off[len[i]]++] = sym[i];
         if (k == 1) *single = sym[0];
     }
-    free(sym), free(len);
+    dctk_free(sym), dctk_free(len);
     return st;
 }
 
@@ -359,12 +361,12 @@ dctk_status eb_huff_decode(const char *codec, eb_reader *r, uint32_t *codes, siz
     uint64_t nbits = st == DCTK_OK ? eb_u64(r) : 0;
     const uint8_t *bits = NULL;
     if (st == DCTK_OK && (r->bad || nbits > (uint64_t)(r->n - r->pos) * 8 || !(bits = eb_take(r, (nbits + 7) / 8))))
-        st = DCTK_FAIL(DCTK_ERR_CODEC, "codec '%s': truncated code stream", codec);
+        st = DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '%s': truncated code stream", codec);
     if (st == DCTK_OK && single != UINT32_MAX) {
         for (size_t i = 0; i < n; i++) codes[i] = single;
-        if (nbits) st = DCTK_FAIL(DCTK_ERR_CODEC, "codec '%s': damaged code stream", codec);
-    } else if (st == DCTK_OK && !(lut = malloc(sizeof *lut << LUT_BITS))) {
-        st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+        if (nbits) st = DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '%s': damaged code stream", codec);
+    } else if (st == DCTK_OK && !(lut = dctk_malloc(sizeof *lut << LUT_BITS))) {
+        st = DCTK_NOMEM();
     } else if (st == DCTK_OK) {
         fill_lut(&t, lut);
         size_t nbytes = (size_t)((nbits + 7) / 8);
@@ -375,14 +377,14 @@ dctk_status eb_huff_decode(const char *codec, eb_reader *r, uint32_t *codes, siz
                 codes[i] = e >> 8;
                 pos += e & 0xff;
             } else if (!decode_slow(&t, bits, nbits, &pos, &codes[i])) {
-                st = DCTK_FAIL(DCTK_ERR_CODEC, "codec '%s': code stream ends early (value %zu of %zu)", codec, i, n);
+                st = DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '%s': code stream ends early (value %zu of %zu)", codec, i, n);
             }
         }
         if (st == DCTK_OK && pos != nbits)
-            st = DCTK_FAIL(DCTK_ERR_CODEC, "codec '%s': %llu stray bits in the code stream", codec,
+            st = DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '%s': %llu stray bits in the code stream", codec,
                            (unsigned long long)(nbits - pos));
     }
-    free(t.sorted);
-    free(lut);
+    dctk_free(t.sorted);
+    dctk_free(lut);
     return st;
 }

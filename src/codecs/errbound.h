@@ -130,7 +130,7 @@ static inline double eb_pred_value(bool f32, const void *y, size_t i) {
 
 /* Append n codes (each < EB_NSYMS) as a canonical Huffman block. */
 dctk_status eb_huff_encode(const uint32_t *codes, size_t n, dctk_buf *dst);
-/* Read a block of exactly n codes; DCTK_ERR_CODEC naming `codec` when it is damaged. */
+/* Read a block of exactly n codes; DCTK_ERR_CORRUPT naming `codec` when it is damaged. */
 dctk_status eb_huff_decode(const char *codec, eb_reader *r, uint32_t *codes, size_t n);
 
 /* Check that a codec's dtype is float32 or float64 and n matches the chunk. */

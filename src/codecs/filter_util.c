@@ -44,7 +44,14 @@ dctk_status filt_retype(const dctk_chunk_spec *in, dctk_dtype t, dctk_chunk_spec
     return DCTK_OK;
 }
 
-void filt_destroy(dctk_codec *c) { free(c); }
+int filt_inclusive_range(int end, int step, int *out) {
+    int n = 0;
+    for (int v = 1; v <= end; v += step) out[n++] = v;
+    if (out[n - 1] != end) out[n++] = end;
+    return n;
+}
+
+void filt_destroy(dctk_codec *c) { dctk_free(c); }
 
 dctk_status filt_rs_version(const json_t *conf, const char *codec) {
     const char *v;

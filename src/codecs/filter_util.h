@@ -24,6 +24,10 @@ dctk_status filt_retype(const dctk_chunk_spec *in, dctk_dtype t, dctk_chunk_spec
 
 void filt_destroy(dctk_codec *c);
 
+/* inclusive_range(1, end, step) of the Python tool, the end always included:
+ * the values in out (room for end / step + 2), their count returned. */
+int filt_inclusive_range(int end, int step, int *out);
+
 /* numcodecs-rs codecs carry "_version": "1.x.y"; another major is refused. */
 dctk_status filt_rs_version(const json_t *conf, const char *codec);
 #define FILT_RS_NAME "any-numcodecs.array-array"

@@ -22,7 +22,7 @@ static dctk_status lz4_create(const json_t *conf, dctk_codec **out) {
     /* LZ4 treats values below 1 as 1, as numcodecs passes them through */
     DCTK_TRY(dctk_conf_int_range(conf, "numcodecs.lz4", "acceleration", 1, INT_MIN, INT_MAX, &acc));
     lz4_codec *c = DCTK_CODEC_ALLOC(lz4_codec, &dctk_codec_lz4);
-    if (!c) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (!c) return DCTK_NOMEM();
     c->acceleration = acc;
     *out = &c->base;
     return DCTK_OK;
@@ -58,7 +58,7 @@ static dctk_status lz4_decode(const dctk_codec *c, dctk_codec_ctx *ctx, const dc
     (void)c, (void)ctx;
     const uint8_t *s = src;
     if (n < 5) return DCTK_FAIL(DCTK_ERR_CORRUPT, "numcodecs.lz4: %zu bytes is too short for a size and a block", n);
-    if (n - 4 > INT_MAX) return DCTK_FAIL(DCTK_ERR_CODEC, "numcodecs.lz4: %zu-byte block is too large", n);
+    if (n - 4 > INT_MAX) return DCTK_FAIL(DCTK_ERR_CORRUPT, "numcodecs.lz4: %zu-byte block is too large", n);
     size_t size = dctk_get_le32(s);
     if (size > dctk_cmp_limit(in) || size > INT_MAX)
         return DCTK_FAIL(DCTK_ERR_CORRUPT, "numcodecs.lz4: stored size %zu is more than a chunk of this array holds",
@@ -71,8 +71,23 @@ static dctk_status lz4_decode(const dctk_codec *c, dctk_codec_ctx *ctx, const dc
     return DCTK_OK;
 }
 
+static json_t *lz4_grid_conf(int v) { return json_pack("{s:i}", "acceleration", v); }
+
+/* The Python tool's grid: acceleration 1, 10, 100. */
+static dctk_status lz4_grid(const dctk_grid_in *in, const dctk_grid_sink *sink) {
+    static const int values[] = {1, 10, 100};
+    return dctk_cmp_grid(in, sink, "numcodecs.lz4", lz4_grid_conf, values, 3);
+}
+
+static const dctk_codec_example lz4_examples[] = {
+    {"float32", "{\"name\":\"numcodecs.lz4\",\"configuration\":{\"acceleration\":1}}"},
+    {NULL, NULL},
+};
+
 const dctk_codec_vt dctk_codec_lz4 = {
     .name = "numcodecs.lz4", .kind = DCTK_CODEC_BB, .lossless = true,
     .create = lz4_create, .destroy = dctk_cmp_destroy, .to_json = lz4_to_json,
     .encode = lz4_encode, .decode = lz4_decode, .bound = lz4_bound,
+    .family = "lz4", .portability = DCTK_PORT_NUMCODECS, .nan_exact = true,
+    .grid = lz4_grid, .examples = lz4_examples,
 };

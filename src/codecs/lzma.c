@@ -56,7 +56,7 @@ static dctk_status xz_create(const json_t *conf, dctk_codec **out) {
         return DCTK_FAIL(DCTK_ERR_ARG, "codec 'numcodecs.lzma': check %lld is not a supported check id", check);
     DCTK_TRY(parse_preset(conf, &preset));
     xz_codec *c = DCTK_CODEC_ALLOC(xz_codec, &dctk_codec_lzma);
-    if (!c) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (!c) return DCTK_NOMEM();
     c->check = check;
     c->preset = preset;
     *out = &c->base;
@@ -74,7 +74,7 @@ static dctk_status xz_error(lzma_ret r) {
     switch (r) {
     case LZMA_MEM_ERROR: return DCTK_FAIL(DCTK_ERR_NOMEM, "numcodecs.lzma: out of memory");
     case LZMA_MEMLIMIT_ERROR:
-        return DCTK_FAIL(DCTK_ERR_CODEC, "numcodecs.lzma: stream needs more than %llu MiB to decode",
+        return DCTK_FAIL(DCTK_ERR_CORRUPT, "numcodecs.lzma: stream needs more than %llu MiB to decode",
                          (unsigned long long)(DECODER_MEMLIMIT >> 20));
     case LZMA_FORMAT_ERROR: return DCTK_FAIL(DCTK_ERR_CORRUPT, "numcodecs.lzma: not an xz stream");
     case LZMA_BUF_ERROR: return DCTK_FAIL(DCTK_ERR_CORRUPT, "numcodecs.lzma: truncated stream");
@@ -89,21 +89,33 @@ static dctk_status encode_stream(lzma_stream *z, const void *src, size_t n, dctk
     z->next_in = src;
     z->avail_in = n;
     dst->size = 0;
+    bool stalled = false;
     for (;;) {
-        if (dst->size == dst->cap) DCTK_TRY(dctk_buf_reserve(dst, dst->cap + (dst->cap >> 3) + 4096));
+        /* a full buffer may already hold the whole stream (exactly the
+         * bound, in a view of it): grow only when no progress is made */
+        if (dst->size == dst->cap && stalled) DCTK_TRY(dctk_buf_reserve(dst, dst->cap + (dst->cap >> 3) + 4096));
         z->next_out = dst->data + dst->size;
         z->avail_out = dst->cap - dst->size;
-        size_t before = z->avail_out;
+        size_t before = z->avail_out, in_before = z->avail_in;
         lzma_ret r = lzma_code(z, LZMA_FINISH);
         dst->size += before - z->avail_out;
         if (r == LZMA_STREAM_END) return DCTK_OK;
-        if (r != LZMA_OK) return DCTK_FAIL(DCTK_ERR_CODEC, "numcodecs.lzma: compression failed (%d)", (int)r);
+        if (r != LZMA_OK && r != LZMA_BUF_ERROR)
+            return DCTK_FAIL(DCTK_ERR_CODEC, "numcodecs.lzma: compression failed (%d)", (int)r);
+        stalled = before == z->avail_out && in_before == z->avail_in;
     }
+}
+
+/* liblzma's bound for a one-call xz stream; the stream encoder writes the
+ * same blocks without the sizes in their headers, so never more. */
+static size_t xz_bound(const dctk_codec *c, const dctk_chunk_spec *in, size_t n) {
+    (void)c, (void)in;
+    return lzma_stream_buffer_bound(n);
 }
 
 static dctk_status xz_encode(const dctk_codec *base, dctk_codec_ctx *ctx, const dctk_chunk_spec *in,
                              const void *src, size_t n, dctk_buf *dst) {
-    (void)ctx, (void)in;
+    (void)ctx;
     const xz_codec *c = (const xz_codec *)base;
     lzma_check check = c->check < 0 ? LZMA_CHECK_CRC64 : (lzma_check)c->check;
     /* A dictionary larger than the chunk only costs set-up time (64 MiB of
@@ -120,7 +132,7 @@ static dctk_status xz_encode(const dctk_codec *base, dctk_codec_ctx *ctx, const 
     lzma_stream z = LZMA_STREAM_INIT;
     lzma_ret r = lzma_stream_encoder(&z, filters, check);
     if (r != LZMA_OK) return xz_error(r);
-    dctk_status st = dctk_buf_reserve(dst, lzma_stream_buffer_bound(n) + 64);
+    dctk_status st = dctk_buf_reserve(dst, xz_bound(base, in, n));
     if (st == DCTK_OK) st = encode_stream(&z, src, n, dst);
     lzma_end(&z);
     return st;
@@ -157,8 +169,26 @@ static dctk_status xz_decode(const dctk_codec *c, dctk_codec_ctx *ctx, const dct
     return st;
 }
 
+/* All of numcodecs' keys, as the Python tool writes them. */
+static json_t *xz_grid_conf(int v) {
+    return json_pack("{s:i,s:i,s:i,s:n}", "format", 1, "check", -1, "preset", v, "filters");
+}
+
+/* The Python tool's grid: preset 1, 6, 9. */
+static dctk_status xz_grid(const dctk_grid_in *in, const dctk_grid_sink *sink) {
+    static const int values[] = {1, 6, 9};
+    return dctk_cmp_grid(in, sink, "numcodecs.lzma", xz_grid_conf, values, 3);
+}
+
+static const dctk_codec_example xz_examples[] = {
+    {"float32", "{\"name\":\"numcodecs.lzma\",\"configuration\":{\"format\":1,\"check\":-1,\"preset\":1,\"filters\":null}}"},
+    {NULL, NULL},
+};
+
 const dctk_codec_vt dctk_codec_lzma = {
     .name = "numcodecs.lzma", .kind = DCTK_CODEC_BB, .lossless = true,
     .create = xz_create, .destroy = dctk_cmp_destroy, .to_json = xz_to_json,
-    .encode = xz_encode, .decode = xz_decode,
+    .encode = xz_encode, .decode = xz_decode, .bound = xz_bound,
+    .family = "lzma", .portability = DCTK_PORT_NUMCODECS, .nan_exact = true,
+    .grid = xz_grid, .examples = xz_examples,
 };

@@ -27,7 +27,7 @@
 #include "pco_internal.h"
 
 #define PCO "codec 'numcodecs.pcodec'"
-#define CORRUPT(...) DCTK_FAIL(DCTK_ERR_CODEC, PCO ": " __VA_ARGS__)
+#define CORRUPT(...) DCTK_FAIL(DCTK_ERR_CORRUPT, PCO ": " __VA_ARGS__)
 
 enum { MODE_CLASSIC, MODE_INT_MULT, MODE_FLOAT_MULT, MODE_FLOAT_QUANT, MODE_DICT };
 enum { DELTA_NONE, DELTA_CONSEC, DELTA_LOOKBACK, DELTA_CONV1 };
@@ -74,12 +74,12 @@ typedef struct {
 
 static void chunk_free(chunk *c) {
     for (int i = 0; i < NVARS; i++) {
-        free(c->v[i].bins);
-        free(c->v[i].next_base);
-        free(c->v[i].nread);
-        free(c->v[i].sym);
+        dctk_free(c->v[i].bins);
+        dctk_free(c->v[i].next_base);
+        dctk_free(c->v[i].nread);
+        dctk_free(c->v[i].sym);
     }
-    free(c->dict);
+    dctk_free(c->dict);
 }
 
 /* The reader must not have run past the end; then the rest of the byte is 0. */
@@ -123,8 +123,8 @@ static dctk_status read_mode(pco_reader *r, chunk *c) {
         c->dict_n = (uint32_t)pco_read(r, 25);
         DCTK_TRY(drain(r, "the dictionary length"));
         if (!fits(r, c->dict_n, t->bits)) return CORRUPT("truncated stream (dictionary of %u values)", c->dict_n);
-        c->dict = malloc(sizeof *c->dict * (c->dict_n ? c->dict_n : 1));
-        if (!c->dict) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+        c->dict = dctk_malloc(sizeof *c->dict * (c->dict_n ? c->dict_n : 1));
+        if (!c->dict) return DCTK_NOMEM();
         for (uint32_t i = 0; i < c->dict_n; i++) c->dict[i] = pco_read(r, t->bits);
         return DCTK_OK;
     default: return CORRUPT("unknown mode %d", c->mode);
@@ -165,17 +165,17 @@ static dctk_status read_delta(pco_reader *r, chunk *c) {
  * to read and the base of the next state (docs/format.md, ans/spec.rs). */
 static dctk_status build_table(lvar *v) {
     uint32_t ts = 1u << v->size_log, nw = v->nbins ? v->nbins : 1, total = 0;
-    uint32_t *x = malloc(sizeof *x * nw);
-    v->next_base = malloc(sizeof *v->next_base * ts);
-    v->nread = malloc(ts);
-    v->sym = malloc(sizeof *v->sym * ts);
+    uint32_t *x = dctk_malloc(sizeof *x * nw);
+    v->next_base = dctk_malloc(sizeof *v->next_base * ts);
+    v->nread = dctk_malloc(ts);
+    v->sym = dctk_malloc(sizeof *v->sym * ts);
     if (!x || !v->next_base || !v->nread || !v->sym) {
-        free(x);
-        return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+        dctk_free(x);
+        return DCTK_NOMEM();
     }
     for (uint32_t s = 0; s < nw; s++) total += (x[s] = v->nbins ? v->bins[s].weight : 1);
     if (total != ts) {
-        free(x);
+        dctk_free(x);
         return CORRUPT("bin weights sum to %u, not the tANS table size %u", total, ts);
     }
     uint32_t stride = 3 * ts / 5, step = 0;
@@ -188,7 +188,7 @@ static dctk_status build_table(lvar *v) {
         v->nread[i] = (uint8_t)nr;
         v->next_base[i] = (uint16_t)((xs << nr) - ts);
     }
-    free(x);
+    dctk_free(x);
     return DCTK_OK;
 }
 
@@ -200,8 +200,8 @@ static dctk_status read_var(pco_reader *r, lvar *v, unsigned bits) {
     if (v->size_log > PCO_MAX_ANS_LOG || (1u << v->size_log) < v->nbins || (v->nbins == 1 && v->size_log > 0))
         return CORRUPT("tANS size log %u does not suit %u bins", v->size_log, v->nbins);
     unsigned obits_bits = pco_bitlen(bits); /* log2(bits) + 1 */
-    v->bins = malloc(sizeof *v->bins * (v->nbins ? v->nbins : 1));
-    if (!v->bins) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    v->bins = dctk_malloc(sizeof *v->bins * (v->nbins ? v->nbins : 1));
+    if (!v->bins) return DCTK_NOMEM();
     for (uint32_t i = 0; i < v->nbins; i++) {
         v->bins[i].weight = (uint32_t)pco_read(r, v->size_log) + 1;
         v->bins[i].lower = pco_read(r, bits);
@@ -419,8 +419,8 @@ static dctk_status page_meta(pco_reader *r, chunk *c, pvar *p, size_t n) {
         if (!v->on) continue;
         if (!fits(r, v->state_n, v->bits)) return CORRUPT("truncated stream (in a page's delta state)");
         size_t cap = v->delta == DELTA_LOOKBACK ? v->state_n + n : v->state_n;
-        uint64_t *s = calloc(cap ? cap : 1, sizeof *s);
-        if (!s) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+        uint64_t *s = dctk_calloc(cap ? cap : 1, sizeof *s);
+        if (!s) return DCTK_NOMEM();
         for (size_t i = 0; i < v->state_n; i++) s[i] = pco_read(r, v->bits);
         if (v->delta == DELTA_LOOKBACK) p[k].seq = s;
         else p[k].state = s;
@@ -458,7 +458,7 @@ static dctk_status read_page(pco_reader *r, chunk *c, size_t n, void *dst, size_
     pvar p[NVARS] = {{{0}, NULL, NULL, 0}};
     dctk_status st = page_meta(r, c, p, n);
     if (st == DCTK_OK) st = read_batches(r, c, p, n, dst, at);
-    for (int k = 0; k < NVARS; k++) free(p[k].state), free(p[k].seq);
+    for (int k = 0; k < NVARS; k++) dctk_free(p[k].state), dctk_free(p[k].seq);
     return st;
 }
 

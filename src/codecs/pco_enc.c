@@ -24,8 +24,6 @@
 
 #include "pco_internal.h"
 
-#define NOMEM DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory")
-
 void pco_write(pco_writer *w, uint64_t v, unsigned n) {
     while (n > 0) {
         if (w->fill == 0) {
@@ -116,12 +114,13 @@ static double bin_cost(double meta, uint64_t lo, uint64_t hi, double count, doub
 
 /* Optimal merge of the histogram's bins into contiguous runs. */
 static dctk_status optimize(ebin *h, uint32_t nh, unsigned bits, unsigned ans_log, trained *tr) {
-    double *best = malloc(sizeof *best * (nh + 1));
-    uint32_t *from = malloc(sizeof *from * nh), *csum = malloc(sizeof *csum * (nh + 1));
-    tr->bins = malloc(sizeof *tr->bins * nh);
+    double *best = dctk_malloc(sizeof *best * (nh + 1));
+    uint32_t *from = dctk_malloc(sizeof *from * nh), *csum = dctk_malloc(sizeof *csum * (nh + 1));
+    tr->bins = dctk_malloc(sizeof *tr->bins * nh);
     if (!best || !from || !csum || !tr->bins) {
-        free(best), free(from), free(csum);
-        return NOMEM;
+        dctk_free(best), dctk_free(from), dctk_free(csum), dctk_free(tr->bins);
+        tr->bins = NULL;
+        return DCTK_NOMEM();
     }
     csum[0] = 0;
     for (uint32_t i = 0; i < nh; i++) csum[i + 1] = csum[i] + h[i].count;
@@ -142,7 +141,7 @@ static dctk_status optimize(ebin *h, uint32_t nh, unsigned bits, unsigned ans_lo
         tr->bins[--n] = (ebin){h[j].lower, h[i - 1].upper, csum[i] - csum[j], 0, pco_bitlen(h[i - 1].upper - h[j].lower)};
     }
     tr->cost = best[nh];
-    free(best), free(from), free(csum);
+    dctk_free(best), dctk_free(from), dctk_free(csum);
     return DCTK_OK;
 }
 
@@ -187,9 +186,9 @@ static dctk_status train(const uint64_t *lat, size_t n, unsigned bits, int level
     unsigned blog = unoptimized_bins_log(level, n), ans_log = blog + 2;
     if (ans_log > 12) ans_log = 12;
     if (ans_log > ceil_log2(n)) ans_log = ceil_log2(n);
-    uint64_t *s = malloc(sizeof *s * n), *tmp = malloc(sizeof *tmp * n);
-    ebin *h = malloc(sizeof *h * (5 * (n / (n >> blog ? n >> blog : 1)) + 2));
-    dctk_status st = s && tmp && h ? DCTK_OK : NOMEM;
+    uint64_t *s = dctk_malloc(sizeof *s * n), *tmp = dctk_malloc(sizeof *tmp * n);
+    ebin *h = dctk_malloc(sizeof *h * (5 * (n / (n >> blog ? n >> blog : 1)) + 2));
+    dctk_status st = s && tmp && h ? DCTK_OK : DCTK_NOMEM();
     if (st == DCTK_OK) {
         memcpy(s, lat, sizeof *s * n);
         radix_sort(s, tmp, n, bits);
@@ -197,7 +196,7 @@ static dctk_status train(const uint64_t *lat, size_t n, unsigned bits, int level
         st = optimize(h, nh, bits, ans_log, tr);
     }
     if (st == DCTK_OK) quantize_weights(tr, n, ans_log);
-    free(s), free(tmp), free(h);
+    dctk_free(s), dctk_free(tmp), dctk_free(h);
     return st;
 }
 
@@ -221,11 +220,11 @@ static dctk_status ans_encode(const trained *tr, const uint32_t *sym, size_t n, 
                               uint32_t finals[4]) {
     uint32_t ts = 1u << tr->size_log, step = 0, stride = 3 * ts / 5;
     if (stride % 2 == 0) stride++;
-    uint32_t *next = malloc(sizeof *next * ts), *first = calloc(tr->nbins + 1, sizeof *first);
-    uint32_t *fill = calloc(tr->nbins, sizeof *fill), *state_sym = malloc(sizeof *state_sym * ts);
+    uint32_t *next = dctk_malloc(sizeof *next * ts), *first = dctk_calloc(tr->nbins + 1, sizeof *first);
+    uint32_t *fill = dctk_calloc(tr->nbins, sizeof *fill), *state_sym = dctk_malloc(sizeof *state_sym * ts);
     if (!next || !first || !fill || !state_sym) {
-        free(next), free(first), free(fill), free(state_sym);
-        return NOMEM;
+        dctk_free(next), dctk_free(first), dctk_free(fill), dctk_free(state_sym);
+        return DCTK_NOMEM();
     }
     for (uint32_t s = 0; s < tr->nbins; s++) {
         first[s + 1] = first[s] + tr->bins[s].weight;
@@ -243,7 +242,7 @@ static dctk_status ans_encode(const trained *tr, const uint32_t *sym, size_t n, 
         *x = next[first[sym[i]] + (*x >> rb) - w];
     }
     for (int j = 0; j < 4; j++) finals[j] = st[j] - ts;
-    free(next), free(first), free(fill), free(state_sym);
+    dctk_free(next), dctk_free(first), dctk_free(fill), dctk_free(state_sym);
     return DCTK_OK;
 }
 
@@ -271,15 +270,15 @@ typedef struct {
 } evar;
 
 static void evar_free(evar *v) {
-    free(v->tr.bins), free(v->lat), free(v->sym), free(v->vals), free(v->lens);
+    dctk_free(v->tr.bins), dctk_free(v->lat), dctk_free(v->sym), dctk_free(v->vals), dctk_free(v->lens);
     memset(v, 0, sizeof *v);
 }
 
 /* The n latents of a variable after a delta of order k (the first k become
  * the moments), and their bins. */
 static dctk_status evar_train(evar *v, const uint64_t *src, size_t n, unsigned k, unsigned bits, int level) {
-    v->lat = malloc(sizeof *v->lat * (n ? n : 1));
-    if (!v->lat) return NOMEM;
+    v->lat = dctk_malloc(sizeof *v->lat * (n ? n : 1));
+    if (!v->lat) return DCTK_NOMEM();
     memcpy(v->lat, src, sizeof *v->lat * n);
     delta_encode(v->lat, n, k, bits, v->moments);
     v->order = k;
@@ -290,8 +289,8 @@ static dctk_status evar_train(evar *v, const uint64_t *src, size_t n, unsigned k
 
 static dctk_status evar_ans(evar *v) {
     size_t m = v->nb ? v->nb : 1;
-    v->sym = malloc(sizeof *v->sym * m), v->vals = malloc(sizeof *v->vals * m), v->lens = malloc(m);
-    if (!v->sym || !v->vals || !v->lens) return NOMEM;
+    v->sym = dctk_malloc(sizeof *v->sym * m), v->vals = dctk_malloc(sizeof *v->vals * m), v->lens = dctk_malloc(m);
+    if (!v->sym || !v->vals || !v->lens) return DCTK_NOMEM();
     const uint64_t *body = v->lat + v->skip;
     for (size_t i = 0; i < v->nb; i++) v->sym[i] = find_bin(&v->tr, body[i]);
     return v->tr.nbins > 1 ? ans_encode(&v->tr, v->sym, v->nb, v->vals, v->lens, v->finals) : DCTK_OK;
@@ -447,7 +446,7 @@ static dctk_status sample_cost(const uint64_t *l, size_t n, unsigned k, unsigned
     }
     trained tr;
     DCTK_TRY(train(buf, m, bits, level, &tr));
-    free(tr.bins);
+    dctk_free(tr.bins);
     *out = m ? tr.cost / (double)m : 0;
     return DCTK_OK;
 }
@@ -502,8 +501,8 @@ static dctk_status choose(cand *best, const pco_ntype *t, const uint64_t *raw, s
             modes[nm++] = (mode_choice){MODE_FLOAT_MULT, pco_to_latent(t, braw), 0};
         }
     }
-    uint64_t *buf = malloc(sizeof *buf * (n < BLOCKS * BLOCK_N ? n + 1 : BLOCKS * BLOCK_N));
-    if (!buf) return NOMEM;
+    uint64_t *buf = dctk_malloc(sizeof *buf * (n < BLOCKS * BLOCK_N ? n + 1 : BLOCKS * BLOCK_N));
+    if (!buf) return DCTK_NOMEM();
     best->cost = INFINITY;
     dctk_status st = DCTK_OK;
     for (int i = 0; st == DCTK_OK && i < nm; i++) {
@@ -511,7 +510,7 @@ static dctk_status choose(cand *best, const pco_ntype *t, const uint64_t *raw, s
         st = cand_estimate(&c, t, raw, n, o, l0, l1, buf);
         if (st == DCTK_OK && c.cost < best->cost) *best = c;
     }
-    free(buf);
+    dctk_free(buf);
     return st;
 }
 
@@ -574,9 +573,9 @@ dctk_status pco_encode(const pco_ntype *t, const void *src, size_t n, const pco_
     size_t pages = (n + max_page - 1) / max_page, low = pages ? n / pages : 0, extra = pages ? n % pages : 0;
     pco_writer w = {dst, 0, false};
     write_header(&w, n);
-    uint64_t *raw = malloc(sizeof *raw * (low + 1)), *l0 = malloc(sizeof *l0 * (low + 1)),
-             *l1 = malloc(sizeof *l1 * (low + 1));
-    dctk_status st = raw && l0 && l1 ? DCTK_OK : NOMEM;
+    uint64_t *raw = dctk_malloc(sizeof *raw * (low + 1)), *l0 = dctk_malloc(sizeof *l0 * (low + 1)),
+             *l1 = dctk_malloc(sizeof *l1 * (low + 1));
+    dctk_status st = raw && l0 && l1 ? DCTK_OK : DCTK_NOMEM();
     size_t at = 0;
     for (size_t p = 0; st == DCTK_OK && p < pages; p++) {
         size_t pn = low + (p < extra);
@@ -584,8 +583,8 @@ dctk_status pco_encode(const pco_ntype *t, const void *src, size_t n, const pco_
         st = encode_page(&w, t, raw, pn, o, l0, l1);
         at += pn;
     }
-    free(raw), free(l0), free(l1);
+    dctk_free(raw), dctk_free(l0), dctk_free(l1);
     pco_write(&w, 0, 8); /* termination */
-    if (st == DCTK_OK && w.nomem) st = NOMEM;
+    if (st == DCTK_OK && w.nomem) st = DCTK_NOMEM();
     return st;
 }

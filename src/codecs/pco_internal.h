@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "dctk/alloc.h"
 #include "dctk/array.h"
 #include "dctk/buf.h"
 #include "dctk/status.h"

@@ -80,13 +80,13 @@ static dctk_status pcodec_create(const json_t *conf, dctk_codec **out) {
         return DCTK_FAIL(DCTK_ERR_ARG, "codec '" PCODEC "': delta_encoding_order needs delta_spec 'try_consecutive'");
     if (page_n < 1) return DCTK_FAIL(DCTK_ERR_ARG, "codec '" PCODEC "': equal_pages_up_to must be positive");
     pcodec_codec *c = DCTK_CODEC_ALLOC(pcodec_codec, &dctk_codec_pcodec);
-    if (!c) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (!c) return DCTK_NOMEM();
     *c = (pcodec_codec){c->base, (int)level, mode, delta, (int)order, page_n};
     *out = &c->base;
     return DCTK_OK;
 }
 
-static void pcodec_destroy(dctk_codec *c) { free(c); }
+static void pcodec_destroy(dctk_codec *c) { dctk_free(c); }
 
 static json_t *pcodec_to_json(const dctk_codec *base) {
     const pcodec_codec *c = (const pcodec_codec *)base;
@@ -127,8 +127,33 @@ static dctk_status pcodec_decode(const dctk_codec *base, dctk_codec_ctx *ctx, co
     return pco_decode(&nt, src, n, dst->data, dctk_spec_nelems(in));
 }
 
+/* Lossless, so also without --with-lossy: the Python tool's grid of level
+ * {0, 4, 8, 12} x delta encoding order {0, 3, 7}. pco < 1.0 has no 8-bit
+ * types. Last of the serializers, so the earlier indices stay. */
+static dctk_status pcodec_grid(const dctk_grid_in *in, const dctk_grid_sink *sink) {
+    static const int levels[] = {0, 4, 8, 12}, orders[] = {0, 3, 7};
+    if (dctk_dtype_size(in->dtype) == 1) return DCTK_OK;
+    for (int a = 0; a < 4; a++)
+        for (int b = 0; b < 3; b++) {
+            json_t *conf = json_pack("{s:i,s:s,s:s,s:s,s:i,s:i}", "level", levels[a], "mode_spec", "auto", "delta_spec",
+                                     "try_consecutive", "paging_spec", "equal_pages_up_to", "delta_encoding_order",
+                                     orders[b], "equal_pages_up_to", 262144);
+            DCTK_TRY(dctk_grid_emit1(sink, dctk_grid_codec(PCODEC, conf), false));
+        }
+    return DCTK_OK;
+}
+
+static const dctk_codec_example pcodec_examples[] = {
+    {"float32", "{\"name\":\"numcodecs.pcodec\",\"configuration\":{\"level\":8,\"mode_spec\":\"auto\",\"delta_spec\":\"auto\",\"paging_spec\":\"equal_pages_up_to\",\"delta_encoding_order\":null,\"equal_pages_up_to\":262144}}"},
+    {"float64", "{\"name\":\"numcodecs.pcodec\",\"configuration\":{\"level\":4,\"mode_spec\":\"auto\",\"delta_spec\":\"try_consecutive\",\"paging_spec\":\"equal_pages_up_to\",\"delta_encoding_order\":3,\"equal_pages_up_to\":262144}}"},
+    {"int16", "{\"name\":\"numcodecs.pcodec\",\"configuration\":{\"level\":12,\"mode_spec\":\"auto\",\"delta_spec\":\"try_consecutive\",\"paging_spec\":\"equal_pages_up_to\",\"delta_encoding_order\":7,\"equal_pages_up_to\":64}}"},
+    {NULL, NULL},
+};
+
 const dctk_codec_vt dctk_codec_pcodec = {
     .name = PCODEC, .kind = DCTK_CODEC_AB, .lossless = true,
     .create = pcodec_create, .destroy = pcodec_destroy, .to_json = pcodec_to_json,
     .encode = pcodec_encode, .decode = pcodec_decode,
+    .family = "pcodec", .portability = DCTK_PORT_NUMCODECS, .nan_exact = true,
+    .grid = pcodec_grid, .examples = pcodec_examples,
 };

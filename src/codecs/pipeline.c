@@ -19,13 +19,13 @@ dctk_status dctk_pipeline_new(dctk_codec **codecs, int n, dctk_pipeline **out) {
         }
     }
     if (st == DCTK_OK && ab < 0) st = DCTK_FAIL(DCTK_ERR_ARG, "codec list has no array->bytes codec (e.g. \"bytes\")");
-    dctk_pipeline *p = st == DCTK_OK ? calloc(1, sizeof *p) : NULL;
-    if (st == DCTK_OK && p) p->codecs = malloc(sizeof(dctk_codec *) * (size_t)(n ? n : 1));
-    if (st == DCTK_OK && (!p || !p->codecs)) st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    dctk_pipeline *p = st == DCTK_OK ? dctk_calloc(1, sizeof *p) : NULL;
+    if (st == DCTK_OK && p) p->codecs = dctk_malloc(sizeof(dctk_codec *) * (size_t)(n ? n : 1));
+    if (st == DCTK_OK && (!p || !p->codecs)) st = DCTK_NOMEM();
     if (st != DCTK_OK) {
         for (int i = 0; i < n; i++) dctk_codec_free(codecs[i]);
-        if (p) free(p->codecs);
-        free(p);
+        if (p) dctk_free(p->codecs);
+        dctk_free(p);
         return st;
     }
     memcpy(p->codecs, codecs, sizeof(dctk_codec *) * (size_t)n);
@@ -60,8 +60,8 @@ json_t *dctk_pipeline_to_json(const dctk_pipeline *p) {
 void dctk_pipeline_free(dctk_pipeline *p) {
     if (!p) return;
     for (int i = 0; i < p->n; i++) dctk_codec_free(p->codecs[i]);
-    free(p->codecs);
-    free(p);
+    dctk_free(p->codecs);
+    dctk_free(p);
 }
 
 /* Where the data stands between two codecs of an encode. */
@@ -72,9 +72,14 @@ typedef struct {
     int k; /* the tmp buffer the next codec writes to */
 } stage;
 
+static dctk_status need_ctx(const dctk_codec_ctx *ctx) {
+    return ctx ? DCTK_OK : DCTK_FAIL(DCTK_ERR_ARG, "codec pipeline: no per-thread context (dctk_codec_ctx_new)");
+}
+
 /* Run every codec but the last, alternating between the tmp buffers. */
 static dctk_status encode_but_last(const dctk_pipeline *p, dctk_codec_ctx *ctx, const dctk_chunk_spec *spec,
                                    const void *src, dctk_buf tmp[2], stage *s) {
+    DCTK_TRY(need_ctx(ctx));
     *s = (stage){*spec, src, dctk_spec_nbytes(spec), 0};
     for (int i = 0; i < p->n - 1; i++) {
         const dctk_codec *c = p->codecs[i];
@@ -111,7 +116,7 @@ dctk_status dctk_pipeline_encode_append(const dctk_pipeline *p, dctk_codec_ctx *
     /* a view of out's free tail, at least the bound long: the codec never
      * needs to grow it, so its data pointer stays inside out */
     DCTK_TRY(dctk_buf_reserve(out, out->size + c->vt->bound(c, &s.spec, s.n)));
-    dctk_buf tail = {out->data + out->size, 0, out->cap - out->size};
+    dctk_buf tail = dctk_buf_view(out->data + out->size, out->cap - out->size);
     DCTK_TRY(c->vt->encode(c, ctx, &s.spec, s.in, s.n, &tail));
     out->size += tail.size;
     return DCTK_OK;
@@ -119,6 +124,7 @@ dctk_status dctk_pipeline_encode_append(const dctk_pipeline *p, dctk_codec_ctx *
 
 dctk_status dctk_pipeline_decode(const dctk_pipeline *p, dctk_codec_ctx *ctx, const dctk_chunk_spec *spec,
                                  const void *src, size_t n, void *dst, dctk_buf tmp[2]) {
+    DCTK_TRY(need_ctx(ctx));
     dctk_chunk_spec specs[64];
     specs[0] = *spec;
     for (int i = 0; i < p->ab; i++) DCTK_TRY(dctk_codec_out_spec(p->codecs[i], &specs[i], &specs[i + 1]));
@@ -127,13 +133,13 @@ dctk_status dctk_pipeline_decode(const dctk_pipeline *p, dctk_codec_ctx *ctx, co
     int k = 0;
     for (int i = p->n - 1; i >= 0; i--) {
         const dctk_codec *c = p->codecs[i];
-        DCTK_TRY(c->vt->decode(c, ctx, &specs[i], in, n, &tmp[k]));
+        DCTK_TRY(dctk_codec_decode_raw(c, ctx, &specs[i], in, n, &tmp[k]));
         in = tmp[k].data;
         n = tmp[k].size;
         k ^= 1;
     }
     size_t want = dctk_spec_nbytes(spec);
-    if (n != want) return DCTK_FAIL(DCTK_ERR_CODEC, "decoded chunk has %zu bytes, expected %zu", n, want);
+    if (n != want) return DCTK_FAIL(DCTK_ERR_CORRUPT, "decoded chunk has %zu bytes, expected %zu", n, want);
     memcpy(dst, in, n);
     return DCTK_OK;
 }

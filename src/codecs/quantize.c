@@ -44,7 +44,7 @@ static dctk_status quantize_create(const json_t *conf, dctk_codec **out) {
         return DCTK_FAIL(DCTK_ERR_ARG, "codec '" QUANTIZE "': only floating-point data types are supported");
     if (at && !dt) return DCTK_FAIL(DCTK_ERR_ARG, "codec '" QUANTIZE "': 'astype' given without 'dtype'");
     quantize_codec *c = DCTK_CODEC_ALLOC(quantize_codec, &dctk_codec_quantize);
-    if (!c) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (!c) return DCTK_NOMEM();
     c->digits = (int)digits;
     c->dtype = dt;
     c->astype = at ? at : dt;
@@ -137,8 +137,28 @@ static dctk_status quantize_decode(const dctk_codec *base, dctk_codec_ctx *ctx, 
     return DCTK_OK;
 }
 
+/* digits in inclusive_range(1, D, 4), D the decimal digits (7 or 15). */
+static dctk_status quantize_grid(const dctk_grid_in *in, const dctk_grid_sink *sink) {
+    if (!dctk_dtype_is_float(in->dtype)) return DCTK_OK;
+    const char *dt = dctk_dtype_numpy(in->dtype);
+    int vals[16], n = filt_inclusive_range(in->dtype == DCTK_FLOAT64 ? 15 : 7, 4, vals);
+    for (int i = 0; i < n; i++) {
+        json_t *conf = json_pack("{s:i,s:s,s:s}", "digits", vals[i], "dtype", dt, "astype", dt);
+        DCTK_TRY(dctk_grid_emit1(sink, dctk_grid_codec(QUANTIZE, conf), true));
+    }
+    return DCTK_OK;
+}
+
+static const dctk_codec_example quantize_examples[] = {
+    {"float32", "{\"name\":\"numcodecs.quantize\",\"configuration\":{\"digits\":3,\"dtype\":\"<f4\",\"astype\":\"<f4\"}}"},
+    {"float64", "{\"name\":\"numcodecs.quantize\",\"configuration\":{\"digits\":7,\"dtype\":\"<f8\",\"astype\":\"<f8\"}}"},
+    {NULL, NULL},
+};
+
 const dctk_codec_vt dctk_codec_quantize = {
     .name = QUANTIZE, .kind = DCTK_CODEC_AA, .lossless = false,
     .create = quantize_create, .destroy = filt_destroy, .to_json = quantize_to_json, .out_spec = quantize_out_spec,
     .encode = quantize_encode, .decode = quantize_decode,
+    .family = "quantize", .portability = DCTK_PORT_NUMCODECS, .nan_exact = true,
+    .grid = quantize_grid, .examples = quantize_examples,
 };

@@ -36,7 +36,7 @@ static dctk_status fso_create(const json_t *conf, dctk_codec **out) {
     DCTK_TRY(filt_conf_dtype(conf, FSO, "astype", false, DCTK_DTYPE_INVALID, &at));
     if (at && !dt) return DCTK_FAIL(DCTK_ERR_ARG, "codec '" FSO "': 'astype' given without 'dtype'");
     fso_codec *c = DCTK_CODEC_ALLOC(fso_codec, &dctk_codec_fixedscaleoffset);
-    if (!c) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (!c) return DCTK_NOMEM();
     c->offset = off;
     c->scale = sc;
     c->dtype = dt;
@@ -177,10 +177,19 @@ static dctk_status fso_decode(const dctk_codec *base, dctk_codec_ctx *ctx, const
     return DCTK_OK;
 }
 
+static const dctk_codec_example fso_examples[] = {
+    {"float32", "{\"name\":\"numcodecs.fixedscaleoffset\",\"configuration\":{\"offset\":250,\"scale\":10,\"dtype\":\"<f4\",\"astype\":\"<i2\"}}"},
+    {"float64", "{\"name\":\"numcodecs.fixedscaleoffset\",\"configuration\":{\"offset\":0.5,\"scale\":100,\"dtype\":\"<f8\",\"astype\":\"<u1\"}}"},
+    {NULL, NULL},
+};
+
+/* Readable and writable, but not a family of the space: the space scales
+ * with fixed-offset-scale.rs, which keeps the float type. */
 const dctk_codec_vt dctk_codec_fixedscaleoffset = {
     .name = FSO, .kind = DCTK_CODEC_AA, .lossless = false,
     .create = fso_create, .destroy = filt_destroy, .to_json = fso_to_json, .out_spec = fso_out_spec,
     .encode = fso_encode, .decode = fso_decode,
+    .portability = DCTK_PORT_NUMCODECS, .nan_exact = false, .examples = fso_examples,
 };
 
 /* --- fixed-offset-scale.rs -------------------------------------------- */
@@ -200,7 +209,7 @@ static dctk_status fos_create(const json_t *conf, dctk_codec **out) {
     if (!isfinite(off) || !isfinite(sc) || sc == 0)
         return DCTK_FAIL(DCTK_ERR_ARG, "codec '" FOS_ID "': offset and scale must be finite and scale non-zero");
     fos_codec *c = DCTK_CODEC_ALLOC(fos_codec, &dctk_codec_fixed_offset_scale);
-    if (!c) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (!c) return DCTK_NOMEM();
     c->offset = off;
     c->scale = sc;
     *out = &c->base;
@@ -263,8 +272,30 @@ static dctk_status fos_decode(const dctk_codec *base, dctk_codec_ctx *ctx, const
     return DCTK_OK;
 }
 
+/* (x - mean) / std, then (x - min) / (max - min), each when finite and the
+ * scale is not zero. Counted as not lossy: the space keeps it without
+ * --with-lossy, as the Python tool does. */
+static dctk_status fos_grid(const dctk_grid_in *in, const dctk_grid_sink *sink) {
+    if (!dctk_dtype_is_float(in->dtype)) return DCTK_OK;
+    double off[2] = {in->mean, in->min}, scale[2] = {in->std, in->max - in->min};
+    for (int i = 0; i < 2; i++) {
+        if (!isfinite(off[i]) || !isfinite(scale[i]) || fabs(scale[i]) < 1e-12) continue;
+        json_t *conf = json_pack("{s:s,s:f,s:f,s:s}", "id", FOS_ID, "offset", off[i], "scale", scale[i], "_version",
+                                 FILT_RS_VERSION);
+        DCTK_TRY(dctk_grid_emit1(sink, dctk_grid_codec(FILT_RS_NAME, conf), false));
+    }
+    return DCTK_OK;
+}
+
+static const dctk_codec_example fos_examples[] = {
+    {"float64", "{\"name\":\"any-numcodecs.array-array\",\"configuration\":{\"id\":\"fixed-offset-scale.rs\",\"offset\":250,\"scale\":30,\"_version\":\"1.0.0\"}}"},
+    {NULL, NULL},
+};
+
 const dctk_codec_vt dctk_codec_fixed_offset_scale = {
     .name = FILT_RS_NAME, .rs_id = FOS_ID, .kind = DCTK_CODEC_AA, .lossless = false,
     .create = fos_create, .destroy = filt_destroy, .to_json = fos_to_json,
     .encode = fos_encode, .decode = fos_decode,
+    .family = "fixedoffsetscale", .portability = DCTK_PORT_PLUGIN, .nan_exact = true,
+    .grid = fos_grid, .examples = fos_examples,
 };

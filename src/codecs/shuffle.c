@@ -21,7 +21,7 @@ static dctk_status shuffle_create(const json_t *conf, dctk_codec **out) {
     long long es;
     DCTK_TRY(dctk_conf_int_range(conf, "numcodecs.shuffle", "elementsize", 4, 1, 1 << 20, &es));
     shuffle_codec *c = DCTK_CODEC_ALLOC(shuffle_codec, &dctk_codec_shuffle);
-    if (!c) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (!c) return DCTK_NOMEM();
     c->elementsize = es;
     *out = &c->base;
     return DCTK_OK;
@@ -183,8 +183,27 @@ static dctk_status shuffle_decode(const dctk_codec *c, dctk_codec_ctx *ctx, cons
     return shuffle_run(c, src, n, dst, false);
 }
 
+json_t *dctk_shuffle_grid_codec(size_t elementsize) {
+    return dctk_grid_codec("numcodecs.shuffle", json_pack("{s:i}", "elementsize", (int)elementsize));
+}
+
+/* Shuffling single bytes is the identity: after a stream serializer (es 1)
+ * the space's shuffled compressors are the plain ones. */
+static bool shuffle_resolve(json_t *codec, size_t es) {
+    (void)codec;
+    return es != 1;
+}
+
+static const dctk_codec_example shuffle_examples[] = {
+    {"float32", "{\"name\":\"numcodecs.shuffle\",\"configuration\":{\"elementsize\":4}}"},
+    {"float64", "{\"name\":\"numcodecs.shuffle\",\"configuration\":{\"elementsize\":8}}"},
+    {NULL, NULL},
+};
+
 const dctk_codec_vt dctk_codec_shuffle = {
     .name = "numcodecs.shuffle", .kind = DCTK_CODEC_BB, .lossless = true,
     .create = shuffle_create, .destroy = dctk_cmp_destroy, .to_json = shuffle_to_json,
     .encode = shuffle_encode, .decode = shuffle_decode, .bound = shuffle_bound,
+    .portability = DCTK_PORT_NUMCODECS, .nan_exact = true,
+    .resolve = shuffle_resolve, .examples = shuffle_examples,
 };

@@ -46,14 +46,14 @@ static dctk_status sz_create(const json_t *conf, dctk_codec **out) {
     int p = strcmp(pred, "lorenzo") == 0 ? PRED_LORENZO : strcmp(pred, "interp") == 0 ? PRED_INTERP : -1;
     if (p < 0) return DCTK_FAIL(DCTK_ERR_ARG, "codec '" SZ "': predictor '%s' is not \"lorenzo\" or \"interp\"", pred);
     sz_codec *c = DCTK_CODEC_ALLOC(sz_codec, &dctk_codec_sz);
-    if (!c) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (!c) return DCTK_NOMEM();
     c->bound = bound;
     c->predictor = p;
     *out = &c->base;
     return DCTK_OK;
 }
 
-static void sz_destroy(dctk_codec *c) { free(c); }
+static void sz_destroy(dctk_codec *c) { dctk_free(c); }
 
 static json_t *sz_to_json(const dctk_codec *base) {
     const sz_codec *c = (const sz_codec *)base;
@@ -99,7 +99,7 @@ typedef struct {
 static inline void visit(step *s, size_t i, double pred) {
     if (!s->decode) s->code[i] = eb_quantize(s->f32, s->x, s->y, i, pred, s->bound, s->outliers, &s->st);
     else if (!eb_dequantize(s->f32, s->y, i, pred, s->bound, s->code[i], s->outlier_read) && s->st == DCTK_OK)
-        s->st = DCTK_FAIL(DCTK_ERR_CODEC, "codec '" SZ "': fewer outliers than outlier codes");
+        s->st = DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '" SZ "': fewer outliers than outlier codes");
 }
 
 static void lorenzo(const grid *g, step *s) {
@@ -185,9 +185,9 @@ static dctk_status sz_encode(const dctk_codec *base, dctk_codec_ctx *ctx, const 
     DCTK_TRY(eb_check_chunk(SZ, in, n));
     size_t count = dctk_spec_nelems(in), es = dctk_dtype_size(in->dtype);
     dctk_buf outl = DCTK_BUF_INIT;
-    step s = {in->dtype == DCTK_FLOAT32, false, c->bound, src, malloc(count * es + 1),
-              malloc(count * sizeof(uint32_t) + 1), &outl, NULL, DCTK_OK};
-    if (!s.y || !s.code) s.st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    step s = {in->dtype == DCTK_FLOAT32, false, c->bound, src, dctk_malloc(count * es + 1),
+              dctk_malloc(count * sizeof(uint32_t) + 1), &outl, NULL, DCTK_OK};
+    if (!s.y || !s.code) s.st = DCTK_NOMEM();
     if (s.st == DCTK_OK) run(c, in, &s);
     eb_head h = head_of(c);
     if (s.st == DCTK_OK) s.st = eb_write_head(&h, in, dst);
@@ -196,7 +196,7 @@ static dctk_status sz_encode(const dctk_codec *base, dctk_codec_ctx *ctx, const 
     if (s.st == DCTK_OK) s.st = dctk_buf_append(dst, outl.data, outl.size);
     if (s.st == DCTK_OK) s.st = eb_huff_encode(s.code, count, dst);
     if (s.st == DCTK_OK) s.st = eb_seal_body(ctx, SZ, dst, from);
-    free(s.y), free(s.code);
+    dctk_free(s.y), dctk_free(s.code);
     dctk_buf_free(&outl);
     return s.st;
 }
@@ -214,27 +214,49 @@ static dctk_status sz_decode(const dctk_codec *base, dctk_codec_ctx *ctx, const 
     uint64_t nout = st == DCTK_OK ? eb_u64(&body) : 0;
     const uint8_t *outl = NULL;
     if (st == DCTK_OK && (body.bad || nout > count || !(outl = eb_take(&body, nout * es))))
-        st = DCTK_FAIL(DCTK_ERR_CODEC, "codec '" SZ "': damaged outlier list");
+        st = DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '" SZ "': damaged outlier list");
     eb_reader outlier_read = {outl, nout * es, 0, false};
-    step s = {es == 4, true, c->bound, NULL, NULL, malloc(count * sizeof(uint32_t) + 1), NULL, &outlier_read, st};
-    if (s.st == DCTK_OK && !s.code) s.st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    step s = {es == 4, true, c->bound, NULL, NULL, dctk_malloc(count * sizeof(uint32_t) + 1), NULL, &outlier_read, st};
+    if (s.st == DCTK_OK && !s.code) s.st = DCTK_NOMEM();
     if (s.st == DCTK_OK) s.st = eb_huff_decode(SZ, &body, s.code, count);
     if (s.st == DCTK_OK && body.pos != body.n)
-        s.st = DCTK_FAIL(DCTK_ERR_CODEC, "codec '" SZ "': %zu stray bytes in the body", body.n - body.pos);
+        s.st = DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '" SZ "': %zu stray bytes in the body", body.n - body.pos);
     if (s.st == DCTK_OK) s.st = dctk_buf_resize(dst, count * es);
     if (s.st == DCTK_OK) {
         s.y = dst->data;
         run(c, in, &s);
     }
     if (s.st == DCTK_OK && outlier_read.pos != outlier_read.n)
-        s.st = DCTK_FAIL(DCTK_ERR_CODEC, "codec '" SZ "': more outliers than outlier codes");
-    free(s.code);
+        s.st = DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '" SZ "': more outliers than outlier codes");
+    dctk_free(s.code);
     dctk_buf_free(&scratch);
     return s.st;
 }
+
+/* Bounds relative to the finite sample's range, stored absolute so that the
+ * JSON needs nothing else to decode: interpolation at 1e-2, Lorenzo finer
+ * (each wins there on the real fields of bench/RESULTS.md). */
+static dctk_status sz_grid(const dctk_grid_in *in, const dctk_grid_sink *sink) {
+    static const double rel[] = {1e-2, 1e-3, 1e-4, 1e-6};
+    double range = in->max - in->min;
+    if (!dctk_dtype_is_float(in->dtype) || !isfinite(range) || !(range > 0)) return DCTK_OK;
+    for (int k = 0; k < 4; k++) {
+        json_t *conf = json_pack("{s:f,s:s}", "error_bound", rel[k] * range, "predictor", k ? "lorenzo" : "interp");
+        DCTK_TRY(dctk_grid_emit1(sink, dctk_grid_codec(SZ, conf), true));
+    }
+    return DCTK_OK;
+}
+
+static const dctk_codec_example sz_examples[] = {
+    {"float32", "{\"name\":\"dctk.sz\",\"configuration\":{\"error_bound\":0.01,\"predictor\":\"lorenzo\"}}"},
+    {"float64", "{\"name\":\"dctk.sz\",\"configuration\":{\"error_bound\":1e-6,\"predictor\":\"interp\"}}"},
+    {NULL, NULL},
+};
 
 const dctk_codec_vt dctk_codec_sz = {
     .name = SZ, .kind = DCTK_CODEC_AB, .lossless = false,
     .create = sz_create, .destroy = sz_destroy, .to_json = sz_to_json,
     .encode = sz_encode, .decode = sz_decode,
+    .family = "sz", .portability = DCTK_PORT_DCTK, .nan_exact = true, .ctx_type = &dctk_zstd_ctx_type,
+    .grid = sz_grid, .examples = sz_examples,
 };

@@ -19,7 +19,7 @@ static dctk_status transpose_create(const json_t *conf, dctk_codec **out) {
     if (!json_is_array(ord) || json_array_size(ord) > DCTK_MAX_DIMS)
         return DCTK_FAIL(DCTK_ERR_ARG, "codec 'transpose': 'order' must be a list of at most %d axes", DCTK_MAX_DIMS);
     transpose_codec *c = DCTK_CODEC_ALLOC(transpose_codec, &dctk_codec_transpose);
-    if (!c) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (!c) return DCTK_NOMEM();
     c->n = (int)json_array_size(ord);
     bool seen[DCTK_MAX_DIMS] = {false};
     for (int i = 0; i < c->n; i++) {
@@ -27,7 +27,7 @@ static dctk_status transpose_create(const json_t *conf, dctk_codec **out) {
         long long a = json_is_integer(v) ? json_integer_value(v) : -1;
         if (a < 0 || a >= c->n || seen[a]) {
             int n = c->n;
-            free(c);
+            dctk_free(c);
             return DCTK_FAIL(DCTK_ERR_ARG, "codec 'transpose': 'order' must be a permutation of 0..%d", n - 1);
         }
         seen[a] = true;
@@ -37,7 +37,7 @@ static dctk_status transpose_create(const json_t *conf, dctk_codec **out) {
     return DCTK_OK;
 }
 
-static void transpose_destroy(dctk_codec *c) { free(c); }
+static void transpose_destroy(dctk_codec *c) { dctk_free(c); }
 
 static json_t *transpose_to_json(const dctk_codec *base) {
     const transpose_codec *c = (const transpose_codec *)base;
@@ -121,7 +121,7 @@ static dctk_status transpose_decode(const dctk_codec *base, dctk_codec_ctx *ctx,
     dctk_chunk_spec enc;
     DCTK_TRY(transpose_out_spec(base, in, &enc));
     if (n != dctk_spec_nbytes(in))
-        return DCTK_FAIL(DCTK_ERR_CODEC, "codec 'transpose': got %zu bytes, expected %zu", n, dctk_spec_nbytes(in));
+        return DCTK_FAIL(DCTK_ERR_CORRUPT, "codec 'transpose': got %zu bytes, expected %zu", n, dctk_spec_nbytes(in));
     int inverse[DCTK_MAX_DIMS];
     for (int i = 0; i < c->n; i++) inverse[c->order[i]] = i;
     DCTK_TRY(dctk_buf_resize(dst, n));
@@ -129,8 +129,15 @@ static dctk_status transpose_decode(const dctk_codec *base, dctk_codec_ctx *ctx,
     return DCTK_OK;
 }
 
+static const dctk_codec_example transpose_examples[] = {
+    {"float32", "{\"name\":\"transpose\",\"configuration\":{\"order\":[1,0]}}"},
+    {"int16", "{\"name\":\"transpose\",\"configuration\":{\"order\":[2,0,1]}}"},
+    {NULL, NULL},
+};
+
 const dctk_codec_vt dctk_codec_transpose = {
     .name = "transpose", .kind = DCTK_CODEC_AA, .lossless = true,
     .create = transpose_create, .destroy = transpose_destroy, .to_json = transpose_to_json,
     .out_spec = transpose_out_spec, .encode = transpose_encode, .decode = transpose_decode,
+    .portability = DCTK_PORT_CORE, .nan_exact = true, .examples = transpose_examples,
 };

@@ -55,7 +55,7 @@ static dctk_status zfpy_create(const json_t *conf, dctk_codec **out) {
         return DCTK_FAIL(DCTK_ERR_ARG, "codec '" ZFPY "': tolerance and rate must be finite, precision -1..%d",
                          ZFP_MAX_PREC);
     zfpy_codec *c = DCTK_CODEC_ALLOC(zfpy_codec, &dctk_codec_zfpy);
-    if (!c) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (!c) return DCTK_NOMEM();
     c->mode = (int)mode;
     c->tolerance = tol;
     c->rate = rate;
@@ -64,7 +64,7 @@ static dctk_status zfpy_create(const json_t *conf, dctk_codec **out) {
     return DCTK_OK;
 }
 
-static void zfpy_destroy(dctk_codec *c) { free(c); }
+static void zfpy_destroy(dctk_codec *c) { dctk_free(c); }
 
 static json_t *zfpy_to_json(const dctk_codec *base) {
     const zfpy_codec *c = (const zfpy_codec *)base;
@@ -117,7 +117,7 @@ static dctk_status compress_into(zfp_stream *zs, const zfp_field *f, dctk_buf *d
     size_t cap = zfp_stream_maximum_size(zs, f);
     DCTK_TRY(dctk_buf_resize(dst, cap));
     bitstream *bs = stream_open(dst->data, cap);
-    if (!bs) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (!bs) return DCTK_NOMEM();
     zfp_stream_set_bit_stream(zs, bs);
     zfp_stream_rewind(zs);
     dctk_status st = DCTK_OK;
@@ -143,7 +143,7 @@ static dctk_status zfpy_encode(const dctk_codec *base, dctk_codec_ctx *ctx, cons
     zfp_field *f = field_for(in, zt, (void *)src, &dims);
     zfp_stream *zs = zfp_stream_open(NULL);
     dctk_status st = DCTK_OK;
-    if (!f || !zs) st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (!f || !zs) st = DCTK_NOMEM();
     else if (!zfp_stream_set_execution(zs, zfp_exec_serial))
         st = DCTK_FAIL(DCTK_ERR_CODEC, "codec '" ZFPY "': zfp refuses serial execution");
     if (st == DCTK_OK) {
@@ -160,9 +160,9 @@ static dctk_status read_header(void *buf, size_t cap, zfp_stream **zs, zfp_field
     *bs = stream_open(buf, cap);
     *zs = zfp_stream_open(*bs);
     *f = zfp_field_alloc();
-    if (!*bs || !*zs || !*f) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (!*bs || !*zs || !*f) return DCTK_NOMEM();
     if (!zfp_read_header(*zs, *f, ZFP_HEADER_FULL))
-        return DCTK_FAIL(DCTK_ERR_CODEC, "codec '" ZFPY "': not a zfp stream (bad or unsupported header)");
+        return DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '" ZFPY "': not a zfp stream (bad or unsupported header)");
     return DCTK_OK;
 }
 
@@ -177,10 +177,10 @@ static dctk_status check_header(const zfp_field *f, const dctk_chunk_spec *in) {
     DCTK_TRY(zfp_type_for(in->dtype, &want));
     size_t count = zfp_field_size(f, NULL);
     if (f->type != want)
-        return DCTK_FAIL(DCTK_ERR_CODEC, "codec '" ZFPY "': the stream holds zfp type %d, the chunk is %s", (int)f->type,
+        return DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '" ZFPY "': the stream holds zfp type %d, the chunk is %s", (int)f->type,
                          dctk_dtype_name(in->dtype));
     if (count != dctk_spec_nelems(in))
-        return DCTK_FAIL(DCTK_ERR_CODEC, "codec '" ZFPY "': the stream holds %zu values, the chunk %zu", count,
+        return DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '" ZFPY "': the stream holds %zu values, the chunk %zu", count,
                          dctk_spec_nelems(in));
     return DCTK_OK;
 }
@@ -209,9 +209,9 @@ static dctk_status decompress_padded(void *buf, size_t cap, size_t n, dctk_buf *
     if (st == DCTK_OK) {
         zfp_field_set_pointer(f, dst->data);
         size_t used = zfp_decompress(zs, f);
-        if (!used) st = DCTK_FAIL(DCTK_ERR_CODEC, "codec '" ZFPY "': zfp_decompress failed");
+        if (!used) st = DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '" ZFPY "': zfp_decompress failed");
         else if (used > n)
-            st = DCTK_FAIL(DCTK_ERR_CODEC, "codec '" ZFPY "': truncated stream (%zu bytes, %zu needed)", n, used);
+            st = DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '" ZFPY "': truncated stream (%zu bytes, %zu needed)", n, used);
     }
     close_all(zs, f, bs);
     return st;
@@ -220,22 +220,52 @@ static dctk_status decompress_padded(void *buf, size_t cap, size_t n, dctk_buf *
 static dctk_status zfpy_decode(const dctk_codec *base, dctk_codec_ctx *ctx, const dctk_chunk_spec *in,
                                const void *src, size_t n, dctk_buf *dst) {
     (void)base, (void)ctx;
-    if (n == 0) return DCTK_FAIL(DCTK_ERR_CODEC, "codec '" ZFPY "': empty stream");
+    if (n == 0) return DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '" ZFPY "': empty stream");
     size_t maxsize;
     DCTK_TRY(probe(src, n, in, &maxsize));
     DCTK_TRY(dctk_buf_resize(dst, dctk_spec_nbytes(in)));
     /* room for zfp's worst case plus a word of read-ahead, in whole words */
     size_t cap = ((n > maxsize ? n : maxsize) + 2 * sizeof(uint64_t) + 7) & ~(size_t)7;
-    void *buf = calloc(1, cap);
+    void *buf = dctk_calloc(1, cap);
     if (!buf) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory (%zu bytes for a zfp stream)", cap);
     memcpy(buf, src, n);
     dctk_status st = decompress_padded(buf, cap, n, dst);
-    free(buf);
+    dctk_free(buf);
     return st;
 }
+
+/* Floats: accuracy 2^-1, 2^-2, 2^-4 (mode 4), precision 8, 16, 32 (mode
+ * 3), rate 8, 16, 32 (mode 2); int32/int64 fixed rate only, as the Python
+ * tool; zfp has no other integer types. */
+static dctk_status zfpy_grid(const dctk_grid_in *in, const dctk_grid_sink *sink) {
+    bool is_float = dctk_dtype_is_float(in->dtype);
+    if (!is_float && in->dtype != DCTK_INT32 && in->dtype != DCTK_INT64) return DCTK_OK;
+    for (int m = 4; m >= 2; m--) {
+        if (!is_float && m != 2) continue;
+        for (int k = 0; k < 3; k++) {
+            double tol = m == 4 ? ldexp(1.0, -(1 << k)) : -1;
+            int prec = m == 3 ? 1 << (k + 3) : -1, rate = m == 2 ? 1 << (k + 3) : -1;
+            json_t *conf = json_pack("{s:i,s:o,s:i,s:i}", "mode", m, "tolerance",
+                                     m == 4 ? json_real(tol) : json_integer(-1), "rate", rate, "precision", prec);
+            DCTK_TRY(dctk_grid_emit1(sink, dctk_grid_codec(ZFPY, conf), true));
+        }
+    }
+    return DCTK_OK;
+}
+
+static const dctk_codec_example zfpy_examples[] = {
+    {"float32", "{\"name\":\"numcodecs.zfpy\",\"configuration\":{\"mode\":2,\"rate\":8}}"},
+    {"float64", "{\"name\":\"numcodecs.zfpy\",\"configuration\":{\"mode\":3,\"precision\":16}}"},
+    {"float32", "{\"name\":\"numcodecs.zfpy\",\"configuration\":{\"mode\":4,\"tolerance\":0.01}}"},
+    {"float64", "{\"name\":\"numcodecs.zfpy\",\"configuration\":{\"mode\":4,\"tolerance\":-1}}"},
+    {"int32", "{\"name\":\"numcodecs.zfpy\",\"configuration\":{\"mode\":2,\"rate\":16}}"},
+    {NULL, NULL},
+};
 
 const dctk_codec_vt dctk_codec_zfpy = {
     .name = ZFPY, .kind = DCTK_CODEC_AB, .lossless = false,
     .create = zfpy_create, .destroy = zfpy_destroy, .to_json = zfpy_to_json,
     .encode = zfpy_encode, .decode = zfpy_decode,
+    .family = "zfpy", .family_alias = "zfp", .portability = DCTK_PORT_NUMCODECS, .nan_exact = false,
+    .grid = zfpy_grid, .examples = zfpy_examples,
 };

@@ -25,7 +25,7 @@ static dctk_status zstd_create(const json_t *conf, dctk_codec **out) {
     DCTK_TRY(dctk_conf_int_range(conf, "zstd", "level", 0, ZSTD_minCLevel(), ZSTD_maxCLevel(), &level));
     DCTK_TRY(dctk_conf_bool(conf, "zstd", "checksum", false, &checksum));
     zstd_codec *c = DCTK_CODEC_ALLOC(zstd_codec, &dctk_codec_zstd);
-    if (!c) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (!c) return DCTK_NOMEM();
     c->level = level;
     c->checksum = checksum;
     *out = &c->base;
@@ -37,19 +37,36 @@ static json_t *zstd_to_json(const dctk_codec *base) {
     return dctk_codec_object("zstd", json_pack("{s:I,s:b}", "level", (json_int_t)c->level, "checksum", c->checksum));
 }
 
-/* The thread's context, or a private one in *own when there is no ctx. */
-static ZSTD_CCtx *get_cctx(dctk_codec_ctx *ctx, ZSTD_CCtx **own) {
-    *own = NULL;
-    if (!ctx) return *own = ZSTD_createCCtx();
-    if (!ctx->zstd_c) ctx->zstd_c = ZSTD_createCCtx();
-    return ctx->zstd_c;
+/* --- the per-thread state: one compression and one decompression context,
+ * each made on first use (a thread that only reads never makes the first) */
+
+typedef struct {
+    ZSTD_CCtx *c;
+    ZSTD_DCtx *d;
+} zstd_state;
+
+static void *zstd_state_new(void) { return dctk_calloc(1, sizeof(zstd_state)); }
+
+static void zstd_state_free(void *p) {
+    zstd_state *s = p;
+    if (!s) return;
+    ZSTD_freeCCtx(s->c);
+    ZSTD_freeDCtx(s->d);
+    dctk_free(s);
 }
 
-static ZSTD_DCtx *get_dctx(dctk_codec_ctx *ctx, ZSTD_DCtx **own) {
-    *own = NULL;
-    if (!ctx) return *own = ZSTD_createDCtx();
-    if (!ctx->zstd_d) ctx->zstd_d = ZSTD_createDCtx();
-    return ctx->zstd_d;
+const dctk_codec_ctx_type dctk_zstd_ctx_type = {"zstd", zstd_state_new, zstd_state_free};
+
+ZSTD_CCtx *dctk_zstd_cctx(dctk_codec_ctx *ctx) {
+    zstd_state *s = dctk_codec_ctx_state(ctx, &dctk_zstd_ctx_type);
+    if (s && !s->c && !(s->c = ZSTD_createCCtx())) (void)DCTK_FAIL(DCTK_ERR_NOMEM, "zstd: cannot create a compression context");
+    return s ? s->c : NULL;
+}
+
+ZSTD_DCtx *dctk_zstd_dctx(dctk_codec_ctx *ctx) {
+    zstd_state *s = dctk_codec_ctx_state(ctx, &dctk_zstd_ctx_type);
+    if (s && !s->d && !(s->d = ZSTD_createDCtx())) (void)DCTK_FAIL(DCTK_ERR_NOMEM, "zstd: cannot create a decompression context");
+    return s ? s->d : NULL;
 }
 
 static dctk_status compress_frame(const zstd_codec *c, ZSTD_CCtx *z, const void *src, size_t n, dctk_buf *dst) {
@@ -73,11 +90,9 @@ static size_t zstd_bound(const dctk_codec *c, const dctk_chunk_spec *in, size_t 
 static dctk_status zstd_encode(const dctk_codec *base, dctk_codec_ctx *ctx, const dctk_chunk_spec *in,
                                const void *src, size_t n, dctk_buf *dst) {
     (void)in;
-    ZSTD_CCtx *own, *z = get_cctx(ctx, &own);
-    if (!z) return DCTK_FAIL(DCTK_ERR_NOMEM, "zstd: cannot create a compression context");
-    dctk_status st = compress_frame((const zstd_codec *)base, z, src, n, dst);
-    ZSTD_freeCCtx(own);
-    return st;
+    ZSTD_CCtx *z = dctk_zstd_cctx(ctx);
+    if (!z) return DCTK_ERR_NOMEM;
+    return compress_frame((const zstd_codec *)base, z, src, n, dst);
 }
 
 /* Frames without a content size: stream, growing dst up to limit. */
@@ -137,15 +152,29 @@ static dctk_status zstd_decode(const dctk_codec *c, dctk_codec_ctx *ctx, const d
                                const void *src, size_t n, dctk_buf *dst) {
     (void)c;
     if (n == 0) return DCTK_FAIL(DCTK_ERR_CORRUPT, "zstd: empty input is not a frame");
-    ZSTD_DCtx *own, *z = get_dctx(ctx, &own);
-    if (!z) return DCTK_FAIL(DCTK_ERR_NOMEM, "zstd: cannot create a decompression context");
-    dctk_status st = decode_frames(z, in, src, n, dst);
-    ZSTD_freeDCtx(own);
-    return st;
+    ZSTD_DCtx *z = dctk_zstd_dctx(ctx);
+    if (!z) return DCTK_ERR_NOMEM;
+    return decode_frames(z, in, src, n, dst);
 }
+
+static json_t *zstd_grid_conf(int v) { return json_pack("{s:i,s:b}", "level", v, "checksum", 0); }
+
+/* The Python tool's grid: level 0, 1, 9, 22. */
+static dctk_status zstd_grid(const dctk_grid_in *in, const dctk_grid_sink *sink) {
+    static const int values[] = {0, 1, 9, 22};
+    return dctk_cmp_grid(in, sink, "zstd", zstd_grid_conf, values, 4);
+}
+
+static const dctk_codec_example zstd_examples[] = {
+    {"float32", "{\"name\":\"zstd\",\"configuration\":{\"level\":1,\"checksum\":false}}"},
+    {"float64", "{\"name\":\"zstd\",\"configuration\":{\"level\":3,\"checksum\":true}}"},
+    {NULL, NULL},
+};
 
 const dctk_codec_vt dctk_codec_zstd = {
     .name = "zstd", .kind = DCTK_CODEC_BB, .lossless = true,
     .create = zstd_create, .destroy = dctk_cmp_destroy, .to_json = zstd_to_json,
     .encode = zstd_encode, .decode = zstd_decode, .bound = zstd_bound,
+    .family = "zstd", .portability = DCTK_PORT_CORE, .nan_exact = true, .ctx_type = &dctk_zstd_ctx_type,
+    .grid = zstd_grid, .examples = zstd_examples,
 };

@@ -58,7 +58,7 @@ static dctk_status write_all(int fd, const void *p, size_t n, const char *path) 
 dctk_status dctk_write_file_atomic(const char *path, const void *p, size_t n) {
     size_t len = strlen(path);
     char *tmp = malloc(len + 32);
-    if (!tmp) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (!tmp) return DCTK_NOMEM();
     static _Atomic unsigned long seq;
     /* Unique per process and per call, so threads and processes never share a temporary. */
     snprintf(tmp, len + 32, "%s.tmp.%ld.%lu", path, (long)getpid(), seq++);
@@ -81,7 +81,7 @@ dctk_status dctk_write_file_atomic(const char *path, const void *p, size_t n) {
 dctk_status dctk_mkdirs(const char *path) {
     size_t len = strlen(path);
     char *p = malloc(len + 1);
-    if (!p) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (!p) return DCTK_NOMEM();
     memcpy(p, path, len + 1);
     for (size_t i = 1; i <= len; i++) {
         if (p[i] != '/' && p[i] != '\0') continue;

@@ -72,7 +72,7 @@ static void on_result(void *user, const dctk_combo_result *r) {
 static dctk_status write_parquet(const char *path, const dctk_space *sp, const char *var,
                                  const dctk_combo_result *res, size_t n) {
     dctk_result_row *rows = calloc(n ? n : 1, sizeof *rows);
-    if (!rows) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (!rows) return DCTK_NOMEM();
     for (size_t k = 0; k < n; k++) rows[k] = make_row(sp, var, &res[k]);
     dctk_status st = dctk_parquet_write(path, rows, n);
     for (size_t k = 0; k < n; k++) free_row(&rows[k]);
@@ -117,7 +117,7 @@ static dctk_status write_best(const char *dir, const char *var, const char *cons
     json_object_set_new(j, "inner_chunk_shape", shape_json(s->ndim, s->chunk));
     char path[4096], *text = j ? json_dumps(j, JSON_INDENT(2) | JSON_REAL_PRECISION(17)) : NULL;
     json_decref(j);
-    if (!text) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (!text) return DCTK_NOMEM();
     snprintf(path, sizeof path, "%s/best_%s.json", dir, var);
     dctk_status st = dctk_write_file_atomic(path, text, strlen(text));
     free(text);
@@ -288,7 +288,7 @@ static dctk_status load_resume(const char *path, const dctk_space *sp, const cha
     if (st == DCTK_ERR_NOT_FOUND) return DCTK_OK;
     size_t n = dctk_space_ncombos(sp);
     bool *done = st == DCTK_OK ? calloc(n ? n : 1, sizeof *done) : NULL;
-    if (st == DCTK_OK && !done) st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (st == DCTK_OK && !done) st = DCTK_NOMEM();
     for (size_t i = 0; i < t.n && st == DCTK_OK; i++) {
         const dctk_result_row *row = &t.rows[i];
         int c = (int)row->comp_idx, f = (int)row->filt_idx, s = (int)row->ser_idx;
@@ -443,7 +443,7 @@ static dctk_status sweep_space(const dctk_var *var, const void *sample, const dc
     dctk_chunk_shape_for(var->dtype, var->ndim, var->shape, o->inner_chunk_bytes, chunk);
     if (st == DCTK_OK && is_writer(o)) st = check_state(var, sp, o, s, chunk, &resume);
     bool *skip = resume ? calloc(dctk_sweep_nunits(sp) + 1, sizeof *skip) : NULL;
-    if (st == DCTK_OK && resume && !skip) st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (st == DCTK_OK && resume && !skip) st = DCTK_NOMEM();
     if (st == DCTK_OK && resume) st = load_resume(path, sp, var->name, s->threshold, res, skip, &rc.done);
     if (st == DCTK_OK && resume && access(path, F_OK) == 0) st = keep_done_rows(path, sp, var->name, res, skip);
     if (st == DCTK_OK && rc.done) dctk_log(DCTK_LOG_INFO, "%s: resuming: %zu of %zu combos already done", var->name,
@@ -512,7 +512,7 @@ static dctk_status sweep_sample(const dctk_var *var, const void *sample, const p
     if (st == DCTK_OK) s->ncombos = dctk_space_ncombos(sp);
     dctk_combo_result *res = st == DCTK_OK ? calloc(s->ncombos ? s->ncombos : 1, sizeof *res) : NULL;
     bool *have = res && o->team ? calloc(s->ncombos ? s->ncombos : 1, sizeof *have) : NULL;
-    if (st == DCTK_OK && (!res || (o->team && !have))) st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (st == DCTK_OK && (!res || (o->team && !have))) st = DCTK_NOMEM();
     st = agree(o, st);
     if (st == DCTK_OK) {
         memcpy(s->fingerprint, sp->fingerprint, sizeof s->fingerprint);

@@ -1,11 +1,15 @@
 /* The codec space of DESIGN.md section 4, built deterministically from the
- * field's dtype and sample statistics, with the Python tool's grids. */
+ * field's dtype and sample statistics. The space knows no codec: each family
+ * of the registry emits its members (dctk_codec_vt.grid, the Python tool's
+ * grids), in registry order, and adjusts its compressors to what the
+ * serializer emits (dctk_codec_vt.resolve). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include "dctk/codec.h"
 #include "dctk/eval.h"
 #include "dctk/util.h"
 
@@ -15,13 +19,13 @@ typedef struct {
 } entry_list;
 
 static dctk_status push(entry_list *l, json_t *codecs, const char *family, bool lossy) {
-    if (!codecs) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (!codecs) return DCTK_NOMEM();
     if (l->n == l->cap) {
         int cap = l->cap ? 2 * l->cap : 32;
         dctk_space_entry *v = realloc(l->v, sizeof *v * (size_t)cap);
         if (!v) {
             json_decref(codecs);
-            return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+            return DCTK_NOMEM();
         }
         l->v = v;
         l->cap = cap;
@@ -30,15 +34,14 @@ static dctk_status push(entry_list *l, json_t *codecs, const char *family, bool 
     return DCTK_OK;
 }
 
-static json_t *codec(const char *name, json_t *conf) {
-    return conf ? json_pack("{s:s,s:o}", "name", name, "configuration", conf) : json_pack("{s:s}", "name", name);
-}
-
 /* A class selects: "all" (or NULL) -> everything plus none; "none" -> none
- * only; a family -> that family; a comma-separated list -> the union. */
+ * only; a family -> that family; a comma-separated list -> the union. The
+ * families are those of the registry's codec types of the category. */
 static bool token_is(const char *tok, size_t n, const char *name) {
-    if (n == 3 && strncasecmp(tok, "zfp", 3) == 0) tok = "zfpy", n = 4;
-    return strlen(name) == n && strncasecmp(tok, name, n) == 0;
+    return name && strlen(name) == n && strncasecmp(tok, name, n) == 0;
+}
+static bool token_is_family(const char *tok, size_t n, const dctk_codec_vt *t) {
+    return token_is(tok, n, t->family) || token_is(tok, n, t->family_alias);
 }
 static bool class_has(const char *cls, const char *name) {
     for (const char *t = cls; t && *t;) {
@@ -48,183 +51,88 @@ static bool class_has(const char *cls, const char *name) {
     }
     return false;
 }
-static bool class_wants(const char *cls, const char *family) {
-    return !cls || class_has(cls, "all") || class_has(cls, family);
+static bool class_wants(const char *cls, const dctk_codec_vt *type) {
+    if (!cls || class_has(cls, "all")) return true;
+    for (const char *t = cls; *t;) {
+        size_t n = strcspn(t, ",");
+        if (token_is_family(t, n, type)) return true;
+        t += n + (t[n] == ',');
+    }
+    return false;
 }
 static bool class_none(const char *cls) { return !cls || class_has(cls, "all") || class_has(cls, "none"); }
 
-static dctk_status check_class(const char *what, const char *cls, const char *const *families) {
-    char list[256] = "all, none";
-    for (const char *const *f = families; *f; f++) {
-        strncat(list, ", ", sizeof list - strlen(list) - 1);
-        strncat(list, *f, sizeof list - strlen(list) - 1);
+/* The registry's types that are a family of category k, in registry order. */
+#define FOR_FAMILY(t, k)                                                   \
+    for (const dctk_codec_vt *const *t = dctk_codec_types(); *t; t++)     \
+        if ((*t)->family && (*t)->kind == (k))
+
+size_t dctk_space_class_list(dctk_codec_kind k, char *buf, size_t cap) {
+    size_t len = 0;
+    if (cap) buf[0] = 0;
+    FOR_FAMILY(t, k) {
+        int w = snprintf(buf + len, len < cap ? cap - len : 0, "%s%s", len ? " " : "", (*t)->family);
+        len += w > 0 ? (size_t)w : 0;
     }
+    return len;
+}
+
+static dctk_status check_class(const char *what, const char *cls, dctk_codec_kind k) {
     for (const char *t = cls; t && *t;) {
         size_t n = strcspn(t, ",");
         bool ok = token_is(t, n, "all") || token_is(t, n, "none");
-        for (const char *const *f = families; *f && !ok; f++) ok = token_is(t, n, *f);
-        if (!ok)
-            return DCTK_FAIL(DCTK_ERR_ARG, "unknown %s class '%.*s' (choose from: %s, or a comma-separated list)", what,
-                             (int)n, t, list);
+        FOR_FAMILY(f, k) ok = ok || token_is_family(t, n, *f);
+        if (!ok) {
+            char list[256] = "";
+            dctk_space_class_list(k, list, sizeof list);
+            for (char *c = list; *c; c++) *c = *c == ' ' ? ',' : *c;
+            return DCTK_FAIL(DCTK_ERR_ARG, "unknown %s class '%.*s' (choose from: all, none, %s, or a comma-separated list)",
+                             what, (int)n, t, list);
+        }
         t += n + (t[n] == ',');
     }
     return DCTK_OK;
 }
 
-static const char *const comp_families[] = {"blosc", "lz4", "zstd", "zlib", "gzip", "bz2", "lzma", NULL};
-static const char *const filt_families[] = {"delta", "bitround", "quantize", "asinh", "fixedoffsetscale", NULL};
-static const char *const ser_families[] = {"zfpy", "sz", "ebcc", "pcodec", NULL};
+typedef struct {
+    entry_list *l;
+    const char *family;
+    bool with_lossy;
+} sink_state;
 
-/* The 19 plain compressors after blosc, as (family, codec name, key, values). */
-static const struct {
-    const char *family, *name, *key;
-    int values[4], n;
-} plain[] = {
-    {"lz4", "numcodecs.lz4", "acceleration", {1, 10, 100}, 3},
-    {"zstd", "zstd", "level", {0, 1, 9, 22}, 4},
-    {"zlib", "numcodecs.zlib", "level", {1, 6, 9}, 3},
-    {"gzip", "gzip", "level", {1, 6, 9}, 3},
-    {"bz2", "numcodecs.bz2", "level", {1, 6, 9}, 3},
-    {"lzma", "numcodecs.lzma", "preset", {1, 6, 9}, 3},
-};
-
-static json_t *plain_codec(size_t i, int v) {
-    if (strcmp(plain[i].name, "zstd") == 0) return codec("zstd", json_pack("{s:i,s:b}", "level", v, "checksum", 0));
-    if (strcmp(plain[i].name, "numcodecs.lzma") == 0)
-        return codec(plain[i].name, json_pack("{s:i,s:i,s:i,s:n}", "format", 1, "check", -1, "preset", v, "filters"));
-    return codec(plain[i].name, json_pack("{s:i}", plain[i].key, v));
-}
-
-static dctk_status build_compressors(entry_list *l, size_t es, const char *cls) {
-    static const char *const cnames[] = {"blosclz", "lz4", "lz4hc", "zlib", "zstd"};
-    static const int clevels[] = {1, 6, 9};
-    if (class_wants(cls, "blosc"))
-        for (int a = 0; a < 5; a++)
-            for (int b = 0; b < 3; b++)
-                for (int sh = -1; sh <= 2; sh++) {
-                    /* -1 is numcodecs' auto; it is resolved per serializer (dctk_space_compressor) */
-                    json_t *conf = json_pack("{s:s,s:i,s:i,s:i,s:i}", "cname", cnames[a], "clevel", clevels[b],
-                                             "shuffle", sh, "typesize", (int)es, "blocksize", 0);
-                    DCTK_TRY(push(l, json_pack("[o]", codec("blosc", conf)), "blosc", false));
-                }
-    for (int shuffled = 0; shuffled < 2; shuffled++)
-        for (size_t i = 0; i < sizeof plain / sizeof plain[0]; i++) {
-            if (!class_wants(cls, plain[i].family)) continue;
-            for (int k = 0; k < plain[i].n; k++) {
-                json_t *list = json_array();
-                if (shuffled)
-                    json_array_append_new(list, codec("numcodecs.shuffle", json_pack("{s:i}", "elementsize", (int)es)));
-                json_array_append_new(list, plain_codec(i, plain[i].values[k]));
-                DCTK_TRY(push(l, list, plain[i].family, false));
-            }
-        }
-    return DCTK_OK;
-}
-
-/* inclusive_range(1, end, step) of the Python tool: the end always included. */
-static int inclusive_range(int end, int step, int *out) {
-    int n = 0;
-    for (int v = 1; v <= end; v += step) out[n++] = v;
-    if (out[n - 1] != end) out[n++] = end;
-    return n;
-}
-
-static dctk_status build_filters(entry_list *l, dctk_dtype t, const dctk_sample_stats *st, const char *cls,
-                                 bool lossy) {
-    const char *dt = dctk_dtype_numpy(t);
-    if (class_wants(cls, "delta"))
-        DCTK_TRY(push(l, json_pack("[o]", codec("numcodecs.delta", json_pack("{s:s,s:s}", "dtype", dt, "astype", dt))),
-                      "delta", false));
-    if (!dctk_dtype_is_float(t)) return DCTK_OK; /* integers get Delta only */
-    bool f64 = t == DCTK_FLOAT64;
-    int vals[16], n;
-    if (lossy && class_wants(cls, "bitround")) {
-        n = inclusive_range(f64 ? 52 : 23, 9, vals);
-        for (int i = 0; i < n; i++)
-            DCTK_TRY(push(l, json_pack("[o]", codec("numcodecs.bitround", json_pack("{s:i}", "keepbits", vals[i]))),
-                          "bitround", true));
+/* --without-lossy drops the lossy members here, for every family alike. */
+static dctk_status sink_emit(void *user, json_t *codecs, bool lossy) {
+    sink_state *s = user;
+    if (codecs && lossy && !s->with_lossy) {
+        json_decref(codecs);
+        return DCTK_OK;
     }
-    if (lossy && class_wants(cls, "quantize")) {
-        n = inclusive_range(f64 ? 15 : 7, 4, vals);
-        for (int i = 0; i < n; i++)
-            DCTK_TRY(push(l,
-                          json_pack("[o]", codec("numcodecs.quantize",
-                                                 json_pack("{s:i,s:s,s:s}", "digits", vals[i], "dtype", dt, "astype", dt))),
-                          "quantize", true));
-    }
-    if (lossy && class_wants(cls, "asinh") && isfinite(st->absq01) && st->absq01 > 0)
-        DCTK_TRY(push(l,
-                      json_pack("[o]", codec("any-numcodecs.array-array",
-                                             json_pack("{s:s,s:f,s:s}", "id", "asinh.rs", "linear_width", st->absq01,
-                                                       "_version", "1.0.0"))),
-                      "asinh", true));
-    if (class_wants(cls, "fixedoffsetscale")) {
-        /* (x - mean) / std, then (x - min) / (max - min), each when usable */
-        double off[2] = {st->mean, st->min}, scale[2] = {st->std, st->max - st->min};
-        for (int i = 0; i < 2; i++) {
-            if (!isfinite(off[i]) || !isfinite(scale[i]) || fabs(scale[i]) < 1e-12) continue;
-            DCTK_TRY(push(l,
-                          json_pack("[o]", codec("any-numcodecs.array-array",
-                                                 json_pack("{s:s,s:f,s:f,s:s}", "id", "fixed-offset-scale.rs", "offset",
-                                                           off[i], "scale", scale[i], "_version", "1.0.0"))),
-                          "fixedoffsetscale", false));
-        }
+    return push(s->l, codecs, s->family, lossy);
+}
+
+/* One round over the families of category k that the class selects. */
+static dctk_status build_category(entry_list *l, dctk_codec_kind k, const dctk_grid_in *in, const char *cls,
+                                  bool with_lossy) {
+    FOR_FAMILY(t, k) {
+        if (!(*t)->grid || !class_wants(cls, *t)) continue;
+        sink_state s = {l, (*t)->family, with_lossy};
+        dctk_grid_sink sink = {sink_emit, &s};
+        DCTK_TRY((*t)->grid(in, &sink));
     }
     return DCTK_OK;
 }
 
-/* PCodec, lossless, so also without --with-lossy: the Python tool's grid of
- * level {0, 4, 8, 12} x delta encoding order {0, 3, 7}. */
-static dctk_status build_pcodec(entry_list *l, dctk_dtype t, const char *cls) {
-    static const int levels[] = {0, 4, 8, 12}, orders[] = {0, 3, 7};
-    if (!class_wants(cls, "pcodec") || dctk_dtype_size(t) == 1) return DCTK_OK; /* pco < 1.0 has no 8-bit types */
-    for (int a = 0; a < 4; a++)
-        for (int b = 0; b < 3; b++) {
-            json_t *conf = json_pack("{s:i,s:s,s:s,s:s,s:i,s:i}", "level", levels[a], "mode_spec", "auto", "delta_spec",
-                                     "try_consecutive", "paging_spec", "equal_pages_up_to", "delta_encoding_order",
-                                     orders[b], "equal_pages_up_to", 262144);
-            DCTK_TRY(push(l, json_pack("[o]", codec("numcodecs.pcodec", conf)), "pcodec", false));
-        }
-    return DCTK_OK;
-}
-
-static dctk_status build_serializers(entry_list *l, dctk_dtype t, const char *cls, bool lossy) {
-    if (!lossy || !class_wants(cls, "zfpy")) return DCTK_OK;
-    bool is_float = dctk_dtype_is_float(t);
-    if (!is_float && t != DCTK_INT32 && t != DCTK_INT64) return DCTK_OK; /* zfp has no other integer types */
-    /* mode 4 accuracy 2^-1, 2^-2, 2^-4; mode 3 precision 8, 16, 32; mode 2 rate 8, 16, 32 */
-    for (int m = 4; m >= 2; m--) {
-        if (!is_float && m != 2) continue; /* integers: fixed rate only, as the Python tool */
-        for (int k = 0; k < 3; k++) {
-            double tol = m == 4 ? ldexp(1.0, -(1 << k)) : -1;
-            int prec = m == 3 ? 1 << (k + 3) : -1, rate = m == 2 ? 1 << (k + 3) : -1;
-            json_t *conf = json_pack("{s:i,s:o,s:i,s:i}", "mode", m, "tolerance",
-                                     m == 4 ? json_real(tol) : json_integer(-1), "rate", rate, "precision", prec);
-            DCTK_TRY(push(l, json_pack("[o]", codec("numcodecs.zfpy", conf)), "zfpy", true));
-        }
-    }
-    return DCTK_OK;
-}
-
-/* The error-bounded serializers, at bounds relative to the finite sample's
- * range and stored absolute, so the codec JSON needs nothing else to decode.
- * SZ: interpolation at 1e-2, Lorenzo finer (each wins there on the real
- * fields of bench/RESULTS.md); EBCC: the Python tool's four targets. */
-static dctk_status build_errbound(entry_list *l, dctk_dtype t, const dctk_sample_stats *st, const char *cls,
-                                  bool lossy) {
-    double range = st->max - st->min;
-    if (!lossy || !dctk_dtype_is_float(t) || !isfinite(range) || !(range > 0)) return DCTK_OK;
-    static const double sz_rel[] = {1e-2, 1e-3, 1e-4, 1e-6}, ebcc_rel[] = {1e-2, 1e-3, 1e-6, 1e-9};
-    for (int k = 0; k < 4 && class_wants(cls, "sz"); k++) {
-        json_t *conf =
-            json_pack("{s:f,s:s}", "error_bound", sz_rel[k] * range, "predictor", k ? "lorenzo" : "interp");
-        DCTK_TRY(push(l, json_pack("[o]", codec("dctk.sz", conf)), "sz", true));
-    }
-    for (int k = 0; k < 4 && class_wants(cls, "ebcc"); k++) {
-        json_t *conf = json_pack("{s:f,s:f}", "error_bound", ebcc_rel[k] * range, "base_rmse", 1.0);
-        DCTK_TRY(push(l, json_pack("[o]", codec("dctk.ebcc", conf)), "ebcc", true));
-    }
-    return DCTK_OK;
+/* Compressors come in two rounds: each family's members, then those again
+ * after a whole-chunk byte shuffle (DESIGN.md section 4). */
+static dctk_status build_all(entry_list cfs[3], dctk_dtype t, const dctk_sample_stats *st, const dctk_space_opts *o) {
+    dctk_grid_in in = {.dtype = t, .mean = st->mean, .std = st->std, .min = st->min, .max = st->max,
+                       .absq01 = st->absq01};
+    DCTK_TRY(build_category(&cfs[0], DCTK_CODEC_BB, &in, o->compressor_class, o->with_lossy));
+    in.after_shuffle = true;
+    DCTK_TRY(build_category(&cfs[0], DCTK_CODEC_BB, &in, o->compressor_class, o->with_lossy));
+    in.after_shuffle = false;
+    DCTK_TRY(build_category(&cfs[1], DCTK_CODEC_AA, &in, o->filter_class, o->with_lossy));
+    return build_category(&cfs[2], DCTK_CODEC_AB, &in, o->serializer_class, o->with_lossy);
 }
 
 static void fingerprint(dctk_space *sp) {
@@ -256,18 +164,14 @@ void dctk_space_free(dctk_space *sp) {
 
 dctk_status dctk_space_build(dctk_dtype t, const dctk_sample_stats *st, const dctk_space_opts *o, dctk_space **out) {
     *out = NULL;
-    DCTK_TRY(check_class("compressor", o->compressor_class, comp_families));
-    DCTK_TRY(check_class("filter", o->filter_class, filt_families));
-    DCTK_TRY(check_class("serializer", o->serializer_class, ser_families));
+    DCTK_TRY(check_class("compressor", o->compressor_class, DCTK_CODEC_BB));
+    DCTK_TRY(check_class("filter", o->filter_class, DCTK_CODEC_AA));
+    DCTK_TRY(check_class("serializer", o->serializer_class, DCTK_CODEC_AB));
     dctk_space *sp = calloc(1, sizeof *sp);
-    if (!sp) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
-    entry_list c = {0}, f = {0}, s = {0};
-    dctk_status rc = build_compressors(&c, dctk_dtype_size(t), o->compressor_class);
-    if (rc == DCTK_OK) rc = build_filters(&f, t, st, o->filter_class, o->with_lossy);
-    if (rc == DCTK_OK) rc = build_serializers(&s, t, o->serializer_class, o->with_lossy);
-    if (rc == DCTK_OK) rc = build_errbound(&s, t, st, o->serializer_class, o->with_lossy);
-    if (rc == DCTK_OK) rc = build_pcodec(&s, t, o->serializer_class); /* last: earlier indices stay */
-    *sp = (dctk_space){t, c.v, f.v, s.v, c.n, f.n, s.n, class_none(o->compressor_class),
+    if (!sp) return DCTK_NOMEM();
+    entry_list cfs[3] = {{0}};
+    dctk_status rc = build_all(cfs, t, st, o);
+    *sp = (dctk_space){t, cfs[0].v, cfs[1].v, cfs[2].v, cfs[0].n, cfs[1].n, cfs[2].n, class_none(o->compressor_class),
                        class_none(o->filter_class), class_none(o->serializer_class), ""};
     if (rc != DCTK_OK) {
         dctk_space_free(sp);
@@ -302,29 +206,16 @@ bool dctk_space_has(const dctk_space *sp, int c, int f, int s) {
 
 /* What the serializer emits decides the element size the compressors see:
  * the array's element size after the plain bytes serializer, 1 after a
- * ZFP stream (no elements left to shuffle). */
+ * stream (no elements left to shuffle). Each codec adjusts itself
+ * (dctk_codec_vt.resolve). */
 json_t *dctk_space_compressor(const dctk_space *sp, int c, int s) {
     if (c < 0) return NULL;
     json_t *chain = json_deep_copy(sp->comp[c].codecs);
-    bool stream = s >= 0;
-    size_t i;
-    json_t *cd;
-    json_array_foreach(chain, i, cd) {
-        const char *name = json_string_value(json_object_get(cd, "name"));
-        json_t *conf = json_object_get(cd, "configuration");
-        if (strcmp(name, "numcodecs.shuffle") == 0 && stream) {
-            json_array_remove(chain, i); /* shuffling single bytes is the identity: the plain compressor */
-            i--;
-            continue;
-        }
-        if (strcmp(name, "blosc") == 0) {
-            int es = stream ? 1 : (int)json_integer_value(json_object_get(conf, "typesize"));
-            int sh = (int)json_integer_value(json_object_get(conf, "shuffle"));
-            if (sh < 0) sh = es == 1 ? 2 : 1; /* numcodecs' AUTOSHUFFLE */
-            static const char *const names[] = {"noshuffle", "shuffle", "bitshuffle"};
-            json_object_set_new(conf, "shuffle", json_string(names[sh]));
-            json_object_set_new(conf, "typesize", json_integer(es));
-        }
+    size_t es = s >= 0 ? 1 : 0;
+    for (size_t i = 0; i < json_array_size(chain); i++) {
+        json_t *cd = json_array_get(chain, i);
+        const dctk_codec_vt *t = dctk_codec_type_of(cd);
+        if (t && t->resolve && !t->resolve(cd, es)) json_array_remove(chain, i--);
     }
     return chain;
 }
@@ -366,8 +257,8 @@ json_t *dctk_space_pipeline(const dctk_space *sp, int c, int f, int s) {
     json_decref(ser);
     if (s >= 0) {
         /* the serializer is in */
-    } else if (dctk_dtype_size(sp->dtype) == 1) json_array_append_new(list, codec("bytes", NULL));
-    else json_array_append_new(list, codec("bytes", json_pack("{s:s}", "endian", "little")));
+    } else if (dctk_dtype_size(sp->dtype) == 1) json_array_append_new(list, json_pack("{s:s}", "name", "bytes"));
+    else json_array_append_new(list, json_pack("{s:s,s:{s:s}}", "name", "bytes", "configuration", "endian", "little"));
     json_t *comp = dctk_space_compressor(sp, c, s);
     if (comp) json_array_extend(list, comp);
     json_decref(comp);

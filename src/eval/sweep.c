@@ -336,7 +336,7 @@ static dctk_status run_unit(sweep *sw, size_t unit, worker *w) {
     if (!ch || !map) {
         free(ch);
         free(map);
-        return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+        return DCTK_NOMEM();
     }
     dctk_codec *filt = NULL, *ser = NULL;
     char stage_err[160] = "";
@@ -429,10 +429,10 @@ dctk_status dctk_sweep_run(const dctk_space *sp, const void *sample, int ndim, c
     sw.nbytes = dctk_shape_nelems(ndim, shape) * dctk_dtype_size(sp->dtype);
     int nthreads = o->threads > 0 ? o->threads : 1;
     sw.workers = calloc((size_t)nthreads, sizeof(worker));
-    if (!sw.workers) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (!sw.workers) return DCTK_NOMEM();
     dctk_status st = DCTK_OK;
     for (int t = 0; t < nthreads && st == DCTK_OK; t++)
-        if (!(sw.workers[t].ctx = dctk_codec_ctx_new())) st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+        if (!(sw.workers[t].ctx = dctk_codec_ctx_new())) st = DCTK_NOMEM();
     pthread_mutex_init(&sw.lock, NULL);
     sw.nunits = dctk_sweep_nunits(sp);
     if (st == DCTK_OK) st = dctk_parallel_for(nthreads, (size_t)nthreads, work, &sw);

@@ -111,7 +111,7 @@ dctk_status dctk_dataset_open(const char *path, dctk_dataset **out) {
         return DCTK_FAIL(DCTK_ERR_NOMEM, "%s: out of memory", path);
     }
     dctk_status st = fn(path, ds);
-    if (st == DCTK_OK && !ds->attrs && !(ds->attrs = json_object())) st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (st == DCTK_OK && !ds->attrs && !(ds->attrs = json_object())) st = DCTK_NOMEM();
     if (st != DCTK_OK) {
         dctk_dataset_close(ds);
         return st;

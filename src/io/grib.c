@@ -355,7 +355,7 @@ static dctk_status dim_for(const char *path, grib_impl *im, const char *base, si
     gdim *d = &nd[im->ndims];
     *d = (gdim){.name = strdup(name), .n = n};
     if (values && (d->values = malloc(n * sizeof *values))) memcpy(d->values, values, n * sizeof *values);
-    if (!d->name || (values && !d->values)) return free(d->name), free(d->values), DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (!d->name || (values && !d->values)) return free(d->name), free(d->values), DCTK_NOMEM();
     im->ndims++;
     *out = d;
     return DCTK_OK;

@@ -106,7 +106,7 @@ static dctk_status add_root(exporter *x) {
         st = DCTK_FAIL(DCTK_ERR_FORMAT, "%s: not a Zarr store (no zarr.json, .zarray or .zgroup)", x->store_path);
     const json_t *attrs = json_object_get(doc, "attributes");
     if (st == DCTK_OK && !add_node(x, "", info.is_array, json_is_object(attrs) && !info.is_array ? attrs : NULL))
-        st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+        st = DCTK_NOMEM();
     json_decref(doc);
     return st;
 }
@@ -121,10 +121,10 @@ static dctk_status open_store(exporter *x) {
     dctk_status st = add_root(x);
     if (st == DCTK_OK && x->nodes[0].is_array) {
         x->root_name = dctk_zarr_array_name(x->store_path);
-        return x->root_name ? DCTK_OK : DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+        return x->root_name ? DCTK_OK : DCTK_NOMEM();
     }
     if (st == DCTK_OK) st = dctk_zarr_walk(x->store, collect_node, x);
-    if (st == DCTK_OK && x->nomem) st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (st == DCTK_OK && x->nomem) st = DCTK_NOMEM();
     /* add_root names the store itself when it is not one */
     if (st != DCTK_OK && strncmp(dctk_detail(), x->store_path, strlen(x->store_path)) != 0)
         dctk_prefix_detail("%s: ", x->store_path);
@@ -258,7 +258,7 @@ static dctk_status new_dim(exporter *x, const char *name, size_t len, int *id) {
     if (x->ndims == x->dcap) {
         size_t cap = x->dcap ? 2 * x->dcap : 8;
         dim *v = realloc(x->dims, cap * sizeof *v);
-        if (!v) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+        if (!v) return DCTK_NOMEM();
         x->dims = v, x->dcap = cap;
     }
     dim *d = &x->dims[x->ndims];
@@ -480,7 +480,7 @@ dctk_status dctk_zarr_export_netcdf(const char *store_path, const char *nc_path,
     if (x.deflate < 0 || x.deflate > 9) return DCTK_FAIL(DCTK_ERR_ARG, "deflate level %d is not in 0..9", x.deflate);
     size_t cap = strlen(nc_path) + 32;
     char *tmp = malloc(cap);
-    dctk_status st = tmp ? open_store(&x) : DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    dctk_status st = tmp ? open_store(&x) : DCTK_NOMEM();
     if (st == DCTK_OK) {
         snprintf(tmp, cap, "%s.tmp.%ld", nc_path, (long)getpid());
         st = write_file(&x, tmp);

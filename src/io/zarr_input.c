@@ -54,7 +54,7 @@ static const dctk_dataset_ops zin_ops = {.close = zin_close, .read = zin_read};
  * missing _FillValue of a float array. var->attrs gets the exposed ones. */
 static dctk_status plan_cf(dctk_var *var, zin_var *v, const dctk_zarr_meta *m) {
     json_t *attrs = json_deep_copy(m->attrs);
-    if (!attrs) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (!attrs) return DCTK_NOMEM();
     if (dctk_dtype_is_float(m->dtype) && !isnan(m->fill) && !json_object_get(attrs, "_FillValue"))
         json_object_set_new(attrs, "_FillValue", json_real(m->fill));
     dctk_status st = dctk_cf_plan(m->dtype, attrs, &v->cf, &var->attrs);
@@ -65,14 +65,14 @@ static dctk_status plan_cf(dctk_var *var, zin_var *v, const dctk_zarr_meta *m) {
 
 static dctk_status fill_var(dctk_var *var, zin_var *v, const char *name) {
     const dctk_zarr_meta *m = dctk_zarr_get_meta(v->arr);
-    if (!(var->name = strdup(name))) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (!(var->name = strdup(name))) return DCTK_NOMEM();
     var->ndim = m->ndim;
     for (int d = 0; d < m->ndim; d++) {
         char def[32];
         snprintf(def, sizeof def, "dim_%d", d);
         var->shape[d] = m->shape[d];
         if (!(var->dims[d] = strdup(m->dim_names[d] ? m->dim_names[d] : def)))
-            return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+            return DCTK_NOMEM();
     }
     DCTK_TRY(plan_cf(var, v, m));
     var->stored = m->dtype;
@@ -118,7 +118,7 @@ char *dctk_zarr_array_name(const char *path) {
 
 static dctk_status open_vars(dctk_dataset *ds, zin *z, char **paths, size_t n, const char *single) {
     if (!(z->v = calloc(n ? n : 1, sizeof *z->v)) || !(ds->vars = calloc(n ? n : 1, sizeof *ds->vars)))
-        return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+        return DCTK_NOMEM();
     for (size_t i = 0; i < n; i++) {
         DCTK_TRY(dctk_zarr_open(z->store, paths[i], &z->v[i].arr));
         z->n++;
@@ -151,7 +151,7 @@ static dctk_status open_store(const char *path, dctk_dataset *ds, zin *z) {
     dctk_clear_detail();
     if (single) collect_array("", NULL, true, &l);
     else st = dctk_zarr_walk(z->store, collect_array, &l);
-    if (st == DCTK_OK && l.nomem) st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (st == DCTK_OK && l.nomem) st = DCTK_NOMEM();
     char *name = single ? dctk_zarr_array_name(path) : NULL;
     if (st == DCTK_OK) st = open_vars(ds, z, l.paths, l.n, name);
     free(name);
@@ -162,7 +162,7 @@ static dctk_status open_store(const char *path, dctk_dataset *ds, zin *z) {
 
 dctk_status dctk_zarr_input_open(const char *path, dctk_dataset *ds) {
     zin *z = calloc(1, sizeof *z);
-    if (!z) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (!z) return DCTK_NOMEM();
     ds->impl = z;
     ds->ops = &zin_ops;
     dctk_status st = open_store(path, ds, z);

@@ -84,7 +84,7 @@ static dctk_status join_mpi(dctk_par *p) {
 dctk_status dctk_par_init(int argc, char **argv, dctk_par **out) {
     *out = NULL;
     dctk_par *p = calloc(1, sizeof *p);
-    if (!p) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (!p) return DCTK_NOMEM();
     p->size = p->nodes = p->on_node = p->max_on_node = 1;
     p->piece = DCTK_PAR_PIECE_DEFAULT;
     p->argc = argc;

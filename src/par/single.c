@@ -23,7 +23,7 @@ dctk_status dctk_par_init(int argc, char **argv, dctk_par **out) {
                          "would sweep alone. Run one process, or rebuild with -DDCTK_MPI=ON",
                          tasks);
     dctk_par *p = calloc(1, sizeof *p);
-    if (!p) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (!p) return DCTK_NOMEM();
     *out = p;
     return DCTK_OK;
 }

@@ -72,7 +72,7 @@ static dctk_status cluster_panel(const dctk_result_table *t, int want_k, an_pane
     if (p->k == 0) return DCTK_OK;
     double mean[2], scale[2];
     double *z = malloc(sizeof(double) * 2 * n);
-    if (!z) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (!z) return DCTK_NOMEM();
     memcpy(z, xy, sizeof(double) * 2 * n);
     dctk_standardize(z, n, 2, mean, scale);
     dctk_kmeans km;
@@ -90,7 +90,7 @@ static dctk_status cluster_panel(const dctk_result_table *t, int want_k, an_pane
 static dctk_status pareto_panel(an_panel *p, const double *xy) {
     size_t n = p->nkept, first = p->npts - n;
     p->front = malloc(sizeof(size_t) * (n ? n : 1));
-    if (!p->front) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (!p->front) return DCTK_NOMEM();
     p->nfront = dctk_pareto_front(xy, n, p->front);
     for (size_t j = 0; j < p->nfront; j++) {
         p->front[j] += first;
@@ -131,7 +131,7 @@ static void scale_panel(const dctk_result_table *t, an_panel *p, double threshol
 static dctk_status layout(an_figure *f) {
     dctk_status st = DCTK_OK;
     double *xy = malloc(sizeof(double) * 2 * (f->t->n ? f->t->n : 1));
-    if (!xy) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (!xy) return DCTK_NOMEM();
     for (int i = 0; i < AN_PANELS && st == DCTK_OK; i++) {
         an_panel *p = &f->p[i];
         p->col = dctk_report_metric_column(metrics[i].metric);

@@ -404,7 +404,7 @@ static dctk_status add_row(dctk_result_table *t, col_values *v, size_t i) {
         if (cols[c].type == PQ_INT64) memcpy(dst, &v[c].i64[i], 8);
         else if (cols[c].type == PQ_DOUBLE) memcpy(dst, &v[c].f64[i], 8);
         else if (cols[c].type == PQ_BOOLEAN) *(bool *)dst = v[c].b[i];
-        else if (!(strs[c] = dup_n(v[c].str[i], v[c].len[i]))) st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+        else if (!(strs[c] = dup_n(v[c].str[i], v[c].len[i]))) st = DCTK_NOMEM();
         else *(const char **)dst = strs[c];
     }
     if (st == DCTK_OK) st = dctk_result_table_add(t, &row);

@@ -30,7 +30,7 @@ static int by_ratio_desc(const void *a, const void *b) {
 /* The kept rows of the sweep that ran, best sample ratio first. */
 static dctk_status kept_rows(const dctk_result_table *t, const dctk_result_row ***kept, size_t *n) {
     *n = 0;
-    if (!(*kept = malloc(sizeof **kept * (t->n ? t->n : 1)))) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (!(*kept = malloc(sizeof **kept * (t->n ? t->n : 1)))) return DCTK_NOMEM();
     for (size_t i = 0; i < t->n; i++)
         if (t->rows[i].keep && !t->rows[i].error[0]) (*kept)[(*n)++] = &t->rows[i];
     qsort(*kept, *n, sizeof **kept, by_ratio_desc);
@@ -83,7 +83,7 @@ dctk_status dctk_write_next_best(dctk_dataset *ds, size_t v, const dctk_write_op
     const dctk_result_row **kept = NULL;
     size_t n = 0;
     stage *failed = malloc(sizeof *failed * (size_t)(f->tries + 1));
-    dctk_status st = failed ? kept_rows(&t, &kept, &n) : DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    dctk_status st = failed ? kept_rows(&t, &kept, &n) : DCTK_NOMEM();
     int nfailed = 0;
     if (st == DCTK_OK)
         failed[nfailed++] = (stage){json_integer_value(json_object_get(f->missed, "filt_idx")),

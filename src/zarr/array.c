@@ -11,7 +11,7 @@ dctk_status zarr_array_new(dctk_store *s, const char *path, dctk_zarr_meta *meta
         if (a) free(a->path);
         free(a);
         dctk_zarr_meta_clear(meta);
-        return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+        return DCTK_NOMEM();
     }
     a->store = s;
     a->meta = *meta;
@@ -42,13 +42,13 @@ const dctk_zarr_meta *dctk_zarr_get_meta(const dctk_zarr_array *a) { return &a->
 /* Create path/zarr.json as a group unless a node is there already. */
 static dctk_status ensure_one_group(dctk_store *s, const char *path, const json_t *attrs) {
     char *key = zarr_join(path, "zarr.json");
-    if (!key) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (!key) return DCTK_NOMEM();
     json_t *doc = json_loads(GROUP_DOC, 0, NULL);
     if (attrs) json_object_set_new(doc, "attributes", json_deep_copy(attrs));
     char *text = json_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(17));
     bool created;
     dctk_status st = text ? s->vt->create(s, key, text, strlen(text), &created)
-                          : DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+                          : DCTK_NOMEM();
     json_t *have = NULL;
     if (st == DCTK_OK && !created) st = zarr_load_json(s, key, &have);
     const char *type = json_string_value(json_object_get(have, "node_type"));
@@ -63,7 +63,7 @@ static dctk_status ensure_one_group(dctk_store *s, const char *path, const json_
 
 dctk_status dctk_zarr_ensure_group(dctk_store *s, const char *path, const json_t *attrs) {
     char *p = strdup(path);
-    if (!p) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (!p) return DCTK_NOMEM();
     dctk_status st = ensure_one_group(s, "", path[0] ? NULL : attrs);
     for (char *c = p; *c && st == DCTK_OK; c++) {
         if (*c != '/') continue;
@@ -99,7 +99,7 @@ static dctk_status normalise_codecs(dctk_zarr_array *a) {
 
 static dctk_status create_meta(dctk_store *s, dctk_zarr_array *a) {
     char *parent = parent_of(a->path), *key = zarr_join(a->path, "zarr.json"), *chunks = zarr_join(a->path, "c");
-    dctk_status st = parent && key && chunks ? DCTK_OK : DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    dctk_status st = parent && key && chunks ? DCTK_OK : DCTK_NOMEM();
     if (st == DCTK_OK && a->path[0]) st = dctk_zarr_ensure_group(s, parent, NULL);
     /* chunks of an array that was here before would shadow fill values */
     if (st == DCTK_OK) st = dctk_store_delete_tree(s, chunks);
@@ -145,7 +145,7 @@ static dctk_status open_v3(dctk_store *s, const char *path, const json_t *doc, d
 dctk_status dctk_zarr_open(dctk_store *s, const char *path, dctk_zarr_array **out) {
     *out = NULL;
     char *key = zarr_join(path, "zarr.json");
-    if (!key) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (!key) return DCTK_NOMEM();
     json_t *doc = NULL;
     dctk_zarr_meta m;
     dctk_status st = zarr_load_json(s, key, &doc);

@@ -23,7 +23,7 @@ dctk_status dctk_zarr_probe(dctk_store *s, const char *path, dctk_zarr_node_info
     int found = -1;
     for (int i = 0; i < 3 && found < 0; i++) {
         char *key = zarr_join(path, names[i]);
-        if (!key) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+        if (!key) return DCTK_NOMEM();
         dctk_status st = zarr_load_json(s, key, &d);
         free(key);
         if (st == DCTK_ERR_NOT_FOUND) {
@@ -43,7 +43,7 @@ dctk_status dctk_zarr_probe(dctk_store *s, const char *path, dctk_zarr_node_info
     if (found > 0 && doc) {
         char *akey = zarr_join(path, ".zattrs");
         json_t *attrs = NULL;
-        st = akey ? zarr_load_json(s, akey, &attrs) : DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+        st = akey ? zarr_load_json(s, akey, &attrs) : DCTK_NOMEM();
         free(akey);
         if (st == DCTK_ERR_NOT_FOUND) dctk_clear_detail(), st = DCTK_OK;
         json_object_set_new(d, "attributes", json_is_object(attrs) ? attrs : (json_decref(attrs), json_object()));
@@ -80,7 +80,7 @@ static dctk_status walk_dir(dctk_store *s, const char *prefix, dctk_zarr_node_fn
         /* staging folders, aside copies and locks of writers are no nodes */
         if (zarr_is_meta_name(names[i]) || zarr_is_private_name(names[i])) continue;
         char *child = zarr_join(prefix, names[i]);
-        st = child ? visit(s, child, fn, user) : DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+        st = child ? visit(s, child, fn, user) : DCTK_NOMEM();
         free(child);
     }
     zarr_names_free(names, n);
@@ -149,7 +149,7 @@ static dctk_status set_attrs_locked(dctk_store *s, const char *key, const json_t
 dctk_status dctk_zarr_group_set_attrs(dctk_store *s, const char *path, const json_t *attrs) {
     DCTK_TRY(dctk_zarr_ensure_group(s, path, NULL));
     char *key = zarr_join(path, "zarr.json");
-    if (!key) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (!key) return DCTK_NOMEM();
     /* under the store lock: a consolidation may be rewriting the same document */
     dctk_status st = s->vt->lock ? s->vt->lock(s, true) : DCTK_OK;
     if (st == DCTK_OK) {

@@ -22,7 +22,7 @@ static dctk_status sum_keys(dctk_store *s, const char *prefix, int depth, uint64
         if (depth == 0 && zarr_is_meta_name(names[i])) continue;
         char *key = zarr_join(prefix, names[i]);
         uint64_t n = 0;
-        st = key ? dctk_store_size(s, key, &n) : DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+        st = key ? dctk_store_size(s, key, &n) : DCTK_NOMEM();
         if (st == DCTK_OK) *bytes += n, (*nkeys)++;
         else if (st == DCTK_ERR_NOT_FOUND) {
             dctk_clear_detail();

@@ -125,11 +125,11 @@ dctk_status dctk_zarr_meta_init(dctk_zarr_meta *m, dctk_dtype t, int ndim, const
     dctk_status st = zarr_check_grid(m, DCTK_ERR_ARG);
     m->codecs = codecs ? json_deep_copy(codecs) : json_pack("[{s:s,s:{s:s}}]", "name", "bytes", "configuration", "endian", "little");
     m->attrs = attrs ? json_deep_copy(attrs) : json_object();
-    if (st == DCTK_OK && (!m->codecs || !m->attrs)) st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (st == DCTK_OK && (!m->codecs || !m->attrs)) st = DCTK_NOMEM();
     if (st == DCTK_OK && !json_is_array(m->codecs)) st = DCTK_FAIL(DCTK_ERR_ARG, "\"codecs\" must be a list");
     if (st == DCTK_OK && !json_is_object(m->attrs)) st = DCTK_FAIL(DCTK_ERR_ARG, "attributes must be an object");
     for (int d = 0; dims && d < ndim && st == DCTK_OK; d++)
-        if (dims[d] && !(m->dim_names[d] = strdup(dims[d]))) st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+        if (dims[d] && !(m->dim_names[d] = strdup(dims[d]))) st = DCTK_NOMEM();
     if (st != DCTK_OK) dctk_zarr_meta_clear(m);
     return st;
 }
@@ -255,7 +255,7 @@ static dctk_status parse_dims(const json_t *dims, dctk_zarr_meta *m) {
         return DCTK_FAIL(DCTK_ERR_FORMAT, "dimension_names must list %d names", m->ndim);
     for (int d = 0; d < m->ndim; d++) {
         const char *s = json_string_value(json_array_get(dims, (size_t)d));
-        if (s && !(m->dim_names[d] = strdup(s))) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+        if (s && !(m->dim_names[d] = strdup(s))) return DCTK_NOMEM();
     }
     return DCTK_OK;
 }
@@ -285,7 +285,7 @@ static dctk_status parse_v3(const json_t *j, dctk_zarr_meta *m) {
     const json_t *attrs = json_object_get(j, "attributes");
     m->attrs = json_is_object(attrs) ? json_deep_copy(attrs) : json_object();
     DCTK_TRY(parse_dims(json_object_get(j, "dimension_names"), m));
-    if (!m->codecs || !m->attrs) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (!m->codecs || !m->attrs) return DCTK_NOMEM();
     return zarr_check_grid(m, DCTK_ERR_FORMAT);
 }
 

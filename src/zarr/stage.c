@@ -131,12 +131,12 @@ static dctk_status repair_locked(dctk_store *s, const char *parent, const char *
     size_t n = 0;
     DCTK_TRY(zarr_list_names(s, parent, true, &names, &n));
     char *path = zarr_join(parent, base);
-    dctk_status st = path ? DCTK_OK : DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    dctk_status st = path ? DCTK_OK : DCTK_NOMEM();
     for (size_t i = 0; i < n && st == DCTK_OK; i++) {
         priv_kind k = private_kind(names[i], owner, sizeof owner);
         if (k == PRIV_NONE || k == PRIV_LOCK || strcmp(owner, base)) continue;
         char *p = zarr_join(parent, names[i]);
-        if (!p) st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+        if (!p) st = DCTK_NOMEM();
         else if (k == PRIV_OLD) st = restore_or_drop(s, path, p, r);
         else {
             st = dctk_store_delete_tree(s, p);
@@ -172,7 +172,7 @@ static dctk_status split_path(dctk_zarr_stage *g, const char *path) {
     g->path = strdup(path);
     g->parent = strndup(path, slash ? (size_t)(slash - path) : 0);
     g->base = strdup(slash ? slash + 1 : path);
-    if (!g->path || !g->parent || !g->base) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (!g->path || !g->parent || !g->base) return DCTK_NOMEM();
     if (!g->base[0] || g->base[0] == '.')
         return DCTK_FAIL(DCTK_ERR_ARG, "'%s': an array name must not be empty or start with '.'", path);
     return DCTK_OK;
@@ -181,12 +181,12 @@ static dctk_status split_path(dctk_zarr_stage *g, const char *path) {
 dctk_status dctk_zarr_stage_begin(dctk_store *s, const char *path, dctk_zarr_stage **out) {
     *out = NULL;
     dctk_zarr_stage *g = calloc(1, sizeof *g);
-    if (!g) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (!g) return DCTK_NOMEM();
     g->s = s;
     char owner[256] = "", token[128], suffix[160];
     dctk_status st = split_path(g, path);
     char *lock = st == DCTK_OK ? private_path(g->parent, g->base, ".lock") : NULL;
-    if (st == DCTK_OK && !lock) st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (st == DCTK_OK && !lock) st = DCTK_NOMEM();
     if (st == DCTK_OK) st = take_lock(s, lock, &g->lock, owner, sizeof owner);
     if (st == DCTK_OK && !g->lock) st = busy(path, owner);
     free(lock);
@@ -195,7 +195,7 @@ dctk_status dctk_zarr_stage_begin(dctk_store *s, const char *path, dctk_zarr_sta
     writer_token(token, sizeof token);
     snprintf(suffix, sizeof suffix, ".stage.%s", token);
     if (st == DCTK_OK && !(g->stage = private_path(g->parent, g->base, suffix)))
-        st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+        st = DCTK_NOMEM();
     if (st != DCTK_OK) {
         g->committed = true; /* nothing staged to remove */
         dctk_zarr_stage_end(g);
@@ -218,7 +218,7 @@ static dctk_status swap_via_aside(dctk_zarr_stage *g, char **aside) {
     char token[128], suffix[160];
     writer_token(token, sizeof token);
     snprintf(suffix, sizeof suffix, ".old.%s", token);
-    if (!(*aside = private_path(g->parent, g->base, suffix))) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (!(*aside = private_path(g->parent, g->base, suffix))) return DCTK_NOMEM();
     dctk_status st = dctk_store_rename(g->s, g->path, *aside);
     bool moved = st == DCTK_OK;
     if (st == DCTK_ERR_NOT_FOUND) dctk_clear_detail(), st = DCTK_OK; /* nothing there before */
@@ -274,14 +274,14 @@ void dctk_zarr_stage_end(dctk_zarr_stage *g) {
 static dctk_status private_bases(char **names, size_t n, char ***bases, size_t *nb) {
     *bases = calloc(n ? n : 1, sizeof **bases);
     *nb = 0;
-    if (!*bases) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (!*bases) return DCTK_NOMEM();
     char base[1024];
     for (size_t i = 0; i < n; i++) {
         if (private_kind(names[i], base, sizeof base) == PRIV_NONE) continue;
         bool seen = false;
         for (size_t k = 0; k < *nb && !seen; k++) seen = !strcmp((*bases)[k], base);
         if (seen) continue;
-        if (!((*bases)[*nb] = strdup(base))) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+        if (!((*bases)[*nb] = strdup(base))) return DCTK_NOMEM();
         (*nb)++;
     }
     return DCTK_OK;
@@ -289,7 +289,7 @@ static dctk_status private_bases(char **names, size_t n, char ***bases, size_t *
 
 static dctk_status repair_one(dctk_store *s, const char *base, dctk_zarr_repair_report *r) {
     char *lock = private_path("", base, ".lock");
-    if (!lock) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (!lock) return DCTK_NOMEM();
     void *h = NULL;
     char owner[256] = "";
     dctk_status st = s->vt->trylock(s, lock, WHAT_REPAIR, &h, owner, sizeof owner);

@@ -106,7 +106,7 @@ bool zarr_is_meta_name(const char *n) {
 dctk_status zarr_list_names(dctk_store *s, const char *prefix, bool sorted, char ***names, size_t *n) {
     name_list l = {0};
     dctk_status st = dctk_store_list(s, prefix, collect, &l);
-    if (st == DCTK_OK && l.nomem) st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (st == DCTK_OK && l.nomem) st = DCTK_NOMEM();
     if (st != DCTK_OK) {
         name_list_free(&l);
         return st;
@@ -128,7 +128,7 @@ dctk_status dctk_store_delete_tree(dctk_store *s, const char *prefix) {
     dctk_status st = zarr_list_names(s, prefix, false, &names, &n);
     for (size_t i = 0; i < n && st == DCTK_OK; i++) {
         char *k = zarr_join(prefix, names[i]);
-        st = k ? dctk_store_delete_tree(s, k) : DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+        st = k ? dctk_store_delete_tree(s, k) : DCTK_NOMEM();
         free(k);
     }
     zarr_names_free(names, n);
@@ -190,18 +190,18 @@ static dctk_status mem_get(dctk_store *s, const char *key, uint64_t off, uint64_
 /* Store a copy of p under key; the caller holds the mutex. */
 static dctk_status mem_put(mem_store *m, const char *key, const void *p, size_t n) {
     uint8_t *copy = malloc(n ? n : 1);
-    if (!copy) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (!copy) return DCTK_NOMEM();
     if (n) memcpy(copy, p, n);
     mem_entry *e = mem_find(m, key);
     if (!e) {
         if (m->n == m->cap) {
             size_t cap = m->cap ? 2 * m->cap : 64;
             mem_entry *v = realloc(m->e, cap * sizeof *v);
-            if (!v) return free(copy), DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+            if (!v) return free(copy), DCTK_NOMEM();
             m->e = v, m->cap = cap;
         }
         e = &m->e[m->n];
-        if (!(e->key = strdup(key))) return free(copy), DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+        if (!(e->key = strdup(key))) return free(copy), DCTK_NOMEM();
         e->data = NULL;
         m->n++;
     }
@@ -268,7 +268,7 @@ static dctk_status mem_list(dctk_store *s, const char *prefix, dctk_store_list_f
         free(name);
     }
     pthread_mutex_unlock(&m->mu);
-    dctk_status st = l.nomem ? DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory") : DCTK_OK;
+    dctk_status st = l.nomem ? DCTK_NOMEM() : DCTK_OK;
     for (size_t i = 0; i < l.n && st == DCTK_OK; i++)
         if (fn(l.v[i], user)) break;
     name_list_free(&l);
@@ -311,7 +311,7 @@ static dctk_status mem_move(mem_store *m, const char *from, const char *to) {
         char *k = m->e[i].key;
         if (strncmp(k, from, a) || (k[a] != '\0' && k[a] != '/')) continue;
         char *nk = malloc(b + strlen(k + a) + 1);
-        if (!nk) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+        if (!nk) return DCTK_NOMEM();
         memcpy(nk, to, b);
         strcpy(nk + b, k + a);
         free(k);
@@ -354,7 +354,7 @@ static dctk_status mem_trylock(dctk_store *s, const char *name, const char *what
     dctk_status st = mem_create(s, name, what, strlen(what), &created);
     if (st == DCTK_OK && created && !(*handle = strdup(name))) {
         mem_del(s, name);
-        st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+        st = DCTK_NOMEM();
     }
     dctk_buf b = DCTK_BUF_INIT;
     if (st == DCTK_OK && !created && owner && cap) {
@@ -390,7 +390,7 @@ static const dctk_store_vt mem_vt = {
 
 dctk_status dctk_store_mem_new(dctk_store **out) {
     mem_store *m = calloc(1, sizeof *m);
-    if (!m) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (!m) return DCTK_NOMEM();
     m->base.vt = &mem_vt;
     pthread_mutex_init(&m->mu, NULL);
     pthread_mutex_init(&m->lock, NULL);

@@ -40,7 +40,7 @@ static bool is_metadata_key(const char *key) {
 
 static dctk_status make_parent(const char *path) {
     char *dir = strdup(path);
-    if (!dir) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (!dir) return DCTK_NOMEM();
     char *slash = strrchr(dir, '/');
     dctk_status st = DCTK_OK;
     if (slash && slash != dir) {
@@ -73,7 +73,7 @@ static dctk_status read_range(int fd, const char *path, uint64_t off, uint64_t l
 
 static dctk_status dir_get(dctk_store *s, const char *key, uint64_t off, uint64_t len, dctk_buf *out) {
     char *path = full_path((dir_store *)s, key);
-    if (!path) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (!path) return DCTK_NOMEM();
     int fd = open(path, O_RDONLY);
     dctk_status st;
     if (fd < 0) st = DCTK_FAIL(errno == ENOENT || errno == ENOTDIR ? DCTK_ERR_NOT_FOUND : DCTK_ERR_IO, "%s: %s",
@@ -120,14 +120,14 @@ static dctk_status write_temp(const char *path, const dctk_store_part *parts, si
 
 static dctk_status dir_set_parts(dctk_store *s, const char *key, const dctk_store_part *parts, size_t n) {
     char *path = full_path((dir_store *)s, key);
-    if (!path) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (!path) return DCTK_NOMEM();
     dctk_status st = make_parent(path);
     if (st == DCTK_OK && is_metadata_key(key) && n == 1) st = dctk_write_file_atomic(path, parts[0].p, parts[0].n);
     else if (st == DCTK_OK) {
         size_t cap = strlen(path) + 48;
         char *tmp = malloc(cap);
         st = tmp ? write_temp(path, parts, n, is_metadata_key(key), tmp, cap)
-                 : DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+                 : DCTK_NOMEM();
         if (st == DCTK_OK && rename(tmp, path) != 0) {
             st = DCTK_FAIL(DCTK_ERR_IO, "%s: rename failed: %s", path, strerror(errno));
             unlink(tmp);
@@ -146,10 +146,10 @@ static dctk_status dir_set(dctk_store *s, const char *key, const void *p, size_t
 static dctk_status dir_create(dctk_store *s, const char *key, const void *p, size_t n, bool *created) {
     *created = false;
     char *path = full_path((dir_store *)s, key);
-    if (!path) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (!path) return DCTK_NOMEM();
     size_t cap = strlen(path) + 48;
     char *tmp = malloc(cap);
-    dctk_status st = tmp ? make_parent(path) : DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    dctk_status st = tmp ? make_parent(path) : DCTK_NOMEM();
     dctk_store_part part = {p, n};
     if (st == DCTK_OK) st = write_temp(path, &part, 1, true, tmp, cap);
     if (st == DCTK_OK) {
@@ -175,7 +175,7 @@ static void remove_temp_files(const char *path) {
 
 static dctk_status dir_del(dctk_store *s, const char *key) {
     char *path = full_path((dir_store *)s, key);
-    if (!path) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (!path) return DCTK_NOMEM();
     dctk_status st = DCTK_OK;
     int rc = remove(path);
     if (rc != 0 && (errno == ENOTEMPTY || errno == EEXIST)) {
@@ -190,7 +190,7 @@ static dctk_status dir_del(dctk_store *s, const char *key) {
 
 static dctk_status dir_list(dctk_store *s, const char *prefix, dctk_store_list_fn fn, void *user) {
     char *path = full_path((dir_store *)s, prefix);
-    if (!path) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (!path) return DCTK_NOMEM();
     DIR *dir = opendir(path);
     dctk_status st = DCTK_OK;
     if (!dir && errno != ENOENT && errno != ENOTDIR)
@@ -207,7 +207,7 @@ static dctk_status dir_list(dctk_store *s, const char *prefix, dctk_store_list_f
 
 static dctk_status dir_size(dctk_store *s, const char *key, uint64_t *out) {
     char *path = full_path((dir_store *)s, key);
-    if (!path) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (!path) return DCTK_NOMEM();
     struct stat sb;
     dctk_status st = DCTK_OK;
     if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode)) st = DCTK_FAIL(DCTK_ERR_NOT_FOUND, "%s: no such value", path);
@@ -248,7 +248,7 @@ static dctk_status dir_lock(dctk_store *s, bool on) {
 static dctk_status dir_rename(dctk_store *s, const char *from, const char *to) {
     dir_store *d = (dir_store *)s;
     char *a = full_path(d, from), *b = full_path(d, to);
-    dctk_status st = a && b ? make_parent(b) : DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    dctk_status st = a && b ? make_parent(b) : DCTK_NOMEM();
     struct stat sb;
     if (st == DCTK_OK && lstat(b, &sb) == 0) st = DCTK_FAIL(DCTK_ERR_IO, "%s: cannot rename onto it: it exists", b);
     if (st == DCTK_OK && rename(a, b) != 0)
@@ -262,7 +262,7 @@ static dctk_status dir_rename(dctk_store *s, const char *from, const char *to) {
 static dctk_status dir_exchange(dctk_store *s, const char *from, const char *to) {
     dir_store *d = (dir_store *)s;
     char *a = full_path(d, from), *b = full_path(d, to);
-    dctk_status st = a && b ? DCTK_OK : DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    dctk_status st = a && b ? DCTK_OK : DCTK_NOMEM();
     if (st == DCTK_OK && renameat2(AT_FDCWD, a, AT_FDCWD, b, RENAME_EXCHANGE) != 0)
         st = errno == ENOENT ? DCTK_FAIL(DCTK_ERR_NOT_FOUND, "%s or %s: absent", a, b)
            : errno == EINVAL || errno == ENOSYS || errno == ENOTSUP
@@ -278,7 +278,7 @@ static dctk_status dir_exchange(dctk_store *s, const char *from, const char *to)
  * here. Names only: fsync of the folder. */
 static dctk_status dir_sync(dctk_store *s, const char *key, bool tree) {
     char *path = full_path((dir_store *)s, key);
-    if (!path) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (!path) return DCTK_NOMEM();
     int fd = open(path, O_RDONLY);
     dctk_status st = DCTK_OK;
     if (fd < 0) st = DCTK_FAIL(DCTK_ERR_IO, "%s: %s", path, strerror(errno));
@@ -348,14 +348,14 @@ static dctk_status dir_trylock(dctk_store *s, const char *name, const char *what
                                size_t cap) {
     *handle = NULL;
     char *path = full_path((dir_store *)s, name);
-    dctk_status st = path ? make_parent(path) : DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    dctk_status st = path ? make_parent(path) : DCTK_NOMEM();
     int fd = -1;
     bool again = true;
     for (int tries = 0; st == DCTK_OK && again && tries < 100; tries++) st = lock_once(path, &fd, &again, owner, cap);
     dir_lock_handle *h = fd >= 0 ? malloc(sizeof *h + strlen(path) + 1) : NULL;
     if (fd >= 0 && !h) {
         close(fd);
-        st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+        st = DCTK_NOMEM();
     } else if (h) {
         record_holder(fd, what, path);
         h->fd = fd;
@@ -388,7 +388,7 @@ static bool dead_temp(const char *name) {
 static dctk_status dir_purge(dctk_store *s, const char *prefix, size_t *removed) {
     *removed = 0;
     char *path = full_path((dir_store *)s, prefix);
-    if (!path) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (!path) return DCTK_NOMEM();
     DIR *dir = opendir(path);
     for (struct dirent *e; dir && (e = readdir(dir));)
         if (dead_temp(e->d_name) && unlinkat(dirfd(dir), e->d_name, 0) == 0) (*removed)++;
@@ -421,7 +421,7 @@ dctk_status dctk_store_dir_open(const char *path, bool create, dctk_store **out)
     while (n > 1 && path[n - 1] == '/') n--; /* "x.zarr/" and "x.zarr" are one store */
     if (!d || !(d->root = strndup(path, n))) {
         free(d);
-        return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+        return DCTK_NOMEM();
     }
     d->base.vt = &dir_vt;
     d->lock_fd = -1;

@@ -110,7 +110,7 @@ static dctk_status v2_dtype(const json_t *z, dctk_dtype *t, bool *big) {
 
 static dctk_status v2_attrs(dctk_store *s, const char *path, dctk_zarr_meta *m) {
     char *key = zarr_join(path, ".zattrs");
-    if (!key) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (!key) return DCTK_NOMEM();
     dctk_status st = zarr_load_json(s, key, &m->attrs);
     free(key);
     if (st == DCTK_ERR_NOT_FOUND) m->attrs = json_object(), st = DCTK_OK;
@@ -120,7 +120,7 @@ static dctk_status v2_attrs(dctk_store *s, const char *path, dctk_zarr_meta *m) 
     const json_t *dims = json_object_get(m->attrs, "_ARRAY_DIMENSIONS");
     for (int d = 0; d < m->ndim && (int)json_array_size(dims) == m->ndim; d++) {
         const char *n = json_string_value(json_array_get(dims, (size_t)d));
-        if (n && !(m->dim_names[d] = strdup(n))) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+        if (n && !(m->dim_names[d] = strdup(n))) return DCTK_NOMEM();
     }
     json_object_del(m->attrs, "_ARRAY_DIMENSIONS");
     return DCTK_OK;
@@ -165,7 +165,7 @@ static dctk_status v2_parse(dctk_store *s, const char *path, const json_t *z, dc
 dctk_status zarr_v2_open_meta(dctk_store *s, const char *path, dctk_zarr_meta *m) {
     memset(m, 0, sizeof *m);
     char *key = zarr_join(path, ".zarray");
-    if (!key) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (!key) return DCTK_NOMEM();
     json_t *z = NULL;
     dctk_status st = zarr_load_json(s, key, &z);
     free(key);

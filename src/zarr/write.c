@@ -270,7 +270,7 @@ static dctk_status join_shard(worker *k, shard_job *job, const char *key) {
     uint64_t off = 0;
     dctk_store_part *parts = malloc((w->ninner + 1) * sizeof *parts);
     dctk_status st = parts ? dctk_buf_resize(&k->index, zarr_index_bytes(w->ninner, true))
-                           : DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+                           : DCTK_NOMEM();
     for (size_t i = 0; i < w->ninner && st == DCTK_OK; i++) {
         shard_put(k, i, job->present[i], off, job->slots[i].size);
         if (!job->present[i]) continue;
@@ -361,10 +361,10 @@ static dctk_status run_workers(writer *w, int nthreads) {
     worker *ks = calloc((size_t)nthreads, sizeof *ks);
     pthread_t *tids = calloc((size_t)nthreads, sizeof *tids);
     bool *started = calloc((size_t)nthreads, sizeof *started);
-    dctk_status st = ks && tids && started ? DCTK_OK : DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    dctk_status st = ks && tids && started ? DCTK_OK : DCTK_NOMEM();
     for (int t = 0; t < nthreads && st == DCTK_OK; t++) {
         ks[t].w = w;
-        if (!(ks[t].ctx = dctk_codec_ctx_new())) st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+        if (!(ks[t].ctx = dctk_codec_ctx_new())) st = DCTK_NOMEM();
     }
     for (int t = 1; t < nthreads && st == DCTK_OK; t++)
         started[t] = pthread_create(&tids[t], NULL, work, &ks[t]) == 0;

@@ -14,7 +14,7 @@
 #include "dctk/util.h"
 #include "fuzz.h"
 
-static dctk_codec *codecs[FUZZ_NCODECS];
+static dctk_codec *codecs[FUZZ_MAX_CODECS];
 static dctk_codec_ctx *ctx;
 
 static void setup(void) {

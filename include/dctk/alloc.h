@@ -1,0 +1,37 @@
+/* The library's allocator, replaceable once at start-up.
+ *
+ * Byte buffers (dctk_buf), codec instances, per-thread codec contexts and the
+ * codecs' own working memory are allocated through these calls, so a program
+ * can account for them and a test can make any one of them fail (see
+ * tests/unit/test_codec_alloc.c). Memory that third-party libraries allocate
+ * inside a codec (zstd, zfp, ...) and JSON values do not pass through here. */
+#ifndef DCTK_ALLOC_H
+#define DCTK_ALLOC_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct dctk_allocator {
+    void *(*malloc)(void *user, size_t n);           /* NULL when out of memory */
+    void *(*realloc)(void *user, void *p, size_t n); /* p may be NULL; n > 0 */
+    void (*free)(void *user, void *p);               /* p may be NULL */
+    void *user;
+} dctk_allocator;
+
+/* Use a for every later allocation (NULL: back to the C library). Call it
+ * before anything is allocated and while no other thread runs in dctk: memory
+ * must be freed by the allocator that made it. */
+void dctk_set_allocator(const dctk_allocator *a);
+
+void *dctk_malloc(size_t n);
+void *dctk_calloc(size_t count, size_t size); /* zeroed; NULL on overflow */
+void *dctk_realloc(void *p, size_t n);
+void dctk_free(void *p); /* accepts NULL */
+
+#ifdef __cplusplus
+}
+#endif
+#endif
