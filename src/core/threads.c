@@ -19,6 +19,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "core/threads_internal.h"
 #include "dctk/threads.h"
 #include "dctk/util.h"
 

@@ -11,6 +11,7 @@
 #include "dctk/codec.h"
 #include "dctk/dataset.h"
 #include "dctk/eval.h"
+#include "eval/space_internal.h"
 #include "dctk/results.h"
 #include "dctk/threads.h"
 #include "dctk/util.h"
@@ -106,21 +107,22 @@ static json_t *sample_json(const char *const *dims, const dctk_evaluate_summary 
 static dctk_status write_best(const char *dir, const char *var, const char *const *var_dims, const dctk_space *sp,
                               const dctk_evaluate_opts *o, const dctk_evaluate_summary *s) {
     const dctk_combo_result *b = &s->best_row;
-    json_t *j = json_pack("{s:s,s:i,s:i,s:i,s:o,s:o,s:o,s:o,s:o,s:o,s:s,s:I,s:s,s:s}", "var", var, "comp_idx", b->c,
-                          "filt_idx", b->f, "ser_idx", b->s, "codecs", dctk_space_pipeline(sp, b->c, b->f, b->s),
-                          "ratio", num(b->ratio), "l1_rel", num(b->l1_rel), "l2_rel", num(b->l2_rel), "linf_rel",
-                          num(b->linf_rel), "threshold", num(s->threshold), "threshold_source", s->threshold_source,
-                          "eval_data_size_limit", (json_int_t)o->size_limit, "fingerprint", sp->fingerprint,
-                          "dtype", dctk_dtype_name(sp->dtype));
     /* how the sample was taken, what the scan found, and the sample's digest */
-    json_object_set_new(j, "sample", sample_json(var_dims, s));
-    json_object_set_new(j, "inner_chunk_shape", shape_json(s->ndim, s->chunk));
-    char path[4096], *text = j ? json_dumps(j, JSON_INDENT(2) | JSON_REAL_PRECISION(17)) : NULL;
-    json_decref(j);
-    if (!text) return DCTK_NOMEM();
-    snprintf(path, sizeof path, "%s/best_%s.json", dir, var);
-    dctk_status st = dctk_write_file_atomic(path, text, strlen(text));
-    free(text);
+    json_t *sample = sample_json(var_dims, s);
+    dctk_best_info info = {
+        .var = var, .comp_idx = b->c, .filt_idx = b->f, .ser_idx = b->s,
+        .ratio = b->ratio, .l1_rel = b->l1_rel, .l2_rel = b->l2_rel, .linf_rel = b->linf_rel,
+        .threshold = s->threshold, .threshold_source = s->threshold_source,
+        .eval_data_size_limit = o->size_limit, .fingerprint = sp->fingerprint, .dtype = dctk_dtype_name(sp->dtype),
+        .sample = sample, .ndim = s->ndim, .inner_chunk_shape = s->chunk,
+    };
+    char path[4096];
+    dctk_status st = dctk_results_best_path(path, sizeof path, dir, var);
+    json_t *codecs = st == DCTK_OK ? dctk_space_pipeline(sp, b->c, b->f, b->s) : NULL;
+    if (st == DCTK_OK && (!codecs || !sample)) st = DCTK_NOMEM();
+    if (st == DCTK_OK) st = dctk_results_best_write(path, &info, codecs);
+    json_decref(codecs);
+    json_decref(sample);
     return st;
 }
 
