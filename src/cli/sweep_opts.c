@@ -71,6 +71,19 @@ int sweep_cli_eval_opts(const char *cmd, const sweep_cli *o, dctk_evaluate_opts 
         fprintf(stderr, "dc_toolkit %s: --threads-per-rank must be between 1 and 4096\n", cmd);
         return 2;
     }
+    dctk_search_mode search = DCTK_SEARCH_ADAPTIVE;
+    if (o->search && strcmp(o->search, "adaptive") != 0) {
+        if (strcmp(o->search, "exhaustive") != 0) {
+            fprintf(stderr, "dc_toolkit %s: --search must be adaptive or exhaustive, not '%s'\n", cmd, o->search);
+            return 2;
+        }
+        search = DCTK_SEARCH_EXHAUSTIVE;
+    }
+    if (o->max_evals < 0 || (o->max_evals > 0 && search != DCTK_SEARCH_ADAPTIVE)) {
+        fprintf(stderr, "dc_toolkit %s: --max-evals takes a positive count and needs --search adaptive (an exhaustive "
+                "sweep measures every combo)\n", cmd);
+        return 2;
+    }
     if (o->thresholds && access(o->thresholds, R_OK) != 0) {
         fprintf(stderr, "dc_toolkit %s: %s: cannot read the threshold table\n", cmd, o->thresholds);
         return 2;
@@ -78,17 +91,33 @@ int sweep_cli_eval_opts(const char *cmd, const sweep_cli *o, dctk_evaluate_opts 
     dctk_gates gates;
     int rc = sweep_cli_gates(cmd, o, &gates);
     if (rc) return rc;
+    dctk_sample_policy policy;
+    if (dctk_sample_policy_parse(o->sampling_policy, &policy) != DCTK_OK || dctk_dim_kinds_check(o->dim_kinds) != DCTK_OK)
+        return cli_fail(cmd, DCTK_ERR_ARG);
+    uint64_t memory = 0; /* auto */
+    if (o->memory_cap && !strcmp(o->memory_cap, "off")) memory = UINT64_MAX;
+    else if (o->memory_cap && strcmp(o->memory_cap, "auto") != 0 &&
+             (dctk_parse_size(o->memory_cap, &memory) != DCTK_OK || memory == 0)) {
+        fprintf(stderr, "dc_toolkit %s: --memory-cap must be auto, off or a size such as 64GB, not '%s'\n", cmd,
+                o->memory_cap);
+        return 2;
+    }
     *eo = (dctk_evaluate_opts){
         .gates = gates,
         .gates_set = true,
         .where = o->where,
         .size_limit = o->size_limit,
+        .sampling_policy = policy,
+        .memory = memory,
+        .dim_kinds = o->dim_kinds,
         .inner_chunk_bytes = (uint64_t)(o->inner_chunk_mib * 1048576),
         .threads = o->threads ? (int)o->threads : dctk_available_cores(),
         .override_l1 = o->override_l1,
         .thresholds_csv = o->thresholds ? o->thresholds : default_thresholds(),
         .space = {o->comp_class, o->filt_class, o->ser_class, o->with_lossy},
         .resume = o->resume,
+        .search = search,
+        .max_evals = o->max_evals,
     };
     return 0;
 }
@@ -101,7 +130,17 @@ typedef struct {
     double t0;
     int last_decile;
     bool tty;
+    char phase[80]; /* the adaptive search's current phase, "" for an exhaustive sweep */
 } progress;
+
+/* A new phase: its own count and its own clock, so the ETA is of this phase. */
+static void show_phase(void *user, const char *phase) {
+    progress *p = user;
+    if (p->tty) fputc('\n', stderr);
+    snprintf(p->phase, sizeof p->phase, "%s", phase);
+    p->t0 = dctk_now();
+    p->last_decile = -1;
+}
 
 static void show_progress(void *user, size_t done, size_t total) {
     progress *p = user;
@@ -113,11 +152,14 @@ static void show_progress(void *user, size_t done, size_t total) {
         int fill = pct * 30 / 100;
         for (int i = 0; i < 30; i++) bar[i] = i < fill ? '#' : '.';
         bar[30] = '\0';
-        fprintf(stderr, "\r%s [%s] %3d%% %zu/%zu combos %.1f/s ETA %.0fs ", p->var, bar, pct, done, total, rate, eta);
+        fprintf(stderr, "\r%s%s%s [%s] %3d%% %zu/%zu combos %.1f/s ETA %.0fs ", p->var, p->phase[0] ? ": " : "",
+                p->phase, bar, pct, done, total, rate, eta);
         if (done == total) fputc('\n', stderr);
     } else if (done == 1 || pct / 10 > p->last_decile || done == total) {
         p->last_decile = pct / 10;
-        fprintf(stderr, "%s: %zu/%zu combos (%d%%), %.1f combos/s, ETA %.0fs\n", p->var, done, total, pct, rate, eta);
+        /* "VAR: done/total combos" first: the web UI reads that */
+        fprintf(stderr, "%s: %zu/%zu combos (%d%%)%s%s%s, %.1f combos/s, ETA %.0fs\n", p->var, done, total, pct,
+                p->phase[0] ? " [" : "", p->phase, p->phase[0] ? "]" : "", rate, eta);
     }
 }
 
@@ -134,6 +176,10 @@ static void print_summary(const dctk_var *var, const dctk_evaluate_opts *eo, con
            s->ncombos, dctk_shape_str(var->ndim, s->sample_shape, sh, sizeof sh),
            dctk_format_size(s->sample_bytes, sz, sizeof sz), s->seconds, s->nkept, s->nfailed, th,
            s->threshold_source);
+    if (eo->search == DCTK_SEARCH_ADAPTIVE && s->nmeasured + s->nleft < s->ncombos)
+        printf("%s: adaptive search: %zu combos measured on the whole sample, the other %zu pruned on parts of it "
+               "(--search exhaustive measures them all)\n", var->name, s->nmeasured,
+               s->ncombos - s->nmeasured - s->nleft);
     if (s->best < 0) {
         printf("%s: no combo met the threshold\n", var->name);
         return;
@@ -217,7 +263,22 @@ static void team_opts(const sweep_cli *o, dctk_evaluate_opts *eo, progress *pr) 
     }
     if (!sweep_cli_is_root(o)) return;
     eo->progress = show_progress;
+    eo->phase = show_phase;
     eo->progress_user = pr;
+}
+
+/* Whole-file runs leave out coordinates, and CF bounds and grid geometry
+ * with a line (they are copied exactly by merge_compressed_fields). */
+static bool sweep_cli_wanted(const sweep_cli *o, const dctk_dataset *ds, size_t v, bool root) {
+    if (o->want) return o->want(o->want_user, ds, v);
+    if (o->field) return true;
+    const dctk_var *var = dctk_dataset_var(ds, v);
+    if (var->is_coord) return false;
+    if (!dctk_dataset_is_grid(ds, v)) return true;
+    if (root)
+        printf("%s: CF bounds or grid geometry: not swept (merge_compressed_fields copies it losslessly; name it "
+               "with --field-to-compress to sweep it)\n", var->name);
+    return false;
 }
 
 int sweep_cli_run(const char *cmd, const char *dataset, const sweep_cli *o, sweep_cli_done done, void *user) {
@@ -238,7 +299,7 @@ int sweep_cli_run(const char *cmd, const char *dataset, const sweep_cli *o, swee
     int failures = 0, swept = 0;
     for (size_t v = first; v < last; v++) {
         const dctk_var *var = dctk_dataset_var(ds, v);
-        if (var->is_coord && !o->field) continue;
+        if (!sweep_cli_wanted(o, ds, v, root)) continue;
         pr = (progress){.var = var->name, .t0 = dctk_now(), .tty = pr.tty};
         dctk_evaluate_summary sum;
         eo.stop = cli_catch_interrupts(); /* only while sweeping: a write is not cut short */

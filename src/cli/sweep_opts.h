@@ -18,12 +18,19 @@ typedef struct sweep_cli {
     const char *comp_class, *filt_class, *ser_class;
     bool with_lossy;
     const char *thresholds;
+    const char *sampling_policy, *dim_kinds, *memory_cap;
     bool allow_shared_node, verbose, resume;
     /* the gates (README "Selection"): strings take a number or "off" */
     const char *l2_s, *linf_s, *bias_s;
     double pearson_min, ssim_min, phys_min, phys_max, phys_tol;
     bool extremes, gradient;
+    const char *search;
+    long max_evals;
     dctk_par *par; /* set by sweep_cli_par_begin */
+    /* When set, sweep exactly the variables for which it returns true (the
+     * same answer on every rank), instead of field or the data variables. */
+    bool (*want)(void *user, const dctk_dataset *ds, size_t v);
+    void *want_user;
 } sweep_cli;
 
 /* The flags that decide the codec space and the sample: shared by every
@@ -41,7 +48,13 @@ typedef struct sweep_cli {
     {"--serializer-class", NULL, OPT_STR, &(o).ser_class, "S",                                                     \
      "all, none, or one of {serializers} (default all); any class may be a list: none,zfpy"},                     \
     {"--with-lossy", "--without-lossy", OPT_BOOL, &(o).with_lossy, NULL,                                           \
-     "include lossy filters and serializers (default: with)"}
+     "include lossy filters and serializers (default: with)"},                                                    \
+    {"--sampling-policy", NULL, OPT_STR, &(o).sampling_policy, "cascade|balanced",                                 \
+     "how the sample budget is split between time steps and levels (default cascade: levels first)"},           \
+    {"--dim-kind", NULL, OPT_STR, &(o).dim_kinds, "NAME=KIND,...",                                                 \
+     "a dimension's kind when its metadata does not say: time, vertical, horizontal or other"},                  \
+    {"--memory-cap", NULL, OPT_STR, &(o).memory_cap, "auto|off|SIZE",                                              \
+     "memory the sample may be planned in (default auto: ulimit -v, cgroup, MemAvailable)"}
 
 /* The selection gates: shared by the commands that sweep and those that verify. */
 #define GATE_CLI_OPTS(o)                                                                                           \
@@ -77,6 +90,11 @@ int sweep_cli_gates(const char *cmd, const struct sweep_cli *o, dctk_gates *g);
     GATE_CLI_OPTS(o),                                                                                              \
     {"--thresholds-table", NULL, OPT_STR, &(o).thresholds, "CSV",                                                  \
      "threshold table (default: the l1_error_thresholds.csv shipped with dc_toolkit)"},                           \
+    {"--search", NULL, OPT_STR, &(o).search, "adaptive|exhaustive",                                                \
+     "adaptive screens on parts of the sample, measures the finalists on all of it (default); exhaustive measures " \
+     "every combo on all of it"},                                                                                  \
+    {"--max-evals", NULL, OPT_INT, &(o).max_evals, "N",                                                            \
+     "adaptive: at most N combos measured on the whole sample, the most promising first"},                        \
     {"--resume", NULL, OPT_BOOL, &(o).resume, NULL,                                                                \
      "continue a sweep that was stopped, from its config_space CSV (one process)"},                               \
     {"--allow-shared-node", NULL, OPT_BOOL, &(o).allow_shared_node, NULL,                                          \
@@ -99,7 +117,8 @@ bool sweep_cli_is_root(const sweep_cli *o);
 /* Called for each field swept, with its summary. */
 typedef void (*sweep_cli_done)(void *user, const dctk_var *var, const dctk_evaluate_summary *s);
 
-/* Evaluate the requested field (or every data variable) of dataset; prints
+/* Evaluate the requested field (or every data variable, less CF bounds and
+ * grid geometry, which a line names, or those o->want picks) of dataset; prints
  * the optimum of each. Under MPI every rank calls it; rank 0 prints and calls
  * done. Returns the exit code, the same on every rank. */
 int sweep_cli_run(const char *cmd, const char *dataset, const sweep_cli *o, sweep_cli_done done, void *user);

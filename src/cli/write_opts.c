@@ -10,7 +10,7 @@
 #include "write_opts.h"
 
 void write_cli_defaults(write_cli *w) {
-    *w = (write_cli){.shard_mib = 512, .verify = true};
+    *w = (write_cli){.shard_mib = 512, .verify = true, .bound_l1 = NAN};
 }
 
 json_t *write_cli_load_best(const char *path) {
@@ -104,12 +104,13 @@ dctk_status write_cli_resolve(dctk_dataset *ds, size_t v, const char *where, con
         const char *fp = json_string_value(json_object_get(best, "fingerprint"));
         st = field_gates(var, best, eo, eo->thresholds_csv, &gates);
         /* the space the sweep built: lossless only without a threshold */
-        dctk_space_opts so = dctk_space_opts_for(&eo->space, &gates);
+        dctk_evaluate_opts se = *eo;
+        se.space = dctk_space_opts_for(&eo->space, &gates);
         if (st == DCTK_OK && isnan(gates.l1))
             printf("%s: no threshold (no row for '%s' in units '%s' in the table, no --l1-threshold): written "
                    "losslessly only; give --l1-threshold X to allow lossy compression\n", field, field,
                    var->units ? var->units : "");
-        if (st == DCTK_OK) st = dctk_combo_resolve(ds, v, eo->size_limit, &so, idx[0], idx[1], idx[2], fp, codecs, NULL);
+        if (st == DCTK_OK) st = dctk_combo_resolve(ds, v, &se, idx[0], idx[1], idx[2], fp, codecs, NULL);
         if (best && (json_integer_value(json_object_get(best, "comp_idx")) != idx[0] ||
                      json_integer_value(json_object_get(best, "filt_idx")) != idx[1] ||
                      json_integer_value(json_object_get(best, "ser_idx")) != idx[2])) {
@@ -148,9 +149,41 @@ static void judge_by_gates(const json_t *best, dctk_gates *g, dctk_metric_cfg *c
     o->metrics = cfg;
 }
 
+/* The achieved ratio and the drift from the sweep's prediction, added to the
+ * provenance attribute of the array just written (its zarr.json is rewritten
+ * atomically, in the writer's own key order and number format). */
+static dctk_status record_drift(const char *store, const char *var, double achieved, double drift_pct) {
+    char path[8300];
+    snprintf(path, sizeof path, "%s/%s/zarr.json", store, var);
+    json_error_t err;
+    json_t *doc = json_load_file(path, 0, &err);
+    if (!doc) return DCTK_FAIL(DCTK_ERR_IO, "%s: %s", path, err.text);
+    json_t *prov = json_object_get(json_object_get(doc, "attributes"), "dc_toolkit");
+    if (prov) {
+        json_object_set_new(prov, "achieved_ratio", json_real(achieved));
+        json_object_set_new(prov, "ratio_drift_pct", json_real(drift_pct));
+    }
+    char *text = json_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(17));
+    json_decref(doc);
+    if (!text) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    dctk_status st = dctk_write_file_atomic(path, text, strlen(text));
+    free(text);
+    return st;
+}
+
+/* Predicted, achieved and the drift in %, printed and (for a kept array) recorded. */
+static dctk_status report_drift(const dctk_var *var, const char *store, const json_t *best,
+                                const dctk_write_report *r, dctk_status st) {
+    double pred = best_num(best, "ratio");
+    if (!isfinite(pred) || !(pred > 0)) return st;
+    double drift = 100 * (r->ratio - pred) / pred;
+    printf("%s: ratio predicted %.3f, achieved %.3f, drift %+.1f %%\n", var->name, pred, r->ratio, drift);
+    return st == DCTK_OK ? record_drift(store, var->name, r->ratio, drift) : st;
+}
+
 /* What a write achieved, beside the sweep's prediction when known. */
-static void print_report(const dctk_var *var, const char *store, const json_t *best, const dctk_write_report *r,
-                         dctk_status st) {
+static dctk_status print_report(const dctk_var *var, const char *store, const json_t *best,
+                                const dctk_write_report *r, dctk_status st) {
     char sh[128], ch[128], in[32], out[32];
     /* an array that was not written (bytes_in counts what was attempted) is not reported as written */
     bool wrote = r->bytes_in && (st == DCTK_OK || r->verified);
@@ -159,8 +192,8 @@ static void print_report(const dctk_var *var, const char *store, const json_t *b
                dctk_shape_str(r->ndim, r->chunk, ch, sizeof ch), dctk_shape_str(r->ndim, r->shard, sh, sizeof sh),
                dctk_format_size(r->bytes_in, in, sizeof in), dctk_format_size(r->bytes_out, out, sizeof out),
                r->ratio);
-    if (wrote && isfinite(best_num(best, "ratio"))) printf(" (sweep predicted %.3f)", best_num(best, "ratio"));
     if (wrote) printf(", %.1f MB/s\n", r->write_s > 0 ? (double)r->bytes_in / 1e6 / r->write_s : 0.0);
+    if (wrote) st = report_drift(var, store, best, r, st);
     if (r->verified)
         printf("%s: %s: relative L1 %.3e, L2 %.3e, Linf %.3e, max abs error %.3e%s\n", var->name,
                st == DCTK_OK ? "verified" : "read back, not kept", r->l1_rel, r->l2_rel, r->linf_rel, r->max_abs_err,
@@ -170,6 +203,7 @@ static void print_report(const dctk_var *var, const char *store, const json_t *b
                var->name, r->metrics.bias_rel, r->metrics.pearson, r->metrics.ssim, 100 * r->metrics.rel_err_frac,
                st == DCTK_OK ? "passed" : "not passed");
     fflush(stdout);
+    return st;
 }
 
 /* The write options of the commands, for the dataset's store under where. */
@@ -192,7 +226,15 @@ static int write_opts_for(const char *cmd, const char *dataset, const char *wher
 int write_cli_field(const char *cmd, dctk_dataset *ds, size_t v, const char *dataset, const char *where,
                     const json_t *codecs, const json_t *best, double inner_chunk_mib, const write_cli *w,
                     dctk_status *status) {
+    dctk_write_report r;
+    return write_cli_field_report(cmd, ds, v, dataset, where, codecs, best, inner_chunk_mib, w, status, &r);
+}
+
+int write_cli_field_report(const char *cmd, dctk_dataset *ds, size_t v, const char *dataset, const char *where,
+                           const json_t *codecs, const json_t *best, double inner_chunk_mib, const write_cli *w,
+                           dctk_status *status, dctk_write_report *r) {
     if (status) *status = DCTK_ERR_ARG;
+    memset(r, 0, sizeof *r);
     char store[4096];
     dctk_write_opts o;
     int rc = write_opts_for(cmd, dataset, where, inner_chunk_mib, w, store, sizeof store, &o);
@@ -200,15 +242,19 @@ int write_cli_field(const char *cmd, dctk_dataset *ds, size_t v, const char *dat
     json_t *prov = dctk_write_provenance(codecs, best);
     o.codecs = codecs;
     o.provenance = prov;
-    o.bound_l1 = best_num(best, "threshold");
+    o.bound_l1 = isnan(w->bound_l1) ? best_num(best, "threshold") : w->bound_l1;
     dctk_gates gates;
     dctk_metric_cfg cfg;
     judge_by_gates(best, &gates, &cfg, &o);
-    dctk_write_report r;
-    dctk_status st = dctk_write_field(ds, v, &o, &r);
+    if (w->accept) {
+        o.accept = w->accept;
+        o.accept_user = w->accept_user;
+    }
+    dctk_status st = dctk_write_field(ds, v, &o, r);
     if (status) *status = st;
     json_decref(prov);
-    print_report(dctk_dataset_var(ds, v), store, best, &r, st);
+    st = print_report(dctk_dataset_var(ds, v), store, best, r, st);
+    if (status) *status = st;
     return st == DCTK_OK ? 0 : cli_fail(cmd, st);
 }
 
@@ -216,6 +262,8 @@ typedef struct {
     const char *cmd, *store;
     const dctk_var *var;
     bool printed; /* the last try's failure was printed */
+    dctk_write_report *last; /* the last try's report (may be NULL) */
+    json_t **combo;          /* the last try's combo (may be NULL) */
 } next_best_print;
 
 static void print_try(void *user, const json_t *combo, const dctk_write_report *r, dctk_status st) {
@@ -229,7 +277,12 @@ static void print_try(void *user, const json_t *combo, const dctk_write_report *
         p->printed = false;
         return;
     }
-    print_report(p->var, p->store, combo, r, st);
+    st = print_report(p->var, p->store, combo, r, st);
+    if (p->last) *p->last = *r;
+    if (p->combo) {
+        json_decref(*p->combo);
+        *p->combo = json_incref((json_t *)combo);
+    }
     if (st != DCTK_OK) cli_fail(p->cmd, st);
     p->printed = st != DCTK_OK;
 }
@@ -237,6 +290,12 @@ static void print_try(void *user, const json_t *combo, const dctk_write_report *
 int write_cli_next_best(const char *cmd, dctk_dataset *ds, size_t v, const char *dataset, const char *where,
                         const dctk_evaluate_opts *eo, const json_t *best, double inner_chunk_mib, const write_cli *w,
                         int tries) {
+    return write_cli_next_best_report(cmd, ds, v, dataset, where, eo, best, inner_chunk_mib, w, tries, NULL, NULL);
+}
+
+int write_cli_next_best_report(const char *cmd, dctk_dataset *ds, size_t v, const char *dataset, const char *where,
+                               const dctk_evaluate_opts *eo, const json_t *best, double inner_chunk_mib,
+                               const write_cli *w, int tries, dctk_write_report *last, json_t **combo) {
     char store[4096], results[4096];
     dctk_write_opts o;
     int rc = write_opts_for(cmd, dataset, where, inner_chunk_mib, w, store, sizeof store, &o);
@@ -244,16 +303,17 @@ int write_cli_next_best(const char *cmd, dctk_dataset *ds, size_t v, const char 
     const dctk_var *var = dctk_dataset_var(ds, v);
     dctk_status st = dctk_results_parquet_path(results, sizeof results, where, var->name);
     if (st != DCTK_OK) return cli_fail(cmd, st);
-    next_best_print p = {.cmd = cmd, .store = store, .var = var};
+    next_best_print p = {.cmd = cmd, .store = store, .var = var, .last = last, .combo = combo};
     dctk_gates gates;
     dctk_metric_cfg cfg;
     judge_by_gates(best, &gates, &cfg, &o);
     /* the space the sweep built: lossless only without a threshold */
     dctk_gates sg = json_object_get(best, "gates") ? gates : dctk_gates_none();
     if (!json_object_get(best, "gates")) sg.l1 = best_num(best, "threshold");
-    dctk_space_opts space = dctk_space_opts_for(&eo->space, &sg);
-    dctk_write_fallback f = {.results_path = results, .missed = best, .size_limit = eo->size_limit,
-                             .space = &space, .tries = tries, .notify = print_try, .user = &p};
+    dctk_evaluate_opts se = *eo;
+    se.space = dctk_space_opts_for(&eo->space, &sg);
+    dctk_write_fallback f = {.results_path = results, .missed = best, .sweep = &se, .tries = tries,
+                             .notify = print_try, .user = &p};
     int tried = 0;
     st = dctk_write_next_best(ds, v, &o, &f, &tried);
     if (st == DCTK_OK) return 0;

@@ -5,15 +5,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/json_num.h"
 #include "dctk/chunking.h"
+#include "dctk/codec.h"
 #include "dctk/dataset.h"
 #include "dctk/eval.h"
 #include "eval/space_internal.h"
 #include "dctk/results.h"
+#include "dctk/threads.h"
 #include "dctk/util.h"
+#include "search.h"
 
 typedef struct {
     const dctk_space *sp;
@@ -124,25 +128,51 @@ static json_t *selection_json(const dctk_space *sp, const char *var, const dctk_
     return j;
 }
 
-static dctk_status write_best(const char *dir, const char *var, const dctk_space *sp, const dctk_evaluate_opts *o,
-                              const dctk_evaluate_summary *s, const dctk_metric_cfg *cfg) {
+static json_t *num(double v) { return isfinite(v) ? json_real(v) : json_null(); }
+
+static json_t *shape_json(int ndim, const size_t *shape) {
+    json_t *a = json_array();
+    for (int d = 0; d < ndim; d++) json_array_append_new(a, json_integer((json_int_t)shape[d]));
+    return a;
+}
+
+static json_t *scan_json(const dctk_field_scan *sc) {
+    return json_pack("{s:o,s:o,s:o,s:o,s:I,s:I,s:I,s:b}", "min", num(sc->min), "max", num(sc->max), "mean",
+                     num(sc->mean), "std", num(sc->std), "finite", (json_int_t)sc->nfinite, "nan",
+                     (json_int_t)sc->nnan, "inf", (json_int_t)sc->ninf, "constant", sc->constant);
+}
+
+/* The plan (with its shape), the scan's figures and the sample's digest. */
+static json_t *sample_json(const char *const *dims, const dctk_evaluate_summary *s) {
+    if (s->no_sweep[0]) return json_pack("{s:o}", "scan", scan_json(&s->scan)); /* no sample was taken */
+    json_t *j = dctk_sample_plan_json(&s->plan, dims);
+    json_object_set_new(j, "scan", scan_json(&s->scan));
+    json_object_set_new(j, "digest", json_string(s->sample_digest));
+    return j;
+}
+
+static dctk_status write_best(const char *dir, const char *var, const char *const *var_dims, const dctk_space *sp,
+                              const dctk_evaluate_opts *o, const dctk_evaluate_summary *s,
+                              const dctk_metric_cfg *cfg) {
     const dctk_combo_result *b = &s->best_row;
+    /* how the sample was taken, what the scan found, and the sample's digest */
+    json_t *sample = sample_json(var_dims, s);
     dctk_best_info info = {
         .var = var, .comp_idx = b->c, .filt_idx = b->f, .ser_idx = b->s,
         .ratio = b->ratio, .l1_rel = b->l1_rel, .l2_rel = b->l2_rel, .linf_rel = b->linf_rel,
         .threshold = s->threshold, .threshold_source = s->threshold_source,
         .eval_data_size_limit = o->size_limit, .fingerprint = sp->fingerprint, .dtype = dctk_dtype_name(sp->dtype),
-        .sample_dim = s->sample_dim, .ndim = s->ndim, .sample_count = s->sample_count,
-        .sample_shape = s->sample_shape, .inner_chunk_shape = s->chunk,
+        .sample = sample, .ndim = s->ndim, .inner_chunk_shape = s->chunk,
     };
     char path[4096];
-    DCTK_TRY(dctk_results_best_path(path, sizeof path, dir, var));
-    json_t *codecs = dctk_space_pipeline(sp, b->c, b->f, b->s);
-    if (!codecs) return DCTK_NOMEM();
-    json_t *sel = selection_json(sp, var, s, cfg);
+    dctk_status st = dctk_results_best_path(path, sizeof path, dir, var);
+    json_t *codecs = st == DCTK_OK ? dctk_space_pipeline(sp, b->c, b->f, b->s) : NULL;
+    json_t *sel = st == DCTK_OK ? selection_json(sp, var, s, cfg) : NULL;
+    if (st == DCTK_OK && (!codecs || !sample || !sel)) st = DCTK_NOMEM();
     info.selection = sel;
-    dctk_status st = dctk_results_best_write(path, &info, codecs);
+    if (st == DCTK_OK) st = dctk_results_best_write(path, &info, codecs);
     json_decref(codecs);
+    json_decref(sample);
     json_decref(sel);
     return st;
 }
@@ -158,15 +188,37 @@ static dctk_status pick_threshold(const dctk_var *var, const dctk_evaluate_opts 
     return DCTK_OK;
 }
 
-/* Member 0 (or a lone process): threshold, sample plan, output folder. */
-static dctk_status plan_variable(const dctk_var *var, const dctk_evaluate_opts *o, dctk_evaluate_summary *s,
-                                 dctk_sample_plan *plan) {
-    DCTK_TRY(pick_threshold(var, o, s));
-    dctk_status st = dctk_sample_plan_for(var->dtype, var->ndim, var->shape, o->size_limit, plan);
-    if (st != DCTK_OK) {
-        dctk_prefix_detail("variable '%s': ", var->name);
-        return st;
+/* The sample's options from the evaluate options; the memory cap is asked
+ * for here, so that a test or a caller can also pass one. */
+static dctk_sample_opts sample_opts(const dctk_evaluate_opts *o) {
+    dctk_sample_opts so = {.limit = o->size_limit, .policy = o->sampling_policy, .threads = o->threads,
+                           .memory = o->memory, .memory_source = "--memory-cap"};
+    if (o->memory == 0) {
+        so.memory = dctk_available_memory(&so.memory_source);
+        dctk_log(DCTK_LOG_DEBUG, "memory this process may use: %llu bytes (%s)", (unsigned long long)so.memory,
+                 so.memory_source);
     }
+    if (so.memory == UINT64_MAX) so.memory = 0;
+    return so;
+}
+
+/* What member 0 found before the sweep. */
+typedef struct {
+    dctk_sample_plan plan;
+    dctk_sample_stats stats;
+    void *sample;
+} prepared;
+
+/* Member 0 (or a lone process): threshold, scan, plan, sample, output folder. */
+static dctk_status plan_variable(dctk_dataset *ds, size_t v, const dctk_evaluate_opts *o, dctk_evaluate_summary *s,
+                                 prepared *pr) {
+    const dctk_var *var = dctk_dataset_var(ds, v);
+    DCTK_TRY(pick_threshold(var, o, s));
+    dctk_sample_opts so = sample_opts(o);
+    DCTK_TRY(dctk_sample_prepare(ds, v, &so, o->dim_kinds, o->inner_chunk_bytes, &s->scan, &pr->plan, &pr->stats,
+                                 &pr->sample));
+    dctk_field_scan_free(&s->scan); /* the figures stay; the per-index arrays did their work */
+    if (pr->sample) dctk_sample_digest(pr->sample, pr->plan.nbytes, s->sample_digest);
     return dctk_mkdirs(o->where);
 }
 
@@ -186,44 +238,44 @@ typedef struct {
     dctk_gates gates;
     char threshold_source[256];
     dctk_sample_plan plan;
+    dctk_sample_stats stats;
+    dctk_field_scan scan;
+    char digest[32];
 } prologue;
 
-/* Member 0's threshold and sample plan (or its failure) on every member. */
-static dctk_status share_plan(const dctk_evaluate_opts *o, dctk_status st, dctk_evaluate_summary *s,
-                              dctk_sample_plan *plan) {
+/* Member 0's threshold, scan and sample plan (or its failure) on every member. */
+static dctk_status share_plan(const dctk_evaluate_opts *o, dctk_status st, dctk_evaluate_summary *s, prepared *pr) {
     const dctk_eval_team *t = o->team;
     if (!t) return st;
-    prologue p = {.status = st, .threshold = s->threshold, .gates = s->gates, .plan = *plan};
+    prologue p = {.status = st, .threshold = s->threshold, .gates = s->gates, .plan = pr->plan, .stats = pr->stats,
+                  .scan = s->scan};
     snprintf(p.detail, sizeof p.detail, "%s", st != DCTK_OK ? dctk_detail() : "");
     memcpy(p.threshold_source, s->threshold_source, sizeof p.threshold_source);
+    memcpy(p.digest, s->sample_digest, sizeof p.digest);
     DCTK_TRY(t->share(t->user, &p, sizeof p));
     if (p.status != DCTK_OK) return DCTK_FAIL((dctk_status)p.status, "%s", p.detail);
     s->threshold = p.threshold;
     s->gates = p.gates;
     memcpy(s->threshold_source, p.threshold_source, sizeof s->threshold_source);
-    *plan = p.plan;
+    memcpy(s->sample_digest, p.digest, sizeof s->sample_digest);
+    pr->plan = p.plan;
+    pr->stats = p.stats;
+    s->scan = p.scan;
     return t->rank == 0 ? DCTK_OK : dctk_mkdirs(o->where);
 }
 
-/* Member 0 reads the sample; the team gets a copy. */
-static dctk_status load_sample(dctk_dataset *ds, size_t v, const dctk_evaluate_opts *o, const dctk_sample_plan *plan,
-                               dctk_status st, void **out) {
-    void *sample = st == DCTK_OK ? malloc(plan->nbytes ? plan->nbytes : 1) : NULL;
-    if (st == DCTK_OK && !sample)
-        st = DCTK_FAIL(DCTK_ERR_NOMEM, "cannot hold a sample of %llu bytes", (unsigned long long)plan->nbytes);
-    if (st == DCTK_OK && is_writer(o)) {
-        double tr = dctk_now();
-        st = dctk_sample_read(ds, v, plan, sample);
-        dctk_timer_add("sample read", dctk_now() - tr);
-    }
+/* Member 0 read the sample (dctk_sample_prepare); the team gets a copy. The
+ * full-field scan ran once, on member 0 alone: its figures travel with the
+ * plan, and the other members never read the field. */
+static dctk_status share_sample(const dctk_evaluate_opts *o, dctk_status st, prepared *pr) {
+    if (st == DCTK_OK && !is_writer(o) && !(pr->sample = malloc(pr->plan.nbytes ? pr->plan.nbytes : 1)))
+        st = DCTK_FAIL(DCTK_ERR_NOMEM, "cannot hold a sample of %llu bytes", (unsigned long long)pr->plan.nbytes);
     st = agree(o, st);
     if (st == DCTK_OK && o->team) {
         double tb = dctk_now();
-        st = o->team->share(o->team->user, sample, plan->nbytes);
+        st = o->team->share(o->team->user, pr->sample, pr->plan.nbytes);
         dctk_timer_add("sample broadcast", dctk_now() - tb);
     }
-    if (st != DCTK_OK) free(sample);
-    else *out = sample;
     return st;
 }
 
@@ -252,11 +304,12 @@ static dctk_status write_results(const dctk_var *var, const dctk_space *sp, cons
     s->best = dctk_sweep_best(res, s->ncombos);
     for (size_t k = 0; k < s->ncombos; k++) {
         s->nkept += res[k].keep;
-        s->nfailed += res[k].error[0] != '\0';
+        s->nfailed += res[k].error[0] != '\0' && strncmp(res[k].error, "pruned:", 7) != 0 &&
+                      strncmp(res[k].error, "left out:", 9) != 0;
     }
     if (s->best < 0) return DCTK_OK;
     s->best_row = res[s->best];
-    return write_best(o->where, var->name, sp, o, s, cfg);
+    return write_best(o->where, var->name, (const char *const *)var->dims, sp, o, s, cfg);
 }
 
 /* Every row must have been run by some member, else a unit was lost. */
@@ -294,6 +347,7 @@ static dctk_status load_resume(const char *path, const dctk_space *sp, const cha
             break;
         }
         r = row_result(row);
+        r.fraction = 1.0;
         r.keep = dctk_combo_keep(&r, gates); /* thresholds and gates may have changed since: re-gate */
         size_t k = dctk_space_combo_index(sp, c, f, s);
         res[k] = r;
@@ -336,6 +390,69 @@ static dctk_status same_phys_bounds(const char *dir, const char *var, const dctk
     return DCTK_FAIL(DCTK_ERR_ARG, "%s: the recorded rows were measured with other physical bounds (min %g, max %g, "
                      "tolerance %g; now %g, %g, %g), which need the decoded values: run without --resume", var,
                      was.phys_min, was.phys_max, was.phys_tol, now->phys_min, now->phys_max, now->phys_tol);
+}
+
+/* --- sweep_state_{var}.json ---------------------------------------------------
+ * What the rows of the CSV were measured on. A resumed sweep mixes old rows
+ * with new ones only when every item is the same; otherwise the field starts
+ * over, with a line that says what changed. */
+
+static json_t *sweep_state(const dctk_var *var, const dctk_space *sp, const dctk_evaluate_opts *o,
+                           const dctk_evaluate_summary *s, const size_t *chunk) {
+    json_t *sample = sample_json((const char *const *)var->dims, s);
+    /* the budget and its notes follow the free memory; the plan and digest say whether the sample moved */
+    json_object_del(sample, "budget");
+    json_object_del(sample, "notes");
+    return json_pack("{s:s,s:s,s:o,s:I,s:s,s:s,s:I,s:o,s:s,s:o,s:s}", "var", var->name, "dc_toolkit", DCTK_VERSION,
+                     "sample", sample, "eval_data_size_limit", (json_int_t)o->size_limit, "sampling_policy",
+                     o->sampling_policy == DCTK_SAMPLE_BALANCED ? "balanced" : "cascade", "dim_kinds",
+                     o->dim_kinds ? o->dim_kinds : "", "inner_chunk_bytes", (json_int_t)o->inner_chunk_bytes,
+                     "inner_chunk_shape", shape_json(var->ndim, chunk), "fingerprint", sp->fingerprint,
+                     "codec_libraries", dctk_codec_library_versions(), "dtype", dctk_dtype_name(var->dtype));
+}
+
+/* The first item that differs, "key (old -> new)", or "" when none does. */
+static void state_change(const json_t *old, const json_t *now, char *buf, size_t cap) {
+    const char *key;
+    json_t *val;
+    buf[0] = '\0';
+    json_object_foreach((json_t *)now, key, val) {
+        json_t *was = json_object_get(old, key);
+        if (was && json_equal(was, val)) continue;
+        char *a = was ? json_dumps(was, JSON_COMPACT | JSON_ENCODE_ANY) : strdup("none");
+        char *b = json_dumps(val, JSON_COMPACT | JSON_ENCODE_ANY);
+        snprintf(buf, cap, "%s changed (%.80s%s -> %.80s%s)", key, a ? a : "?", a && strlen(a) > 80 ? "..." : "",
+                 b ? b : "?", b && strlen(b) > 80 ? "..." : "");
+        free(a);
+        free(b);
+        return;
+    }
+}
+
+/* Write the state; with --resume, first compare it with the earlier one:
+ * *resume turns false (start over) when it differs or is missing. */
+static dctk_status check_state(const dctk_var *var, const dctk_space *sp, const dctk_evaluate_opts *o,
+                               const dctk_evaluate_summary *s, const size_t *chunk, bool *resume) {
+    char path[4096], why[4200];
+    snprintf(path, sizeof path, "%s/sweep_state_%s.json", o->where, var->name);
+    json_t *now = sweep_state(var, sp, o, s, chunk);
+    if (!now) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (*resume) {
+        json_t *old = json_load_file(path, 0, NULL);
+        if (!old) snprintf(why, sizeof why, "no readable %s", path);
+        else state_change(old, now, why, sizeof why);
+        if (why[0]) {
+            dctk_log(DCTK_LOG_INFO, "%s: --resume: starting the field over: %s", var->name, why);
+            *resume = false;
+        }
+        json_decref(old);
+    }
+    char *text = json_dumps(now, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
+    json_decref(now);
+    if (!text) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    dctk_status st = dctk_write_file_atomic(path, text, strlen(text));
+    free(text);
+    return st;
 }
 
 /* Rewrite the CSV with exactly the rows of the units that will be skipped, one
@@ -382,6 +499,133 @@ static void explain_stop(dctk_status st, const char *var, const char *path, cons
                         "with --resume", var, why, path);
 }
 
+/* --- the adaptive search ------------------------------------------------------ */
+
+static size_t unit_of_combo(const dctk_space *sp, size_t k) {
+    int c, f, s;
+    dctk_space_combo(sp, k, &c, &f, &s);
+    return (size_t)(f + sp->filt_none) * (size_t)(sp->nser + sp->ser_none) + (size_t)(s + sp->ser_none);
+}
+
+/* The units left out before the sweep (those a resumed CSV already holds
+ * are its rows), and the units not to run: those and the resumed ones. */
+static dctk_status leave_out(const char *var, const dctk_space *sp, const dctk_evaluate_opts *o, const bool *resumed,
+                             bool **out, bool **run_skip, size_t *nleft, char *why, size_t cap) {
+    size_t n = dctk_sweep_nunits(sp);
+    *out = calloc(n + 1, sizeof **out);
+    *run_skip = calloc(n + 1, sizeof **run_skip);
+    if (!*out || !*run_skip) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    *nleft = dctk_search_left_out(sp, *out, why, cap);
+    for (size_t u = 0; u < n; u++) {
+        if (resumed && resumed[u]) (*out)[u] = false;
+        (*run_skip)[u] = (*out)[u] || (resumed && resumed[u]);
+    }
+    if (*nleft && is_writer(o)) dctk_log(DCTK_LOG_INFO, "%s: %zu combos left out before the sweep: %s", var, *nleft, why);
+    return DCTK_OK;
+}
+
+/* Units that can never give a distinct result (dctk_search_left_out): not
+ * run in either search; their rows say so, written here by member 0. */
+static dctk_status write_left_out(const dctk_space *sp, const char *var, const bool *out, const char *why,
+                                  const dctk_evaluate_opts *o, dctk_combo_result *res, bool *have, run_ctx *rc) {
+    for (size_t k = 0; k < dctk_space_ncombos(sp) && is_writer(o); k++) {
+        if (!out[unit_of_combo(sp, k)]) continue;
+        dctk_combo_result *r = &res[k];
+        *r = (dctk_combo_result){.ratio = NAN, .l1_rel = NAN, .l2_rel = NAN, .linf_rel = NAN, .euclidean = NAN,
+                                 .max_abs_err = NAN, .encode_mbps = NAN, .decode_mbps = NAN};
+        dctk_space_combo(sp, k, &r->c, &r->f, &r->s);
+        snprintf(r->error, sizeof r->error, "left out: %.140s", why);
+        if (have) have[k] = true;
+        if (rc->csv && rc->csv_st == DCTK_OK) {
+            dctk_result_row row = make_row(sp, var, r);
+            rc->csv_st = dctk_csv_writer_append(rc->csv, &row);
+            if (rc->csv_st != DCTK_OK) snprintf(rc->csv_err, sizeof rc->csv_err, "%s", dctk_detail());
+            free_row(&row);
+        }
+    }
+    return DCTK_OK;
+}
+
+/* One screening phase of the search, run like a sweep (shared by the team). */
+typedef struct {
+    const dctk_space *sp;
+    const void *sample;
+    const dctk_var *var;
+    const dctk_sample_plan *plan;
+    const dctk_evaluate_opts *o;
+    const dctk_sweep_opts *base;
+    bool *have;
+    size_t done, total;
+} screen_ctx;
+
+static void screen_row(void *user, const dctk_combo_result *r) {
+    screen_ctx *x = user;
+    x->have[dctk_space_combo_index(x->sp, r->c, r->f, r->s)] = true;
+    x->done++;
+    if (x->o->progress) x->o->progress(x->o->progress_user, x->done, x->total);
+}
+
+static dctk_status screen(void *user, const char *phase, const dctk_sample_part *part, const bool *run_combo,
+                          bool stage_only, size_t nrun, dctk_combo_result *rows) {
+    screen_ctx *x = user;
+    const dctk_evaluate_opts *o = x->o;
+    size_t n = dctk_space_ncombos(x->sp);
+    if (o->phase) o->phase(o->progress_user, phase);
+    dctk_sweep_opts so = *x->base;
+    so.on_result = screen_row, so.user = x, so.part = part, so.run_combo = run_combo, so.stage_only = stage_only;
+    so.skip_unit = NULL;
+    memset(x->have, 0, n * sizeof *x->have);
+    x->done = 0, x->total = nrun;
+    double t0 = dctk_now(), c0 = (double)clock() / CLOCKS_PER_SEC;
+    dctk_status st = run_sweep(x->sp, x->sample, x->var, x->plan, &so, o, rows);
+    dctk_log(DCTK_LOG_DEBUG, "%s: %s: %zu combos in %.2f s (%.2f s of CPU)", x->var->name, phase, nrun,
+             dctk_now() - t0, (double)clock() / CLOCKS_PER_SEC - c0);
+    if (!o->team) return st;
+    /* every member decides the next phase from the same rows */
+    st = agree(o, st);
+    if (st == DCTK_OK) st = o->team->gather(o->team->user, rows, x->have, n);
+    st = agree(o, st);
+    if (st == DCTK_OK) st = o->team->share(o->team->user, rows, n * sizeof *rows);
+    return st;
+}
+
+/* Screen the space, then measure the finalists on the whole sample through
+ * the exhaustive path; the pruned rows join the CSV (member 0) saying why. */
+static dctk_status search_adaptive(const dctk_var *var, const void *sample, const dctk_sample_plan *plan,
+                                   const dctk_space *sp, const dctk_evaluate_opts *o, dctk_evaluate_summary *s,
+                                   dctk_sweep_opts *so, const bool *left_out, dctk_combo_result *res, bool *have,
+                                   run_ctx *rc) {
+    size_t n = s->ncombos ? s->ncombos : 1;
+    bool *final = calloc(n, sizeof *final);
+    screen_ctx x = {sp, sample, var, plan, o, so, calloc(n, sizeof(bool)), 0, 0};
+    dctk_search_ops ops = {screen, &x};
+    dctk_status st = final && x.have ? DCTK_OK : DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (st == DCTK_OK)
+        st = dctk_search_adaptive(sp, s->threshold, var->ndim, plan->shape, so->chunk, o->max_evals, left_out, &ops,
+                                  final, res);
+    for (size_t k = 0; k < s->ncombos && st == DCTK_OK; k++) s->nmeasured += final[k];
+    if (st == DCTK_OK && o->phase) o->phase(o->progress_user, "finalists on the whole sample");
+    rc->done = 0, rc->total = s->nmeasured;
+    so->run_combo = final;
+    if (st == DCTK_OK) st = run_sweep(sp, sample, var, plan, so, o, res);
+    for (size_t k = 0; k < s->ncombos && st == DCTK_OK && is_writer(o); k++) {
+        if (final[k] || left_out[unit_of_combo(sp, k)]) continue;
+        if (have) have[k] = true;
+        if (rc->csv && rc->csv_st == DCTK_OK) {
+            dctk_result_row row = make_row(sp, var->name, &res[k]);
+            rc->csv_st = dctk_csv_writer_append(rc->csv, &row);
+            if (rc->csv_st != DCTK_OK) snprintf(rc->csv_err, sizeof rc->csv_err, "%s", dctk_detail());
+            free_row(&row);
+        }
+    }
+    if (st == DCTK_OK)
+        dctk_log(DCTK_LOG_INFO, "%s: adaptive search: %zu of %zu combos measured on the whole sample, the rest pruned "
+                 "on parts of it", var->name, s->nmeasured, s->ncombos);
+    free(x.have);
+    free(final);
+    return st;
+}
+
 static dctk_status sweep_space(const dctk_var *var, const void *sample, const dctk_sample_plan *plan,
                                const dctk_space *sp, const dctk_evaluate_opts *o, dctk_evaluate_summary *s,
                                const dctk_metric_cfg *cfg, dctk_combo_result *res, bool *have) {
@@ -391,6 +635,10 @@ static dctk_status sweep_space(const dctk_var *var, const void *sample, const dc
     bool resume = o->resume;
     if (resume && o->team)
         return DCTK_FAIL(DCTK_ERR_ARG, "--resume works in one process: resume without mpirun, or rerun without it");
+    /* the sample is evaluated with the inner chunks the writer will use for the whole field */
+    size_t chunk[DCTK_MAX_DIMS] = {0};
+    dctk_chunk_shape_for(var->dtype, var->ndim, var->shape, o->inner_chunk_bytes, chunk);
+    if (st == DCTK_OK && is_writer(o)) st = check_state(var, sp, o, s, chunk, &resume);
     bool *skip = resume ? calloc(dctk_sweep_nunits(sp) + 1, sizeof *skip) : NULL;
     if (st == DCTK_OK && resume && !skip) st = DCTK_NOMEM();
     if (st == DCTK_OK && resume) st = load_resume(path, sp, var->name, &s->gates, res, skip, &rc.done);
@@ -404,11 +652,25 @@ static dctk_status sweep_space(const dctk_var *var, const void *sample, const dc
     st = agree(o, st);
     dctk_sweep_opts so = {.threads = o->threads, .threshold = s->threshold, .gates = &s->gates,
                           .metrics = *cfg, .on_result = on_result, .user = &rc, .skip_unit = skip, .stop = o->stop};
-    /* the sample is evaluated with the inner chunks the writer will use for the whole field */
-    dctk_chunk_shape_for(var->dtype, var->ndim, var->shape, o->inner_chunk_bytes, so.chunk);
+    memcpy(so.chunk, chunk, sizeof chunk);
     memcpy(s->chunk, so.chunk, sizeof so.chunk);
     double t0 = dctk_now();
-    if (st == DCTK_OK) st = run_sweep(sp, sample, var, plan, &so, o, res);
+    bool adaptive = o->search == DCTK_SEARCH_ADAPTIVE && !resume;
+    bool *left_out = NULL, *run_skip = NULL;
+    char why[200];
+    size_t nleft = 0;
+    if (st == DCTK_OK) st = leave_out(var->name, sp, o, skip, &left_out, &run_skip, &nleft, why, sizeof why);
+    so.skip_unit = run_skip;
+    if (st == DCTK_OK && o->search == DCTK_SEARCH_ADAPTIVE && resume)
+        dctk_log(DCTK_LOG_INFO, "%s: --resume goes on exhaustively: every combo not in the CSV runs on the whole "
+                 "sample", var->name);
+    if (st == DCTK_OK && adaptive) st = search_adaptive(var, sample, plan, sp, o, s, &so, left_out, res, have, &rc);
+    else if (st == DCTK_OK) st = run_sweep(sp, sample, var, plan, &so, o, res);
+    if (st == DCTK_OK) st = write_left_out(sp, var->name, left_out, why, o, res, have, &rc);
+    free(left_out);
+    free(run_skip);
+    if (!adaptive) s->nmeasured = s->ncombos - nleft;
+    s->nleft = nleft;
     dctk_timer_add("sweep", dctk_now() - t0);
     dctk_status cst = dctk_csv_writer_close(rc.csv);
     free(skip);
@@ -445,10 +707,11 @@ static int plain_compressor(const dctk_space *sp) {
     return sp->comp_none || sp->ncomp == 0 ? -1 : 0;
 }
 
-/* A sample with no finite value, or with one value only, leaves a sweep
- * nothing to weigh (relative errors are 0/0 on a field of zeros, and an
- * all-missing field has no error at all): best_{var}.json names a lossless
- * pipeline, so that compress writes the field and the dataset can be merged. */
+/* A field with no finite value, or with one value only (the full-field scan
+ * says so), leaves a sweep nothing to weigh (relative errors are 0/0 on a
+ * field of zeros, and an all-missing field has no error at all):
+ * best_{var}.json names a lossless pipeline, so that compress writes the
+ * field and the dataset can be merged. */
 static dctk_status no_sweep(const dctk_var *var, const dctk_sample_stats *stats, const dctk_evaluate_opts *o,
                             dctk_evaluate_summary *s) {
     dctk_space *sp = NULL;
@@ -462,30 +725,26 @@ static dctk_status no_sweep(const dctk_var *var, const dctk_sample_stats *stats,
     s->threshold = NAN; /* lossless: nothing to bound */
     snprintf(s->threshold_source, sizeof s->threshold_source, "none: lossless, no sweep");
     if (stats->nfinite == 0)
-        snprintf(s->no_sweep, sizeof s->no_sweep, "every sampled value is missing (NaN or fill)");
+        snprintf(s->no_sweep, sizeof s->no_sweep, "every value is missing (NaN or fill)");
     else
-        snprintf(s->no_sweep, sizeof s->no_sweep, "every sampled value is %.10g", stats->min);
+        snprintf(s->no_sweep, sizeof s->no_sweep, "every value is %.10g", stats->min);
     dctk_metric_cfg cfg = dctk_metric_cfg_of(stats);
-    dctk_status st = is_writer(o) ? write_best(o->where, var->name, sp, o, s, &cfg) : DCTK_OK;
+    const char *const *dims = (const char *const *)var->dims;
+    dctk_status st = is_writer(o) ? write_best(o->where, var->name, dims, sp, o, s, &cfg) : DCTK_OK;
     dctk_space_free(sp);
     return st;
 }
 
 /* Everything after the sample is in memory. */
-static dctk_status sweep_sample(const dctk_var *var, const void *sample, const dctk_sample_plan *plan,
+static dctk_status sweep_sample(const dctk_var *var, const void *sample, const prepared *pr,
                                 const dctk_evaluate_opts *o, dctk_evaluate_summary *s) {
-    dctk_sample_stats stats;
-    size_t n = dctk_shape_nelems(var->ndim, plan->shape);
-    dctk_sample_stats_of(var->dtype, sample, n, &stats);
-    /* every member holds the same bytes, so every member takes this branch */
-    if (stats.nfinite == 0 || stats.min == stats.max) return no_sweep(var, &stats, o, s);
     dctk_space *sp = NULL;
     dctk_space_opts so = dctk_space_opts_for(&o->space, &s->gates);
     if (!so.with_lossy && o->space.with_lossy && is_writer(o))
         dctk_log(DCTK_LOG_INFO, "%s: no threshold (no row for '%s' in units '%s' in the table, no --l1-threshold): "
                  "swept and written losslessly only; give --l1-threshold X to allow lossy compression",
                  var->name, var->name, var->units ? var->units : "");
-    dctk_status st = dctk_space_build(var->dtype, &stats, &so, &sp);
+    dctk_status st = dctk_space_build(var->dtype, &pr->stats, &so, &sp);
     if (st == DCTK_OK) s->ncombos = dctk_space_ncombos(sp);
     if (st == DCTK_OK && sp->dropped[0]) {
         memcpy(s->dropped, sp->dropped, sizeof s->dropped);
@@ -505,13 +764,19 @@ static dctk_status sweep_sample(const dctk_var *var, const void *sample, const d
     st = agree(o, st);
     if (st == DCTK_OK) {
         memcpy(s->fingerprint, sp->fingerprint, sizeof s->fingerprint);
-        st = sweep_space(var, sample, plan, sp, o, s, &cfg, res, have);
+        st = sweep_space(var, sample, &pr->plan, sp, o, s, &cfg, res, have);
     }
     if (st == DCTK_OK && is_writer(o)) st = write_results(var, sp, res, o, s, &cfg);
     free(have);
     free(res);
     dctk_space_free(sp);
     return st;
+}
+
+static void log_plan(const dctk_var *var, dctk_evaluate_summary *s) {
+    dctk_sample_plan_str(&s->plan, (const char *const *)var->dims, s->plan_line, sizeof s->plan_line);
+    if (s->plan.notes[0]) dctk_log(DCTK_LOG_INFO, "%s: %s", var->name, s->plan.notes);
+    dctk_log(DCTK_LOG_INFO, "%s: sample %s", var->name, s->plan_line);
 }
 
 /* Any allocation failure of a variable, said as such with what to lower. */
@@ -528,20 +793,43 @@ dctk_status dctk_evaluate_variable(dctk_dataset *ds, size_t v, const dctk_evalua
     s->best = -1;
     double t0 = dctk_now();
     const dctk_var *var = dctk_dataset_var(ds, v);
-    dctk_sample_plan plan = {0};
-    dctk_status st = is_writer(o) ? plan_variable(var, o, s, &plan) : DCTK_OK;
-    st = share_plan(o, st, s, &plan);
-    memcpy(s->sample_shape, plan.shape, sizeof plan.shape);
+    prepared pr = {0};
+    dctk_status st = is_writer(o) ? plan_variable(ds, v, o, s, &pr) : DCTK_OK;
+    st = share_plan(o, st, s, &pr);
+    s->plan = pr.plan;
     s->ndim = var->ndim;
-    s->sample_dim = plan.dim;
-    s->sample_count = plan.count;
-    s->sample_bytes = plan.nbytes;
-    void *sample = NULL;
-    st = load_sample(ds, v, o, &plan, st, &sample);
-    if (st == DCTK_OK) st = sweep_sample(var, sample, &plan, o, s);
-    if (st == DCTK_ERR_NOMEM && !strstr(dctk_detail(), "--eval-data-size-limit"))
+    memcpy(s->sample_shape, pr.plan.shape, sizeof pr.plan.shape);
+    s->sample_bytes = pr.plan.nbytes;
+    if (st == DCTK_OK && s->scan.constant) {
+        /* the scan found one value or none: every member knows it from the plan it shared */
+        dctk_sample_stats stats;
+        dctk_sample_stats_of_scan(&s->scan, &stats);
+        st = no_sweep(var, &stats, o, s);
+    } else {
+        if (st == DCTK_OK && is_writer(o)) log_plan(var, s);
+        st = share_sample(o, st, &pr);
+        if (st == DCTK_OK) st = sweep_sample(var, pr.sample, &pr, o, s);
+    }
+    /* the sample's own refusal already says what to change */
+    if (st == DCTK_ERR_NOMEM && !strstr(dctk_detail(), "--eval-data-size-limit") &&
+        !strstr(dctk_detail(), "memory this process may use"))
         name_memory(var->name);
-    free(sample);
+    free(pr.sample);
     s->seconds = dctk_now() - t0;
     return st;
+}
+
+dctk_status dctk_space_for_field(dctk_dataset *ds, size_t v, const dctk_evaluate_opts *o, dctk_space **sp,
+                                 dctk_field_scan *scan) {
+    *sp = NULL;
+    dctk_sample_opts so = sample_opts(o);
+    dctk_sample_plan plan;
+    dctk_sample_stats stats;
+    void *sample = NULL;
+    DCTK_TRY(dctk_sample_prepare(ds, v, &so, o->dim_kinds, o->inner_chunk_bytes, scan, &plan, &stats, &sample));
+    free(sample);
+    dctk_field_scan_free(scan);
+    /* a constant field's best_{var}.json names a combo of the space built from the scan alone, as no_sweep does */
+    if (scan->constant) dctk_sample_stats_of_scan(scan, &stats);
+    return dctk_space_build(dctk_dataset_var(ds, v)->dtype, &stats, &o->space, sp);
 }

@@ -26,6 +26,7 @@ import netCDF4
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from pipeline_ref import run_combo  # noqa: E402
+from sample_plan import rebuild  # noqa: E402
 
 DCTK = os.environ["DCTK"]
 NCARG = os.environ.get("DCTK_NCARG", "/usr/share/ncarg/data")
@@ -52,12 +53,7 @@ def load_sample(best):
         v = nc.variables[VAR]
         v.set_auto_maskandscale(True)
         data = np.ma.filled(v[:].astype(v.dtype), np.nan)
-    d, k = best["sample"]["dim"], best["sample"]["count"]
-    idx = np.round(np.linspace(0, data.shape[d] - 1, k)).astype(int)
-    sl = [0 if e < d else slice(None) for e in range(data.ndim)]
-    sl[d] = idx
-    sample = data[tuple(sl)]
-    sample = sample.reshape(best["sample"]["shape"])
+    sample = rebuild(data, best["sample"])
     return np.ascontiguousarray(sample)
 
 
@@ -65,8 +61,9 @@ def main():
     out = tempfile.mkdtemp(prefix="dctk_sweep_")
     cmd = [DCTK, "evaluate_combos", FILE, "--where-to-write", out, "--field-to-compress", VAR,
            "--override-existing-l1-error", str(THRESHOLD), "--threads-per-rank", "2",
-           "--eval-data-size-limit", "55KB", "--inner-chunk-mib", "0.025"]
-    # 7 of the 31 time steps, in chunks of 3: a stride sample over three chunks, a padded edge chunk included
+           "--eval-data-size-limit", "55KB", "--inner-chunk-mib", "0.025",
+           "--search", "exhaustive"]  # every row measured, to check each
+    # 2 runs of 3 adjacent time steps of the 31 (the chunk is 3 slabs deep): production-shaped chunks
     r = subprocess.run(cmd, capture_output=True, text=True)
     check(r.returncode == 0, "evaluate_combos failed: " + r.stderr[-2000:])
     if r.returncode:
@@ -102,7 +99,7 @@ def main():
     check(len(ours) == 99 * 12 * 8, "dctk.* rows: %d" % len(ours))
     for r in ours:
         bound = json.loads(r["serializer"])["configuration"]["error_bound"]
-        check(r["error"] == "", "%s failed: %s" % (r["serializer"], r["error"]))
+        check(r["error"] == "" or r["error"].startswith("left out: "), "%s failed: %s" % (r["serializer"], r["error"]))
         if r["filt_idx"] == "-1":
             check(float(r["max_abs_err"]) <= bound, "%s: max error %s" % (r["serializer"], r["max_abs_err"]))
     # numcodecs 0.11 has no PCodec either: its rows are checked by test_pcodec and test_pcodec_sweep;
