@@ -27,3 +27,5 @@ fi
 /usr/bin/python3 "$here/pcodec.py" "$B" 300KB --compressor-class zstd
 # compress_with_optimal against nccopy -d 1 -s
 /usr/bin/python3 "$here/compress.py" "$B"
+# selection: re-gating a full default sweep against the sweep, and the cost of the error metrics
+/usr/bin/python3 "$here/selection.py" "$B" 20KB

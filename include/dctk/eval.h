@@ -14,6 +14,7 @@
 
 #include "dctk/array.h"
 #include "dctk/codec.h"
+#include "dctk/dataset.h"
 #include "dctk/status.h"
 
 #ifdef __cplusplus
@@ -32,43 +33,159 @@ typedef struct dctk_sample_stats {
     double mean, std;  /* population std (ddof 0), as xarray's std() */
     double min, max;
     double absq01;     /* the 1 % quantile of |x|, numpy's linear interpolation */
+    double absq99;     /* the 99 % quantile of |x|: above it are the extremes */
 } dctk_sample_stats;
 
-/* The leading indices a sample keeps: along dimension `dim`, `count`
- * indices round(linspace(0, n-1, count)); dimensions before `dim` keep index
- * 0, dimensions after it are whole. */
+/* --- full-field scan --------------------------------------------------------- */
+
+/* What one pass over the whole field, block by block, finds: its finite
+ * range and moments (the filters fitted to the field's range use these, never
+ * the sample's), NaN/Inf counts, whether it is constant, on which time steps
+ * and levels it varies, and which horizontal tiles hold any finite value. */
+typedef struct dctk_field_scan {
+    size_t n, nfinite, nnan, ninf;
+    double min, max, mean, std; /* over the finite values; NaN when there are none */
+    bool constant;              /* every finite value equal, or none finite */
+    /* per index of each time-like and vertical dimension d (NULL for the
+     * others): 1 when the field takes more than one finite value there */
+    uint8_t *varies[DCTK_MAX_DIMS];
+    /* per tile of the production chunk grid over the horizontal dimensions
+     * (C order): 1 when the tile holds a finite value somewhere */
+    uint8_t *tile_finite;
+    size_t ntiles;
+} dctk_field_scan;
+
+/* Scan variable v reading blocks of at most block_bytes (a whole number of
+ * production chunks `chunk` per block), with the dimension kinds `kind`. */
+DCTK_API dctk_status dctk_field_scan_run(struct dctk_dataset *ds, size_t v, const dctk_dim_kind *kind,
+                                         const size_t *chunk, uint64_t block_bytes, dctk_field_scan *scan);
+DCTK_API void dctk_field_scan_free(dctk_field_scan *scan); /* the arrays; accepts NULL */
+
+/* --- sample plan --------------------------------------------------------------- */
+
+typedef enum dctk_sample_policy { DCTK_SAMPLE_CASCADE = 0, DCTK_SAMPLE_BALANCED } dctk_sample_policy;
+DCTK_API dctk_status dctk_sample_policy_parse(const char *s, dctk_sample_policy *out); /* "cascade" | "balanced" */
+
+typedef struct dctk_sample_opts {
+    uint64_t limit;             /* --eval-data-size-limit */
+    dctk_sample_policy policy;
+    uint64_t memory;            /* bytes this process may use (dctk_available_memory); 0: no cap */
+    const char *memory_source;  /* what set it, for the lines */
+    int threads;                /* workers, each holding a few chunk buffers */
+} dctk_sample_opts;
+
+enum { DCTK_SAMPLE_MAX_RUNS = 256 };
+
+/* Which part of a field the sample holds. Along a time-like or vertical
+ * dimension: nsel runs of `run` adjacent indices (the production chunk's
+ * extent), starting at sel[d][i], aligned to the chunk grid. Horizontal and
+ * other dimensions are whole, unless `tiles`: then the horizontal dimensions
+ * hold ntiles tiles of the production chunk's shape (ids in the C-order tile
+ * grid), stacked along tile_dim. Fixed size, so the MPI layer can copy it. */
 typedef struct dctk_sample_plan {
-    int dim;
-    size_t count;
+    int ndim;
+    dctk_dim_kind kind[DCTK_MAX_DIMS];
+    size_t field[DCTK_MAX_DIMS], chunk[DCTK_MAX_DIMS];
+    size_t run[DCTK_MAX_DIMS], nsel[DCTK_MAX_DIMS], nvary[DCTK_MAX_DIMS];
+    uint32_t sel[DCTK_MAX_DIMS][DCTK_SAMPLE_MAX_RUNS];
+    bool whole, tiles;
+    int tile_dim;
+    size_t ntiles, ntiles_finite, tile_grid[DCTK_MAX_DIMS];
+    uint32_t tile[DCTK_SAMPLE_MAX_RUNS];
     size_t shape[DCTK_MAX_DIMS]; /* the sample's shape */
-    uint64_t nbytes;
+    uint64_t nbytes, field_bytes, budget;
+    dctk_sample_policy policy;
+    char notes[768]; /* what changed the budget: raised to the minimum, shrunk by memory */
 } dctk_sample_plan;
 
-/* The largest stride sample of a field of `shape` that fits limit bytes. */
-DCTK_API dctk_status dctk_sample_plan_for(dctk_dtype t, int ndim, const size_t *shape, uint64_t limit,
-                                          dctk_sample_plan *plan);
-/* Index i of count along a dimension of length n: round-half-even(i*(n-1)/(count-1)). */
-DCTK_API size_t dctk_sample_index(size_t i, size_t count, size_t n);
-/* Read the sample of variable v into out (plan->nbytes, C order). */
+/* The plan for a field of `shape` whose dimensions have the given kinds and
+ * whose production chunks are `chunk`. scan may be NULL (every index varies,
+ * every tile holds data). Refuses, with what to change, when even the
+ * smallest sample does not fit the memory. */
+DCTK_API dctk_status dctk_sample_plan_make(dctk_dtype t, int ndim, const size_t *shape, const dctk_dim_kind *kind,
+                                           const size_t *chunk, const dctk_field_scan *scan, const dctk_sample_opts *o,
+                                           dctk_sample_plan *plan);
+/* Index k of count mid-block indices over n: floor((k + 1/2) * n / count). */
+DCTK_API size_t dctk_sample_index(size_t k, size_t count, size_t n);
+/* One line: "time 3/8 [1, 4, 6] x level 3 runs of 2 of 120 [...] x (lat, lon) whole = 2.8 GiB". */
+DCTK_API void dctk_sample_plan_str(const dctk_sample_plan *p, const char *const *dims, char *buf, size_t cap);
+DCTK_API json_t *dctk_sample_plan_json(const dctk_sample_plan *p, const char *const *dims); /* new reference */
+/* Read the sample of variable v into out (plan->nbytes, C order of plan->shape). */
 DCTK_API dctk_status dctk_sample_read(struct dctk_dataset *ds, size_t v, const dctk_sample_plan *plan, void *out);
+/* Everything before the sweep, in one call: dimension kinds (dim_kinds as
+ * --dim-kind), production chunk, scan, plan, and the filter statistics
+ * (sample quantile, full-field range and moments). The sample is left in
+ * *sample (malloc'd) when sample is not NULL. Used alike by evaluate_combos
+ * and compress_with_optimal, so both derive the same codec space. */
+DCTK_API dctk_status dctk_sample_prepare(struct dctk_dataset *ds, size_t v, const dctk_sample_opts *o,
+                                         const char *dim_kinds, uint64_t inner_chunk_bytes, dctk_field_scan *scan,
+                                         dctk_sample_plan *plan, dctk_sample_stats *stats, void **sample);
+/* Filter statistics: the quantile from the sample; range, moments and the
+ * finite/NaN counts from the scan (the whole field's). */
+DCTK_API void dctk_sample_stats_with_scan(dctk_sample_stats *st, const dctk_field_scan *scan);
+/* Statistics of a field the scan found constant (or all missing), without a
+ * sample: its one value is the range, the mean and the 1 % quantile of |x|. */
+DCTK_API void dctk_sample_stats_of_scan(const dctk_field_scan *scan, dctk_sample_stats *st);
+/* FNV-1a 64 of the sample's bytes, "fnv1a64:%016llx". */
+DCTK_API void dctk_sample_digest(const void *data, uint64_t n, char out[32]);
 DCTK_API void dctk_sample_stats_of(dctk_dtype t, const void *data, size_t n, dctk_sample_stats *st);
 
-/* --- error norms ------------------------------------------------------------- */
+/* --- error norms and selection metrics ------------------------------------- */
+
+/* What the metrics need to know about the field, fixed before the sweep (so
+ * every stage is measured the same way): taken from the sample statistics. */
+typedef struct dctk_metric_cfg {
+    double shift;        /* subtracted before the Pearson and SSIM sums (the sample mean): keeps precision */
+    double range;        /* max - min of the finite sample: PSNR peak, SSIM constants, phys tolerance */
+    double extremes_cut; /* |x| above this (the sample's 99 % quantile of |x|) is an extreme */
+    double phys_min, phys_max; /* NaN: that bound is off */
+    double phys_tol;     /* overshoot allowed, as a fraction of range */
+} dctk_metric_cfg;
+
+/* The metric config for a sample (phys bounds off; set them afterwards). */
+DCTK_API dctk_metric_cfg dctk_metric_cfg_of(const dctk_sample_stats *st);
 
 /* Sums for the relative L1/L2/Linf errors of y against x, in double. Points
  * where x is not finite are masked: left out of the norms, and counted in
- * mask_lost unless y holds the same value (NaN for NaN). */
+ * mask_lost unless y holds the same value (NaN for NaN). The remaining sums
+ * feed the selection metrics (bias, Pearson, PSNR, SSIM, error fraction,
+ * extremes, gradients, physical bounds); README "Selection" gives formulas. */
 typedef struct dctk_norms {
     double sum_abs_x, sum_sq_x, max_abs_x;
     double sum_abs_e, sum_sq_e, max_abs_e;
     size_t n, mask_lost;
+    double sum_e;                          /* signed error, for bias */
+    double sx, sy, sxx, syy, sxy;          /* of x - shift and y - shift, for Pearson */
+    size_t n_rel_over;                     /* |y - x| > 1e-4 |x| */
+    double ext_abs_x, ext_abs_e;           /* over the extremes */
+    double grad_abs_dx, grad_abs_de;       /* over neighbour differences along the horizontal dims */
+    double ssim_sum;                       /* over 7x7 windows of the horizontal planes */
+    size_t ssim_n;
+    size_t phys_bad;                       /* in-bounds input points decoded out of bounds (beyond the tolerance) */
+    size_t phys_outside;                   /* input points already out of bounds: not held against the combo */
 } dctk_norms;
 
+/* Point metrics (norms, bias, Pearson, fraction, extremes, bounds) over a run
+ * of count values. cfg may be NULL for the norms alone. */
 DCTK_API void dctk_norms_add(dctk_norms *a, dctk_dtype t, const void *x, const void *y, size_t count);
+DCTK_API void dctk_metrics_add(dctk_norms *a, const dctk_metric_cfg *cfg, dctk_dtype t, const void *x,
+                               const void *y, size_t count);
+/* The plane metrics (SSIM, gradients) of the valid region `count` of one
+ * chunk laid out with shape `chunk` (C order): planes are the last two
+ * dimensions; a 1-D chunk has gradients along its one dimension and no SSIM. */
+DCTK_API void dctk_metrics_add_planes(dctk_norms *a, const dctk_metric_cfg *cfg, dctk_dtype t, int ndim,
+                                      const size_t *chunk, const size_t *count, const void *x, const void *y);
 /* Relative errors; 0 when there is no error at all (even if x is all zero). */
 DCTK_API double dctk_norms_l1(const dctk_norms *a);
 DCTK_API double dctk_norms_l2(const dctk_norms *a);
 DCTK_API double dctk_norms_linf(const dctk_norms *a);
+DCTK_API double dctk_norms_bias(const dctk_norms *a);      /* sum(y - x) / sum|x| */
+DCTK_API double dctk_norms_pearson(const dctk_norms *a);   /* 1 when y == x; NaN when x is constant and y is not */
+DCTK_API double dctk_norms_psnr(const dctk_norms *a, const dctk_metric_cfg *cfg); /* dB; +inf when y == x */
+DCTK_API double dctk_norms_ssim(const dctk_norms *a);      /* mean over windows; NaN when no window fits */
+DCTK_API double dctk_norms_rel_err_frac(const dctk_norms *a);
+DCTK_API double dctk_norms_extremes(const dctk_norms *a);  /* relative L1 over the extremes */
+DCTK_API double dctk_norms_gradient(const dctk_norms *a);  /* relative L1 of neighbour differences */
 
 /* --- codec space ------------------------------------------------------------ */
 
@@ -124,6 +241,9 @@ DCTK_API json_t *dctk_space_pipeline(const dctk_space *sp, int c, int f, int s);
 DCTK_API json_t *dctk_space_serializer(const dctk_space *sp, int f, int s);
 /* The resolved compressor chain alone, for the given serializer (NULL for c == -1). */
 DCTK_API json_t *dctk_space_compressor(const dctk_space *sp, int c, int s);
+/* "zstd(level=9) | bitround(keepbits=12) | -": the readable name of a pipeline
+ * from its stages' codec lists (NULL for an absent stage). Caller frees. */
+DCTK_API char *dctk_pipeline_name(const json_t *comp, const json_t *filt, const json_t *ser);
 
 /* --- thresholds -------------------------------------------------------------- */
 
@@ -133,12 +253,57 @@ DCTK_API json_t *dctk_space_compressor(const dctk_space *sp, int c, int s);
 DCTK_API dctk_status dctk_threshold_lookup(const char *csv_path, const char *name, const char *units,
                                            double *threshold);
 
+/* --- gates ------------------------------------------------------------------- */
+
+/* A combo is kept only when every enabled gate passes. As asked (flags), NaN
+ * means "not given"; once resolved for a variable, NaN l1 means "no
+ * threshold: lossless only", and DCTK_GATE_OFF (+inf) a gate switched off. */
+#define DCTK_GATE_OFF INFINITY
+typedef struct dctk_gates {
+    double l1;                    /* relative L1 */
+    double l2, linf, bias;        /* defaults 2x, 10x and 0.5x l1 (|bias_rel| against bias) */
+    double pearson_min, ssim_min; /* NaN: off */
+    double phys_min, phys_max;    /* NaN: that bound is off */
+    double phys_tol;              /* fraction of the field's range */
+    bool extremes, gradient;      /* relative L1 on the extremes, on neighbour differences, within l1 */
+} dctk_gates;
+
+/* No flag given: every threshold NaN, tolerance 0, extremes and gradient off. */
+DCTK_API dctk_gates dctk_gates_none(void);
+/* The L1 threshold and the optional "L2 error", "Linf error", "Bias error"
+ * columns of the row for (name, units) into g->l1, l2, linf, bias (NaN where
+ * a column is absent or empty, DCTK_GATE_OFF where it says "off").
+ * DCTK_ERR_NOT_FOUND when no row applies. */
+DCTK_API dctk_status dctk_threshold_lookup_gates(const char *csv_path, const char *name, const char *units,
+                                                 dctk_gates *g);
+/* The gates of one variable: the flags in *asked, then the table row, then the
+ * default multiples of l1. source gets where l1 came from. */
+DCTK_API dctk_status dctk_gates_resolve(const dctk_gates *asked, const char *csv_path, const char *name,
+                                        const char *units, dctk_gates *out, char *source, size_t cap);
+/* Whether any of the gates that need the decoded values (not the recorded
+ * metrics) is on: physical bounds. */
+DCTK_API bool dctk_gates_phys_on(const dctk_gates *g);
+/* The gates as JSON, every one with its threshold (null when off). New reference. */
+DCTK_API json_t *dctk_gates_json(const dctk_gates *g);
+/* Gates back from dctk_gates_json (missing keys: as dctk_gates_none). */
+DCTK_API dctk_gates dctk_gates_from_json(const json_t *j);
+/* One line naming every enabled gate and its threshold. */
+DCTK_API void dctk_gates_describe(const dctk_gates *g, char *buf, size_t cap);
+/* The space options for a variable with these gates: without an L1
+ * threshold, lossless only (lossy filters and serializers are not evaluated). */
+DCTK_API dctk_space_opts dctk_space_opts_for(const dctk_space_opts *o, const dctk_gates *g);
+/* The code of a family's ability to give NaN and Inf back bit for bit. */
+DCTK_API bool dctk_family_carries_nonfinite(const char *family, dctk_dtype t);
+
 /* --- sweep ----------------------------------------------------------------- */
 
 typedef struct dctk_combo_result {
     int c, f, s;
     double ratio, l1_rel, l2_rel, linf_rel, euclidean, max_abs_err;
     double encode_mbps, decode_mbps;
+    double bias_rel, pearson, psnr_db, ssim, rel_err_frac, extremes_rel, gradient_rel;
+    bool phys_ok; /* measured against the sweep's physical bounds (true when they are off) */
+    bool pass_l1, pass_l2, pass_linf, pass_bias, pass_phys, pass_extremes, pass_gradient;
     bool keep;
     char error[160]; /* "" when the combo ran; else why it failed or lost the mask */
     double fraction; /* of the sample its ratio was measured on: 1 for every kept row, 0 when it never ran */
@@ -164,7 +329,9 @@ DCTK_API dctk_status dctk_sample_pieces(int ndim, const size_t *shape, const siz
 
 typedef struct dctk_sweep_opts {
     int threads;
-    double threshold;          /* NaN: keep whenever the metrics are finite */
+    double threshold;          /* unused: the gates decide */
+    const dctk_gates *gates;   /* NULL: every gate as dctk_gates_none (lossless only) */
+    dctk_metric_cfg metrics;   /* from the sample's statistics, phys bounds from the gates */
     size_t chunk[DCTK_MAX_DIMS]; /* inner-chunk shape (clipped to the sample) */
     /* Called once per finished combo, from worker threads, one call at a time
      * (the engine serialises them): write the row, advance a progress bar. */
@@ -206,9 +373,15 @@ DCTK_API void dctk_sweep_unit(const dctk_space *sp, size_t u, int *f, int *s);
  * saying how many units it lost. */
 DCTK_API dctk_status dctk_sweep_run(const dctk_space *sp, const void *sample, int ndim, const size_t *shape,
                                     const dctk_sweep_opts *o, dctk_combo_result *results);
-/* Whether a finished combo is kept: it ran, its metrics are finite, and its
- * relative L1 error is within the threshold (NaN: no threshold). */
-DCTK_API bool dctk_combo_keep(const dctk_combo_result *r, double threshold);
+/* Whether a finished combo is kept: it ran, its metrics are finite, and every
+ * enabled gate passes; sets r's pass_* columns (true for a gate that is off).
+ * Without an L1 threshold only combos with no error at all are kept. Decided
+ * from the recorded metrics alone, so rows of an earlier run can be re-gated. */
+DCTK_API bool dctk_combo_keep(dctk_combo_result *r, const dctk_gates *g);
+/* The selection metrics of r from the sums of its (stage's) values. */
+DCTK_API void dctk_combo_set_metrics(dctk_combo_result *r, const dctk_norms *n, const dctk_metric_cfg *cfg);
+/* The gates r failed, comma-separated ("" when none). */
+DCTK_API void dctk_combo_failed_gates(const dctk_combo_result *r, const dctk_gates *g, char *buf, size_t cap);
 /* The best kept combo (highest ratio; ties: lowest combo order), or -1. */
 DCTK_API long dctk_sweep_best(const dctk_combo_result *results, size_t n);
 
@@ -246,9 +419,14 @@ typedef enum dctk_search_mode { DCTK_SEARCH_ADAPTIVE = 0, DCTK_SEARCH_EXHAUSTIVE
 typedef struct dctk_evaluate_opts {
     const char *where;          /* output folder for CSV, Parquet and best_{var}.json */
     uint64_t size_limit;        /* --eval-data-size-limit */
+    dctk_sample_policy sampling_policy; /* --sampling-policy */
+    const char *dim_kinds;      /* --dim-kind NAME=KIND,...; NULL: metadata and names */
+    uint64_t memory;            /* memory cap for the sample: 0 asks dctk_available_memory, UINT64_MAX none */
     uint64_t inner_chunk_bytes; /* the writer's inner-chunk target */
     int threads;
-    double override_l1;         /* NaN: use the table */
+    double override_l1;         /* NaN: use the table (the same as gates.l1; either may be set) */
+    dctk_gates gates;           /* as asked (flags); zeroed opts: set with dctk_gates_none() */
+    bool gates_set;             /* false: gates is taken as dctk_gates_none() */
     const char *thresholds_csv; /* NULL: no table */
     dctk_space_opts space;
     int rank;                   /* for the CSV name */
@@ -279,12 +457,17 @@ typedef struct dctk_evaluate_summary {
     long best;                  /* combo index, -1 when none was kept */
     dctk_combo_result best_row;
     double threshold;
+    dctk_gates gates;           /* the gates applied */
     char threshold_source[256];
     char fingerprint[32];
+    size_t nreused;             /* rows taken from an earlier run (--resume) */
+    char dropped[160];          /* families left out because the field holds NaN/Inf ("" none) */
     int ndim;
     size_t sample_shape[DCTK_MAX_DIMS];
-    int sample_dim;             /* the dimension sampled, with sample_count indices */
-    size_t sample_count;
+    dctk_sample_plan plan;      /* how the sample was taken */
+    char plan_line[1024];       /* dctk_sample_plan_str of it */
+    dctk_field_scan scan;       /* the full-field scan's figures (its arrays freed: NULL) */
+    char sample_digest[32];     /* dctk_sample_digest of the sample's bytes */
     size_t chunk[DCTK_MAX_DIMS]; /* the inner-chunk shape the sample was evaluated in */
     uint64_t sample_bytes;
     double seconds;
@@ -303,6 +486,14 @@ typedef struct dctk_evaluate_summary {
  * alone. */
 DCTK_API dctk_status dctk_evaluate_variable(struct dctk_dataset *ds, size_t v, const dctk_evaluate_opts *o,
                                             dctk_evaluate_summary *sum);
+
+/* The codec space of variable v exactly as dctk_evaluate_variable derives it
+ * (same scan, plan, sample and statistics for the same options), for
+ * compress_with_optimal to resolve indices in; for a constant field, the
+ * space of its scan's statistics, as best_{var}.json of the field names a
+ * combo of it. scan's arrays are freed. */
+DCTK_API dctk_status dctk_space_for_field(struct dctk_dataset *ds, size_t v, const dctk_evaluate_opts *o,
+                                          dctk_space **sp, dctk_field_scan *scan);
 
 
 #ifdef __cplusplus

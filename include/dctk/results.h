@@ -38,6 +38,7 @@ extern "C" {
     X(compressor, STR) /* the codec's Zarr v3 JSON, "" for none */                                   \
     X(filter, STR)                                                                                   \
     X(serializer, STR)                                                                               \
+    X(name, STR) /* "zstd(level=9) | bitround(keepbits=12) | -": compressor | filter | serializer */ \
     X(ratio, F64)                                                                                    \
     X(l1_rel, F64)                                                                                   \
     X(l2_rel, F64)                                                                                   \
@@ -46,9 +47,23 @@ extern "C" {
     X(max_abs_err, F64)                                                                              \
     X(encode_mbps, F64) /* NaN when not measured */                                                  \
     X(decode_mbps, F64)                                                                              \
+    X(bias_rel, F64) /* the selection metrics and gates (README "Thresholds and selection") */       \
+    X(pearson, F64)                                                                                  \
+    X(psnr_db, F64)                                                                                  \
+    X(ssim, F64)                                                                                     \
+    X(rel_err_frac, F64)                                                                             \
+    X(extremes_rel, F64)                                                                             \
+    X(gradient_rel, F64)                                                                             \
+    X(pass_l1, BOOL) /* a pass column is true when its gate is off */                                \
+    X(pass_l2, BOOL)                                                                                 \
+    X(pass_linf, BOOL)                                                                               \
+    X(pass_bias, BOOL)                                                                               \
+    X(pass_phys, BOOL)                                                                               \
+    X(pass_extremes, BOOL)                                                                           \
+    X(pass_gradient, BOOL)                                                                           \
+    X(portability, STR) /* who reads the pipeline: core, numcodecs, plugin, dctk (dctk_codec.h) */   \
     X(keep, BOOL)                                                                                    \
-    X(error, STR) /* "" when the combo ran */                                                        \
-    X(portability, STR) /* who reads the pipeline: core, numcodecs, plugin, dctk (dctk_codec.h) */
+    X(error, STR) /* "" when the combo ran */
 
 #define DCTK_RESULT_CTYPE_STR const char *
 #define DCTK_RESULT_CTYPE_I64 int64_t
@@ -138,10 +153,14 @@ typedef struct dctk_best_info {
     const char *threshold_source;
     uint64_t eval_data_size_limit;
     const char *fingerprint, *dtype;
-    /* how the sample was taken and cut, so the sweep can be reproduced elsewhere */
-    int sample_dim, ndim;
-    uint64_t sample_count;
-    const size_t *sample_shape, *inner_chunk_shape; /* ndim each */
+    /* how the sample was taken (plan, full-field scan, digest of its bytes), so
+     * the sweep can be reproduced elsewhere; borrowed, may be NULL */
+    const json_t *sample;
+    int ndim;
+    const size_t *inner_chunk_shape; /* ndim */
+    /* the selection: name, metrics, gates, metric_config; its keys are added
+     * after the others (borrowed; may be NULL) */
+    const json_t *selection;
     /* who reads the combo ("core", ..., "dctk"), and {level: the best combo
      * at or below it, or null} (borrowed; NULL: not written) */
     const char *portability;

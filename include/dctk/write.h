@@ -18,14 +18,13 @@ extern "C" {
 /* "{where}/{stem}.zarr", stem = the dataset's file name less its last suffix. */
 DCTK_API dctk_status dctk_store_path_for(const char *where, const char *dataset, char *buf, size_t cap);
 
-/* The pipeline of combo (c, f, s) for variable v: the sample is read again
- * within size_limit, the space rebuilt with `space`, and the indices resolved
- * in it. When expect_fingerprint is given and differs from the rebuilt space,
- * DCTK_ERR_ARG says so. *codecs is a new reference; fingerprint (32 bytes)
- * may be NULL. */
-DCTK_API dctk_status dctk_combo_resolve(dctk_dataset *ds, size_t v, uint64_t size_limit, const dctk_space_opts *space,
-                                        int c, int f, int s, const char *expect_fingerprint, json_t **codecs,
-                                        char *fingerprint);
+/* The pipeline of combo (c, f, s) for variable v: the space is derived again
+ * as the sweep derived it (dctk_space_for_field with the sweep's options eo)
+ * and the indices resolved in it. When expect_fingerprint is given and
+ * differs from the rebuilt space, DCTK_ERR_ARG says so. *codecs is a new
+ * reference; fingerprint (32 bytes) may be NULL. */
+DCTK_API dctk_status dctk_combo_resolve(dctk_dataset *ds, size_t v, const dctk_evaluate_opts *eo, int c, int f, int s,
+                                        const char *expect_fingerprint, json_t **codecs, char *fingerprint);
 
 typedef struct dctk_write_report dctk_write_report;
 typedef struct dctk_write_opts dctk_write_opts;
@@ -46,6 +45,10 @@ struct dctk_write_opts {
     const json_t *provenance;   /* stored as the "dc_toolkit" attribute (borrowed; may be NULL) */
     dctk_write_accept_fn accept; /* NULL: dctk_write_accept_default */
     void *accept_user;          /* for accept */
+    /* how the sweep measured (best_VAR.json "metric_config", phys bounds from
+     * its gates), so the whole field is measured alike; NULL: no shift, no
+     * extremes cut, no bounds, range 0 */
+    const dctk_metric_cfg *metrics;
 };
 
 struct dctk_write_report {
@@ -58,12 +61,18 @@ struct dctk_write_report {
     bool lossless;              /* every codec of the pipeline is lossless */
     double l1_rel, l2_rel, linf_rel, max_abs_err;
     size_t mask_lost;
+    dctk_combo_result metrics;  /* every selection metric of the whole field (with verify) */
     double write_s, verify_s;
 };
 
 /* Masks kept, a lossless pipeline exact, relative L1 within o->bound_l1. */
 DCTK_API dctk_status dctk_write_accept_default(const dctk_var *var, const dctk_write_opts *o,
                                                const dctk_write_report *r);
+/* Masks kept, a lossless pipeline exact, and every gate of the sweep
+ * (o->accept_user, a const dctk_gates *) passed by the whole field; the
+ * detail names the gates that failed. */
+DCTK_API dctk_status dctk_write_accept_gates(const dctk_var *var, const dctk_write_opts *o,
+                                             const dctk_write_report *r);
 
 /* Stream variable v into the array named after it, without ever destroying
  * the copy already there: the array is written under a staging name of this
@@ -85,8 +94,9 @@ DCTK_API json_t *dctk_write_provenance(const json_t *codecs, const json_t *combo
 typedef struct dctk_write_fallback {
     const char *results_path;   /* results_VAR.parquet of the sweep */
     const json_t *missed;       /* the combo that missed (a best_VAR.json) */
-    uint64_t size_limit;        /* the sweep's --eval-data-size-limit */
-    const dctk_space_opts *space;
+    /* the sweep's options (size limit, sampling, class flags): the space is
+     * derived again as the sweep derived it */
+    const dctk_evaluate_opts *sweep;
     int tries;                  /* lossy stages to try at most */
     /* "core", "numcodecs", "plugin": rows whose portability column is above
      * it are skipped; NULL (or "dctk", "all"): any row. */

@@ -25,6 +25,9 @@ static const cli_opt opts[] = {
      "with --pipeline: the relative L1 bound the verification gates on (default: a best_VAR.json's threshold; "
      "without any, the verification is advisory)"},
     SPACE_CLI_OPTS(so),
+    GATE_CLI_OPTS(so),
+    {"--thresholds-table", NULL, OPT_STR, &so.thresholds, "CSV",
+     "threshold table (default: the l1_error_thresholds.csv shipped with dc_toolkit)"},
     WRITE_CLI_OPTS(wo),
     {0},
 };

@@ -17,6 +17,37 @@ void sweep_cli_defaults(sweep_cli *o) {
     o->oversub = "warn";
     o->override_l1 = NAN;
     o->with_lossy = true;
+    o->pearson_min = o->ssim_min = o->phys_min = o->phys_max = NAN;
+}
+
+/* "off" or a positive number; NULL (not given) is NaN: the default multiple. */
+static bool gate_value(const char *s, double *v) {
+    char *end;
+    if (!s) return *v = NAN, true;
+    if (strcmp(s, "off") == 0) return *v = DCTK_GATE_OFF, true;
+    *v = strtod(s, &end);
+    return end != s && !*end && *v > 0;
+}
+
+int sweep_cli_gates(const char *cmd, const sweep_cli *o, dctk_gates *g) {
+    *g = dctk_gates_none();
+    g->l1 = o->override_l1;
+    const char *in[] = {o->l2_s, o->linf_s, o->bias_s};
+    double *out[] = {&g->l2, &g->linf, &g->bias};
+    static const char *const names[] = {"--l2-threshold", "--linf-threshold", "--bias-threshold"};
+    for (int k = 0; k < 3; k++)
+        if (!gate_value(in[k], out[k])) {
+            fprintf(stderr, "dc_toolkit %s: %s takes a positive number or off, got '%s'\n", cmd, names[k], in[k]);
+            return 2;
+        }
+    g->pearson_min = o->pearson_min;
+    g->ssim_min = o->ssim_min;
+    g->phys_min = o->phys_min;
+    g->phys_max = o->phys_max;
+    g->phys_tol = o->phys_tol;
+    g->extremes = o->extremes;
+    g->gradient = o->gradient;
+    return 0;
 }
 
 static const char *default_thresholds(void) {
@@ -57,9 +88,28 @@ int sweep_cli_eval_opts(const char *cmd, const sweep_cli *o, dctk_evaluate_opts 
         fprintf(stderr, "dc_toolkit %s: %s: cannot read the threshold table\n", cmd, o->thresholds);
         return 2;
     }
+    dctk_gates gates;
+    int rc = sweep_cli_gates(cmd, o, &gates);
+    if (rc) return rc;
+    dctk_sample_policy policy;
+    if (dctk_sample_policy_parse(o->sampling_policy, &policy) != DCTK_OK || dctk_dim_kinds_check(o->dim_kinds) != DCTK_OK)
+        return cli_fail(cmd, DCTK_ERR_ARG);
+    uint64_t memory = 0; /* auto */
+    if (o->memory_cap && !strcmp(o->memory_cap, "off")) memory = UINT64_MAX;
+    else if (o->memory_cap && strcmp(o->memory_cap, "auto") != 0 &&
+             (dctk_parse_size(o->memory_cap, &memory) != DCTK_OK || memory == 0)) {
+        fprintf(stderr, "dc_toolkit %s: --memory-cap must be auto, off or a size such as 64GB, not '%s'\n", cmd,
+                o->memory_cap);
+        return 2;
+    }
     *eo = (dctk_evaluate_opts){
+        .gates = gates,
+        .gates_set = true,
         .where = o->where,
         .size_limit = o->size_limit,
+        .sampling_policy = policy,
+        .memory = memory,
+        .dim_kinds = o->dim_kinds,
         .inner_chunk_bytes = (uint64_t)(o->inner_chunk_mib * 1048576),
         .threads = o->threads ? (int)o->threads : dctk_available_cores(),
         .override_l1 = o->override_l1,

@@ -18,7 +18,12 @@ typedef struct sweep_cli {
     const char *comp_class, *filt_class, *ser_class;
     bool with_lossy;
     const char *thresholds;
+    const char *sampling_policy, *dim_kinds, *memory_cap;
     bool allow_shared_node, verbose, resume;
+    /* the gates (README "Selection"): strings take a number or "off" */
+    const char *l2_s, *linf_s, *bias_s;
+    double pearson_min, ssim_min, phys_min, phys_max, phys_tol;
+    bool extremes, gradient;
     const char *search;
     long max_evals;
     dctk_par *par; /* set by sweep_cli_par_begin */
@@ -43,7 +48,37 @@ typedef struct sweep_cli {
     {"--serializer-class", NULL, OPT_STR, &(o).ser_class, "S",                                                     \
      "all, none, or one of {serializers} (default all); any class may be a list: none,zfpy"},                     \
     {"--with-lossy", "--without-lossy", OPT_BOOL, &(o).with_lossy, NULL,                                           \
-     "include lossy filters and serializers (default: with)"}
+     "include lossy filters and serializers (default: with)"},                                                    \
+    {"--sampling-policy", NULL, OPT_STR, &(o).sampling_policy, "cascade|balanced",                                 \
+     "how the sample budget is split between time steps and levels (default cascade: levels first)"},           \
+    {"--dim-kind", NULL, OPT_STR, &(o).dim_kinds, "NAME=KIND,...",                                                 \
+     "a dimension's kind when its metadata does not say: time, vertical, horizontal or other"},                  \
+    {"--memory-cap", NULL, OPT_STR, &(o).memory_cap, "auto|off|SIZE",                                              \
+     "memory the sample may be planned in (default auto: ulimit -v, cgroup, MemAvailable)"}
+
+/* The selection gates: shared by the commands that sweep and those that verify. */
+#define GATE_CLI_OPTS(o)                                                                                           \
+    {"--l1-threshold", NULL, OPT_REAL, &(o).override_l1, "X",                                                      \
+     "relative L1 threshold for every field, instead of the table; without it and without a table row a field "  \
+     "is swept and written losslessly only"},                                                                    \
+    {"--override-existing-l1-error", NULL, OPT_REAL, &(o).override_l1, "X", "the same as --l1-threshold"},        \
+    {"--l2-threshold", NULL, OPT_STR, &(o).l2_s, "X|off", "relative L2 gate (default 2 x L1)"},                    \
+    {"--linf-threshold", NULL, OPT_STR, &(o).linf_s, "X|off", "relative Linf gate (default 10 x L1)"},             \
+    {"--bias-threshold", NULL, OPT_STR, &(o).bias_s, "X|off",                                                       \
+     "gate on |sum(y - x)| / sum|x| (default 0.5 x L1)"},                                                         \
+    {"--pearson-min", NULL, OPT_REAL, &(o).pearson_min, "R", "keep only combos with Pearson correlation >= R"},   \
+    {"--ssim-min", NULL, OPT_REAL, &(o).ssim_min, "S", "keep only combos with SSIM >= S"},                        \
+    {"--phys-min", NULL, OPT_REAL, &(o).phys_min, "V", "no decoded value below V (e.g. 0 for humidity)"},        \
+    {"--phys-max", NULL, OPT_REAL, &(o).phys_max, "V", "no decoded value above V (e.g. 100 for cloud cover)"},   \
+    {"--phys-tolerance", NULL, OPT_REAL, &(o).phys_tol, "F",                                                        \
+     "overshoot allowed past --phys-min/--phys-max, as a fraction of the field's range (default 0)"},             \
+    {"--extremes-sensitive", NULL, OPT_BOOL, &(o).extremes, NULL,                                                  \
+     "gate: relative L1 on the values above the 99th percentile of |x| within the L1 threshold"},                 \
+    {"--gradient-gate", NULL, OPT_BOOL, &(o).gradient, NULL,                                                       \
+     "gate: relative L1 of the differences between horizontal neighbours within the L1 threshold"}
+
+/* The gates these flags ask for; 0 or the exit code of a usage error (printed). */
+int sweep_cli_gates(const char *cmd, const struct sweep_cli *o, dctk_gates *g);
 
 /* The flags of the sweep itself. */
 #define SWEEP_CLI_OPTS(o)                                                                                          \
@@ -52,8 +87,7 @@ typedef struct sweep_cli {
      "worker threads (default: the cores this process may use)"},                                               \
     {"--oversubscription-check", NULL, OPT_STR, &(o).oversub, "warn|abort|off",                                    \
      "what to do when OMP_NUM_THREADS & co. are not 1 (default warn)"},                                          \
-    {"--override-existing-l1-error", NULL, OPT_REAL, &(o).override_l1, "X",                                        \
-     "relative L1 threshold for every field, instead of the table"},                                             \
+    GATE_CLI_OPTS(o),                                                                                              \
     {"--thresholds-table", NULL, OPT_STR, &(o).thresholds, "CSV",                                                  \
      "threshold table (default: the l1_error_thresholds.csv shipped with dc_toolkit)"},                           \
     {"--search", NULL, OPT_STR, &(o).search, "adaptive|exhaustive",                                                \

@@ -105,11 +105,47 @@ int write_cli_indices(const char *cmd, const char *combo_path, const char *const
     return 0;
 }
 
+static double best_num(const json_t *best, const char *key) {
+    const json_t *v = json_object_get(best, key);
+    return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+/* The gates a field is written under: the sweep's (best_VAR.json "gates"),
+ * unless a threshold is given on this command line; then the flags, with the table. */
+static dctk_status field_gates(const dctk_var *var, const json_t *best, const dctk_evaluate_opts *eo, const char *csv,
+                               dctk_gates *g) {
+    const json_t *bg = json_object_get(best, "gates");
+    dctk_gates asked = eo->gates_set ? eo->gates : dctk_gates_none();
+    if (isnan(asked.l1)) asked.l1 = eo->override_l1;
+    if (bg && isnan(asked.l1)) {
+        *g = dctk_gates_from_json(bg);
+        return DCTK_OK;
+    }
+    if (!bg && isnan(asked.l1) && best) asked.l1 = best_num(best, "threshold"); /* a best file of an older sweep */
+    char source[256];
+    return dctk_gates_resolve(&asked, csv, var->name, var->units, g, source, sizeof source);
+}
+
+/* Whether --combo comes with a threshold: its own gates or threshold, or a flag. */
+static bool combo_has_threshold(const json_t *best, const dctk_evaluate_opts *eo) {
+    double flag = eo->gates_set && !isnan(eo->gates.l1) ? eo->gates.l1 : eo->override_l1;
+    return json_object_get(best, "gates") || isfinite(best_num(best, "threshold")) || !isnan(flag);
+}
+
+/* Record the gates in best (created when absent), so the write checks them. */
+static json_t *with_gates(json_t *best, const dctk_gates *g) {
+    if (!best) best = json_object();
+    json_object_set_new(best, "gates", dctk_gates_json(g));
+    return best;
+}
+
 dctk_status write_cli_resolve(dctk_dataset *ds, size_t v, const char *where, const char *combo_path, const int *idx,
                               const dctk_evaluate_opts *eo, json_t **codecs, json_t **best_out) {
-    const char *field = dctk_dataset_var(ds, v)->name;
+    const dctk_var *var = dctk_dataset_var(ds, v);
+    const char *field = var->name;
     json_t *best;
     dctk_status st = DCTK_OK;
+    dctk_gates gates;
     *codecs = NULL;
     if (combo_path) {
         const char *bv;
@@ -117,12 +153,29 @@ dctk_status write_cli_resolve(dctk_dataset *ds, size_t v, const char *where, con
         else if ((bv = json_string_value(json_object_get(best, "var"))) && strcmp(bv, field) != 0)
             st = DCTK_FAIL(DCTK_ERR_ARG, "%s is the combo of '%s', not of '%s'", combo_path, bv, field);
         else *codecs = json_incref(json_object_get(best, "codecs"));
+        /* a pipeline of the user's own: gates only from the file or the flags, as the Python tool */
+        if (st == DCTK_OK && !combo_has_threshold(best, eo)) {
+            printf("%s: %s gives no threshold and no --l1-threshold was given: verification advisory only\n", field,
+                   combo_path);
+            if (best_out) *best_out = best;
+            else json_decref(best);
+            return DCTK_OK;
+        }
+        if (st == DCTK_OK) st = field_gates(var, best, eo, NULL, &gates);
     } else {
         char path[4096];
         snprintf(path, sizeof path, "%s/best_%s.json", where, field);
         best = write_cli_load_best(path); /* optional: bound, provenance, fingerprint */
         const char *fp = json_string_value(json_object_get(best, "fingerprint"));
-        st = dctk_combo_resolve(ds, v, eo->size_limit, &eo->space, idx[0], idx[1], idx[2], fp, codecs, NULL);
+        st = field_gates(var, best, eo, eo->thresholds_csv, &gates);
+        /* the space the sweep built: lossless only without a threshold */
+        dctk_evaluate_opts se = *eo;
+        se.space = dctk_space_opts_for(&eo->space, &gates);
+        if (st == DCTK_OK && isnan(gates.l1))
+            printf("%s: no threshold (no row for '%s' in units '%s' in the table, no --l1-threshold): written "
+                   "losslessly only; give --l1-threshold X to allow lossy compression\n", field, field,
+                   var->units ? var->units : "");
+        if (st == DCTK_OK) st = dctk_combo_resolve(ds, v, &se, idx[0], idx[1], idx[2], fp, codecs, NULL);
         if (best && (json_integer_value(json_object_get(best, "comp_idx")) != idx[0] ||
                      json_integer_value(json_object_get(best, "filt_idx")) != idx[1] ||
                      json_integer_value(json_object_get(best, "ser_idx")) != idx[2])) {
@@ -133,19 +186,69 @@ dctk_status write_cli_resolve(dctk_dataset *ds, size_t v, const char *where, con
             json_object_set_new(best, "ser_idx", json_integer(idx[2]));
         }
     }
+    if (st == DCTK_OK) best = with_gates(best, &gates);
     if (st == DCTK_OK && best_out) *best_out = best;
     else json_decref(best);
     return st;
 }
 
-static double best_num(const json_t *best, const char *key) {
-    const json_t *v = json_object_get(best, key);
-    return json_is_number(v) ? json_number_value(v) : NAN;
+/* How the sweep measured and judged, from best_VAR.json: false when it says nothing. */
+static bool best_gates(const json_t *best, dctk_gates *g, dctk_metric_cfg *cfg) {
+    const json_t *bg = json_object_get(best, "gates"), *m = json_object_get(best, "metric_config");
+    if (!bg) return false;
+    *g = dctk_gates_from_json(bg);
+    *cfg = (dctk_metric_cfg){.shift = best_num(m, "shift"), .range = best_num(m, "range"),
+                             .extremes_cut = best_num(m, "extremes_cut"), .phys_min = g->phys_min,
+                             .phys_max = g->phys_max, .phys_tol = g->phys_tol};
+    if (!isfinite(cfg->shift)) cfg->shift = 0;
+    if (isnan(cfg->range)) cfg->range = 0;
+    if (isnan(cfg->extremes_cut)) cfg->extremes_cut = INFINITY;
+    return true;
+}
+
+/* Verification under the sweep's gates, when best_VAR.json has them. */
+static void judge_by_gates(const json_t *best, dctk_gates *g, dctk_metric_cfg *cfg, dctk_write_opts *o) {
+    if (!best_gates(best, g, cfg)) return;
+    o->accept = dctk_write_accept_gates;
+    o->accept_user = g;
+    o->metrics = cfg;
+}
+
+/* The achieved ratio and the drift from the sweep's prediction, added to the
+ * provenance attribute of the array just written (its zarr.json is rewritten
+ * atomically, in the writer's own key order and number format). */
+static dctk_status record_drift(const char *store, const char *var, double achieved, double drift_pct) {
+    char path[8300];
+    snprintf(path, sizeof path, "%s/%s/zarr.json", store, var);
+    json_error_t err;
+    json_t *doc = json_load_file(path, 0, &err);
+    if (!doc) return DCTK_FAIL(DCTK_ERR_IO, "%s: %s", path, err.text);
+    json_t *prov = json_object_get(json_object_get(doc, "attributes"), "dc_toolkit");
+    if (prov) {
+        json_object_set_new(prov, "achieved_ratio", json_real(achieved));
+        json_object_set_new(prov, "ratio_drift_pct", json_real(drift_pct));
+    }
+    char *text = json_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(17));
+    json_decref(doc);
+    if (!text) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    dctk_status st = dctk_write_file_atomic(path, text, strlen(text));
+    free(text);
+    return st;
+}
+
+/* Predicted, achieved and the drift in %, printed and (for a kept array) recorded. */
+static dctk_status report_drift(const dctk_var *var, const char *store, const json_t *best,
+                                const dctk_write_report *r, dctk_status st) {
+    double pred = best_num(best, "ratio");
+    if (!isfinite(pred) || !(pred > 0)) return st;
+    double drift = 100 * (r->ratio - pred) / pred;
+    printf("%s: ratio predicted %.3f, achieved %.3f, drift %+.1f %%\n", var->name, pred, r->ratio, drift);
+    return st == DCTK_OK ? record_drift(store, var->name, r->ratio, drift) : st;
 }
 
 /* What a write achieved, beside the sweep's prediction when known. */
-static void print_report(const dctk_var *var, const char *store, const json_t *best, const dctk_write_report *r,
-                         dctk_status st) {
+static dctk_status print_report(const dctk_var *var, const char *store, const json_t *best,
+                                const dctk_write_report *r, dctk_status st) {
     char sh[128], ch[128], in[32], out[32];
     /* an array that was not written (bytes_in counts what was attempted) is not reported as written */
     bool wrote = r->bytes_in && (st == DCTK_OK || r->verified);
@@ -154,13 +257,18 @@ static void print_report(const dctk_var *var, const char *store, const json_t *b
                dctk_shape_str(r->ndim, r->chunk, ch, sizeof ch), dctk_shape_str(r->ndim, r->shard, sh, sizeof sh),
                dctk_format_size(r->bytes_in, in, sizeof in), dctk_format_size(r->bytes_out, out, sizeof out),
                r->ratio);
-    if (wrote && isfinite(best_num(best, "ratio"))) printf(" (sweep predicted %.3f)", best_num(best, "ratio"));
     if (wrote) printf(", %.1f MB/s\n", r->write_s > 0 ? (double)r->bytes_in / 1e6 / r->write_s : 0.0);
+    if (wrote) st = report_drift(var, store, best, r, st);
     if (r->verified)
         printf("%s: %s: relative L1 %.3e, L2 %.3e, Linf %.3e, max abs error %.3e%s\n", var->name,
                st == DCTK_OK ? "verified" : "read back, not kept", r->l1_rel, r->l2_rel, r->linf_rel, r->max_abs_err,
                r->lossless ? " (lossless)" : "");
+    if (r->verified && json_object_get(best, "gates"))
+        printf("%s: bias %.3e, Pearson %.9f, SSIM %.6f, %.2f %% of points over 1e-4 relative error; gates %s\n",
+               var->name, r->metrics.bias_rel, r->metrics.pearson, r->metrics.ssim, 100 * r->metrics.rel_err_frac,
+               st == DCTK_OK ? "passed" : "not passed");
     fflush(stdout);
+    return st;
 }
 
 /* The write options of the commands, for the dataset's store under where. */
@@ -200,6 +308,9 @@ int write_cli_field_report(const char *cmd, dctk_dataset *ds, size_t v, const ch
     o.codecs = codecs;
     o.provenance = prov;
     o.bound_l1 = isnan(w->bound_l1) ? best_num(best, "threshold") : w->bound_l1;
+    dctk_gates gates;
+    dctk_metric_cfg cfg;
+    judge_by_gates(best, &gates, &cfg, &o);
     if (w->accept) {
         o.accept = w->accept;
         o.accept_user = w->accept_user;
@@ -207,7 +318,8 @@ int write_cli_field_report(const char *cmd, dctk_dataset *ds, size_t v, const ch
     dctk_status st = dctk_write_field(ds, v, &o, r);
     if (status) *status = st;
     json_decref(prov);
-    print_report(dctk_dataset_var(ds, v), store, best, r, st);
+    st = print_report(dctk_dataset_var(ds, v), store, best, r, st);
+    if (status) *status = st;
     return st == DCTK_OK ? 0 : cli_fail(cmd, st);
 }
 
@@ -230,7 +342,7 @@ static void print_try(void *user, const json_t *combo, const dctk_write_report *
         p->printed = false;
         return;
     }
-    print_report(p->var, p->store, combo, r, st);
+    st = print_report(p->var, p->store, combo, r, st);
     if (p->last) *p->last = *r;
     if (p->combo) {
         json_decref(*p->combo);
@@ -257,8 +369,16 @@ int write_cli_next_best_report(const char *cmd, dctk_dataset *ds, size_t v, cons
     dctk_status st = dctk_results_parquet_path(results, sizeof results, where, var->name);
     if (st != DCTK_OK) return cli_fail(cmd, st);
     next_best_print p = {.cmd = cmd, .store = store, .var = var, .last = last, .combo = combo};
-    dctk_write_fallback f = {.results_path = results, .missed = best, .size_limit = eo->size_limit,
-                             .space = &eo->space, .tries = tries, .notify = print_try, .user = &p,
+    dctk_gates gates;
+    dctk_metric_cfg cfg;
+    judge_by_gates(best, &gates, &cfg, &o);
+    /* the space the sweep built: lossless only without a threshold */
+    dctk_gates sg = json_object_get(best, "gates") ? gates : dctk_gates_none();
+    if (!json_object_get(best, "gates")) sg.l1 = best_num(best, "threshold");
+    dctk_evaluate_opts se = *eo;
+    se.space = dctk_space_opts_for(&eo->space, &sg);
+    dctk_write_fallback f = {.results_path = results, .missed = best, .sweep = &se, .tries = tries,
+                             .notify = print_try, .user = &p,
                              .max_portability = dctk_portability_name(w->level)};
     int tried = 0;
     st = dctk_write_next_best(ds, v, &o, &f, &tried);

@@ -8,12 +8,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/json_num.h"
 #include "dctk/chunking.h"
+#include "dctk/codec.h"
 #include "dctk/dataset.h"
 #include "dctk/eval.h"
-#include "core/json_num.h"
 #include "eval/space_internal.h"
 #include "dctk/results.h"
+#include "dctk/threads.h"
 #include "dctk/util.h"
 #include "search.h"
 
@@ -43,17 +45,25 @@ static dctk_codec_portability combo_level(const dctk_space *sp, int c, int f, in
     return p;
 }
 
-/* The row of a combo, with the codec JSON texts (caller frees the three strings). */
+/* The row of a combo, with the codec JSON texts and its readable name (caller
+ * frees the four strings with free_row). */
 static dctk_result_row make_row(const dctk_space *sp, const char *var, const dctk_combo_result *r) {
     json_t *comp = dctk_space_compressor(sp, r->c, r->s), *ser = dctk_space_serializer(sp, r->f, r->s);
+    const json_t *filt = r->f >= 0 ? sp->filt[r->f].codecs : NULL;
     dctk_result_row row = {
         .var = var, .comp_idx = r->c, .filt_idx = r->f, .ser_idx = r->s,
         .compressor = codec_text(comp),
-        .filter = r->f >= 0 ? codec_text(sp->filt[r->f].codecs) : strdup(""),
+        .filter = filt ? codec_text((json_t *)filt) : strdup(""),
         .serializer = ser ? codec_text(ser) : strdup(""),
+        .name = dctk_pipeline_name(comp, filt, ser),
         .ratio = r->ratio, .l1_rel = r->l1_rel, .l2_rel = r->l2_rel, .linf_rel = r->linf_rel,
         .euclidean = r->euclidean, .max_abs_err = r->max_abs_err,
-        .encode_mbps = r->encode_mbps, .decode_mbps = r->decode_mbps, .keep = r->keep, .error = r->error,
+        .encode_mbps = r->encode_mbps, .decode_mbps = r->decode_mbps,
+        .bias_rel = r->bias_rel, .pearson = r->pearson, .psnr_db = r->psnr_db, .ssim = r->ssim,
+        .rel_err_frac = r->rel_err_frac, .extremes_rel = r->extremes_rel, .gradient_rel = r->gradient_rel,
+        .pass_l1 = r->pass_l1, .pass_l2 = r->pass_l2, .pass_linf = r->pass_linf, .pass_bias = r->pass_bias,
+        .pass_phys = r->pass_phys, .pass_extremes = r->pass_extremes, .pass_gradient = r->pass_gradient,
+        .keep = r->keep, .error = r->error,
         .portability = dctk_portability_name(combo_level(sp, r->c, r->f, r->s)),
     };
     json_decref(comp);
@@ -65,6 +75,22 @@ static void free_row(dctk_result_row *row) {
     free((char *)row->compressor);
     free((char *)row->filter);
     free((char *)row->serializer);
+    free((char *)row->name);
+}
+
+/* A recorded row back as a combo result: every metric, as measured. */
+static dctk_combo_result row_result(const dctk_result_row *row) {
+    dctk_combo_result r = {
+        .c = (int)row->comp_idx, .f = (int)row->filt_idx, .s = (int)row->ser_idx,
+        .ratio = row->ratio, .l1_rel = row->l1_rel, .l2_rel = row->l2_rel, .linf_rel = row->linf_rel,
+        .euclidean = row->euclidean, .max_abs_err = row->max_abs_err,
+        .encode_mbps = row->encode_mbps, .decode_mbps = row->decode_mbps,
+        .bias_rel = row->bias_rel, .pearson = row->pearson, .psnr_db = row->psnr_db, .ssim = row->ssim,
+        .rel_err_frac = row->rel_err_frac, .extremes_rel = row->extremes_rel, .gradient_rel = row->gradient_rel,
+        .phys_ok = row->pass_phys,
+    };
+    snprintf(r.error, sizeof r.error, "%s", row->error);
+    return r;
 }
 
 static void on_result(void *user, const dctk_combo_result *r) {
@@ -118,64 +144,120 @@ static json_t *best_by_level(const dctk_space *sp, const dctk_combo_result *res,
     return j;
 }
 
-/* res, n: the sweep's rows (NULL, 0 for a field that needed no sweep). */
-static dctk_status write_best(const char *dir, const char *var, const dctk_space *sp, const dctk_evaluate_opts *o,
-                              const dctk_evaluate_summary *s, const dctk_combo_result *res, size_t n) {
+/* Every metric of the best row, and every gate that was applied. */
+static json_t *selection_json(const dctk_space *sp, const char *var, const dctk_evaluate_summary *s,
+                              const dctk_metric_cfg *cfg) {
     const dctk_combo_result *b = &s->best_row;
+    json_t *j = json_object();
+    dctk_result_row row = make_row(sp, var, b);
+    json_object_set_new(j, "name", json_string(row.name ? row.name : ""));
+    free_row(&row);
+    const char *keys[] = {"bias_rel", "pearson", "psnr_db", "ssim", "rel_err_frac", "extremes_rel", "gradient_rel"};
+    const double vals[] = {b->bias_rel, b->pearson, b->psnr_db, b->ssim, b->rel_err_frac, b->extremes_rel,
+                           b->gradient_rel};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) json_object_set_new(j, keys[i], num(vals[i]));
+    json_object_set_new(j, "gates", dctk_gates_json(&s->gates));
+    /* what verification needs to measure the whole field the way the sweep measured the sample */
+    json_object_set_new(j, "metric_config", json_pack("{s:o,s:o,s:o}", "shift", num(cfg->shift), "range",
+                                                      num(cfg->range), "extremes_cut", num(cfg->extremes_cut)));
+    return j;
+}
+
+
+static json_t *shape_json(int ndim, const size_t *shape) {
+    json_t *a = json_array();
+    for (int d = 0; d < ndim; d++) json_array_append_new(a, json_integer((json_int_t)shape[d]));
+    return a;
+}
+
+static json_t *scan_json(const dctk_field_scan *sc) {
+    return json_pack("{s:o,s:o,s:o,s:o,s:I,s:I,s:I,s:b}", "min", num(sc->min), "max", num(sc->max), "mean",
+                     num(sc->mean), "std", num(sc->std), "finite", (json_int_t)sc->nfinite, "nan",
+                     (json_int_t)sc->nnan, "inf", (json_int_t)sc->ninf, "constant", sc->constant);
+}
+
+/* The plan (with its shape), the scan's figures and the sample's digest. */
+static json_t *sample_json(const char *const *dims, const dctk_evaluate_summary *s) {
+    if (s->no_sweep[0]) return json_pack("{s:o}", "scan", scan_json(&s->scan)); /* no sample was taken */
+    json_t *j = dctk_sample_plan_json(&s->plan, dims);
+    json_object_set_new(j, "scan", scan_json(&s->scan));
+    json_object_set_new(j, "digest", json_string(s->sample_digest));
+    return j;
+}
+
+/* res, n: the sweep's rows (NULL, 0 for a field that needed no sweep). */
+static dctk_status write_best(const char *dir, const char *var, const char *const *var_dims, const dctk_space *sp,
+                              const dctk_evaluate_opts *o, const dctk_evaluate_summary *s,
+                              const dctk_metric_cfg *cfg, const dctk_combo_result *res, size_t n) {
+    const dctk_combo_result *b = &s->best_row;
+    /* how the sample was taken, what the scan found, and the sample's digest */
+    json_t *sample = sample_json(var_dims, s);
     dctk_best_info info = {
         .var = var, .comp_idx = b->c, .filt_idx = b->f, .ser_idx = b->s,
         .ratio = b->ratio, .l1_rel = b->l1_rel, .l2_rel = b->l2_rel, .linf_rel = b->linf_rel,
         .threshold = s->threshold, .threshold_source = s->threshold_source,
         .eval_data_size_limit = o->size_limit, .fingerprint = sp->fingerprint, .dtype = dctk_dtype_name(sp->dtype),
-        .sample_dim = s->sample_dim, .ndim = s->ndim, .sample_count = s->sample_count,
-        .sample_shape = s->sample_shape, .inner_chunk_shape = s->chunk,
+        .sample = sample, .ndim = s->ndim, .inner_chunk_shape = s->chunk,
         .portability = dctk_portability_name(combo_level(sp, b->c, b->f, b->s)),
     };
     json_t *levels = res ? best_by_level(sp, res, n) : NULL;
     info.by_portability = levels;
     char path[4096];
-    DCTK_TRY(dctk_results_best_path(path, sizeof path, dir, var));
-    json_t *codecs = dctk_space_pipeline(sp, b->c, b->f, b->s);
-    if (!codecs) return DCTK_NOMEM();
-    dctk_status st = dctk_results_best_write(path, &info, codecs);
+    dctk_status st = dctk_results_best_path(path, sizeof path, dir, var);
+    json_t *codecs = st == DCTK_OK ? dctk_space_pipeline(sp, b->c, b->f, b->s) : NULL;
+    json_t *sel = st == DCTK_OK ? selection_json(sp, var, s, cfg) : NULL;
+    if (st == DCTK_OK && (!codecs || !sample || !sel)) st = DCTK_NOMEM();
+    info.selection = sel;
+    if (st == DCTK_OK) st = dctk_results_best_write(path, &info, codecs);
     json_decref(codecs);
     json_decref(levels);
+    json_decref(sample);
+    json_decref(sel);
     return st;
 }
 
 static dctk_status pick_threshold(const dctk_var *var, const dctk_evaluate_opts *o, dctk_evaluate_summary *s) {
-    s->threshold = NAN;
-    if (!isnan(o->override_l1)) {
-        if (!(o->override_l1 > 0)) return DCTK_FAIL(DCTK_ERR_ARG, "--override-existing-l1-error must be positive");
-        s->threshold = o->override_l1;
-        snprintf(s->threshold_source, sizeof s->threshold_source, "--override-existing-l1-error");
-        return DCTK_OK;
-    }
-    if (o->thresholds_csv) {
-        /* a GRIB variable split by level type (t_isobaricInhPa) is still the table's t */
-        const char *name = json_string_value(json_object_get(var->attrs, "GRIB_cfVarName"));
-        if (!name) name = var->name;
-        dctk_status st = dctk_threshold_lookup(o->thresholds_csv, name, var->units, &s->threshold);
-        if (st == DCTK_OK) {
-            snprintf(s->threshold_source, sizeof s->threshold_source, "%s (%s, %s)", o->thresholds_csv, name,
-                     var->units);
-            return DCTK_OK;
-        }
-        if (st != DCTK_ERR_NOT_FOUND) return st;
-    }
-    snprintf(s->threshold_source, sizeof s->threshold_source, "none: kept when the metrics are finite");
+    dctk_gates asked = o->gates_set ? o->gates : dctk_gates_none();
+    if (isnan(asked.l1)) asked.l1 = o->override_l1;
+    /* a GRIB variable split by level type (t_isobaricInhPa) is still the table's t */
+    const char *name = json_string_value(json_object_get(var->attrs, "GRIB_cfVarName"));
+    DCTK_TRY(dctk_gates_resolve(&asked, o->thresholds_csv, name ? name : var->name, var->units, &s->gates,
+                                s->threshold_source, sizeof s->threshold_source));
+    s->threshold = s->gates.l1;
     return DCTK_OK;
 }
 
-/* Member 0 (or a lone process): threshold, sample plan, output folder. */
-static dctk_status plan_variable(const dctk_var *var, const dctk_evaluate_opts *o, dctk_evaluate_summary *s,
-                                 dctk_sample_plan *plan) {
-    DCTK_TRY(pick_threshold(var, o, s));
-    dctk_status st = dctk_sample_plan_for(var->dtype, var->ndim, var->shape, o->size_limit, plan);
-    if (st != DCTK_OK) {
-        dctk_prefix_detail("variable '%s': ", var->name);
-        return st;
+/* The sample's options from the evaluate options; the memory cap is asked
+ * for here, so that a test or a caller can also pass one. */
+static dctk_sample_opts sample_opts(const dctk_evaluate_opts *o) {
+    dctk_sample_opts so = {.limit = o->size_limit, .policy = o->sampling_policy, .threads = o->threads,
+                           .memory = o->memory, .memory_source = "--memory-cap"};
+    if (o->memory == 0) {
+        so.memory = dctk_available_memory(&so.memory_source);
+        dctk_log(DCTK_LOG_DEBUG, "memory this process may use: %llu bytes (%s)", (unsigned long long)so.memory,
+                 so.memory_source);
     }
+    if (so.memory == UINT64_MAX) so.memory = 0;
+    return so;
+}
+
+/* What member 0 found before the sweep. */
+typedef struct {
+    dctk_sample_plan plan;
+    dctk_sample_stats stats;
+    void *sample;
+} prepared;
+
+/* Member 0 (or a lone process): threshold, scan, plan, sample, output folder. */
+static dctk_status plan_variable(dctk_dataset *ds, size_t v, const dctk_evaluate_opts *o, dctk_evaluate_summary *s,
+                                 prepared *pr) {
+    const dctk_var *var = dctk_dataset_var(ds, v);
+    DCTK_TRY(pick_threshold(var, o, s));
+    dctk_sample_opts so = sample_opts(o);
+    DCTK_TRY(dctk_sample_prepare(ds, v, &so, o->dim_kinds, o->inner_chunk_bytes, &s->scan, &pr->plan, &pr->stats,
+                                 &pr->sample));
+    dctk_field_scan_free(&s->scan); /* the figures stay; the per-index arrays did their work */
+    if (pr->sample) dctk_sample_digest(pr->sample, pr->plan.nbytes, s->sample_digest);
     return dctk_mkdirs(o->where);
 }
 
@@ -192,45 +274,47 @@ typedef struct {
     int32_t status;
     char detail[512];
     double threshold;
+    dctk_gates gates;
     char threshold_source[256];
     dctk_sample_plan plan;
+    dctk_sample_stats stats;
+    dctk_field_scan scan;
+    char digest[32];
 } prologue;
 
-/* Member 0's threshold and sample plan (or its failure) on every member. */
-static dctk_status share_plan(const dctk_evaluate_opts *o, dctk_status st, dctk_evaluate_summary *s,
-                              dctk_sample_plan *plan) {
+/* Member 0's threshold, scan and sample plan (or its failure) on every member. */
+static dctk_status share_plan(const dctk_evaluate_opts *o, dctk_status st, dctk_evaluate_summary *s, prepared *pr) {
     const dctk_eval_team *t = o->team;
     if (!t) return st;
-    prologue p = {.status = st, .threshold = s->threshold, .plan = *plan};
+    prologue p = {.status = st, .threshold = s->threshold, .gates = s->gates, .plan = pr->plan, .stats = pr->stats,
+                  .scan = s->scan};
     snprintf(p.detail, sizeof p.detail, "%s", st != DCTK_OK ? dctk_detail() : "");
     memcpy(p.threshold_source, s->threshold_source, sizeof p.threshold_source);
+    memcpy(p.digest, s->sample_digest, sizeof p.digest);
     DCTK_TRY(t->share(t->user, &p, sizeof p));
     if (p.status != DCTK_OK) return DCTK_FAIL((dctk_status)p.status, "%s", p.detail);
     s->threshold = p.threshold;
+    s->gates = p.gates;
     memcpy(s->threshold_source, p.threshold_source, sizeof s->threshold_source);
-    *plan = p.plan;
+    memcpy(s->sample_digest, p.digest, sizeof s->sample_digest);
+    pr->plan = p.plan;
+    pr->stats = p.stats;
+    s->scan = p.scan;
     return t->rank == 0 ? DCTK_OK : dctk_mkdirs(o->where);
 }
 
-/* Member 0 reads the sample; the team gets a copy. */
-static dctk_status load_sample(dctk_dataset *ds, size_t v, const dctk_evaluate_opts *o, const dctk_sample_plan *plan,
-                               dctk_status st, void **out) {
-    void *sample = st == DCTK_OK ? malloc(plan->nbytes ? plan->nbytes : 1) : NULL;
-    if (st == DCTK_OK && !sample)
-        st = DCTK_FAIL(DCTK_ERR_NOMEM, "cannot hold a sample of %llu bytes", (unsigned long long)plan->nbytes);
-    if (st == DCTK_OK && is_writer(o)) {
-        double tr = dctk_now();
-        st = dctk_sample_read(ds, v, plan, sample);
-        dctk_timer_add("sample read", dctk_now() - tr);
-    }
+/* Member 0 read the sample (dctk_sample_prepare); the team gets a copy. The
+ * full-field scan ran once, on member 0 alone: its figures travel with the
+ * plan, and the other members never read the field. */
+static dctk_status share_sample(const dctk_evaluate_opts *o, dctk_status st, prepared *pr) {
+    if (st == DCTK_OK && !is_writer(o) && !(pr->sample = malloc(pr->plan.nbytes ? pr->plan.nbytes : 1)))
+        st = DCTK_FAIL(DCTK_ERR_NOMEM, "cannot hold a sample of %llu bytes", (unsigned long long)pr->plan.nbytes);
     st = agree(o, st);
     if (st == DCTK_OK && o->team) {
         double tb = dctk_now();
-        st = o->team->share(o->team->user, sample, plan->nbytes);
+        st = o->team->share(o->team->user, pr->sample, pr->plan.nbytes);
         dctk_timer_add("sample broadcast", dctk_now() - tb);
     }
-    if (st != DCTK_OK) free(sample);
-    else *out = sample;
     return st;
 }
 
@@ -252,7 +336,7 @@ static dctk_status run_sweep(const dctk_space *sp, const void *sample, const dct
 
 /* Member 0 (or a lone process): Parquet, counts, best_{var}.json. */
 static dctk_status write_results(const dctk_var *var, const dctk_space *sp, const dctk_combo_result *res,
-                                 const dctk_evaluate_opts *o, dctk_evaluate_summary *s) {
+                                 const dctk_evaluate_opts *o, dctk_evaluate_summary *s, const dctk_metric_cfg *cfg) {
     char path[4096];
     DCTK_TRY(dctk_results_parquet_path(path, sizeof path, o->where, var->name));
     DCTK_TRY(write_parquet(path, sp, var->name, res, s->ncombos));
@@ -264,7 +348,7 @@ static dctk_status write_results(const dctk_var *var, const dctk_space *sp, cons
     }
     if (s->best < 0) return DCTK_OK;
     s->best_row = res[s->best];
-    return write_best(o->where, var->name, sp, o, s, res, s->ncombos);
+    return write_best(o->where, var->name, (const char *const *)var->dims, sp, o, s, cfg, res, s->ncombos);
 }
 
 /* Every row must have been run by some member, else a unit was lost. */
@@ -280,7 +364,7 @@ static dctk_status check_complete(const bool *have, size_t n) {
 /* Take the rows of an earlier run's CSV into res, after checking that each
  * names the same pipeline in this space; *skip marks the units all of whose
  * combos are there, *ndone counts their combos. A missing CSV resumes nothing. */
-static dctk_status load_resume(const char *path, const dctk_space *sp, const char *var, double threshold,
+static dctk_status load_resume(const char *path, const dctk_space *sp, const char *var, const dctk_gates *gates,
                                dctk_combo_result *res, bool *skip, size_t *ndone) {
     dctk_result_table t = DCTK_RESULT_TABLE_INIT;
     dctk_status st = dctk_csv_read(path, &t, NULL);
@@ -301,10 +385,9 @@ static dctk_status load_resume(const char *path, const dctk_space *sp, const cha
                            "from another sample or other class flags; run without --resume", path, i + 1, c, f, s);
             break;
         }
-        r = (dctk_combo_result){c, f, s, row->ratio, row->l1_rel, row->l2_rel, row->linf_rel, row->euclidean,
-                                row->max_abs_err, row->encode_mbps, row->decode_mbps, false, "", 1.0};
-        snprintf(r.error, sizeof r.error, "%s", row->error);
-        r.keep = dctk_combo_keep(&r, threshold); /* the threshold may have changed since */
+        r = row_result(row);
+        r.fraction = 1.0;
+        r.keep = dctk_combo_keep(&r, gates); /* thresholds and gates may have changed since: re-gate */
         size_t k = dctk_space_combo_index(sp, c, f, s);
         res[k] = r;
         done[k] = true;
@@ -318,6 +401,96 @@ static dctk_status load_resume(const char *path, const dctk_space *sp, const cha
     }
     free(done);
     dctk_result_table_free(&t);
+    return st;
+}
+
+/* pass_phys is the one gate measured on the decoded values: rows recorded with
+ * other physical bounds (best_VAR.json of the earlier run says which) cannot
+ * be re-gated. */
+static bool same_bound(double a, double b) { return (isnan(a) && isnan(b)) || a == b; }
+
+static dctk_status same_phys_bounds(const char *dir, const char *var, const dctk_gates *now) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/best_%s.json", dir, var);
+    json_t *best = json_load_file(path, 0, NULL);
+    const json_t *gj = json_object_get(best, "gates");
+    dctk_gates was = dctk_gates_from_json(gj);
+    bool known = gj != NULL;
+    json_decref(best);
+    if (!known && !dctk_gates_phys_on(now)) return DCTK_OK;
+    if (!known) { /* an interrupted first run: its rows were measured with these flags, presumably */
+        dctk_log(DCTK_LOG_INFO, "%s: no best_%s.json says which physical bounds measured the recorded rows: "
+                 "their pass_phys is taken as recorded", var, var);
+        return DCTK_OK;
+    }
+    if (same_bound(was.phys_min, now->phys_min) && same_bound(was.phys_max, now->phys_max) &&
+        (!dctk_gates_phys_on(now) || was.phys_tol == now->phys_tol))
+        return DCTK_OK;
+    return DCTK_FAIL(DCTK_ERR_ARG, "%s: the recorded rows were measured with other physical bounds (min %g, max %g, "
+                     "tolerance %g; now %g, %g, %g), which need the decoded values: run without --resume", var,
+                     was.phys_min, was.phys_max, was.phys_tol, now->phys_min, now->phys_max, now->phys_tol);
+}
+
+/* --- sweep_state_{var}.json ---------------------------------------------------
+ * What the rows of the CSV were measured on. A resumed sweep mixes old rows
+ * with new ones only when every item is the same; otherwise the field starts
+ * over, with a line that says what changed. */
+
+static json_t *sweep_state(const dctk_var *var, const dctk_space *sp, const dctk_evaluate_opts *o,
+                           const dctk_evaluate_summary *s, const size_t *chunk) {
+    json_t *sample = sample_json((const char *const *)var->dims, s);
+    /* the budget and its notes follow the free memory; the plan and digest say whether the sample moved */
+    json_object_del(sample, "budget");
+    json_object_del(sample, "notes");
+    return json_pack("{s:s,s:s,s:o,s:I,s:s,s:s,s:I,s:o,s:s,s:o,s:s}", "var", var->name, "dc_toolkit", DCTK_VERSION,
+                     "sample", sample, "eval_data_size_limit", (json_int_t)o->size_limit, "sampling_policy",
+                     o->sampling_policy == DCTK_SAMPLE_BALANCED ? "balanced" : "cascade", "dim_kinds",
+                     o->dim_kinds ? o->dim_kinds : "", "inner_chunk_bytes", (json_int_t)o->inner_chunk_bytes,
+                     "inner_chunk_shape", shape_json(var->ndim, chunk), "fingerprint", sp->fingerprint,
+                     "codec_libraries", dctk_codec_library_versions(), "dtype", dctk_dtype_name(var->dtype));
+}
+
+/* The first item that differs, "key (old -> new)", or "" when none does. */
+static void state_change(const json_t *old, const json_t *now, char *buf, size_t cap) {
+    const char *key;
+    json_t *val;
+    buf[0] = '\0';
+    json_object_foreach((json_t *)now, key, val) {
+        json_t *was = json_object_get(old, key);
+        if (was && json_equal(was, val)) continue;
+        char *a = was ? json_dumps(was, JSON_COMPACT | JSON_ENCODE_ANY) : strdup("none");
+        char *b = json_dumps(val, JSON_COMPACT | JSON_ENCODE_ANY);
+        snprintf(buf, cap, "%s changed (%.80s%s -> %.80s%s)", key, a ? a : "?", a && strlen(a) > 80 ? "..." : "",
+                 b ? b : "?", b && strlen(b) > 80 ? "..." : "");
+        free(a);
+        free(b);
+        return;
+    }
+}
+
+/* Write the state; with --resume, first compare it with the earlier one:
+ * *resume turns false (start over) when it differs or is missing. */
+static dctk_status check_state(const dctk_var *var, const dctk_space *sp, const dctk_evaluate_opts *o,
+                               const dctk_evaluate_summary *s, const size_t *chunk, bool *resume) {
+    char path[4096], why[4200];
+    snprintf(path, sizeof path, "%s/sweep_state_%s.json", o->where, var->name);
+    json_t *now = sweep_state(var, sp, o, s, chunk);
+    if (!now) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (*resume) {
+        json_t *old = json_load_file(path, 0, NULL);
+        if (!old) snprintf(why, sizeof why, "no readable %s", path);
+        else state_change(old, now, why, sizeof why);
+        if (why[0]) {
+            dctk_log(DCTK_LOG_INFO, "%s: --resume: starting the field over: %s", var->name, why);
+            *resume = false;
+        }
+        json_decref(old);
+    }
+    char *text = json_dumps(now, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
+    json_decref(now);
+    if (!text) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    dctk_status st = dctk_write_file_atomic(path, text, strlen(text));
+    free(text);
     return st;
 }
 
@@ -467,7 +640,7 @@ static dctk_status search_adaptive(const dctk_var *var, const void *sample, cons
     dctk_search_ops ops = {screen, &x};
     dctk_status st = final && x.have ? DCTK_OK : DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
     if (st == DCTK_OK)
-        st = dctk_search_adaptive(sp, s->threshold, var->ndim, plan->shape, so->chunk, o->max_evals, left_out, &ops,
+        st = dctk_search_adaptive(sp, &s->gates, var->ndim, plan->shape, so->chunk, o->max_evals, left_out, &ops,
                                   final, res);
     for (size_t k = 0; k < s->ncombos && st == DCTK_OK; k++) s->nmeasured += final[k];
     if (st == DCTK_OK && o->phase) o->phase(o->progress_user, "finalists on the whole sample");
@@ -494,25 +667,31 @@ static dctk_status search_adaptive(const dctk_var *var, const void *sample, cons
 
 static dctk_status sweep_space(const dctk_var *var, const void *sample, const dctk_sample_plan *plan,
                                const dctk_space *sp, const dctk_evaluate_opts *o, dctk_evaluate_summary *s,
-                               dctk_combo_result *res, bool *have) {
+                               const dctk_metric_cfg *cfg, dctk_combo_result *res, bool *have) {
     char path[4096];
     run_ctx rc = {.sp = sp, .var = var->name, .total = s->ncombos, .have = have, .o = o};
     dctk_status st = dctk_results_csv_path(path, sizeof path, o->where, var->name, o->rank);
     bool resume = o->resume;
     if (resume && o->team)
         return DCTK_FAIL(DCTK_ERR_ARG, "--resume works in one process: resume without mpirun, or rerun without it");
+    /* the sample is evaluated with the inner chunks the writer will use for the whole field */
+    size_t chunk[DCTK_MAX_DIMS] = {0};
+    dctk_chunk_shape_for(var->dtype, var->ndim, var->shape, o->inner_chunk_bytes, chunk);
+    if (st == DCTK_OK && is_writer(o)) st = check_state(var, sp, o, s, chunk, &resume);
     bool *skip = resume ? calloc(dctk_sweep_nunits(sp) + 1, sizeof *skip) : NULL;
     if (st == DCTK_OK && resume && !skip) st = DCTK_NOMEM();
-    if (st == DCTK_OK && resume) st = load_resume(path, sp, var->name, s->threshold, res, skip, &rc.done);
+    if (st == DCTK_OK && resume) st = load_resume(path, sp, var->name, &s->gates, res, skip, &rc.done);
+    s->nreused = rc.done;
+    if (st == DCTK_OK && rc.done) st = same_phys_bounds(o->where, var->name, &s->gates);
     if (st == DCTK_OK && resume && access(path, F_OK) == 0) st = keep_done_rows(path, sp, var->name, res, skip);
-    if (st == DCTK_OK && rc.done) dctk_log(DCTK_LOG_INFO, "%s: resuming: %zu of %zu combos already done", var->name,
-                                           rc.done, s->ncombos);
+    if (st == DCTK_OK && rc.done)
+        dctk_log(DCTK_LOG_INFO, "%s: resuming: reused %zu recorded rows of %zu (re-gated, not evaluated again); "
+                 "%zu combos left to evaluate", var->name, rc.done, s->ncombos, s->ncombos - rc.done);
     if (st == DCTK_OK) st = dctk_csv_writer_open(path, resume, false, &rc.csv, NULL);
     st = agree(o, st);
-    dctk_sweep_opts so = {.threads = o->threads, .threshold = s->threshold, .on_result = on_result, .user = &rc,
-                          .skip_unit = skip, .stop = o->stop};
-    /* the sample is evaluated with the inner chunks the writer will use for the whole field */
-    dctk_chunk_shape_for(var->dtype, var->ndim, var->shape, o->inner_chunk_bytes, so.chunk);
+    dctk_sweep_opts so = {.threads = o->threads, .threshold = s->threshold, .gates = &s->gates,
+                          .metrics = *cfg, .on_result = on_result, .user = &rc, .skip_unit = skip, .stop = o->stop};
+    memcpy(so.chunk, chunk, sizeof chunk);
     memcpy(s->chunk, so.chunk, sizeof so.chunk);
     double t0 = dctk_now();
     bool adaptive = o->search == DCTK_SEARCH_ADAPTIVE && !resume;
@@ -546,6 +725,19 @@ static dctk_status sweep_space(const dctk_var *var, const void *sample, const dc
     return st;
 }
 
+/* Input points already outside the physical bounds are not held against any
+ * combo; say how many there are, so a wrong bound shows. */
+static void report_outside(const dctk_var *var, const void *sample, size_t n, const dctk_gates *g) {
+    size_t out = 0;
+    for (size_t i = 0; i < n; i++) {
+        double x = dctk_load_f64(var->dtype, sample, i);
+        out += isfinite(x) && (x < g->phys_min || x > g->phys_max); /* NaN bounds compare false: off */
+    }
+    if (out)
+        dctk_log(DCTK_LOG_INFO, "%s: %zu of %zu sampled values are already outside the physical bounds [%g, %g]: "
+                 "they do not count against any combo", var->name, out, n, g->phys_min, g->phys_max);
+}
+
 /* The first lossless compressor of the space a field without a sweep gets
  * (zstd when the class flags allow it), or none. */
 static int plain_compressor(const dctk_space *sp) {
@@ -554,14 +746,17 @@ static int plain_compressor(const dctk_space *sp) {
     return sp->comp_none || sp->ncomp == 0 ? -1 : 0;
 }
 
-/* A sample with no finite value, or with one value only, leaves a sweep
- * nothing to weigh (relative errors are 0/0 on a field of zeros, and an
- * all-missing field has no error at all): best_{var}.json names a lossless
- * pipeline, so that compress writes the field and the dataset can be merged. */
+/* A field with no finite value, or with one value only (the full-field scan
+ * says so), leaves a sweep nothing to weigh (relative errors are 0/0 on a
+ * field of zeros, and an all-missing field has no error at all):
+ * best_{var}.json names a lossless pipeline, so that compress writes the
+ * field and the dataset can be merged. */
 static dctk_status no_sweep(const dctk_var *var, const dctk_sample_stats *stats, const dctk_evaluate_opts *o,
                             dctk_evaluate_summary *s) {
     dctk_space *sp = NULL;
-    DCTK_TRY(dctk_space_build(var->dtype, stats, &o->space, &sp));
+    /* the space a sweep would have built, so compress_with_optimal resolves the same indices */
+    dctk_space_opts so = dctk_space_opts_for(&o->space, &s->gates);
+    DCTK_TRY(dctk_space_build(var->dtype, stats, &so, &sp));
     memcpy(s->fingerprint, sp->fingerprint, sizeof s->fingerprint);
     int c = plain_compressor(sp);
     s->best_row = (dctk_combo_result){.c = c, .f = -1, .s = -1, .ratio = NAN, .keep = true};
@@ -569,38 +764,58 @@ static dctk_status no_sweep(const dctk_var *var, const dctk_sample_stats *stats,
     s->threshold = NAN; /* lossless: nothing to bound */
     snprintf(s->threshold_source, sizeof s->threshold_source, "none: lossless, no sweep");
     if (stats->nfinite == 0)
-        snprintf(s->no_sweep, sizeof s->no_sweep, "every sampled value is missing (NaN or fill)");
+        snprintf(s->no_sweep, sizeof s->no_sweep, "every value is missing (NaN or fill)");
     else
-        snprintf(s->no_sweep, sizeof s->no_sweep, "every sampled value is %.10g", stats->min);
-    dctk_status st = is_writer(o) ? write_best(o->where, var->name, sp, o, s, NULL, 0) : DCTK_OK;
+        snprintf(s->no_sweep, sizeof s->no_sweep, "every value is %.10g", stats->min);
+    dctk_metric_cfg cfg = dctk_metric_cfg_of(stats);
+    const char *const *dims = (const char *const *)var->dims;
+    dctk_status st = is_writer(o) ? write_best(o->where, var->name, dims, sp, o, s, &cfg, NULL, 0) : DCTK_OK;
     dctk_space_free(sp);
     return st;
 }
 
 /* Everything after the sample is in memory. */
-static dctk_status sweep_sample(const dctk_var *var, const void *sample, const dctk_sample_plan *plan,
+static dctk_status sweep_sample(const dctk_var *var, const void *sample, const prepared *pr,
                                 const dctk_evaluate_opts *o, dctk_evaluate_summary *s) {
-    dctk_sample_stats stats;
-    size_t n = dctk_shape_nelems(var->ndim, plan->shape);
-    dctk_sample_stats_of(var->dtype, sample, n, &stats);
-    /* every member holds the same bytes, so every member takes this branch */
-    if (stats.nfinite == 0 || stats.min == stats.max) return no_sweep(var, &stats, o, s);
     dctk_space *sp = NULL;
-    dctk_status st = dctk_space_build(var->dtype, &stats, &o->space, &sp);
+    dctk_space_opts so = dctk_space_opts_for(&o->space, &s->gates);
+    if (!so.with_lossy && o->space.with_lossy && is_writer(o))
+        dctk_log(DCTK_LOG_INFO, "%s: no threshold (no row for '%s' in units '%s' in the table, no --l1-threshold): "
+                 "swept and written losslessly only; give --l1-threshold X to allow lossy compression",
+                 var->name, var->name, var->units ? var->units : "");
+    dctk_status st = dctk_space_build(var->dtype, &pr->stats, &so, &sp);
     if (st == DCTK_OK) s->ncombos = dctk_space_ncombos(sp);
+    if (st == DCTK_OK && sp->dropped[0]) {
+        memcpy(s->dropped, sp->dropped, sizeof s->dropped);
+        if (is_writer(o))
+            dctk_log(DCTK_LOG_INFO, "%s: the field holds NaN or Inf (%zu of %zu sampled values): left out the "
+                     "families that cannot give them back bit for bit: %s", var->name,
+                     pr->stats.n - pr->stats.nfinite, pr->stats.n, sp->dropped);
+    }
+    dctk_metric_cfg cfg = dctk_metric_cfg_of(&pr->stats);
+    cfg.phys_min = s->gates.phys_min;
+    cfg.phys_max = s->gates.phys_max;
+    cfg.phys_tol = s->gates.phys_tol;
+    if (dctk_gates_phys_on(&s->gates) && is_writer(o)) report_outside(var, sample, dctk_shape_nelems(var->ndim, pr->plan.shape), &s->gates);
     dctk_combo_result *res = st == DCTK_OK ? calloc(s->ncombos ? s->ncombos : 1, sizeof *res) : NULL;
     bool *have = res && o->team ? calloc(s->ncombos ? s->ncombos : 1, sizeof *have) : NULL;
     if (st == DCTK_OK && (!res || (o->team && !have))) st = DCTK_NOMEM();
     st = agree(o, st);
     if (st == DCTK_OK) {
         memcpy(s->fingerprint, sp->fingerprint, sizeof s->fingerprint);
-        st = sweep_space(var, sample, plan, sp, o, s, res, have);
+        st = sweep_space(var, sample, &pr->plan, sp, o, s, &cfg, res, have);
     }
-    if (st == DCTK_OK && is_writer(o)) st = write_results(var, sp, res, o, s);
+    if (st == DCTK_OK && is_writer(o)) st = write_results(var, sp, res, o, s, &cfg);
     free(have);
     free(res);
     dctk_space_free(sp);
     return st;
+}
+
+static void log_plan(const dctk_var *var, dctk_evaluate_summary *s) {
+    dctk_sample_plan_str(&s->plan, (const char *const *)var->dims, s->plan_line, sizeof s->plan_line);
+    if (s->plan.notes[0]) dctk_log(DCTK_LOG_INFO, "%s: %s", var->name, s->plan.notes);
+    dctk_log(DCTK_LOG_INFO, "%s: sample %s", var->name, s->plan_line);
 }
 
 /* Any allocation failure of a variable, said as such with what to lower. */
@@ -617,20 +832,43 @@ dctk_status dctk_evaluate_variable(dctk_dataset *ds, size_t v, const dctk_evalua
     s->best = -1;
     double t0 = dctk_now();
     const dctk_var *var = dctk_dataset_var(ds, v);
-    dctk_sample_plan plan = {0};
-    dctk_status st = is_writer(o) ? plan_variable(var, o, s, &plan) : DCTK_OK;
-    st = share_plan(o, st, s, &plan);
-    memcpy(s->sample_shape, plan.shape, sizeof plan.shape);
+    prepared pr = {0};
+    dctk_status st = is_writer(o) ? plan_variable(ds, v, o, s, &pr) : DCTK_OK;
+    st = share_plan(o, st, s, &pr);
+    s->plan = pr.plan;
     s->ndim = var->ndim;
-    s->sample_dim = plan.dim;
-    s->sample_count = plan.count;
-    s->sample_bytes = plan.nbytes;
-    void *sample = NULL;
-    st = load_sample(ds, v, o, &plan, st, &sample);
-    if (st == DCTK_OK) st = sweep_sample(var, sample, &plan, o, s);
-    if (st == DCTK_ERR_NOMEM && !strstr(dctk_detail(), "--eval-data-size-limit"))
+    memcpy(s->sample_shape, pr.plan.shape, sizeof pr.plan.shape);
+    s->sample_bytes = pr.plan.nbytes;
+    if (st == DCTK_OK && s->scan.constant) {
+        /* the scan found one value or none: every member knows it from the plan it shared */
+        dctk_sample_stats stats;
+        dctk_sample_stats_of_scan(&s->scan, &stats);
+        st = no_sweep(var, &stats, o, s);
+    } else {
+        if (st == DCTK_OK && is_writer(o)) log_plan(var, s);
+        st = share_sample(o, st, &pr);
+        if (st == DCTK_OK) st = sweep_sample(var, pr.sample, &pr, o, s);
+    }
+    /* the sample's own refusal already says what to change */
+    if (st == DCTK_ERR_NOMEM && !strstr(dctk_detail(), "--eval-data-size-limit") &&
+        !strstr(dctk_detail(), "memory this process may use"))
         name_memory(var->name);
-    free(sample);
+    free(pr.sample);
     s->seconds = dctk_now() - t0;
     return st;
+}
+
+dctk_status dctk_space_for_field(dctk_dataset *ds, size_t v, const dctk_evaluate_opts *o, dctk_space **sp,
+                                 dctk_field_scan *scan) {
+    *sp = NULL;
+    dctk_sample_opts so = sample_opts(o);
+    dctk_sample_plan plan;
+    dctk_sample_stats stats;
+    void *sample = NULL;
+    DCTK_TRY(dctk_sample_prepare(ds, v, &so, o->dim_kinds, o->inner_chunk_bytes, scan, &plan, &stats, &sample));
+    free(sample);
+    dctk_field_scan_free(scan);
+    /* a constant field's best_{var}.json names a combo of the space built from the scan alone, as no_sweep does */
+    if (scan->constant) dctk_sample_stats_of_scan(scan, &stats);
+    return dctk_space_build(dctk_dataset_var(ds, v)->dtype, &stats, &o->space, sp);
 }

@@ -25,8 +25,9 @@ typedef struct dctk_search_ops {
  * row of pruned gets keep false, what was measured of it (its fraction of
  * the sample in .fraction, 0 when its compressor never ran) and the reason in
  * .error. shape and chunk: the sample and its production chunks. Units
- * marked in left_out (may be NULL) are not run, their rows not touched. */
-dctk_status dctk_search_adaptive(const dctk_space *sp, double threshold, int ndim, const size_t *shape,
+ * marked in left_out (may be NULL) are not run, their rows not touched. A
+ * row is kept when it meets gates (dctk_combo_keep). */
+dctk_status dctk_search_adaptive(const dctk_space *sp, const dctk_gates *gates, int ndim, const size_t *shape,
                                  const size_t *chunk, long max_evals, const bool *left_out,
                                  const dctk_search_ops *ops, bool *final, dctk_combo_result *pruned);
 

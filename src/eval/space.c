@@ -172,8 +172,14 @@ dctk_status dctk_space_build(dctk_dtype t, const dctk_sample_stats *st, const dc
     if (!sp) return DCTK_NOMEM();
     entry_list cfs[3] = {{0}};
     dctk_status rc = build_all(cfs, t, st, o);
+    char dropped[160] = "";
+    if (rc == DCTK_OK && st && st->nfinite < st->n) { /* NaN or Inf in the sample */
+        cfs[1].n = dctk_space_drop_nonfinite(cfs[1].v, cfs[1].n, t, dropped, sizeof dropped);
+        cfs[2].n = dctk_space_drop_nonfinite(cfs[2].v, cfs[2].n, t, dropped, sizeof dropped);
+    }
     *sp = (dctk_space){t, cfs[0].v, cfs[1].v, cfs[2].v, cfs[0].n, cfs[1].n, cfs[2].n, class_none(o->compressor_class),
-                       class_none(o->filter_class), class_none(o->serializer_class), ""};
+                       class_none(o->filter_class), class_none(o->serializer_class), "", ""};
+    memcpy(sp->dropped, dropped, sizeof dropped);
     if (rc != DCTK_OK) {
         dctk_space_free(sp);
         return rc;

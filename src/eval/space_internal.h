@@ -21,6 +21,12 @@ struct dctk_space {
     int ncomp, nfilt, nser;
     bool comp_none, filt_none, ser_none; /* whether index -1 is part of the category */
     char fingerprint[32];                /* "fnv1a64:%016llx" over every codec's JSON in order */
+    char dropped[160];                   /* families left out: the sample holds NaN/Inf they cannot carry */
 };
+
+/* Keep the entries of v[0..n) whose family carries NaN/Inf bit for bit,
+ * freeing the others and naming their families in dropped; returns how many
+ * stay (space_nan.c). */
+int dctk_space_drop_nonfinite(dctk_space_entry *v, int n, dctk_dtype t, char *dropped, size_t cap);
 
 #endif

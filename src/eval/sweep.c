@@ -31,7 +31,7 @@ typedef struct {
 /* Error sums and times of one stage over the sample. */
 typedef struct {
     dctk_norms norms;
-    double enc_s, dec_s;
+    double enc_s, dec_s, metric_s;
 } stage_acc;
 
 /* One distinct compressor chain of a unit. */
@@ -138,13 +138,14 @@ typedef struct {
     dctk_dtype t;
     const uint8_t *x, *y;
     dctk_norms *norms;
+    const dctk_metric_cfg *cfg;
 } norm_ctx;
 
 static void norm_row(void *u, size_t co, size_t so, size_t len) {
     (void)so;
     norm_ctx *n = u;
     size_t es = dctk_dtype_size(n->t);
-    dctk_norms_add(n->norms, n->t, n->x + co * es, n->y + co * es, len);
+    dctk_metrics_add(n->norms, n->cfg, n->t, n->x + co * es, n->y + co * es, len);
 }
 
 /* --- one unit ---------------------------------------------------------------- */
@@ -257,8 +258,10 @@ static dctk_status run_stage(const sweep *sw, worker *w, const dctk_codec *filt,
     if (y->size != n) return DCTK_FAIL(DCTK_ERR_CODEC, "stage decoded %zu bytes, expected %zu", y->size, n);
     acc->enc_s += t1 - t0;
     acc->dec_s += t2 - t1;
-    norm_ctx nc = {spec->dtype, x, y->data, &acc->norms};
+    norm_ctx nc = {spec->dtype, x, y->data, &acc->norms, &sw->o->metrics};
     for_each_row(sw, spec->shape, start, count, norm_row, &nc);
+    dctk_metrics_add_planes(&acc->norms, &sw->o->metrics, spec->dtype, sw->ndim, sw->chunk, count, x, y->data);
+    acc->metric_s += dctk_now() - t2;
     *ser_spec = fspec;
     return DCTK_OK;
 }
@@ -270,11 +273,6 @@ static bool all_masked(const sweep *sw, const void *x, size_t n) {
     for (size_t i = 0; i < n; i++)
         if (!isnan(dctk_load_f64(sw->sp->dtype, x, i))) return false;
     return true;
-}
-
-bool dctk_combo_keep(const dctk_combo_result *r, double threshold) {
-    bool finite = isfinite(r->ratio) && isfinite(r->l1_rel) && isfinite(r->l2_rel) && isfinite(r->linf_rel);
-    return !r->error[0] && finite && (isnan(threshold) || r->l1_rel <= threshold);
 }
 
 static double mbps(uint64_t bytes, double s) { return s > 0 ? (double)bytes / 1e6 / s : NAN; }
@@ -298,6 +296,7 @@ static void finish_unit(sweep *sw, int f, int s, const stage_acc *a, const char 
         r->linf_rel = dctk_norms_linf(&a->norms);
         r->euclidean = sqrt(a->norms.sum_sq_e);
         r->max_abs_err = a->norms.max_abs_e;
+        dctk_combo_set_metrics(r, &a->norms, &sw->o->metrics); /* per stage: compressors are lossless */
         r->ratio = h->stored ? (double)sw->nbytes / (double)h->stored : NAN;
         r->encode_mbps = mbps(sw->nbytes, a->enc_s + h->enc_s);
         r->decode_mbps = mbps(sw->nbytes, a->dec_s + h->dec_s);
@@ -306,11 +305,13 @@ static void finish_unit(sweep *sw, int f, int s, const stage_acc *a, const char 
         else if (a->norms.mask_lost)
             snprintf(r->error, sizeof r->error, "mask lost: %zu masked points came back as numbers", a->norms.mask_lost);
         r->fraction = sw->fraction;
-        r->keep = dctk_combo_keep(r, sw->o->threshold);
         if (stage_err || h->error[0]) {
             r->ratio = r->l1_rel = r->l2_rel = r->linf_rel = r->euclidean = r->max_abs_err = NAN;
             r->encode_mbps = r->decode_mbps = NAN;
+            r->bias_rel = r->pearson = r->psnr_db = r->ssim = r->rel_err_frac = NAN;
+            r->extremes_rel = r->gradient_rel = NAN;
         }
+        r->keep = dctk_combo_keep(r, sw->o->gates);
     }
     if (!sw->o->on_result) return;
     pthread_mutex_lock(&sw->lock);
@@ -408,6 +409,7 @@ static dctk_status run_unit(sweep *sw, size_t unit, worker *w) {
     double codec_s = acc.enc_s + acc.dec_s;
     for (int i = 0; i < nch; i++) codec_s += ch[i].enc_s + ch[i].dec_s;
     dctk_timer_add("sweep: inside codecs", codec_s);
+    dctk_timer_add("sweep: selection metrics", acc.metric_s);
     free_chains(ch, nch);
     free(ch);
     free(map);

@@ -1,5 +1,6 @@
 /* The L1 threshold table: a CSV with "Short Name", "Unit", "Existing L1 error". */
 #include <ctype.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,40 +56,73 @@ static char *trim(char *s) {
     return s;
 }
 
-dctk_status dctk_threshold_lookup(const char *path, const char *name, const char *units, double *threshold) {
+/* A cell of an optional gate column: empty is NaN (the default multiple),
+ * "off" switches the gate off, otherwise a positive number. */
+static bool gate_cell(const char *cell, double *v) {
+    char *end;
+    if (!*cell) return *v = NAN, true;
+    if (strcmp(cell, "off") == 0) return *v = DCTK_GATE_OFF, true;
+    *v = strtod(cell, &end);
+    return end != cell && !*end && *v > 0;
+}
+
+typedef struct {
+    int name, unit, cols[4]; /* L1, L2, Linf, Bias */
+} header;
+
+static const char *const gate_cols[4] = {"Existing L1 error", "L2 error", "Linf error", "Bias error"};
+
+static void read_header(char *line, header *h) {
+    char *fields[16];
+    *h = (header){-1, -1, {-1, -1, -1, -1}};
+    int n = split_csv(line, fields, 16);
+    for (int i = 0; i < n; i++) {
+        char *c = trim(fields[i]);
+        if (strcmp(c, "Short Name") == 0) h->name = i;
+        else if (strcmp(c, "Unit") == 0) h->unit = i;
+        for (int k = 0; k < 4; k++)
+            if (strcmp(c, gate_cols[k]) == 0) h->cols[k] = i;
+    }
+}
+
+/* Fill g from one matching row; the L1 cell is required, the others optional. */
+static dctk_status row_gates(const char *path, const char *name, char **fields, int n, const header *h, dctk_gates *g) {
+    double *dst[4] = {&g->l1, &g->l2, &g->linf, &g->bias};
+    for (int k = 0; k < 4; k++) {
+        const char *cell = h->cols[k] >= 0 && h->cols[k] < n ? trim(fields[h->cols[k]]) : "";
+        if (!gate_cell(cell, dst[k]) || (k == 0 && !(*dst[0] > 0 && isfinite(*dst[0]))))
+            return DCTK_FAIL(DCTK_ERR_FORMAT, "%s: %s for '%s' is not a positive number%s", path, gate_cols[k], name,
+                             k ? " (or empty, or off)" : "");
+    }
+    return DCTK_OK;
+}
+
+dctk_status dctk_threshold_lookup_gates(const char *path, const char *name, const char *units, dctk_gates *g) {
     FILE *f = fopen(path, "r");
     if (!f) return DCTK_FAIL(DCTK_ERR_IO, "%s: cannot open the threshold table", path);
     char line[4096], *fields[16];
-    int col_name = -1, col_unit = -1, col_err = -1;
+    header h = {-1, -1, {-1, -1, -1, -1}};
     dctk_status st = DCTK_FAIL(DCTK_ERR_NOT_FOUND, "%s: no row for '%s' in units '%s'", path, name, units ? units : "");
-    if (fgets(line, sizeof line, f)) {
-        int n = split_csv(line, fields, 16);
-        for (int i = 0; i < n; i++) {
-            char *h = trim(fields[i]);
-            if (strcmp(h, "Short Name") == 0) col_name = i;
-            else if (strcmp(h, "Unit") == 0) col_unit = i;
-            else if (strcmp(h, "Existing L1 error") == 0) col_err = i;
-        }
-    }
-    if (col_name < 0 || col_unit < 0 || col_err < 0) {
+    if (fgets(line, sizeof line, f)) read_header(line, &h);
+    if (h.name < 0 || h.unit < 0 || h.cols[0] < 0) {
         fclose(f);
         return DCTK_FAIL(DCTK_ERR_FORMAT, "%s: expected the columns \"Short Name\", \"Unit\", \"Existing L1 error\"", path);
     }
     while (fgets(line, sizeof line, f)) {
         int n = split_csv(line, fields, 16);
-        if (n <= col_name || n <= col_unit || n <= col_err) continue;
-        if (strcmp(trim(fields[col_name]), name) != 0 || !same_units(trim(fields[col_unit]), units ? units : ""))
+        if (n <= h.name || n <= h.unit || n <= h.cols[0]) continue;
+        if (strcmp(trim(fields[h.name]), name) != 0 || !same_units(trim(fields[h.unit]), units ? units : ""))
             continue;
-        char *end;
-        double v = strtod(trim(fields[col_err]), &end);
-        if (end == fields[col_err] || !(v > 0)) {
-            st = DCTK_FAIL(DCTK_ERR_FORMAT, "%s: threshold for '%s' is not a positive number", path, name);
-            break;
-        }
-        *threshold = v;
-        st = DCTK_OK;
+        st = row_gates(path, name, fields, n, &h, g);
         break;
     }
     fclose(f);
     return st;
+}
+
+dctk_status dctk_threshold_lookup(const char *path, const char *name, const char *units, double *threshold) {
+    dctk_gates g = dctk_gates_none();
+    DCTK_TRY(dctk_threshold_lookup_gates(path, name, units, &g));
+    *threshold = g.l1;
+    return DCTK_OK;
 }

@@ -20,6 +20,30 @@ int dctk_report_metric_column(const char *name) {
     return -1;
 }
 
+int dctk_report_error_column(const char *name) {
+    static const char *const extra[] = {"bias_rel", "pearson", "psnr_db", "ssim", "rel_err_frac", "extremes_rel",
+                                        "gradient_rel"};
+    int c = dctk_report_metric_column(name);
+    for (size_t m = 0; c < 0 && name && m < sizeof extra / sizeof extra[0]; m++) {
+        if (strcasecmp(name, extra[m]) != 0) continue;
+        for (int k = 0; k < DCTK_RESULT_NCOLS; k++)
+            if (strcmp(dctk_result_columns[k], extra[m]) == 0) c = k;
+    }
+    return c;
+}
+
+/* The selection metrics as errors (0 is perfect, lower is better), for a log axis. */
+static double selection_error(const dctk_result_row *r, const char *name) {
+    if (strcmp(name, "bias_rel") == 0) return fabs(r->bias_rel);
+    if (strcmp(name, "pearson") == 0) return 1 - r->pearson;
+    if (strcmp(name, "ssim") == 0) return 1 - r->ssim;
+    if (strcmp(name, "psnr_db") == 0) return pow(10, -r->psnr_db / 20); /* RMSE over the range */
+    if (strcmp(name, "rel_err_frac") == 0) return r->rel_err_frac;
+    if (strcmp(name, "extremes_rel") == 0) return r->extremes_rel;
+    if (strcmp(name, "gradient_rel") == 0) return r->gradient_rel;
+    return NAN;
+}
+
 double dctk_report_row_value(const dctk_result_row *r, int col) {
     const char *name = col >= 0 && col < DCTK_RESULT_NCOLS ? dctk_result_columns[col] : "";
     if (strcmp(name, "ratio") == 0) return r->ratio;
@@ -28,7 +52,7 @@ double dctk_report_row_value(const dctk_result_row *r, int col) {
     if (strcmp(name, "linf_rel") == 0) return r->linf_rel;
     if (strcmp(name, "euclidean") == 0) return r->euclidean;
     if (strcmp(name, "max_abs_err") == 0) return r->max_abs_err;
-    return NAN;
+    return selection_error(r, name);
 }
 
 dctk_status dctk_report_points(const dctk_result_table *t, int err_col, double **xy, size_t **idx, size_t *n) {

@@ -13,14 +13,33 @@
 #include <jansson.h>
 
 #include "core/json_num.h"
+#include "dctk/eval.h"
 #include "report/analyze_internal.h"
+
+/* The gates a row failed, from its pass columns. */
+static void failed_gates(const dctk_result_row *r, char *buf, size_t cap) {
+    dctk_gates none = dctk_gates_none();
+    dctk_combo_result c = {.pearson = r->pearson, .ssim = r->ssim, .pass_l1 = r->pass_l1, .pass_l2 = r->pass_l2,
+                           .pass_linf = r->pass_linf, .pass_bias = r->pass_bias, .pass_phys = r->pass_phys,
+                           .pass_extremes = r->pass_extremes, .pass_gradient = r->pass_gradient};
+    dctk_combo_failed_gates(&c, &none, buf, cap);
+}
 
 static json_t *row_json(const dctk_result_row *r) {
     json_t *(*num)(double) = dctk_json_real_or_null; /* non-finite measurements are null */
-    return json_pack("[I,I,I,s,s,s,o,o,o,o,b,s]", (json_int_t)r->comp_idx, (json_int_t)r->filt_idx,
-                     (json_int_t)r->ser_idx, r->compressor ? r->compressor : "", r->filter ? r->filter : "",
-                     r->serializer ? r->serializer : "", num(r->ratio), num(r->l1_rel), num(r->l2_rel),
-                     num(r->linf_rel), r->keep, r->error ? r->error : "");
+    char failed[128];
+    failed_gates(r, failed, sizeof failed);
+    json_t *j = json_pack("[I,I,I,s,s,s,o,o,o,o,b,s]", (json_int_t)r->comp_idx, (json_int_t)r->filt_idx,
+                          (json_int_t)r->ser_idx, r->compressor ? r->compressor : "", r->filter ? r->filter : "",
+                          r->serializer ? r->serializer : "", num(r->ratio), num(r->l1_rel), num(r->l2_rel),
+                          num(r->linf_rel), r->keep, r->error ? r->error : "");
+    /* 12..16: the readable name, the gates it failed, bias, Pearson, SSIM */
+    json_array_append_new(j, json_string(r->name ? r->name : ""));
+    json_array_append_new(j, json_string(failed));
+    json_array_append_new(j, num(r->bias_rel));
+    json_array_append_new(j, num(r->pearson));
+    json_array_append_new(j, num(r->ssim));
+    return j;
 }
 
 static json_t *panel_json(const an_panel *p) {
@@ -73,7 +92,7 @@ static const char STYLE[] =
 
 /* The hover script. Points are [x, y, row, cluster, pareto] in figure points;
  * rows are [comp, filt, ser, compressor, filter, serializer, ratio, l1, l2,
- * linf, keep, error]. Text goes in with textContent, never as markup. */
+ * linf, keep, error, name, failed gates, bias, pearson, ssim]. Text goes in with textContent, never as markup. */
 static const char SCRIPT[] =
     "<script>\n"
     "(function () {\n"
@@ -101,7 +120,10 @@ static const char SCRIPT[] =
     "      add(tip, 'div', name + ' [' + r[i] + ']:')\n"
     "      add(tip, 'pre', r[3 + i] === '' ? (i === 2 ? 'none (bytes)' : 'none') : r[3 + i])\n"
     "    })\n"
+    "    if (r[12]) add(tip, 'div', r[12])\n"
     "    add(tip, 'div', 'ratio ' + fmt(r[6]) + ', L1 ' + fmt(r[7]) + ', L2 ' + fmt(r[8]) + ', Linf ' + fmt(r[9]))\n"
+    "    add(tip, 'div', 'bias ' + fmt(r[14]) + ', Pearson ' + fmt(r[15]) + ', SSIM ' + fmt(r[16]))\n"
+    "    if (r[13]) add(tip, 'div', 'failed gates: ' + r[13].split(',').join(', '))\n"
     "    add(tip, 'div', (r[10] ? 'kept, cluster ' + (hit.q[3] + 1) + ' of ' + p.k : 'not kept') +\n"
     "      (hit.q[4] ? ', on the Pareto front of ' + p.label : '') + (r[11] ? ' (' + r[11] + ')' : ''))\n"
     "  }\n"

@@ -32,7 +32,7 @@
  *
  * FileMetaData {
  *   1: version = 1
- *   2: schema = [ root { 4: name "schema", 5: num_children 17 },
+ *   2: schema = [ root { 4: name "schema", 5: num_children DCTK_RESULT_NCOLS },
  *                 leaf { 1: type, 3: repetition_type REQUIRED=0, 4: name,
  *                        strings also 6: converted_type UTF8=0, 10: logicalType { 1: STRING {} } } ... ]
  *   3: num_rows

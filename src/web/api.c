@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "dctk/dataset.h"
+#include "dctk/eval.h"
 #include "dctk/report.h"
 #include "dctk/util.h"
 #include "web/web_internal.h"
@@ -186,6 +187,14 @@ static void get_job(web_ctx *w, const char *id, web_reply *r) {
 /* The scatter of one field: every row with finite ratio and error, k-means
  * over the kept ones (k of 3..9 by silhouette, as analyze_clustering), the
  * Pareto front of the kept ones, the threshold and the best combo. */
+/* The gates a recorded row failed, from its pass columns and the sweep's gates. */
+static void failed_gates(const dctk_result_row *x, const dctk_gates *g, char *buf, size_t cap) {
+    dctk_combo_result c = {.pearson = x->pearson, .ssim = x->ssim, .pass_l1 = x->pass_l1, .pass_l2 = x->pass_l2,
+                           .pass_linf = x->pass_linf, .pass_bias = x->pass_bias, .pass_phys = x->pass_phys,
+                           .pass_extremes = x->pass_extremes, .pass_gradient = x->pass_gradient};
+    dctk_combo_failed_gates(&c, g, buf, cap);
+}
+
 static void get_results(web_ctx *w, const char *id, const web_req *q, web_reply *r) {
     json_t *j = job_or_404(w, id, false, r);
     if (!j) return;
@@ -193,9 +202,11 @@ static void get_results(web_ctx *w, const char *id, const web_req *q, web_reply 
     snprintf(out, sizeof out, "%s", job_out(j));
     json_decref(j);
     const char *var = q->arg(q->conn, "var"), *metric = q->arg(q->conn, "metric");
-    int col = dctk_report_metric_column(metric ? metric : "L1");
+    int col = dctk_report_error_column(metric ? metric : "L1");
     if (!var || !*var || strchr(var, '/')) return (void)web_error(r, 400, "results need ?var=FIELD");
-    if (col < 0) return (void)web_error(r, 400, "metric must be L1, L2 or LInf");
+    if (col < 0)
+        return (void)web_error(r, 400, "metric must be L1, L2, LInf or one of bias_rel, pearson, psnr_db, ssim, "
+                                       "rel_err_frac, extremes_rel, gradient_rel");
     char path[PATH_MAX];
     dctk_results_parquet_path(path, sizeof path, out, var);
     if (access(path, F_OK) != 0) dctk_results_csv_path(path, sizeof path, out, var, 0);
@@ -229,22 +240,26 @@ static void get_results(web_ctx *w, const char *id, const web_req *q, web_reply 
     for (size_t i = 0; i < nf; i++) front[idx[pf[i]]] = true;
     json_t *rows = json_array(), *codecs = json_array();
     size_t failed = 0;
+    char bp[PATH_MAX], gates_failed[128];
+    snprintf(bp, sizeof bp, "%s/best_%s.json", out, var);
+    json_t *best = json_load_file(bp, 0, NULL);
+    dctk_gates gates = dctk_gates_from_json(json_object_get(best, "gates"));
     for (size_t i = 0; st == DCTK_OK && i < t.n; i++) {
         const dctk_result_row *x = &t.rows[i];
         double e = dctk_report_row_value(x, col);
         failed += x->error[0] != '\0';
         if (!isfinite(x->ratio) || !isfinite(e)) continue;
-        /* ... the reader level last (the page filters on it) */
-        json_array_append_new(rows, json_pack("[I,I,I,f,f,b,i,b,f,f,f,s]", (json_int_t)x->comp_idx,
+        /* ... the failed gates, then the reader level (the page filters on it) */
+        failed_gates(x, &gates, gates_failed, sizeof gates_failed);
+        json_array_append_new(rows, json_pack("[I,I,I,f,f,b,i,b,f,f,f,s,s]", (json_int_t)x->comp_idx,
                                               (json_int_t)x->filt_idx, (json_int_t)x->ser_idx, x->ratio, e, x->keep,
                                               cluster[i], front[i], isfinite(x->l1_rel) ? x->l1_rel : -1.0,
                                               isfinite(x->l2_rel) ? x->l2_rel : -1.0,
-                                              isfinite(x->linf_rel) ? x->linf_rel : -1.0, x->portability));
+                                              isfinite(x->linf_rel) ? x->linf_rel : -1.0, gates_failed,
+                                              x->portability));
         json_array_append_new(codecs, json_pack("[s,s,s]", x->compressor, x->filter, x->serializer));
     }
-    char bp[PATH_MAX];
-    snprintf(bp, sizeof bp, "%s/best_%s.json", out, var);
-    json_t *best = json_load_file(bp, 0, NULL);
+
     const json_t *th = json_object_get(best, "threshold");
     if (st == DCTK_OK)
         r->json = json_pack("{s:s,s:s,s:I,s:I,s:I,s:i,s:o,s:o,s:o,s:o,s:s}", "var", var, "metric",

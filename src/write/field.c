@@ -27,28 +27,22 @@ dctk_status dctk_store_path_for(const char *where, const char *dataset, char *bu
     return DCTK_OK;
 }
 
-dctk_status dctk_combo_resolve(dctk_dataset *ds, size_t v, uint64_t size_limit, const dctk_space_opts *space,
-                               int c, int f, int s, const char *expect, json_t **codecs, char *fingerprint) {
+dctk_status dctk_combo_resolve(dctk_dataset *ds, size_t v, const dctk_evaluate_opts *eo, int c, int f, int s,
+                               const char *expect, json_t **codecs, char *fingerprint) {
     *codecs = NULL;
     const dctk_var *var = dctk_dataset_var(ds, v);
-    dctk_sample_plan plan;
-    DCTK_TRY(dctk_sample_plan_for(var->dtype, var->ndim, var->shape, size_limit, &plan));
-    void *sample = malloc(plan.nbytes ? plan.nbytes : 1);
-    if (!sample) return DCTK_FAIL(DCTK_ERR_NOMEM, "cannot hold a sample of %llu bytes", (unsigned long long)plan.nbytes);
-    dctk_status st = dctk_sample_read(ds, v, &plan, sample);
-    dctk_sample_stats stats;
-    if (st == DCTK_OK) dctk_sample_stats_of(var->dtype, sample, dctk_shape_nelems(var->ndim, plan.shape), &stats);
-    free(sample);
-    DCTK_TRY(st);
     dctk_space *sp;
-    DCTK_TRY(dctk_space_build(var->dtype, &stats, space, &sp));
+    dctk_field_scan scan;
+    DCTK_TRY(dctk_space_for_field(ds, v, eo, &sp, &scan));
+    dctk_status st = DCTK_OK;
     const char *fp = dctk_space_fingerprint(sp);
     int lo[3], n[3];
     for (int k = 0; k < 3; k++) dctk_space_range(sp, (dctk_space_category)k, &lo[k], &n[k]);
     if (expect && strcmp(expect, fp) != 0)
         st = DCTK_FAIL(DCTK_ERR_ARG,
                        "variable '%s': the codec space differs from the one the sweep used (fingerprint %s, sweep %s): "
-                       "use the same --eval-data-size-limit and class flags, or --combo best_%s.json",
+                       "use the same --eval-data-size-limit, --sampling-policy, --dim-kind, --inner-chunk-mib and class "
+                       "flags, or --combo best_%s.json",
                        var->name, fp, expect, var->name);
     else if (!dctk_space_has(sp, c, f, s))
         st = DCTK_FAIL(DCTK_ERR_ARG,
@@ -85,7 +79,8 @@ static dctk_status pipeline_lossless(const json_t *codecs, bool *lossless) {
 }
 
 /* Read the stored array back block by block and compare it with the input. */
-static dctk_status verify(dctk_dataset *ds, size_t v, dctk_zarr_array *a, const size_t *block, dctk_write_report *r) {
+static dctk_status verify(dctk_dataset *ds, size_t v, dctk_zarr_array *a, const size_t *block,
+                          const dctk_metric_cfg *cfg, dctk_write_report *r) {
     const dctk_var *var = dctk_dataset_var(ds, v);
     size_t es = dctk_dtype_size(var->dtype), n = dctk_shape_nelems(var->ndim, block);
     void *x = malloc(n * es), *y = malloc(n * es);
@@ -105,7 +100,10 @@ static dctk_status verify(dctk_dataset *ds, size_t v, dctk_zarr_array *a, const 
         }
         st = dctk_dataset_read(ds, v, start, count, x);
         if (st == DCTK_OK) st = dctk_zarr_read(a, start, count, y);
-        if (st == DCTK_OK) dctk_norms_add(&norms, var->dtype, x, y, dctk_shape_nelems(var->ndim, count));
+        if (st == DCTK_OK) {
+            dctk_metrics_add(&norms, cfg, var->dtype, x, y, dctk_shape_nelems(var->ndim, count));
+            dctk_metrics_add_planes(&norms, cfg, var->dtype, var->ndim, count, count, x, y);
+        }
     }
     free(x);
     free(y);
@@ -115,6 +113,9 @@ static dctk_status verify(dctk_dataset *ds, size_t v, dctk_zarr_array *a, const 
     r->linf_rel = dctk_norms_linf(&norms);
     r->max_abs_err = norms.max_abs_e;
     r->mask_lost = norms.mask_lost;
+    r->metrics = (dctk_combo_result){.ratio = 1, .l1_rel = r->l1_rel, .l2_rel = r->l2_rel, .linf_rel = r->linf_rel,
+                                     .euclidean = sqrt(norms.sum_sq_e), .max_abs_err = r->max_abs_err};
+    dctk_combo_set_metrics(&r->metrics, &norms, cfg);
     r->verified = true;
     return DCTK_OK;
 }
@@ -131,6 +132,22 @@ dctk_status dctk_write_accept_default(const dctk_var *var, const dctk_write_opts
         return DCTK_FAIL(DCTK_ERR_BOUND, "variable '%s': verification failed: relative L1 error %.3e exceeds the bound %.3e",
                          var->name, r->l1_rel, o->bound_l1);
     return DCTK_OK;
+}
+
+dctk_status dctk_write_accept_gates(const dctk_var *var, const dctk_write_opts *o, const dctk_write_report *r) {
+    const dctk_gates *g = o->accept_user;
+    dctk_write_opts plain = *o;
+    plain.bound_l1 = NAN; /* the gates judge the error */
+    DCTK_TRY(dctk_write_accept_default(var, &plain, r));
+    if (!g) return DCTK_OK;
+    dctk_combo_result m = r->metrics;
+    if (dctk_combo_keep(&m, g)) return DCTK_OK;
+    char failed[128], want[512];
+    dctk_combo_failed_gates(&m, g, failed, sizeof failed);
+    dctk_gates_describe(g, want, sizeof want);
+    return DCTK_FAIL(DCTK_ERR_BOUND, "variable '%s': verification failed the gates %s: the whole field exceeds the "
+                     "bound (L1 %.3e, L2 %.3e, Linf %.3e, bias %.3e; gates: %s)", var->name,
+                     failed[0] ? failed : "(metrics not finite)", r->l1_rel, r->l2_rel, r->linf_rel, m.bias_rel, want);
 }
 
 static json_t *array_attrs(const dctk_var *var, const json_t *provenance) {
@@ -176,7 +193,9 @@ static dctk_status verify_stage(dctk_dataset *ds, size_t v, dctk_store *store, c
     dctk_status st = dctk_zarr_open(store, stage, &a);
     /* whole shards at a time when they are modest, else inner chunks */
     uint64_t shard_bytes = dctk_shape_nelems(var->ndim, r->shard) * dctk_dtype_size(var->dtype);
-    if (st == DCTK_OK) st = verify(ds, v, a, shard_bytes <= (128u << 20) ? r->shard : r->chunk, r);
+    dctk_metric_cfg none = {.extremes_cut = INFINITY, .phys_min = NAN, .phys_max = NAN};
+    if (st == DCTK_OK)
+        st = verify(ds, v, a, shard_bytes <= (128u << 20) ? r->shard : r->chunk, o->metrics ? o->metrics : &none, r);
     dctk_zarr_close(a);
     r->verify_s = dctk_now() - t0;
     if (st == DCTK_OK) st = (o->accept ? o->accept : dctk_write_accept_default)(var, o, r);
@@ -255,7 +274,7 @@ json_t *dctk_write_provenance(const json_t *codecs, const json_t *combo) {
     json_t *p = json_pack("{s:s,s:O,s:s,s:o}", "version", DCTK_VERSION, "pipeline", codecs, "portability",
                           dctk_portability_name(level), "python_packages", reader_packages(codecs));
     static const char *const keys[] = {"comp_idx", "filt_idx", "ser_idx", "threshold", "threshold_source",
-                                       "fingerprint", "eval_data_size_limit"};
+                                       "fingerprint", "eval_data_size_limit", "gates"};
     for (size_t i = 0; combo && i < sizeof keys / sizeof keys[0]; i++) {
         json_t *v = json_object_get(combo, keys[i]);
         if (v) json_object_set(p, keys[i], v);

@@ -35,7 +35,8 @@ R = float(finite.max() - finite.min())
 
 tmp = tempfile.mkdtemp(prefix="dctk_errbound_scaled_")
 p = subprocess.run([DCTK, "evaluate_combos", FILE, "--where-to-write", tmp, "--field-to-compress", "t", *SPACE,
-                    "--eval-data-size-limit", "10MB", "--threads-per-rank", "2", "--search", "exhaustive"],
+                    "--eval-data-size-limit", "10MB", "--threads-per-rank", "2", "--l1-threshold", "1e-2",
+                    "--search", "exhaustive"],
                    capture_output=True, text=True,
                    timeout=600)
 check(p.returncode == 0, "sweep: " + p.stderr[-400:])

@@ -13,7 +13,7 @@ are refused (403).
 run_web_ui_vcluster writes a Slurm script for 4 nodes and 8 threads per rank;
 bash runs it with stand-in srun and sbatch programs that record their
 arguments: one task per node, --cpus-per-task 8, --threads-per-rank 8, and the
-sweep's flags reach the sweep and the space flags the write step too."""
+sweep's flags reach the sweep and the space and threshold flags the write step too."""
 import http.client
 import json
 import os
@@ -229,7 +229,8 @@ def slurm(root, tmp):
               and "--compressor-class=zstd" in sweep[0] and "--override-existing-l1-error=1e-3" in sweep[0]
               and "=99" not in sweep[0], "the sweep's srun: %r" % sweep)
         check(len(write) == 1 and "--cpus-per-task=8" in write[0] and "--compressor-class=zstd" in write[0]
-              and "--threads 8" in write[0] and "override" not in write[0], "the write step: %r" % write)
+              and "--threads 8" in write[0] and "--override-existing-l1-error=1e-3" in write[0],
+              "the write step (it verifies against the sweep's thresholds): %r" % write)
         check(len(merge) == 1, "the merge step: %r" % merge)
     finally:
         srv.stop()

@@ -9,10 +9,14 @@ import assert from 'node:assert/strict'
 
 export const COLUMNS = [
   ['var', 'str'], ['comp_idx', 'i64'], ['filt_idx', 'i64'], ['ser_idx', 'i64'],
-  ['compressor', 'str'], ['filter', 'str'], ['serializer', 'str'],
+  ['compressor', 'str'], ['filter', 'str'], ['serializer', 'str'], ['name', 'str'],
   ['ratio', 'f64'], ['l1_rel', 'f64'], ['l2_rel', 'f64'], ['linf_rel', 'f64'],
   ['euclidean', 'f64'], ['max_abs_err', 'f64'], ['encode_mbps', 'f64'], ['decode_mbps', 'f64'],
-  ['keep', 'bool'], ['error', 'str'], ['portability', 'str'],
+  ['bias_rel', 'f64'], ['pearson', 'f64'], ['psnr_db', 'f64'], ['ssim', 'f64'], ['rel_err_frac', 'f64'],
+  ['extremes_rel', 'f64'], ['gradient_rel', 'f64'],
+  ['pass_l1', 'bool'], ['pass_l2', 'bool'], ['pass_linf', 'bool'], ['pass_bias', 'bool'],
+  ['pass_phys', 'bool'], ['pass_extremes', 'bool'], ['pass_gradient', 'bool'],
+  ['portability', 'str'], ['keep', 'bool'], ['error', 'str'],
 ]
 export const FILES = { awkward: 7, many: 5000, empty: 0 }
 

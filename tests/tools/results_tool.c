@@ -26,19 +26,27 @@
 #define BITROUND "{\"name\":\"numcodecs.bitround\",\"configuration\":{\"keepbits\":9}}"
 #define ZFP "{\"name\":\"numcodecs.zfpy\",\"configuration\":{\"mode\":4,\"tolerance\":0.5}}"
 
+/* the selection columns: metrics then gates */
+#define SEL(b, p, ps, ss, f, e, g, p1, p2, p3, p4, p5, p6, p7) b, p, ps, ss, f, e, g, p1, p2, p3, p4, p5, p6, p7
+#define SEL_OK SEL(-1e-5, 0.99999, 80.5, 0.999, 0.01, 2e-3, 3e-3, true, true, true, true, true, true, true)
+
 static const dctk_result_row awkward[] = {
     {"t2m", 0, 1, 2, "{\"name\":\"zstd\",\"configuration\":{\"level\":22,\"checksum\":false}}", BITROUND, ZFP,
-     3.25, 1e-3, 2e-3, 0.1, 12.5, 0.25, 123.456, 789.0, true, "", "numcodecs"},
-    {"", -1, -1, -1, "", "", "", NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, false, "", ""},
-    {"a,b", -1, 3, -1, "", "\"quoted\", \"twice\"", "", INFINITY, -INFINITY, 0.0, -0.0, DBL_MAX, DBL_MIN, 5e-324,
-     -DBL_MAX, false, "line one\nline two\r\nline \"three\"", "dctk"},
-    {"température ☃ 温度 😀", 97, 15, 8, BLOSC, "", "", 1.0 / 3.0, 0.1, 0.2, 0.30000000000000004, 1e300, 1e-300,
-     -1.5, 2.5e-310, true, ",", "plugin"},
-    {"\"", INT64_MAX, INT64_MIN, 0, "\"\"", ",", "\n", 1, 2, 3, 4, 5, 6, 7, 8, true, "\"", "core"},
-    {"bad \xff utf8 \xe2\x82 end \xf0\x9f\x98", 1, 2, 3, "", "", "", 1, 1, 1, 1, 1, 1, 1, 1, false,
-     "truncated \xed\xa0\x80 surrogate \xc0\xaf overlong", "a,\"b\"\n"},
-    {" leading and trailing spaces ", 5, 6, 7, "\t", "  ", "x", -0.0, 1, 2, 3, 4, 5, 6, 7, true, "error: codec failed",
-     "x"},
+     "zstd(checksum=false, level=22) | bitround(keepbits=9) | zfpy(mode=4, tolerance=0.5)",
+     3.25, 1e-3, 2e-3, 0.1, 12.5, 0.25, 123.456, 789.0, SEL_OK, "numcodecs", true, ""},
+    {"", -1, -1, -1, "", "", "", "- | - | -", NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN,
+     SEL(NAN, NAN, NAN, NAN, NAN, NAN, NAN, false, false, false, false, false, false, false), "", false, ""},
+    {"a,b", -1, 3, -1, "", "\"quoted\", \"twice\"", "", "", INFINITY, -INFINITY, 0.0, -0.0, DBL_MAX, DBL_MIN, 5e-324,
+     -DBL_MAX, SEL(INFINITY, -INFINITY, INFINITY, -0.0, 5e-324, DBL_MAX, DBL_MIN, true, false, true, false, true,
+                   false, true), "dctk", false, "line one\nline two\r\nline \"three\""},
+    {"température ☃ 温度 😀", 97, 15, 8, BLOSC, "", "", "☃ | 温度", 1.0 / 3.0, 0.1, 0.2, 0.30000000000000004, 1e300,
+     1e-300, -1.5, 2.5e-310, SEL_OK, "plugin", true, ","},
+    {"\"", INT64_MAX, INT64_MIN, 0, "\"\"", ",", "\n", "\"\n,", 1, 2, 3, 4, 5, 6, 7, 8,
+     SEL(9, 10, 11, 12, 13, 14, 15, false, true, false, true, false, true, false), "core", true, "\""},
+    {"bad \xff utf8 \xe2\x82 end \xf0\x9f\x98", 1, 2, 3, "", "", "", "bad \xff name", 1, 1, 1, 1, 1, 1, 1, 1, SEL_OK,
+     "a,\"b\"\n", false, "truncated \xed\xa0\x80 surrogate \xc0\xaf overlong"},
+    {" leading and trailing spaces ", 5, 6, 7, "\t", "  ", "x", " ", -0.0, 1, 2, 3, 4, 5, 6, 7, SEL_OK, "x", true,
+     "error: codec failed"},
 };
 
 /* xorshift64*: deterministic across platforms, so every run writes the same files. */
@@ -64,6 +72,7 @@ static void generated(dctk_result_row *row, size_t i, uint64_t *s, char *err, si
     static const char *vars[] = {"t2m", "präcip", "温度", "a,b", "q\"uote", "", "emoji 😀", "x\ny"};
     static const char *comps[] = {"", "{\"name\":\"gzip\",\"configuration\":{\"level\":6}}", BLOSC};
     static const char *filters[] = {"", BITROUND, "{\"name\":\"numcodecs.delta\",\"configuration\":{\"dtype\":\"<f4\"}}"};
+    static const char *names[] = {"- | - | -", "gzip(level=6) | bitround(keepbits=9) | -", "blosc(...) | ☃ | zfpy(mode=4)"};
     memset(row, 0, sizeof *row);
     row->var = vars[next(s) % 8];
     row->comp_idx = (int64_t)(i % 98) - 1;
@@ -72,9 +81,14 @@ static void generated(dctk_result_row *row, size_t i, uint64_t *s, char *err, si
     row->compressor = comps[next(s) % 3];
     row->filter = filters[next(s) % 3];
     row->serializer = next(s) % 2 ? ZFP : "";
+    row->name = names[next(s) % 3];
     double *d[] = {&row->ratio, &row->l1_rel, &row->l2_rel, &row->linf_rel, &row->euclidean, &row->max_abs_err,
-                   &row->encode_mbps, &row->decode_mbps};
-    for (size_t k = 0; k < 8; k++) *d[k] = any_double(s);
+                   &row->encode_mbps, &row->decode_mbps, &row->bias_rel, &row->pearson, &row->psnr_db, &row->ssim,
+                   &row->rel_err_frac, &row->extremes_rel, &row->gradient_rel};
+    for (size_t k = 0; k < sizeof d / sizeof d[0]; k++) *d[k] = any_double(s);
+    bool *p[] = {&row->pass_l1, &row->pass_l2, &row->pass_linf, &row->pass_bias, &row->pass_phys,
+                 &row->pass_extremes, &row->pass_gradient};
+    for (size_t k = 0; k < sizeof p / sizeof p[0]; k++) *p[k] = next(s) % 2;
     row->keep = next(s) % 3 == 0;
     snprintf(err, cap, "%s", "");
     if (next(s) % 5 == 0) snprintf(err, cap, "row %zu: \"failed\", code %d\nsecond line", i, (int)(i % 7));

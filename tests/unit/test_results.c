@@ -17,16 +17,23 @@
 #include "results/results_internal.h"
 #include "unit/tmpdir.h"
 
+/* the selection columns: metrics then gates */
+#define SEL(b, p, ps, ss, f, e, g, p1, p2, p3, p4, p5, p6, p7) b, p, ps, ss, f, e, g, p1, p2, p3, p4, p5, p6, p7
 static const dctk_result_row rows[] = {
     {"t2m", 0, 1, 2, "{\"name\":\"zstd\",\"configuration\":{\"level\":22,\"checksum\":false}}",
-     "{\"name\":\"numcodecs.bitround\",\"configuration\":{\"keepbits\":9}}", "", 3.25, 1e-3, 2e-3, 0.1, 12.5,
-     0.25, 123.456, 789.0, true, "", "numcodecs"},
-    {"", -1, -1, -1, "", "", "", NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, false, "", ""},
-    {"a,b", INT64_MAX, INT64_MIN, -1, "\"q\"", ",", "\n", INFINITY, -INFINITY, -0.0, DBL_MAX, DBL_MIN, 5e-324,
-     1.0 / 3.0, 0.30000000000000004, false, "line one\nline two\r\nline \"three\",", "dctk"},
-    {"température ☃ 😀 \xff\xe2\x82", 97, 15, 8, "\r", " x ", "\"", 1e300, -1e-300, 2.5e-310, 1, 2, 3, 4, 5,
-     true, "\"", "plugin"},
-    {NULL, 1, 2, 3, NULL, NULL, NULL, 0, 0, 0, 0, 0, 0, 0, 0, true, NULL, "core"},
+     "{\"name\":\"numcodecs.bitround\",\"configuration\":{\"keepbits\":9}}", "", "zstd(level=22) | bitround(keepbits=9) | -",
+     3.25, 1e-3, 2e-3, 0.1, 12.5, 0.25, 123.456, 789.0,
+     SEL(-1e-4, 0.999999, 87.5, 0.9987, 0.25, 2e-3, 0.5, true, true, true, true, true, false, true), "numcodecs", true, ""},
+    {"", -1, -1, -1, "", "", "", "", NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN,
+     SEL(NAN, NAN, NAN, NAN, NAN, NAN, NAN, false, false, false, false, false, false, false), "", false, ""},
+    {"a,b", INT64_MAX, INT64_MIN, -1, "\"q\"", ",", "\n", "a | b, \"c\" | -", INFINITY, -INFINITY, -0.0, DBL_MAX,
+     DBL_MIN, 5e-324, 1.0 / 3.0, 0.30000000000000004,
+     SEL(INFINITY, -INFINITY, INFINITY, -0.0, 5e-324, DBL_MAX, DBL_MIN, true, false, true, false, true, false, true),
+     "dctk", false, "line one\nline two\r\nline \"three\","},
+    {"température ☃ 😀 \xff\xe2\x82", 97, 15, 8, "\r", " x ", "\"", "☃\n", 1e300, -1e-300, 2.5e-310, 1, 2, 3, 4, 5,
+     SEL(6, 7, 8, 9, 10, 11, 12, false, true, false, true, false, true, false), "plugin", true, "\""},
+    {NULL, 1, 2, 3, NULL, NULL, NULL, NULL, 0, 0, 0, 0, 0, 0, 0, 0,
+     SEL(0, 0, 0, 0, 0, 0, 0, true, true, true, true, true, true, true), "core", true, NULL},
 };
 #define NROWS (sizeof rows / sizeof rows[0])
 
@@ -75,7 +82,9 @@ static void schema_table_matches_names(void **state) {
     (void)state;
     for (int c = 0; c < DCTK_RESULT_NCOLS; c++) assert_string_equal(dctk_result_cols[c].name, dctk_result_columns[c]);
     assert_string_equal(dctk_result_columns[0], "var");
-    assert_string_equal(dctk_result_columns[16], "error");
+    assert_string_equal(dctk_result_columns[DCTK_RESULT_NCOLS - 1], "error");
+    assert_string_equal(dctk_result_columns[7], "name");
+    assert_string_equal(dctk_result_columns[16], "bias_rel");
 }
 
 static void csv_round_trip_bit_exact(void **state) {
@@ -98,12 +107,17 @@ static void csv_header_and_quoting(void **state) {
     uint8_t *b;
     size_t n;
     assert_int_equal(dctk_read_file(path, &b, &n), DCTK_OK);
-    const char *want = "var,comp_idx,filt_idx,ser_idx,compressor,filter,serializer,ratio,l1_rel,l2_rel,linf_rel,"
-                       "euclidean,max_abs_err,encode_mbps,decode_mbps,keep,error,portability\n"
-                       "\"a,b\",9223372036854775807,-9223372036854775808,-1,\"\"\"q\"\"\",\",\",\"\n\",inf,-inf,-0,"
+    const char *want = "var,comp_idx,filt_idx,ser_idx,compressor,filter,serializer,name,ratio,l1_rel,l2_rel,linf_rel,"
+                       "euclidean,max_abs_err,encode_mbps,decode_mbps,bias_rel,pearson,psnr_db,ssim,rel_err_frac,"
+                       "extremes_rel,gradient_rel,pass_l1,pass_l2,pass_linf,pass_bias,pass_phys,pass_extremes,"
+                       "pass_gradient,portability,keep,error\n"
+                       "\"a,b\",9223372036854775807,-9223372036854775808,-1,\"\"\"q\"\"\",\",\",\"\n\","
+                       "\"a | b, \"\"c\"\" | -\",inf,-inf,-0,"
                        "1.7976931348623157e+308,2.2250738585072014e-308,4.9406564584124654e-324,"
-                       "0.33333333333333331,0.30000000000000004,false,"
-                       "\"line one\nline two\r\nline \"\"three\"\",\",dctk\n";
+                       "0.33333333333333331,0.30000000000000004,"
+                       "inf,-inf,inf,-0,4.9406564584124654e-324,1.7976931348623157e+308,2.2250738585072014e-308,"
+                       "true,false,true,false,true,false,true,dctk,false,"
+                       "\"line one\nline two\r\nline \"\"three\"\",\"\n";
     assert_int_equal(n, strlen(want));
     assert_memory_equal(b, want, n);
     free(b);
@@ -209,20 +223,27 @@ static void expect_format_error(const char *text, const char *needle) {
 }
 
 #define HDR                                                                                                    \
-    "var,comp_idx,filt_idx,ser_idx,compressor,filter,serializer,ratio,l1_rel,l2_rel,linf_rel,euclidean,"       \
-    "max_abs_err,encode_mbps,decode_mbps,keep,error,portability\r\n"
+    "var,comp_idx,filt_idx,ser_idx,compressor,filter,serializer,name,ratio,l1_rel,l2_rel,linf_rel,euclidean,"  \
+    "max_abs_err,encode_mbps,decode_mbps,bias_rel,pearson,psnr_db,ssim,rel_err_frac,extremes_rel,"             \
+    "gradient_rel,pass_l1,pass_l2,pass_linf,pass_bias,pass_phys,pass_extremes,pass_gradient,portability,keep,"  \
+    "error\r\n"
+/* the selection columns and the portability of a good row, between decode_mbps and keep */
+#define SELV "0,1,inf,1,0,0,0,true,true,true,true,true,true,true,core,"
 
 static void csv_rejects_damage_before_the_end(void **state) {
     (void)state;
     expect_format_error("a,b,c\n", "header");
-    expect_format_error(HDR "t,1,2,3,,,,1,2,3,4,5,6,7,8,true\nt,1,2,3,,,,1,2,3,4,5,6,7,8,true,,\n", "16 fields");
-    expect_format_error(HDR "t,1,2,3,,,,1,2,x3,4,5,6,7,8,true,,\n", "l2_rel");
-    expect_format_error(HDR "t,1,2,3,,,,1,2,3,4,5,6,7,8,yes,,\n", "keep");
-    expect_format_error(HDR "t,1.5,2,3,,,,1,2,3,4,5,6,7,8,true,,\n", "comp_idx");
-    expect_format_error(HDR "t,1,2,3,,,,1,2,3,4,5,6,7,8,true,,a\"b\n", "not valid CSV");
-    expect_format_error(HDR "t,1,2,3,\"x\"y,,,1,2,3,4,5,6,7,8,true,,\n", "not valid CSV");
+    expect_format_error(HDR "t,1,2,3,,,,,1,2,3,4,5,6,7,8," SELV "true\nt,1,2,3,,,,,1,2,3,4,5,6,7,8," SELV "true,\n",
+                        "32 fields");
+    expect_format_error(HDR "t,1,2,3,,,,,1,2,x3,4,5,6,7,8," SELV "true,\n", "l2_rel");
+    expect_format_error(HDR "t,1,2,3,,,,,1,2,3,4,5,6,7,8," SELV "yes,\n", "keep");
+    expect_format_error(HDR "t,1,2,3,,,,,1,2,3,4,5,6,7,8,0,1,inf,1,0,0,0,true,maybe,true,true,true,true,true,core,true,\n",
+                        "pass_l2");
+    expect_format_error(HDR "t,1.5,2,3,,,,,1,2,3,4,5,6,7,8," SELV "true,\n", "comp_idx");
+    expect_format_error(HDR "t,1,2,3,,,,,1,2,3,4,5,6,7,8," SELV "true,a\"b\n", "not valid CSV");
+    expect_format_error(HDR "t,1,2,3,\"x\"y,,,,1,2,3,4,5,6,7,8," SELV "true,\n", "not valid CSV");
     /* CRLF line ends and Python spellings read fine. */
-    const char *ok = HDR "t,1,2,3,,,,NaN,Infinity,-inf,4,5,6,7,8,True,,core\r\n";
+    const char *ok = HDR "t,1,2,3,,,,,NaN,Infinity,-inf,4,5,6,7,8," SELV "True,\r\n";
     assert_int_equal(dctk_write_file_atomic(path, ok, strlen(ok)), DCTK_OK);
     dctk_result_table t = DCTK_RESULT_TABLE_INIT;
     assert_int_equal(dctk_csv_read(path, &t, NULL), DCTK_OK);

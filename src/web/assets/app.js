@@ -346,7 +346,7 @@ async function loadResults () {
     state.results = r
     const best = r.best ? r.rows.find(x => x[0] === r.best[0] && x[1] === r.best[1] && x[2] === r.best[2]) : null
     $('res-summary').textContent = `${r.rows_total} combos evaluated, ${r.kept} within the threshold` +
-      (r.threshold !== null ? ` (relative L1 ≤ ${fmtNum(r.threshold)})` : ' (no threshold: every combo with finite errors is kept)') +
+      (r.threshold !== null ? ` (relative L1 ≤ ${fmtNum(r.threshold)}, and every other gate)` : ' (no threshold: lossless only; give --l1-threshold to allow lossy combos)') +
       (r.failed ? `, ${r.failed} failed` : '') + (r.k ? `; ${r.k} clusters` : '') +
       (best ? `. Best: ratio ${fmtNum(best[3], 4)} with ${pipeline(r.codecs[r.rows.indexOf(best)])}.` : '.') +
       (r.source === 'csv' ? ' (still running: partial results)' : '')
@@ -400,7 +400,12 @@ function drawPlot (r) {
   kids.push(svgEl('line', { class: 'axis', x1: m.l, x2: m.l, y1: m.t, y2: H - m.b }))
   kids.push(svgEl('line', { class: 'axis', x1: m.l, x2: W - m.r, y1: H - m.b, y2: H - m.b }))
   const xl = svgEl('text', { x: (m.l + W - m.r) / 2, y: H - 8, 'text-anchor': 'middle' }); xl.textContent = 'compression ratio (log, higher is better)'; kids.push(xl)
-  const metric = { l1_rel: 'relative L1 error', l2_rel: 'relative L2 error', linf_rel: 'relative Linf error' }[r.metric]
+  const metric = {
+    l1_rel: 'relative L1 error', l2_rel: 'relative L2 error', linf_rel: 'relative Linf error', bias_rel: '|relative bias|',
+    pearson: '1 - Pearson correlation', ssim: '1 - SSIM', psnr_db: 'RMSE / range (from PSNR)',
+    rel_err_frac: 'fraction of points over 1e-4 relative error', extremes_rel: 'relative L1 on the extremes',
+    gradient_rel: 'relative L1 of the gradients'
+  }[r.metric]
   const yl = svgEl('text', { x: 16, y: (m.t + plotB) / 2, 'text-anchor': 'middle', transform: `rotate(-90 16 ${(m.t + plotB) / 2})` }); yl.textContent = `${metric} (log, lower is better)`; kids.push(yl)
   if (r.threshold > 0 && r.metric === 'l1_rel') {
     kids.push(svgEl('line', { class: 'thr', x1: m.l, x2: W - m.r, y1: Y(r.threshold), y2: Y(r.threshold) }))
@@ -415,7 +420,7 @@ function drawPlot (r) {
   const maxLevel = levels.indexOf($('res-level').value)
   for (const i of order) {
     const x = rows[i]
-    if (levels.indexOf(x[11]) > maxLevel) continue
+    if (levels.indexOf(x[12]) > maxLevel) continue
     const c = svgEl('circle', { cx: X(x[3]).toFixed(1), cy: Y(x[4]).toFixed(1), r: x[7] ? 5 : 4, class: `pt${x[5] ? '' : ' out'}${x[7] ? ' front' : ''}` })
     if (x[5]) c.setAttribute('fill', x[6] >= 0 ? palette[x[6] % palette.length] : '#1f77b4')
     c.dataset.i = i
@@ -460,9 +465,10 @@ function onHover (ev) {
   const r = state.results; const { x, c, idx } = comboText(r, +t.dataset.i)
   tip.replaceChildren(
     el('div', {}, el('b', { text: idx }), x[5] ? '' : ' (not kept)', x[7] ? ' — on the Pareto front' : ''),
+    x[11] ? el('div', { text: `failed gates: ${x[11].split(',').join(', ')}` }) : '',
     el('div', { text: `ratio ${fmtNum(x[3], 4)}; relative L1 ${fmtNum(x[8])}, L2 ${fmtNum(x[9])}, Linf ${fmtNum(x[10])}` }),
     el('div', { text: pipeline(c) }),
-    el('div', { text: `readers: ${x[11]} (compress --codecs ${x[11] === 'dctk' ? 'all' : x[11]})` }),
+    el('div', { text: `readers: ${x[12]} (compress --codecs ${x[12] === 'dctk' ? 'all' : x[12]})` }),
     el('div', { text: `filter: ${c[1] || 'none'}` }),
     el('div', { text: `serializer: ${c[2] || 'bytes'}` }),
     el('div', { text: `compressor: ${c[0] || 'none'}` }))
@@ -506,7 +512,7 @@ function showPick () {
   add('pipeline', pipeline(c))
   add('ratio', fmtNum(x[3], 4))
   add('errors', `relative L1 ${fmtNum(x[8])}, L2 ${fmtNum(x[9])}, Linf ${fmtNum(x[10])}`)
-  if (!x[5]) add('note', 'over the threshold: compress_with_optimal writes it, but its error is above the bound')
+  if (!x[5]) add('note', `not kept${x[11] ? ` (failed gates: ${x[11].split(',').join(', ')})` : ''}: compress_with_optimal writes it, but verification will refuse it`)
   box.replaceChildren(dl)
 }
 

@@ -1,0 +1,178 @@
+/* The selection gates: which combos are kept, decided from recorded metrics
+ * alone so that an earlier sweep's rows can be re-gated without measuring
+ * again (only the physical bounds need the decoded values, so pass_phys is
+ * measured during the sweep).
+ *
+ * Defaults follow the Python tool's gates: L2 2x, Linf 10x and bias 0.5x the
+ * L1 threshold. Without any L1 threshold a field is lossless only: a combo is
+ * kept only when it changed no value at all. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "dctk/eval.h"
+
+dctk_gates dctk_gates_none(void) {
+    return (dctk_gates){.l1 = NAN, .l2 = NAN, .linf = NAN, .bias = NAN, .pearson_min = NAN, .ssim_min = NAN,
+                        .phys_min = NAN, .phys_max = NAN, .phys_tol = 0};
+}
+
+bool dctk_gates_phys_on(const dctk_gates *g) { return !isnan(g->phys_min) || !isnan(g->phys_max); }
+
+/* A derived gate: the flag, else the table, else k x l1 (off without l1). */
+static double derive(double flag, double table, double k, double l1) {
+    if (!isnan(flag)) return flag;
+    if (!isnan(table)) return table;
+    return isnan(l1) ? DCTK_GATE_OFF : k * l1;
+}
+
+static dctk_status check_asked(const dctk_gates *a) {
+    if (!isnan(a->l1) && !(a->l1 > 0 && isfinite(a->l1)))
+        return DCTK_FAIL(DCTK_ERR_ARG, "--l1-threshold must be a positive number");
+    const double v[] = {a->l2, a->linf, a->bias};
+    static const char *const names[] = {"--l2-threshold", "--linf-threshold", "--bias-threshold"};
+    for (int k = 0; k < 3; k++)
+        if (!isnan(v[k]) && !(v[k] > 0))
+            return DCTK_FAIL(DCTK_ERR_ARG, "%s must be a positive number or off", names[k]);
+    if (!(a->phys_tol >= 0)) return DCTK_FAIL(DCTK_ERR_ARG, "--phys-tolerance must be 0 or more");
+    if (!isnan(a->phys_min) && !isnan(a->phys_max) && a->phys_min > a->phys_max)
+        return DCTK_FAIL(DCTK_ERR_ARG, "--phys-min %g is above --phys-max %g", a->phys_min, a->phys_max);
+    return DCTK_OK;
+}
+
+dctk_status dctk_gates_resolve(const dctk_gates *asked, const char *csv, const char *name, const char *units,
+                               dctk_gates *out, char *source, size_t cap) {
+    DCTK_TRY(check_asked(asked));
+    dctk_gates table = dctk_gates_none();
+    *out = *asked;
+    if (!isnan(asked->l1)) {
+        snprintf(source, cap, "--l1-threshold");
+    } else if (csv) {
+        dctk_status st = dctk_threshold_lookup_gates(csv, name, units, &table);
+        if (st != DCTK_OK && st != DCTK_ERR_NOT_FOUND) return st;
+        if (st == DCTK_OK) snprintf(source, cap, "%s (%s, %s)", csv, name, units ? units : "");
+    }
+    out->l1 = isnan(asked->l1) ? table.l1 : asked->l1;
+    if (isnan(out->l1)) snprintf(source, cap, "none: lossless only");
+    out->l2 = derive(asked->l2, table.l2, 2, out->l1);
+    out->linf = derive(asked->linf, table.linf, 10, out->l1);
+    out->bias = derive(asked->bias, table.bias, 0.5, out->l1);
+    return DCTK_OK;
+}
+
+dctk_space_opts dctk_space_opts_for(const dctk_space_opts *o, const dctk_gates *g) {
+    dctk_space_opts s = *o;
+    if (isnan(g->l1)) s.with_lossy = false;
+    return s;
+}
+
+/* --- keep ------------------------------------------------------------------------ */
+
+static bool within(double v, double limit) { return limit == DCTK_GATE_OFF || v <= limit; }
+static bool at_least(double v, double min) { return isnan(min) || v >= min; }
+
+bool dctk_combo_keep(dctk_combo_result *r, const dctk_gates *g) {
+    dctk_gates none = dctk_gates_none();
+    if (!g) g = &none;
+    bool exact = r->l1_rel == 0 && r->linf_rel == 0;
+    bool lossless = isnan(g->l1);
+    r->pass_l1 = lossless ? exact : r->l1_rel <= g->l1;
+    r->pass_l2 = lossless || within(r->l2_rel, g->l2);
+    r->pass_linf = lossless || within(r->linf_rel, g->linf);
+    r->pass_bias = lossless || within(fabs(r->bias_rel), g->bias);
+    r->pass_phys = !dctk_gates_phys_on(g) || r->phys_ok;
+    r->pass_extremes = !g->extremes || (lossless ? exact : r->extremes_rel <= g->l1);
+    r->pass_gradient = !g->gradient || (lossless ? exact : r->gradient_rel <= g->l1);
+    bool finite = isfinite(r->ratio) && isfinite(r->l1_rel) && isfinite(r->l2_rel) && isfinite(r->linf_rel);
+    bool climate = at_least(r->pearson, g->pearson_min) && at_least(r->ssim, g->ssim_min);
+    return !r->error[0] && finite && r->pass_l1 && r->pass_l2 && r->pass_linf && r->pass_bias && r->pass_phys &&
+           r->pass_extremes && r->pass_gradient && climate;
+}
+
+static void add_name(char *buf, size_t cap, bool failed, const char *name) {
+    size_t n = strlen(buf);
+    if (failed && n < cap) snprintf(buf + n, cap - n, "%s%s", n ? "," : "", name);
+}
+
+void dctk_combo_failed_gates(const dctk_combo_result *r, const dctk_gates *g, char *buf, size_t cap) {
+    if (cap) buf[0] = '\0';
+    add_name(buf, cap, !r->pass_l1, "l1");
+    add_name(buf, cap, !r->pass_l2, "l2");
+    add_name(buf, cap, !r->pass_linf, "linf");
+    add_name(buf, cap, !r->pass_bias, "bias");
+    add_name(buf, cap, !r->pass_phys, "phys");
+    add_name(buf, cap, !r->pass_extremes, "extremes");
+    add_name(buf, cap, !r->pass_gradient, "gradient");
+    add_name(buf, cap, !at_least(r->pearson, g->pearson_min), "pearson");
+    add_name(buf, cap, !at_least(r->ssim, g->ssim_min), "ssim");
+}
+
+/* --- JSON and text ---------------------------------------------------------------- */
+
+/* A threshold: null when off (or unset), else its number. */
+static json_t *limit(double v) { return isnan(v) || v == DCTK_GATE_OFF ? json_null() : json_real(v); }
+
+json_t *dctk_gates_json(const dctk_gates *g) {
+    json_t *j = json_object();
+    json_object_set_new(j, "l1", limit(g->l1));
+    json_object_set_new(j, "l2", limit(g->l2));
+    json_object_set_new(j, "linf", limit(g->linf));
+    json_object_set_new(j, "bias", limit(g->bias));
+    json_object_set_new(j, "pearson_min", limit(g->pearson_min));
+    json_object_set_new(j, "ssim_min", limit(g->ssim_min));
+    json_object_set_new(j, "phys_min", limit(g->phys_min));
+    json_object_set_new(j, "phys_max", limit(g->phys_max));
+    json_object_set_new(j, "phys_tolerance", json_real(g->phys_tol));
+    json_object_set_new(j, "extremes", json_boolean(g->extremes));
+    json_object_set_new(j, "gradient", json_boolean(g->gradient));
+    json_object_set_new(j, "lossless_only", json_boolean(isnan(g->l1)));
+    return j;
+}
+
+static double num_or(const json_t *j, const char *key, double none) {
+    const json_t *v = json_object_get(j, key);
+    return json_is_number(v) ? json_number_value(v) : none;
+}
+
+dctk_gates dctk_gates_from_json(const json_t *j) {
+    dctk_gates g = dctk_gates_none();
+    if (!json_is_object(j)) return g;
+    g.l1 = num_or(j, "l1", NAN);
+    g.l2 = num_or(j, "l2", DCTK_GATE_OFF);
+    g.linf = num_or(j, "linf", DCTK_GATE_OFF);
+    g.bias = num_or(j, "bias", DCTK_GATE_OFF);
+    g.pearson_min = num_or(j, "pearson_min", NAN);
+    g.ssim_min = num_or(j, "ssim_min", NAN);
+    g.phys_min = num_or(j, "phys_min", NAN);
+    g.phys_max = num_or(j, "phys_max", NAN);
+    g.phys_tol = num_or(j, "phys_tolerance", 0);
+    g.extremes = json_is_true(json_object_get(j, "extremes"));
+    g.gradient = json_is_true(json_object_get(j, "gradient"));
+    return g;
+}
+
+static void put(char *buf, size_t cap, const char *what, double v) {
+    size_t n = strlen(buf);
+    if (n < cap && !isnan(v) && v != DCTK_GATE_OFF) snprintf(buf + n, cap - n, "%s%s %.6g", n ? ", " : "", what, v);
+}
+
+void dctk_gates_describe(const dctk_gates *g, char *buf, size_t cap) {
+    if (!cap) return;
+    buf[0] = '\0';
+    if (isnan(g->l1)) {
+        snprintf(buf, cap, "lossless only (no error allowed)");
+        return;
+    }
+    put(buf, cap, "l1 <=", g->l1);
+    put(buf, cap, "l2 <=", g->l2);
+    put(buf, cap, "linf <=", g->linf);
+    put(buf, cap, "|bias| <=", g->bias);
+    put(buf, cap, "pearson >=", g->pearson_min);
+    put(buf, cap, "ssim >=", g->ssim_min);
+    put(buf, cap, "value >=", g->phys_min);
+    put(buf, cap, "value <=", g->phys_max);
+    size_t n = strlen(buf);
+    if (g->extremes && n < cap) snprintf(buf + n, cap - n, ", extremes l1 <= %.3g", g->l1);
+    n = strlen(buf);
+    if (g->gradient && n < cap) snprintf(buf + n, cap - n, ", gradient l1 <= %.3g", g->l1);
+}

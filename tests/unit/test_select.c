@@ -1,0 +1,240 @@
+/* Selection: the gates, the optional threshold-table columns, and which codec
+ * families give NaN and Inf back bit for bit (established here by round trips,
+ * so the NaN-aware space drops exactly the families that would fail). */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "dctk/codec.h"
+#include "dctk/eval.h"
+#include "eval/space_internal.h"
+
+static void write_table(char *path, const char *csv) {
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, csv, strlen(csv)), (ssize_t)strlen(csv));
+    close(fd);
+}
+
+static void table_gate_columns(void **state) {
+    (void)state;
+    char path[] = "/tmp/dctk_gates_XXXXXX";
+    write_table(path, "Short Name,Unit,Existing L1 error,L2 error,Linf error,Bias error\n"
+                      "t,K,0.001,0.004,,off\nq,kg kg-1,0.01,,,\nbad,1,0.01,-2,,\n");
+    dctk_gates asked = dctk_gates_none(), g;
+    char src[256];
+    /* table columns over the defaults; empty cells are the default multiples; off is off */
+    assert_int_equal(dctk_gates_resolve(&asked, path, "t", "K", &g, src, sizeof src), DCTK_OK);
+    assert_true(g.l1 == 0.001 && g.l2 == 0.004 && g.linf == 10 * 0.001 && g.bias == DCTK_GATE_OFF);
+    assert_non_null(strstr(src, path));
+    assert_int_equal(dctk_gates_resolve(&asked, path, "q", "kg kg-1", &g, src, sizeof src), DCTK_OK);
+    assert_true(g.l2 == 0.02 && g.linf == 0.1 && g.bias == 0.005);
+    /* flags over the table */
+    asked.l2 = 0.5;
+    asked.bias = DCTK_GATE_OFF;
+    assert_int_equal(dctk_gates_resolve(&asked, path, "q", "kg kg-1", &g, src, sizeof src), DCTK_OK);
+    assert_true(g.l2 == 0.5 && g.bias == DCTK_GATE_OFF && g.l1 == 0.01);
+    /* no row: lossless only, every derived gate off */
+    asked = dctk_gates_none();
+    assert_int_equal(dctk_gates_resolve(&asked, path, "t", "degC", &g, src, sizeof src), DCTK_OK);
+    assert_true(isnan(g.l1) && g.l2 == DCTK_GATE_OFF && g.linf == DCTK_GATE_OFF);
+    assert_non_null(strstr(src, "lossless"));
+    dctk_space_opts so = {.with_lossy = true};
+    assert_false(dctk_space_opts_for(&so, &g).with_lossy);
+    /* a bad cell names the column */
+    assert_int_equal(dctk_gates_resolve(&asked, path, "bad", "1", &g, src, sizeof src), DCTK_ERR_FORMAT);
+    assert_non_null(strstr(dctk_detail(), "L2 error"));
+    asked.l1 = -1;
+    assert_int_equal(dctk_gates_resolve(&asked, path, "t", "K", &g, src, sizeof src), DCTK_ERR_ARG);
+    unlink(path);
+}
+
+static dctk_combo_result good(void) {
+    return (dctk_combo_result){.ratio = 4, .l1_rel = 1e-3, .l2_rel = 1.5e-3, .linf_rel = 5e-3, .bias_rel = -2e-4,
+                               .pearson = 0.99999, .ssim = 0.999, .extremes_rel = 5e-4, .gradient_rel = 0.5,
+                               .phys_ok = true};
+}
+
+static void each_gate_decides(void **state) {
+    (void)state;
+    dctk_gates g = dctk_gates_none();
+    char src[64], failed[128];
+    g.l1 = 1e-3;
+    assert_int_equal(dctk_gates_resolve(&g, NULL, "t", "K", &g, src, sizeof src), DCTK_OK);
+    dctk_combo_result r = good();
+    assert_true(dctk_combo_keep(&r, &g));
+    g.pearson_min = 0.99999;
+    g.ssim_min = 0.995;
+    assert_true(dctk_combo_keep(&r, &g));
+    /* one gate at a time */
+    r = good(), r.l1_rel = 1.1e-3;
+    assert_false(dctk_combo_keep(&r, &g));
+    assert_false(r.pass_l1);
+    dctk_combo_failed_gates(&r, &g, failed, sizeof failed);
+    assert_string_equal(failed, "l1");
+    r = good(), r.l2_rel = 2.1e-3;
+    assert_false(dctk_combo_keep(&r, &g) || r.pass_l2);
+    r = good(), r.linf_rel = 1.1e-2;
+    assert_false(dctk_combo_keep(&r, &g) || r.pass_linf);
+    r = good(), r.bias_rel = -6e-4;
+    assert_false(dctk_combo_keep(&r, &g) || r.pass_bias);
+    r = good(), r.pearson = 0.9999;
+    assert_false(dctk_combo_keep(&r, &g));
+    dctk_combo_failed_gates(&r, &g, failed, sizeof failed);
+    assert_string_equal(failed, "pearson");
+    r = good(), r.ssim = 0.99;
+    assert_false(dctk_combo_keep(&r, &g));
+    /* the optional gates only when switched on; their pass column is true when off */
+    r = good(), r.phys_ok = false, r.extremes_rel = 2e-3, r.gradient_rel = 2e-3;
+    assert_true(dctk_combo_keep(&r, &g) && r.pass_phys && r.pass_extremes && r.pass_gradient);
+    g.phys_min = 0;
+    g.extremes = g.gradient = true;
+    assert_false(dctk_combo_keep(&r, &g) || r.pass_phys || r.pass_extremes || r.pass_gradient);
+    dctk_combo_failed_gates(&r, &g, failed, sizeof failed);
+    assert_string_equal(failed, "phys,extremes,gradient");
+    /* a switched-off gate passes whatever the value */
+    g = dctk_gates_none();
+    g.l1 = 1e-3;
+    g.linf = DCTK_GATE_OFF;
+    assert_int_equal(dctk_gates_resolve(&g, NULL, "t", "K", &g, src, sizeof src), DCTK_OK);
+    r = good(), r.linf_rel = 0.5;
+    assert_true(dctk_combo_keep(&r, &g) && r.pass_linf);
+    /* failed combos and non-finite metrics are never kept */
+    r = good(), snprintf(r.error, sizeof r.error, "codec failed");
+    assert_false(dctk_combo_keep(&r, &g));
+    r = good(), r.ratio = NAN;
+    assert_false(dctk_combo_keep(&r, &g));
+}
+
+static void lossless_only_needs_exact(void **state) {
+    (void)state;
+    dctk_gates g = dctk_gates_none();
+    dctk_combo_result r = {.ratio = 2, .pearson = 1, .ssim = 1, .phys_ok = true};
+    assert_true(dctk_combo_keep(&r, &g));
+    r.l1_rel = 1e-12, r.linf_rel = 1e-11;
+    assert_false(dctk_combo_keep(&r, &g));
+    assert_false(r.pass_l1);
+    assert_false(dctk_combo_keep(&r, NULL));
+}
+
+static void gates_json_round_trip(void **state) {
+    (void)state;
+    dctk_gates g = dctk_gates_none();
+    g.l1 = 1e-3, g.l2 = 2e-3, g.linf = DCTK_GATE_OFF, g.bias = 5e-4, g.ssim_min = 0.99, g.phys_min = 0,
+    g.phys_tol = 1e-4, g.gradient = true;
+    json_t *j = dctk_gates_json(&g);
+    assert_true(json_is_null(json_object_get(j, "linf")) && json_is_null(json_object_get(j, "phys_max")));
+    dctk_gates h = dctk_gates_from_json(j);
+    assert_true(h.l1 == g.l1 && h.l2 == g.l2 && h.linf == DCTK_GATE_OFF && h.bias == g.bias && h.ssim_min == 0.99 &&
+                h.phys_min == 0 && isnan(h.phys_max) && h.phys_tol == 1e-4 && h.gradient && !h.extremes &&
+                isnan(h.pearson_min));
+    json_decref(j);
+    char text[256];
+    dctk_gates_describe(&g, text, sizeof text);
+    assert_non_null(strstr(text, "l1 <= 0.001"));
+    assert_null(strstr(text, "linf"));
+}
+
+static void pipeline_names(void **state) {
+    (void)state;
+    json_t *comp = json_loads("[{\"name\":\"zstd\",\"configuration\":{\"level\":9,\"checksum\":false}}]", 0, NULL);
+    json_t *filt = json_loads("[{\"name\":\"numcodecs.bitround\",\"configuration\":{\"keepbits\":12}}]", 0, NULL);
+    json_t *asinh = json_loads("[{\"name\":\"any-numcodecs.array-array\",\"configuration\":{\"id\":\"asinh.rs\","
+                               "\"linear_width\":0.5,\"_version\":\"1.0.0\"}}]", 0, NULL);
+    char *n = dctk_pipeline_name(comp, filt, NULL);
+    assert_string_equal(n, "zstd(checksum=false, level=9) | bitround(keepbits=12) | -");
+    free(n);
+    n = dctk_pipeline_name(NULL, asinh, NULL);
+    assert_string_equal(n, "- | asinh.rs(linear_width=0.5) | -");
+    free(n);
+    json_decref(comp), json_decref(filt), json_decref(asinh);
+}
+
+/* --- which families carry NaN and Inf ------------------------------------------ */
+
+enum { H = 16, W = 24 };
+
+/* A smooth float32 chunk with NaN, +Inf and -Inf at a few places. */
+static void chunk_with_nonfinite(float *x) {
+    for (int i = 0; i < H * W; i++) x[i] = 280.0f + 10.0f * sinf((float)i / 37.0f);
+    x[3] = NAN, x[100] = NAN, x[H * W - 1] = NAN, x[50] = INFINITY, x[77] = -INFINITY;
+}
+
+/* Whether the pipeline gives every non-finite value back bit for bit (a codec
+ * that refuses them does not). */
+static bool round_trip_keeps(json_t *pipe, const float *x) {
+    dctk_pipeline *p;
+    if (dctk_pipeline_from_json(pipe, &p) != DCTK_OK) return false;
+    dctk_codec_ctx *ctx = dctk_codec_ctx_new();
+    size_t shape[2] = {H, W};
+    dctk_chunk_spec spec = dctk_spec_make(DCTK_FLOAT32, 2, shape);
+    dctk_buf out = DCTK_BUF_INIT, tmp[2] = {DCTK_BUF_INIT, DCTK_BUF_INIT};
+    float y[H * W];
+    bool ok = dctk_pipeline_encode(p, ctx, &spec, x, &out, tmp) == DCTK_OK &&
+              dctk_pipeline_decode(p, ctx, &spec, out.data, out.size, y, tmp) == DCTK_OK;
+    for (int i = 0; ok && i < H * W; i++)
+        if (!isfinite(x[i])) ok = memcmp(&x[i], &y[i], sizeof x[i]) == 0;
+    /* a NaN that spreads onto finite points counts too */
+    for (int i = 0; ok && i < H * W; i++)
+        if (isfinite(x[i])) ok = isfinite(y[i]);
+    dctk_buf_free(&out), dctk_buf_free(&tmp[0]), dctk_buf_free(&tmp[1]);
+    dctk_codec_ctx_free(ctx);
+    dctk_pipeline_free(p);
+    return ok;
+}
+
+static void nonfinite_families_by_round_trip(void **state) {
+    (void)state;
+    float x[H * W];
+    chunk_with_nonfinite(x);
+    /* a space built from finite statistics holds every family */
+    float finite[H * W];
+    for (int i = 0; i < H * W; i++) finite[i] = 280.0f + 10.0f * sinf((float)i / 37.0f);
+    dctk_sample_stats st;
+    dctk_sample_stats_of(DCTK_FLOAT32, finite, H * W, &st);
+    dctk_space_opts o = {.with_lossy = true};
+    dctk_space *sp;
+    assert_int_equal(dctk_space_build(DCTK_FLOAT32, &st, &o, &sp), DCTK_OK);
+    assert_string_equal(sp->dropped, "");
+    int checked = 0;
+    for (int k = 0; k < sp->nfilt + sp->nser; k++) {
+        bool is_filt = k < sp->nfilt;
+        const dctk_space_entry *e = is_filt ? &sp->filt[k] : &sp->ser[k - sp->nfilt];
+        json_t *pipe = is_filt ? dctk_space_pipeline(sp, -1, k, -1) : dctk_space_pipeline(sp, -1, -1, k - sp->nfilt);
+        bool keeps = round_trip_keeps(pipe, x);
+        if (keeps != dctk_family_carries_nonfinite(e->family, DCTK_FLOAT32))
+            fail_msg("%s: round trip %s NaN/Inf, the space says it %s", e->family, keeps ? "keeps" : "loses",
+                     keeps ? "cannot" : "can");
+        json_decref(pipe);
+        checked++;
+    }
+    assert_true(checked >= 20);
+    /* and the space of a sample with NaN leaves out exactly those that lose them */
+    dctk_sample_stats_of(DCTK_FLOAT32, x, H * W, &st);
+    dctk_space *sn;
+    assert_int_equal(dctk_space_build(DCTK_FLOAT32, &st, &o, &sn), DCTK_OK);
+    /* the families whose round trip lost NaN/Inf above, named once each in space order */
+    assert_non_null(strstr(sn->dropped, "delta, asinh, zfpy"));
+    for (int k = 0; k < sn->nfilt; k++) assert_true(dctk_family_carries_nonfinite(sn->filt[k].family, DCTK_FLOAT32));
+    for (int k = 0; k < sn->nser; k++) assert_true(dctk_family_carries_nonfinite(sn->ser[k].family, DCTK_FLOAT32));
+    assert_string_not_equal(sp->fingerprint, sn->fingerprint);
+    dctk_space_free(sp);
+    dctk_space_free(sn);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(table_gate_columns),     cmocka_unit_test(each_gate_decides),
+        cmocka_unit_test(lossless_only_needs_exact), cmocka_unit_test(gates_json_round_trip),
+        cmocka_unit_test(pipeline_names),         cmocka_unit_test(nonfinite_families_by_round_trip),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
