@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dctk/codec.h"
 #include "dctk/util.h"
 #include "eval/space_internal.h"
 #include "search.h"
@@ -415,6 +416,24 @@ static void add_fallbacks(search *se, bool *final) {
     free(rk);
 }
 
+/* compress writes the best kept combo at or below its --codecs level
+ * (best_{var}.json "by_portability"), so each reader level keeps a finalist:
+ * the best-ranked pair of the stages that passed, per level. */
+static void add_level_bests(search *se, bool *final) {
+    ranked best[DCTK_PORT_DCTK + 1] = {{0, 0}};
+    for (size_t u = 0; u < se->nunits; u++) {
+        if (!se->lead[u].key) continue;
+        int c, f, s;
+        dctk_space_combo(se->sp, se->lead[u].key - 1, &c, &f, &s);
+        json_t *codecs = dctk_space_pipeline(se->sp, c, f, s);
+        int p = codecs ? (int)dctk_codecs_portability(codecs) : DCTK_PORT_DCTK;
+        json_decref(codecs);
+        if (!best[p].key || se->lead[u].score > best[p].score) best[p] = se->lead[u];
+    }
+    for (int p = DCTK_PORT_CORE; p <= DCTK_PORT_DCTK; p++)
+        if (best[p].key) final[best[p].key - 1] = true;
+}
+
 static dctk_status halving(search *se, long max_evals, bool *final) {
     cands cs = {calloc(se->ncombos ? se->ncombos : 1, sizeof(ranked)), 0};
     if (!cs.c) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
@@ -444,6 +463,7 @@ static dctk_status halving(search *se, long max_evals, bool *final) {
                  "than 1.5%% below the best", se->rows[k].fraction);
     }
     if (st == DCTK_OK && max_evals <= 0) add_fallbacks(se, final);
+    if (st == DCTK_OK && max_evals <= 0) add_level_bests(se, final);
     free(cs.c);
     return st;
 }
