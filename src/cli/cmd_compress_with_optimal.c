@@ -22,7 +22,7 @@ static const cli_opt opts[] = {
      "write with this pipeline, no indices: a file or inline JSON, {\"compressor\",\"filter\",\"serializer\"}, "
      "a codec list, or a best_VAR.json"},
     {"--l1-threshold", NULL, OPT_REAL, &gate_l1, "X",
-     "with --pipeline: the relative L1 bound the verification gates on (default: a best_VAR.json's threshold; "
+     "the relative L1 bound the verification gates on (default: a best_VAR.json's gates or threshold; "
      "without any, the verification is advisory)"},
     SPACE_CLI_OPTS(so),
     GATE_CLI_OPTS(so),
@@ -96,6 +96,8 @@ static int run(int argc, char **argv) {
     const char *dataset = pos[0], *where = pos[1], *field = pos[2];
     dctk_evaluate_opts eo;
     if ((rc = sweep_cli_eval_opts(cmd, &so, &eo))) return rc;
+    /* this command's own --l1-threshold shadows the gate flag of the same name: it gates --combo too */
+    if (!isnan(gate_l1)) eo.override_l1 = gate_l1;
 
     dctk_dataset *ds;
     dctk_status st = dctk_dataset_open(dataset, &ds);
