@@ -601,7 +601,7 @@ static dctk_status search_adaptive(const dctk_var *var, const void *sample, cons
     dctk_search_ops ops = {screen, &x};
     dctk_status st = final && x.have ? DCTK_OK : DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
     if (st == DCTK_OK)
-        st = dctk_search_adaptive(sp, s->threshold, var->ndim, plan->shape, so->chunk, o->max_evals, left_out, &ops,
+        st = dctk_search_adaptive(sp, &s->gates, var->ndim, plan->shape, so->chunk, o->max_evals, left_out, &ops,
                                   final, res);
     for (size_t k = 0; k < s->ncombos && st == DCTK_OK; k++) s->nmeasured += final[k];
     if (st == DCTK_OK && o->phase) o->phase(o->progress_user, "finalists on the whole sample");
@@ -750,14 +750,14 @@ static dctk_status sweep_sample(const dctk_var *var, const void *sample, const p
         memcpy(s->dropped, sp->dropped, sizeof s->dropped);
         if (is_writer(o))
             dctk_log(DCTK_LOG_INFO, "%s: the field holds NaN or Inf (%zu of %zu sampled values): left out the "
-                     "families that cannot give them back bit for bit: %s", var->name, stats.n - stats.nfinite,
-                     stats.n, sp->dropped);
+                     "families that cannot give them back bit for bit: %s", var->name, pr->stats.n - pr->stats.nfinite,
+                     pr->stats.n, sp->dropped);
     }
-    dctk_metric_cfg cfg = dctk_metric_cfg_of(&stats);
+    dctk_metric_cfg cfg = dctk_metric_cfg_of(&pr->stats);
     cfg.phys_min = s->gates.phys_min;
     cfg.phys_max = s->gates.phys_max;
     cfg.phys_tol = s->gates.phys_tol;
-    if (dctk_gates_phys_on(&s->gates) && is_writer(o)) report_outside(var, sample, n, &s->gates);
+    if (dctk_gates_phys_on(&s->gates) && is_writer(o)) report_outside(var, sample, (size_t)(pr->plan.nbytes / dctk_dtype_size(var->dtype)), &s->gates);
     dctk_combo_result *res = st == DCTK_OK ? calloc(s->ncombos ? s->ncombos : 1, sizeof *res) : NULL;
     bool *have = res && o->team ? calloc(s->ncombos ? s->ncombos : 1, sizeof *have) : NULL;
     if (st == DCTK_OK && (!res || (o->team && !have))) st = DCTK_NOMEM();

@@ -121,7 +121,7 @@ typedef struct {
 
 typedef struct {
     const dctk_space *sp;
-    double threshold;
+    const dctk_gates *gates;
     const dctk_search_ops *ops;
     size_t ncombos, nunits, ncomp; /* ncomp counts "none" */
     bool *alive;                   /* per unit: the stage still passes */
@@ -170,11 +170,12 @@ static dctk_status run_stages(search *se, const char *phase, const dctk_sample_p
 }
 
 /* Whether a stage's row fails the gates even with its errors divided by margin. */
-static bool fails_by(const dctk_combo_result *r, double threshold, double margin) {
+static bool fails_by(const dctk_combo_result *r, const dctk_gates *gates, double margin) {
     dctk_combo_result s = *r;
     s.l1_rel /= margin, s.l2_rel /= margin, s.linf_rel /= margin;
-    s.euclidean /= margin, s.max_abs_err /= margin;
-    return !dctk_combo_keep(&s, threshold);
+    s.euclidean /= margin, s.max_abs_err /= margin, s.bias_rel /= margin;
+    s.extremes_rel /= margin, s.gradient_rel /= margin;
+    return !dctk_combo_keep(&s, gates);
 }
 
 /* Best first; ties in index order, so every rank sorts alike. */
@@ -240,7 +241,7 @@ static dctk_status probe_stages(search *se, const dctk_sample_part *probe, ranke
         se->stage[u] = *r;
         /* with no compressor, an error is the stage's own */
         bool failed = r->error[0] && comp_of(se, first) < 0;
-        if (failed || (!r->error[0] && fails_by(r, se->threshold, PROBE_MARGIN))) {
+        if (failed || (!r->error[0] && fails_by(r, se->gates, PROBE_MARGIN))) {
             snprintf(why, sizeof why, "its stage %s on %.3g of the sample%s%.80s", failed ? "failed" :
                      "fails the gates by more than 4x", r->fraction, failed ? ": " : "", r->error);
             prune_unit(se, u, r, why);
@@ -274,9 +275,9 @@ static dctk_status confirm_stages(search *se, const ranked *rk, size_t n) {
         st = run_stages(se, "stages confirmed on the whole sample", NULL, batch);
         for (size_t j = from; j < next && st == DCTK_OK; j++) {
             size_t u = rk[j].key;
-            const dctk_combo_result *r = &se->rows[combo(se, u, 0)];
+            dctk_combo_result *r = &se->rows[combo(se, u, 0)];
             se->stage[u] = *r;
-            if (dctk_combo_keep(r, se->threshold)) {
+            if (dctk_combo_keep(r, se->gates)) {
                 passed++;
                 continue;
             }
@@ -447,10 +448,10 @@ static dctk_status halving(search *se, long max_evals, bool *final) {
     return st;
 }
 
-dctk_status dctk_search_adaptive(const dctk_space *sp, double threshold, int ndim, const size_t *shape,
+dctk_status dctk_search_adaptive(const dctk_space *sp, const dctk_gates *gates, int ndim, const size_t *shape,
                                  const size_t *chunk, long max_evals, const bool *left_out,
                                  const dctk_search_ops *ops, bool *final, dctk_combo_result *pruned) {
-    search se = {.sp = sp, .threshold = threshold, .ops = ops, .ncombos = dctk_space_ncombos(sp),
+    search se = {.sp = sp, .gates = gates, .ops = ops, .ncombos = dctk_space_ncombos(sp),
                  .nunits = dctk_sweep_nunits(sp), .ncomp = (size_t)sp->ncomp + sp->comp_none, .pruned = pruned};
     uint64_t bytes = dctk_shape_nelems(ndim, shape) * dctk_dtype_size(sp->dtype);
     size_t want = bytes / MIN_PIECE < NPIECES ? (size_t)(bytes / MIN_PIECE) : NPIECES;

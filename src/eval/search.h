@@ -26,7 +26,7 @@ typedef struct dctk_search_ops {
  * the sample in .fraction, 0 when its compressor never ran) and the reason in
  * .error. shape and chunk: the sample and its production chunks. Units
  * marked in left_out (may be NULL) are not run, their rows not touched. */
-dctk_status dctk_search_adaptive(const dctk_space *sp, double threshold, int ndim, const size_t *shape,
+dctk_status dctk_search_adaptive(const dctk_space *sp, const dctk_gates *gates, int ndim, const size_t *shape,
                                  const size_t *chunk, long max_evals, const bool *left_out,
                                  const dctk_search_ops *ops, bool *final, dctk_combo_result *pruned);
 
