@@ -14,3 +14,5 @@ dctk_script_test(compress_kill ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/intero
 dctk_script_test(compress_next_best ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_compress_next_best.py)
 # error-bounded serializers after a scaling filter: the bound in the filter's units (issue 22)
 dctk_script_test(errbound_scaled ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_errbound_scaled.py)
+# threshold rows found by unit as udunits2 reads them, on real files (issue 23)
+dctk_script_test(units_thresholds ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_units_thresholds.py)

@@ -19,7 +19,7 @@ void sweep_cli_defaults(sweep_cli *o) {
     o->with_lossy = true;
 }
 
-static const char *default_thresholds(void) {
+const char *sweep_default_thresholds(void) {
     static const char *const paths[] = {DCTK_DATADIR "/l1_error_thresholds.csv",
                                         DCTK_SOURCE_DATADIR "/l1_error_thresholds.csv"};
     for (size_t i = 0; i < 2; i++)
@@ -50,7 +50,7 @@ int sweep_cli_eval_opts(const char *cmd, const sweep_cli *o, dctk_evaluate_opts 
         .inner_chunk_bytes = (uint64_t)(o->inner_chunk_mib * 1048576),
         .threads = o->threads ? (int)o->threads : dctk_available_cores(),
         .override_l1 = o->override_l1,
-        .thresholds_csv = o->thresholds ? o->thresholds : default_thresholds(),
+        .thresholds_csv = o->thresholds ? o->thresholds : sweep_default_thresholds(),
         .space = {o->comp_class, o->filt_class, o->ser_class, o->with_lossy},
         .resume = o->resume,
     };

@@ -59,6 +59,8 @@ typedef struct sweep_cli {
 
 void sweep_cli_defaults(sweep_cli *o);
 /* The evaluate options for these flags; 0 or the exit code of a usage error. */
+/* The threshold table shipped with dc_toolkit (installed copy first), or NULL. */
+const char *sweep_default_thresholds(void);
 int sweep_cli_eval_opts(const char *cmd, const sweep_cli *o, dctk_evaluate_opts *eo);
 
 /* Join the MPI job when launched by mpirun or srun (else run alone), and

@@ -99,9 +99,9 @@ static void print_report(const dctk_var *var, const char *store, const json_t *b
     if (wrote && isfinite(best_num(best, "ratio"))) printf(" (sweep predicted %.3f)", best_num(best, "ratio"));
     if (wrote) printf(", %.1f MB/s\n", r->write_s > 0 ? (double)r->bytes_in / 1e6 / r->write_s : 0.0);
     if (r->verified)
-        printf("%s: %s: relative L1 %.3e, L2 %.3e, Linf %.3e, max abs error %.3e%s\n", var->name,
+        printf("%s: %s: relative L1 %.3e, L2 %.3e, Linf %.3e, max abs error %.3g%s%s%s\n", var->name,
                st == DCTK_OK ? "verified" : "read back, not kept", r->l1_rel, r->l2_rel, r->linf_rel, r->max_abs_err,
-               r->lossless ? " (lossless)" : "");
+               var->units[0] ? " " : "", var->units, r->lossless ? " (lossless)" : "");
     fflush(stdout);
 }
 

@@ -121,13 +121,16 @@ static dctk_status pick_threshold(const dctk_var *var, const dctk_evaluate_opts 
         /* a GRIB variable split by level type (t_isobaricInhPa) is still the table's t */
         const char *name = json_string_value(json_object_get(var->attrs, "GRIB_cfVarName"));
         if (!name) name = var->name;
-        dctk_status st = dctk_threshold_lookup(o->thresholds_csv, name, var->units, &s->threshold);
+        char why[200]; /* fits threshold_source with its words around */
+        dctk_status st = dctk_threshold_explain(o->thresholds_csv, name, var->units, &s->threshold, why, sizeof why);
         if (st == DCTK_OK) {
-            snprintf(s->threshold_source, sizeof s->threshold_source, "%s (%s, %s)", o->thresholds_csv, name,
-                     var->units);
+            snprintf(s->threshold_source, sizeof s->threshold_source, "%s, %s", o->thresholds_csv, why);
             return DCTK_OK;
         }
         if (st != DCTK_ERR_NOT_FOUND) return st;
+        /* a row refused for its units is said, not silently replaced by "no threshold" */
+        snprintf(s->threshold_source, sizeof s->threshold_source, "none (%s): kept when the metrics are finite", why);
+        return DCTK_OK;
     }
     snprintf(s->threshold_source, sizeof s->threshold_source, "none: kept when the metrics are finite");
     return DCTK_OK;
