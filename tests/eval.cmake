@@ -16,3 +16,5 @@ dctk_script_test(compress_next_best ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/i
 dctk_script_test(errbound_scaled ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_errbound_scaled.py)
 # threshold rows found by unit as udunits2 reads them, on real files (issue 23)
 dctk_script_test(units_thresholds ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_units_thresholds.py)
+# no timer table unless --verbose, no ETA before the rate is stable (issue 23)
+dctk_script_test(console_quiet ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_console_quiet.py)

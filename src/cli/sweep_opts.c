@@ -65,23 +65,39 @@ typedef struct {
     double t0;
     int last_decile;
     bool tty;
+    double end_prev, t_check; /* the last estimate of the end, and when it was made */
+    bool stable;
 } progress;
+
+/* The first combos' rate misleads (threads starting, a slow codec first: 2823 s
+ * that became 24 s), so an ETA is shown only once two estimates of the end,
+ * a second or more apart, agree within 20 %. */
+static bool eta_stable(progress *p, double el, double eta) {
+    if (p->stable || el - p->t_check < 1.0) return p->stable;
+    double end = el + eta;
+    p->stable = p->end_prev > 0 && fabs(end - p->end_prev) <= 0.2 * p->end_prev;
+    p->end_prev = end, p->t_check = el;
+    return p->stable;
+}
 
 static void show_progress(void *user, size_t done, size_t total) {
     progress *p = user;
     double el = dctk_now() - p->t0, rate = el > 0 ? (double)done / el : 0;
     double eta = rate > 0 ? (double)(total - done) / rate : 0;
     int pct = total ? (int)(100 * done / total) : 100;
+    char eta_s[32] = "ETA --";
+    if (eta_stable(p, el, eta)) snprintf(eta_s, sizeof eta_s, "ETA %.0fs", eta);
     if (p->tty) {
         char bar[31];
         int fill = pct * 30 / 100;
         for (int i = 0; i < 30; i++) bar[i] = i < fill ? '#' : '.';
         bar[30] = '\0';
-        fprintf(stderr, "\r%s [%s] %3d%% %zu/%zu combos %.1f/s ETA %.0fs ", p->var, bar, pct, done, total, rate, eta);
+        fprintf(stderr, "\r%s [%s] %3d%% %zu/%zu combos %.1f/s %-12s", p->var, bar, pct, done, total, rate, eta_s);
         if (done == total) fputc('\n', stderr);
     } else if (done == 1 || pct / 10 > p->last_decile || done == total) {
         p->last_decile = pct / 10;
-        fprintf(stderr, "%s: %zu/%zu combos (%d%%), %.1f combos/s, ETA %.0fs\n", p->var, done, total, pct, rate, eta);
+        fprintf(stderr, "%s: %zu/%zu combos (%d%%), %.1f combos/s, %s\n", p->var, done, total, pct, rate,
+                done == total ? "done" : eta_s);
     }
 }
 
@@ -222,7 +238,8 @@ int sweep_cli_run(const char *cmd, const char *dataset, const sweep_cli *o, swee
         if (done) done(user, var, &sum);
     }
     dctk_dataset_close(ds);
-    if (root) dctk_timer_report();
+    /* where the time went, for who tunes the sweep: not every run's business */
+    if (root && o->verbose) dctk_timer_report();
     if (swept == 0 && failures == 0) {
         if (root) fprintf(stderr, "dc_toolkit %s: %s: no data variables to evaluate\n", cmd, dataset);
         return 1;

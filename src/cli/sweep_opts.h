@@ -55,7 +55,8 @@ typedef struct sweep_cli {
     {"--allow-shared-node", NULL, OPT_BOOL, &(o).allow_shared_node, NULL,                                          \
      "under MPI, allow several ranks on one node (tests); default: one rank per node"},                          \
     {"--verbose", NULL, OPT_BOOL, &(o).verbose, NULL,                                                              \
-     "debug log: per-rank checksums of the broadcast sample, units run per rank"}
+     "debug log: per-rank checksums of the broadcast sample, units run per rank, and a table of where the time "  \
+     "went (wall seconds, and thread-seconds summed over threads)"}
 
 void sweep_cli_defaults(sweep_cli *o);
 /* The evaluate options for these flags; 0 or the exit code of a usage error. */

@@ -129,7 +129,7 @@ static dctk_status pick_threshold(const dctk_var *var, const dctk_evaluate_opts 
         }
         if (st != DCTK_ERR_NOT_FOUND) return st;
         /* a row refused for its units is said, not silently replaced by "no threshold" */
-        snprintf(s->threshold_source, sizeof s->threshold_source, "none (%s): kept when the metrics are finite", why);
+        snprintf(s->threshold_source, sizeof s->threshold_source, "%s; kept when the metrics are finite", why);
         return DCTK_OK;
     }
     snprintf(s->threshold_source, sizeof s->threshold_source, "none: kept when the metrics are finite");
@@ -190,13 +190,13 @@ static dctk_status load_sample(dctk_dataset *ds, size_t v, const dctk_evaluate_o
     if (st == DCTK_OK && is_writer(o)) {
         double tr = dctk_now();
         st = dctk_sample_read(ds, v, plan, sample);
-        dctk_timer_add("sample read", dctk_now() - tr);
+        dctk_timer_add("sample read [wall s]", dctk_now() - tr);
     }
     st = agree(o, st);
     if (st == DCTK_OK && o->team) {
         double tb = dctk_now();
         st = o->team->share(o->team->user, sample, plan->nbytes);
-        dctk_timer_add("sample broadcast", dctk_now() - tb);
+        dctk_timer_add("sample broadcast [wall s]", dctk_now() - tb);
     }
     if (st != DCTK_OK) free(sample);
     else *out = sample;
@@ -357,7 +357,7 @@ static dctk_status sweep_space(const dctk_var *var, const void *sample, const dc
     memcpy(s->chunk, so.chunk, sizeof so.chunk);
     double t0 = dctk_now();
     if (st == DCTK_OK) st = run_sweep(sp, sample, var, plan, &so, o, res);
-    dctk_timer_add("sweep", dctk_now() - t0);
+    dctk_timer_add("sweep [wall s]", dctk_now() - t0);
     dctk_status cst = dctk_csv_writer_close(rc.csv);
     free(skip);
     if (st == DCTK_OK && rc.csv_st != DCTK_OK) st = DCTK_FAIL(rc.csv_st, "%s", rc.csv_err);

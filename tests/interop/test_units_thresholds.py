@@ -79,7 +79,7 @@ with tempfile.TemporaryDirectory() as tmp:
     r = subprocess.run([DCTK, "evaluate_combos", pop, "--where-to-write", tmp, "--field-to-compress", "t",
                         "--compressor-class", "zstd", "--filter-class", "none", "--serializer-class", "none",
                         "--eval-data-size-limit", "100KB"], capture_output=True, text=True, timeout=300)
-    check(r.returncode == 0 and "threshold none (none (row 't' is in 'K'" in r.stdout,
+    check(r.returncode == 0 and "threshold none (row 't' is in 'K'" in r.stdout,
           f"sweep on pop t: rc {r.returncode}, {r.stdout[-400:]} {r.stderr[-400:]}")
 
     # q in two spellings of kg kg-1, values from a real field (meccatemp's t scaled to a humidity)
