@@ -23,3 +23,7 @@ if(DCTK_NODE AND DCTK_CHROMIUM)
   set_tests_properties(report_html_hover PROPERTIES TIMEOUT 60)
   set_property(TEST report_html_hover APPEND PROPERTY ENVIRONMENT ${DCTK_LSAN_FONTCONFIG})
 endif()
+
+# plot_compression_errors: the worst slice by default, --index, exact everywhere (issue 23)
+dctk_script_test(plot_errors_slice ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_plot_errors_slice.py)
+set_property(TEST plot_errors_slice APPEND PROPERTY ENVIRONMENT ${DCTK_LSAN_FONTCONFIG})
