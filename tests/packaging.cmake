@@ -9,3 +9,9 @@ dctk_script_test(packaging_install ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/to
 # minutes as root: make check-fresh), and the Spack recipe names real options.
 dctk_script_test(packaging_recipes ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/tools/packaging_check.py recipes)
 set_tests_properties(packaging_docs packaging_install packaging_recipes PROPERTIES TIMEOUT 60)
+
+# The user guide runs as written, and every command's help agrees with the README (issue 23).
+dctk_script_test(guide_runs ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/tools/guide_check.py)
+set_tests_properties(guide_runs PROPERTIES TIMEOUT 600)
+set_property(TEST guide_runs APPEND PROPERTY ENVIRONMENT
+  LSAN_OPTIONS=suppressions=${CMAKE_CURRENT_SOURCE_DIR}/interop/lsan_fontconfig.supp:print_suppressions=0)
