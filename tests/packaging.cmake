@@ -15,3 +15,4 @@ dctk_script_test(guide_runs ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/tools/gui
 set_tests_properties(guide_runs PROPERTIES TIMEOUT 600)
 set_property(TEST guide_runs APPEND PROPERTY ENVIRONMENT
   LSAN_OPTIONS=suppressions=${CMAKE_CURRENT_SOURCE_DIR}/interop/lsan_fontconfig.supp:print_suppressions=0)
+dctk_script_test(help_readme ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/tools/help_readme_check.py)

@@ -28,7 +28,7 @@ static int run(int argc, char **argv);
 
 const cli_cmd cmd_analyze_clustering = {
     .name = "analyze_clustering",
-    .summary = "ratio against L1/L2/Linf with clusters, Pareto fronts and threshold (PNG, SVG, HTML)",
+    .summary = "ratio against L1/L2/Linf with clusters, Pareto fronts, the winner and the threshold (PNG, SVG, HTML)",
     .usage = "--where-to-write DIR --var VAR [options]",
     .help = "Reads DIR/results_VAR.parquet (or DIR/config_space_VAR_rank0.csv when there is no Parquet file)\n"
             "and the threshold and the winner from DIR/best_VAR.json. For each of relative L1, L2 and Linf:\n"

@@ -13,7 +13,7 @@ static const cli_opt opts[] = {
     {"--where-to-write", NULL, OPT_STR, &so.where, "DIR", "folder for results and the store (or the second argument)"},
     {"--field-to-compress", NULL, OPT_STR, &so.field, "VAR", "only this field (default: every data variable)"},
     SWEEP_CLI_OPTS(so),
-    WRITE_CLI_OPTS(wo),
+    WRITE_CLI_BASE_OPTS(wo),
     {0},
 };
 
@@ -21,7 +21,7 @@ static int run(int argc, char **argv);
 
 const cli_cmd cmd_compress = {
     .name = "compress",
-    .summary = "one shot: sweep every field, write each with its best combo, merge",
+    .summary = "one shot: sweep every field, write each with its best combo, verify, merge",
     .usage = "DATASET --where-to-write DIR [options]",
     .help = "Runs evaluate_combos on every data variable (or --field-to-compress), then compress_with_optimal\n"
             "with each field's best combo, then merge_compressed_fields. Prints, per field, the ratio the sweep\n"
@@ -100,6 +100,7 @@ static int run(int argc, char **argv) {
     int rc = cli_parse(&cmd_compress, argc, argv, pos, 1, 2, &np);
     if (rc) return rc < 0 ? 0 : rc;
     if (np == 2) so.where = pos[1];
+    wo.threads = so.threads; /* one thread count for the sweep and the writer */
     if (!so.where) {
         fprintf(stderr, "dc_toolkit %s: --where-to-write DIR is required\n", cmd);
         return 2;

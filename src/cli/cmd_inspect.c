@@ -87,8 +87,8 @@ static int run(int argc, char **argv) {
 
 const cli_cmd cmd_inspect_dataset = {
     .name = "inspect_dataset",
-    .summary = "list the variables of a netCDF, GRIB or Zarr input as the readers see them",
-    .usage = "DATASET",
+    .summary = "list the variables of a netCDF, GRIB or Zarr input as the readers see them, and their threshold",
+    .usage = "DATASET [options]",
     .help = "Prints the format, the global attributes and, for every variable, its dimensions,\n"
             "stored and decoded (CF) data type, units, decoded size and whether it is a\n"
             "coordinate or a data variable; under each data variable, the row of the threshold\n"

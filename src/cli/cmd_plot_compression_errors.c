@@ -32,13 +32,13 @@ static int run(int argc, char **argv);
 
 const cli_cmd cmd_plot_compression_errors = {
     .name = "plot_compression_errors",
-    .summary = "3x3 panel of a combo's errors on a (lat, lon) slice and its 180-degree shift (PDF, PNG)",
-    .usage = "DATASET WHERE_TO_WRITE FIELD COMP_IDX FILT_IDX SER_IDX [options]",
+    .summary = "3x3 panel of a combo's errors on the (lat, lon) slice where they are largest, and its 180-degree shift (PDF, PNG)",
+    .usage = "DATASET DIR FIELD COMP_IDX FILT_IDX SER_IDX [options]",
     .help = "Resolves the combo as compress_with_optimal does (same --eval-data-size-limit and class flags,\n"
             "or --combo best_FIELD.json), takes a 2-D slice of FIELD over its last two dimensions (lat, lon):\n"
             "by default the one where the pipeline's absolute error is largest (every slice is tried; a\n"
             "pipeline exact everywhere is said so), or the one --index names. It runs the pipeline on it as\n"
-            "one chunk, and again on the slice rolled by half its longitudes. Writes WHERE_TO_WRITE/FIELD_compression_errors.pdf and .png:\n"
+            "one chunk, and again on the slice rolled by half its longitudes. Writes DIR/FIELD_compression_errors.pdf and .png:\n"
             "original, decoded and absolute error, the same for the shifted field, and three differences that\n"
             "show whether the pipeline treats the periodic seam like any other longitude. Example:\n"
             "  dc_toolkit plot_compression_errors era5.nc out t2m 3 10 -1",
@@ -261,7 +261,7 @@ static int run(int argc, char **argv) {
     slice_opt = -1;
     int rc = cli_parse(&cmd_plot_compression_errors, argc, argv, pos, 3, 6, &np);
     if (rc) return rc < 0 ? 0 : rc;
-    if ((rc = write_cli_indices(cmd, combo_path, pos + 3, np - 3, idx))) return rc;
+    if ((rc = write_cli_indices(cmd, combo_path, pos[1], pos[2], pos + 3, np - 3, idx))) return rc;
     dctk_evaluate_opts eo;
     if ((rc = sweep_cli_eval_opts(cmd, &so, &eo))) return rc;
     dctk_dataset *ds;

@@ -25,9 +25,13 @@ typedef struct sweep_cli {
 /* The flags that decide the codec space and the sample: shared by every
  * command that names combos by index. The class flags' help names no
  * family: cli_opt_help fills {compressors} & co. from the codec registry. */
+#define SPACE_CLI_LIMIT(o, text) {"--eval-data-size-limit", NULL, OPT_SIZE, &(o).size_limit, "SIZE", text}
+/* The writers take the limit only to rebuild the space the sweep's indices name. */
 #define SPACE_CLI_OPTS(o)                                                                                          \
-    {"--eval-data-size-limit", NULL, OPT_SIZE, &(o).size_limit, "SIZE",                                            \
-     "largest sample to evaluate, e.g. 500MB, 2GiB (default 5GB)"},                                               \
+    SPACE_CLI_LIMIT(o, "the sample limit the sweep used (default 5GB): with the class flags it decides the codec " \
+                       "space that COMP_IDX FILT_IDX SER_IDX index"),                                             \
+    SPACE_CLI_CLASSES(o)
+#define SPACE_CLI_CLASSES(o)                                                                                       \
     {"--inner-chunk-mib", NULL, OPT_REAL, &(o).inner_chunk_mib, "MIB",                                              \
      "inner chunk size the store will use; the sample is evaluated in such chunks (default 16)"},                \
     {"--compressor-class", NULL, OPT_STR, &(o).comp_class, "C",                                                    \
@@ -41,7 +45,8 @@ typedef struct sweep_cli {
 
 /* The flags of the sweep itself. */
 #define SWEEP_CLI_OPTS(o)                                                                                          \
-    SPACE_CLI_OPTS(o),                                                                                             \
+    SPACE_CLI_LIMIT(o, "largest sample to evaluate, e.g. 500MB, 2GiB (default 5GB)"),                              \
+    SPACE_CLI_CLASSES(o),                                                                                          \
     {"--threads-per-rank", NULL, OPT_INT, &(o).threads, "N",                                                       \
      "worker threads (default: the cores this process may use)"},                                               \
     {"--oversubscription-check", NULL, OPT_STR, &(o).oversub, "warn|abort|off",                                    \

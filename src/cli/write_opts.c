@@ -33,9 +33,12 @@ static bool parse_idx(const char *s, int *out) {
     return true;
 }
 
-int write_cli_indices(const char *cmd, const char *combo_path, const char *const *pos, int np, int *idx) {
+int write_cli_indices(const char *cmd, const char *combo_path, const char *where, const char *field,
+                      const char *const *pos, int np, int *idx) {
     if (!combo_path && np != 3) {
-        fprintf(stderr, "dc_toolkit %s: give COMP_IDX FILT_IDX SER_IDX, or --combo best_FIELD.json\n", cmd);
+        /* the path as the user can type it from here, not the name inside the folder */
+        fprintf(stderr, "dc_toolkit %s: give COMP_IDX FILT_IDX SER_IDX, or --combo %s/best_%s.json\n", cmd, where,
+                field);
         return 2;
     }
     for (int i = 0; i < 3; i++) idx[i] = -1;
@@ -65,6 +68,11 @@ dctk_status write_cli_resolve(dctk_dataset *ds, size_t v, const char *where, con
         best = write_cli_load_best(path); /* optional: bound, provenance, fingerprint */
         const char *fp = json_string_value(json_object_get(best, "fingerprint"));
         st = dctk_combo_resolve(ds, v, eo->size_limit, &eo->space, idx[0], idx[1], idx[2], fp, codecs, NULL);
+        if (st != DCTK_OK && fp) {
+            char why[1024];
+            snprintf(why, sizeof why, "%s", dctk_detail());
+            dctk_set_detail("%s, or take the sweep's winner with --combo %s", why, path);
+        }
         if (best && (json_integer_value(json_object_get(best, "comp_idx")) != idx[0] ||
                      json_integer_value(json_object_get(best, "filt_idx")) != idx[1] ||
                      json_integer_value(json_object_get(best, "ser_idx")) != idx[2])) {

@@ -45,8 +45,8 @@ dctk_status dctk_combo_resolve(dctk_dataset *ds, size_t v, uint64_t size_limit, 
     if (expect && strcmp(expect, sp->fingerprint) != 0)
         st = DCTK_FAIL(DCTK_ERR_ARG,
                        "variable '%s': the codec space differs from the one the sweep used (fingerprint %s, sweep %s): "
-                       "use the same --eval-data-size-limit and class flags, or --combo best_%s.json",
-                       var->name, sp->fingerprint, expect, var->name);
+                       "use the same --eval-data-size-limit and class flags",
+                       var->name, sp->fingerprint, expect);
     else if (!dctk_space_has(sp, c, f, s))
         st = DCTK_FAIL(DCTK_ERR_ARG,
                        "variable '%s': no combo (%d, %d, %d) in this space: comp_idx in [%d, %d), filt_idx in [%d, %d), "

@@ -145,7 +145,7 @@ for c, summary in cmds.items():
     check(usage is not None, f"{c}: no usage line")
     if usage is None:
         continue
-    core = usage.replace(" [options]", "").strip()
+    core = re.sub(r"\s*\[options\]", "", usage).strip()
     if c in table:
         check(table[c][0] == core, f"{c}: README synopsis {table[c][0]!r} vs usage {core!r}")
         check(table[c][1] == summary, f"{c}: README says {table[c][1]!r}, --help says {summary!r}")
@@ -179,6 +179,8 @@ for name, text in docs:
         if m and m.group(1) in cmds:
             pass
 # the hints a command prints name paths that exist from where the user stands
+r = run("compress_with_optimal", "/nonexistent.nc", "some/dir", "t")
+check(r.returncode == 2 and "--combo some/dir/best_t.json" in r.stderr, f"the --combo hint: {r.stderr!r}")
 print(f"help_readme_check: {len(cmds)} commands, {n} example lines")
 if failures:
     sys.exit("help_readme_check: %d failure(s)" % len(failures))
