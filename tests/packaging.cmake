@@ -8,7 +8,15 @@ dctk_script_test(packaging_install ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/to
 # The README, the Dockerfile and check-fresh agree (check-fresh itself runs for
 # minutes as root: make check-fresh), and the Spack recipe names real options.
 dctk_script_test(packaging_recipes ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/tools/packaging_check.py recipes)
-set_tests_properties(packaging_docs packaging_install packaging_recipes PROPERTIES TIMEOUT 60)
+# The libraries others link (cmake --install into a temporary prefix): nm -g over
+# every static library lists dctk_ symbols only; a program that links the codec
+# library alone builds from its pkg-config file and round-trips a real file.
+dctk_script_test(packaging_symbols ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/tools/packaging_check.py symbols
+  ${CMAKE_COMMAND})
+dctk_script_test(packaging_codecs_only ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/tools/packaging_check.py codecs_only
+  ${CMAKE_COMMAND} ${CMAKE_C_COMPILER})
+set_tests_properties(packaging_docs packaging_install packaging_recipes packaging_symbols packaging_codecs_only
+  PROPERTIES TIMEOUT 60)
 
 # The user guide runs as written, and every command's help agrees with the README (issue 23).
 dctk_script_test(guide_runs ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/tools/guide_check.py)

@@ -1,7 +1,7 @@
 # The MPI layer: pieces, topology fallback and a lone process (unit), and
 # mpirun with 2 ranks on this machine (interop/test_par.py; each case < 60 s).
 dctk_unit_test(test_par unit/test_par.c)
-target_link_libraries(test_par PRIVATE dctk_par)
+target_link_libraries(test_par PRIVATE dctk_par_objects)
 set_tests_properties(test_par PROPERTIES TIMEOUT 30)
 
 # Without MPI (DCTK_MPI=OFF) there is nothing to launch: the unit test above

@@ -9,7 +9,7 @@ set_property(TEST test_report APPEND PROPERTY ENVIRONMENT ${DCTK_LSAN_FONTCONFIG
 
 # Prints our k-means and silhouette on given points, for the sklearn comparison.
 add_executable(dctk_report_tool tools/report_tool.c)
-target_link_libraries(dctk_report_tool PRIVATE dctk)
+target_link_libraries(dctk_report_tool PRIVATE dctk_report)
 
 dctk_script_test(report_kmeans_sklearn ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_report_sklearn.py
                  $<TARGET_FILE:dctk_report_tool>)

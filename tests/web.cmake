@@ -2,7 +2,7 @@
 if(DCTK_WEB)
   # the Slurm script generator and the data-root confinement
   dctk_unit_test(test_web unit/test_web.c)
-  target_link_libraries(test_web PRIVATE dctk_web)
+  target_link_libraries(test_web PRIVATE dctk_web_objects)
 
   # HTTP errors (.., symlinks, oversized uploads, unknown jobs, tokens, origins) and the
   # vcluster script run under stand-in srun and sbatch

@@ -10,6 +10,8 @@
 
 #include <stddef.h>
 
+#include "dctk/api.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -24,12 +26,12 @@ typedef struct dctk_allocator {
 /* Use a for every later allocation (NULL: back to the C library). Call it
  * before anything is allocated and while no other thread runs in dctk: memory
  * must be freed by the allocator that made it. */
-void dctk_set_allocator(const dctk_allocator *a);
+DCTK_API void dctk_set_allocator(const dctk_allocator *a);
 
-void *dctk_malloc(size_t n);
-void *dctk_calloc(size_t count, size_t size); /* zeroed; NULL on overflow */
-void *dctk_realloc(void *p, size_t n);
-void dctk_free(void *p); /* accepts NULL */
+DCTK_API void *dctk_malloc(size_t n);
+DCTK_API void *dctk_calloc(size_t count, size_t size); /* zeroed; NULL on overflow */
+DCTK_API void *dctk_realloc(void *p, size_t n);
+DCTK_API void dctk_free(void *p); /* accepts NULL */
 
 #ifdef __cplusplus
 }

@@ -26,20 +26,20 @@ typedef enum dctk_dtype {
 } dctk_dtype;
 
 /* Bytes per element; 0 for DCTK_DTYPE_INVALID. */
-size_t dctk_dtype_size(dctk_dtype t);
-bool dctk_dtype_is_float(dctk_dtype t);
-bool dctk_dtype_is_signed(dctk_dtype t);
+DCTK_API size_t dctk_dtype_size(dctk_dtype t);
+DCTK_API bool dctk_dtype_is_float(dctk_dtype t);
+DCTK_API bool dctk_dtype_is_signed(dctk_dtype t);
 /* Zarr v3 name: "float32", "int16", ... */
-const char *dctk_dtype_name(dctk_dtype t);
+DCTK_API const char *dctk_dtype_name(dctk_dtype t);
 /* numpy little-endian type string, as numcodecs configurations spell it: "<f4", "|i1". */
-const char *dctk_dtype_numpy(dctk_dtype t);
+DCTK_API const char *dctk_dtype_numpy(dctk_dtype t);
 /* Parse a Zarr v3 name or a numpy type string ("<f8", "float64", "int16", "|u1"). */
-dctk_status dctk_dtype_parse(const char *s, dctk_dtype *out);
+DCTK_API dctk_status dctk_dtype_parse(const char *s, dctk_dtype *out);
 
 /* Read element i of a typed buffer as double, and write a double into it
  * (converted with C rules; callers round first where it matters). */
-double dctk_load_f64(dctk_dtype t, const void *buf, size_t i);
-void dctk_store_f64(dctk_dtype t, void *buf, size_t i, double v);
+DCTK_API double dctk_load_f64(dctk_dtype t, const void *buf, size_t i);
+DCTK_API void dctk_store_f64(dctk_dtype t, void *buf, size_t i, double v);
 
 typedef struct dctk_array {
     dctk_dtype dtype;
@@ -50,14 +50,14 @@ typedef struct dctk_array {
 } dctk_array;
 
 /* A contiguous C-order view of data with the given shape. */
-dctk_array dctk_array_view(dctk_dtype t, int ndim, const size_t *shape, void *data);
-size_t dctk_shape_nelems(int ndim, const size_t *shape);
-size_t dctk_array_nelems(const dctk_array *a);
-size_t dctk_array_nbytes(const dctk_array *a);
-bool dctk_array_is_contiguous(const dctk_array *a);
+DCTK_API dctk_array dctk_array_view(dctk_dtype t, int ndim, const size_t *shape, void *data);
+DCTK_API size_t dctk_shape_nelems(int ndim, const size_t *shape);
+DCTK_API size_t dctk_array_nelems(const dctk_array *a);
+DCTK_API size_t dctk_array_nbytes(const dctk_array *a);
+DCTK_API bool dctk_array_is_contiguous(const dctk_array *a);
 
 /* "[3, 96, 192]" into buf. Returns buf. */
-char *dctk_shape_str(int ndim, const size_t *shape, char *buf, size_t cap);
+DCTK_API char *dctk_shape_str(int ndim, const size_t *shape, char *buf, size_t cap);
 
 #ifdef __cplusplus
 }

@@ -29,16 +29,16 @@ typedef struct dctk_buf {
 #define DCTK_BUF_INIT {NULL, 0, 0, false}
 
 /* A view of cap bytes at p, empty. */
-dctk_buf dctk_buf_view(void *p, size_t cap);
+DCTK_API dctk_buf dctk_buf_view(void *p, size_t cap);
 
 /* Make cap >= n (contents kept). A view that is too small fails with
  * DCTK_ERR_INTERNAL: whoever sized it (a codec's bound) was wrong. */
-dctk_status dctk_buf_reserve(dctk_buf *b, size_t n);
+DCTK_API dctk_status dctk_buf_reserve(dctk_buf *b, size_t n);
 /* Set size to n, growing as needed (new bytes uninitialised). */
-dctk_status dctk_buf_resize(dctk_buf *b, size_t n);
-dctk_status dctk_buf_append(dctk_buf *b, const void *p, size_t n);
-void dctk_buf_free(dctk_buf *b); /* accepts NULL; leaves b empty */
-void dctk_buf_swap(dctk_buf *a, dctk_buf *b);
+DCTK_API dctk_status dctk_buf_resize(dctk_buf *b, size_t n);
+DCTK_API dctk_status dctk_buf_append(dctk_buf *b, const void *p, size_t n);
+DCTK_API void dctk_buf_free(dctk_buf *b); /* accepts NULL; leaves b empty */
+DCTK_API void dctk_buf_swap(dctk_buf *a, dctk_buf *b);
 
 #ifdef __cplusplus
 }

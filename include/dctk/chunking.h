@@ -17,13 +17,13 @@ extern "C" {
  * (time, lat, lon) field gets chunks (k, lat, lon) with k as large as fits in
  * target_bytes, and a huge single slice gets (1, m, lon). Never below one
  * element per dimension, never above the field. Zero-length dims give 1. */
-void dctk_chunk_shape_for(dctk_dtype t, int ndim, const size_t *shape, uint64_t target_bytes, size_t *chunk);
+DCTK_API void dctk_chunk_shape_for(dctk_dtype t, int ndim, const size_t *shape, uint64_t target_bytes, size_t *chunk);
 
 /* A shard: a whole number of chunks along every dimension, grown from the
  * innermost dimension outwards like the chunk, at most target_bytes (but at
  * least one chunk), and no more chunks along a dimension than the field needs. */
-void dctk_shard_shape_for(dctk_dtype t, int ndim, const size_t *shape, const size_t *chunk, uint64_t target_bytes,
-                          size_t *shard);
+DCTK_API void dctk_shard_shape_for(dctk_dtype t, int ndim, const size_t *shape, const size_t *chunk,
+                                   uint64_t target_bytes, size_t *shard);
 
 /* Pad a chunk buffer of shape full (C order, element size es) whose leading
  * corner of extent valid holds data: every element past the valid extent
@@ -31,7 +31,7 @@ void dctk_shard_shape_for(dctk_dtype t, int ndim, const size_t *shape, const siz
  * are padded this way by the writer and the sweep alike: a fill value (NaN)
  * in the padding would make block transforms such as ZFP smear garbage into
  * valid points and make asinh refuse the chunk; readers crop the padding. */
-void dctk_pad_edges(int ndim, size_t es, const size_t *valid, const size_t *full, void *buf);
+DCTK_API void dctk_pad_edges(int ndim, size_t es, const size_t *valid, const size_t *full, void *buf);
 
 #ifdef __cplusplus
 }

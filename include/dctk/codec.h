@@ -48,9 +48,9 @@ typedef struct dctk_chunk_spec {
     size_t shape[DCTK_MAX_DIMS];
 } dctk_chunk_spec;
 
-size_t dctk_spec_nelems(const dctk_chunk_spec *s);
-size_t dctk_spec_nbytes(const dctk_chunk_spec *s);
-dctk_chunk_spec dctk_spec_make(dctk_dtype t, int ndim, const size_t *shape);
+DCTK_API size_t dctk_spec_nelems(const dctk_chunk_spec *s);
+DCTK_API size_t dctk_spec_nbytes(const dctk_chunk_spec *s);
+DCTK_API dctk_chunk_spec dctk_spec_make(dctk_dtype t, int ndim, const size_t *shape);
 
 typedef struct dctk_codec dctk_codec;
 /* Per-thread scratch and library contexts (zstd, ...). */
@@ -155,30 +155,30 @@ struct dctk_codec {
     const dctk_codec_vt *vt;
 };
 
-dctk_codec_ctx *dctk_codec_ctx_new(void);
-void dctk_codec_ctx_free(dctk_codec_ctx *ctx); /* accepts NULL */
+DCTK_API dctk_codec_ctx *dctk_codec_ctx_new(void);
+DCTK_API void dctk_codec_ctx_free(dctk_codec_ctx *ctx); /* accepts NULL */
 
 /* --- registry ----------------------------------------------------------- */
 /* All registered codec types, NULL-terminated, in the order the codec space
  * lists their families. */
-const dctk_codec_vt *const *dctk_codec_types(void);
+DCTK_API const dctk_codec_vt *const *dctk_codec_types(void);
 /* The registered type a codec object names (by name, and by configuration
  * "id" for any-numcodecs.*), or NULL. */
-const dctk_codec_vt *dctk_codec_type_of(const json_t *obj);
+DCTK_API const dctk_codec_vt *dctk_codec_type_of(const json_t *obj);
 /* Build from a full codec object {"name":..., "configuration":...}. An unknown
  * name is DCTK_ERR_NOT_FOUND naming the codec. */
-dctk_status dctk_codec_from_json(const json_t *obj, dctk_codec **out);
+DCTK_API dctk_status dctk_codec_from_json(const json_t *obj, dctk_codec **out);
 /* Shorthand for tests and the space builder: parse JSON text. */
-dctk_status dctk_codec_from_string(const char *json_text, dctk_codec **out);
-json_t *dctk_codec_to_json(const dctk_codec *c);
+DCTK_API dctk_status dctk_codec_from_string(const char *json_text, dctk_codec **out);
+DCTK_API json_t *dctk_codec_to_json(const dctk_codec *c);
 /* Compact JSON text with sorted keys (free() it). */
-char *dctk_codec_to_string(const dctk_codec *c);
-void dctk_codec_free(dctk_codec *c); /* accepts NULL */
-dctk_status dctk_codec_out_spec(const dctk_codec *c, const dctk_chunk_spec *in, dctk_chunk_spec *out);
-dctk_status dctk_codec_encode(const dctk_codec *c, dctk_codec_ctx *ctx, const dctk_chunk_spec *in,
-                              const void *src, size_t n, dctk_buf *dst);
-dctk_status dctk_codec_decode(const dctk_codec *c, dctk_codec_ctx *ctx, const dctk_chunk_spec *in,
-                              const void *src, size_t n, dctk_buf *dst);
+DCTK_API char *dctk_codec_to_string(const dctk_codec *c);
+DCTK_API void dctk_codec_free(dctk_codec *c); /* accepts NULL */
+DCTK_API dctk_status dctk_codec_out_spec(const dctk_codec *c, const dctk_chunk_spec *in, dctk_chunk_spec *out);
+DCTK_API dctk_status dctk_codec_encode(const dctk_codec *c, dctk_codec_ctx *ctx, const dctk_chunk_spec *in,
+                                       const void *src, size_t n, dctk_buf *dst);
+DCTK_API dctk_status dctk_codec_decode(const dctk_codec *c, dctk_codec_ctx *ctx, const dctk_chunk_spec *in,
+                                       const void *src, size_t n, dctk_buf *dst);
 
 /* --- pipeline ----------------------------------------------------------- */
 /* array->array*, one array->bytes, bytes->bytes*: a Zarr v3 "codecs" list. */
@@ -189,23 +189,24 @@ typedef struct dctk_pipeline {
 } dctk_pipeline;
 
 /* From a JSON array of codec objects. Checks the order of kinds. */
-dctk_status dctk_pipeline_from_json(const json_t *list, dctk_pipeline **out);
+DCTK_API dctk_status dctk_pipeline_from_json(const json_t *list, dctk_pipeline **out);
 /* Take ownership of n codecs (on failure they are freed too). */
-dctk_status dctk_pipeline_new(dctk_codec **codecs, int n, dctk_pipeline **out);
-json_t *dctk_pipeline_to_json(const dctk_pipeline *p);
-void dctk_pipeline_free(dctk_pipeline *p); /* accepts NULL */
+DCTK_API dctk_status dctk_pipeline_new(dctk_codec **codecs, int n, dctk_pipeline **out);
+DCTK_API json_t *dctk_pipeline_to_json(const dctk_pipeline *p);
+DCTK_API void dctk_pipeline_free(dctk_pipeline *p); /* accepts NULL */
 /* Encode one chunk (spec + contiguous data) into out. tmp is scratch reused
  * across calls (two buffers). */
-dctk_status dctk_pipeline_encode(const dctk_pipeline *p, dctk_codec_ctx *ctx, const dctk_chunk_spec *spec,
-                                 const void *src, dctk_buf *out, dctk_buf tmp[2]);
+DCTK_API dctk_status dctk_pipeline_encode(const dctk_pipeline *p, dctk_codec_ctx *ctx, const dctk_chunk_spec *spec,
+                                          const void *src, dctk_buf *out, dctk_buf tmp[2]);
 /* Like dctk_pipeline_encode, but appends the encoded chunk to out (out->size
  * grows by its length). When the last codec has a bound, it writes straight
  * into out's tail: the encoded bytes are never copied. */
-dctk_status dctk_pipeline_encode_append(const dctk_pipeline *p, dctk_codec_ctx *ctx, const dctk_chunk_spec *spec,
-                                        const void *src, dctk_buf *out, dctk_buf tmp[2]);
+DCTK_API dctk_status dctk_pipeline_encode_append(const dctk_pipeline *p, dctk_codec_ctx *ctx,
+                                                 const dctk_chunk_spec *spec, const void *src, dctk_buf *out,
+                                                 dctk_buf tmp[2]);
 /* Decode one chunk into dst, which holds dctk_spec_nbytes(spec) bytes. */
-dctk_status dctk_pipeline_decode(const dctk_pipeline *p, dctk_codec_ctx *ctx, const dctk_chunk_spec *spec,
-                                 const void *src, size_t n, void *dst, dctk_buf tmp[2]);
+DCTK_API dctk_status dctk_pipeline_decode(const dctk_pipeline *p, dctk_codec_ctx *ctx, const dctk_chunk_spec *spec,
+                                          const void *src, size_t n, void *dst, dctk_buf tmp[2]);
 
 #ifdef __cplusplus
 }

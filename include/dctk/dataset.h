@@ -41,28 +41,28 @@ typedef struct dctk_var {
 typedef struct dctk_dataset dctk_dataset;
 
 /* Open by content. Errors name the file and the problem in the detail. */
-dctk_status dctk_dataset_open(const char *path, dctk_dataset **out);
-void dctk_dataset_close(dctk_dataset *ds); /* accepts NULL */
+DCTK_API dctk_status dctk_dataset_open(const char *path, dctk_dataset **out);
+DCTK_API void dctk_dataset_close(dctk_dataset *ds); /* accepts NULL */
 
-const char *dctk_dataset_path(const dctk_dataset *ds);
-dctk_format dctk_dataset_format(const dctk_dataset *ds);
-const char *dctk_format_name(dctk_format f); /* "netCDF-4", "GRIB", "Zarr v3", ... */
-json_t *dctk_dataset_attrs(const dctk_dataset *ds); /* global attributes (borrowed) */
+DCTK_API const char *dctk_dataset_path(const dctk_dataset *ds);
+DCTK_API dctk_format dctk_dataset_format(const dctk_dataset *ds);
+DCTK_API const char *dctk_format_name(dctk_format f); /* "netCDF-4", "GRIB", "Zarr v3", ... */
+DCTK_API json_t *dctk_dataset_attrs(const dctk_dataset *ds); /* global attributes (borrowed) */
 
-size_t dctk_dataset_nvars(const dctk_dataset *ds);
-const dctk_var *dctk_dataset_var(const dctk_dataset *ds, size_t i);
+DCTK_API size_t dctk_dataset_nvars(const dctk_dataset *ds);
+DCTK_API const dctk_var *dctk_dataset_var(const dctk_dataset *ds, size_t i);
 /* The variables the reader leaves out (text, user-defined types, GRIB
  * messages it cannot decode, ...): the name of the i-th and why (may be NULL),
  * or NULL past the last. Nothing a store is made from may drop them unsaid. */
-const char *dctk_dataset_skipped(const dctk_dataset *ds, size_t i, const char **why);
+DCTK_API const char *dctk_dataset_skipped(const dctk_dataset *ds, size_t i, const char **why);
 /* Index of a variable by name; DCTK_ERR_NOT_FOUND lists the available data variables. */
-dctk_status dctk_dataset_find(const dctk_dataset *ds, const char *name, size_t *idx);
+DCTK_API dctk_status dctk_dataset_find(const dctk_dataset *ds, const char *name, size_t *idx);
 
 /* Read the hyperslab [start, start+count) of variable i, decoded, in C order,
  * into out (prod(count) * dctk_dtype_size(var->dtype) bytes). Thread safety:
  * one dataset handle per thread. */
-dctk_status dctk_dataset_read(dctk_dataset *ds, size_t i, const size_t *start, const size_t *count,
-                              void *out);
+DCTK_API dctk_status dctk_dataset_read(dctk_dataset *ds, size_t i, const size_t *start, const size_t *count,
+                                       void *out);
 
 #ifdef __cplusplus
 }

@@ -45,12 +45,13 @@ typedef struct dctk_sample_plan {
 } dctk_sample_plan;
 
 /* The largest stride sample of a field of `shape` that fits limit bytes. */
-dctk_status dctk_sample_plan_for(dctk_dtype t, int ndim, const size_t *shape, uint64_t limit, dctk_sample_plan *plan);
+DCTK_API dctk_status dctk_sample_plan_for(dctk_dtype t, int ndim, const size_t *shape, uint64_t limit,
+                                          dctk_sample_plan *plan);
 /* Index i of count along a dimension of length n: round-half-even(i*(n-1)/(count-1)). */
-size_t dctk_sample_index(size_t i, size_t count, size_t n);
+DCTK_API size_t dctk_sample_index(size_t i, size_t count, size_t n);
 /* Read the sample of variable v into out (plan->nbytes, C order). */
-dctk_status dctk_sample_read(struct dctk_dataset *ds, size_t v, const dctk_sample_plan *plan, void *out);
-void dctk_sample_stats_of(dctk_dtype t, const void *data, size_t n, dctk_sample_stats *st);
+DCTK_API dctk_status dctk_sample_read(struct dctk_dataset *ds, size_t v, const dctk_sample_plan *plan, void *out);
+DCTK_API void dctk_sample_stats_of(dctk_dtype t, const void *data, size_t n, dctk_sample_stats *st);
 
 /* --- error norms ------------------------------------------------------------- */
 
@@ -63,11 +64,11 @@ typedef struct dctk_norms {
     size_t n, mask_lost;
 } dctk_norms;
 
-void dctk_norms_add(dctk_norms *a, dctk_dtype t, const void *x, const void *y, size_t count);
+DCTK_API void dctk_norms_add(dctk_norms *a, dctk_dtype t, const void *x, const void *y, size_t count);
 /* Relative errors; 0 when there is no error at all (even if x is all zero). */
-double dctk_norms_l1(const dctk_norms *a);
-double dctk_norms_l2(const dctk_norms *a);
-double dctk_norms_linf(const dctk_norms *a);
+DCTK_API double dctk_norms_l1(const dctk_norms *a);
+DCTK_API double dctk_norms_l2(const dctk_norms *a);
+DCTK_API double dctk_norms_linf(const dctk_norms *a);
 
 /* --- codec space ------------------------------------------------------------ */
 
@@ -83,45 +84,46 @@ typedef struct dctk_space_opts {
 /* The families of codec kind k (DCTK_CODEC_BB compressors, _AA filters, _AB
  * serializers), space-separated in the space's order, into buf (snprintf
  * rules: the length it needs is returned). */
-size_t dctk_space_class_list(dctk_codec_kind k, char *buf, size_t cap);
+DCTK_API size_t dctk_space_class_list(dctk_codec_kind k, char *buf, size_t cap);
 
-typedef struct dctk_space_entry {
-    json_t *codecs;     /* a list of codec objects (compressors may be two: shuffle + compressor) */
-    const char *family; /* "blosc", "bitround", "zfpy", ... */
-    bool lossy;
-} dctk_space_entry;
+/* A space is made by dctk_space_build and read through the calls below; its
+ * layout is private to src/eval (space_internal.h). */
+typedef struct dctk_space dctk_space;
 
-typedef struct dctk_space {
-    dctk_dtype dtype;
-    dctk_space_entry *comp, *filt, *ser;
-    int ncomp, nfilt, nser;
-    bool comp_none, filt_none, ser_none; /* whether index -1 is part of the category */
-    char fingerprint[32];                /* "fnv1a64:%016llx" over every codec's JSON in order */
-} dctk_space;
+typedef enum { DCTK_SPACE_COMPRESSOR, DCTK_SPACE_FILTER, DCTK_SPACE_SERIALIZER } dctk_space_category;
+
+/* The dtype the space was built for. */
+DCTK_API dctk_dtype dctk_space_dtype(const dctk_space *sp);
+/* "fnv1a64:%016llx" over every codec's JSON in order (under 32 bytes). */
+DCTK_API const char *dctk_space_fingerprint(const dctk_space *sp);
+/* The indices of one category are [*lo, *n): *lo is -1 when "none" is one of
+ * them, else 0. */
+DCTK_API void dctk_space_range(const dctk_space *sp, dctk_space_category cat, int *lo, int *n);
 
 /* Build the space for a field of dtype t from its sample statistics. Unknown
  * class names are DCTK_ERR_ARG listing the valid ones. Deterministic. */
-dctk_status dctk_space_build(dctk_dtype t, const dctk_sample_stats *st, const dctk_space_opts *o, dctk_space **out);
-void dctk_space_free(dctk_space *sp);
+DCTK_API dctk_status dctk_space_build(dctk_dtype t, const dctk_sample_stats *st, const dctk_space_opts *o,
+                                      dctk_space **out);
+DCTK_API void dctk_space_free(dctk_space *sp);
 /* Number of combos, and the (c, f, s) of combo k in enumeration order
  * (compressors outermost, then filters, then serializers; -1 first). */
-size_t dctk_space_ncombos(const dctk_space *sp);
-void dctk_space_combo(const dctk_space *sp, size_t k, int *c, int *f, int *s);
+DCTK_API size_t dctk_space_ncombos(const dctk_space *sp);
+DCTK_API void dctk_space_combo(const dctk_space *sp, size_t k, int *c, int *f, int *s);
 /* The inverse: the enumeration index of combo (c, f, s). */
-size_t dctk_space_combo_index(const dctk_space *sp, int c, int f, int s);
+DCTK_API size_t dctk_space_combo_index(const dctk_space *sp, int c, int f, int s);
 /* Whether (c, f, s) names a combo of this space. */
-bool dctk_space_has(const dctk_space *sp, int c, int f, int s);
+DCTK_API bool dctk_space_has(const dctk_space *sp, int c, int f, int s);
 /* The Zarr v3 codec list of combo (c, f, s): the filter, the serializer (or
  * bytes), and the compressor resolved for what the serializer emits (blosc
  * typesize and auto shuffle, shuffle element size). New reference. */
-json_t *dctk_space_pipeline(const dctk_space *sp, int c, int f, int s);
+DCTK_API json_t *dctk_space_pipeline(const dctk_space *sp, int c, int f, int s);
 /* Serializer s as it runs after filter f (NULL for s == -1; new reference):
  * an error bound follows a scaling filter into its units (fixed-offset-scale
  * divides it by |scale|), so it keeps its meaning relative to the range the
  * serializer sees; otherwise the space's entry. */
-json_t *dctk_space_serializer(const dctk_space *sp, int f, int s);
+DCTK_API json_t *dctk_space_serializer(const dctk_space *sp, int f, int s);
 /* The resolved compressor chain alone, for the given serializer (NULL for c == -1). */
-json_t *dctk_space_compressor(const dctk_space *sp, int c, int s);
+DCTK_API json_t *dctk_space_compressor(const dctk_space *sp, int c, int s);
 
 /* --- thresholds -------------------------------------------------------------- */
 
@@ -131,12 +133,13 @@ json_t *dctk_space_compressor(const dctk_space *sp, int c, int s);
  * (a relative error does not change with scale); a row whose unit differs
  * by an offset (degC and K) does not apply. DCTK_ERR_NOT_FOUND when no row
  * applies. */
-dctk_status dctk_threshold_lookup(const char *csv_path, const char *name, const char *units, double *threshold);
+DCTK_API dctk_status dctk_threshold_lookup(const char *csv_path, const char *name, const char *units,
+                                           double *threshold);
 /* The same, writing into why which row applied or why none did. */
-dctk_status dctk_threshold_explain(const char *csv_path, const char *name, const char *units, double *threshold,
-                                   char *why, size_t cap);
+DCTK_API dctk_status dctk_threshold_explain(const char *csv_path, const char *name, const char *units,
+                                            double *threshold, char *why, size_t cap);
 /* True when udunits2 can read the units string. */
-bool dctk_units_known(const char *units);
+DCTK_API bool dctk_units_known(const char *units);
 
 /* --- sweep ----------------------------------------------------------------- */
 
@@ -172,8 +175,8 @@ typedef struct dctk_sweep_opts {
 } dctk_sweep_opts;
 
 /* Units of work of a space, and the stage (f, s) of unit u. */
-size_t dctk_sweep_nunits(const dctk_space *sp);
-void dctk_sweep_unit(const dctk_space *sp, size_t u, int *f, int *s);
+DCTK_API size_t dctk_sweep_nunits(const dctk_space *sp);
+DCTK_API void dctk_sweep_unit(const dctk_space *sp, size_t u, int *f, int *s);
 
 /* Evaluate every combo of the space on the sample (dtype sp->dtype, `shape`).
  * results must hold dctk_space_ncombos(sp) entries, in enumeration order.
@@ -181,13 +184,13 @@ void dctk_sweep_unit(const dctk_space *sp, size_t u, int *f, int *s);
  * out of memory: a unit that does is not reported (no on_result, so a resumed
  * sweep runs it again), the others go on, and the sweep returns DCTK_ERR_NOMEM
  * saying how many units it lost. */
-dctk_status dctk_sweep_run(const dctk_space *sp, const void *sample, int ndim, const size_t *shape,
-                           const dctk_sweep_opts *o, dctk_combo_result *results);
+DCTK_API dctk_status dctk_sweep_run(const dctk_space *sp, const void *sample, int ndim, const size_t *shape,
+                                    const dctk_sweep_opts *o, dctk_combo_result *results);
 /* Whether a finished combo is kept: it ran, its metrics are finite, and its
  * relative L1 error is within the threshold (NaN: no threshold). */
-bool dctk_combo_keep(const dctk_combo_result *r, double threshold);
+DCTK_API bool dctk_combo_keep(const dctk_combo_result *r, double threshold);
 /* The best kept combo (highest ratio; ties: lowest combo order), or -1. */
-long dctk_sweep_best(const dctk_combo_result *results, size_t n);
+DCTK_API long dctk_sweep_best(const dctk_combo_result *results, size_t n);
 
 /* --- one variable, end to end ------------------------------------------------ */
 
@@ -265,8 +268,8 @@ typedef struct dctk_evaluate_summary {
  * any member up to the gather is agreed on, so every member returns it rather
  * than waiting on the others; writing the consolidated files is member 0's
  * alone. */
-dctk_status dctk_evaluate_variable(struct dctk_dataset *ds, size_t v, const dctk_evaluate_opts *o,
-                                   dctk_evaluate_summary *sum);
+DCTK_API dctk_status dctk_evaluate_variable(struct dctk_dataset *ds, size_t v, const dctk_evaluate_opts *o,
+                                            dctk_evaluate_summary *sum);
 
 
 #ifdef __cplusplus

@@ -41,8 +41,8 @@ typedef struct dctk_export_report {
  * older file there stays as it was). Errors name the store or nc_path.
  * r may be NULL. Not safe while another thread of the process calls
  * libnetcdf (libnetcdf is not thread-safe). */
-dctk_status dctk_zarr_export_netcdf(const char *store_path, const char *nc_path, const dctk_export_opts *o,
-                                    dctk_export_report *r);
+DCTK_API dctk_status dctk_zarr_export_netcdf(const char *store_path, const char *nc_path, const dctk_export_opts *o,
+                                             dctk_export_report *r);
 
 #ifdef __cplusplus
 }

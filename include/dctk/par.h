@@ -37,49 +37,49 @@ typedef struct dctk_par dctk_par;
  * one without MPI. argv (the command and its arguments) is kept for the launch
  * hint of dctk_par_check_nodes. Refuses N tasks started by srun without MPI
  * support, which would otherwise each sweep everything alone. */
-dctk_status dctk_par_init(int argc, char **argv, dctk_par **out);
+DCTK_API dctk_status dctk_par_init(int argc, char **argv, dctk_par **out);
 /* MPI_Finalize (when MPI was initialised) and free. Accepts NULL. */
-void dctk_par_finalize(dctk_par *p);
+DCTK_API void dctk_par_finalize(dctk_par *p);
 
-int dctk_par_rank(const dctk_par *p);
-int dctk_par_size(const dctk_par *p);
-int dctk_par_nodes(const dctk_par *p);
+DCTK_API int dctk_par_rank(const dctk_par *p);
+DCTK_API int dctk_par_size(const dctk_par *p);
+DCTK_API int dctk_par_nodes(const dctk_par *p);
 /* Ranks on this rank's node (MPI_Comm_split_type SHARED, hostnames as the fallback). */
-int dctk_par_ranks_on_node(const dctk_par *p);
+DCTK_API int dctk_par_ranks_on_node(const dctk_par *p);
 
 /* One rank per node: with more ranks on some node, DCTK_ERR_ARG whose detail
  * gives the mpirun and srun lines to use, unless allow_shared (then a log line
  * says so). Collective; every rank gets the same answer. */
-dctk_status dctk_par_check_nodes(dctk_par *p, bool allow_shared);
+DCTK_API dctk_status dctk_par_check_nodes(dctk_par *p, bool allow_shared);
 
 /* Debug output: per-rank checksums of what a broadcast delivered, compared
  * with rank 0's, and the units each rank ran. */
-void dctk_par_set_verbose(dctk_par *p, bool on);
+DCTK_API void dctk_par_set_verbose(dctk_par *p, bool on);
 
 /* Collective: the failure with the highest status value among the ranks
  * (DCTK_OK when none failed), with the failing rank's detail message. */
-dctk_status dctk_par_agree(dctk_par *p, dctk_status st);
+DCTK_API dctk_status dctk_par_agree(dctk_par *p, dctk_status st);
 
 /* Collective: rank 0's n bytes at buf arrive in every rank's buf, in pieces of
  * at most the piece size, so any size fits MPI's int counts. */
-dctk_status dctk_par_bcast(dctk_par *p, void *buf, uint64_t n);
+DCTK_API dctk_status dctk_par_bcast(dctk_par *p, void *buf, uint64_t n);
 
 /* Collective: the sum of v over the ranks, on every rank. */
-uint64_t dctk_par_sum(dctk_par *p, uint64_t v);
+DCTK_API uint64_t dctk_par_sum(dctk_par *p, uint64_t v);
 
 /* The team that evaluates variables across the ranks, for
  * dctk_evaluate_opts.team; NULL when this process is alone. Valid until
  * dctk_par_finalize. */
-const dctk_eval_team *dctk_par_team(dctk_par *p);
+DCTK_API const dctk_eval_team *dctk_par_team(dctk_par *p);
 
 /* End the whole job after a failure only this rank saw, outside any agreed
  * point: logs msg and calls MPI_Abort(code). Returns only when there is no
  * MPI job (then the caller returns code as usual). */
-void dctk_par_abort(dctk_par *p, int code, const char *msg);
+DCTK_API void dctk_par_abort(dctk_par *p, int code, const char *msg);
 
 /* The piece of a broadcast: piece i of n bytes cut into pieces of at most
  * piece bytes; returns its length (0 past the end) and sets *off. */
-size_t dctk_par_piece(uint64_t n, size_t piece, uint64_t i, uint64_t *off);
+DCTK_API size_t dctk_par_piece(uint64_t n, size_t piece, uint64_t i, uint64_t *off);
 
 #ifdef __cplusplus
 }

@@ -2,6 +2,8 @@
  * by (ratio, error), and drawing the figures (PNG, SVG, PDF through cairo) and
  * the offline HTML report.
  *
+ * (Reading the result table back is results.h: dctk_results_read.)
+ *
  * Clustering follows what the Python tool did with scikit-learn, made
  * deterministic: k-means++ seeding from a fixed seed, then Lloyd iterations
  * until no label changes (scikit-learn's KMeans with that init, n_init=1,
@@ -26,23 +28,11 @@
 extern "C" {
 #endif
 
-/* --- reading results --------------------------------------------------------- */
-
-/* Append the rows of a results file to t. A file starting with "PAR1" is read
- * as the Parquet layout that dctk_parquet_write produces (PLAIN, uncompressed,
- * REQUIRED columns, the row schema of results.h, any number of pages and row
- * groups); anything else goes to dctk_csv_read. Other Parquet features
- * (compression, dictionaries, optional columns) are DCTK_ERR_UNSUPPORTED;
- * damaged files are DCTK_ERR_FORMAT naming the file. */
-dctk_status dctk_results_read(const char *path, dctk_result_table *t);
-/* The Parquet part alone, from memory. */
-dctk_status dctk_parquet_read_mem(const uint8_t *data, size_t n, dctk_result_table *t);
-
 /* The error column a metric name selects: "L1", "L2", "LInf" (any case;
  * "Linf" too). Returns the column index in dctk_result_columns, or -1. */
-int dctk_report_metric_column(const char *name);
+DCTK_API int dctk_report_metric_column(const char *name);
 /* The value of column col (a double column) of a row. */
-double dctk_report_row_value(const dctk_result_row *r, int col);
+DCTK_API double dctk_report_row_value(const dctk_result_row *r, int col);
 
 /* --- clustering -------------------------------------------------------------- */
 
@@ -64,25 +54,25 @@ typedef struct dctk_kmeans {
 /* Scale each column of x (n x d, in place) to zero mean and unit population
  * standard deviation; mean[] and scale[] (may be NULL) get what was used, so
  * that x_orig = x * scale + mean. A column with zero spread gets scale 1. */
-void dctk_standardize(double *x, size_t n, int d, double *mean, double *scale);
+DCTK_API void dctk_standardize(double *x, size_t n, int d, double *mean, double *scale);
 
 /* k-means++ seeds for k clusters from the fixed seed: the first centre is a
  * uniformly drawn point, each next one a point drawn with probability
  * proportional to its squared distance to the nearest centre so far (when all
  * remaining distances are zero, the first point not yet chosen). init: k*d. */
-void dctk_kmeans_pp(const double *x, size_t n, int d, int k, uint64_t seed, double *init);
+DCTK_API void dctk_kmeans_pp(const double *x, size_t n, int d, int k, uint64_t seed, double *init);
 
 /* Lloyd's algorithm from init (k*d; NULL: dctk_kmeans_pp with
  * DCTK_KMEANS_SEED). A point goes to the nearest centre, the lowest index on
  * ties; an emptied cluster keeps its centre. Stops when no label changes or
  * after DCTK_KMEANS_MAX_ITER iterations. Needs 1 <= k <= n. */
-dctk_status dctk_kmeans_run(const double *x, size_t n, int d, int k, const double *init, dctk_kmeans *out);
-void dctk_kmeans_free(dctk_kmeans *km); /* accepts NULL */
+DCTK_API dctk_status dctk_kmeans_run(const double *x, size_t n, int d, int k, const double *init, dctk_kmeans *out);
+DCTK_API void dctk_kmeans_free(dctk_kmeans *km); /* accepts NULL */
 
 /* Mean silhouette coefficient of a labelling (Euclidean distances). A point
  * alone in its cluster scores 0. NaN when fewer than 2 or more than n-1
  * clusters are used (the coefficient is undefined there). O(n^2) time. */
-double dctk_silhouette(const double *x, size_t n, int d, const int *labels, int k);
+DCTK_API double dctk_silhouette(const double *x, size_t n, int d, const int *labels, int k);
 
 /* --- figures ------------------------------------------------------------------ */
 
@@ -99,13 +89,14 @@ typedef struct dctk_cluster_curve {
 /* The points the clustering commands use: kept rows whose ratio and error
  * column are finite. idx (may be NULL) gets the row index of each; xy gets
  * (ratio, error) pairs. Both are malloc'ed; *n may be 0. */
-dctk_status dctk_report_points(const dctk_result_table *t, int err_col, double **xy, size_t **idx, size_t *n);
+DCTK_API dctk_status dctk_report_points(const dctk_result_table *t, int err_col, double **xy, size_t **idx, size_t *n);
 
-dctk_status dctk_cluster_curve_compute(const double *xy, size_t n, int k_min, int k_max, dctk_cluster_curve *c);
+DCTK_API dctk_status dctk_cluster_curve_compute(const double *xy, size_t n, int k_min, int k_max,
+                                                dctk_cluster_curve *c);
 
 /* Draw the elbow and silhouette curves side by side into prefix.png and
  * prefix.svg. title names the data ("t, relative L1"). */
-dctk_status dctk_plot_cluster_curve(const dctk_cluster_curve *c, const char *title, const char *prefix);
+DCTK_API dctk_status dctk_plot_cluster_curve(const dctk_cluster_curve *c, const char *title, const char *prefix);
 
 /* analyze_clustering: three panels (ratio against L1, L2, Linf), k-means with
  * centroids, the Pareto front, the threshold; written to prefix.png,
@@ -121,14 +112,14 @@ typedef struct dctk_analyze_opts {
 /* The largest k worth trying for n points: about sqrt(n / 2), at most 9 and at
  * least 2 (1 below 4 points, which are too few to split). 24 points make 3
  * clusters, not 9 whose centroid marks hide the points. */
-int dctk_cluster_k_max(size_t n);
+DCTK_API int dctk_cluster_k_max(size_t n);
 
-dctk_status dctk_report_analyze(const dctk_result_table *t, const dctk_analyze_opts *o, const char *prefix);
+DCTK_API dctk_status dctk_report_analyze(const dctk_result_table *t, const dctk_analyze_opts *o, const char *prefix);
 
 /* Indices of the Pareto-optimal points when higher x and lower y are better:
  * no other point has x >= and y <= with one of them strict. Sorted by x
  * descending. Returns how many were written to out (n entries). */
-size_t dctk_pareto_front(const double *xy, size_t n, size_t *out);
+DCTK_API size_t dctk_pareto_front(const double *xy, size_t n, size_t *out);
 
 /* plot_compression_errors: a 2-D field (nlat x nlon, C order, float64 with
  * NaN for masked points), its decoded copy, and the same for the field rolled
@@ -143,7 +134,7 @@ typedef struct dctk_error_panel_in {
     const char *lat_name, *lon_name;
 } dctk_error_panel_in;
 
-dctk_status dctk_plot_compression_errors(const dctk_error_panel_in *in, const char *prefix);
+DCTK_API dctk_status dctk_plot_compression_errors(const dctk_error_panel_in *in, const char *prefix);
 
 #ifdef __cplusplus
 }

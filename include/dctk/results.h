@@ -1,11 +1,8 @@
 /* Sweep results: one row per combo, written as CSV while the sweep runs and as
  * Parquet once a variable is done.
  *
- * The row schema (DESIGN.md section 5) is shared by both formats, column for
- * column and in this order:
- *   var, comp_idx, filt_idx, ser_idx, compressor, filter, serializer,
- *   ratio, l1_rel, l2_rel, linf_rel, euclidean, max_abs_err,
- *   encode_mbps, decode_mbps, keep, error
+ * The row schema (DESIGN.md section 5), DCTK_RESULT_SCHEMA below, is shared by
+ * both formats, column for column and in that order.
  *
  * The CSV file `config_space_{var}_rank{N}.csv` is appended one row at a time
  * and each row reaches the kernel before the append returns, so a crash loses
@@ -20,27 +17,53 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <jansson.h>
+
 #include "dctk/status.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* One combo's outcome. Strings are UTF-8; NULL is written as "" (the columns
- * are never null). Codec strings are the codec's Zarr v3 JSON, "" for none. */
+/* The row schema, the one table behind the struct below, the CSV header and
+ * columns, and the Parquet schema, writer and reader: X(field, kind) per
+ * column, in file order. Kinds: STR (UTF-8 text, NULL written as ""; the
+ * columns are never null), I64, F64, BOOL. Adding a column is one line here
+ * (plus filling it where rows are made, src/eval/evaluate.c). */
+#define DCTK_RESULT_SCHEMA(X)                                                                        \
+    X(var, STR)                                                                                      \
+    X(comp_idx, I64) /* -1 = none */                                                                 \
+    X(filt_idx, I64)                                                                                 \
+    X(ser_idx, I64)                                                                                  \
+    X(compressor, STR) /* the codec's Zarr v3 JSON, "" for none */                                   \
+    X(filter, STR)                                                                                   \
+    X(serializer, STR)                                                                               \
+    X(ratio, F64)                                                                                    \
+    X(l1_rel, F64)                                                                                   \
+    X(l2_rel, F64)                                                                                   \
+    X(linf_rel, F64)                                                                                 \
+    X(euclidean, F64)                                                                                \
+    X(max_abs_err, F64)                                                                              \
+    X(encode_mbps, F64) /* NaN when not measured */                                                  \
+    X(decode_mbps, F64)                                                                              \
+    X(keep, BOOL)                                                                                    \
+    X(error, STR) /* "" when the combo ran */
+
+#define DCTK_RESULT_CTYPE_STR const char *
+#define DCTK_RESULT_CTYPE_I64 int64_t
+#define DCTK_RESULT_CTYPE_F64 double
+#define DCTK_RESULT_CTYPE_BOOL bool
+#define DCTK_RESULT_FIELD_(name, kind) DCTK_RESULT_CTYPE_##kind name;
+#define DCTK_RESULT_ONE_(name, kind) +1
+
+/* One combo's outcome: a field per schema column, in schema order. */
 typedef struct dctk_result_row {
-    const char *var;
-    int64_t comp_idx, filt_idx, ser_idx; /* -1 = none */
-    const char *compressor, *filter, *serializer;
-    double ratio, l1_rel, l2_rel, linf_rel, euclidean, max_abs_err;
-    double encode_mbps, decode_mbps; /* NaN when not measured */
-    bool keep;
-    const char *error; /* "" when the combo ran */
+    DCTK_RESULT_SCHEMA(DCTK_RESULT_FIELD_)
 } dctk_result_row;
 
-#define DCTK_RESULT_NCOLS 17
+#define DCTK_RESULT_NCOLS (0 DCTK_RESULT_SCHEMA(DCTK_RESULT_ONE_))
 /* Column names in schema order (the CSV header, the Parquet schema). */
-extern const char *const dctk_result_columns[DCTK_RESULT_NCOLS];
+DCTK_API extern const char *const dctk_result_columns[DCTK_RESULT_NCOLS];
 
 /* A growable list of rows that owns copies of their strings. */
 typedef struct dctk_result_table {
@@ -52,13 +75,13 @@ typedef struct dctk_result_table {
 #define DCTK_RESULT_TABLE_INIT {NULL, 0, 0, NULL}
 
 /* Append a copy of *row (strings copied). */
-dctk_status dctk_result_table_add(dctk_result_table *t, const dctk_result_row *row);
-void dctk_result_table_free(dctk_result_table *t); /* accepts NULL; leaves t empty */
+DCTK_API dctk_status dctk_result_table_add(dctk_result_table *t, const dctk_result_row *row);
+DCTK_API void dctk_result_table_free(dctk_result_table *t); /* accepts NULL; leaves t empty */
 
 /* "{dir}/config_space_{var}_rank{rank}.csv" and "{dir}/results_{var}.parquet"
  * into buf; DCTK_ERR_ARG when cap is too small. */
-dctk_status dctk_results_csv_path(char *buf, size_t cap, const char *dir, const char *var, int rank);
-dctk_status dctk_results_parquet_path(char *buf, size_t cap, const char *dir, const char *var);
+DCTK_API dctk_status dctk_results_csv_path(char *buf, size_t cap, const char *dir, const char *var, int rank);
+DCTK_API dctk_status dctk_results_parquet_path(char *buf, size_t cap, const char *dir, const char *var);
 
 /* --- CSV ----------------------------------------------------------------- */
 /* One writer per file; it is not locked, so threads sharing one serialise
@@ -71,25 +94,64 @@ typedef struct dctk_csv_writer dctk_csv_writer;
  * new rows go after the good ones; *kept (may be NULL) gets how many rows were
  * already there. fsync_each adds an fsync after every row (survives power loss,
  * not only a crash of this process). */
-dctk_status dctk_csv_writer_open(const char *path, bool resume, bool fsync_each, dctk_csv_writer **out,
-                                 size_t *kept);
+DCTK_API dctk_status dctk_csv_writer_open(const char *path, bool resume, bool fsync_each, dctk_csv_writer **out,
+                                          size_t *kept);
 /* Write one row with a single write(2): on return it is in the file. */
-dctk_status dctk_csv_writer_append(dctk_csv_writer *w, const dctk_result_row *row);
+DCTK_API dctk_status dctk_csv_writer_append(dctk_csv_writer *w, const dctk_result_row *row);
 /* Close; reports a failed final fsync/close. Accepts NULL. */
-dctk_status dctk_csv_writer_close(dctk_csv_writer *w);
+DCTK_API dctk_status dctk_csv_writer_close(dctk_csv_writer *w);
 
 /* Append every complete row of a results CSV to t. A last line without its
  * newline (a crash mid-write) is ignored; *good_bytes (may be NULL) gets the
  * length of the part that parsed, header included (0 when even the header is
  * torn). A bad header, a wrong field count or a number that does not parse in a
  * complete line is DCTK_ERR_FORMAT naming the file and line. */
-dctk_status dctk_csv_read(const char *path, dctk_result_table *t, size_t *good_bytes);
+DCTK_API dctk_status dctk_csv_read(const char *path, dctk_result_table *t, size_t *good_bytes);
 
 /* --- Parquet -------------------------------------------------------------- */
 /* Write rows as one Parquet file (one row group, PLAIN, uncompressed, all
  * columns REQUIRED), atomically: a temporary file renamed over path. Bytes that
  * are not valid UTF-8 in a string become U+FFFD, since readers reject them. */
-dctk_status dctk_parquet_write(const char *path, const dctk_result_row *rows, size_t n);
+DCTK_API dctk_status dctk_parquet_write(const char *path, const dctk_result_row *rows, size_t n);
+
+/* --- reading either format ------------------------------------------------ */
+
+/* Append the rows of a results file to t. A file starting with "PAR1" is read
+ * as the Parquet layout that dctk_parquet_write produces (PLAIN, uncompressed,
+ * REQUIRED columns, the row schema of results.h, any number of pages and row
+ * groups); anything else goes to dctk_csv_read. Other Parquet features
+ * (compression, dictionaries, optional columns) are DCTK_ERR_UNSUPPORTED;
+ * damaged files are DCTK_ERR_FORMAT naming the file. */
+DCTK_API dctk_status dctk_results_read(const char *path, dctk_result_table *t);
+/* The Parquet part alone, from memory. */
+DCTK_API dctk_status dctk_parquet_read_mem(const uint8_t *data, size_t n, dctk_result_table *t);
+
+/* --- best_{var}.json -------------------------------------------------------- */
+/* The sweep's choice for one variable, as evaluate_combos writes it and the
+ * write commands read it back (key order as listed; non-finite numbers are
+ * written as null). */
+typedef struct dctk_best_info {
+    const char *var;
+    int comp_idx, filt_idx, ser_idx;
+    double ratio, l1_rel, l2_rel, linf_rel, threshold;
+    const char *threshold_source;
+    uint64_t eval_data_size_limit;
+    const char *fingerprint, *dtype;
+    /* how the sample was taken and cut, so the sweep can be reproduced elsewhere */
+    int sample_dim, ndim;
+    uint64_t sample_count;
+    const size_t *sample_shape, *inner_chunk_shape; /* ndim each */
+} dctk_best_info;
+
+/* "{dir}/best_{var}.json" into buf; DCTK_ERR_ARG when cap is too small. */
+DCTK_API dctk_status dctk_results_best_path(char *buf, size_t cap, const char *dir, const char *var);
+/* Write b, with codecs (the pipeline's Zarr v3 codec list, not stolen), to
+ * path atomically. */
+DCTK_API dctk_status dctk_results_best_write(const char *path, const dctk_best_info *b, const json_t *codecs);
+/* Read a best file back: *out gets its object (the caller json_decref's it);
+ * a file that does not parse or has no "codecs" list is DCTK_ERR_FORMAT (a
+ * missing one DCTK_ERR_IO) naming the file. */
+DCTK_API dctk_status dctk_results_best_read(const char *path, json_t **out);
 
 #ifdef __cplusplus
 }

@@ -7,6 +7,8 @@
 #ifndef DCTK_STATUS_H
 #define DCTK_STATUS_H
 
+#include "dctk/api.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -29,18 +31,18 @@ typedef enum dctk_status {
 } dctk_status;
 
 /* Short fixed text for a status ("corrupt data"). Never NULL. */
-const char *dctk_strerror(dctk_status st);
+DCTK_API const char *dctk_strerror(dctk_status st);
 
 /* The detail message of the last failure on this thread ("" when none). */
-const char *dctk_detail(void);
+DCTK_API const char *dctk_detail(void);
 
 /* Set the detail message (printf-style). Returns nothing; see DCTK_FAIL. */
-void dctk_set_detail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+DCTK_API void dctk_set_detail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Prefix the current detail with context: "file.nc: " + old detail. */
-void dctk_prefix_detail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+DCTK_API void dctk_prefix_detail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-void dctk_clear_detail(void);
+DCTK_API void dctk_clear_detail(void);
 
 /* Record the detail and yield the status: `return DCTK_FAIL(DCTK_ERR_ARG, "bad %s", x);` */
 #define DCTK_FAIL(st, ...) (dctk_set_detail(__VA_ARGS__), (st))

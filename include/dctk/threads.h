@@ -17,33 +17,21 @@ extern "C" {
  * the cgroup CPU quota rounded up (v2 cpu.max, v1 cpu.cfs_quota_us /
  * cpu.cfs_period_us, over the process's cgroup and its ancestors), and
  * SLURM_CPUS_PER_TASK when set to a positive integer. At least 1. */
-int dctk_available_cores(void);
-
-/* CPUs allowed by one cgroup v2 "cpu.max" file ("max 100000" or
- * "QUOTA PERIOD"), rounded up; 0 when unlimited, missing or unreadable. */
-int dctk_cgroup_v2_cpus(const char *cpu_max_path);
-/* The same for a cgroup v1 pair (quota -1 = unlimited). */
-int dctk_cgroup_v1_cpus(const char *quota_path, const char *period_path);
-/* The tightest quota over the cgroups named in proc_cgroup_path (the format of
- * /proc/self/cgroup) and all their ancestors, with the cgroup file systems
- * mounted under root (/sys/fs/cgroup): v2 "0::/path" -> root/path/cpu.max,
- * v1 "N:cpu,cpuacct:/path" -> root/cpu,cpuacct/path (then root/cpu/path).
- * 0 when nothing limits. */
-int dctk_cgroup_cpus(const char *root, const char *proc_cgroup_path);
+DCTK_API int dctk_available_cores(void);
 
 /* --- oversubscription ------------------------------------------------------ */
 
 typedef enum { DCTK_OVERSUB_OFF = 0, DCTK_OVERSUB_WARN = 1, DCTK_OVERSUB_ABORT = 2 } dctk_oversub_mode;
 
 /* "off", "warn" or "abort" (the --oversubscription-check values). */
-dctk_status dctk_oversub_mode_parse(const char *s, dctk_oversub_mode *out);
+DCTK_API dctk_status dctk_oversub_mode_parse(const char *s, dctk_oversub_mode *out);
 
 /* Looks at OMP_NUM_THREADS, MKL_NUM_THREADS, OPENBLAS_NUM_THREADS,
  * BLOSC_NTHREADS and NUMBA_NUM_THREADS. Any that is set to something other than
  * 1 (a list such as "1,1" counts as 1) is reported: warn logs a warning and
  * returns DCTK_OK; abort returns DCTK_ERR_ARG with a detail naming each
  * variable and its value; off does nothing. */
-dctk_status dctk_oversubscription_check(dctk_oversub_mode mode);
+DCTK_API dctk_status dctk_oversubscription_check(dctk_oversub_mode mode);
 
 /* --- parallel for ---------------------------------------------------------- */
 
@@ -57,7 +45,7 @@ typedef dctk_status (*dctk_item_fn)(void *user, size_t item, int thread);
  * handed out (items already running finish) and that failure is returned, its
  * detail message copied to the calling thread. nthreads < 1 is DCTK_ERR_ARG;
  * if the system refuses to start a thread, the loop runs on the ones it has. */
-dctk_status dctk_parallel_for(int nthreads, size_t nitems, dctk_item_fn fn, void *user);
+DCTK_API dctk_status dctk_parallel_for(int nthreads, size_t nitems, dctk_item_fn fn, void *user);
 
 #ifdef __cplusplus
 }

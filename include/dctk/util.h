@@ -18,34 +18,34 @@ extern "C" {
  * 1000, KiB/MiB/GiB/TiB powers of 1024, any case, decimals allowed; the result
  * is rounded down to whole bytes. Negative, empty, unknown suffix or overflow
  * -> DCTK_ERR_ARG with detail. */
-dctk_status dctk_parse_size(const char *s, uint64_t *out);
+DCTK_API dctk_status dctk_parse_size(const char *s, uint64_t *out);
 /* "1.50 GiB" style, into buf. Returns buf. */
-char *dctk_format_size(uint64_t bytes, char *buf, size_t cap);
+DCTK_API char *dctk_format_size(uint64_t bytes, char *buf, size_t cap);
 
 /* --- logging ---------------------------------------------------------- */
 typedef enum { DCTK_LOG_DEBUG = 0, DCTK_LOG_INFO, DCTK_LOG_WARN, DCTK_LOG_ERROR } dctk_log_level;
 typedef void (*dctk_log_fn)(dctk_log_level lvl, const char *msg, void *user);
 /* The library prints only through this hook. Default: stderr, INFO and up. */
-void dctk_set_log_hook(dctk_log_fn fn, void *user);
-void dctk_set_log_level(dctk_log_level lvl);
-void dctk_log(dctk_log_level lvl, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+DCTK_API void dctk_set_log_hook(dctk_log_fn fn, void *user);
+DCTK_API void dctk_set_log_level(dctk_log_level lvl);
+DCTK_API void dctk_log(dctk_log_level lvl, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* --- timers ----------------------------------------------------------- */
 /* Monotonic seconds. */
-double dctk_now(void);
+DCTK_API double dctk_now(void);
 /* Thread-safe registry of named timers: add elapsed seconds under a label. */
-void dctk_timer_add(const char *label, double seconds);
+DCTK_API void dctk_timer_add(const char *label, double seconds);
 /* Print label, calls, mean, total for every label, through the log hook. */
-void dctk_timer_report(void);
-void dctk_timer_reset(void);
+DCTK_API void dctk_timer_report(void);
+DCTK_API void dctk_timer_reset(void);
 
 /* --- checksums -------------------------------------------------------- */
 /* CRC-32C (Castagnoli), reflected 0x82F63B78, init/xorout 0xFFFFFFFF.
  * dctk_crc32c("123456789", 9) == 0xE3069283. */
-uint32_t dctk_crc32c(const void *p, size_t n);
+DCTK_API uint32_t dctk_crc32c(const void *p, size_t n);
 /* FNV-1a 64 over bytes, chained from h (start with DCTK_FNV64_INIT). */
 #define DCTK_FNV64_INIT 0xcbf29ce484222325ULL
-uint64_t dctk_fnv1a64(uint64_t h, const void *p, size_t n);
+DCTK_API uint64_t dctk_fnv1a64(uint64_t h, const void *p, size_t n);
 
 /* --- little-endian helpers -------------------------------------------- */
 static inline void dctk_put_le64(uint8_t *p, uint64_t v) {
@@ -65,11 +65,11 @@ static inline uint32_t dctk_get_le32(const uint8_t *p) {
 
 /* --- files ------------------------------------------------------------ */
 /* Read a whole file into *out (caller frees with free()). */
-dctk_status dctk_read_file(const char *path, uint8_t **out, size_t *n);
+DCTK_API dctk_status dctk_read_file(const char *path, uint8_t **out, size_t *n);
 /* Write atomically: temporary file in the same folder, fsync, rename. */
-dctk_status dctk_write_file_atomic(const char *path, const void *p, size_t n);
+DCTK_API dctk_status dctk_write_file_atomic(const char *path, const void *p, size_t n);
 /* mkdir -p. */
-dctk_status dctk_mkdirs(const char *path);
+DCTK_API dctk_status dctk_mkdirs(const char *path);
 
 #ifdef __cplusplus
 }

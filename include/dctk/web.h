@@ -46,13 +46,13 @@ typedef struct dctk_web_opts {
 
 /* Serve until SIGINT or SIGTERM. Prints "listening on http://ADDR:PORT/" on
  * stdout (flushed) once the socket is bound. */
-dctk_status dctk_web_serve(const dctk_web_opts *o);
+DCTK_API dctk_status dctk_web_serve(const dctk_web_opts *o);
 
 /* A path inside root: rel (relative to root, or absolute) resolved with
  * realpath into out. DCTK_ERR_BOUND when it lands outside root (.. or a
  * symlink), DCTK_ERR_NOT_FOUND when it does not exist. root must itself be a
  * realpath. */
-dctk_status dctk_web_confine(const char *root, const char *rel, char *out, size_t cap);
+DCTK_API dctk_status dctk_web_confine(const char *root, const char *rel, char *out, size_t cap);
 
 /* A Slurm batch script: the sweep on `nodes` nodes, one MPI rank per node with
  * threads_per_rank threads, then each field written with its best combo and
@@ -71,7 +71,7 @@ typedef struct dctk_slurm_opts {
 } dctk_slurm_opts;
 
 /* The script, malloc'ed; NULL with the detail set for bad options. */
-char *dctk_slurm_script(const dctk_slurm_opts *o);
+DCTK_API char *dctk_slurm_script(const dctk_slurm_opts *o);
 
 #ifdef __cplusplus
 }

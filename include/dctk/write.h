@@ -16,16 +16,16 @@ extern "C" {
 #endif
 
 /* "{where}/{stem}.zarr", stem = the dataset's file name less its last suffix. */
-dctk_status dctk_store_path_for(const char *where, const char *dataset, char *buf, size_t cap);
+DCTK_API dctk_status dctk_store_path_for(const char *where, const char *dataset, char *buf, size_t cap);
 
 /* The pipeline of combo (c, f, s) for variable v: the sample is read again
  * within size_limit, the space rebuilt with `space`, and the indices resolved
  * in it. When expect_fingerprint is given and differs from the rebuilt space,
  * DCTK_ERR_ARG says so. *codecs is a new reference; fingerprint (32 bytes)
  * may be NULL. */
-dctk_status dctk_combo_resolve(dctk_dataset *ds, size_t v, uint64_t size_limit, const dctk_space_opts *space,
-                               int c, int f, int s, const char *expect_fingerprint, json_t **codecs,
-                               char *fingerprint);
+DCTK_API dctk_status dctk_combo_resolve(dctk_dataset *ds, size_t v, uint64_t size_limit, const dctk_space_opts *space,
+                                        int c, int f, int s, const char *expect_fingerprint, json_t **codecs,
+                                        char *fingerprint);
 
 typedef struct dctk_write_report dctk_write_report;
 typedef struct dctk_write_opts dctk_write_opts;
@@ -62,7 +62,8 @@ struct dctk_write_report {
 };
 
 /* Masks kept, a lossless pipeline exact, relative L1 within o->bound_l1. */
-dctk_status dctk_write_accept_default(const dctk_var *var, const dctk_write_opts *o, const dctk_write_report *r);
+DCTK_API dctk_status dctk_write_accept_default(const dctk_var *var, const dctk_write_opts *o,
+                                               const dctk_write_report *r);
 
 /* Stream variable v into the array named after it, without ever destroying
  * the copy already there: the array is written under a staging name of this
@@ -71,12 +72,12 @@ dctk_status dctk_write_accept_default(const dctk_var *var, const dctk_write_opts
  * failure leaves the store as it was: DCTK_ERR_BOUND when the gates failed
  * (the report has the metrics), DCTK_ERR_BUSY when another live process is
  * writing the same field. */
-dctk_status dctk_write_field(dctk_dataset *ds, size_t v, const dctk_write_opts *o, dctk_write_report *r);
+DCTK_API dctk_status dctk_write_field(dctk_dataset *ds, size_t v, const dctk_write_opts *o, dctk_write_report *r);
 
 /* The "dc_toolkit" provenance attribute of a field written with codecs;
  * combo (a best_VAR.json, may be NULL) adds its indices, threshold, fingerprint,
  * sample limit and predicted ratio. New reference. */
-json_t *dctk_write_provenance(const json_t *codecs, const json_t *combo);
+DCTK_API json_t *dctk_write_provenance(const json_t *codecs, const json_t *combo);
 
 /* The next-best policy. The sweep judged combos on a sample; the whole field
  * can miss a bound the sample met. */
@@ -98,8 +99,8 @@ typedef struct dctk_write_fallback {
  * gives the store and write options; codecs, bound and provenance come from
  * each combo. DCTK_OK when one passed; DCTK_ERR_BOUND when every stage tried
  * missed (*tried says how many, 0: none left to try). */
-dctk_status dctk_write_next_best(dctk_dataset *ds, size_t v, const dctk_write_opts *base, const dctk_write_fallback *f,
-                                 int *tried);
+DCTK_API dctk_status dctk_write_next_best(dctk_dataset *ds, size_t v, const dctk_write_opts *base,
+                                          const dctk_write_fallback *f, int *tried);
 
 /* Consolidate the store of a dataset: first repair what crashed writers
  * left (dctk_zarr_repair); every data variable of ds must be there (else
@@ -107,7 +108,7 @@ dctk_status dctk_write_next_best(dctk_dataset *ds, size_t v, const dctk_write_op
  * written losslessly when missing or stored with a lossy pipeline (a line
  * says so); the root group gets the dataset's global attributes and the
  * consolidated metadata. */
-dctk_status dctk_merge_fields(dctk_dataset *ds, const char *store_path, int threads);
+DCTK_API dctk_status dctk_merge_fields(dctk_dataset *ds, const char *store_path, int threads);
 
 #ifdef __cplusplus
 }

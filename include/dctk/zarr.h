@@ -93,23 +93,24 @@ struct dctk_store {
 };
 
 /* A directory of files; create makes the directory when missing. */
-dctk_status dctk_store_dir_open(const char *path, bool create, dctk_store **out);
+DCTK_API dctk_status dctk_store_dir_open(const char *path, bool create, dctk_store **out);
 /* An in-memory store (tests, staging). */
-dctk_status dctk_store_mem_new(dctk_store **out);
-void dctk_store_close(dctk_store *s); /* accepts NULL */
+DCTK_API dctk_status dctk_store_mem_new(dctk_store **out);
+DCTK_API void dctk_store_close(dctk_store *s); /* accepts NULL */
 
-dctk_status dctk_store_get(dctk_store *s, const char *key, dctk_buf *out); /* whole value */
-dctk_status dctk_store_get_range(dctk_store *s, const char *key, uint64_t offset, uint64_t length, dctk_buf *out);
-dctk_status dctk_store_set(dctk_store *s, const char *key, const void *p, size_t n);
-dctk_status dctk_store_set_parts(dctk_store *s, const char *key, const dctk_store_part *parts, size_t n);
-dctk_status dctk_store_delete(dctk_store *s, const char *key);
-dctk_status dctk_store_list(dctk_store *s, const char *prefix, dctk_store_list_fn fn, void *user);
-dctk_status dctk_store_exists(dctk_store *s, const char *key, bool *out);
-dctk_status dctk_store_size(dctk_store *s, const char *key, uint64_t *out);
+DCTK_API dctk_status dctk_store_get(dctk_store *s, const char *key, dctk_buf *out); /* whole value */
+DCTK_API dctk_status dctk_store_get_range(dctk_store *s, const char *key, uint64_t offset, uint64_t length,
+                                          dctk_buf *out);
+DCTK_API dctk_status dctk_store_set(dctk_store *s, const char *key, const void *p, size_t n);
+DCTK_API dctk_status dctk_store_set_parts(dctk_store *s, const char *key, const dctk_store_part *parts, size_t n);
+DCTK_API dctk_status dctk_store_delete(dctk_store *s, const char *key);
+DCTK_API dctk_status dctk_store_list(dctk_store *s, const char *prefix, dctk_store_list_fn fn, void *user);
+DCTK_API dctk_status dctk_store_exists(dctk_store *s, const char *key, bool *out);
+DCTK_API dctk_status dctk_store_size(dctk_store *s, const char *key, uint64_t *out);
 /* Delete every key below prefix (and prefix itself when it is a key). */
-dctk_status dctk_store_delete_tree(dctk_store *s, const char *prefix);
-dctk_status dctk_store_rename(dctk_store *s, const char *from, const char *to);
-dctk_status dctk_store_sync(dctk_store *s, const char *key, bool tree);
+DCTK_API dctk_status dctk_store_delete_tree(dctk_store *s, const char *prefix);
+DCTK_API dctk_status dctk_store_rename(dctk_store *s, const char *from, const char *to);
+DCTK_API dctk_status dctk_store_sync(dctk_store *s, const char *key, bool tree);
 
 /* --- array metadata --------------------------------------------------- */
 
@@ -142,14 +143,14 @@ typedef struct dctk_zarr_meta {
 
 /* Fill in a v3 meta: shard NULL for an unsharded array. codecs is copied
  * (NULL: [{"name":"bytes",...}]); attrs copied (NULL: {}); dims may be NULL. */
-dctk_status dctk_zarr_meta_init(dctk_zarr_meta *m, dctk_dtype t, int ndim, const size_t *shape,
-                                const size_t *chunk, const size_t *shard, double fill, const json_t *codecs,
-                                const json_t *attrs, const char *const *dims);
-void dctk_zarr_meta_clear(dctk_zarr_meta *m); /* frees the owned parts; accepts NULL */
+DCTK_API dctk_status dctk_zarr_meta_init(dctk_zarr_meta *m, dctk_dtype t, int ndim, const size_t *shape,
+                                         const size_t *chunk, const size_t *shard, double fill, const json_t *codecs,
+                                         const json_t *attrs, const char *const *dims);
+DCTK_API void dctk_zarr_meta_clear(dctk_zarr_meta *m); /* frees the owned parts; accepts NULL */
 /* The v3 zarr.json object (new reference). */
-json_t *dctk_zarr_meta_to_json(const dctk_zarr_meta *m);
+DCTK_API json_t *dctk_zarr_meta_to_json(const dctk_zarr_meta *m);
 /* Parse a v3 array zarr.json object. */
-dctk_status dctk_zarr_meta_from_json(const json_t *j, dctk_zarr_meta *m);
+DCTK_API dctk_status dctk_zarr_meta_from_json(const json_t *j, dctk_zarr_meta *m);
 
 /* --- arrays ----------------------------------------------------------- */
 
@@ -159,18 +160,18 @@ typedef struct dctk_zarr_array dctk_zarr_array;
  * removes chunks of an array that was there before, and creates the root and
  * intermediate groups when absent (safe against other processes doing the
  * same). Other arrays in the store are left alone. */
-dctk_status dctk_zarr_create(dctk_store *s, const char *path, const dctk_zarr_meta *m, dctk_zarr_array **out);
+DCTK_API dctk_status dctk_zarr_create(dctk_store *s, const char *path, const dctk_zarr_meta *m, dctk_zarr_array **out);
 /* Open a v3 array, or a v2 array (.zarray). Unknown codecs fail naming them. */
-dctk_status dctk_zarr_open(dctk_store *s, const char *path, dctk_zarr_array **out);
-void dctk_zarr_close(dctk_zarr_array *a); /* accepts NULL */
-const dctk_zarr_meta *dctk_zarr_get_meta(const dctk_zarr_array *a);
+DCTK_API dctk_status dctk_zarr_open(dctk_store *s, const char *path, dctk_zarr_array **out);
+DCTK_API void dctk_zarr_close(dctk_zarr_array *a); /* accepts NULL */
+DCTK_API const dctk_zarr_meta *dctk_zarr_get_meta(const dctk_zarr_array *a);
 
 /* Read the region [start, start + count) into out, C order. Missing chunks
  * read as the fill value. A shard index whose CRC does not match is
  * DCTK_ERR_CORRUPT naming the shard key; truncated shards and offsets that
  * point outside the shard are DCTK_ERR_CORRUPT or DCTK_ERR_FORMAT. One
  * thread at a time per handle. */
-dctk_status dctk_zarr_read(dctk_zarr_array *a, const size_t *start, const size_t *count, void *out);
+DCTK_API dctk_status dctk_zarr_read(dctk_zarr_array *a, const size_t *start, const size_t *count, void *out);
 
 /* The writer's input: fill out with the region [start, start + count) of the
  * array, C order, dtype of the array. dctk_dataset_read fits it. */
@@ -202,22 +203,22 @@ typedef struct dctk_zarr_write_stats {
  * other threads and is returned with its detail, prefixed with the key of the
  * shard being written. Every inner chunk is written, or absent when it is all
  * fill value; a shard with none is not stored. stats may be NULL. */
-dctk_status dctk_zarr_write(dctk_zarr_array *a, dctk_zarr_read_fn read, void *user, const dctk_zarr_write_opts *opts,
-                            dctk_zarr_write_stats *stats);
+DCTK_API dctk_status dctk_zarr_write(dctk_zarr_array *a, dctk_zarr_read_fn read, void *user,
+                                     const dctk_zarr_write_opts *opts, dctk_zarr_write_stats *stats);
 /* Write from a C-order buffer holding the whole array. */
-dctk_status dctk_zarr_write_buffer(dctk_zarr_array *a, const void *data, int threads);
+DCTK_API dctk_status dctk_zarr_write_buffer(dctk_zarr_array *a, const void *data, int threads);
 
 /* --- groups and consolidation ----------------------------------------- */
 
 /* Create the group at path (and its parents) when absent; attrs may be NULL. */
-dctk_status dctk_zarr_ensure_group(dctk_store *s, const char *path, const json_t *attrs);
+DCTK_API dctk_status dctk_zarr_ensure_group(dctk_store *s, const char *path, const json_t *attrs);
 
 /* Called for every node below the root: path ("t2m", "a/b") and its metadata
  * document (zarr.json, or the v2 .zarray/.zgroup merged with .zattrs). */
 typedef int (*dctk_zarr_node_fn)(const char *path, const json_t *meta, bool is_array, void *user);
 /* Visit every node (not the root) in the store, groups before their children;
  * array folders are not searched (their chunks are not nodes). */
-dctk_status dctk_zarr_walk(dctk_store *s, dctk_zarr_node_fn fn, void *user);
+DCTK_API dctk_status dctk_zarr_walk(dctk_store *s, dctk_zarr_node_fn fn, void *user);
 
 /* What a path of a store holds. */
 typedef struct dctk_zarr_node_info {
@@ -229,16 +230,16 @@ typedef struct dctk_zarr_node_info {
  * (zarr_format 0, not an error). doc (may be NULL) gets the node's metadata
  * document (v2: with .zattrs as "attributes"). A document that is not valid
  * JSON is DCTK_ERR_FORMAT naming its key. */
-dctk_status dctk_zarr_probe(dctk_store *s, const char *path, dctk_zarr_node_info *info, json_t **doc);
+DCTK_API dctk_status dctk_zarr_probe(dctk_store *s, const char *path, dctk_zarr_node_info *info, json_t **doc);
 
 /* Set the attributes of the group at path (created when absent), keeping the
  * rest of its document. */
-dctk_status dctk_zarr_group_set_attrs(dctk_store *s, const char *path, const json_t *attrs);
+DCTK_API dctk_status dctk_zarr_group_set_attrs(dctk_store *s, const char *path, const json_t *attrs);
 
 /* Gather every node's zarr.json into the root group's "consolidated_metadata"
  * (kind inline, must_understand false), keeping the root's attributes. Holds
  * the store lock, so consolidations from several processes do not lose nodes. */
-dctk_status dctk_zarr_consolidate(dctk_store *s);
+DCTK_API dctk_status dctk_zarr_consolidate(dctk_store *s);
 
 /* --- staged writes ------------------------------------------------------ */
 
@@ -249,19 +250,19 @@ typedef struct dctk_zarr_stage dctk_zarr_stage;
 /* Begin writing the array at path: take the path's writer lock (another live
  * writer of the same path: DCTK_ERR_BUSY naming it), repair what a crashed
  * writer left there, and pick a staging path owned by this writer. */
-dctk_status dctk_zarr_stage_begin(dctk_store *s, const char *path, dctk_zarr_stage **out);
+DCTK_API dctk_status dctk_zarr_stage_begin(dctk_store *s, const char *path, dctk_zarr_stage **out);
 /* Where to create the array (dctk_zarr_create) before it is committed. */
-const char *dctk_zarr_stage_path(const dctk_zarr_stage *g);
+DCTK_API const char *dctk_zarr_stage_path(const dctk_zarr_stage *g);
 /* Flush the staged array to disk (reports a full disk that write() missed). */
-dctk_status dctk_zarr_stage_sync(dctk_zarr_stage *g);
+DCTK_API dctk_status dctk_zarr_stage_sync(dctk_zarr_stage *g);
 /* Put the staged array in place of path (one exchange of names, or the old
  * copy renamed aside and the new one in), sync the names, remove the old copy
  * and refresh the root's consolidated metadata if it has any. DCTK_OK once
  * the new array has the name (failures of the tidying after it are warnings). */
-dctk_status dctk_zarr_stage_commit(dctk_zarr_stage *g);
+DCTK_API dctk_status dctk_zarr_stage_commit(dctk_zarr_stage *g);
 /* Remove the staged array unless committed, release the lock, free g
  * (accepts NULL). */
-void dctk_zarr_stage_end(dctk_zarr_stage *g);
+DCTK_API void dctk_zarr_stage_end(dctk_zarr_stage *g);
 
 /* What dctk_zarr_repair did. */
 typedef struct dctk_zarr_repair_report {
@@ -275,7 +276,7 @@ typedef struct dctk_zarr_repair_report {
  * dctk_zarr_stage_begin does for its own path) and remove dead writers'
  * temporary files at the root. Paths held by a live writer are left alone.
  * report may be NULL. */
-dctk_status dctk_zarr_repair(dctk_store *s, dctk_zarr_repair_report *report);
+DCTK_API dctk_status dctk_zarr_repair(dctk_store *s, dctk_zarr_repair_report *report);
 
 #ifdef __cplusplus
 }

@@ -17,18 +17,19 @@ extern "C" {
 
 /* Bytes of every chunk or shard key of the array at path (its metadata
  * documents, zarr.json or .zarray/.zattrs, excluded), and how many keys. */
-dctk_status dctk_zarr_stored_bytes(dctk_store *s, const char *path, uint64_t *bytes, uint64_t *nkeys);
+DCTK_API dctk_status dctk_zarr_stored_bytes(dctk_store *s, const char *path, uint64_t *bytes, uint64_t *nkeys);
 
 /* A block shape for walking array m with at most about max_bytes per block,
  * aligned to its storage so each stored chunk is decoded once: the shard
  * when it fits, else the inner chunk, else the inner chunk cut down along its
  * leading dimensions (never below one element). */
-void dctk_zarr_block_shape(const dctk_zarr_meta *m, uint64_t max_bytes, size_t *block);
+DCTK_API void dctk_zarr_block_shape(const dctk_zarr_meta *m, uint64_t max_bytes, size_t *block);
 
 /* Walk the blocks of a grid in C order. Start with *first = true; each call
  * sets start/count of the next block (clipped at the array's edge) and
  * returns false when there is none left. A shape with a zero has no blocks. */
-bool dctk_block_next(int ndim, const size_t *shape, const size_t *block, bool *first, size_t *start, size_t *count);
+DCTK_API bool dctk_block_next(int ndim, const size_t *shape, const size_t *block, bool *first, size_t *start,
+                              size_t *count);
 
 #define DCTK_PREVIEW_MAX 16
 
@@ -48,8 +49,8 @@ typedef struct dctk_zarr_summary {
  * max_block_bytes) and summarise it; npreview asks for that many preview
  * values (at most DCTK_PREVIEW_MAX). Errors are those of dctk_zarr_read
  * (DCTK_ERR_CORRUPT for a damaged shard, naming its key). */
-dctk_status dctk_zarr_summarize(dctk_zarr_array *a, uint64_t max_block_bytes, size_t npreview,
-                                dctk_zarr_summary *out);
+DCTK_API dctk_status dctk_zarr_summarize(dctk_zarr_array *a, uint64_t max_block_bytes, size_t npreview,
+                                         dctk_zarr_summary *out);
 
 #ifdef __cplusplus
 }

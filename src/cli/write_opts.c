@@ -14,15 +14,8 @@ void write_cli_defaults(write_cli *w) {
 }
 
 json_t *write_cli_load_best(const char *path) {
-    json_error_t err;
-    json_t *j = json_load_file(path, 0, &err);
-    if (!j) dctk_set_detail("%s: %s", path, err.text);
-    else if (!json_is_array(json_object_get(j, "codecs"))) {
-        dctk_set_detail("%s: no \"codecs\" list: not a best_VAR.json of evaluate_combos", path);
-        json_decref(j);
-        j = NULL;
-    }
-    return j;
+    json_t *j;
+    return dctk_results_best_read(path, &j) == DCTK_OK ? j : NULL;
 }
 
 static bool parse_idx(const char *s, int *out) {

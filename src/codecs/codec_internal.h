@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/json_num.h" /* dctk_json_real, dctk_json_get_real */
 #include "dctk/alloc.h"
 #include "dctk/codec.h"
 #include "dctk/util.h"
@@ -56,11 +57,6 @@ dctk_status dctk_conf_only(const json_t *conf, const char *codec, const char *co
 /* {"name": name, "configuration": conf} (steals conf; conf NULL -> no key). */
 json_t *dctk_codec_object(const char *name, json_t *conf);
 
-/* A JSON number for a double: integers stay integral-looking where exact,
- * non-finite values become the strings "NaN", "Infinity", "-Infinity". */
-json_t *dctk_json_real(double v);
-/* Read a number that may be written as one of those strings. */
-bool dctk_json_get_real(const json_t *v, double *out);
 
 /* Allocate an instance of a codec struct whose first member is dctk_codec. */
 #define DCTK_CODEC_ALLOC(type, vtp)                     \
@@ -92,5 +88,7 @@ extern const dctk_codec_vt dctk_codec_zfpy;
 extern const dctk_codec_vt dctk_codec_sz;
 extern const dctk_codec_vt dctk_codec_ebcc;
 extern const dctk_codec_vt dctk_codec_pcodec;
+extern const dctk_codec_vt dctk_codec_zfprs;
+extern const dctk_codec_vt dctk_codec_ebccf;
 
 #endif

@@ -27,6 +27,7 @@
 #include <stdio.h>
 
 #include "errbound.h"
+#include "j2k_mem.h"
 
 #define EBCC "dctk.ebcc"
 #define LEVELS 65535.0
@@ -65,83 +66,7 @@ static json_t *ebcc_to_json(const dctk_codec *base) {
                                              json_real(c->base_rmse)));
 }
 
-/* --- OpenJPEG in memory ------------------------------------------------------------ */
-
-typedef struct {
-    dctk_buf *out;     /* writing */
-    const uint8_t *in; /* reading */
-    size_t n, pos;
-    bool nomem; /* a write failed for want of memory, not for OpenJPEG's reasons */
-} mem;
-
-static OPJ_SIZE_T mem_write(void *p, OPJ_SIZE_T nb, void *u) {
-    mem *m = u;
-    if (dctk_buf_reserve(m->out, m->pos + nb) != DCTK_OK) {
-        m->nomem = true;
-        return (OPJ_SIZE_T)-1;
-    }
-    memcpy(m->out->data + m->pos, p, nb);
-    m->pos += nb;
-    if (m->pos > m->out->size) m->out->size = m->pos;
-    return nb;
-}
-
-static OPJ_SIZE_T mem_read(void *p, OPJ_SIZE_T nb, void *u) {
-    mem *m = u;
-    if (m->pos >= m->n) return (OPJ_SIZE_T)-1;
-    size_t k = m->n - m->pos < nb ? m->n - m->pos : nb;
-    memcpy(p, m->in + m->pos, k);
-    m->pos += k;
-    return k;
-}
-
-static OPJ_BOOL mem_seek(OPJ_OFF_T to, void *u) {
-    mem *m = u;
-    size_t end = m->out ? m->out->size : m->n;
-    if (to < 0 || (uint64_t)to > end) return OPJ_FALSE;
-    m->pos = (size_t)to;
-    return OPJ_TRUE;
-}
-
-static OPJ_OFF_T mem_skip(OPJ_OFF_T nb, void *u) {
-    mem *m = u;
-    OPJ_OFF_T to = (OPJ_OFF_T)m->pos + nb;
-    return mem_seek(to, u) ? nb : -1;
-}
-
-static void quiet(const char *msg, void *u) { (void)msg, (void)u; }
-static void keep_error(const char *msg, void *u) {
-    char *dst = u;
-    if (!*dst) snprintf(dst, 128, "%.*s", (int)strcspn(msg, "\n"), msg);
-}
-
-static opj_stream_t *stream_for(mem *m, bool input) {
-    opj_stream_t *s = opj_stream_create(OPJ_J2K_STREAM_CHUNK_SIZE, input ? OPJ_TRUE : OPJ_FALSE);
-    if (!s) return NULL;
-    if (input) {
-        opj_stream_set_read_function(s, mem_read);
-        opj_stream_set_user_data_length(s, m->n);
-    } else {
-        opj_stream_set_write_function(s, mem_write);
-    }
-    opj_stream_set_skip_function(s, mem_skip);
-    opj_stream_set_seek_function(s, mem_seek);
-    opj_stream_set_user_data(s, m, NULL);
-    return s;
-}
-
-static void handlers(opj_codec_t *c, char *err) {
-    opj_set_info_handler(c, quiet, NULL);
-    opj_set_warning_handler(c, quiet, NULL);
-    opj_set_error_handler(c, keep_error, err);
-}
-
-/* No worker threads (the sweep runs its own), whatever OPJ_NUM_THREADS says;
- * a build without thread support says false and is serial anyway. */
-static bool serial(opj_codec_t *c) {
-    (void)opj_codec_set_threads(c, 0);
-    return true;
-}
+/* --- JPEG 2000 -------------------------------------------------------------------- */
 
 static int resolutions(size_t w, size_t h) {
     size_t m = w < h ? w : h;
@@ -158,8 +83,8 @@ static dctk_status j2k_encode(const int32_t *levels, size_t w, size_t h, double 
     opj_codec_t *c = opj_create_compress(OPJ_CODEC_J2K);
     char err[128] = "";
     size_t start = out->size;
-    mem m = {out, NULL, 0, start, false};
-    opj_stream_t *s = stream_for(&m, false);
+    dctk_j2k_mem m = {out, NULL, 0, start, false};
+    opj_stream_t *s = dctk_j2k_stream(&m, false);
     dctk_status st = DCTK_OK;
     if (!img || !c || !s) st = DCTK_NOMEM();
     if (st == DCTK_OK) {
@@ -177,8 +102,8 @@ static dctk_status j2k_encode(const int32_t *levels, size_t w, size_t h, double 
             p.cp_disto_alloc = 1;
             p.tcp_rates[0] = 0;
         }
-        handlers(c, err);
-        if (!opj_setup_encoder(c, &p, img) || !serial(c) || !opj_start_compress(c, img, s) ||
+        dctk_j2k_handlers(c, err);
+        if (!opj_setup_encoder(c, &p, img) || !dctk_j2k_serial(c) || !opj_start_compress(c, img, s) ||
             !opj_encode(c, s) || !opj_end_compress(c, s))
             st = m.nomem ? DCTK_FAIL(DCTK_ERR_NOMEM, "codec '" EBCC "': out of memory for the JPEG 2000 base layer")
                          : DCTK_FAIL(DCTK_ERR_CODEC, "codec '" EBCC "': JPEG 2000 encoding failed: %s", err);
@@ -192,8 +117,8 @@ static dctk_status j2k_encode(const int32_t *levels, size_t w, size_t h, double 
 
 /* Decode a codestream into w x h levels; anything else is damage. */
 static dctk_status j2k_decode(const uint8_t *p, size_t n, size_t w, size_t h, int32_t *levels) {
-    mem m = {NULL, p, n, 0, false};
-    opj_stream_t *s = stream_for(&m, true);
+    dctk_j2k_mem m = {NULL, p, n, 0, false};
+    opj_stream_t *s = dctk_j2k_stream(&m, true);
     opj_codec_t *c = opj_create_decompress(OPJ_CODEC_J2K);
     opj_image_t *img = NULL;
     char err[128] = "";
@@ -202,8 +127,8 @@ static dctk_status j2k_decode(const uint8_t *p, size_t n, size_t w, size_t h, in
     if (st == DCTK_OK) {
         opj_dparameters_t dp;
         opj_set_default_decoder_parameters(&dp);
-        handlers(c, err);
-        if (!opj_setup_decoder(c, &dp) || !serial(c) || !opj_read_header(s, c, &img))
+        dctk_j2k_handlers(c, err);
+        if (!opj_setup_decoder(c, &dp) || !dctk_j2k_serial(c) || !opj_read_header(s, c, &img))
             st = DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '" EBCC "': damaged JPEG 2000 base layer: %s", err);
     }
     /* the image must be the slice before OpenJPEG allocates anything for it */

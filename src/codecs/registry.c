@@ -31,6 +31,8 @@ static const dctk_codec_vt *const all[] = {
     &dctk_codec_sz,
     &dctk_codec_ebcc,
     &dctk_codec_pcodec,
+    &dctk_codec_zfprs,
+    &dctk_codec_ebccf,
     NULL,
 };
 
@@ -248,24 +250,4 @@ json_t *dctk_codec_object(const char *name, json_t *conf) {
     json_object_set_new(o, "name", json_string(name));
     if (conf) json_object_set_new(o, "configuration", conf);
     return o;
-}
-
-json_t *dctk_json_real(double v) {
-    if (isnan(v)) return json_string("NaN");
-    if (isinf(v)) return json_string(v > 0 ? "Infinity" : "-Infinity");
-    return json_real(v);
-}
-
-bool dctk_json_get_real(const json_t *v, double *out) {
-    if (json_is_number(v)) {
-        *out = json_number_value(v);
-        return true;
-    }
-    const char *s = json_string_value(v);
-    if (!s) return false;
-    if (strcmp(s, "NaN") == 0) *out = NAN;
-    else if (strcmp(s, "Infinity") == 0) *out = INFINITY;
-    else if (strcmp(s, "-Infinity") == 0) *out = -INFINITY;
-    else return false;
-    return true;
 }

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/threads_internal.h"
 #include "dctk/threads.h"
 #include "dctk/util.h"
 

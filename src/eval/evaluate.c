@@ -10,6 +10,7 @@
 #include "dctk/chunking.h"
 #include "dctk/dataset.h"
 #include "dctk/eval.h"
+#include "eval/space_internal.h"
 #include "dctk/results.h"
 #include "dctk/util.h"
 
@@ -78,34 +79,23 @@ static dctk_status write_parquet(const char *path, const dctk_space *sp, const c
     return st;
 }
 
-static json_t *num(double v) { return isfinite(v) ? json_real(v) : json_null(); }
-
-static json_t *shape_json(int ndim, const size_t *shape) {
-    json_t *a = json_array();
-    for (int d = 0; d < ndim; d++) json_array_append_new(a, json_integer((json_int_t)shape[d]));
-    return a;
-}
-
 static dctk_status write_best(const char *dir, const char *var, const dctk_space *sp, const dctk_evaluate_opts *o,
                               const dctk_evaluate_summary *s) {
     const dctk_combo_result *b = &s->best_row;
-    json_t *j = json_pack("{s:s,s:i,s:i,s:i,s:o,s:o,s:o,s:o,s:o,s:o,s:s,s:I,s:s,s:s}", "var", var, "comp_idx", b->c,
-                          "filt_idx", b->f, "ser_idx", b->s, "codecs", dctk_space_pipeline(sp, b->c, b->f, b->s),
-                          "ratio", num(b->ratio), "l1_rel", num(b->l1_rel), "l2_rel", num(b->l2_rel), "linf_rel",
-                          num(b->linf_rel), "threshold", num(s->threshold), "threshold_source", s->threshold_source,
-                          "eval_data_size_limit", (json_int_t)o->size_limit, "fingerprint", sp->fingerprint,
-                          "dtype", dctk_dtype_name(sp->dtype));
-    /* how the sample was taken and cut, so the sweep can be reproduced elsewhere */
-    json_object_set_new(j, "sample", json_pack("{s:i,s:I,s:o}", "dim", s->sample_dim, "count",
-                                               (json_int_t)s->sample_count, "shape",
-                                               shape_json(s->ndim, s->sample_shape)));
-    json_object_set_new(j, "inner_chunk_shape", shape_json(s->ndim, s->chunk));
-    char path[4096], *text = j ? json_dumps(j, JSON_INDENT(2) | JSON_REAL_PRECISION(17)) : NULL;
-    json_decref(j);
-    if (!text) return DCTK_NOMEM();
-    snprintf(path, sizeof path, "%s/best_%s.json", dir, var);
-    dctk_status st = dctk_write_file_atomic(path, text, strlen(text));
-    free(text);
+    dctk_best_info info = {
+        .var = var, .comp_idx = b->c, .filt_idx = b->f, .ser_idx = b->s,
+        .ratio = b->ratio, .l1_rel = b->l1_rel, .l2_rel = b->l2_rel, .linf_rel = b->linf_rel,
+        .threshold = s->threshold, .threshold_source = s->threshold_source,
+        .eval_data_size_limit = o->size_limit, .fingerprint = sp->fingerprint, .dtype = dctk_dtype_name(sp->dtype),
+        .sample_dim = s->sample_dim, .ndim = s->ndim, .sample_count = s->sample_count,
+        .sample_shape = s->sample_shape, .inner_chunk_shape = s->chunk,
+    };
+    char path[4096];
+    DCTK_TRY(dctk_results_best_path(path, sizeof path, dir, var));
+    json_t *codecs = dctk_space_pipeline(sp, b->c, b->f, b->s);
+    if (!codecs) return DCTK_NOMEM();
+    dctk_status st = dctk_results_best_write(path, &info, codecs);
+    json_decref(codecs);
     return st;
 }
 

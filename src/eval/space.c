@@ -11,6 +11,7 @@
 
 #include "dctk/codec.h"
 #include "dctk/eval.h"
+#include "eval/space_internal.h"
 #include "dctk/util.h"
 
 typedef struct {

@@ -16,6 +16,7 @@
 #include "dctk/chunking.h"
 #include "dctk/codec.h"
 #include "dctk/eval.h"
+#include "eval/space_internal.h"
 #include "dctk/threads.h"
 #include "dctk/util.h"
 

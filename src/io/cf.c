@@ -11,17 +11,13 @@
 #include <math.h>
 #include <string.h>
 
+#include "core/json_num.h"
+
 static const char *const packing_keys[] = {"_FillValue", "missing_value", "scale_factor", "add_offset", "_Unsigned"};
 
 bool dctk_cf_number(const json_t *v, double *out) {
     if (json_is_array(v) && json_array_size(v) == 1) v = json_array_get(v, 0);
-    if (json_is_integer(v)) *out = (double)json_integer_value(v);
-    else if (json_is_real(v)) *out = json_real_value(v);
-    else if (json_is_string(v) && strcmp(json_string_value(v), "NaN") == 0) *out = NAN;
-    else if (json_is_string(v) && strcmp(json_string_value(v), "Infinity") == 0) *out = INFINITY;
-    else if (json_is_string(v) && strcmp(json_string_value(v), "-Infinity") == 0) *out = -INFINITY;
-    else return false;
-    return true;
+    return dctk_json_get_real(v, out);
 }
 
 static dctk_dtype flip_signedness(dctk_dtype t) {

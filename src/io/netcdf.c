@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "cf.h"
+#include "core/json_num.h"
 #include "dataset_internal.h"
 #include "dctk/util.h"
 
@@ -38,12 +39,6 @@ static dctk_status nc_fail(int rc, const char *path, const char *var, const char
 }
 
 /* ---- attributes -> JSON ------------------------------------------------ */
-
-static json_t *json_number(double v) {
-    if (isnan(v)) return json_string("NaN");
-    if (isinf(v)) return json_string(v > 0 ? "Infinity" : "-Infinity");
-    return json_real(v);
-}
 
 /* Text attributes are meant to be ASCII or UTF-8; old files hold Latin-1,
  * which JSON cannot carry, so those bytes are read as Latin-1. */
@@ -76,8 +71,8 @@ static json_t *json_element(nc_type t, const void *buf, size_t i) {
         unsigned long long u = ((const unsigned long long *)buf)[i];
         return u > (unsigned long long)INT64_MAX ? json_real((double)u) : json_integer((json_int_t)u);
     }
-    case NC_FLOAT: return json_number(((const float *)buf)[i]);
-    case NC_DOUBLE: return json_number(((const double *)buf)[i]);
+    case NC_FLOAT: return dctk_json_real(((const float *)buf)[i]);
+    case NC_DOUBLE: return dctk_json_real(((const double *)buf)[i]);
     default: return NULL;
     }
 }

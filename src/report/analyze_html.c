@@ -12,11 +12,11 @@
 
 #include <jansson.h>
 
+#include "core/json_num.h"
 #include "report/analyze_internal.h"
 
-static json_t *num(double v) { return isfinite(v) ? json_real(v) : json_null(); }
-
 static json_t *row_json(const dctk_result_row *r) {
+    json_t *(*num)(double) = dctk_json_real_or_null; /* non-finite measurements are null */
     return json_pack("[I,I,I,s,s,s,o,o,o,o,b,s]", (json_int_t)r->comp_idx, (json_int_t)r->filt_idx,
                      (json_int_t)r->ser_idx, r->compressor ? r->compressor : "", r->filter ? r->filter : "",
                      r->serializer ? r->serializer : "", num(r->ratio), num(r->l1_rel), num(r->l2_rel),
@@ -42,7 +42,7 @@ static char *data_json(const an_figure *f) {
     for (size_t i = 0; i < f->t->n; i++) json_array_append_new(rows, row_json(&f->t->rows[i]));
     for (int i = 0; i < AN_PANELS; i++) json_array_append_new(panels, panel_json(&f->p[i]));
     json_t *d = json_pack("{s:s,s:f,s:f,s:o,s:o,s:o}", "var", f->o->var ? f->o->var : "", "w", f->w, "h", f->h,
-                          "threshold", num(f->o->threshold), "panels", panels, "rows", rows);
+                          "threshold", dctk_json_real_or_null(f->o->threshold), "panels", panels, "rows", rows);
     char *s = d ? json_dumps(d, JSON_COMPACT | JSON_ESCAPE_SLASH) : NULL;
     json_decref(d);
     return s;

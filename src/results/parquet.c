@@ -64,7 +64,6 @@
 
 #define PAGE_BYTES (1u << 20)
 
-enum { PQ_BOOLEAN = 0, PQ_INT64 = 2, PQ_DOUBLE = 5, PQ_BYTE_ARRAY = 6 }; /* parquet Type */
 enum { ENC_PLAIN = 0, ENC_RLE = 3 };
 
 /* --- Thrift compact protocol writer ----------------------------------------- */
@@ -216,16 +215,6 @@ dctk_status dctk_utf8_sanitize(dctk_buf *out, const char *str, size_t n) {
 
 /* --- column data ------------------------------------------------------------ */
 
-static int parquet_type(dctk_col_kind k) {
-    switch (k) {
-    case DCTK_COL_STR: return PQ_BYTE_ARRAY;
-    case DCTK_COL_I64: return PQ_INT64;
-    case DCTK_COL_F64: return PQ_DOUBLE;
-    case DCTK_COL_BOOL: return PQ_BOOLEAN;
-    }
-    return -1;
-}
-
 static dctk_status put_u64(dctk_buf *b, uint64_t v) {
     uint8_t t[8];
     dctk_put_le64(t, v);
@@ -306,7 +295,7 @@ static void put_schema(tc *w) {
     tc_end(w);
     for (int c = 0; c < DCTK_RESULT_NCOLS; c++) {
         tc_push(w);
-        tc_i32(w, 1, parquet_type(dctk_result_cols[c].kind));
+        tc_i32(w, 1, dctk_col_parquet_type(dctk_result_cols[c].kind));
         tc_i32(w, 3, 0); /* REQUIRED */
         tc_str(w, 4, dctk_result_cols[c].name);
         if (dctk_result_cols[c].kind == DCTK_COL_STR) {
@@ -324,7 +313,7 @@ static void put_column_meta(tc *w, int c, size_t n, const chunk_pos *pos) {
     tc_push(w); /* ColumnChunk */
     tc_i64(w, 2, 0);
     tc_struct(w, 3); /* ColumnMetaData */
-    tc_i32(w, 1, parquet_type(dctk_result_cols[c].kind));
+    tc_i32(w, 1, dctk_col_parquet_type(dctk_result_cols[c].kind));
     tc_list(w, 2, CT_I32, 2);
     tc_varint(w, zigzag(ENC_PLAIN));
     tc_varint(w, zigzag(ENC_RLE));

@@ -1,6 +1,6 @@
 /* Reading results_{var}.parquet back, for the reports.
  *
- * Reads exactly the layout that src/eval/results_parquet.c documents and
+ * Reads exactly the layout that src/results/parquet.c documents and
  * writes: "PAR1", column chunks of v1 data pages (PLAIN, uncompressed,
  * REQUIRED, so no level bytes), the FileMetaData in the Thrift compact
  * protocol, its length, "PAR1". Several pages per column and several row
@@ -17,28 +17,15 @@
 
 #include "dctk/report.h"
 #include "dctk/util.h"
+#include "results/results_internal.h"
 
 enum { CT_TRUE = 1, CT_FALSE, CT_BYTE, CT_I16, CT_I32, CT_I64, CT_DOUBLE, CT_BINARY, CT_LIST, CT_SET, CT_MAP,
        CT_STRUCT };
-enum { PQ_BOOLEAN = 0, PQ_INT64 = 2, PQ_DOUBLE = 5, PQ_BYTE_ARRAY = 6 };
 #define NCOL DCTK_RESULT_NCOLS
 #define MAX_DEPTH 16
 
-/* Physical type and place in dctk_result_row of each column, schema order. */
-static const struct {
-    int type;
-    size_t off;
-} cols[NCOL] = {
-    {PQ_BYTE_ARRAY, offsetof(dctk_result_row, var)},       {PQ_INT64, offsetof(dctk_result_row, comp_idx)},
-    {PQ_INT64, offsetof(dctk_result_row, filt_idx)},        {PQ_INT64, offsetof(dctk_result_row, ser_idx)},
-    {PQ_BYTE_ARRAY, offsetof(dctk_result_row, compressor)}, {PQ_BYTE_ARRAY, offsetof(dctk_result_row, filter)},
-    {PQ_BYTE_ARRAY, offsetof(dctk_result_row, serializer)}, {PQ_DOUBLE, offsetof(dctk_result_row, ratio)},
-    {PQ_DOUBLE, offsetof(dctk_result_row, l1_rel)},         {PQ_DOUBLE, offsetof(dctk_result_row, l2_rel)},
-    {PQ_DOUBLE, offsetof(dctk_result_row, linf_rel)},       {PQ_DOUBLE, offsetof(dctk_result_row, euclidean)},
-    {PQ_DOUBLE, offsetof(dctk_result_row, max_abs_err)},    {PQ_DOUBLE, offsetof(dctk_result_row, encode_mbps)},
-    {PQ_DOUBLE, offsetof(dctk_result_row, decode_mbps)},    {PQ_BOOLEAN, offsetof(dctk_result_row, keep)},
-    {PQ_BYTE_ARRAY, offsetof(dctk_result_row, error)},
-};
+/* Physical type and place in dctk_result_row of column c: the one schema table. */
+static int col_type(int c) { return dctk_col_parquet_type(dctk_result_cols[c].kind); }
 
 /* --- Thrift compact protocol reader ---------------------------------------- */
 
@@ -275,7 +262,7 @@ static dctk_status read_meta(rd *r, pq_meta *m) {
     return DCTK_OK;
 }
 
-/* The schema must be ours: a root with 17 REQUIRED leaves named and typed as
+/* The schema must be ours: a root with DCTK_RESULT_NCOLS REQUIRED leaves named and typed as
  * dctk_result_columns, in that order. */
 static dctk_status check_schema(const pq_meta *m) {
     if (m->nschema != NCOL + 1 || m->children[0] != NCOL)
@@ -284,7 +271,7 @@ static dctk_status check_schema(const pq_meta *m) {
         const char *want = dctk_result_columns[c];
         int i = c + 1;
         if (m->name_len[i] != strlen(want) || memcmp(m->name[i], want, m->name_len[i]) != 0 ||
-            m->type[i] != cols[c].type || m->children[i] != 0)
+            m->type[i] != col_type(c) || m->children[i] != 0)
             return DCTK_FAIL(DCTK_ERR_FORMAT, "column %d is not '%s' of the results schema", c, want);
         if (m->repetition[i] != 0)
             return DCTK_FAIL(DCTK_ERR_UNSUPPORTED, "column '%s' is not REQUIRED", want);
@@ -333,15 +320,15 @@ static void read_page_header(rd *r, page_header *h) {
 /* Decode nv PLAIN values of type t from [p, end) into v at row `at`. */
 static dctk_status decode_values(int t, const uint8_t *p, const uint8_t *end, size_t nv, col_values *v, size_t at) {
     size_t avail = (size_t)(end - p);
-    if ((t == PQ_INT64 || t == PQ_DOUBLE) && avail / 8 < nv) return DCTK_FAIL(DCTK_ERR_FORMAT, "short page");
-    if (t == PQ_BOOLEAN && avail < (nv + 7) / 8) return DCTK_FAIL(DCTK_ERR_FORMAT, "short page");
+    if ((t == DCTK_PQ_INT64 || t == DCTK_PQ_DOUBLE) && avail / 8 < nv) return DCTK_FAIL(DCTK_ERR_FORMAT, "short page");
+    if (t == DCTK_PQ_BOOLEAN && avail < (nv + 7) / 8) return DCTK_FAIL(DCTK_ERR_FORMAT, "short page");
     for (size_t k = 0; k < nv; k++) {
         size_t i = at + k;
-        if (t == PQ_INT64) v->i64[i] = (int64_t)dctk_get_le64(p + 8 * k);
-        else if (t == PQ_DOUBLE) {
+        if (t == DCTK_PQ_INT64) v->i64[i] = (int64_t)dctk_get_le64(p + 8 * k);
+        else if (t == DCTK_PQ_DOUBLE) {
             uint64_t u = dctk_get_le64(p + 8 * k);
             memcpy(&v->f64[i], &u, 8);
-        } else if (t == PQ_BOOLEAN) v->b[i] = (p[k / 8] >> (k % 8)) & 1;
+        } else if (t == DCTK_PQ_BOOLEAN) v->b[i] = (p[k / 8] >> (k % 8)) & 1;
         else {
             if ((size_t)(end - p) < 4) return DCTK_FAIL(DCTK_ERR_FORMAT, "short string in page");
             uint32_t len = dctk_get_le32(p);
@@ -400,10 +387,10 @@ static dctk_status add_row(dctk_result_table *t, col_values *v, size_t i) {
     dctk_status st = DCTK_OK;
     memset(&row, 0, sizeof row);
     for (int c = 0; c < NCOL && st == DCTK_OK; c++) {
-        char *dst = (char *)&row + cols[c].off;
-        if (cols[c].type == PQ_INT64) memcpy(dst, &v[c].i64[i], 8);
-        else if (cols[c].type == PQ_DOUBLE) memcpy(dst, &v[c].f64[i], 8);
-        else if (cols[c].type == PQ_BOOLEAN) *(bool *)dst = v[c].b[i];
+        char *dst = (char *)&row + dctk_result_cols[c].offset;
+        if (col_type(c) == DCTK_PQ_INT64) memcpy(dst, &v[c].i64[i], 8);
+        else if (col_type(c) == DCTK_PQ_DOUBLE) memcpy(dst, &v[c].f64[i], 8);
+        else if (col_type(c) == DCTK_PQ_BOOLEAN) *(bool *)dst = v[c].b[i];
         else if (!(strs[c] = dup_n(v[c].str[i], v[c].len[i]))) st = DCTK_NOMEM();
         else *(const char **)dst = strs[c];
     }
@@ -425,10 +412,10 @@ static void free_values(col_values *v) {
 static dctk_status alloc_values(col_values *v, size_t n) {
     for (int c = 0; c < NCOL; c++) {
         bool ok;
-        switch (cols[c].type) {
-        case PQ_INT64: ok = (v[c].i64 = malloc(8 * n)) != NULL; break;
-        case PQ_DOUBLE: ok = (v[c].f64 = malloc(8 * n)) != NULL; break;
-        case PQ_BOOLEAN: ok = (v[c].b = malloc(n)) != NULL; break;
+        switch (col_type(c)) {
+        case DCTK_PQ_INT64: ok = (v[c].i64 = malloc(8 * n)) != NULL; break;
+        case DCTK_PQ_DOUBLE: ok = (v[c].f64 = malloc(8 * n)) != NULL; break;
+        case DCTK_PQ_BOOLEAN: ok = (v[c].b = malloc(n)) != NULL; break;
         default: ok = (v[c].str = malloc(sizeof *v[c].str * n)) && (v[c].len = malloc(sizeof *v[c].len * n));
         }
         if (!ok) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory for %zu rows", n);
@@ -446,7 +433,7 @@ static dctk_status read_group(const uint8_t *file, size_t size, const pq_group *
     for (int c = 0; c < NCOL && st == DCTK_OK; c++) {
         const pq_chunk *ch = &g->col[c];
         const char *want = dctk_result_columns[c];
-        if (ch->type != cols[c].type || ch->path_len != strlen(want) || memcmp(ch->path, want, ch->path_len) != 0)
+        if (ch->type != col_type(c) || ch->path_len != strlen(want) || memcmp(ch->path, want, ch->path_len) != 0)
             st = DCTK_FAIL(DCTK_ERR_FORMAT, "column chunk %d is not '%s'", c, want);
         else st = read_chunk(file, size, ch, n, &v[c]);
         if (st != DCTK_OK) dctk_prefix_detail("column '%s': ", want);

@@ -1,5 +1,6 @@
-/* Private to the results writers: one table describes the row schema so the
- * CSV and Parquet code walk the same columns in the same order. */
+/* Private to src/results: one table, made from DCTK_RESULT_SCHEMA, describes
+ * the row schema, so the CSV writer and reader and the Parquet writer and
+ * reader walk the same columns in the same order. */
 #ifndef DCTK_RESULTS_INTERNAL_H
 #define DCTK_RESULTS_INTERNAL_H
 
@@ -10,6 +11,9 @@
 
 typedef enum { DCTK_COL_STR, DCTK_COL_I64, DCTK_COL_F64, DCTK_COL_BOOL } dctk_col_kind;
 
+/* Parquet physical types (parquet.thrift Type) of the column kinds. */
+enum { DCTK_PQ_BOOLEAN = 0, DCTK_PQ_INT64 = 2, DCTK_PQ_DOUBLE = 5, DCTK_PQ_BYTE_ARRAY = 6 };
+
 typedef struct dctk_col {
     const char *name;
     dctk_col_kind kind;
@@ -17,6 +21,16 @@ typedef struct dctk_col {
 } dctk_col;
 
 extern const dctk_col dctk_result_cols[DCTK_RESULT_NCOLS];
+
+static inline int dctk_col_parquet_type(dctk_col_kind k) {
+    switch (k) {
+    case DCTK_COL_STR: return DCTK_PQ_BYTE_ARRAY;
+    case DCTK_COL_I64: return DCTK_PQ_INT64;
+    case DCTK_COL_F64: return DCTK_PQ_DOUBLE;
+    case DCTK_COL_BOOL: return DCTK_PQ_BOOLEAN;
+    }
+    return -1;
+}
 
 /* Typed access to column c of a row. */
 static inline const char *dctk_col_str(const dctk_result_row *r, int c) {

@@ -5,22 +5,13 @@
 
 #include "results/results_internal.h"
 
-#define COL(name, kind) {#name, kind, offsetof(dctk_result_row, name)}
-const dctk_col dctk_result_cols[DCTK_RESULT_NCOLS] = {
-    COL(var, DCTK_COL_STR),          COL(comp_idx, DCTK_COL_I64),    COL(filt_idx, DCTK_COL_I64),
-    COL(ser_idx, DCTK_COL_I64),      COL(compressor, DCTK_COL_STR),  COL(filter, DCTK_COL_STR),
-    COL(serializer, DCTK_COL_STR),   COL(ratio, DCTK_COL_F64),       COL(l1_rel, DCTK_COL_F64),
-    COL(l2_rel, DCTK_COL_F64),       COL(linf_rel, DCTK_COL_F64),    COL(euclidean, DCTK_COL_F64),
-    COL(max_abs_err, DCTK_COL_F64),  COL(encode_mbps, DCTK_COL_F64), COL(decode_mbps, DCTK_COL_F64),
-    COL(keep, DCTK_COL_BOOL),        COL(error, DCTK_COL_STR),
-};
+#define COL(name, kind) {#name, DCTK_COL_##kind, offsetof(dctk_result_row, name)},
+const dctk_col dctk_result_cols[DCTK_RESULT_NCOLS] = {DCTK_RESULT_SCHEMA(COL)};
 #undef COL
 
-const char *const dctk_result_columns[DCTK_RESULT_NCOLS] = {
-    "var",       "comp_idx", "filt_idx", "ser_idx",     "compressor",  "filter",      "serializer",
-    "ratio",     "l1_rel",   "l2_rel",   "linf_rel",    "euclidean",   "max_abs_err", "encode_mbps",
-    "decode_mbps", "keep",   "error",
-};
+#define NAME(name, kind) #name,
+const char *const dctk_result_columns[DCTK_RESULT_NCOLS] = {DCTK_RESULT_SCHEMA(NAME)};
+#undef NAME
 
 /* Strings live in blocks that never move, so row pointers stay valid while
  * the row array grows. */
@@ -59,10 +50,10 @@ dctk_status dctk_result_table_add(dctk_result_table *t, const dctk_result_row *r
         t->cap = cap;
     }
     dctk_result_row copy = *row;
-    const char **strs[] = {&copy.var, &copy.compressor, &copy.filter, &copy.serializer, &copy.error};
-    for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++) {
-        *strs[i] = store_str(t, *strs[i]);
-        if (!*strs[i]) return DCTK_FAIL(DCTK_ERR_NOMEM, "result table: out of memory for strings");
+    for (int c = 0; c < DCTK_RESULT_NCOLS; c++) {
+        if (dctk_result_cols[c].kind != DCTK_COL_STR) continue;
+        const char **s = (const char **)((char *)&copy + dctk_result_cols[c].offset);
+        if (!(*s = store_str(t, *s))) return DCTK_FAIL(DCTK_ERR_NOMEM, "result table: out of memory for strings");
     }
     t->rows[t->n++] = copy;
     return DCTK_OK;

@@ -42,20 +42,22 @@ dctk_status dctk_combo_resolve(dctk_dataset *ds, size_t v, uint64_t size_limit, 
     DCTK_TRY(st);
     dctk_space *sp;
     DCTK_TRY(dctk_space_build(var->dtype, &stats, space, &sp));
-    if (expect && strcmp(expect, sp->fingerprint) != 0)
+    const char *fp = dctk_space_fingerprint(sp);
+    int lo[3], n[3];
+    for (int k = 0; k < 3; k++) dctk_space_range(sp, (dctk_space_category)k, &lo[k], &n[k]);
+    if (expect && strcmp(expect, fp) != 0)
         st = DCTK_FAIL(DCTK_ERR_ARG,
                        "variable '%s': the codec space differs from the one the sweep used (fingerprint %s, sweep %s): "
                        "use the same --eval-data-size-limit and class flags",
-                       var->name, sp->fingerprint, expect);
+                       var->name, fp, expect);
     else if (!dctk_space_has(sp, c, f, s))
         st = DCTK_FAIL(DCTK_ERR_ARG,
                        "variable '%s': no combo (%d, %d, %d) in this space: comp_idx in [%d, %d), filt_idx in [%d, %d), "
                        "ser_idx in [%d, %d)",
-                       var->name, c, f, s, -(int)sp->comp_none, sp->ncomp, -(int)sp->filt_none, sp->nfilt,
-                       -(int)sp->ser_none, sp->nser);
+                       var->name, c, f, s, lo[0], n[0], lo[1], n[1], lo[2], n[2]);
     if (st == DCTK_OK) {
         *codecs = dctk_space_pipeline(sp, c, f, s);
-        if (fingerprint) memcpy(fingerprint, sp->fingerprint, sizeof sp->fingerprint);
+        if (fingerprint) snprintf(fingerprint, 32, "%s", fp);
     }
     dctk_space_free(sp);
     return st;

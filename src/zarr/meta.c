@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
+#include "core/json_num.h"
 #include "zarr_internal.h"
 
 /* --- fill values ------------------------------------------------------- */
@@ -45,20 +46,16 @@ void zarr_fill_elems(void *buf, const uint8_t *fill, size_t es, size_t n) {
 
 json_t *zarr_fill_to_json(dctk_dtype t, double v) {
     if (!dctk_dtype_is_float(t)) return json_integer((json_int_t)v);
-    if (isnan(v)) return json_string("NaN");
-    if (isinf(v)) return json_string(v > 0 ? "Infinity" : "-Infinity");
-    return json_real(v);
+    return dctk_json_real(v);
 }
 
 dctk_status zarr_fill_from_json(const json_t *j, dctk_dtype t, double *out) {
     const char *s = json_string_value(j);
+    bool spelled = s && dctk_dtype_is_float(t); /* "NaN", "Infinity", "-Infinity": float dtypes only */
     if (json_is_null(j)) *out = 0; /* v2 "no fill value": chunks that were never written read as 0 */
-    else if (json_is_number(j)) *out = json_number_value(j);
     else if (json_is_boolean(j)) *out = json_is_true(j);
-    else if (s && dctk_dtype_is_float(t) && !strcmp(s, "NaN")) *out = NAN;
-    else if (s && dctk_dtype_is_float(t) && !strcmp(s, "Infinity")) *out = INFINITY;
-    else if (s && dctk_dtype_is_float(t) && !strcmp(s, "-Infinity")) *out = -INFINITY;
-    else return DCTK_FAIL(DCTK_ERR_UNSUPPORTED, "fill_value %s is not supported for %s", s ? s : "(non-number)",
+    else if (!(json_is_number(j) || spelled) || !dctk_json_get_real(j, out))
+        return DCTK_FAIL(DCTK_ERR_UNSUPPORTED, "fill_value %s is not supported for %s", s ? s : "(non-number)",
                           dctk_dtype_name(t));
     return DCTK_OK;
 }

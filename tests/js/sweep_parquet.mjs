@@ -20,7 +20,7 @@ try {
     '--override-existing-l1-error', '1e-3'], { encoding: 'utf8' })
   assert.equal(r.status, 0, r.stderr)
   const csv = byCombo(readCsvRows(join(dir, 'config_space_t_rank0.csv')))
-  assert.equal(csv.length, 6 * 12 * 30) // lz4 and its shuffled variant x 3, every filter and serializer (zfp, sz, ebcc, pcodec)
+  assert.equal(csv.length, 6 * 12 * 39) // lz4 and its shuffled variant x 3, every filter and serializer (zfp, sz, ebcc, pcodec, zfp.rs)
   const parquet = join(dir, 'results_t.parquet')
 
   const instance = await DuckDBInstance.create(':memory:')

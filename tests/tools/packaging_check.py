@@ -5,6 +5,12 @@
   packaging_check.py install CMAKE CC
                                a staged `cmake --install` (DESTDIR) has every file, and a
                                program built through `pkg-config --static dctk` reads a dataset
+  packaging_check.py symbols CMAKE
+                               every static library of a staged install exports only dctk_
+                               symbols, and every DCTK_API declaration of its headers
+  packaging_check.py codecs_only CMAKE CC
+                               a program built with `pkg-config --cflags --libs dctk_codecs`
+                               alone needs no netCDF, eccodes or cairo and round-trips a chunk
   packaging_check.py recipes   check-fresh runs the README's "Two commands" block as written and
                                the Dockerfile's RUN lines; the Dockerfile installs through the
                                same script and targets; the Spack recipe's CMake options exist
@@ -158,6 +164,87 @@ def install(cmake, cc):
         shutil.rmtree(stage, ignore_errors=True)
 
 
+def staged_install(cmake):
+    """cmake --install of the build into a fresh temporary prefix; returns (stage, prefix)."""
+    stage = tempfile.mkdtemp(prefix="dctk-libs-")
+    run([cmake, "--install", BUILD, "--prefix", os.path.join(stage, "prefix")])
+    return stage, os.path.join(stage, "prefix")
+
+
+def exported(archive):
+    """The global symbols an archive defines (nm -g --defined-only)."""
+    out = run(["nm", "-g", "--defined-only", archive]).stdout
+    return {line.split()[2] for line in out.splitlines() if len(line.split()) == 3}
+
+
+def declared_api(include_dir, skip):
+    """Names the installed headers mark DCTK_API (functions and variables)."""
+    names = {}
+    for h in sorted(os.listdir(include_dir)):
+        if h in skip:
+            continue
+        with open(os.path.join(include_dir, h)) as f:
+            text = re.sub(r"/\*.*?\*/", "", f.read(), flags=re.S)
+        for decl in re.findall(r"^DCTK_API\b([^;]*?)(?:\(|\[|;)", text, re.M):
+            names[re.findall(r"\w+", decl)[-1]] = h
+    return names
+
+
+def symbols(cmake):
+    """Every installed static library exports dctk_ symbols only, and every
+    DCTK_API declaration of the installed headers is exported by one of them."""
+    stage, prefix = staged_install(cmake)
+    try:
+        libdir = os.path.join(prefix, "lib")
+        archives = sorted(f for f in os.listdir(libdir) if f.endswith(".a"))
+        if not {"libdctk_codecs.a", "libdctk.a", "libdctk_report.a", "libdctk_par.a"} <= set(archives):
+            sys.exit(f"FAIL: the install has the libraries {archives}")
+        everything = set()
+        for a in archives:
+            syms = exported(os.path.join(libdir, a))
+            bad = sorted(x for x in syms if not x.startswith("dctk_"))
+            if bad:
+                sys.exit(f"FAIL: {a} exports {len(bad)} symbols without the dctk_ prefix: {' '.join(bad)}")
+            print(f"{a}: {len(syms)} symbols, all dctk_")
+            everything |= syms
+        skip = set() if "libdctk_web.a" in archives else {"web.h"}
+        api = declared_api(os.path.join(prefix, "include/dctk"), skip)
+        missing = sorted(f"{n} ({h})" for n, h in api.items() if n not in everything)
+        if missing or len(api) < 100:
+            sys.exit(f"FAIL: of {len(api)} DCTK_API declarations, exported by no library: {' '.join(missing)}")
+        print(f"all {len(api)} DCTK_API declarations are exported")
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
+
+
+def codecs_only(cmake, cc):
+    """A program built with `pkg-config --cflags --libs dctk_codecs` alone links
+    without netCDF, eccodes or cairo and round-trips a chunk of real bytes."""
+    stage, prefix = staged_install(cmake)
+    try:
+        pc_env = dict(os.environ, PKG_CONFIG_PATH=os.path.join(prefix, "lib/pkgconfig"))
+        flags = run(["pkg-config", "--cflags", "--libs", "dctk_codecs"], env=pc_env).stdout.split()
+        bad = [f for f in flags if f == "-ldctk" or any(w in f for w in ("netcdf", "eccodes", "cairo", "microhttpd"))]
+        if bad or "-ldctk_codecs" not in flags:
+            sys.exit(f"FAIL: pkg-config dctk_codecs gives {flags}")
+        exe = os.path.join(stage, "codecs_only_demo")
+        src = os.path.join(os.environ["DCTK_SRC"], "tests/tools/codecs_only_demo.c")
+        run([cc, "-std=c11", "-Wall", "-Wextra", "-Werror", "-o", exe, src] + flags)
+        needed = run(["readelf", "-d", exe]).stdout
+        for lib in ("libnetcdf", "libeccodes", "libcairo"):
+            if lib in needed:
+                sys.exit(f"FAIL: the codecs-only program needs {lib}")
+        data = os.path.join(os.environ.get("DCTK_NCARG", "/usr/share/ncarg/data"), "cdf/meccatemp.cdf")
+        out = run([exe, data]).stdout
+        print(out, end="")
+        m = re.search(r"round trip: (\d+) -> (\d+) bytes, identical", out)
+        if not m or int(m.group(1)) != os.path.getsize(data) or not int(m.group(2)) < int(m.group(1)):
+            sys.exit(f"FAIL: no smaller identical round trip of {data}")
+        print("pkg-config dctk_codecs alone: built (no netCDF, eccodes, cairo) and ran")
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
+
+
 def recipes():
     src = os.environ["DCTK_SRC"]
 
@@ -213,5 +300,9 @@ if __name__ == "__main__":
         docs()
     elif sys.argv[1:2] == ["install"] and len(sys.argv) == 4:
         install(sys.argv[2], sys.argv[3])
+    elif sys.argv[1:2] == ["symbols"] and len(sys.argv) == 3:
+        symbols(sys.argv[2])
+    elif sys.argv[1:2] == ["codecs_only"] and len(sys.argv) == 4:
+        codecs_only(sys.argv[2], sys.argv[3])
     else:
         sys.exit(__doc__)

@@ -23,6 +23,7 @@
 
 #include "codec_cases.h"
 #include "dctk/eval.h"
+#include "eval/space_internal.h"
 
 static dctk_codec_ctx *ctx;
 static double *field;

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "dctk/eval.h"
+#include "eval/space_internal.h"
 
 static void sample_indices_like_numpy(void **state) {
     (void)state;
@@ -72,8 +73,8 @@ static void space_sizes(void **state) {
     dctk_space *sp = space_for(DCTK_FLOAT32, NULL, NULL, NULL, true);
     assert_int_equal(sp->ncomp, 98);
     assert_int_equal(sp->nfilt, 11);
-    assert_int_equal(sp->nser, 9 + 4 + 4 + 12); /* zfp, sz, ebcc, pcodec */
-    assert_int_equal(dctk_space_ncombos(sp), 99 * 12 * 30);
+    assert_int_equal(sp->nser, 9 + 4 + 4 + 12 + 9); /* zfp, sz, ebcc, pcodec, zfp.rs */
+    assert_int_equal(dctk_space_ncombos(sp), 99 * 12 * 39);
     dctk_space_free(sp);
     sp = space_for(DCTK_FLOAT64, NULL, NULL, NULL, true);
     assert_int_equal(sp->nfilt, 16);
@@ -83,7 +84,7 @@ static void space_sizes(void **state) {
     assert_int_equal(sp->nser, 12); /* zfp has no int16: pcodec only */
     dctk_space_free(sp);
     sp = space_for(DCTK_INT32, NULL, NULL, NULL, true);
-    assert_int_equal(sp->nser, 3 + 12); /* zfp fixed rate only, pcodec */
+    assert_int_equal(sp->nser, 3 + 12 + 3); /* zfp fixed rate only, pcodec, zfp.rs fixed rate only */
     dctk_space_free(sp);
     sp = space_for(DCTK_FLOAT32, NULL, NULL, NULL, false);
     assert_int_equal(sp->nfilt, 3); /* delta and the two fixed-offset-scales */
@@ -93,6 +94,14 @@ static void space_sizes(void **state) {
     assert_int_equal(sp->nser, 12);
     assert_false(sp->ser_none);
     assert_int_equal(dctk_space_ncombos(sp), 12);
+    dctk_space_free(sp);
+    /* numcodecs-wasm's Zfp, as the Python tool writes it through any-numcodecs */
+    sp = space_for(DCTK_FLOAT32, "none", "none", "zfprs", true);
+    assert_int_equal(sp->nser, 9);
+    char *z = json_dumps(json_array_get(sp->ser[8].codecs, 0), JSON_COMPACT | JSON_SORT_KEYS);
+    assert_string_equal(z, "{\"configuration\":{\"_version\":\"0.2.0\",\"id\":\"zfp.rs\",\"mode\":\"fixed-rate\","
+                           "\"non_finite\":\"deny\",\"rate\":32.0},\"name\":\"any-numcodecs.array-bytes\"}");
+    free(z);
     dctk_space_free(sp);
     sp = space_for(DCTK_FLOAT32, "zstd", "none", "zfp", true);
     assert_int_equal(sp->ncomp, 8);
@@ -169,9 +178,9 @@ static void space_order_and_resolution(void **state) {
     assert_true(c == -1 && f == -1 && s == -1);
     dctk_space_combo(sp, 1, &c, &f, &s);
     assert_true(c == -1 && f == -1 && s == 0);
-    dctk_space_combo(sp, 30, &c, &f, &s); /* none + 9 zfp + 4 sz + 4 ebcc + 12 pcodec serializers */
+    dctk_space_combo(sp, 39, &c, &f, &s); /* none + 9 zfp + 4 sz + 4 ebcc + 12 pcodec + 9 zfp.rs serializers */
     assert_true(c == -1 && f == 0 && s == -1);
-    dctk_space_combo(sp, 12 * 30, &c, &f, &s);
+    dctk_space_combo(sp, 12 * 39, &c, &f, &s);
     assert_true(c == 0 && f == -1 && s == -1);
     /* blosc blosclz 1 auto: byte shuffle of 4-byte elements after bytes, bit shuffle after zfp */
     char *a = dump(dctk_space_compressor(sp, 0, -1)), *b = dump(dctk_space_compressor(sp, 0, 0));

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/threads_internal.h"
 #include "dctk/threads.h"
 #include "dctk/util.h"
 
