@@ -1,51 +1,88 @@
 #!/usr/bin/python3
-"""compress_with_optimal against nccopy: bench/compress.py BUILD_DIR
+"""compress_with_optimal against nccopy: bench/compress.py BUILD_DIR [ZLIB_BUILD_DIR] [RUNS]
 
-Writes the same field (a real libncarg-data field tiled in time to ~100 MB)
-with `nccopy -d 1 -s` (deflate level 1 + shuffle, the netCDF-4 path users
-know) and with `dc_toolkit compress_with_optimal` and the comparable
-lossless pipeline shuffle + zlib level 1, given with --combo (with indices
-the command first re-reads the sample to rebuild the codec space, which is
-not writing), in 4 MiB inner chunks and 16 MiB shards, at 1 and 2 threads,
-and prints throughput and output size side by side.
-Target: at 2 threads at least 2 x nccopy's throughput, with an output no larger.
+Three real fields of different sizes, same run:
+  - trinidad.nc `data` (libncarg-data cdf/, 11.5 MB float32 topography), as it is;
+  - rectilinear_grid_3D.nc `t` (nug/) concatenated 28 times along time (~35 MB);
+  - fice.nc `fice` (cdf/) concatenated 40 times along time (~94 MB);
+(libncarg-data has fewer than three real fields of 5-100 MB, so two are built by
+concatenating a real field along time, each copy offset by 0.01 so that no two
+copies are equal bit for bit), written as netCDF 64-bit offset inputs.
+
+Each field is written with the same algorithm on both sides, byte shuffle +
+zlib level 1: `nccopy -k nc4 -d 1 -s` and `dc_toolkit compress_with_optimal
+--combo` (the pipeline bytes + numcodecs.shuffle + numcodecs.zlib 1) at 2
+threads, in 4 MiB inner chunks and 16 MiB shards (1 MiB chunks balance two threads
+better on the 11.5 MB field but cut rect_t's 4-D slabs so that its output grows
+5 %), with --no-verify (nccopy does
+not read back) and with verification, alternated, RUNS times each (default 5),
+median wall time (the target) and, beside it, the fastest run ("min", the run
+least disturbed by other processes) and CPU time (user + system). Peak memory is each process's
+maximum resident set (GNU time). The machine may be shared: CPU time says what
+the wall time would be alone. Where the time goes, from the same runs' medians: "bytes" only
+(read + store write), + shuffle, + zlib 1 (the whole write), + verify.
+
+Target (issue 21): at 2 threads >= 2x nccopy's speed on each field, output at
+most 1 % larger, peak memory at most nccopy's + 64 MiB per thread.
+
+With ZLIB_BUILD_DIR (a build whose deflate is zlib, e.g. main before
+libdeflate), its write and a zlib/gzip-only sweep run beside this build's:
+the side-by-side measure of libdeflate against zlib.
 """
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
 
-import numpy as np
 import netCDF4
+import numpy as np
 
+NCARG = os.environ.get("DCTK_NCARG", "/usr/share/ncarg/data")
 build = sys.argv[1] if len(sys.argv) > 1 else "build"
+zlib_build = sys.argv[2] if len(sys.argv) > 2 and sys.argv[2] else None
+RUNS = int(sys.argv[3]) if len(sys.argv) > 3 else 5
+THREADS = 2
 exe = os.path.join(build, "dc_toolkit")
-REAL, VAR = "/usr/share/ncarg/data/nug/rectilinear_grid_3D.nc", "t"
+FIELDS = [("trinidad", "cdf/trinidad.nc", "data", 1), ("rect_t", "nug/rectilinear_grid_3D.nc", "t", 28),
+          ("fice", "cdf/fice.nc", "fice", 40)]
+BYTES = {"name": "bytes", "configuration": {"endian": "little"}}
+SHUFFLE = {"name": "numcodecs.shuffle", "configuration": {"elementsize": 4}}
+ZLIB1 = {"name": "numcodecs.zlib", "configuration": {"level": 1}}
 
 
-def tiled(path):
-    with netCDF4.Dataset(REAL) as src, netCDF4.Dataset(path, "w", format="NETCDF3_64BIT_OFFSET") as dst:
-        t = np.ma.filled(src[VAR][:], np.nan)[0]
-        reps = max(1, int(100e6 // t.nbytes))
-        dims = ("time",) + src[VAR].dimensions[1:]
-        for name, n in zip(dims, (reps,) + t.shape):
-            dst.createDimension(name, n)
-        v = dst.createVariable(VAR, "f4", dims)
-        v.units = "K"
-        for i in range(reps):
-            v[i] = t + 0.01 * i
+def make_input(path, src, var, copies):
+    """The real field, or `copies` of it concatenated along a new time axis."""
+    with netCDF4.Dataset(os.path.join(NCARG, src)) as s, netCDF4.Dataset(path, "w", format="NETCDF3_64BIT_OFFSET") as d:
+        v = s[var]
+        x = np.ma.filled(v[...].astype(np.float32), np.nan)
+        dims = v.dimensions if copies == 1 else ("copy",) + v.dimensions
+        shape = x.shape if copies == 1 else (copies,) + x.shape
+        for name, n in zip(dims, shape):
+            d.createDimension(name, n)
+        out = d.createVariable(var, "f4", dims)
+        if copies == 1:
+            out[...] = x
+        for i in range(copies if copies > 1 else 0):
+            out[i] = x + np.float32(0.01 * i)
     return os.path.getsize(path)
 
 
 def timed(cmd):
+    """Wall seconds, peak resident MiB and CPU seconds (user + system) of one
+    run, the last two from GNU time (a child of Python inherits Python's
+    resident set in its rusage, so wait4's maximum would be Python's)."""
     t0 = time.perf_counter()
-    r = subprocess.run(cmd, capture_output=True, text=True)
+    r = subprocess.run(["/usr/bin/time", "-f", "BENCH_RUSAGE %M %U %S"] + cmd, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.PIPE, text=True)
+    s = time.perf_counter() - t0
     if r.returncode:
         sys.exit("bench: %s failed:\n%s" % (" ".join(cmd), r.stderr[-2000:]))
-    return time.perf_counter() - t0
+    line = [x for x in r.stderr.splitlines() if x.startswith("BENCH_RUSAGE ")][-1].split()
+    return s, int(line[1]) / 1024, float(line[2]) + float(line[3])
 
 
 def du(path):
@@ -54,29 +91,113 @@ def du(path):
     return sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(path) for f in fs)
 
 
-tmp = tempfile.mkdtemp(prefix="dctk_bench_compress_")
-src = os.path.join(tmp, "tiled.nc")
-raw = tiled(src)
-rows = []
-nc_out = os.path.join(tmp, "nccopy.nc")
-s = timed(["nccopy", "-d", "1", "-s", src, nc_out])
-rows.append(("nccopy -d 1 -s", s, du(nc_out)))
-combo = os.path.join(tmp, "best_%s.json" % VAR)
-with open(combo, "w") as f:
-    json.dump({"var": VAR, "codecs": [{"name": "bytes", "configuration": {"endian": "little"}},
-                                      {"name": "numcodecs.shuffle", "configuration": {"elementsize": 4}},
-                                      {"name": "numcodecs.zlib", "configuration": {"level": 1}}]}, f)
-for threads in (1, 2):
-    out = os.path.join(tmp, "out%d" % threads)
-    s = timed([exe, "compress_with_optimal", src, out, VAR, "--combo", combo, "--threads", str(threads),
-               "--inner-chunk-mib", "4", "--shard-mib", "16", "--no-verify"])
-    rows.append(("dc_toolkit shuffle+zlib 1, %d thread%s" % (threads, "s" if threads > 1 else ""), s,
-                 du(os.path.join(out, "tiled.zarr", VAR))))
-print("== compress_with_optimal vs nccopy (%s), field %.0f MB" % (time.strftime("%Y-%m-%d"), raw / 1e6))
-print("   %-36s %8s %10s %12s %10s" % ("writer", "seconds", "MB/s", "output MB", "vs nccopy"))
-base = rows[0][1]
-for name, s, size in rows:
-    print("   %-36s %8.2f %10.1f %12.2f %9.2fx" % (name, s, raw / 1e6 / s, size / 1e6, base / s))
-print("   target: 2 threads >= 2.00x nccopy, output <= nccopy's (%s)" %
-      ("output no larger" if rows[2][2] <= rows[0][2] else "OUTPUT LARGER"))
-shutil.rmtree(tmp)
+def combo(tmp, var, codecs):
+    path = os.path.join(tmp, "combo_%s_%d.json" % (var, len(codecs)))
+    with open(path, "w") as f:
+        json.dump({"var": var, "codecs": codecs}, f)
+    return path
+
+
+def writers(tmp, src, var):
+    """name -> (command, output path)."""
+    out = lambda k: os.path.join(tmp, "out_" + k)  # noqa: E731
+    stem = os.path.splitext(os.path.basename(src))[0]
+    w = {"nccopy": (["nccopy", "-k", "nc4", "-d", "1", "-s", src, out("nc.nc")], out("nc.nc"))}
+
+    def ours(key, binary, codecs, verify):
+        cmd = [binary, "compress_with_optimal", src, out(key), var, "--combo", combo(tmp, var, codecs),
+               "--threads", str(THREADS), "--inner-chunk-mib", "4", "--shard-mib", "16"]
+        w[key] = (cmd + ([] if verify else ["--no-verify"]), os.path.join(out(key), stem + ".zarr", var))
+
+    ours("dctk", exe, [BYTES, SHUFFLE, ZLIB1], False)
+    ours("dctk+verify", exe, [BYTES, SHUFFLE, ZLIB1], True)
+    ours("bytes", exe, [BYTES], False)
+    ours("shuffle", exe, [BYTES, SHUFFLE], False)
+    if zlib_build:
+        ours("dctk zlib", os.path.join(zlib_build, "dc_toolkit"), [BYTES, SHUFFLE, ZLIB1], False)
+    return w
+
+
+def clean(path):
+    if os.path.isdir(os.path.dirname(path)) and not path.endswith(".nc"):
+        shutil.rmtree(os.path.dirname(os.path.dirname(path)), ignore_errors=True)
+    elif os.path.exists(path):
+        os.remove(path)
+
+
+def bench_field(tmp, label, src, var, raw):
+    w = writers(tmp, src, var)
+    times = {k: [] for k in w}
+    cpu = {k: [] for k in w}
+    rss = {k: 0.0 for k in w}
+    size = {}
+    for _ in range(RUNS):  # alternated, so load on the machine hits every writer alike
+        for k, (cmd, out) in w.items():
+            clean(out)
+            s, m, c = timed(cmd)
+            times[k].append(s)
+            cpu[k].append(c)
+            rss[k] = max(rss[k], m)
+            size[k] = du(out)
+    med = {k: statistics.median(v) for k, v in times.items()}
+    mcpu = {k: statistics.median(v) for k, v in cpu.items()}
+    nc = med["nccopy"]
+    print("\n== %s `%s`: %.1f MB float32, %d threads, median of %d" % (label, var, raw / 1e6, THREADS, RUNS))
+    print("   %-14s %8s %8s %8s %8s %10s %9s %10s %9s" % ("writer", "wall s", "MB/s", "min s", "CPU s", "output MB",
+                                                          "peak MiB", "vs nccopy", "min vs"))
+    for k in w:
+        if k in ("bytes", "shuffle"):
+            continue
+        print("   %-14s %8.3f %8.1f %8.3f %8.3f %10.3f %9.1f %9.2fx %8.2fx" % (
+            k, med[k], raw / 1e6 / med[k], min(times[k]), mcpu[k], size[k] / 1e6, rss[k], nc / med[k],
+            min(times["nccopy"]) / min(times[k])))
+    print("   where the time goes (dctk, medians): read + store write %.3f s, shuffle %.3f s, zlib 1 %.3f s, "
+          "verify %.3f s" % (med["bytes"], med["shuffle"] - med["bytes"], med["dctk"] - med["shuffle"],
+                             med["dctk+verify"] - med["dctk"]))
+    ok_speed = nc / med["dctk"] >= 2
+    ok_size = size["dctk"] <= 1.01 * size["nccopy"]
+    ok_mem = rss["dctk"] <= rss["nccopy"] + 64 * THREADS
+    print("   target: >= 2x nccopy %s (%.2fx); output <= 1.01x nccopy's %s (%.4f); peak <= nccopy + %d MiB %s"
+          % ("met" if ok_speed else "MISSED", nc / med["dctk"], "met" if ok_size else "MISSED",
+             size["dctk"] / size["nccopy"], 64 * THREADS, "met" if ok_mem else "MISSED"))
+    return ok_speed and ok_size and ok_mem
+
+
+def sweep_side_by_side(tmp, src, var):
+    """A zlib/gzip-only sweep of the same field with both builds (libdeflate vs zlib)."""
+    flags = ["--field-to-compress", var, "--compressor-class", "zlib,gzip", "--filter-class", "none",
+             "--serializer-class", "none", "--threads-per-rank", str(THREADS), "--eval-data-size-limit", "20MB"]
+    times = {"libdeflate": [], "zlib": []}
+    for _ in range(RUNS):
+        for k, b in (("libdeflate", exe), ("zlib", os.path.join(zlib_build, "dc_toolkit"))):
+            d = os.path.join(tmp, "sweep_" + k)
+            shutil.rmtree(d, ignore_errors=True)
+            times[k].append(timed([b, "evaluate_combos", src, "--where-to-write", d] + flags)[2])
+    a, b = statistics.median(times["libdeflate"]), statistics.median(times["zlib"])
+    print("\n== sweep, zlib and gzip levels 1/6/9 with and without shuffle, 20 MB sample of %s, median of %d" %
+          (var, RUNS))
+    print("   CPU seconds: libdeflate build %.3f s, zlib build %.3f s: %.2fx" % (a, b, b / a))
+
+
+def main():
+    tmp = tempfile.mkdtemp(prefix="dctk_bench_compress_")
+    try:
+        print("load average before: %s" % " ".join(open("/proc/loadavg").read().split()[:3]))
+        print("== compress_with_optimal vs nccopy -k nc4 -d 1 -s (%s), %s" %
+              (time.strftime("%Y-%m-%d"), subprocess.run(["nccopy"], capture_output=True, text=True).stderr
+               .split("\n")[0][:60]))
+        ok = True
+        for label, rel, var, copies in FIELDS:
+            src = os.path.join(tmp, label + ".nc")
+            raw = make_input(src, rel, var, copies)
+            ok = bench_field(tmp, label + (" (real)" if copies == 1 else " (real, x%d along time)" % copies),
+                             src, var, raw) and ok
+            if zlib_build and label == "trinidad":
+                sweep_side_by_side(tmp, src, var)
+            os.remove(src)
+        print("\nall targets met" if ok else "\nsome target MISSED")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+main()

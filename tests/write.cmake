@@ -7,3 +7,8 @@ set_tests_properties(store_safety store_crash PROPERTIES TIMEOUT 180)
 
 # The write path as a library call: verify before replace, plugged-in gates, merge of a lossy coordinate.
 dctk_unit_test(test_write unit/test_write.c)
+
+# The write workflow (issue 21): compress reuses sweep results, skips what is stored, --pipeline
+# in three forms, its gate, batch_manifest.json, CF bounds left out of sweeps but kept exact.
+dctk_script_test(compress_workflow ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_compress_workflow.py)
+set_tests_properties(compress_workflow PROPERTIES TIMEOUT 300)

@@ -58,6 +58,12 @@ DCTK_API const char *dctk_dataset_skipped(const dctk_dataset *ds, size_t i, cons
 /* Index of a variable by name; DCTK_ERR_NOT_FOUND lists the available data variables. */
 DCTK_API dctk_status dctk_dataset_find(const dctk_dataset *ds, const char *name, size_t *idx);
 
+/* CF bounds or grid geometry of variable i: the target of some variable's
+ * "bounds" attribute, or a name ending in "_bnds" or "_vertices" (ICON's
+ * clon_bnds, CMIP's lat_bnds, vertices of cells). Such variables describe the
+ * grid, not data: they are written exactly, never swept. */
+DCTK_API bool dctk_dataset_is_grid(const dctk_dataset *ds, size_t i);
+
 /* Read the hyperslab [start, start+count) of variable i, decoded, in C order,
  * into out (prod(count) * dctk_dtype_size(var->dtype) bytes). Thread safety:
  * one dataset handle per thread. */

@@ -1,17 +1,33 @@
-/* dc_toolkit compress: the one-shot pipeline. Sweep every field, write each
- * with its best combo, merge. */
+/* dc_toolkit compress: the write workflow. Per field: reuse its sweep result
+ * in DIR when it still holds for this input, sweep only the fields without
+ * one (or write --pipeline without any sweep), write, verify, merge. Safe to
+ * repeat: fields already in the store are skipped; batch_manifest.json says
+ * what happened to each. */
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include "compress_plan.h"
 #include "dctk/threads.h"
+#include "dctk/util.h"
 #include "sweep_opts.h"
 #include "write_opts.h"
 
 static sweep_cli so;
 static write_cli wo;
+static const char *vars_arg, *pipeline_arg;
+static bool skip_existing;
 
 static const cli_opt opts[] = {
     {"--where-to-write", NULL, OPT_STR, &so.where, "DIR", "folder for results and the store (or the second argument)"},
     {"--field-to-compress", NULL, OPT_STR, &so.field, "VAR", "only this field (default: every data variable)"},
+    {"--vars", NULL, OPT_STR, &vars_arg, "A,B", "only these fields, comma-separated (default: every data variable)"},
+    {"--pipeline", NULL, OPT_STR, &pipeline_arg, "P",
+     "write with this pipeline, no sweep: a file or inline JSON, {\"compressor\",\"filter\",\"serializer\"}, "
+     "a codec list, or a best_VAR.json"},
+    {"--skip-existing", "--no-skip-existing", OPT_BOOL, &skip_existing, NULL,
+     "skip fields already complete in the store (default: skip; --no-skip-existing rewrites them)"},
     SWEEP_CLI_OPTS(so),
     WRITE_CLI_BASE_OPTS(wo),
     {0},
@@ -21,12 +37,20 @@ static int run(int argc, char **argv);
 
 const cli_cmd cmd_compress = {
     .name = "compress",
-    .summary = "one shot: sweep every field, write each with its best combo, verify, merge",
-    .usage = "DATASET --where-to-write DIR [options]",
-    .help = "Runs evaluate_combos on every data variable (or --field-to-compress), then compress_with_optimal\n"
-            "with each field's best combo, then merge_compressed_fields. Prints, per field, the ratio the sweep\n"
-            "predicted beside the ratio the store achieved. Example:\n"
-            "  dc_toolkit compress era5.nc --where-to-write out",
+    .summary = "sweep what has no sweep result yet, write every field with its best combo, merge",
+    .usage = "DATASET DIR [options]",
+    .help = "For every data variable (or --vars / --field-to-compress): a field already in DIR/DATASET.zarr is\n"
+            "skipped (--no-skip-existing rewrites it); a field whose DIR/best_FIELD.json still holds for this input\n"
+            "(same space fingerprint, sample size limit and threshold) is written with it without a sweep; the\n"
+            "others are swept (evaluate_combos) and written with their best combo. --pipeline writes every field\n"
+            "with one given pipeline and sweeps nothing; its verification gates with a threshold\n"
+            "(--override-existing-l1-error, or the one in a best_VAR.json) and is advisory without one. CF bounds\n"
+            "and grid geometry (bounds targets, *_bnds, *_vertices) are not swept in whole-file runs: the merge\n"
+            "copies them losslessly. Then merge_compressed_fields. DIR/batch_manifest.json records per field what\n"
+            "happened, the pipeline, predicted and achieved ratio, the verification and the wall time; the exit\n"
+            "status is 1 when any field failed. Examples:\n"
+            "  dc_toolkit compress era5.nc out\n"
+            "  dc_toolkit compress era5.nc out --vars t2m,q --pipeline out/best_t2m.json",
     .opts = opts,
     .run = run,
 };
@@ -34,67 +58,121 @@ const cli_cmd cmd_compress = {
 /* combos tried after the best when the whole field misses the bound */
 enum { NEXT_BEST_TRIES = 5 };
 
-typedef struct {
-    const char *dataset;
-    dctk_dataset *ds;
-    int failures;
-} job;
+/* Write field v with codecs (best: its best_VAR.json or NULL) and record it;
+ * falls back to the next best combos of the sweep when the bound is missed. */
+static void write_one(compress_job *j, size_t v, const json_t *codecs, const json_t *best, const char *source,
+                      bool fallback, double t0) {
+    const dctk_var *var = dctk_dataset_var(j->ds, v);
+    dctk_status st;
+    dctk_write_report r;
+    int rc = write_cli_field_report("compress", j->ds, v, j->dataset, so.where, codecs, best, so.inner_chunk_mib,
+                                    &j->wo, &st, &r);
+    json_t *used = json_incref((json_t *)codecs);
+    if (rc != 0 && st == DCTK_ERR_BOUND && fallback) {
+        json_t *combo = NULL;
+        rc = write_cli_next_best_report("compress", j->ds, v, j->dataset, so.where, &j->eo, best, so.inner_chunk_mib,
+                                        &j->wo, NEXT_BEST_TRIES, &r, &combo);
+        if (combo) {
+            json_decref(used);
+            used = json_incref(json_object_get(combo, "codecs"));
+            best = combo;
+        }
+        compress_record(j, var->name, rc == 0 ? "written" : "failed", rc == 0 ? "" : dctk_detail(), source, used,
+                        best, &r, dctk_now() - t0);
+        json_decref(combo);
+    } else {
+        compress_record(j, var->name, rc == 0 ? "written" : "failed", rc == 0 ? "" : dctk_detail(), source, used,
+                        best, &r, dctk_now() - t0);
+    }
+    json_decref(used);
+    j->failures += rc != 0;
+}
 
 /* After each field's sweep: write it with the winner. */
-static void write_best(void *user, const dctk_var *var, const dctk_evaluate_summary *s) {
-    job *j = user;
+static void write_swept(void *user, const dctk_var *var, const dctk_evaluate_summary *s) {
+    compress_job *j = user;
     size_t v;
     char path[4096];
     snprintf(path, sizeof path, "%s/best_%s.json", so.where, var->name);
     json_t *best = s->best >= 0 ? write_cli_load_best(path) : NULL;
     if (!best || dctk_dataset_find(j->ds, var->name, &v) != DCTK_OK) {
         fprintf(stderr, "dc_toolkit compress: %s: no combo met the threshold, not written\n", var->name);
+        compress_record(j, var->name, "failed", "no combo met the threshold", "sweep", NULL, NULL, NULL,
+                        s->seconds);
         j->failures++;
     } else {
-        dctk_status st;
-        int rc = write_cli_field("compress", j->ds, v, j->dataset, so.where, json_object_get(best, "codecs"), best,
-                                 so.inner_chunk_mib, &wo, &st);
-        dctk_evaluate_opts eo;
-        if (rc != 0 && st == DCTK_ERR_BOUND && sweep_cli_eval_opts("compress", &so, &eo) == 0)
-            rc = write_cli_next_best("compress", j->ds, v, j->dataset, so.where, &eo, best, so.inner_chunk_mib, &wo,
-                                     NEXT_BEST_TRIES);
-        j->failures += rc != 0;
+        write_one(j, v, json_object_get(best, "codecs"), best, "sweep", true, dctk_now() - s->seconds);
     }
     json_decref(best);
 }
 
-/* Under MPI every rank sweeps; rank 0 alone writes the fields and merges. */
-static int sweep_and_write(const char *cmd, const char *dataset) {
-    job j = {.dataset = dataset};
-    bool root = sweep_cli_is_root(&so);
-    dctk_status st = root ? dctk_dataset_open(dataset, &j.ds) : DCTK_OK;
-    if (so.par) st = dctk_par_agree(so.par, st);
-    if (st != DCTK_OK) {
-        dctk_dataset_close(j.ds);
-        return root ? cli_fail(cmd, st) : (st == DCTK_ERR_ARG ? 2 : 1);
+/* The fields that need no sweep: with --pipeline, or a sweep result that still holds. */
+static void write_without_sweep(compress_job *j) {
+    for (size_t v = 0; v < dctk_dataset_nvars(j->ds); v++) {
+        double t0 = dctk_now();
+        if (j->plan[v] == PLAN_REUSE)
+            write_one(j, v, json_object_get(j->best[v], "codecs"), j->best[v], j->source[v], true, t0);
+        else if (j->plan[v] == PLAN_PIPELINE)
+            compress_write_pipeline(j, v, pipeline_arg, write_one);
     }
-    int rc = sweep_cli_run(cmd, dataset, &so, write_best, &j);
-    if (!root) return rc;
-    if (rc == 0 && j.failures == 0 && !so.field) {
-        char store[4096];
-        st = dctk_store_path_for(so.where, dataset, store, sizeof store);
-        if (st == DCTK_OK) st = dctk_merge_fields(j.ds, store, wo.threads ? (int)wo.threads : dctk_available_cores());
-        if (st != DCTK_OK) rc = cli_fail(cmd, st);
-        else printf("store: %s\n", store);
-        if (st == DCTK_OK) cli_warn_skipped(cmd, j.ds);
-    } else if (rc == 0 && j.failures == 0) {
-        char store[4096];
-        dctk_store_path_for(so.where, dataset, store, sizeof store);
-        printf("store: %s (one field; run merge_compressed_fields once every field is in)\n", store);
+}
+
+static bool want_sweep(void *user, const dctk_dataset *ds, size_t v) {
+    (void)ds;
+    const compress_job *j = user;
+    return j->plan[v] == PLAN_SWEEP;
+}
+
+/* Merge a whole-file run; *line gets the closing "store:" line, printed last. */
+static int merge_store(const char *cmd, compress_job *j, char *line, size_t cap) {
+    if (j->named) {
+        snprintf(line, cap, "store: %s (the fields named; run merge_compressed_fields once every field is in)",
+                 j->store);
+        return 0;
     }
-    dctk_dataset_close(j.ds);
-    return rc ? rc : (j.failures ? 1 : 0);
+    dctk_status st = dctk_merge_fields(j->ds, j->store, wo.threads ? (int)wo.threads : dctk_available_cores());
+    if (st != DCTK_OK) return cli_fail(cmd, st);
+    cli_warn_skipped(cmd, j->ds);
+    snprintf(line, cap, "store: %s", j->store);
+    return 0;
+}
+
+/* Under MPI every rank plans and sweeps; rank 0 alone writes the fields and merges. */
+static int compress_dataset(const char *cmd, const char *dataset) {
+    compress_job j = {.dataset = dataset, .where = so.where, .so = &so, .wo = wo, .skip_existing = skip_existing,
+                      .pipeline = pipeline_arg != NULL, .root = sweep_cli_is_root(&so)};
+    int rc = compress_plan(cmd, &j, vars_arg);
+    if (so.par) rc = dctk_par_agree(so.par, rc ? DCTK_ERR_ARG : DCTK_OK) == DCTK_OK ? 0 : (rc ? rc : 2);
+    if (rc) {
+        compress_job_free(&j);
+        return rc;
+    }
+    if (j.root) write_without_sweep(&j);
+    if (j.nsweep) {
+        so.want = want_sweep;
+        so.want_user = &j;
+        int src = sweep_cli_run(cmd, dataset, &so, write_swept, &j);
+        if (src && !j.failures) j.failures++;
+        for (size_t v = 0; j.root && v < dctk_dataset_nvars(j.ds); v++) /* fields whose sweep failed */
+            if (j.plan[v] == PLAN_SWEEP && !json_object_get(j.fields, dctk_dataset_var(j.ds, v)->name))
+                compress_record(&j, dctk_dataset_var(j.ds, v)->name, "failed", "the sweep failed", "sweep", NULL,
+                                NULL, NULL, 0);
+    }
+    char line[4200] = "";
+    if (j.root && j.failures == 0 && (rc = merge_store(cmd, &j, line, sizeof line)) != 0) j.failures++;
+    if (j.root) compress_manifest_write(&j);
+    if (line[0]) printf("%s\n", line);
+    int failed = j.failures;
+    compress_job_free(&j);
+    return rc ? rc : (failed ? 1 : 0);
 }
 
 static int run(int argc, char **argv) {
     const char *cmd = "compress";
     sweep_cli_defaults(&so);
     write_cli_defaults(&wo);
+    vars_arg = pipeline_arg = NULL;
+    skip_existing = true;
     const char *pos[2];
     int np = 0;
     int rc = cli_parse(&cmd_compress, argc, argv, pos, 1, 2, &np);
@@ -102,11 +180,11 @@ static int run(int argc, char **argv) {
     if (np == 2) so.where = pos[1];
     wo.threads = so.threads; /* one thread count for the sweep and the writer */
     if (!so.where) {
-        fprintf(stderr, "dc_toolkit %s: --where-to-write DIR is required\n", cmd);
+        fprintf(stderr, "dc_toolkit %s: give DIR (second argument or --where-to-write)\n", cmd);
         return 2;
     }
     if ((rc = sweep_cli_par_begin(cmd, argc, argv, &so))) return rc;
-    rc = sweep_and_write(cmd, pos[0]);
+    rc = compress_dataset(cmd, pos[0]);
     sweep_cli_par_end(&so);
     return rc;
 }

@@ -3,16 +3,27 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <math.h>
+
+#include "compress_plan.h"
+#include "pipeline_arg.h"
 #include "sweep_opts.h"
 #include "write_opts.h"
 
 static sweep_cli so;
 static write_cli wo;
-static const char *combo_path;
+static const char *combo_path, *pipeline_arg;
+static double gate_l1;
 
 static const cli_opt opts[] = {
     {"--combo", NULL, OPT_STR, &combo_path, "best_FIELD.json",
      "take the pipeline from this file (written by evaluate_combos); the indices are then optional"},
+    {"--pipeline", NULL, OPT_STR, &pipeline_arg, "P",
+     "write with this pipeline, no indices: a file or inline JSON, {\"compressor\",\"filter\",\"serializer\"}, "
+     "a codec list, or a best_VAR.json"},
+    {"--l1-threshold", NULL, OPT_REAL, &gate_l1, "X",
+     "with --pipeline: the relative L1 bound the verification gates on (default: a best_VAR.json's threshold; "
+     "without any, the verification is advisory)"},
     SPACE_CLI_OPTS(so),
     WRITE_CLI_OPTS(wo),
     {0},
@@ -30,23 +41,53 @@ const cli_cmd cmd_compress_with_optimal = {
             "--combo. Streams the whole field into DIR/DATASET.zarr as the array FIELD, in inner\n"
             "chunks of --inner-chunk-mib grouped into shards of --shard-mib, under a staging name, then reads it\n"
             "back and compares it with the input; only then does it replace an earlier copy of FIELD (a failed\n"
-            "check leaves that copy as it was). Another process writing the same FIELD is refused. Example:\n"
-            "  dc_toolkit compress_with_optimal era5.nc out t2m 97 4 -1",
+            "check leaves that copy as it was). Another process writing the same FIELD is refused. --pipeline\n"
+            "writes a pipeline given as a file or inline JSON instead, with no sweep and no indices. Examples:\n"
+            "  dc_toolkit compress_with_optimal era5.nc out t2m 97 4 -1\n"
+            "  dc_toolkit compress_with_optimal era5.nc out t2m --pipeline \\\n"
+            "    '{\"filter\": null, \"serializer\": null, \"compressor\": {\"name\": \"zstd\", \"configuration\": {\"level\": 3}}}'",
     .opts = opts,
     .run = run,
 };
+
+/* --pipeline: no space, no indices; a threshold gates, else advisory. */
+static const char *field_name(dctk_dataset *ds, size_t v) { return dctk_dataset_var(ds, v)->name; }
+
+static int write_pipeline(const char *cmd, dctk_dataset *ds, size_t v, const char *dataset, const char *where) {
+    json_t *codecs = NULL, *best = NULL;
+    dctk_status st = pipeline_arg_load(pipeline_arg, dctk_dataset_var(ds, v), &codecs, &best);
+    if (st != DCTK_OK) return cli_fail(cmd, st);
+    const char *bv = json_string_value(json_object_get(best, "var"));
+    if (best && bv && strcmp(bv, field_name(ds, v)) != 0) json_object_del(best, "ratio");
+    wo.bound_l1 = !isnan(gate_l1) ? gate_l1 : NAN;
+    if (isnan(wo.bound_l1) && !json_is_number(json_object_get(best, "threshold")))
+        wo.accept = compress_advisory_accept;
+    int rc = write_cli_field(cmd, ds, v, dataset, where, codecs, best, so.inner_chunk_mib, &wo, NULL);
+    json_decref(codecs);
+    json_decref(best);
+    return rc;
+}
 
 static int run(int argc, char **argv) {
     const char *cmd = "compress_with_optimal";
     sweep_cli_defaults(&so);
     write_cli_defaults(&wo);
-    combo_path = NULL;
+    combo_path = pipeline_arg = NULL;
+    gate_l1 = NAN;
     const char *pos[6];
     int np = 0;
     int rc = cli_parse(&cmd_compress_with_optimal, argc, argv, pos, 3, 6, &np);
     if (rc) return rc < 0 ? 0 : rc;
     int idx[3];
-    if ((rc = write_cli_indices(cmd, combo_path, pos[1], pos[2], pos + 3, np - 3, idx))) return rc;
+    if (pipeline_arg && (combo_path || np > 3)) {
+        fprintf(stderr, "dc_toolkit %s: --pipeline replaces the indices and --combo: give only one\n", cmd);
+        return 2;
+    }
+    if (!(isnan(gate_l1) || gate_l1 > 0)) {
+        fprintf(stderr, "dc_toolkit %s: --l1-threshold must be positive\n", cmd);
+        return 2;
+    }
+    if (!pipeline_arg && (rc = write_cli_indices(cmd, combo_path, pos[1], pos[2], pos + 3, np - 3, idx))) return rc;
     const char *dataset = pos[0], *where = pos[1], *field = pos[2];
     dctk_evaluate_opts eo;
     if ((rc = sweep_cli_eval_opts(cmd, &so, &eo))) return rc;
@@ -57,6 +98,11 @@ static int run(int argc, char **argv) {
     size_t v;
     json_t *best = NULL, *codecs = NULL;
     st = dctk_dataset_find(ds, field, &v);
+    if (st == DCTK_OK && pipeline_arg) {
+        rc = write_pipeline(cmd, ds, v, dataset, where);
+        dctk_dataset_close(ds);
+        return rc;
+    }
     if (st == DCTK_OK) st = write_cli_resolve(ds, v, where, combo_path, idx, &eo, &codecs, &best);
     if (st == DCTK_OK) rc = write_cli_field(cmd, ds, v, dataset, where, codecs, best, so.inner_chunk_mib, &wo, NULL);
     else rc = cli_fail(cmd, st);

@@ -25,7 +25,22 @@ static void usage(FILE *f) {
             DCTK_VERSION);
     for (size_t i = 0; i < NTABLE; i++)
         if (table[i]) fprintf(f, "  %-28s %s\n", table[i]->name, table[i]->summary);
-    fprintf(f, "\n`dc_toolkit COMMAND --help` explains a command and its options.\n");
+    fprintf(f, "\n`dc_toolkit COMMAND --help` explains a command and its options; `dc_toolkit help` prints them all.\n");
+}
+
+/* `dc_toolkit help`: every command's help, as the Python tool prints it;
+ * `dc_toolkit help CMD`: that one's. */
+static int help(int argc, char **argv) {
+    if (argc < 3) usage(stdout);
+    for (size_t i = 0; i < NTABLE; i++) {
+        if (!table[i] || (argc >= 3 && strcmp(table[i]->name, argv[2]) != 0)) continue;
+        if (argc < 3) printf("\n================================================================\n");
+        cli_print_help(table[i]);
+        if (argc >= 3) return 0;
+    }
+    if (argc < 3) return 0;
+    fprintf(stderr, "dc_toolkit help: unknown command '%s'\n", argv[2]);
+    return 2;
 }
 
 int main(int argc, char **argv) {
@@ -33,7 +48,8 @@ int main(int argc, char **argv) {
         usage(stderr);
         return 2;
     }
-    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
+    if (strcmp(argv[1], "help") == 0) return help(argc, argv);
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
         usage(stdout);
         return 0;
     }

@@ -200,6 +200,20 @@ static void team_opts(const sweep_cli *o, dctk_evaluate_opts *eo, progress *pr) 
     eo->progress_user = pr;
 }
 
+/* Whole-file runs leave out coordinates, and CF bounds and grid geometry
+ * with a line (they are copied exactly by merge_compressed_fields). */
+static bool sweep_cli_wanted(const sweep_cli *o, const dctk_dataset *ds, size_t v, bool root) {
+    if (o->want) return o->want(o->want_user, ds, v);
+    if (o->field) return true;
+    const dctk_var *var = dctk_dataset_var(ds, v);
+    if (var->is_coord) return false;
+    if (!dctk_dataset_is_grid(ds, v)) return true;
+    if (root)
+        printf("%s: CF bounds or grid geometry: not swept (merge_compressed_fields copies it losslessly; name it "
+               "with --field-to-compress to sweep it)\n", var->name);
+    return false;
+}
+
 int sweep_cli_run(const char *cmd, const char *dataset, const sweep_cli *o, sweep_cli_done done, void *user) {
     dctk_evaluate_opts eo;
     int rc = sweep_cli_eval_opts(cmd, o, &eo);
@@ -218,7 +232,7 @@ int sweep_cli_run(const char *cmd, const char *dataset, const sweep_cli *o, swee
     int failures = 0, swept = 0;
     for (size_t v = first; v < last; v++) {
         const dctk_var *var = dctk_dataset_var(ds, v);
-        if (var->is_coord && !o->field) continue;
+        if (!sweep_cli_wanted(o, ds, v, root)) continue;
         pr = (progress){.var = var->name, .t0 = dctk_now(), .tty = pr.tty};
         dctk_evaluate_summary sum;
         eo.stop = cli_catch_interrupts(); /* only while sweeping: a write is not cut short */

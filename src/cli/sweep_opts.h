@@ -20,6 +20,10 @@ typedef struct sweep_cli {
     const char *thresholds;
     bool allow_shared_node, verbose, resume;
     dctk_par *par; /* set by sweep_cli_par_begin */
+    /* When set, sweep exactly the variables for which it returns true (the
+     * same answer on every rank), instead of field or the data variables. */
+    bool (*want)(void *user, const dctk_dataset *ds, size_t v);
+    void *want_user;
 } sweep_cli;
 
 /* The flags that decide the codec space and the sample: shared by every
@@ -80,7 +84,8 @@ bool sweep_cli_is_root(const sweep_cli *o);
 /* Called for each field swept, with its summary. */
 typedef void (*sweep_cli_done)(void *user, const dctk_var *var, const dctk_evaluate_summary *s);
 
-/* Evaluate the requested field (or every data variable) of dataset; prints
+/* Evaluate the requested field (or every data variable, less CF bounds and
+ * grid geometry, which a line names, or those o->want picks) of dataset; prints
  * the optimum of each. Under MPI every rank calls it; rank 0 prints and calls
  * done. Returns the exit code, the same on every rank. */
 int sweep_cli_run(const char *cmd, const char *dataset, const sweep_cli *o, sweep_cli_done done, void *user);

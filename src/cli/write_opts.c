@@ -10,7 +10,7 @@
 #include "write_opts.h"
 
 void write_cli_defaults(write_cli *w) {
-    *w = (write_cli){.shard_mib = 512, .verify = true};
+    *w = (write_cli){.shard_mib = 512, .verify = true, .bound_l1 = NAN};
 }
 
 json_t *write_cli_load_best(const char *path) {
@@ -126,7 +126,15 @@ static int write_opts_for(const char *cmd, const char *dataset, const char *wher
 int write_cli_field(const char *cmd, dctk_dataset *ds, size_t v, const char *dataset, const char *where,
                     const json_t *codecs, const json_t *best, double inner_chunk_mib, const write_cli *w,
                     dctk_status *status) {
+    dctk_write_report r;
+    return write_cli_field_report(cmd, ds, v, dataset, where, codecs, best, inner_chunk_mib, w, status, &r);
+}
+
+int write_cli_field_report(const char *cmd, dctk_dataset *ds, size_t v, const char *dataset, const char *where,
+                           const json_t *codecs, const json_t *best, double inner_chunk_mib, const write_cli *w,
+                           dctk_status *status, dctk_write_report *r) {
     if (status) *status = DCTK_ERR_ARG;
+    memset(r, 0, sizeof *r);
     char store[4096];
     dctk_write_opts o;
     int rc = write_opts_for(cmd, dataset, where, inner_chunk_mib, w, store, sizeof store, &o);
@@ -134,12 +142,15 @@ int write_cli_field(const char *cmd, dctk_dataset *ds, size_t v, const char *dat
     json_t *prov = dctk_write_provenance(codecs, best);
     o.codecs = codecs;
     o.provenance = prov;
-    o.bound_l1 = best_num(best, "threshold");
-    dctk_write_report r;
-    dctk_status st = dctk_write_field(ds, v, &o, &r);
+    o.bound_l1 = isnan(w->bound_l1) ? best_num(best, "threshold") : w->bound_l1;
+    if (w->accept) {
+        o.accept = w->accept;
+        o.accept_user = w->accept_user;
+    }
+    dctk_status st = dctk_write_field(ds, v, &o, r);
     if (status) *status = st;
     json_decref(prov);
-    print_report(dctk_dataset_var(ds, v), store, best, &r, st);
+    print_report(dctk_dataset_var(ds, v), store, best, r, st);
     return st == DCTK_OK ? 0 : cli_fail(cmd, st);
 }
 
@@ -147,6 +158,8 @@ typedef struct {
     const char *cmd, *store;
     const dctk_var *var;
     bool printed; /* the last try's failure was printed */
+    dctk_write_report *last; /* the last try's report (may be NULL) */
+    json_t **combo;          /* the last try's combo (may be NULL) */
 } next_best_print;
 
 static void print_try(void *user, const json_t *combo, const dctk_write_report *r, dctk_status st) {
@@ -161,6 +174,11 @@ static void print_try(void *user, const json_t *combo, const dctk_write_report *
         return;
     }
     print_report(p->var, p->store, combo, r, st);
+    if (p->last) *p->last = *r;
+    if (p->combo) {
+        json_decref(*p->combo);
+        *p->combo = json_incref((json_t *)combo);
+    }
     if (st != DCTK_OK) cli_fail(p->cmd, st);
     p->printed = st != DCTK_OK;
 }
@@ -168,6 +186,12 @@ static void print_try(void *user, const json_t *combo, const dctk_write_report *
 int write_cli_next_best(const char *cmd, dctk_dataset *ds, size_t v, const char *dataset, const char *where,
                         const dctk_evaluate_opts *eo, const json_t *best, double inner_chunk_mib, const write_cli *w,
                         int tries) {
+    return write_cli_next_best_report(cmd, ds, v, dataset, where, eo, best, inner_chunk_mib, w, tries, NULL, NULL);
+}
+
+int write_cli_next_best_report(const char *cmd, dctk_dataset *ds, size_t v, const char *dataset, const char *where,
+                               const dctk_evaluate_opts *eo, const json_t *best, double inner_chunk_mib,
+                               const write_cli *w, int tries, dctk_write_report *last, json_t **combo) {
     char store[4096], results[4096];
     dctk_write_opts o;
     int rc = write_opts_for(cmd, dataset, where, inner_chunk_mib, w, store, sizeof store, &o);
@@ -175,7 +199,7 @@ int write_cli_next_best(const char *cmd, dctk_dataset *ds, size_t v, const char 
     const dctk_var *var = dctk_dataset_var(ds, v);
     dctk_status st = dctk_results_parquet_path(results, sizeof results, where, var->name);
     if (st != DCTK_OK) return cli_fail(cmd, st);
-    next_best_print p = {.cmd = cmd, .store = store, .var = var};
+    next_best_print p = {.cmd = cmd, .store = store, .var = var, .last = last, .combo = combo};
     dctk_write_fallback f = {.results_path = results, .missed = best, .size_limit = eo->size_limit,
                              .space = &eo->space, .tries = tries, .notify = print_try, .user = &p};
     int tried = 0;

@@ -10,6 +10,9 @@
 typedef struct write_cli {
     long shard_mib, threads;
     bool verify;
+    double bound_l1;                /* the gate on relative L1; NaN: the best file's threshold, if any */
+    dctk_write_accept_fn accept;    /* NULL: the library's default gates */
+    void *accept_user;
 } write_cli;
 
 /* --inner-chunk-mib is shared with the sweep options where both appear, and
@@ -35,6 +38,11 @@ int write_cli_field(const char *cmd, dctk_dataset *ds, size_t v, const char *dat
                     const json_t *codecs, const json_t *best, double inner_chunk_mib, const write_cli *w,
                     dctk_status *status);
 
+/* write_cli_field, also handing back the write's report (metrics, ratio, time). */
+int write_cli_field_report(const char *cmd, dctk_dataset *ds, size_t v, const char *dataset, const char *where,
+                           const json_t *codecs, const json_t *best, double inner_chunk_mib, const write_cli *w,
+                           dctk_status *status, dctk_write_report *r);
+
 /* When the whole field missed the bound that its sample met: the library's
  * next-best policy (dctk_write_next_best, over WHERE/results_VAR.parquet, at
  * most `tries` lossy stages), printing each try. best is the combo that
@@ -42,6 +50,12 @@ int write_cli_field(const char *cmd, dctk_dataset *ds, size_t v, const char *dat
 int write_cli_next_best(const char *cmd, dctk_dataset *ds, size_t v, const char *dataset, const char *where,
                         const dctk_evaluate_opts *eo, const json_t *best, double inner_chunk_mib, const write_cli *w,
                         int tries);
+
+/* write_cli_next_best, also handing back the last try's report and combo
+ * (new reference); both may be NULL. */
+int write_cli_next_best_report(const char *cmd, dctk_dataset *ds, size_t v, const char *dataset, const char *where,
+                               const dctk_evaluate_opts *eo, const json_t *best, double inner_chunk_mib,
+                               const write_cli *w, int tries, dctk_write_report *last, json_t **combo);
 
 /* Load {where}/best_{var}.json, or the given path; NULL when absent (detail set). */
 json_t *write_cli_load_best(const char *path);

@@ -160,6 +160,22 @@ static void data_var_list(const dctk_dataset *ds, char *buf, size_t cap) {
     if (!k) snprintf(buf, cap, "none");
 }
 
+static bool ends_with(const char *s, const char *tail) {
+    size_t n = strlen(s), k = strlen(tail);
+    return n > k && strcmp(s + n - k, tail) == 0;
+}
+
+bool dctk_dataset_is_grid(const dctk_dataset *ds, size_t i) {
+    if (i >= ds->nvars) return false;
+    const char *name = ds->vars[i].name;
+    if (ends_with(name, "_bnds") || ends_with(name, "_vertices")) return true;
+    for (size_t k = 0; k < ds->nvars; k++) {
+        const char *b = json_string_value(json_object_get(ds->vars[k].attrs, "bounds"));
+        if (b && strcmp(b, name) == 0) return true;
+    }
+    return false;
+}
+
 const char *dctk_dataset_skipped(const dctk_dataset *ds, size_t i, const char **why) {
     const char *key;
     json_t *v;

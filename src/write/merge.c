@@ -11,15 +11,9 @@
 #include "dctk/write.h"
 #include "dctk/zarr.h"
 
-/* A coordinate, or the CF bounds of one (named by some variable's "bounds"):
- * readers need these exact. */
-static bool is_axis(dctk_dataset *ds, const dctk_var *var) {
-    if (var->is_coord) return true;
-    for (size_t i = 0; i < dctk_dataset_nvars(ds); i++) {
-        const char *b = json_string_value(json_object_get(dctk_dataset_var(ds, i)->attrs, "bounds"));
-        if (b && !strcmp(b, var->name)) return true;
-    }
-    return false;
+/* A coordinate, or CF bounds and grid geometry: readers need these exact. */
+static bool is_axis(dctk_dataset *ds, size_t v) {
+    return dctk_dataset_var(ds, v)->is_coord || dctk_dataset_is_grid(ds, v);
 }
 
 /* Whether the stored array at name has a pipeline that loses nothing; *there
@@ -60,7 +54,7 @@ static dctk_status check_fields(dctk_dataset *ds, dctk_store *store, const char 
     dctk_status st = DCTK_OK;
     for (size_t v = 0; v < dctk_dataset_nvars(ds) && st == DCTK_OK; v++) {
         const dctk_var *var = dctk_dataset_var(ds, v);
-        bool there = false, lossless = false, axis = is_axis(ds, var);
+        bool there = false, lossless = false, axis = is_axis(ds, v);
         st = stored_lossless(store, var->name, &there, &lossless);
         if (st != DCTK_OK || (there && (lossless || !axis))) continue;
         if (!axis) {

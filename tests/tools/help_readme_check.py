@@ -132,6 +132,8 @@ def check_line(line, cmds, helps, where):
     lo, hi = usage_shape(usage or "")
     if "--combo" in rest or "--pipeline" in rest:
         lo = min(lo, 3)
+    if "--where-to-write" in rest and re.search(r"\bDIR\b", usage.split("[")[0].split("--")[0]):
+        lo, hi = lo - 1, hi - 1  # DIR given as the flag its options list
     check(lo <= npos <= hi, f"{where}: {line!r}: {npos} positionals, the usage allows {lo}..{hi} ({usage})")
 
 

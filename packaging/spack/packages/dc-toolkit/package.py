@@ -40,6 +40,7 @@ class DcToolkit(CMakePackage):
     depends_on("zstd")
     depends_on("lz4")
     depends_on("zlib-api")
+    depends_on("libdeflate")
     depends_on("bzip2")
     depends_on("xz")
     depends_on("zfp")

@@ -1,0 +1,287 @@
+/* compress: each field's plan and the batch manifest (compress_plan.h). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compress_plan.h"
+#include "dctk/util.h"
+#include "dctk/zarr.h"
+#include "pipeline_arg.h"
+
+/* --- which fields ------------------------------------------------------------- */
+
+/* Mark the fields named in vars (comma-separated) and field; unknown names
+ * are an error naming the file and the field. */
+static dctk_status mark_named(compress_job *j, const char *vars, const char *field) {
+    char *list = strdup(vars ? vars : ""), *save = NULL;
+    if (!list) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    dctk_status st = DCTK_OK;
+    size_t v;
+    for (char *t = strtok_r(list, ",", &save); t && st == DCTK_OK; t = strtok_r(NULL, ",", &save))
+        if (*t && (st = dctk_dataset_find(j->ds, t, &v)) == DCTK_OK) j->plan[v] = PLAN_SWEEP;
+    if (st == DCTK_OK && field && (st = dctk_dataset_find(j->ds, field, &v)) == DCTK_OK) j->plan[v] = PLAN_SWEEP;
+    free(list);
+    return st;
+}
+
+/* Whole-file runs: the data variables, less coordinates; CF bounds and grid
+ * geometry are left to the merge, with a line. */
+static void mark_all(compress_job *j) {
+    for (size_t v = 0; v < dctk_dataset_nvars(j->ds); v++) {
+        const dctk_var *var = dctk_dataset_var(j->ds, v);
+        if (var->is_coord) continue;
+        if (!dctk_dataset_is_grid(j->ds, v)) {
+            j->plan[v] = PLAN_SWEEP;
+            continue;
+        }
+        j->plan[v] = PLAN_GRID;
+        if (j->root)
+            printf("%s: CF bounds or grid geometry: not swept, copied losslessly by the merge (name it with "
+                   "--vars to sweep it)\n", var->name);
+        compress_record(j, var->name, "skipped", "CF bounds or grid geometry: copied losslessly by the merge",
+                        "merge", NULL, NULL, NULL, 0);
+    }
+}
+
+/* --- what each one needs ----------------------------------------------------- */
+
+static bool in_store(dctk_store *store, const char *name) {
+    dctk_zarr_node_info info = {0};
+    return store && dctk_zarr_probe(store, name, &info, NULL) == DCTK_OK && info.zarr_format && info.is_array;
+}
+
+static double num_or_nan(const json_t *o, const char *key) {
+    const json_t *v = json_object_get(o, key);
+    return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+static bool same_threshold(double a, double b) {
+    return (isnan(a) && isnan(b)) || (!isnan(a) && !isnan(b) && fabs(a - b) <= 1e-12 * fabs(a));
+}
+
+/* The threshold a sweep of var would use now. */
+static double threshold_now(const compress_job *j, const dctk_var *var) {
+    if (!isnan(j->eo.override_l1)) return j->eo.override_l1;
+    double t = NAN;
+    if (!j->eo.thresholds_csv || dctk_threshold_lookup(j->eo.thresholds_csv, var->name, var->units, &t) != DCTK_OK)
+        t = NAN;
+    return t;
+}
+
+/* DIR/sweep_state_VAR.json, when the sweep wrote one: what its rows were
+ * measured on. The write must use the same inner chunk (the sweep's ratios
+ * are per chunk) and the same sample limit. */
+static bool state_holds(const compress_job *j, const char *var, char *why, size_t cap) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/sweep_state_%s.json", j->where, var);
+    json_t *state = json_load_file(path, 0, NULL);
+    if (!state) return true;
+    const json_t *ic = json_object_get(state, "inner_chunk_bytes");
+    const json_t *lim = json_object_get(state, "eval_data_size_limit");
+    bool ok = true;
+    if (json_is_integer(ic) && (uint64_t)json_integer_value(ic) != j->eo.inner_chunk_bytes) {
+        snprintf(why, cap, "swept in inner chunks of %lld bytes, now %llu", (long long)json_integer_value(ic),
+                 (unsigned long long)j->eo.inner_chunk_bytes);
+        ok = false;
+    } else if (json_is_integer(lim) && (uint64_t)json_integer_value(lim) != j->eo.size_limit) {
+        snprintf(why, cap, "sweep_state: swept with --eval-data-size-limit %lld", (long long)json_integer_value(lim));
+        ok = false;
+    }
+    json_decref(state);
+    return ok;
+}
+
+/* Whether best (DIR/best_VAR.json) still holds for field v of this input:
+ * the same sample size limit and threshold, and the space rebuilt from this
+ * input's sample has its fingerprint and gives the same pipeline. Else why. */
+static bool best_holds(compress_job *j, size_t v, const json_t *best, char *why, size_t cap) {
+    const dctk_var *var = dctk_dataset_var(j->ds, v);
+    const json_t *lim = json_object_get(best, "eval_data_size_limit");
+    if (json_is_integer(lim) && (uint64_t)json_integer_value(lim) != j->eo.size_limit) {
+        snprintf(why, cap, "swept with --eval-data-size-limit %lld, now %llu", (long long)json_integer_value(lim),
+                 (unsigned long long)j->eo.size_limit);
+        return false;
+    }
+    if (!state_holds(j, var->name, why, cap)) return false;
+    double then = num_or_nan(best, "threshold"), now = threshold_now(j, var);
+    const char *src = json_string_value(json_object_get(best, "threshold_source"));
+    bool lossless_only = src && !strncmp(src, "none: lossless", 14); /* constant or all-missing: no bound applies */
+    if (!lossless_only && !same_threshold(then, now)) {
+        snprintf(why, cap, "swept with threshold %g, now %g", then, now);
+        return false;
+    }
+    const char *fp = json_string_value(json_object_get(best, "fingerprint"));
+    json_t *codecs = NULL;
+    dctk_status st = dctk_combo_resolve(j->ds, v, j->eo.size_limit, &j->eo.space,
+                                        (int)json_integer_value(json_object_get(best, "comp_idx")),
+                                        (int)json_integer_value(json_object_get(best, "filt_idx")),
+                                        (int)json_integer_value(json_object_get(best, "ser_idx")), fp, &codecs, NULL);
+    bool same = st == DCTK_OK && fp && json_equal(codecs, json_object_get(best, "codecs"));
+    if (!same) snprintf(why, cap, "%s", st != DCTK_OK ? dctk_detail() : "its pipeline is not this input's any more");
+    json_decref(codecs);
+    return same;
+}
+
+/* PLAN_REUSE when DIR/best_VAR.json holds, else PLAN_SWEEP (with a line when
+ * a result was there but no longer holds). */
+static void plan_sweep_or_reuse(compress_job *j, size_t v) {
+    const dctk_var *var = dctk_dataset_var(j->ds, v);
+    char path[4096], why[512] = "";
+    snprintf(path, sizeof path, "%s/best_%s.json", j->where, var->name);
+    json_t *best = write_cli_load_best(path);
+    if (best && best_holds(j, v, best, why, sizeof why)) {
+        j->plan[v] = PLAN_REUSE;
+        j->best[v] = best;
+        j->source[v] = strdup(path);
+        if (j->root)
+            printf("%s: using the sweep result %s (comp_idx=%lld filt_idx=%lld ser_idx=%lld, fingerprint %s): "
+                   "no sweep\n", var->name, path, (long long)json_integer_value(json_object_get(best, "comp_idx")),
+                   (long long)json_integer_value(json_object_get(best, "filt_idx")),
+                   (long long)json_integer_value(json_object_get(best, "ser_idx")),
+                   json_string_value(json_object_get(best, "fingerprint")));
+        return;
+    }
+    if (best && j->root) printf("%s: %s no longer holds (%s): sweeping again\n", var->name, path, why);
+    json_decref(best);
+    j->nsweep++;
+}
+
+static void plan_field(compress_job *j, dctk_store *store, size_t v) {
+    const char *name = dctk_dataset_var(j->ds, v)->name;
+    if (j->skip_existing && in_store(store, name)) {
+        j->plan[v] = PLAN_EXISTS;
+        if (j->root)
+            printf("%s: already in %s, skipped (--no-skip-existing rewrites it)\n", name, j->store);
+        compress_record(j, name, "skipped", "already in the store", "store", NULL, NULL, NULL, 0);
+    } else if (j->pipeline) {
+        j->plan[v] = PLAN_PIPELINE;
+    } else {
+        plan_sweep_or_reuse(j, v);
+    }
+}
+
+int compress_plan(const char *cmd, compress_job *j, const char *vars) {
+    int rc = sweep_cli_eval_opts(cmd, j->so, &j->eo);
+    if (rc) return rc;
+    j->fields = json_object();
+    dctk_status st = dctk_dataset_open(j->dataset, &j->ds);
+    if (st == DCTK_OK) st = dctk_store_path_for(j->where, j->dataset, j->store, sizeof j->store);
+    size_t n = j->ds ? dctk_dataset_nvars(j->ds) : 0;
+    if (st == DCTK_OK) {
+        j->plan = calloc(n ? n : 1, sizeof *j->plan);
+        j->best = calloc(n ? n : 1, sizeof *j->best);
+        j->source = calloc(n ? n : 1, sizeof *j->source);
+        if (!j->plan || !j->best || !j->source) st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    }
+    j->named = vars || j->so->field;
+    if (st == DCTK_OK && j->named) st = mark_named(j, vars, j->so->field);
+    else if (st == DCTK_OK) mark_all(j);
+    if (st != DCTK_OK) return j->root ? cli_fail(cmd, st) : 1;
+    dctk_store *store = NULL;
+    if (dctk_store_dir_open(j->store, false, &store) != DCTK_OK) store = NULL; /* no store yet: nothing in it */
+    for (size_t v = 0; v < n; v++)
+        if (j->plan[v] == PLAN_SWEEP) plan_field(j, store, v);
+    dctk_store_close(store);
+    return 0;
+}
+
+void compress_job_free(compress_job *j) {
+    size_t n = j->ds ? dctk_dataset_nvars(j->ds) : 0;
+    for (size_t v = 0; v < n && j->best; v++) json_decref(j->best[v]);
+    for (size_t v = 0; v < n && j->source; v++) free(j->source[v]);
+    free(j->plan);
+    free(j->best);
+    free(j->source);
+    json_decref(j->fields);
+    dctk_dataset_close(j->ds);
+}
+
+/* --- the manifest ------------------------------------------------------------- */
+
+static json_t *num_or_null(double x) { return isfinite(x) ? json_real(x) : json_null(); }
+
+static json_t *verification(const dctk_write_report *r) {
+    if (!r || !r->verified) return json_null();
+    return json_pack("{s:o,s:o,s:o,s:o,s:I,s:b}", "l1_rel", num_or_null(r->l1_rel), "l2_rel", num_or_null(r->l2_rel),
+                     "linf_rel", num_or_null(r->linf_rel), "max_abs_err", num_or_null(r->max_abs_err), "mask_lost",
+                     (json_int_t)r->mask_lost, "lossless", r->lossless);
+}
+
+void compress_record(compress_job *j, const char *var, const char *status, const char *why, const char *source,
+                     const json_t *codecs, const json_t *best, const dctk_write_report *r, double wall_s) {
+    char name[1024] = "";
+    if (codecs) pipeline_arg_name(codecs, name, sizeof name);
+    bool wrote = r && r->committed;
+    json_t *f = json_pack("{s:s,s:s,s:s,s:O,s:o,s:o,s:o,s:o,s:o,s:f}", "status", status, "reason", why ? why : "",
+                          "source", source, "pipeline", codecs ? (json_t *)codecs : json_null(), "pipeline_name",
+                          codecs ? json_string(name) : json_null(), "predicted_ratio",
+                          num_or_null(num_or_nan(best, "ratio")), "achieved_ratio",
+                          wrote ? num_or_null(r->ratio) : json_null(), "verification", verification(r),
+                          "threshold", num_or_null(num_or_nan(best, "threshold")), "wall_s", wall_s);
+    if (f) json_object_set_new(j->fields, var, f);
+}
+
+void compress_manifest_write(compress_job *j) {
+    size_t i = 0, counts[3] = {0, 0, 0};
+    const char *key;
+    json_t *f;
+    static const char *const states[3] = {"written", "skipped", "failed"};
+    json_object_foreach(j->fields, key, f) for (i = 0; i < 3; i++) counts[i] +=
+        !strcmp(json_string_value(json_object_get(f, "status")), states[i]);
+    json_t *m = json_pack("{s:s,s:s,s:I,s:I,s:I,s:O}", "dataset", j->dataset, "store", j->store, "written",
+                          (json_int_t)counts[0], "skipped", (json_int_t)counts[1], "failed", (json_int_t)counts[2],
+                          "fields", j->fields);
+    char path[4096];
+    snprintf(path, sizeof path, "%s/batch_manifest.json", j->where);
+    char *text = m ? json_dumps(m, JSON_INDENT(1) | JSON_SORT_KEYS) : NULL;
+    dctk_status st = text ? dctk_mkdirs(j->where) : DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (st == DCTK_OK) st = dctk_write_file_atomic(path, text, strlen(text));
+    if (st != DCTK_OK) fprintf(stderr, "dc_toolkit compress: %s: %s\n", path, dctk_detail());
+    else printf("manifest: %s (%zu written, %zu skipped, %zu failed)\n", path, counts[0], counts[1], counts[2]);
+    free(text);
+    json_decref(m);
+}
+
+/* --- --pipeline ----------------------------------------------------------------- */
+
+dctk_status compress_advisory_accept(const dctk_var *var, const dctk_write_opts *o, const dctk_write_report *r) {
+    (void)o;
+    if (r->mask_lost)
+        return DCTK_FAIL(DCTK_ERR_BOUND, "variable '%s': verification failed: %zu missing values came back as numbers",
+                         var->name, r->mask_lost);
+    if (r->lossless && r->max_abs_err != 0)
+        return DCTK_FAIL(DCTK_ERR_BOUND, "variable '%s': verification failed: a lossless pipeline changed values",
+                         var->name);
+    printf("%s: no threshold given: the verification is advisory (relative L1 %.3e, Linf %.3e); "
+           "--override-existing-l1-error X makes it a gate\n", var->name, r->l1_rel, r->linf_rel);
+    return DCTK_OK;
+}
+
+void compress_write_pipeline(compress_job *j, size_t v, const char *arg, compress_write_fn write) {
+    const dctk_var *var = dctk_dataset_var(j->ds, v);
+    double t0 = dctk_now();
+    json_t *codecs = NULL, *best = NULL;
+    dctk_status st = pipeline_arg_load(arg, var, &codecs, &best);
+    if (st != DCTK_OK) {
+        fprintf(stderr, "dc_toolkit compress: %s: %s\n", j->dataset, dctk_detail());
+        compress_record(j, var->name, "failed", dctk_detail(), "pipeline", NULL, NULL, NULL, dctk_now() - t0);
+        j->failures++;
+        return;
+    }
+    const char *bv = json_string_value(json_object_get(best, "var"));
+    if (best && bv && strcmp(bv, var->name) != 0) json_object_del(best, "ratio"); /* another field's prediction */
+    double bound = !isnan(j->eo.override_l1) ? j->eo.override_l1 : num_or_nan(best, "threshold");
+    write_cli saved = j->wo;
+    j->wo.bound_l1 = bound;
+    j->wo.accept = isnan(bound) ? compress_advisory_accept : NULL;
+    char name[1024];
+    pipeline_arg_name(codecs, name, sizeof name);
+    if (j->root)
+        printf("%s: writing the given pipeline %s, no sweep (%s)\n", var->name, name,
+               isnan(bound) ? "no threshold: verification advisory" : "verification gates on the threshold");
+    write(j, v, codecs, best, "pipeline", false, t0);
+    j->wo = saved;
+    json_decref(codecs);
+    json_decref(best);
+}

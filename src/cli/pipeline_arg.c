@@ -1,0 +1,207 @@
+/* --pipeline P: see pipeline_arg.h. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "dctk/codec.h"
+#include "dctk/util.h"
+#include "pipeline_arg.h"
+
+/* A file when one is there, else the text itself. */
+static json_t *load_text_or_file(const char *arg) {
+    struct stat sb;
+    json_error_t err;
+    bool file = stat(arg, &sb) == 0 && S_ISREG(sb.st_mode);
+    json_t *j = file ? json_load_file(arg, 0, &err) : json_loads(arg, 0, &err);
+    if (!j)
+        dctk_set_detail("--pipeline %s: %s%s (give a file or inline JSON)", file ? arg : "(inline)", err.text,
+                        file ? "" : ", and no such file");
+    return j;
+}
+
+static const char *kind_name(dctk_codec_kind k) {
+    return k == DCTK_CODEC_AA ? "an array->array codec (a filter)"
+           : k == DCTK_CODEC_AB ? "an array->bytes codec (a serializer)"
+                                : "a bytes->bytes codec (a compressor)";
+}
+
+/* Append the codecs of one slot of the Python form (null, an object or a
+ * list), refusing a codec of another kind than the slot's. */
+static dctk_status add_slot(json_t *out, const json_t *j, const char *slot, dctk_codec_kind kind) {
+    if (!j || json_is_null(j)) return DCTK_OK;
+    if (!json_is_array(j) && !json_is_object(j))
+        return DCTK_FAIL(DCTK_ERR_ARG, "--pipeline: \"%s\" must be a codec object, a list of them, or null", slot);
+    size_t i, n = json_is_array(j) ? json_array_size(j) : 1;
+    for (i = 0; i < n; i++) {
+        const json_t *obj = json_is_array(j) ? json_array_get(j, i) : j;
+        dctk_codec *c;
+        DCTK_TRY(dctk_codec_from_json(obj, &c));
+        dctk_codec_kind k = c->vt->kind;
+        const char *name = c->vt->name;
+        dctk_codec_free(c);
+        if (k != kind)
+            return DCTK_FAIL(DCTK_ERR_ARG, "--pipeline: \"%s\" is %s, so it cannot be the %s", name, kind_name(k),
+                             slot);
+        json_array_append(out, (json_t *)obj);
+    }
+    return DCTK_OK;
+}
+
+/* {"compressor", "filter", "serializer"} -> filter, serializer (bytes when
+ * null), compressor. */
+static dctk_status from_python_form(const json_t *p, const dctk_var *var, json_t **codecs) {
+    const char *key;
+    const json_t *val;
+    json_object_foreach((json_t *)p, key, val) if (strcmp(key, "compressor") && strcmp(key, "filter") &&
+                                                   strcmp(key, "serializer")) return
+        DCTK_FAIL(DCTK_ERR_ARG, "--pipeline: unknown key \"%s\" (expected compressor, filter, serializer)", key);
+    json_t *out = json_array();
+    dctk_status st = add_slot(out, json_object_get(p, "filter"), "filter", DCTK_CODEC_AA);
+    const json_t *ser = json_object_get(p, "serializer");
+    if (st == DCTK_OK && (!ser || json_is_null(ser))) {
+        json_t *bytes = json_pack("{s:s,s:{s:s}}", "name", "bytes", "configuration", "endian", "little");
+        if (dctk_dtype_size(var->dtype) == 1) json_object_del(bytes, "configuration");
+        json_array_append_new(out, bytes);
+    } else if (st == DCTK_OK) {
+        st = add_slot(out, ser, "serializer", DCTK_CODEC_AB);
+    }
+    if (st == DCTK_OK) st = add_slot(out, json_object_get(p, "compressor"), "compressor", DCTK_CODEC_BB);
+    if (st != DCTK_OK) json_decref(out);
+    else *codecs = out;
+    return st;
+}
+
+/* A byte shuffle after "bytes" must shuffle whole elements of the array
+ * "bytes" serializes: numcodecs honours elementsize, zarrita uses the
+ * element size, so another value gives a store readers disagree on. */
+static dctk_status check_shuffle(const dctk_pipeline *p, const dctk_chunk_spec *spec, const json_t *codecs) {
+    dctk_chunk_spec s = *spec;
+    for (int i = 0; i < p->ab; i++) DCTK_TRY(dctk_codec_out_spec(p->codecs[i], &s, &s));
+    if (strcmp(p->codecs[p->ab]->vt->name, "bytes") != 0) return DCTK_OK;
+    for (int i = p->ab + 1; i < p->n; i++) {
+        const json_t *c = json_array_get(codecs, (size_t)i);
+        const char *name = json_string_value(json_object_get(c, "name"));
+        json_int_t es = json_integer_value(json_object_get(json_object_get(c, "configuration"), "elementsize"));
+        if (name && !strcmp(name, "numcodecs.shuffle") && (size_t)es != dctk_dtype_size(s.dtype))
+            return DCTK_FAIL(DCTK_ERR_ARG, "numcodecs.shuffle elementsize %lld does not match the %zu-byte %s "
+                                           "elements that \"bytes\" serializes", (long long)es,
+                             dctk_dtype_size(s.dtype), dctk_dtype_name(s.dtype));
+    }
+    return DCTK_OK;
+}
+
+/* Encode and decode one small chunk of var's type and rank: what the codecs
+ * refuse for this field they refuse here, before anything is written. */
+static dctk_status trial_chunk(const json_t *codecs, const dctk_var *var) {
+    dctk_pipeline *p;
+    DCTK_TRY(dctk_pipeline_from_json(codecs, &p));
+    size_t shape[DCTK_MAX_DIMS];
+    for (int d = 0; d < var->ndim; d++) shape[d] = var->shape[d] < 4 ? (var->shape[d] ? var->shape[d] : 1) : 4;
+    dctk_chunk_spec spec = dctk_spec_make(var->dtype, var->ndim, shape);
+    size_t nb = dctk_spec_nbytes(&spec);
+    void *src = calloc(1, nb ? nb : 1), *back = calloc(1, nb ? nb : 1);
+    dctk_codec_ctx *ctx = dctk_codec_ctx_new();
+    dctk_buf out = DCTK_BUF_INIT, tmp[2] = {DCTK_BUF_INIT, DCTK_BUF_INIT};
+    dctk_status st = src && back && ctx ? DCTK_OK : DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (st == DCTK_OK) st = check_shuffle(p, &spec, codecs);
+    if (st == DCTK_OK) st = dctk_pipeline_encode(p, ctx, &spec, src, &out, tmp);
+    if (st == DCTK_OK) st = dctk_pipeline_decode(p, ctx, &spec, out.data, out.size, back, tmp);
+    dctk_buf_free(&out);
+    dctk_buf_free(&tmp[0]);
+    dctk_buf_free(&tmp[1]);
+    dctk_codec_ctx_free(ctx);
+    free(src);
+    free(back);
+    dctk_pipeline_free(p);
+    return st;
+}
+
+static dctk_status to_codecs(const json_t *p, const dctk_var *var, json_t **codecs, bool *is_best) {
+    *is_best = false;
+    if (json_is_array(p)) {
+        *codecs = json_incref((json_t *)p);
+        return DCTK_OK;
+    }
+    if (!json_is_object(p))
+        return DCTK_FAIL(DCTK_ERR_ARG, "--pipeline: expected a codec list, a best_VAR.json or "
+                                       "{\"compressor\", \"filter\", \"serializer\"}");
+    const json_t *list = json_object_get(p, "codecs");
+    if (json_is_array(list)) {
+        *is_best = true;
+        *codecs = json_incref((json_t *)list);
+        return DCTK_OK;
+    }
+    return from_python_form(p, var, codecs);
+}
+
+dctk_status pipeline_arg_load(const char *arg, const dctk_var *var, json_t **codecs, json_t **best) {
+    *codecs = NULL;
+    if (best) *best = NULL;
+    json_t *p = load_text_or_file(arg);
+    if (!p) return DCTK_ERR_ARG;
+    bool is_best;
+    dctk_status st = to_codecs(p, var, codecs, &is_best);
+    if (st == DCTK_OK && !json_array_size(*codecs)) st = DCTK_FAIL(DCTK_ERR_ARG, "--pipeline: no codecs");
+    if (st == DCTK_OK) {
+        st = trial_chunk(*codecs, var);
+        if (st != DCTK_OK) {
+            char why[512]; /* the detail is rewritten below: copy it first */
+            snprintf(why, sizeof why, "%s", dctk_detail());
+            st = DCTK_FAIL(DCTK_ERR_ARG, "--pipeline does not fit field '%s' (%s, %d dimensions): %s", var->name,
+                           dctk_dtype_name(var->dtype), var->ndim, why);
+        }
+    }
+    if (st == DCTK_OK && is_best && best) *best = json_incref(p);
+    if (st != DCTK_OK) {
+        json_decref(*codecs);
+        *codecs = NULL;
+    }
+    json_decref(p);
+    return st;
+}
+
+/* One codec: its short name and the values of its configuration. */
+static void name_one(const json_t *c, char *buf, size_t cap) {
+    const char *n = json_string_value(json_object_get(c, "name"));
+    n = n ? n : "?";
+    if (!strncmp(n, "numcodecs.", 10)) n += 10;
+    size_t len = (size_t)snprintf(buf, cap, "%s", n);
+    const json_t *conf = json_object_get(c, "configuration");
+    if (!strcmp(n, "any-numcodecs.array-array")) { /* named by its numcodecs-rs id */
+        const char *id = json_string_value(json_object_get(conf, "id"));
+        len = (size_t)snprintf(buf, cap, "%s", id ? id : n);
+        conf = NULL;
+    }
+    const char *k;
+    const json_t *v;
+    int i = 0;
+    json_object_foreach((json_t *)conf, k, v) {
+        if (len >= cap) break;
+        char *s = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+        if (s && s[0] == '"') { /* strings without their quotes */
+            memmove(s, s + 1, strlen(s));
+            s[strlen(s) - 1] = '\0';
+        }
+        len += (size_t)snprintf(buf + len, cap - len, "%s%s", i++ ? "," : "(", s ? s : "?");
+        free(s);
+    }
+    if (i && len < cap) snprintf(buf + len, cap - len, ")");
+}
+
+void pipeline_arg_name(const json_t *codecs, char *buf, size_t cap) {
+    size_t i, len = 0;
+    const json_t *c;
+    if (cap) buf[0] = '\0';
+    json_array_foreach(codecs, i, c) {
+        if (!strcmp(json_string_value(json_object_get(c, "name")) ? json_string_value(json_object_get(c, "name")) : "",
+                    "bytes") ||
+            len + 1 >= cap)
+            continue;
+        char one[256];
+        name_one(c, one, sizeof one);
+        len += (size_t)snprintf(buf + len, cap - len, "%s%s", len ? " + " : "", one);
+        if (len >= cap) len = cap - 1;
+    }
+    if (cap && !buf[0]) snprintf(buf, cap, "bytes");
+}
