@@ -111,6 +111,9 @@ def check_line(line, cmds, helps, where):
     cmd = words[i + 1]
     if cmd.startswith("-"):
         return
+    if cmd == "help":  # `dc_toolkit help [CMD]` prints the commands' help
+        check(len(words) <= i + 3 and (len(words) == i + 2 or words[i + 2] in cmds), f"{where}: {line!r}")
+        return
     if cmd not in cmds:
         check(False, f"{where}: {line!r}: no command {cmd}")
         return
