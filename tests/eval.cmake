@@ -18,3 +18,6 @@ dctk_script_test(errbound_scaled ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/inte
 dctk_script_test(units_thresholds ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_units_thresholds.py)
 # no timer table unless --verbose, no ETA before the rate is stable (issue 23)
 dctk_script_test(console_quiet ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_console_quiet.py)
+# the adaptive search finds the exhaustive sweep's winner and keeps only what exhaustive keeps (issue 19)
+dctk_script_test(search_adaptive ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_search.py)
+set_tests_properties(search_adaptive PROPERTIES TIMEOUT 600)

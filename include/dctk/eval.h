@@ -149,7 +149,26 @@ typedef struct dctk_combo_result {
     double encode_mbps, decode_mbps;
     bool keep;
     char error[160]; /* "" when the combo ran; else why it failed or lost the mask */
+    double fraction; /* of the sample its ratio was measured on: 1 for every kept row, 0 when it never ran */
 } dctk_combo_result;
+
+/* A part of the sample: regions (start, count in sample coordinates), each
+ * evaluated as one chunk of its own shape. The adaptive search screens combos
+ * on parts before it measures its finalists on the whole sample. */
+typedef struct dctk_sample_region {
+    size_t start[DCTK_MAX_DIMS], count[DCTK_MAX_DIMS];
+} dctk_sample_region;
+
+typedef struct dctk_sample_part {
+    const dctk_sample_region *r;
+    size_t n;
+} dctk_sample_part;
+
+/* Cut a sample of `shape`, evaluated in chunks of `chunk`, into about `want`
+ * pieces of similar size, in sample order: slabs of each chunk along its
+ * outer dimensions. *out is freed by the caller. */
+DCTK_API dctk_status dctk_sample_pieces(int ndim, const size_t *shape, const size_t *chunk, size_t want,
+                                        dctk_sample_region **out, size_t *n);
 
 typedef struct dctk_sweep_opts {
     int threads;
@@ -172,6 +191,15 @@ typedef struct dctk_sweep_opts {
      * finish and report their rows, and the sweep returns DCTK_ERR_INTERRUPTED.
      * NULL: never stopped. */
     const volatile sig_atomic_t *stop;
+    /* NULL: the whole sample in production chunks (what every reported
+     * optimum is measured on). Otherwise only this part, for screening. */
+    const dctk_sample_part *part;
+    /* Which combos run, by enumeration index; NULL: all. A unit with none is
+     * skipped; only the combos that run get rows. */
+    const bool *run_combo;
+    /* The stages alone: no compressor runs, and every row of a unit gets the
+     * stage's error and the ratio of its bytes as they are. */
+    bool stage_only;
 } dctk_sweep_opts;
 
 /* Units of work of a space, and the stage (f, s) of unit u. */
@@ -218,6 +246,11 @@ typedef struct dctk_eval_team {
     void *user;
 } dctk_eval_team;
 
+/* How the space is searched: every combo on the whole sample, or screened on
+ * parts of it first (src/eval/search.c) with only the finalists measured on
+ * the whole sample, through the same path. */
+typedef enum dctk_search_mode { DCTK_SEARCH_ADAPTIVE = 0, DCTK_SEARCH_EXHAUSTIVE = 1 } dctk_search_mode;
+
 typedef struct dctk_evaluate_opts {
     const char *where;          /* output folder for CSV, Parquet and best_{var}.json */
     uint64_t size_limit;        /* --eval-data-size-limit */
@@ -239,10 +272,18 @@ typedef struct dctk_evaluate_opts {
     const dctk_eval_team *team;
     /* see dctk_sweep_opts.stop; NULL: never stopped */
     const volatile sig_atomic_t *stop;
+    dctk_search_mode search;
+    /* adaptive: at most this many combos measured on the whole sample, the
+     * most promising first (the Python tool's --max-evals); 0: no budget */
+    long max_evals;
+    /* adaptive: a new phase starts (progress then counts its combos); NULL: none */
+    void (*phase)(void *user, const char *phase);
 } dctk_evaluate_opts;
 
 typedef struct dctk_evaluate_summary {
     size_t ncombos, nkept, nfailed;
+    size_t nmeasured;           /* combos measured on the whole sample (all but those left out when exhaustive) */
+    size_t nleft;               /* combos left out before the sweep (they can never give a distinct result) */
     long best;                  /* combo index, -1 when none was kept */
     dctk_combo_result best_row;
     double threshold;

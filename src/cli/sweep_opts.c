@@ -40,6 +40,19 @@ int sweep_cli_eval_opts(const char *cmd, const sweep_cli *o, dctk_evaluate_opts 
         fprintf(stderr, "dc_toolkit %s: --threads-per-rank must be between 1 and 4096\n", cmd);
         return 2;
     }
+    dctk_search_mode search = DCTK_SEARCH_ADAPTIVE;
+    if (o->search && strcmp(o->search, "adaptive") != 0) {
+        if (strcmp(o->search, "exhaustive") != 0) {
+            fprintf(stderr, "dc_toolkit %s: --search must be adaptive or exhaustive, not '%s'\n", cmd, o->search);
+            return 2;
+        }
+        search = DCTK_SEARCH_EXHAUSTIVE;
+    }
+    if (o->max_evals < 0 || (o->max_evals > 0 && search != DCTK_SEARCH_ADAPTIVE)) {
+        fprintf(stderr, "dc_toolkit %s: --max-evals takes a positive count and needs --search adaptive (an exhaustive "
+                "sweep measures every combo)\n", cmd);
+        return 2;
+    }
     if (o->thresholds && access(o->thresholds, R_OK) != 0) {
         fprintf(stderr, "dc_toolkit %s: %s: cannot read the threshold table\n", cmd, o->thresholds);
         return 2;
@@ -53,6 +66,8 @@ int sweep_cli_eval_opts(const char *cmd, const sweep_cli *o, dctk_evaluate_opts 
         .thresholds_csv = o->thresholds ? o->thresholds : sweep_default_thresholds(),
         .space = {o->comp_class, o->filt_class, o->ser_class, o->with_lossy},
         .resume = o->resume,
+        .search = search,
+        .max_evals = o->max_evals,
     };
     return 0;
 }
@@ -67,6 +82,7 @@ typedef struct {
     bool tty;
     double end_prev, t_check; /* the last estimate of the end, and when it was made */
     bool stable;
+    char phase[80]; /* the adaptive search's current phase, "" for an exhaustive sweep */
 } progress;
 
 /* The first combos' rate misleads (threads starting, a slow codec first: 2823 s
@@ -78,6 +94,17 @@ static bool eta_stable(progress *p, double el, double eta) {
     p->stable = p->end_prev > 0 && fabs(end - p->end_prev) <= 0.2 * p->end_prev;
     p->end_prev = end, p->t_check = el;
     return p->stable;
+}
+
+/* A new phase: its own count and its own clock, so the ETA is of this phase
+ * (and waits again for a stable rate). */
+static void show_phase(void *user, const char *phase) {
+    progress *p = user;
+    if (p->tty) fputc('\n', stderr);
+    snprintf(p->phase, sizeof p->phase, "%s", phase);
+    p->t0 = dctk_now();
+    p->last_decile = -1;
+    p->stable = false, p->end_prev = 0, p->t_check = 0;
 }
 
 static void show_progress(void *user, size_t done, size_t total) {
@@ -92,12 +119,14 @@ static void show_progress(void *user, size_t done, size_t total) {
         int fill = pct * 30 / 100;
         for (int i = 0; i < 30; i++) bar[i] = i < fill ? '#' : '.';
         bar[30] = '\0';
-        fprintf(stderr, "\r%s [%s] %3d%% %zu/%zu combos %.1f/s %-12s", p->var, bar, pct, done, total, rate, eta_s);
+        fprintf(stderr, "\r%s%s%s [%s] %3d%% %zu/%zu combos %.1f/s %-12s", p->var, p->phase[0] ? ": " : "",
+                p->phase, bar, pct, done, total, rate, eta_s);
         if (done == total) fputc('\n', stderr);
     } else if (done == 1 || pct / 10 > p->last_decile || done == total) {
         p->last_decile = pct / 10;
-        fprintf(stderr, "%s: %zu/%zu combos (%d%%), %.1f combos/s, %s\n", p->var, done, total, pct, rate,
-                done == total ? "done" : eta_s);
+        /* "VAR: done/total combos" first: the web UI reads that */
+        fprintf(stderr, "%s: %zu/%zu combos (%d%%)%s%s%s, %.1f combos/s, %s\n", p->var, done, total, pct,
+                p->phase[0] ? " [" : "", p->phase, p->phase[0] ? "]" : "", rate, done == total ? "done" : eta_s);
     }
 }
 
@@ -114,6 +143,10 @@ static void print_summary(const dctk_var *var, const dctk_evaluate_opts *eo, con
            s->ncombos, dctk_shape_str(var->ndim, s->sample_shape, sh, sizeof sh),
            dctk_format_size(s->sample_bytes, sz, sizeof sz), s->seconds, s->nkept, s->nfailed, th,
            s->threshold_source);
+    if (eo->search == DCTK_SEARCH_ADAPTIVE && s->nmeasured + s->nleft < s->ncombos)
+        printf("%s: adaptive search: %zu combos measured on the whole sample, the other %zu pruned on parts of it "
+               "(--search exhaustive measures them all)\n", var->name, s->nmeasured,
+               s->ncombos - s->nmeasured - s->nleft);
     if (s->best < 0) {
         printf("%s: no combo met the threshold\n", var->name);
         return;
@@ -197,6 +230,7 @@ static void team_opts(const sweep_cli *o, dctk_evaluate_opts *eo, progress *pr) 
     }
     if (!sweep_cli_is_root(o)) return;
     eo->progress = show_progress;
+    eo->phase = show_phase;
     eo->progress_user = pr;
 }
 

@@ -19,6 +19,8 @@ typedef struct sweep_cli {
     bool with_lossy;
     const char *thresholds;
     bool allow_shared_node, verbose, resume;
+    const char *search;
+    long max_evals;
     dctk_par *par; /* set by sweep_cli_par_begin */
     /* When set, sweep exactly the variables for which it returns true (the
      * same answer on every rank), instead of field or the data variables. */
@@ -59,6 +61,11 @@ typedef struct sweep_cli {
      "relative L1 threshold for every field, instead of the table"},                                             \
     {"--thresholds-table", NULL, OPT_STR, &(o).thresholds, "CSV",                                                  \
      "threshold table (default: the l1_error_thresholds.csv shipped with dc_toolkit)"},                           \
+    {"--search", NULL, OPT_STR, &(o).search, "adaptive|exhaustive",                                                \
+     "adaptive screens on parts of the sample, measures the finalists on all of it (default); exhaustive measures " \
+     "every combo on all of it"},                                                                                  \
+    {"--max-evals", NULL, OPT_INT, &(o).max_evals, "N",                                                            \
+     "adaptive: at most N combos measured on the whole sample, the most promising first"},                        \
     {"--resume", NULL, OPT_BOOL, &(o).resume, NULL,                                                                \
      "continue a sweep that was stopped, from its config_space CSV (one process)"},                               \
     {"--allow-shared-node", NULL, OPT_BOOL, &(o).allow_shared_node, NULL,                                          \

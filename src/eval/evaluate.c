@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "dctk/chunking.h"
@@ -13,6 +14,7 @@
 #include "eval/space_internal.h"
 #include "dctk/results.h"
 #include "dctk/util.h"
+#include "search.h"
 
 typedef struct {
     const dctk_space *sp;
@@ -218,7 +220,8 @@ static dctk_status write_results(const dctk_var *var, const dctk_space *sp, cons
     s->best = dctk_sweep_best(res, s->ncombos);
     for (size_t k = 0; k < s->ncombos; k++) {
         s->nkept += res[k].keep;
-        s->nfailed += res[k].error[0] != '\0';
+        s->nfailed += res[k].error[0] != '\0' && strncmp(res[k].error, "pruned:", 7) != 0 &&
+                      strncmp(res[k].error, "left out:", 9) != 0;
     }
     if (s->best < 0) return DCTK_OK;
     s->best_row = res[s->best];
@@ -260,7 +263,7 @@ static dctk_status load_resume(const char *path, const dctk_space *sp, const cha
             break;
         }
         r = (dctk_combo_result){c, f, s, row->ratio, row->l1_rel, row->l2_rel, row->linf_rel, row->euclidean,
-                                row->max_abs_err, row->encode_mbps, row->decode_mbps, false, ""};
+                                row->max_abs_err, row->encode_mbps, row->decode_mbps, false, "", 1.0};
         snprintf(r.error, sizeof r.error, "%s", row->error);
         r.keep = dctk_combo_keep(&r, threshold); /* the threshold may have changed since */
         size_t k = dctk_space_combo_index(sp, c, f, s);
@@ -323,6 +326,133 @@ static void explain_stop(dctk_status st, const char *var, const char *path, cons
                         "with --resume", var, why, path);
 }
 
+/* --- the adaptive search ------------------------------------------------------ */
+
+static size_t unit_of_combo(const dctk_space *sp, size_t k) {
+    int c, f, s;
+    dctk_space_combo(sp, k, &c, &f, &s);
+    return (size_t)(f + sp->filt_none) * (size_t)(sp->nser + sp->ser_none) + (size_t)(s + sp->ser_none);
+}
+
+/* The units left out before the sweep (those a resumed CSV already holds
+ * are its rows), and the units not to run: those and the resumed ones. */
+static dctk_status leave_out(const char *var, const dctk_space *sp, const dctk_evaluate_opts *o, const bool *resumed,
+                             bool **out, bool **run_skip, size_t *nleft, char *why, size_t cap) {
+    size_t n = dctk_sweep_nunits(sp);
+    *out = calloc(n + 1, sizeof **out);
+    *run_skip = calloc(n + 1, sizeof **run_skip);
+    if (!*out || !*run_skip) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    *nleft = dctk_search_left_out(sp, *out, why, cap);
+    for (size_t u = 0; u < n; u++) {
+        if (resumed && resumed[u]) (*out)[u] = false;
+        (*run_skip)[u] = (*out)[u] || (resumed && resumed[u]);
+    }
+    if (*nleft && is_writer(o)) dctk_log(DCTK_LOG_INFO, "%s: %zu combos left out before the sweep: %s", var, *nleft, why);
+    return DCTK_OK;
+}
+
+/* Units that can never give a distinct result (dctk_search_left_out): not
+ * run in either search; their rows say so, written here by member 0. */
+static dctk_status write_left_out(const dctk_space *sp, const char *var, const bool *out, const char *why,
+                                  const dctk_evaluate_opts *o, dctk_combo_result *res, bool *have, run_ctx *rc) {
+    for (size_t k = 0; k < dctk_space_ncombos(sp) && is_writer(o); k++) {
+        if (!out[unit_of_combo(sp, k)]) continue;
+        dctk_combo_result *r = &res[k];
+        *r = (dctk_combo_result){.ratio = NAN, .l1_rel = NAN, .l2_rel = NAN, .linf_rel = NAN, .euclidean = NAN,
+                                 .max_abs_err = NAN, .encode_mbps = NAN, .decode_mbps = NAN};
+        dctk_space_combo(sp, k, &r->c, &r->f, &r->s);
+        snprintf(r->error, sizeof r->error, "left out: %.140s", why);
+        if (have) have[k] = true;
+        if (rc->csv && rc->csv_st == DCTK_OK) {
+            dctk_result_row row = make_row(sp, var, r);
+            rc->csv_st = dctk_csv_writer_append(rc->csv, &row);
+            if (rc->csv_st != DCTK_OK) snprintf(rc->csv_err, sizeof rc->csv_err, "%s", dctk_detail());
+            free_row(&row);
+        }
+    }
+    return DCTK_OK;
+}
+
+/* One screening phase of the search, run like a sweep (shared by the team). */
+typedef struct {
+    const dctk_space *sp;
+    const void *sample;
+    const dctk_var *var;
+    const dctk_sample_plan *plan;
+    const dctk_evaluate_opts *o;
+    const dctk_sweep_opts *base;
+    bool *have;
+    size_t done, total;
+} screen_ctx;
+
+static void screen_row(void *user, const dctk_combo_result *r) {
+    screen_ctx *x = user;
+    x->have[dctk_space_combo_index(x->sp, r->c, r->f, r->s)] = true;
+    x->done++;
+    if (x->o->progress) x->o->progress(x->o->progress_user, x->done, x->total);
+}
+
+static dctk_status screen(void *user, const char *phase, const dctk_sample_part *part, const bool *run_combo,
+                          bool stage_only, size_t nrun, dctk_combo_result *rows) {
+    screen_ctx *x = user;
+    const dctk_evaluate_opts *o = x->o;
+    size_t n = dctk_space_ncombos(x->sp);
+    if (o->phase) o->phase(o->progress_user, phase);
+    dctk_sweep_opts so = *x->base;
+    so.on_result = screen_row, so.user = x, so.part = part, so.run_combo = run_combo, so.stage_only = stage_only;
+    so.skip_unit = NULL;
+    memset(x->have, 0, n * sizeof *x->have);
+    x->done = 0, x->total = nrun;
+    double t0 = dctk_now(), c0 = (double)clock() / CLOCKS_PER_SEC;
+    dctk_status st = run_sweep(x->sp, x->sample, x->var, x->plan, &so, o, rows);
+    dctk_log(DCTK_LOG_DEBUG, "%s: %s: %zu combos in %.2f s (%.2f s of CPU)", x->var->name, phase, nrun,
+             dctk_now() - t0, (double)clock() / CLOCKS_PER_SEC - c0);
+    if (!o->team) return st;
+    /* every member decides the next phase from the same rows */
+    st = agree(o, st);
+    if (st == DCTK_OK) st = o->team->gather(o->team->user, rows, x->have, n);
+    st = agree(o, st);
+    if (st == DCTK_OK) st = o->team->share(o->team->user, rows, n * sizeof *rows);
+    return st;
+}
+
+/* Screen the space, then measure the finalists on the whole sample through
+ * the exhaustive path; the pruned rows join the CSV (member 0) saying why. */
+static dctk_status search_adaptive(const dctk_var *var, const void *sample, const dctk_sample_plan *plan,
+                                   const dctk_space *sp, const dctk_evaluate_opts *o, dctk_evaluate_summary *s,
+                                   dctk_sweep_opts *so, const bool *left_out, dctk_combo_result *res, bool *have,
+                                   run_ctx *rc) {
+    size_t n = s->ncombos ? s->ncombos : 1;
+    bool *final = calloc(n, sizeof *final);
+    screen_ctx x = {sp, sample, var, plan, o, so, calloc(n, sizeof(bool)), 0, 0};
+    dctk_search_ops ops = {screen, &x};
+    dctk_status st = final && x.have ? DCTK_OK : DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (st == DCTK_OK)
+        st = dctk_search_adaptive(sp, s->threshold, var->ndim, plan->shape, so->chunk, o->max_evals, left_out, &ops,
+                                  final, res);
+    for (size_t k = 0; k < s->ncombos && st == DCTK_OK; k++) s->nmeasured += final[k];
+    if (st == DCTK_OK && o->phase) o->phase(o->progress_user, "finalists on the whole sample");
+    rc->done = 0, rc->total = s->nmeasured;
+    so->run_combo = final;
+    if (st == DCTK_OK) st = run_sweep(sp, sample, var, plan, so, o, res);
+    for (size_t k = 0; k < s->ncombos && st == DCTK_OK && is_writer(o); k++) {
+        if (final[k] || left_out[unit_of_combo(sp, k)]) continue;
+        if (have) have[k] = true;
+        if (rc->csv && rc->csv_st == DCTK_OK) {
+            dctk_result_row row = make_row(sp, var->name, &res[k]);
+            rc->csv_st = dctk_csv_writer_append(rc->csv, &row);
+            if (rc->csv_st != DCTK_OK) snprintf(rc->csv_err, sizeof rc->csv_err, "%s", dctk_detail());
+            free_row(&row);
+        }
+    }
+    if (st == DCTK_OK)
+        dctk_log(DCTK_LOG_INFO, "%s: adaptive search: %zu of %zu combos measured on the whole sample, the rest pruned "
+                 "on parts of it", var->name, s->nmeasured, s->ncombos);
+    free(x.have);
+    free(final);
+    return st;
+}
+
 static dctk_status sweep_space(const dctk_var *var, const void *sample, const dctk_sample_plan *plan,
                                const dctk_space *sp, const dctk_evaluate_opts *o, dctk_evaluate_summary *s,
                                dctk_combo_result *res, bool *have) {
@@ -346,7 +476,22 @@ static dctk_status sweep_space(const dctk_var *var, const void *sample, const dc
     dctk_chunk_shape_for(var->dtype, var->ndim, var->shape, o->inner_chunk_bytes, so.chunk);
     memcpy(s->chunk, so.chunk, sizeof so.chunk);
     double t0 = dctk_now();
-    if (st == DCTK_OK) st = run_sweep(sp, sample, var, plan, &so, o, res);
+    bool adaptive = o->search == DCTK_SEARCH_ADAPTIVE && !resume;
+    bool *left_out = NULL, *run_skip = NULL;
+    char why[200];
+    size_t nleft = 0;
+    if (st == DCTK_OK) st = leave_out(var->name, sp, o, skip, &left_out, &run_skip, &nleft, why, sizeof why);
+    so.skip_unit = run_skip;
+    if (st == DCTK_OK && o->search == DCTK_SEARCH_ADAPTIVE && resume)
+        dctk_log(DCTK_LOG_INFO, "%s: --resume goes on exhaustively: every combo not in the CSV runs on the whole "
+                 "sample", var->name);
+    if (st == DCTK_OK && adaptive) st = search_adaptive(var, sample, plan, sp, o, s, &so, left_out, res, have, &rc);
+    else if (st == DCTK_OK) st = run_sweep(sp, sample, var, plan, &so, o, res);
+    if (st == DCTK_OK) st = write_left_out(sp, var->name, left_out, why, o, res, have, &rc);
+    free(left_out);
+    free(run_skip);
+    if (!adaptive) s->nmeasured = s->ncombos - nleft;
+    s->nleft = nleft;
     dctk_timer_add("sweep [wall s]", dctk_now() - t0);
     dctk_status cst = dctk_csv_writer_close(rc.csv);
     free(skip);

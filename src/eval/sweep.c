@@ -43,6 +43,7 @@ typedef struct {
     double enc_s, dec_s;
     char error[160];
     bool nomem; /* the error is running out of memory: not a property of the combo */
+    bool want;  /* some combo of this chain is to run */
 } chain;
 
 typedef struct {
@@ -51,7 +52,8 @@ typedef struct {
     int ndim;
     size_t shape[DCTK_MAX_DIMS], chunk[DCTK_MAX_DIMS], grid[DCTK_MAX_DIMS];
     size_t nchunks;
-    uint64_t nbytes;
+    uint64_t nbytes;      /* of what is evaluated: the sample, or the part */
+    double fraction;      /* nbytes over the sample's bytes */
     const dctk_sweep_opts *o;
     dctk_combo_result *results;
     worker *workers;
@@ -92,17 +94,18 @@ static bool chunk_region(const sweep *sw, size_t k, size_t *start, size_t *count
 /* Visit the valid rows (last dimension) of a region: for each, the offset of
  * the row in the chunk buffer and in the sample. */
 typedef void (*row_fn)(void *u, size_t chunk_off, size_t sample_off, size_t len);
-static void for_each_row(const sweep *sw, const size_t *start, const size_t *count, row_fn fn, void *u) {
+static void for_each_row(const sweep *sw, const size_t *cshape, const size_t *start, const size_t *count, row_fn fn,
+                         void *u) {
     int nd = sw->ndim;
     size_t idx[DCTK_MAX_DIMS] = {0};
     size_t rows = dctk_shape_nelems(nd - 1, count);
     for (size_t r = 0; r < rows; r++) {
         size_t co = 0, so = 0;
         for (int d = 0; d < nd - 1; d++) {
-            co = co * sw->chunk[d] + idx[d];
+            co = co * cshape[d] + idx[d];
             so = so * sw->shape[d] + start[d] + idx[d];
         }
-        co = co * sw->chunk[nd - 1];
+        co = co * cshape[nd - 1];
         so = so * sw->shape[nd - 1] + start[nd - 1];
         fn(u, co, so, count[nd - 1]);
         for (int d = nd - 2; d >= 0 && ++idx[d] == count[d]; d--) idx[d] = 0;
@@ -122,10 +125,11 @@ static void gather_row(void *u, size_t co, size_t so, size_t len) {
 
 /* An edge or non-contiguous chunk: copied out of the sample and padded the
  * way the writer pads it (dctk_pad_edges), so the sweep sees its bytes. */
-static void gather_chunk(const sweep *sw, const size_t *start, const size_t *count, uint8_t *dst) {
+static void gather_chunk(const sweep *sw, const size_t *cshape, const size_t *start, const size_t *count,
+                         uint8_t *dst) {
     gather_ctx g = {sw, dst, dctk_dtype_size(sw->sp->dtype)};
-    for_each_row(sw, start, count, gather_row, &g);
-    dctk_pad_edges(sw->ndim, g.es, count, sw->chunk, dst);
+    for_each_row(sw, cshape, start, count, gather_row, &g);
+    dctk_pad_edges(sw->ndim, g.es, count, cshape, dst);
 }
 
 /* --- error norms ----------------------------------------------------------- */
@@ -149,13 +153,17 @@ static dctk_status make_codec(json_t *list, size_t i, dctk_codec **out) {
     return dctk_codec_from_json(json_array_get(list, i), out);
 }
 
-/* Distinct compressor chains for serializer s; map[c + 1] = index into chains. */
-static void make_chains(const sweep *sw, int s, chain *ch, int *nch, int *map) {
+static bool wanted(const sweep *sw, int c, int f, int s);
+
+/* Distinct compressor chains of the combos of stage (f, s) that are to run;
+ * map[c + 1] = index into chains. */
+static void make_chains(const sweep *sw, int f, int s, chain *ch, int *nch, int *map) {
     const dctk_space *sp = sw->sp;
     char *texts[1024];
     int n = 0;
     dctk_status st = DCTK_OK;
     for (int c = -(int)sp->comp_none; c < sp->ncomp && st == DCTK_OK; c++) {
+        if (!wanted(sw, c, f, s)) continue; /* building codecs costs more than a small part's run */
         json_t *j = dctk_space_compressor(sp, c, s);
         char *txt = j ? json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(17)) : strdup("none");
         int k = 0;
@@ -165,6 +173,7 @@ static void make_chains(const sweep *sw, int s, chain *ch, int *nch, int *map) {
             texts[n] = txt;
             memset(&ch[n], 0, sizeof ch[n]);
             ch[n].c = c;
+            ch[n].want = true;
             for (size_t i = 0; j && i < json_array_size(j) && st == DCTK_OK; i++) {
                 st = make_codec(j, i, &ch[n].cd[i]);
                 if (st != DCTK_OK) snprintf(ch[n].error, sizeof ch[n].error, "%s", dctk_detail());
@@ -188,9 +197,9 @@ static void free_chains(chain *ch, int n) {
 }
 
 /* Run a compressor chain on the stage bytes of one chunk and check it gives them back. */
-static void run_chain(worker *w, chain *ch, const dctk_chunk_spec *spec) {
-    if (ch->error[0]) return;
-    if (ch->c < 0) {
+static void run_chain(const sweep *sw, worker *w, chain *ch, const dctk_chunk_spec *spec) {
+    if (ch->error[0] || !ch->want) return;
+    if (ch->c < 0 || sw->o->stage_only) {
         ch->stored += w->ser.size;
         return;
     }
@@ -249,7 +258,7 @@ static dctk_status run_stage(const sweep *sw, worker *w, const dctk_codec *filt,
     acc->enc_s += t1 - t0;
     acc->dec_s += t2 - t1;
     norm_ctx nc = {spec->dtype, x, y->data, &acc->norms};
-    for_each_row(sw, start, count, norm_row, &nc);
+    for_each_row(sw, spec->shape, start, count, norm_row, &nc);
     *ser_spec = fspec;
     return DCTK_OK;
 }
@@ -270,10 +279,16 @@ bool dctk_combo_keep(const dctk_combo_result *r, double threshold) {
 
 static double mbps(uint64_t bytes, double s) { return s > 0 ? (double)bytes / 1e6 / s : NAN; }
 
+/* Whether combo (c, f, s) is to run. */
+static bool wanted(const sweep *sw, int c, int f, int s) {
+    return !sw->o->run_combo || sw->o->run_combo[dctk_space_combo_index(sw->sp, c, f, s)];
+}
+
 static void finish_unit(sweep *sw, int f, int s, const stage_acc *a, const char *stage_err, chain *ch,
                         const int *map) {
     const dctk_space *sp = sw->sp;
     for (int c = -(int)sp->comp_none; c < sp->ncomp; c++) {
+        if (!wanted(sw, c, f, s)) continue;
         dctk_combo_result *r = &sw->results[dctk_space_combo_index(sp, c, f, s)];
         const chain *h = &ch[map[c + 1]];
         memset(r, 0, sizeof *r);
@@ -290,6 +305,7 @@ static void finish_unit(sweep *sw, int f, int s, const stage_acc *a, const char 
         else if (h->error[0]) snprintf(r->error, sizeof r->error, "%s", h->error);
         else if (a->norms.mask_lost)
             snprintf(r->error, sizeof r->error, "mask lost: %zu masked points came back as numbers", a->norms.mask_lost);
+        r->fraction = sw->fraction;
         r->keep = dctk_combo_keep(r, sw->o->threshold);
         if (stage_err || h->error[0]) {
             r->ratio = r->l1_rel = r->l2_rel = r->linf_rel = r->euclidean = r->max_abs_err = NAN;
@@ -299,7 +315,7 @@ static void finish_unit(sweep *sw, int f, int s, const stage_acc *a, const char 
     if (!sw->o->on_result) return;
     pthread_mutex_lock(&sw->lock);
     for (int c = -(int)sp->comp_none; c < sp->ncomp; c++)
-        sw->o->on_result(sw->o->user, &sw->results[dctk_space_combo_index(sp, c, f, s)]);
+        if (wanted(sw, c, f, s)) sw->o->on_result(sw->o->user, &sw->results[dctk_space_combo_index(sp, c, f, s)]);
     pthread_mutex_unlock(&sw->lock);
 }
 
@@ -348,21 +364,30 @@ static dctk_status run_unit(sweep *sw, size_t unit, worker *w) {
     json_decref(sj);
     json_decref(bytes);
     if (st != DCTK_OK) snprintf(stage_err, sizeof stage_err, "%s", dctk_detail());
-    make_chains(sw, s, ch, &nch, map);
+    make_chains(sw, f, s, ch, &nch, map);
 
     stage_acc acc = {0};
-    dctk_chunk_spec spec = dctk_spec_make(sp->dtype, sw->ndim, sw->chunk);
-    size_t cn = dctk_spec_nelems(&spec), es = dctk_dtype_size(sp->dtype);
-    for (size_t k = 0; k < sw->nchunks && !stage_err[0]; k++) {
+    const dctk_sample_part *part = sw->o->part;
+    size_t es = dctk_dtype_size(sp->dtype), nregions = part ? part->n : sw->nchunks;
+    for (size_t k = 0; k < nregions && !stage_err[0]; k++) {
         size_t start[DCTK_MAX_DIMS], count[DCTK_MAX_DIMS];
+        /* a piece of a part is a chunk of its own shape */
+        dctk_chunk_spec spec = dctk_spec_make(sp->dtype, sw->ndim, part ? part->r[k].count : sw->chunk);
+        size_t cn = dctk_spec_nelems(&spec);
         const void *x;
-        if (chunk_region(sw, k, start, count)) {
+        if (part) {
+            memcpy(start, part->r[k].start, sizeof start);
+            memcpy(count, part->r[k].count, sizeof count);
+            if ((st = dctk_buf_resize(&w->x, cn * es)) != DCTK_OK) break;
+            gather_chunk(sw, spec.shape, start, count, w->x.data);
+            x = w->x.data;
+        } else if (chunk_region(sw, k, start, count)) {
             size_t off = 0;
             for (int d = 0; d < sw->ndim; d++) off = off * sw->shape[d] + start[d];
             x = sw->sample + off * es;
         } else {
             if ((st = dctk_buf_resize(&w->x, cn * es)) != DCTK_OK) break;
-            gather_chunk(sw, start, count, w->x.data);
+            gather_chunk(sw, sw->chunk, start, count, w->x.data);
             x = w->x.data;
         }
         if (all_masked(sw, x, cn)) continue;
@@ -372,7 +397,7 @@ static dctk_status run_unit(sweep *sw, size_t unit, worker *w) {
             snprintf(stage_err, sizeof stage_err, "%s", dctk_detail());
             break;
         }
-        for (int i = 0; i < nch; i++) run_chain(w, &ch[i], &ser_spec);
+        for (int i = 0; i < nch; i++) run_chain(sw, w, &ch[i], &ser_spec);
     }
     if (unit_lost_memory(sw, st, stage_err, ch, nch)) {
         /* not the combos' fault: their rows stay unwritten, so --resume runs them again */
@@ -403,6 +428,16 @@ static bool stop_requested(sweep *sw) {
     return sw->stopped;
 }
 
+/* Whether any combo of unit u is to run. */
+static bool unit_wanted(const sweep *sw, size_t u) {
+    if (!sw->o->run_combo) return true;
+    int f, s;
+    dctk_sweep_unit(sw->sp, u, &f, &s);
+    for (int c = -(int)sw->sp->comp_none; c < sw->sp->ncomp; c++)
+        if (wanted(sw, c, f, s)) return true;
+    return false;
+}
+
 /* One worker thread: take units until there are none left. */
 static dctk_status work(void *user, size_t item, int thread) {
     (void)item;
@@ -412,7 +447,7 @@ static dctk_status work(void *user, size_t item, int thread) {
     void *nu = sw->o->next_unit ? sw->o->unit_user : sw;
     while (!stop_requested(sw) && next(nu, &unit)) {
         if (unit >= sw->nunits) return DCTK_FAIL(DCTK_ERR_INTERNAL, "unit %zu out of range", unit);
-        if (sw->o->skip_unit && sw->o->skip_unit[unit]) continue;
+        if ((sw->o->skip_unit && sw->o->skip_unit[unit]) || !unit_wanted(sw, unit)) continue;
         DCTK_TRY(run_unit(sw, unit, &sw->workers[thread]));
     }
     return DCTK_OK;
@@ -429,6 +464,13 @@ dctk_status dctk_sweep_run(const dctk_space *sp, const void *sample, int ndim, c
         sw.nchunks *= sw.grid[d];
     }
     sw.nbytes = dctk_shape_nelems(ndim, shape) * dctk_dtype_size(sp->dtype);
+    if (o->part) {
+        sw.nbytes = 0;
+        for (size_t k = 0; k < o->part->n; k++)
+            sw.nbytes += dctk_shape_nelems(ndim, o->part->r[k].count) * dctk_dtype_size(sp->dtype);
+    }
+    uint64_t whole = dctk_shape_nelems(ndim, shape) * dctk_dtype_size(sp->dtype);
+    sw.fraction = o->part && whole ? (double)sw.nbytes / (double)whole : 1.0;
     int nthreads = o->threads > 0 ? o->threads : 1;
     sw.workers = calloc((size_t)nthreads, sizeof(worker));
     if (!sw.workers) return DCTK_NOMEM();

@@ -35,7 +35,8 @@ R = float(finite.max() - finite.min())
 
 tmp = tempfile.mkdtemp(prefix="dctk_errbound_scaled_")
 p = subprocess.run([DCTK, "evaluate_combos", FILE, "--where-to-write", tmp, "--field-to-compress", "t", *SPACE,
-                    "--eval-data-size-limit", "10MB", "--threads-per-rank", "2"], capture_output=True, text=True,
+                    "--eval-data-size-limit", "10MB", "--threads-per-rank", "2", "--search", "exhaustive"],
+                   capture_output=True, text=True,
                    timeout=600)
 check(p.returncode == 0, "sweep: " + p.stderr[-400:])
 with open(os.path.join(tmp, "config_space_t_rank0.csv"), newline="") as f:

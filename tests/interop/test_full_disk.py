@@ -135,7 +135,8 @@ check(arrays_in(sub_store) == [] if os.path.isdir(sub_store) else True,
 # 3. a sweep whose CSV fills the disk midway stops saying so; resumed with room,
 #    it records each combo exactly once, with the rows of an uninterrupted run
 #    (a unit cut short used to be appended a second time: 47 rows for 40 combos)
-SWEEP = ["--field-to-compress", "noise", "--eval-data-size-limit", "20KB", "--compressor-class", "zlib",
+SWEEP = ["--search", "exhaustive", "--field-to-compress", "noise", "--eval-data-size-limit", "20KB",
+         "--compressor-class", "zlib",
          "--filter-class", "none", "--serializer-class", "zfpy", "--override-existing-l1-error", "1e-2",
          "--threads-per-rank", "2"]
 

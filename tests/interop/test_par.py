@@ -1,10 +1,11 @@
 #!/usr/bin/python3
 """The MPI layer, run through mpirun on one machine (2 cores).
 
-usage: test_par.py same|pieces|refuse|kill|singleton|compress
+usage: test_par.py same|adaptive|pieces|refuse|kill|singleton|compress
 
   same       2 ranks (--allow-shared-node) give the rows, metrics and best combo
              of one process; every combo is run by exactly one rank, both ran some.
+  adaptive   the adaptive search gives the same winner and rows with 1 and 2 ranks.
   pieces     the sample is broadcast in 1000-byte pieces (DCTK_BCAST_PIECE);
              every rank's checksum equals numpy's over the sample read with
              netCDF4, and the piece count is ceil(bytes / 1000).
@@ -33,7 +34,8 @@ DCTK = os.environ["DCTK"]
 NCARG = os.environ.get("DCTK_NCARG", "/usr/share/ncarg/data")
 FILE = os.path.join(NCARG, "cdf", "meccatemp.cdf")
 VAR = "t"
-NARROW = ["--field-to-compress", VAR, "--compressor-class", "zstd", "--serializer-class", "none",
+NARROW = ["--search", "exhaustive", "--field-to-compress", VAR, "--compressor-class", "zstd",
+          "--serializer-class", "none",
           "--eval-data-size-limit", "2MB", "--threads-per-rank", "1"]
 METRICS = ["ratio", "l1_rel", "l2_rel", "linf_rel", "euclidean", "max_abs_err"]
 SAME = ["var", "comp_idx", "filt_idx", "ser_idx", "compressor", "filter", "serializer", "keep", "error"]
@@ -198,7 +200,7 @@ def test_kill(tmp):
     # all compressors on bitround stages: units of about a second, ten of them
     args = ["evaluate_combos", FILE, "--where-to-write", where, "--field-to-compress", VAR, "--filter-class",
             "bitround", "--serializer-class", "none", "--eval-data-size-limit", "2MB", "--threads-per-rank", "1",
-            "--allow-shared-node"]
+            "--search", "exhaustive", "--allow-shared-node"]
     job = subprocess.Popen(["mpirun", "-n", "2", "--oversubscribe", DCTK] + args, env=ENV, stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE, text=True, start_new_session=True)
     # once rank 0 has finished a unit, most units are still to come
@@ -262,7 +264,37 @@ def test_compress(tmp):
     check(os.path.exists(meta), f"{meta} missing")
 
 
-TESTS = {"same": test_same, "pieces": test_pieces, "refuse": test_refuse, "kill": test_kill,
+def test_adaptive(tmp):
+    """The adaptive search decides from measured ratios and errors only, so 1
+    and 2 ranks screen alike: the same winner, the same finalists, and every
+    row the same (pruned rows with the same reason)."""
+    args = ["--field-to-compress", VAR, "--compressor-class", "zstd,lz4,zlib,blosc", "--filter-class",
+            "none,bitround,quantize", "--serializer-class", "none,zfpy", "--eval-data-size-limit", "120KB",
+            "--inner-chunk-mib", "0.03", "--override-existing-l1-error", "1e-3", "--threads-per-rank", "1"]
+    one, two = os.path.join(tmp, "adaptive1"), os.path.join(tmp, "adaptive2")
+    p = alone(["evaluate_combos", FILE, "--where-to-write", one] + args, timeout=300)
+    check(p.returncode == 0, f"one process failed: {p.stderr}")
+    q = mpirun(2, ["evaluate_combos", FILE, "--where-to-write", two] + args + ["--allow-shared-node"], timeout=300)
+    check(q.returncode == 0, f"2 ranks failed: {q.stderr}")
+    if p.returncode or q.returncode:
+        return
+    b1, b2 = (json.load(open(os.path.join(d, f"best_{VAR}.json"))) for d in (one, two))
+    for k in ("comp_idx", "filt_idx", "ser_idx", "ratio", "l1_rel", "l2_rel", "linf_rel"):
+        check(b1[k] == b2[k], f"best {k}: one process {b1[k]}, 2 ranks {b2[k]}")
+    ref = {key(r): r for r in read_rows(os.path.join(one, f"config_space_{VAR}_rank0.csv"))}
+    rows = {}
+    for f in rank_files(two):
+        rows.update({key(r): r for r in read_rows(os.path.join(two, f))})
+    pruned = sum(r["error"].startswith("pruned:") for r in ref.values())
+    check(0 < pruned < len(ref), f"{pruned} of {len(ref)} rows pruned: the search did not screen")
+    check(set(ref) == set(rows), f"{len(ref)} rows alone, {len(rows)} with 2 ranks")
+    for k in ref:
+        if k in rows:
+            for c in ["keep", "error"] + (METRICS if ref[k]["error"] == "" else []):
+                check(ref[k][c] == rows[k][c], f"{k} {c}: one process {ref[k][c]}, 2 ranks {rows[k][c]}")
+
+
+TESTS = {"same": test_same, "adaptive": test_adaptive, "pieces": test_pieces, "refuse": test_refuse, "kill": test_kill,
          "singleton": test_singleton, "compress": test_compress}
 
 if __name__ == "__main__":

@@ -48,7 +48,8 @@ def error_line(stderr):
 # --- memory -------------------------------------------------------------------
 # bz2 and lzma at high levels allocate megabytes per context: with a small
 # sample, a limit can leave room to open the file but not to run them.
-MEM_ARGS = ["--field-to-compress", "t", "--eval-data-size-limit", "50KB", "--threads-per-rank", "1",
+MEM_ARGS = ["--search", "exhaustive", "--field-to-compress", "t", "--eval-data-size-limit", "50KB",
+            "--threads-per-rank", "1",
             "--compressor-class", "bz2,lzma", "--filter-class", "none", "--serializer-class", "none",
             "--override-existing-l1-error", "1e-3"]
 
@@ -100,7 +101,8 @@ if hit_sweep:
           % (len(keys), len(set(keys))))
 
 # --- signals --------------------------------------------------------------------
-SIG_ARGS = ["--field-to-compress", "t", "--compressor-class", "zlib", "--eval-data-size-limit", "60KB",
+SIG_ARGS = ["--search", "exhaustive", "--field-to-compress", "t", "--compressor-class", "zlib",
+            "--eval-data-size-limit", "60KB",
             "--override-existing-l1-error", "1e-3", "--threads-per-rank", "2"]
 clean = os.path.join(tmp, "clean")
 p = subprocess.run([DCTK, "evaluate_combos", FILE, "--where-to-write", clean, *SIG_ARGS], capture_output=True,

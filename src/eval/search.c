@@ -1,0 +1,507 @@
+/* The adaptive search: the exhaustive sweep's winner for a few per cent of
+ * its codec time.
+ *
+ * A combo's error depends only on its lossy stage (compressors are lossless),
+ * and a compressor's ranking on a stage's bytes changes little from a part of
+ * the sample to the whole. So:
+ *  1. every stage alone (no compressor) on a probe of the sample: stages that
+ *     fail the gates even with their errors divided by PROBE_MARGIN are out;
+ *  2. a few scout compressors (the first of each family) rank the others on
+ *     the probe, by the best ratio any scout gets;
+ *  3. the best-ranked stages alone on the whole sample, until KEEP_STAGES pass
+ *     the gates there: the gates decide exactly, no compressor changes errors;
+ *  4. successive halving over (stage, compressor) pairs on growing parts of
+ *     the sample; a compressor beaten on every stage by another is dropped;
+ *  5. the finalists, best estimate first, go back to the caller, which
+ *     measures them on the whole sample through the exhaustive path.
+ * Decisions use measured ratios and errors only, never times, so any number
+ * of ranks makes the same ones. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dctk/util.h"
+#include "eval/space_internal.h"
+#include "search.h"
+
+enum {
+    NPIECES = 64,          /* the sample is cut into about this many pieces */
+    MIN_PIECE = 16 << 10,  /* bytes: smaller pieces measure codecs' overhead, not the data */
+    PROBE_PART = 16,       /* the probe is 1/16 of the sample (one piece at least) */
+    KEEP_STAGES = 16,      /* stages that go on to the halving */
+    FINALISTS = 3,    /* measured on the whole sample, at most (without --max-evals) */
+    FALLBACK_STAGES = 3, /* distinct stages with a finalist (see add_fallbacks) */
+    ETA = 4,          /* halving: keep 1 in ETA, on ETA times more of the sample */
+};
+#define PROBE_MARGIN 4.0   /* a stage out on a probe fails the gates by this factor */
+#define BUDGET 0.01        /* each halving round costs about this share of the exhaustive sweep */
+#define NEAR_BEST 0.985    /* finalists: estimates within 1.5 % of the best */
+#define DOMINANCE 1.05     /* beaten by 5 % on every stage */
+
+/* --- pieces and parts of the sample ---------------------------------------- */
+
+/* Slabs of one chunk region: dims before d are taken one index at a time,
+ * dim d in bands, the rest whole. */
+static size_t slab_chunk(int ndim, const size_t *start, const size_t *count, size_t per, dctk_sample_region *out) {
+    int d = 0;
+    size_t outer = 1;
+    while (d < ndim - 1 && outer * count[d] < per) outer *= count[d++];
+    size_t bands = (per + outer - 1) / outer;
+    if (bands > count[d]) bands = count[d];
+    if (bands < 1) bands = 1;
+    size_t len = (count[d] + bands - 1) / bands;
+    bands = (count[d] + len - 1) / len;
+    size_t n = 0, idx[DCTK_MAX_DIMS] = {0};
+    for (size_t o = 0; o < outer; o++) {
+        for (size_t b = 0; b < bands; b++, n++) {
+            if (!out) continue;
+            dctk_sample_region *r = &out[n];
+            for (int e = 0; e < ndim; e++) {
+                r->start[e] = start[e] + (e < d ? idx[e] : 0);
+                r->count[e] = e < d ? 1 : count[e];
+            }
+            r->start[d] = start[d] + b * len;
+            r->count[d] = count[d] - b * len < len ? count[d] - b * len : len;
+        }
+        for (int e = d - 1; e >= 0 && ++idx[e] == count[e]; e--) idx[e] = 0;
+    }
+    return n;
+}
+
+/* The region of chunk k of the grid (clipped to the sample). */
+static void chunk_at(int ndim, const size_t *shape, const size_t *chunk, const size_t *grid, size_t k, size_t *start,
+                     size_t *count) {
+    for (int d = ndim - 1; d >= 0; d--) {
+        start[d] = (k % grid[d]) * chunk[d];
+        k /= grid[d];
+        count[d] = shape[d] - start[d] < chunk[d] ? shape[d] - start[d] : chunk[d];
+    }
+}
+
+dctk_status dctk_sample_pieces(int ndim, const size_t *shape, const size_t *chunk, size_t want,
+                               dctk_sample_region **out, size_t *n) {
+    size_t grid[DCTK_MAX_DIMS], nchunks = 1;
+    for (int d = 0; d < ndim; d++) {
+        size_t c = chunk[d] && chunk[d] < shape[d] ? chunk[d] : shape[d];
+        grid[d] = c ? (shape[d] + c - 1) / c : 1;
+        nchunks *= grid[d];
+    }
+    size_t per = (want + nchunks - 1) / (nchunks ? nchunks : 1), total = 0;
+    size_t start[DCTK_MAX_DIMS], count[DCTK_MAX_DIMS];
+    for (int pass = 0; pass < 2; pass++) {
+        size_t at = 0;
+        for (size_t k = 0; k < nchunks; k++) {
+            chunk_at(ndim, shape, chunk, grid, k, start, count);
+            at += slab_chunk(ndim, start, count, per ? per : 1, pass ? *out + at : NULL);
+        }
+        total = at;
+        if (pass == 0 && !(*out = calloc(total ? total : 1, sizeof **out)))
+            return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    }
+    *n = total;
+    return DCTK_OK;
+}
+
+/* The part of about 1/m of the sample: every m-th piece, from the middle of
+ * the first m, so it spreads over the whole sample. */
+static dctk_sample_part part_of(const dctk_sample_region *pieces, size_t n, size_t m, dctk_sample_region *buf) {
+    dctk_sample_part p = {buf, 0};
+    if (m > n) m = n;
+    for (size_t i = m / 2; i < n; i += m) buf[p.n++] = pieces[i];
+    return p;
+}
+
+/* --- bookkeeping -------------------------------------------------------------- */
+
+typedef struct {
+    size_t key; /* unit or combo */
+    double score;
+} ranked;
+
+typedef struct {
+    const dctk_space *sp;
+    double threshold;
+    const dctk_search_ops *ops;
+    size_t ncombos, nunits, ncomp; /* ncomp counts "none" */
+    bool *alive;                   /* per unit: the stage still passes */
+    bool *run;                     /* per combo: scratch mask for a phase */
+    dctk_combo_result *rows;       /* per combo: scratch rows of a phase */
+    dctk_combo_result *pruned;     /* per combo: the caller's rows */
+    dctk_combo_result *stage;      /* per unit: the stage alone on the whole sample */
+    dctk_sample_region *pieces, *buf;
+    size_t npieces;
+    double probe_fraction;
+    ranked *lead; /* per unit: its best pair in the last round it took part in (key = combo + 1, 0: none) */
+} search;
+
+static int comp_of(const search *se, size_t i) { return (int)i - (int)se->sp->comp_none; }
+
+static size_t combo(const search *se, size_t u, size_t i) {
+    int f, s;
+    dctk_sweep_unit(se->sp, u, &f, &s);
+    return dctk_space_combo_index(se->sp, comp_of(se, i), f, s);
+}
+
+/* Mark every combo of unit u pruned with a reason, keeping what was measured. */
+static void prune_unit(search *se, size_t u, const dctk_combo_result *stage, const char *why) {
+    for (size_t i = 0; i < se->ncomp; i++) {
+        size_t k = combo(se, u, i);
+        dctk_combo_result *r = &se->pruned[k];
+        int c = r->c;
+        *r = *stage;
+        r->c = c;
+        r->ratio = NAN;
+        r->encode_mbps = r->decode_mbps = NAN;
+        r->fraction = 0;
+        r->keep = false;
+        snprintf(r->error, sizeof r->error, "pruned: %.140s", why);
+    }
+}
+
+/* Run the stages of the units marked in `which` alone on part (NULL: the
+ * whole sample). */
+static dctk_status run_stages(search *se, const char *phase, const dctk_sample_part *part, const bool *which) {
+    memset(se->run, 0, se->ncombos * sizeof *se->run);
+    size_t n = 0;
+    for (size_t u = 0; u < se->nunits; u++)
+        if (which[u]) se->run[combo(se, u, 0)] = true, n++;
+    return se->ops->run(se->ops->user, phase, part, se->run, true, n, se->rows);
+}
+
+/* Whether a stage's row fails the gates even with its errors divided by margin. */
+static bool fails_by(const dctk_combo_result *r, double threshold, double margin) {
+    dctk_combo_result s = *r;
+    s.l1_rel /= margin, s.l2_rel /= margin, s.linf_rel /= margin;
+    s.euclidean /= margin, s.max_abs_err /= margin;
+    return !dctk_combo_keep(&s, threshold);
+}
+
+/* Best first; ties in index order, so every rank sorts alike. */
+static int by_score(const void *a, const void *b) {
+    const ranked *x = a, *y = b;
+    if (x->score != y->score) return x->score > y->score ? -1 : 1;
+    return x->key < y->key ? -1 : x->key > y->key;
+}
+
+static double score_of(const dctk_combo_result *r) {
+    return !r->error[0] && isfinite(r->ratio) ? r->ratio : -1;
+}
+
+/* The pruned row of combo k of unit u: the stage's errors as best measured,
+ * and the ratio measured on a part when measured says so. */
+static void estimate(search *se, size_t u, size_t k, bool measured) {
+    dctk_combo_result *r = &se->pruned[k], *m = &se->rows[k];
+    int c = r->c;
+    *r = se->stage[u];
+    r->c = c;
+    r->ratio = measured ? m->ratio : NAN;
+    r->encode_mbps = measured ? m->encode_mbps : NAN;
+    r->decode_mbps = measured ? m->decode_mbps : NAN;
+    r->fraction = measured ? m->fraction : 0;
+    if (measured && m->error[0]) snprintf(r->error, sizeof r->error, "%s", m->error);
+    r->keep = false;
+}
+
+/* Scouts: none, and the first compressor of the fast families, plain and
+ * shuffled (zstd). bz2 and lzma are left to the halving: on a small probe
+ * their start-up costs more than the data. */
+static bool is_scout(const dctk_space *sp, int c) {
+    if (c < 0) return true;
+    const char *fam = sp->comp[c].family;
+    bool shuffled = json_array_size(sp->comp[c].codecs) > 1;
+    static const char *const fast[] = {"blosc", "lz4", "zstd", "zlib"};
+    bool ok = false;
+    for (size_t i = 0; i < sizeof fast / sizeof fast[0]; i++) ok = ok || !strcmp(fam, fast[i]);
+    if (!ok || (shuffled && strcmp(fam, "zstd") != 0)) return false;
+    for (int e = 0; e < c; e++)
+        if (!strcmp(sp->comp[e].family, fam) && (json_array_size(sp->comp[e].codecs) > 1) == shuffled) return false;
+    return true;
+}
+
+/* Steps 1 and 2: every stage on the probe with the scouts (which run the
+ * stage once and measure its error on the way). Stages that fail the gates
+ * by a clear margin, or fail to run, are out; the others are ranked by their
+ * best scout (rk, best first; *n of them). */
+static dctk_status probe_stages(search *se, const dctk_sample_part *probe, ranked *rk, size_t *n) {
+    memset(se->run, 0, se->ncombos * sizeof *se->run);
+    size_t nrun = 0, first = 0;
+    while (first < se->ncomp && !is_scout(se->sp, comp_of(se, first))) first++;
+    if (first == se->ncomp) first = 0; /* no scout in a narrowed space: the first compressor */
+    for (size_t u = 0; u < se->nunits; u++)
+        for (size_t i = 0; i < se->ncomp; i++)
+            if (i == first || is_scout(se->sp, comp_of(se, i))) se->run[combo(se, u, i)] = true, nrun++;
+    DCTK_TRY(se->ops->run(se->ops->user, "stages and scouts on a probe", probe, se->run, false, nrun, se->rows));
+    char why[300];
+    *n = 0;
+    for (size_t u = 0; u < se->nunits; u++) {
+        const dctk_combo_result *r = &se->rows[combo(se, u, first)];
+        se->probe_fraction = r->fraction;
+        se->stage[u] = *r;
+        /* with no compressor, an error is the stage's own */
+        bool failed = r->error[0] && comp_of(se, first) < 0;
+        if (failed || (!r->error[0] && fails_by(r, se->threshold, PROBE_MARGIN))) {
+            snprintf(why, sizeof why, "its stage %s on %.3g of the sample%s%.80s", failed ? "failed" :
+                     "fails the gates by more than 4x", r->fraction, failed ? ": " : "", r->error);
+            prune_unit(se, u, r, why);
+            se->alive[u] = false;
+            continue;
+        }
+        ranked k = {u, -1};
+        for (size_t i = 0; i < se->ncomp; i++) {
+            size_t c = combo(se, u, i);
+            if (se->run[c] && score_of(&se->rows[c]) > k.score) k.score = score_of(&se->rows[c]);
+        }
+        rk[(*n)++] = k;
+    }
+    qsort(rk, *n, sizeof *rk, by_score);
+    return DCTK_OK;
+}
+
+/* Step 3: confirm the best-ranked stages on the whole sample, in batches,
+ * until KEEP_STAGES pass the gates there; the gates decide exactly, since no
+ * compressor changes the error. Stages never reached are out, with their rank. */
+static dctk_status confirm_stages(search *se, const ranked *rk, size_t n) {
+    bool *batch = calloc(se->nunits + 1, sizeof *batch);
+    if (!batch) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    size_t next = 0, passed = 0;
+    char why[300];
+    dctk_status st = DCTK_OK;
+    while (passed < KEEP_STAGES && next < n && st == DCTK_OK) {
+        size_t from = next;
+        memset(batch, 0, se->nunits * sizeof *batch);
+        for (; next < n && next - from < KEEP_STAGES - passed; next++) batch[rk[next].key] = true;
+        st = run_stages(se, "stages confirmed on the whole sample", NULL, batch);
+        for (size_t j = from; j < next && st == DCTK_OK; j++) {
+            size_t u = rk[j].key;
+            const dctk_combo_result *r = &se->rows[combo(se, u, 0)];
+            se->stage[u] = *r;
+            if (dctk_combo_keep(r, se->threshold)) {
+                passed++;
+                continue;
+            }
+            snprintf(why, sizeof why, "its stage %s on the whole sample%s%.80s", r->error[0] ? "failed" :
+                     "fails the gates", r->error[0] ? ": " : "", r->error);
+            prune_unit(se, u, r, why);
+            se->alive[u] = false;
+        }
+    }
+    for (size_t j = next; j < n && st == DCTK_OK; j++) {
+        size_t u = rk[j].key;
+        for (size_t i = 0; i < se->ncomp; i++) {
+            size_t k = combo(se, u, i);
+            estimate(se, u, k, se->run[k]);
+            snprintf(se->pruned[k].error, sizeof se->pruned[k].error, "pruned: its stage ranks %zu of %zu by the best "
+                     "scout compressor on %.3g of the sample", j + 1, n, se->probe_fraction);
+        }
+        se->alive[u] = false;
+    }
+    free(batch);
+    return st;
+}
+
+static dctk_status choose_stages(search *se) {
+    size_t m = se->npieces < PROBE_PART ? se->npieces : PROBE_PART;
+    dctk_sample_part probe = part_of(se->pieces, se->npieces, m, se->buf);
+    ranked *rk = calloc(se->nunits + 1, sizeof *rk);
+    if (!rk) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    size_t n = 0;
+    dctk_status st = probe_stages(se, &probe, rk, &n);
+    if (st == DCTK_OK) st = confirm_stages(se, rk, n);
+    free(rk);
+    return st;
+}
+
+/* --- step 4: successive halving over (stage, compressor) pairs ------------------ */
+
+typedef struct {
+    ranked *c; /* candidates: key = combo index */
+    size_t n;
+} cands;
+
+/* The unit of combo k. */
+static size_t unit_of(const search *se, size_t k) {
+    int c, f, s;
+    dctk_space_combo(se->sp, k, &c, &f, &s);
+    size_t ns = (size_t)(se->sp->nser + se->sp->ser_none);
+    return (size_t)(f + se->sp->filt_none) * ns + (size_t)(s + se->sp->ser_none);
+}
+
+/* Compressor i loses to compressor j on every live stage measured, by DOMINANCE. */
+static bool dominated(const search *se, size_t i, size_t j) {
+    size_t seen = 0;
+    for (size_t u = 0; u < se->nunits; u++) {
+        size_t ki = combo(se, u, i), kj = combo(se, u, j);
+        if (!se->alive[u] || !se->run[ki] || !se->run[kj]) continue;
+        if (!(score_of(&se->rows[kj]) > DOMINANCE * score_of(&se->rows[ki]))) return false;
+        seen++;
+    }
+    return seen >= 2;
+}
+
+/* Drop the candidates whose compressor is dominated by another one. */
+static void drop_dominated(search *se, cands *cs, double fraction) {
+    for (size_t i = 0; i < se->ncomp; i++)
+        for (size_t j = 0; j < se->ncomp; j++) {
+            if (i == j || !dominated(se, i, j)) continue;
+            for (size_t u = 0; u < se->nunits; u++) {
+                size_t k = combo(se, u, i);
+                if (!se->alive[u] || !se->run[k]) continue;
+                estimate(se, u, k, true);
+                snprintf(se->pruned[k].error, sizeof se->pruned[k].error, "pruned: compressor %d beats it by more than "
+                         "5%% on every stage measured on %.3g of the sample", comp_of(se, j), fraction);
+                se->run[k] = false;
+            }
+            break;
+        }
+    size_t w = 0;
+    for (size_t r = 0; r < cs->n; r++)
+        if (se->run[cs->c[r].key]) cs->c[w++] = cs->c[r];
+    cs->n = w;
+}
+
+/* One round: measure the candidates on 1/m of the sample, rank them, keep
+ * the best `keep`, prune the rest saying where they ranked. */
+static dctk_status halve(search *se, cands *cs, size_t m, size_t keep) {
+    memset(se->run, 0, se->ncombos * sizeof *se->run);
+    for (size_t r = 0; r < cs->n; r++) se->run[cs->c[r].key] = true;
+    dctk_sample_part part = part_of(se->pieces, se->npieces, m, se->buf);
+    char phase[64];
+    snprintf(phase, sizeof phase, "halving on 1/%zu of the sample", m);
+    DCTK_TRY(se->ops->run(se->ops->user, phase, &part, se->run, false, cs->n, se->rows));
+    double fraction = cs->n ? se->rows[cs->c[0].key].fraction : 0;
+    drop_dominated(se, cs, fraction);
+    for (size_t r = 0; r < cs->n; r++) cs->c[r].score = score_of(&se->rows[cs->c[r].key]);
+    qsort(cs->c, cs->n, sizeof *cs->c, by_score);
+    for (size_t r = cs->n; r-- > 0;) se->lead[unit_of(se, cs->c[r].key)] = (ranked){cs->c[r].key + 1, cs->c[r].score};
+    for (size_t r = keep; r < cs->n; r++) {
+        size_t k = cs->c[r].key;
+        estimate(se, unit_of(se, k), k, true);
+        if (!se->rows[k].error[0])
+            snprintf(se->pruned[k].error, sizeof se->pruned[k].error, "pruned: ranks %zu of %zu by ratio on %.3g of "
+                     "the sample", r + 1, cs->n, fraction);
+        else
+            snprintf(se->pruned[k].error, sizeof se->pruned[k].error, "pruned: failed on %.3g of the sample: %.100s",
+                     fraction, se->rows[k].error);
+    }
+    if (cs->n > keep) cs->n = keep;
+    return DCTK_OK;
+}
+
+/* The first part: the smallest share of the sample (a power of ETA, at most
+ * NPIECES) whose round costs about BUDGET of the exhaustive sweep. */
+static size_t first_part(const search *se, size_t n) {
+    size_t m = ETA;
+    while (m < NPIECES && (double)n / (double)m > BUDGET * (double)se->ncombos) m *= ETA;
+    return m < se->npieces ? m : se->npieces;
+}
+
+/* compress falls back to the next best lossy stage when the whole field
+ * misses a bound the sample met: the best pair of the next best stages is
+ * measured too, so FALLBACK_STAGES stages have a kept row. */
+static void add_fallbacks(search *se, bool *final) {
+    size_t have = 0, n = 0;
+    ranked *rk = calloc(se->nunits + 1, sizeof *rk);
+    if (!rk) return; /* fewer fallbacks, not a wrong result */
+    for (size_t u = 0; u < se->nunits; u++) {
+        bool any = false;
+        for (size_t i = 0; i < se->ncomp && !any; i++) any = final[combo(se, u, i)];
+        have += any;
+        if (!any && se->lead[u].key) rk[n++] = (ranked){se->lead[u].key - 1, se->lead[u].score};
+    }
+    qsort(rk, n, sizeof *rk, by_score);
+    for (size_t r = 0; r < n && have < FALLBACK_STAGES; r++, have++) final[rk[r].key] = true;
+    free(rk);
+}
+
+static dctk_status halving(search *se, long max_evals, bool *final) {
+    cands cs = {calloc(se->ncombos ? se->ncombos : 1, sizeof(ranked)), 0};
+    if (!cs.c) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    for (size_t u = 0; u < se->nunits; u++)
+        for (size_t i = 0; i < se->ncomp && se->alive[u]; i++) cs.c[cs.n++] = (ranked){combo(se, u, i), 0};
+    size_t floor_n = max_evals > 0 ? (size_t)max_evals : FINALISTS;
+    dctk_status st = DCTK_OK;
+    for (size_t m = first_part(se, cs.n); m > 1 && st == DCTK_OK; m /= ETA) {
+        size_t keep = m / ETA > 1 ? (cs.n + ETA - 1) / ETA : floor_n;
+        st = halve(se, &cs, m, keep < floor_n ? floor_n : keep);
+    }
+    /* without a budget, only estimates close to the best go on */
+    size_t nfinal = max_evals > 0 && (size_t)max_evals < cs.n ? (size_t)max_evals : cs.n;
+    for (size_t r = 1; r < cs.n && max_evals <= 0; r++)
+        if (cs.c[r].score < NEAR_BEST * cs.c[0].score) {
+            nfinal = r;
+            break;
+        }
+    for (size_t r = 0; r < cs.n && st == DCTK_OK; r++) {
+        size_t k = cs.c[r].key;
+        if (r < nfinal) {
+            final[k] = true;
+            continue;
+        }
+        estimate(se, unit_of(se, k), k, true);
+        snprintf(se->pruned[k].error, sizeof se->pruned[k].error, "pruned: its ratio on %.3g of the sample is more "
+                 "than 1.5%% below the best", se->rows[k].fraction);
+    }
+    if (st == DCTK_OK && max_evals <= 0) add_fallbacks(se, final);
+    free(cs.c);
+    return st;
+}
+
+dctk_status dctk_search_adaptive(const dctk_space *sp, double threshold, int ndim, const size_t *shape,
+                                 const size_t *chunk, long max_evals, const bool *left_out,
+                                 const dctk_search_ops *ops, bool *final, dctk_combo_result *pruned) {
+    search se = {.sp = sp, .threshold = threshold, .ops = ops, .ncombos = dctk_space_ncombos(sp),
+                 .nunits = dctk_sweep_nunits(sp), .ncomp = (size_t)sp->ncomp + sp->comp_none, .pruned = pruned};
+    uint64_t bytes = dctk_shape_nelems(ndim, shape) * dctk_dtype_size(sp->dtype);
+    size_t want = bytes / MIN_PIECE < NPIECES ? (size_t)(bytes / MIN_PIECE) : NPIECES;
+    dctk_status st = dctk_sample_pieces(ndim, shape, chunk, want ? want : 1, &se.pieces, &se.npieces);
+    if (st != DCTK_OK) return st;
+    size_t n = se.ncombos ? se.ncombos : 1;
+    se.alive = malloc((se.nunits + 1) * sizeof *se.alive);
+    se.stage = calloc(se.nunits + 1, sizeof *se.stage);
+    se.run = calloc(n, sizeof *se.run);
+    se.rows = calloc(n, sizeof *se.rows);
+    se.buf = calloc(se.npieces + 1, sizeof *se.buf);
+    se.lead = calloc(se.nunits + 1, sizeof *se.lead);
+    if (!se.alive || !se.stage || !se.run || !se.rows || !se.buf || !se.lead) st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    for (size_t u = 0; u < se.nunits && st == DCTK_OK; u++) se.alive[u] = !left_out || !left_out[u];
+    for (size_t k = 0; k < se.ncombos && st == DCTK_OK; k++) {
+        dctk_space_combo(sp, k, &pruned[k].c, &pruned[k].f, &pruned[k].s);
+        final[k] = false;
+    }
+    if (st == DCTK_OK) st = choose_stages(&se);
+    if (st == DCTK_OK) st = halving(&se, max_evals, final);
+    free(se.alive);
+    free(se.stage);
+    free(se.run);
+    free(se.rows);
+    free(se.buf);
+    free(se.lead);
+    free(se.pieces);
+    return st;
+}
+
+/* --- pairings left out before the sweep ------------------------------------------ */
+
+/* Whether filter f is bitround keeping every mantissa bit of the dtype. */
+static bool identity_bitround(const dctk_space *sp, int f) {
+    if (strcmp(sp->filt[f].family, "bitround") != 0) return false;
+    json_t *conf = json_object_get(json_array_get(sp->filt[f].codecs, 0), "configuration");
+    json_int_t keep = json_integer_value(json_object_get(conf, "keepbits"));
+    return (sp->dtype == DCTK_FLOAT32 && keep == 23) || (sp->dtype == DCTK_FLOAT64 && keep == 52);
+}
+
+size_t dctk_search_left_out(const dctk_space *sp, bool *out, char *why, size_t cap) {
+    size_t n = 0, nunits = dctk_sweep_nunits(sp);
+    why[0] = '\0';
+    for (size_t u = 0; u < nunits; u++) {
+        int f, s;
+        dctk_sweep_unit(sp, u, &f, &s);
+        out[u] = sp->filt_none && f >= 0 && identity_bitround(sp, f);
+        n += out[u] ? (size_t)(sp->ncomp + sp->comp_none) : 0;
+    }
+    if (n)
+        snprintf(why, cap, "bitround keeping all %d mantissa bits is the identity: the same pipelines as no filter",
+                 sp->dtype == DCTK_FLOAT32 ? 23 : 52);
+    return n;
+}

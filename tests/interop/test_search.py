@@ -1,0 +1,116 @@
+#!/usr/bin/python3
+"""The adaptive search against the exhaustive sweep, on real fields.
+
+For each field and setting (relative L1 1e-3; lossless), both searches of the
+same space (narrowed to fast compressors so the test stays short):
+  - adaptive's winner is exhaustive's (the same combo, or one of equal ratio):
+    pruning never dropped it;
+  - every row adaptive keeps is kept by exhaustive with the same metrics (its
+    kept rows are whole-sample measurements, never estimates);
+  - every row is listed; pruned rows are not kept and say why ("pruned: ...");
+  - the phases show in the progress lines.
+Then --max-evals N: exactly N rows measured on the whole sample, the winner
+among them; and --max-evals with --search exhaustive is refused."""
+import csv
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+DCTK = os.environ["DCTK"]
+NCARG = os.environ.get("DCTK_NCARG", "/usr/share/ncarg/data")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from checks import check, finish  # noqa: E402
+
+FIELDS = [("cdf/meccatemp.cdf", "t"), ("cdf/Tstorm.cdf", "t"), ("cdf/pop.nc", "t"), ("cdf/sst30e_netcdf.nc", "sst")]
+SPACE = ["--compressor-class", "zstd,lz4", "--serializer-class", "none,zfpy", "--eval-data-size-limit", "60KB",
+         "--inner-chunk-mib", "0.02", "--threads-per-rank", "2"]
+tmp = tempfile.mkdtemp(prefix="dctk_search_")
+NO_TABLE = os.path.join(tmp, "none.csv")
+with open(NO_TABLE, "w") as f:
+    f.write("Short Name,Unit,Existing L1 error\n")
+SETTINGS = {"1e-3": ["--override-existing-l1-error", "1e-3"],
+            "lossless": ["--without-lossy", "--thresholds-table", NO_TABLE]}
+METRICS = ("ratio", "l1_rel", "l2_rel", "linf_rel", "euclidean", "max_abs_err")
+
+
+def run(path, var, extra, where):
+    r = subprocess.run([DCTK, "evaluate_combos", os.path.join(NCARG, path), "--where-to-write", where,
+                        "--field-to-compress", var] + SPACE + extra, capture_output=True, text=True, timeout=600)
+    check(r.returncode == 0, "%s %s %s: exit %d: %s" % (path, var, extra, r.returncode, r.stderr[-600:]))
+    if r.returncode:
+        return None, {}, r.stderr
+    with open(os.path.join(where, "best_%s.json" % var)) as f:
+        best = json.load(f)
+    with open(os.path.join(where, "config_space_%s_rank0.csv" % var), newline="") as f:
+        rows = {(r["comp_idx"], r["filt_idx"], r["ser_idx"]): r for r in csv.DictReader(f)}
+    return best, rows, r.stderr
+
+
+def key(b):
+    return (str(b["comp_idx"]), str(b["filt_idx"]), str(b["ser_idx"]))
+
+
+def kept(r):
+    return r["keep"].lower() in ("true", "1")
+
+
+for path, var in FIELDS:
+    for name, extra in SETTINGS.items():
+        case = "%s %s %s" % (path, var, name)
+        d = os.path.join(tmp, "%s_%s" % (os.path.basename(path), name))
+        be, re_, _ = run(path, var, extra + ["--search", "exhaustive"], d + "_e")
+        ba, ra, err = run(path, var, extra, d + "_a")
+        if not be or not ba:
+            continue
+        check(key(ba) == key(be) or ba["ratio"] == be["ratio"], "%s: adaptive's winner %s (%.6g), exhaustive's %s "
+              "(%.6g)" % (case, key(ba), ba["ratio"], key(be), be["ratio"]))
+        check(set(ra) == set(re_), "%s: %d rows adaptive, %d exhaustive" % (case, len(ra), len(re_)))
+        pruned = [r for r in ra.values() if r["error"].startswith("pruned: ")]
+        check(0 < len(pruned) < len(ra), "%s: %d of %d rows pruned" % (case, len(pruned), len(ra)))
+        check(not any(kept(r) for r in pruned), "%s: a pruned row is kept" % case)
+        for k, r in ra.items():
+            if kept(r):
+                check(kept(re_[k]), "%s: adaptive keeps %s, exhaustive does not" % (case, k))
+                for m in METRICS:
+                    check(r[m] == re_[k][m], "%s %s %s: adaptive %s, exhaustive %s" % (case, k, m, r[m], re_[k][m]))
+        check("stages and scouts on a probe" in err and "finalists on the whole sample" in err,
+              "%s: no phase in the progress lines:\n%s" % (case, err[-600:]))
+
+# --max-evals: the budget of whole-sample measurements, the winner among them
+for n in (1, 4):
+    b, rows, _ = run("cdf/meccatemp.cdf", "t", SETTINGS["1e-3"] + ["--max-evals", str(n)], os.path.join(tmp, "m%d" % n))
+    measured = [k for k, r in rows.items() if not r["error"].startswith(("pruned: ", "left out: "))]
+    check(len(measured) == n, "--max-evals %d: %d rows measured on the whole sample" % (n, len(measured)))
+    check(b is not None and key(b) in measured, "--max-evals %d: the winner is not a measured row" % n)
+r = subprocess.run([DCTK, "evaluate_combos", os.path.join(NCARG, "cdf/meccatemp.cdf"), "--where-to-write",
+                    os.path.join(tmp, "refused"), "--search", "exhaustive", "--max-evals", "3"],
+                   capture_output=True, text=True)
+check(r.returncode == 2 and "--max-evals" in r.stderr, "--max-evals with exhaustive: %d %s" % (r.returncode, r.stderr))
+
+# Left out before the sweep: bitround keeping all 23 mantissa bits of float32.
+# numcodecs' BitRound(23) gives every value back, and on its own (no "none"
+# filter in the space, so nothing is left out) each of its rows equals the row
+# of the same compressor and serializer with no filter.
+import numcodecs  # noqa: E402
+from checks import ncarg_field  # noqa: E402
+x = ncarg_field("cdf/meccatemp.cdf", "t").astype("<f4")
+check(numcodecs.BitRound(keepbits=23).encode(x).tobytes() == x.tobytes(), "numcodecs BitRound(23) changed values")
+narrow = ["--compressor-class", "zstd", "--serializer-class", "none,zfpy", "--search", "exhaustive"]
+SPACE[:4] = []  # narrow names its own classes
+_, rb, _ = run("cdf/meccatemp.cdf", "t", SETTINGS["1e-3"] + narrow + ["--filter-class", "bitround"], tmp + "/br")
+_, rn, _ = run("cdf/meccatemp.cdf", "t", SETTINGS["1e-3"] + narrow + ["--filter-class", "none"], tmp + "/none")
+ident = [r for r in rb.values() if '"keepbits":23' in r["filter"]]
+check(len(ident) > 0 and len(ident) == len(rn), "%d bitround 23 rows, %d without a filter" % (len(ident), len(rn)))
+for r in ident:
+    n = rn.get((r["comp_idx"], "-1", r["ser_idx"]))
+    check(n is not None and all(r[m] == n[m] for m in METRICS[:4]), "bitround 23 differs from no filter: %s" % r)
+for mode in ("adaptive", "exhaustive"):
+    _, rows, err = run("cdf/meccatemp.cdf", "t", SETTINGS["1e-3"] + narrow[:4] + ["--search", mode], tmp + "/lo" + mode)
+    out = [r for r in rows.values() if r["error"].startswith("left out: ")]
+    check(out and all('"keepbits":23' in r["filter"] and not kept(r) for r in out),
+          "%s: left-out rows %r" % (mode, out[:1]))
+    check(len(out) == len(ident) and err.count("combos left out before the sweep") == 1 and str(len(out)) in err,
+          "%s: %d rows left out, expected %d; stderr: %s" % (mode, len(out), len(ident), err[-400:]))
+finish("search: adaptive against exhaustive on %d fields" % len(FIELDS))
