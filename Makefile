@@ -15,8 +15,10 @@ JOBS   ?= $(shell nproc)
 NCARG  ?= /usr/share/ncarg/data
 DEMO_FILE ?= $(NCARG)/nug/rectilinear_grid_3D.nc
 DEMO_OUT  ?= demo-out
-# every field within 1e-4 relative L1 error; a small sample keeps the demo to minutes
-DEMO_ARGS ?= --override-existing-l1-error 1e-4 --eval-data-size-limit 50KB
+# every field within 1e-4 relative L1 error; a small sample keeps the demo to minutes. The
+# 24 KiB inner chunks (32 latitude rows of one level) make the field many chunks, as a large
+# field is, so the sample is 3 levels x one contiguous tile (72 KiB) rather than the whole field
+DEMO_ARGS ?= --override-existing-l1-error 1e-4 --eval-data-size-limit 50KB --inner-chunk-mib 0.0234375
 FUZZ          ?= build-fuzz
 FUZZ_SECONDS  ?= 600
 FUZZ_PARALLEL ?= 1

@@ -23,9 +23,11 @@ import time
 import numpy as np
 import netCDF4
 
+
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(here, "..", "tests", "interop"))
 from pipeline_ref import run_combo  # noqa: E402
+from sample_plan import rebuild  # noqa: E402
 
 build = sys.argv[1] if len(sys.argv) > 1 else "build"  # bench/sweep.py BUILD [--memory-only]
 exe = os.path.join(build, "dc_toolkit")
@@ -61,11 +63,7 @@ def speed():
             if r["error"] == ""]
     with netCDF4.Dataset(REAL) as nc:
         data = np.ma.filled(nc[VAR][:].astype(nc[VAR].dtype), np.nan)
-    d, k = best["sample"]["dim"], best["sample"]["count"]
-    idx = np.round(np.linspace(0, data.shape[d] - 1, k)).astype(int)
-    sl = [0 if e < d else slice(None) for e in range(data.ndim)]
-    sl[d] = idx
-    sample = np.ascontiguousarray(data[tuple(sl)].reshape(best["sample"]["shape"]))
+    sample = np.ascontiguousarray(rebuild(data, best["sample"]))
     t0 = time.perf_counter()
     for r in rows:
         run_combo(sample, best["inner_chunk_shape"], r)

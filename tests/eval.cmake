@@ -1,4 +1,5 @@
 dctk_unit_test(test_eval unit/test_eval.c)
+dctk_unit_test(test_sample unit/test_sample.c)
 dctk_script_test(sweep_numcodecs ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_sweep_numcodecs.py)
 dctk_script_test(compress_errors ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_compress_errors.py)
 # node by name, as export.cmake and zarr.cmake do: configuring the tests (for the
@@ -7,6 +8,7 @@ dctk_script_test(sweep_parquet node ${CMAKE_CURRENT_SOURCE_DIR}/js/sweep_parquet
                  $<TARGET_FILE:dc_toolkit> ${DCTK_NCARG})
 dctk_script_test(sweep_edge_fields ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_sweep_edge_fields.py)
 dctk_script_test(sweep_resume ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_sweep_resume.py)
+dctk_script_test(sampling ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_sampling.py)
 dctk_script_test(sweep_failures ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_sweep_failures.py)
 set_tests_properties(sweep_failures PROPERTIES TIMEOUT 600)
 dctk_script_test(compress_kill ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_compress_kill.py)

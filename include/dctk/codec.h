@@ -208,6 +208,10 @@ DCTK_API dctk_status dctk_pipeline_encode_append(const dctk_pipeline *p, dctk_co
 DCTK_API dctk_status dctk_pipeline_decode(const dctk_pipeline *p, dctk_codec_ctx *ctx, const dctk_chunk_spec *spec,
                                           const void *src, size_t n, void *dst, dctk_buf tmp[2]);
 
+/* {"blosc": "1.21.3", "zstd": ...}: the compression libraries linked in, as
+ * they report themselves at run time. New reference. */
+DCTK_API json_t *dctk_codec_library_versions(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -40,6 +40,28 @@ typedef struct dctk_var {
 
 typedef struct dctk_dataset dctk_dataset;
 
+/* How the sampler treats a dimension: time-like (time, ensemble member,
+ * forecast lead time) and vertical ones are thinned; horizontal ones are kept
+ * whole or cut into contiguous tiles; other ones (bands, tiles, bounds) are
+ * kept whole and never treated as neighbouring cells. */
+typedef enum dctk_dim_kind {
+    DCTK_DIM_HORIZONTAL = 0,
+    DCTK_DIM_TIME,
+    DCTK_DIM_VERTICAL,
+    DCTK_DIM_OTHER
+} dctk_dim_kind;
+
+DCTK_API const char *dctk_dim_kind_name(dctk_dim_kind k); /* "horizontal", "time", "vertical", "other" */
+/* Check a --dim-kind list "name=kind[,name=kind...]" (kinds: time, vertical,
+ * horizontal, other); DCTK_ERR_ARG names the bad entry. NULL or "" is fine. */
+DCTK_API dctk_status dctk_dim_kinds_check(const char *list);
+/* The kind of dimension d of variable v: the list (as above, may be NULL)
+ * first, then the CF attributes of the coordinate variable named like the
+ * dimension (axis, positive, standard_name, units "since", calendar), then the
+ * dimension's name. *why (may be NULL) names the rule that decided. */
+DCTK_API dctk_dim_kind dctk_dataset_dim_kind(const dctk_dataset *ds, size_t v, int d, const char *list,
+                                             const char **why);
+
 /* Open by content. Errors name the file and the problem in the detail. */
 DCTK_API dctk_status dctk_dataset_open(const char *path, dctk_dataset **out);
 DCTK_API void dctk_dataset_close(dctk_dataset *ds); /* accepts NULL */

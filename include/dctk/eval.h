@@ -14,6 +14,7 @@
 
 #include "dctk/array.h"
 #include "dctk/codec.h"
+#include "dctk/dataset.h"
 #include "dctk/status.h"
 
 #ifdef __cplusplus
@@ -34,23 +35,98 @@ typedef struct dctk_sample_stats {
     double absq01;     /* the 1 % quantile of |x|, numpy's linear interpolation */
 } dctk_sample_stats;
 
-/* The leading indices a sample keeps: along dimension `dim`, `count`
- * indices round(linspace(0, n-1, count)); dimensions before `dim` keep index
- * 0, dimensions after it are whole. */
+/* --- full-field scan --------------------------------------------------------- */
+
+/* What one pass over the whole field, block by block, finds: its finite
+ * range and moments (the filters fitted to the field's range use these, never
+ * the sample's), NaN/Inf counts, whether it is constant, on which time steps
+ * and levels it varies, and which horizontal tiles hold any finite value. */
+typedef struct dctk_field_scan {
+    size_t n, nfinite, nnan, ninf;
+    double min, max, mean, std; /* over the finite values; NaN when there are none */
+    bool constant;              /* every finite value equal, or none finite */
+    /* per index of each time-like and vertical dimension d (NULL for the
+     * others): 1 when the field takes more than one finite value there */
+    uint8_t *varies[DCTK_MAX_DIMS];
+    /* per tile of the production chunk grid over the horizontal dimensions
+     * (C order): 1 when the tile holds a finite value somewhere */
+    uint8_t *tile_finite;
+    size_t ntiles;
+} dctk_field_scan;
+
+/* Scan variable v reading blocks of at most block_bytes (a whole number of
+ * production chunks `chunk` per block), with the dimension kinds `kind`. */
+DCTK_API dctk_status dctk_field_scan_run(struct dctk_dataset *ds, size_t v, const dctk_dim_kind *kind,
+                                         const size_t *chunk, uint64_t block_bytes, dctk_field_scan *scan);
+DCTK_API void dctk_field_scan_free(dctk_field_scan *scan); /* the arrays; accepts NULL */
+
+/* --- sample plan --------------------------------------------------------------- */
+
+typedef enum dctk_sample_policy { DCTK_SAMPLE_CASCADE = 0, DCTK_SAMPLE_BALANCED } dctk_sample_policy;
+DCTK_API dctk_status dctk_sample_policy_parse(const char *s, dctk_sample_policy *out); /* "cascade" | "balanced" */
+
+typedef struct dctk_sample_opts {
+    uint64_t limit;             /* --eval-data-size-limit */
+    dctk_sample_policy policy;
+    uint64_t memory;            /* bytes this process may use (dctk_available_memory); 0: no cap */
+    const char *memory_source;  /* what set it, for the lines */
+    int threads;                /* workers, each holding a few chunk buffers */
+} dctk_sample_opts;
+
+enum { DCTK_SAMPLE_MAX_RUNS = 256 };
+
+/* Which part of a field the sample holds. Along a time-like or vertical
+ * dimension: nsel runs of `run` adjacent indices (the production chunk's
+ * extent), starting at sel[d][i], aligned to the chunk grid. Horizontal and
+ * other dimensions are whole, unless `tiles`: then the horizontal dimensions
+ * hold ntiles tiles of the production chunk's shape (ids in the C-order tile
+ * grid), stacked along tile_dim. Fixed size, so the MPI layer can copy it. */
 typedef struct dctk_sample_plan {
-    int dim;
-    size_t count;
+    int ndim;
+    dctk_dim_kind kind[DCTK_MAX_DIMS];
+    size_t field[DCTK_MAX_DIMS], chunk[DCTK_MAX_DIMS];
+    size_t run[DCTK_MAX_DIMS], nsel[DCTK_MAX_DIMS], nvary[DCTK_MAX_DIMS];
+    uint32_t sel[DCTK_MAX_DIMS][DCTK_SAMPLE_MAX_RUNS];
+    bool whole, tiles;
+    int tile_dim;
+    size_t ntiles, ntiles_finite, tile_grid[DCTK_MAX_DIMS];
+    uint32_t tile[DCTK_SAMPLE_MAX_RUNS];
     size_t shape[DCTK_MAX_DIMS]; /* the sample's shape */
-    uint64_t nbytes;
+    uint64_t nbytes, field_bytes, budget;
+    dctk_sample_policy policy;
+    char notes[768]; /* what changed the budget: raised to the minimum, shrunk by memory */
 } dctk_sample_plan;
 
-/* The largest stride sample of a field of `shape` that fits limit bytes. */
-DCTK_API dctk_status dctk_sample_plan_for(dctk_dtype t, int ndim, const size_t *shape, uint64_t limit,
-                                          dctk_sample_plan *plan);
-/* Index i of count along a dimension of length n: round-half-even(i*(n-1)/(count-1)). */
-DCTK_API size_t dctk_sample_index(size_t i, size_t count, size_t n);
-/* Read the sample of variable v into out (plan->nbytes, C order). */
+/* The plan for a field of `shape` whose dimensions have the given kinds and
+ * whose production chunks are `chunk`. scan may be NULL (every index varies,
+ * every tile holds data). Refuses, with what to change, when even the
+ * smallest sample does not fit the memory. */
+DCTK_API dctk_status dctk_sample_plan_make(dctk_dtype t, int ndim, const size_t *shape, const dctk_dim_kind *kind,
+                                           const size_t *chunk, const dctk_field_scan *scan, const dctk_sample_opts *o,
+                                           dctk_sample_plan *plan);
+/* Index k of count mid-block indices over n: floor((k + 1/2) * n / count). */
+DCTK_API size_t dctk_sample_index(size_t k, size_t count, size_t n);
+/* One line: "time 3/8 [1, 4, 6] x level 3 runs of 2 of 120 [...] x (lat, lon) whole = 2.8 GiB". */
+DCTK_API void dctk_sample_plan_str(const dctk_sample_plan *p, const char *const *dims, char *buf, size_t cap);
+DCTK_API json_t *dctk_sample_plan_json(const dctk_sample_plan *p, const char *const *dims); /* new reference */
+/* Read the sample of variable v into out (plan->nbytes, C order of plan->shape). */
 DCTK_API dctk_status dctk_sample_read(struct dctk_dataset *ds, size_t v, const dctk_sample_plan *plan, void *out);
+/* Everything before the sweep, in one call: dimension kinds (dim_kinds as
+ * --dim-kind), production chunk, scan, plan, and the filter statistics
+ * (sample quantile, full-field range and moments). The sample is left in
+ * *sample (malloc'd) when sample is not NULL. Used alike by evaluate_combos
+ * and compress_with_optimal, so both derive the same codec space. */
+DCTK_API dctk_status dctk_sample_prepare(struct dctk_dataset *ds, size_t v, const dctk_sample_opts *o,
+                                         const char *dim_kinds, uint64_t inner_chunk_bytes, dctk_field_scan *scan,
+                                         dctk_sample_plan *plan, dctk_sample_stats *stats, void **sample);
+/* Filter statistics: the quantile from the sample; range, moments and the
+ * finite/NaN counts from the scan (the whole field's). */
+DCTK_API void dctk_sample_stats_with_scan(dctk_sample_stats *st, const dctk_field_scan *scan);
+/* Statistics of a field the scan found constant (or all missing), without a
+ * sample: its one value is the range, the mean and the 1 % quantile of |x|. */
+DCTK_API void dctk_sample_stats_of_scan(const dctk_field_scan *scan, dctk_sample_stats *st);
+/* FNV-1a 64 of the sample's bytes, "fnv1a64:%016llx". */
+DCTK_API void dctk_sample_digest(const void *data, uint64_t n, char out[32]);
 DCTK_API void dctk_sample_stats_of(dctk_dtype t, const void *data, size_t n, dctk_sample_stats *st);
 
 /* --- error norms ------------------------------------------------------------- */
@@ -254,6 +330,9 @@ typedef enum dctk_search_mode { DCTK_SEARCH_ADAPTIVE = 0, DCTK_SEARCH_EXHAUSTIVE
 typedef struct dctk_evaluate_opts {
     const char *where;          /* output folder for CSV, Parquet and best_{var}.json */
     uint64_t size_limit;        /* --eval-data-size-limit */
+    dctk_sample_policy sampling_policy; /* --sampling-policy */
+    const char *dim_kinds;      /* --dim-kind NAME=KIND,...; NULL: metadata and names */
+    uint64_t memory;            /* memory cap for the sample: 0 asks dctk_available_memory, UINT64_MAX none */
     uint64_t inner_chunk_bytes; /* the writer's inner-chunk target */
     int threads;
     double override_l1;         /* NaN: use the table */
@@ -291,8 +370,10 @@ typedef struct dctk_evaluate_summary {
     char fingerprint[32];
     int ndim;
     size_t sample_shape[DCTK_MAX_DIMS];
-    int sample_dim;             /* the dimension sampled, with sample_count indices */
-    size_t sample_count;
+    dctk_sample_plan plan;      /* how the sample was taken */
+    char plan_line[1024];       /* dctk_sample_plan_str of it */
+    dctk_field_scan scan;       /* the full-field scan's figures (its arrays freed: NULL) */
+    char sample_digest[32];     /* dctk_sample_digest of the sample's bytes */
     size_t chunk[DCTK_MAX_DIMS]; /* the inner-chunk shape the sample was evaluated in */
     uint64_t sample_bytes;
     double seconds;
@@ -311,6 +392,14 @@ typedef struct dctk_evaluate_summary {
  * alone. */
 DCTK_API dctk_status dctk_evaluate_variable(struct dctk_dataset *ds, size_t v, const dctk_evaluate_opts *o,
                                             dctk_evaluate_summary *sum);
+
+/* The codec space of variable v exactly as dctk_evaluate_variable derives it
+ * (same scan, plan, sample and statistics for the same options), for
+ * compress_with_optimal to resolve indices in; for a constant field, the
+ * space of its scan's statistics, as best_{var}.json of the field names a
+ * combo of it. scan's arrays are freed. */
+DCTK_API dctk_status dctk_space_for_field(struct dctk_dataset *ds, size_t v, const dctk_evaluate_opts *o,
+                                          dctk_space **sp, dctk_field_scan *scan);
 
 
 #ifdef __cplusplus

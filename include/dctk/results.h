@@ -137,10 +137,11 @@ typedef struct dctk_best_info {
     const char *threshold_source;
     uint64_t eval_data_size_limit;
     const char *fingerprint, *dtype;
-    /* how the sample was taken and cut, so the sweep can be reproduced elsewhere */
-    int sample_dim, ndim;
-    uint64_t sample_count;
-    const size_t *sample_shape, *inner_chunk_shape; /* ndim each */
+    /* how the sample was taken (plan, full-field scan, digest of its bytes), so
+     * the sweep can be reproduced elsewhere; borrowed, may be NULL */
+    const json_t *sample;
+    int ndim;
+    const size_t *inner_chunk_shape; /* ndim */
 } dctk_best_info;
 
 /* "{dir}/best_{var}.json" into buf; DCTK_ERR_ARG when cap is too small. */

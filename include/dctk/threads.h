@@ -4,6 +4,7 @@
 #define DCTK_THREADS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "dctk/status.h"
 
@@ -18,6 +19,13 @@ extern "C" {
  * cpu.cfs_period_us, over the process's cgroup and its ancestors), and
  * SLURM_CPUS_PER_TASK when set to a positive integer. At least 1. */
 DCTK_API int dctk_available_cores(void);
+
+/* Bytes this process may still allocate: the smallest of the address-space
+ * rlimit (ulimit -v) less what is mapped, the cgroup memory limit less its
+ * usage (v2 memory.max over the cgroup and its ancestors, v1
+ * memory.limit_in_bytes), and MemAvailable. UINT64_MAX when nothing says;
+ * *source (may be NULL) names the limit that decided. */
+DCTK_API uint64_t dctk_available_memory(const char **source);
 
 /* --- oversubscription ------------------------------------------------------ */
 

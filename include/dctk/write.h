@@ -18,14 +18,13 @@ extern "C" {
 /* "{where}/{stem}.zarr", stem = the dataset's file name less its last suffix. */
 DCTK_API dctk_status dctk_store_path_for(const char *where, const char *dataset, char *buf, size_t cap);
 
-/* The pipeline of combo (c, f, s) for variable v: the sample is read again
- * within size_limit, the space rebuilt with `space`, and the indices resolved
- * in it. When expect_fingerprint is given and differs from the rebuilt space,
- * DCTK_ERR_ARG says so. *codecs is a new reference; fingerprint (32 bytes)
- * may be NULL. */
-DCTK_API dctk_status dctk_combo_resolve(dctk_dataset *ds, size_t v, uint64_t size_limit, const dctk_space_opts *space,
-                                        int c, int f, int s, const char *expect_fingerprint, json_t **codecs,
-                                        char *fingerprint);
+/* The pipeline of combo (c, f, s) for variable v: the space is derived again
+ * as the sweep derived it (dctk_space_for_field with the sweep's options eo)
+ * and the indices resolved in it. When expect_fingerprint is given and
+ * differs from the rebuilt space, DCTK_ERR_ARG says so. *codecs is a new
+ * reference; fingerprint (32 bytes) may be NULL. */
+DCTK_API dctk_status dctk_combo_resolve(dctk_dataset *ds, size_t v, const dctk_evaluate_opts *eo, int c, int f, int s,
+                                        const char *expect_fingerprint, json_t **codecs, char *fingerprint);
 
 typedef struct dctk_write_report dctk_write_report;
 typedef struct dctk_write_opts dctk_write_opts;
@@ -84,8 +83,9 @@ DCTK_API json_t *dctk_write_provenance(const json_t *codecs, const json_t *combo
 typedef struct dctk_write_fallback {
     const char *results_path;   /* results_VAR.parquet of the sweep */
     const json_t *missed;       /* the combo that missed (a best_VAR.json) */
-    uint64_t size_limit;        /* the sweep's --eval-data-size-limit */
-    const dctk_space_opts *space;
+    /* the sweep's options (size limit, sampling, class flags): the space is
+     * derived again as the sweep derived it */
+    const dctk_evaluate_opts *sweep;
     int tries;                  /* lossy stages to try at most */
     /* Called before each try (r NULL, st DCTK_OK) and after it, e.g. to print
      * progress; combo is that try's best_VAR.json-like object. May be NULL. */

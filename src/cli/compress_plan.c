@@ -113,7 +113,7 @@ static bool best_holds(compress_job *j, size_t v, const json_t *best, char *why,
     }
     const char *fp = json_string_value(json_object_get(best, "fingerprint"));
     json_t *codecs = NULL;
-    dctk_status st = dctk_combo_resolve(j->ds, v, j->eo.size_limit, &j->eo.space,
+    dctk_status st = dctk_combo_resolve(j->ds, v, &j->eo,
                                         (int)json_integer_value(json_object_get(best, "comp_idx")),
                                         (int)json_integer_value(json_object_get(best, "filt_idx")),
                                         (int)json_integer_value(json_object_get(best, "ser_idx")), fp, &codecs, NULL);

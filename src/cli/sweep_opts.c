@@ -57,9 +57,23 @@ int sweep_cli_eval_opts(const char *cmd, const sweep_cli *o, dctk_evaluate_opts 
         fprintf(stderr, "dc_toolkit %s: %s: cannot read the threshold table\n", cmd, o->thresholds);
         return 2;
     }
+    dctk_sample_policy policy;
+    if (dctk_sample_policy_parse(o->sampling_policy, &policy) != DCTK_OK || dctk_dim_kinds_check(o->dim_kinds) != DCTK_OK)
+        return cli_fail(cmd, DCTK_ERR_ARG);
+    uint64_t memory = 0; /* auto */
+    if (o->memory_cap && !strcmp(o->memory_cap, "off")) memory = UINT64_MAX;
+    else if (o->memory_cap && strcmp(o->memory_cap, "auto") != 0 &&
+             (dctk_parse_size(o->memory_cap, &memory) != DCTK_OK || memory == 0)) {
+        fprintf(stderr, "dc_toolkit %s: --memory-cap must be auto, off or a size such as 64GB, not '%s'\n", cmd,
+                o->memory_cap);
+        return 2;
+    }
     *eo = (dctk_evaluate_opts){
         .where = o->where,
         .size_limit = o->size_limit,
+        .sampling_policy = policy,
+        .memory = memory,
+        .dim_kinds = o->dim_kinds,
         .inner_chunk_bytes = (uint64_t)(o->inner_chunk_mib * 1048576),
         .threads = o->threads ? (int)o->threads : dctk_available_cores(),
         .override_l1 = o->override_l1,

@@ -18,6 +18,7 @@ typedef struct sweep_cli {
     const char *comp_class, *filt_class, *ser_class;
     bool with_lossy;
     const char *thresholds;
+    const char *sampling_policy, *dim_kinds, *memory_cap;
     bool allow_shared_node, verbose, resume;
     const char *search;
     long max_evals;
@@ -47,7 +48,13 @@ typedef struct sweep_cli {
     {"--serializer-class", NULL, OPT_STR, &(o).ser_class, "S",                                                     \
      "all, none, or one of {serializers} (default all); any class may be a list: none,zfpy"},                     \
     {"--with-lossy", "--without-lossy", OPT_BOOL, &(o).with_lossy, NULL,                                           \
-     "include lossy filters and serializers (default: with)"}
+     "include lossy filters and serializers (default: with)"},                                                    \
+    {"--sampling-policy", NULL, OPT_STR, &(o).sampling_policy, "cascade|balanced",                                 \
+     "how the sample budget is split between time steps and levels (default cascade: levels first)"},           \
+    {"--dim-kind", NULL, OPT_STR, &(o).dim_kinds, "NAME=KIND,...",                                                 \
+     "a dimension's kind when its metadata does not say: time, vertical, horizontal or other"},                  \
+    {"--memory-cap", NULL, OPT_STR, &(o).memory_cap, "auto|off|SIZE",                                              \
+     "memory the sample may be planned in (default auto: ulimit -v, cgroup, MemAvailable)"}
 
 /* The flags of the sweep itself. */
 #define SWEEP_CLI_OPTS(o)                                                                                          \

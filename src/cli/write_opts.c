@@ -60,7 +60,7 @@ dctk_status write_cli_resolve(dctk_dataset *ds, size_t v, const char *where, con
         snprintf(path, sizeof path, "%s/best_%s.json", where, field);
         best = write_cli_load_best(path); /* optional: bound, provenance, fingerprint */
         const char *fp = json_string_value(json_object_get(best, "fingerprint"));
-        st = dctk_combo_resolve(ds, v, eo->size_limit, &eo->space, idx[0], idx[1], idx[2], fp, codecs, NULL);
+        st = dctk_combo_resolve(ds, v, eo, idx[0], idx[1], idx[2], fp, codecs, NULL);
         if (st != DCTK_OK && fp) {
             char why[1024];
             snprintf(why, sizeof why, "%s", dctk_detail());
@@ -86,9 +86,41 @@ static double best_num(const json_t *best, const char *key) {
     return json_is_number(v) ? json_number_value(v) : NAN;
 }
 
+/* The achieved ratio and the drift from the sweep's prediction, added to the
+ * provenance attribute of the array just written (its zarr.json is rewritten
+ * atomically, in the writer's own key order and number format). */
+static dctk_status record_drift(const char *store, const char *var, double achieved, double drift_pct) {
+    char path[8300];
+    snprintf(path, sizeof path, "%s/%s/zarr.json", store, var);
+    json_error_t err;
+    json_t *doc = json_load_file(path, 0, &err);
+    if (!doc) return DCTK_FAIL(DCTK_ERR_IO, "%s: %s", path, err.text);
+    json_t *prov = json_object_get(json_object_get(doc, "attributes"), "dc_toolkit");
+    if (prov) {
+        json_object_set_new(prov, "achieved_ratio", json_real(achieved));
+        json_object_set_new(prov, "ratio_drift_pct", json_real(drift_pct));
+    }
+    char *text = json_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(17));
+    json_decref(doc);
+    if (!text) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    dctk_status st = dctk_write_file_atomic(path, text, strlen(text));
+    free(text);
+    return st;
+}
+
+/* Predicted, achieved and the drift in %, printed and (for a kept array) recorded. */
+static dctk_status report_drift(const dctk_var *var, const char *store, const json_t *best,
+                                const dctk_write_report *r, dctk_status st) {
+    double pred = best_num(best, "ratio");
+    if (!isfinite(pred) || !(pred > 0)) return st;
+    double drift = 100 * (r->ratio - pred) / pred;
+    printf("%s: ratio predicted %.3f, achieved %.3f, drift %+.1f %%\n", var->name, pred, r->ratio, drift);
+    return st == DCTK_OK ? record_drift(store, var->name, r->ratio, drift) : st;
+}
+
 /* What a write achieved, beside the sweep's prediction when known. */
-static void print_report(const dctk_var *var, const char *store, const json_t *best, const dctk_write_report *r,
-                         dctk_status st) {
+static dctk_status print_report(const dctk_var *var, const char *store, const json_t *best,
+                                const dctk_write_report *r, dctk_status st) {
     char sh[128], ch[128], in[32], out[32];
     /* an array that was not written (bytes_in counts what was attempted) is not reported as written */
     bool wrote = r->bytes_in && (st == DCTK_OK || r->verified);
@@ -97,13 +129,14 @@ static void print_report(const dctk_var *var, const char *store, const json_t *b
                dctk_shape_str(r->ndim, r->chunk, ch, sizeof ch), dctk_shape_str(r->ndim, r->shard, sh, sizeof sh),
                dctk_format_size(r->bytes_in, in, sizeof in), dctk_format_size(r->bytes_out, out, sizeof out),
                r->ratio);
-    if (wrote && isfinite(best_num(best, "ratio"))) printf(" (sweep predicted %.3f)", best_num(best, "ratio"));
     if (wrote) printf(", %.1f MB/s\n", r->write_s > 0 ? (double)r->bytes_in / 1e6 / r->write_s : 0.0);
+    if (wrote) st = report_drift(var, store, best, r, st);
     if (r->verified)
         printf("%s: %s: relative L1 %.3e, L2 %.3e, Linf %.3e, max abs error %.3g%s%s%s\n", var->name,
                st == DCTK_OK ? "verified" : "read back, not kept", r->l1_rel, r->l2_rel, r->linf_rel, r->max_abs_err,
                var->units[0] ? " " : "", var->units, r->lossless ? " (lossless)" : "");
     fflush(stdout);
+    return st;
 }
 
 /* The write options of the commands, for the dataset's store under where. */
@@ -150,7 +183,8 @@ int write_cli_field_report(const char *cmd, dctk_dataset *ds, size_t v, const ch
     dctk_status st = dctk_write_field(ds, v, &o, r);
     if (status) *status = st;
     json_decref(prov);
-    print_report(dctk_dataset_var(ds, v), store, best, r, st);
+    st = print_report(dctk_dataset_var(ds, v), store, best, r, st);
+    if (status) *status = st;
     return st == DCTK_OK ? 0 : cli_fail(cmd, st);
 }
 
@@ -173,7 +207,7 @@ static void print_try(void *user, const json_t *combo, const dctk_write_report *
         p->printed = false;
         return;
     }
-    print_report(p->var, p->store, combo, r, st);
+    st = print_report(p->var, p->store, combo, r, st);
     if (p->last) *p->last = *r;
     if (p->combo) {
         json_decref(*p->combo);
@@ -200,8 +234,8 @@ int write_cli_next_best_report(const char *cmd, dctk_dataset *ds, size_t v, cons
     dctk_status st = dctk_results_parquet_path(results, sizeof results, where, var->name);
     if (st != DCTK_OK) return cli_fail(cmd, st);
     next_best_print p = {.cmd = cmd, .store = store, .var = var, .last = last, .combo = combo};
-    dctk_write_fallback f = {.results_path = results, .missed = best, .size_limit = eo->size_limit,
-                             .space = &eo->space, .tries = tries, .notify = print_try, .user = &p};
+    dctk_write_fallback f = {.results_path = results, .missed = best, .sweep = eo, .tries = tries,
+                             .notify = print_try, .user = &p};
     int tried = 0;
     st = dctk_write_next_best(ds, v, &o, &f, &tried);
     if (st == DCTK_OK) return 0;

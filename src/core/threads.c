@@ -10,11 +10,13 @@
 #include <limits.h>
 #include <pthread.h>
 #include <sched.h>
+#include <inttypes.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "core/threads_internal.h"
@@ -269,4 +271,93 @@ dctk_status dctk_parallel_for(int nthreads, size_t nitems, dctk_item_fn fn, void
     pthread_mutex_destroy(&sh.lock);
     if (sh.st != DCTK_OK) dctk_set_detail("%s", sh.detail);
     return sh.st;
+}
+
+/* --- memory ------------------------------------------------------------------
+ * Like the core count, the memory this process may use is the tightest of
+ * several limits, each set by a different layer: the address-space rlimit
+ * (ulimit -v), the cgroup's memory.max less what the cgroup already holds
+ * (containers, Slurm's cgroup plugin), and what the kernel reports as
+ * available. A sample sized from the node's total would be killed. */
+
+static uint64_t min_u64(uint64_t a, uint64_t b) { return a < b ? a : b; }
+
+static uint64_t file_u64(const char *path) {
+    char buf[64];
+    if (!read_line(path, buf, sizeof buf) || !isdigit((unsigned char)buf[0])) return UINT64_MAX; /* "max" */
+    return strtoull(buf, NULL, 10);
+}
+
+/* Headroom of a cgroup directory and its ancestors down to top_len. */
+static uint64_t cgroup_headroom(char *dir, size_t top_len, const char *max_name, const char *cur_name) {
+    uint64_t best = UINT64_MAX;
+    for (;;) {
+        char a[PATH_MAX + 32], b[PATH_MAX + 32];
+        snprintf(a, sizeof a, "%s/%s", dir, max_name);
+        snprintf(b, sizeof b, "%s/%s", dir, cur_name);
+        uint64_t max = file_u64(a), cur = file_u64(b);
+        if (max != UINT64_MAX && max < ((uint64_t)1 << 62)) best = min_u64(best, cur != UINT64_MAX && cur < max ? max - cur : 0);
+        char *slash = strrchr(dir, '/');
+        if (!slash || (size_t)(slash - dir) < top_len) break;
+        *slash = '\0';
+    }
+    return best;
+}
+
+static uint64_t cgroup_memory(void) {
+    FILE *f = fopen("/proc/self/cgroup", "r");
+    if (!f) return UINT64_MAX;
+    uint64_t best = UINT64_MAX;
+    char line[PATH_MAX + 256], dir[PATH_MAX];
+    while (fgets(line, sizeof line, f)) {
+        char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+        if (!c2) continue;
+        *c2 = '\0';
+        char *path = c2 + 1;
+        path[strcspn(path, "\n")] = '\0';
+        if (!strcmp(path, "/")) path = "";
+        if (!strcmp(c1 + 1, "")) {
+            snprintf(dir, sizeof dir, "/sys/fs/cgroup%s", path);
+            best = min_u64(best, cgroup_headroom(dir, strlen("/sys/fs/cgroup"), "memory.max", "memory.current"));
+        } else if (strstr(c1 + 1, "memory")) {
+            snprintf(dir, sizeof dir, "/sys/fs/cgroup/memory%s", path);
+            best = min_u64(best, cgroup_headroom(dir, strlen("/sys/fs/cgroup/memory"), "memory.limit_in_bytes",
+                                                 "memory.usage_in_bytes"));
+        }
+    }
+    fclose(f);
+    return best;
+}
+
+/* ulimit -v less the address space already mapped (libraries, heaps, stacks). */
+static uint64_t rlimit_memory(void) {
+    struct rlimit r;
+    if (getrlimit(RLIMIT_AS, &r) != 0 || r.rlim_cur == RLIM_INFINITY) return UINT64_MAX;
+    unsigned long long pages = 0;
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (f) {
+        if (fscanf(f, "%llu", &pages) != 1) pages = 0;
+        fclose(f);
+    }
+    uint64_t used = (uint64_t)pages * (uint64_t)sysconf(_SC_PAGESIZE);
+    return (uint64_t)r.rlim_cur > used ? (uint64_t)r.rlim_cur - used : 0;
+}
+
+static uint64_t meminfo_available(void) {
+    FILE *f = fopen("/proc/meminfo", "r");
+    if (!f) return UINT64_MAX;
+    char line[256];
+    uint64_t kb = UINT64_MAX;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "MemAvailable: %" SCNu64 " kB", &kb) == 1) break;
+    fclose(f);
+    return kb == UINT64_MAX ? kb : kb * 1024;
+}
+
+uint64_t dctk_available_memory(const char **source) {
+    uint64_t a = rlimit_memory(), c = cgroup_memory(), m = meminfo_available();
+    uint64_t best = min_u64(a, min_u64(c, m));
+    if (source) *source = best == UINT64_MAX ? "unknown" : best == a ? "ulimit -v" : best == c ? "cgroup memory.max"
+                                                                                                : "MemAvailable";
+    return best;
 }

@@ -9,10 +9,12 @@
 #include <unistd.h>
 
 #include "dctk/chunking.h"
+#include "dctk/codec.h"
 #include "dctk/dataset.h"
 #include "dctk/eval.h"
 #include "eval/space_internal.h"
 #include "dctk/results.h"
+#include "dctk/threads.h"
 #include "dctk/util.h"
 #include "search.h"
 
@@ -81,23 +83,48 @@ static dctk_status write_parquet(const char *path, const dctk_space *sp, const c
     return st;
 }
 
-static dctk_status write_best(const char *dir, const char *var, const dctk_space *sp, const dctk_evaluate_opts *o,
-                              const dctk_evaluate_summary *s) {
+static json_t *num(double v) { return isfinite(v) ? json_real(v) : json_null(); }
+
+static json_t *shape_json(int ndim, const size_t *shape) {
+    json_t *a = json_array();
+    for (int d = 0; d < ndim; d++) json_array_append_new(a, json_integer((json_int_t)shape[d]));
+    return a;
+}
+
+static json_t *scan_json(const dctk_field_scan *sc) {
+    return json_pack("{s:o,s:o,s:o,s:o,s:I,s:I,s:I,s:b}", "min", num(sc->min), "max", num(sc->max), "mean",
+                     num(sc->mean), "std", num(sc->std), "finite", (json_int_t)sc->nfinite, "nan",
+                     (json_int_t)sc->nnan, "inf", (json_int_t)sc->ninf, "constant", sc->constant);
+}
+
+/* The plan (with its shape), the scan's figures and the sample's digest. */
+static json_t *sample_json(const char *const *dims, const dctk_evaluate_summary *s) {
+    if (s->no_sweep[0]) return json_pack("{s:o}", "scan", scan_json(&s->scan)); /* no sample was taken */
+    json_t *j = dctk_sample_plan_json(&s->plan, dims);
+    json_object_set_new(j, "scan", scan_json(&s->scan));
+    json_object_set_new(j, "digest", json_string(s->sample_digest));
+    return j;
+}
+
+static dctk_status write_best(const char *dir, const char *var, const char *const *var_dims, const dctk_space *sp,
+                              const dctk_evaluate_opts *o, const dctk_evaluate_summary *s) {
     const dctk_combo_result *b = &s->best_row;
+    /* how the sample was taken, what the scan found, and the sample's digest */
+    json_t *sample = sample_json(var_dims, s);
     dctk_best_info info = {
         .var = var, .comp_idx = b->c, .filt_idx = b->f, .ser_idx = b->s,
         .ratio = b->ratio, .l1_rel = b->l1_rel, .l2_rel = b->l2_rel, .linf_rel = b->linf_rel,
         .threshold = s->threshold, .threshold_source = s->threshold_source,
         .eval_data_size_limit = o->size_limit, .fingerprint = sp->fingerprint, .dtype = dctk_dtype_name(sp->dtype),
-        .sample_dim = s->sample_dim, .ndim = s->ndim, .sample_count = s->sample_count,
-        .sample_shape = s->sample_shape, .inner_chunk_shape = s->chunk,
+        .sample = sample, .ndim = s->ndim, .inner_chunk_shape = s->chunk,
     };
     char path[4096];
-    DCTK_TRY(dctk_results_best_path(path, sizeof path, dir, var));
-    json_t *codecs = dctk_space_pipeline(sp, b->c, b->f, b->s);
-    if (!codecs) return DCTK_NOMEM();
-    dctk_status st = dctk_results_best_write(path, &info, codecs);
+    dctk_status st = dctk_results_best_path(path, sizeof path, dir, var);
+    json_t *codecs = st == DCTK_OK ? dctk_space_pipeline(sp, b->c, b->f, b->s) : NULL;
+    if (st == DCTK_OK && (!codecs || !sample)) st = DCTK_NOMEM();
+    if (st == DCTK_OK) st = dctk_results_best_write(path, &info, codecs);
     json_decref(codecs);
+    json_decref(sample);
     return st;
 }
 
@@ -128,15 +155,37 @@ static dctk_status pick_threshold(const dctk_var *var, const dctk_evaluate_opts 
     return DCTK_OK;
 }
 
-/* Member 0 (or a lone process): threshold, sample plan, output folder. */
-static dctk_status plan_variable(const dctk_var *var, const dctk_evaluate_opts *o, dctk_evaluate_summary *s,
-                                 dctk_sample_plan *plan) {
-    DCTK_TRY(pick_threshold(var, o, s));
-    dctk_status st = dctk_sample_plan_for(var->dtype, var->ndim, var->shape, o->size_limit, plan);
-    if (st != DCTK_OK) {
-        dctk_prefix_detail("variable '%s': ", var->name);
-        return st;
+/* The sample's options from the evaluate options; the memory cap is asked
+ * for here, so that a test or a caller can also pass one. */
+static dctk_sample_opts sample_opts(const dctk_evaluate_opts *o) {
+    dctk_sample_opts so = {.limit = o->size_limit, .policy = o->sampling_policy, .threads = o->threads,
+                           .memory = o->memory, .memory_source = "--memory-cap"};
+    if (o->memory == 0) {
+        so.memory = dctk_available_memory(&so.memory_source);
+        dctk_log(DCTK_LOG_DEBUG, "memory this process may use: %llu bytes (%s)", (unsigned long long)so.memory,
+                 so.memory_source);
     }
+    if (so.memory == UINT64_MAX) so.memory = 0;
+    return so;
+}
+
+/* What member 0 found before the sweep. */
+typedef struct {
+    dctk_sample_plan plan;
+    dctk_sample_stats stats;
+    void *sample;
+} prepared;
+
+/* Member 0 (or a lone process): threshold, scan, plan, sample, output folder. */
+static dctk_status plan_variable(dctk_dataset *ds, size_t v, const dctk_evaluate_opts *o, dctk_evaluate_summary *s,
+                                 prepared *pr) {
+    const dctk_var *var = dctk_dataset_var(ds, v);
+    DCTK_TRY(pick_threshold(var, o, s));
+    dctk_sample_opts so = sample_opts(o);
+    DCTK_TRY(dctk_sample_prepare(ds, v, &so, o->dim_kinds, o->inner_chunk_bytes, &s->scan, &pr->plan, &pr->stats,
+                                 &pr->sample));
+    dctk_field_scan_free(&s->scan); /* the figures stay; the per-index arrays did their work */
+    if (pr->sample) dctk_sample_digest(pr->sample, pr->plan.nbytes, s->sample_digest);
     return dctk_mkdirs(o->where);
 }
 
@@ -155,43 +204,42 @@ typedef struct {
     double threshold;
     char threshold_source[256];
     dctk_sample_plan plan;
+    dctk_sample_stats stats;
+    dctk_field_scan scan;
+    char digest[32];
 } prologue;
 
-/* Member 0's threshold and sample plan (or its failure) on every member. */
-static dctk_status share_plan(const dctk_evaluate_opts *o, dctk_status st, dctk_evaluate_summary *s,
-                              dctk_sample_plan *plan) {
+/* Member 0's threshold, scan and sample plan (or its failure) on every member. */
+static dctk_status share_plan(const dctk_evaluate_opts *o, dctk_status st, dctk_evaluate_summary *s, prepared *pr) {
     const dctk_eval_team *t = o->team;
     if (!t) return st;
-    prologue p = {.status = st, .threshold = s->threshold, .plan = *plan};
+    prologue p = {.status = st, .threshold = s->threshold, .plan = pr->plan, .stats = pr->stats, .scan = s->scan};
     snprintf(p.detail, sizeof p.detail, "%s", st != DCTK_OK ? dctk_detail() : "");
     memcpy(p.threshold_source, s->threshold_source, sizeof p.threshold_source);
+    memcpy(p.digest, s->sample_digest, sizeof p.digest);
     DCTK_TRY(t->share(t->user, &p, sizeof p));
     if (p.status != DCTK_OK) return DCTK_FAIL((dctk_status)p.status, "%s", p.detail);
     s->threshold = p.threshold;
     memcpy(s->threshold_source, p.threshold_source, sizeof s->threshold_source);
-    *plan = p.plan;
+    memcpy(s->sample_digest, p.digest, sizeof s->sample_digest);
+    pr->plan = p.plan;
+    pr->stats = p.stats;
+    s->scan = p.scan;
     return t->rank == 0 ? DCTK_OK : dctk_mkdirs(o->where);
 }
 
-/* Member 0 reads the sample; the team gets a copy. */
-static dctk_status load_sample(dctk_dataset *ds, size_t v, const dctk_evaluate_opts *o, const dctk_sample_plan *plan,
-                               dctk_status st, void **out) {
-    void *sample = st == DCTK_OK ? malloc(plan->nbytes ? plan->nbytes : 1) : NULL;
-    if (st == DCTK_OK && !sample)
-        st = DCTK_FAIL(DCTK_ERR_NOMEM, "cannot hold a sample of %llu bytes", (unsigned long long)plan->nbytes);
-    if (st == DCTK_OK && is_writer(o)) {
-        double tr = dctk_now();
-        st = dctk_sample_read(ds, v, plan, sample);
-        dctk_timer_add("sample read [wall s]", dctk_now() - tr);
-    }
+/* Member 0 read the sample (dctk_sample_prepare); the team gets a copy. The
+ * full-field scan ran once, on member 0 alone: its figures travel with the
+ * plan, and the other members never read the field. */
+static dctk_status share_sample(const dctk_evaluate_opts *o, dctk_status st, prepared *pr) {
+    if (st == DCTK_OK && !is_writer(o) && !(pr->sample = malloc(pr->plan.nbytes ? pr->plan.nbytes : 1)))
+        st = DCTK_FAIL(DCTK_ERR_NOMEM, "cannot hold a sample of %llu bytes", (unsigned long long)pr->plan.nbytes);
     st = agree(o, st);
     if (st == DCTK_OK && o->team) {
         double tb = dctk_now();
-        st = o->team->share(o->team->user, sample, plan->nbytes);
+        st = o->team->share(o->team->user, pr->sample, pr->plan.nbytes);
         dctk_timer_add("sample broadcast [wall s]", dctk_now() - tb);
     }
-    if (st != DCTK_OK) free(sample);
-    else *out = sample;
     return st;
 }
 
@@ -225,7 +273,7 @@ static dctk_status write_results(const dctk_var *var, const dctk_space *sp, cons
     }
     if (s->best < 0) return DCTK_OK;
     s->best_row = res[s->best];
-    return write_best(o->where, var->name, sp, o, s);
+    return write_best(o->where, var->name, (const char *const *)var->dims, sp, o, s);
 }
 
 /* Every row must have been run by some member, else a unit was lost. */
@@ -279,6 +327,69 @@ static dctk_status load_resume(const char *path, const dctk_space *sp, const cha
     }
     free(done);
     dctk_result_table_free(&t);
+    return st;
+}
+
+/* --- sweep_state_{var}.json ---------------------------------------------------
+ * What the rows of the CSV were measured on. A resumed sweep mixes old rows
+ * with new ones only when every item is the same; otherwise the field starts
+ * over, with a line that says what changed. */
+
+static json_t *sweep_state(const dctk_var *var, const dctk_space *sp, const dctk_evaluate_opts *o,
+                           const dctk_evaluate_summary *s, const size_t *chunk) {
+    json_t *sample = sample_json((const char *const *)var->dims, s);
+    /* the budget and its notes follow the free memory; the plan and digest say whether the sample moved */
+    json_object_del(sample, "budget");
+    json_object_del(sample, "notes");
+    return json_pack("{s:s,s:s,s:o,s:I,s:s,s:s,s:I,s:o,s:s,s:o,s:s}", "var", var->name, "dc_toolkit", DCTK_VERSION,
+                     "sample", sample, "eval_data_size_limit", (json_int_t)o->size_limit, "sampling_policy",
+                     o->sampling_policy == DCTK_SAMPLE_BALANCED ? "balanced" : "cascade", "dim_kinds",
+                     o->dim_kinds ? o->dim_kinds : "", "inner_chunk_bytes", (json_int_t)o->inner_chunk_bytes,
+                     "inner_chunk_shape", shape_json(var->ndim, chunk), "fingerprint", sp->fingerprint,
+                     "codec_libraries", dctk_codec_library_versions(), "dtype", dctk_dtype_name(var->dtype));
+}
+
+/* The first item that differs, "key (old -> new)", or "" when none does. */
+static void state_change(const json_t *old, const json_t *now, char *buf, size_t cap) {
+    const char *key;
+    json_t *val;
+    buf[0] = '\0';
+    json_object_foreach((json_t *)now, key, val) {
+        json_t *was = json_object_get(old, key);
+        if (was && json_equal(was, val)) continue;
+        char *a = was ? json_dumps(was, JSON_COMPACT | JSON_ENCODE_ANY) : strdup("none");
+        char *b = json_dumps(val, JSON_COMPACT | JSON_ENCODE_ANY);
+        snprintf(buf, cap, "%s changed (%.80s%s -> %.80s%s)", key, a ? a : "?", a && strlen(a) > 80 ? "..." : "",
+                 b ? b : "?", b && strlen(b) > 80 ? "..." : "");
+        free(a);
+        free(b);
+        return;
+    }
+}
+
+/* Write the state; with --resume, first compare it with the earlier one:
+ * *resume turns false (start over) when it differs or is missing. */
+static dctk_status check_state(const dctk_var *var, const dctk_space *sp, const dctk_evaluate_opts *o,
+                               const dctk_evaluate_summary *s, const size_t *chunk, bool *resume) {
+    char path[4096], why[4200];
+    snprintf(path, sizeof path, "%s/sweep_state_%s.json", o->where, var->name);
+    json_t *now = sweep_state(var, sp, o, s, chunk);
+    if (!now) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (*resume) {
+        json_t *old = json_load_file(path, 0, NULL);
+        if (!old) snprintf(why, sizeof why, "no readable %s", path);
+        else state_change(old, now, why, sizeof why);
+        if (why[0]) {
+            dctk_log(DCTK_LOG_INFO, "%s: --resume: starting the field over: %s", var->name, why);
+            *resume = false;
+        }
+        json_decref(old);
+    }
+    char *text = json_dumps(now, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
+    json_decref(now);
+    if (!text) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    dctk_status st = dctk_write_file_atomic(path, text, strlen(text));
+    free(text);
     return st;
 }
 
@@ -462,6 +573,10 @@ static dctk_status sweep_space(const dctk_var *var, const void *sample, const dc
     bool resume = o->resume;
     if (resume && o->team)
         return DCTK_FAIL(DCTK_ERR_ARG, "--resume works in one process: resume without mpirun, or rerun without it");
+    /* the sample is evaluated with the inner chunks the writer will use for the whole field */
+    size_t chunk[DCTK_MAX_DIMS] = {0};
+    dctk_chunk_shape_for(var->dtype, var->ndim, var->shape, o->inner_chunk_bytes, chunk);
+    if (st == DCTK_OK && is_writer(o)) st = check_state(var, sp, o, s, chunk, &resume);
     bool *skip = resume ? calloc(dctk_sweep_nunits(sp) + 1, sizeof *skip) : NULL;
     if (st == DCTK_OK && resume && !skip) st = DCTK_NOMEM();
     if (st == DCTK_OK && resume) st = load_resume(path, sp, var->name, s->threshold, res, skip, &rc.done);
@@ -472,8 +587,7 @@ static dctk_status sweep_space(const dctk_var *var, const void *sample, const dc
     st = agree(o, st);
     dctk_sweep_opts so = {.threads = o->threads, .threshold = s->threshold, .on_result = on_result, .user = &rc,
                           .skip_unit = skip, .stop = o->stop};
-    /* the sample is evaluated with the inner chunks the writer will use for the whole field */
-    dctk_chunk_shape_for(var->dtype, var->ndim, var->shape, o->inner_chunk_bytes, so.chunk);
+    memcpy(so.chunk, chunk, sizeof chunk);
     memcpy(s->chunk, so.chunk, sizeof so.chunk);
     double t0 = dctk_now();
     bool adaptive = o->search == DCTK_SEARCH_ADAPTIVE && !resume;
@@ -515,10 +629,11 @@ static int plain_compressor(const dctk_space *sp) {
     return sp->comp_none || sp->ncomp == 0 ? -1 : 0;
 }
 
-/* A sample with no finite value, or with one value only, leaves a sweep
- * nothing to weigh (relative errors are 0/0 on a field of zeros, and an
- * all-missing field has no error at all): best_{var}.json names a lossless
- * pipeline, so that compress writes the field and the dataset can be merged. */
+/* A field with no finite value, or with one value only (the full-field scan
+ * says so), leaves a sweep nothing to weigh (relative errors are 0/0 on a
+ * field of zeros, and an all-missing field has no error at all):
+ * best_{var}.json names a lossless pipeline, so that compress writes the
+ * field and the dataset can be merged. */
 static dctk_status no_sweep(const dctk_var *var, const dctk_sample_stats *stats, const dctk_evaluate_opts *o,
                             dctk_evaluate_summary *s) {
     dctk_space *sp = NULL;
@@ -530,24 +645,20 @@ static dctk_status no_sweep(const dctk_var *var, const dctk_sample_stats *stats,
     s->threshold = NAN; /* lossless: nothing to bound */
     snprintf(s->threshold_source, sizeof s->threshold_source, "none: lossless, no sweep");
     if (stats->nfinite == 0)
-        snprintf(s->no_sweep, sizeof s->no_sweep, "every sampled value is missing (NaN or fill)");
+        snprintf(s->no_sweep, sizeof s->no_sweep, "every value is missing (NaN or fill)");
     else
-        snprintf(s->no_sweep, sizeof s->no_sweep, "every sampled value is %.10g", stats->min);
-    dctk_status st = is_writer(o) ? write_best(o->where, var->name, sp, o, s) : DCTK_OK;
+        snprintf(s->no_sweep, sizeof s->no_sweep, "every value is %.10g", stats->min);
+    const char *const *dims = (const char *const *)var->dims;
+    dctk_status st = is_writer(o) ? write_best(o->where, var->name, dims, sp, o, s) : DCTK_OK;
     dctk_space_free(sp);
     return st;
 }
 
 /* Everything after the sample is in memory. */
-static dctk_status sweep_sample(const dctk_var *var, const void *sample, const dctk_sample_plan *plan,
+static dctk_status sweep_sample(const dctk_var *var, const void *sample, const prepared *pr,
                                 const dctk_evaluate_opts *o, dctk_evaluate_summary *s) {
-    dctk_sample_stats stats;
-    size_t n = dctk_shape_nelems(var->ndim, plan->shape);
-    dctk_sample_stats_of(var->dtype, sample, n, &stats);
-    /* every member holds the same bytes, so every member takes this branch */
-    if (stats.nfinite == 0 || stats.min == stats.max) return no_sweep(var, &stats, o, s);
     dctk_space *sp = NULL;
-    dctk_status st = dctk_space_build(var->dtype, &stats, &o->space, &sp);
+    dctk_status st = dctk_space_build(var->dtype, &pr->stats, &o->space, &sp);
     if (st == DCTK_OK) s->ncombos = dctk_space_ncombos(sp);
     dctk_combo_result *res = st == DCTK_OK ? calloc(s->ncombos ? s->ncombos : 1, sizeof *res) : NULL;
     bool *have = res && o->team ? calloc(s->ncombos ? s->ncombos : 1, sizeof *have) : NULL;
@@ -555,13 +666,19 @@ static dctk_status sweep_sample(const dctk_var *var, const void *sample, const d
     st = agree(o, st);
     if (st == DCTK_OK) {
         memcpy(s->fingerprint, sp->fingerprint, sizeof s->fingerprint);
-        st = sweep_space(var, sample, plan, sp, o, s, res, have);
+        st = sweep_space(var, sample, &pr->plan, sp, o, s, res, have);
     }
     if (st == DCTK_OK && is_writer(o)) st = write_results(var, sp, res, o, s);
     free(have);
     free(res);
     dctk_space_free(sp);
     return st;
+}
+
+static void log_plan(const dctk_var *var, dctk_evaluate_summary *s) {
+    dctk_sample_plan_str(&s->plan, (const char *const *)var->dims, s->plan_line, sizeof s->plan_line);
+    if (s->plan.notes[0]) dctk_log(DCTK_LOG_INFO, "%s: %s", var->name, s->plan.notes);
+    dctk_log(DCTK_LOG_INFO, "%s: sample %s", var->name, s->plan_line);
 }
 
 /* Any allocation failure of a variable, said as such with what to lower. */
@@ -578,20 +695,43 @@ dctk_status dctk_evaluate_variable(dctk_dataset *ds, size_t v, const dctk_evalua
     s->best = -1;
     double t0 = dctk_now();
     const dctk_var *var = dctk_dataset_var(ds, v);
-    dctk_sample_plan plan = {0};
-    dctk_status st = is_writer(o) ? plan_variable(var, o, s, &plan) : DCTK_OK;
-    st = share_plan(o, st, s, &plan);
-    memcpy(s->sample_shape, plan.shape, sizeof plan.shape);
+    prepared pr = {0};
+    dctk_status st = is_writer(o) ? plan_variable(ds, v, o, s, &pr) : DCTK_OK;
+    st = share_plan(o, st, s, &pr);
+    s->plan = pr.plan;
     s->ndim = var->ndim;
-    s->sample_dim = plan.dim;
-    s->sample_count = plan.count;
-    s->sample_bytes = plan.nbytes;
-    void *sample = NULL;
-    st = load_sample(ds, v, o, &plan, st, &sample);
-    if (st == DCTK_OK) st = sweep_sample(var, sample, &plan, o, s);
-    if (st == DCTK_ERR_NOMEM && !strstr(dctk_detail(), "--eval-data-size-limit"))
+    memcpy(s->sample_shape, pr.plan.shape, sizeof pr.plan.shape);
+    s->sample_bytes = pr.plan.nbytes;
+    if (st == DCTK_OK && s->scan.constant) {
+        /* the scan found one value or none: every member knows it from the plan it shared */
+        dctk_sample_stats stats;
+        dctk_sample_stats_of_scan(&s->scan, &stats);
+        st = no_sweep(var, &stats, o, s);
+    } else {
+        if (st == DCTK_OK && is_writer(o)) log_plan(var, s);
+        st = share_sample(o, st, &pr);
+        if (st == DCTK_OK) st = sweep_sample(var, pr.sample, &pr, o, s);
+    }
+    /* the sample's own refusal already says what to change */
+    if (st == DCTK_ERR_NOMEM && !strstr(dctk_detail(), "--eval-data-size-limit") &&
+        !strstr(dctk_detail(), "memory this process may use"))
         name_memory(var->name);
-    free(sample);
+    free(pr.sample);
     s->seconds = dctk_now() - t0;
     return st;
+}
+
+dctk_status dctk_space_for_field(dctk_dataset *ds, size_t v, const dctk_evaluate_opts *o, dctk_space **sp,
+                                 dctk_field_scan *scan) {
+    *sp = NULL;
+    dctk_sample_opts so = sample_opts(o);
+    dctk_sample_plan plan;
+    dctk_sample_stats stats;
+    void *sample = NULL;
+    DCTK_TRY(dctk_sample_prepare(ds, v, &so, o->dim_kinds, o->inner_chunk_bytes, scan, &plan, &stats, &sample));
+    free(sample);
+    dctk_field_scan_free(scan);
+    /* a constant field's best_{var}.json names a combo of the space built from the scan alone, as no_sweep does */
+    if (scan->constant) dctk_sample_stats_of_scan(scan, &stats);
+    return dctk_space_build(dctk_dataset_var(ds, v)->dtype, &stats, &o->space, sp);
 }

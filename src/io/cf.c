@@ -10,6 +10,7 @@
 #include <float.h>
 #include <math.h>
 #include <string.h>
+#include <strings.h>
 
 #include "core/json_num.h"
 
@@ -184,4 +185,147 @@ void dctk_cf_apply(const dctk_cf *cf, void *buf, size_t n) {
     if (cf->out == DCTK_FLOAT32) apply_f32(cf, buf, n);
     else if (cf->out == DCTK_FLOAT64) apply_f64(cf, buf, n);
     /* else only _Unsigned changed the type: same bytes, nothing to do */
+}
+
+/* --- dimension kinds ----------------------------------------------------------
+ * The sampler thins time-like and vertical dimensions and keeps the others
+ * whole, so the kind decides what a sample can see. CF metadata of the
+ * coordinate variable comes first (CF conventions section 4), the name only
+ * when the metadata says nothing: files without coordinate variables (GRIB
+ * index dimensions, bare model output) still sort sensibly. */
+
+static const char *const kind_names[] = {"horizontal", "time", "vertical", "other"};
+
+const char *dctk_dim_kind_name(dctk_dim_kind k) {
+    return (unsigned)k < sizeof kind_names / sizeof kind_names[0] ? kind_names[k] : "?";
+}
+
+static bool in_list(const char *s, const char *const *list) {
+    for (; *list; list++)
+        if (strcasecmp(s, *list) == 0) return true;
+    return false;
+}
+
+static bool ends_with(const char *s, const char *suffix) {
+    size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && strcasecmp(s + n - k, suffix) == 0;
+}
+
+static const char *attr_str(const json_t *attrs, const char *key) {
+    return attrs ? json_string_value(json_object_get(attrs, key)) : NULL;
+}
+
+static const char *const time_std[] = {"time", "forecast_reference_time", "forecast_period", "realization", NULL};
+static const char *const vert_std[] = {"height", "altitude", "depth", "air_pressure", "model_level_number",
+                                       "atmosphere_hybrid_sigma_pressure_coordinate",
+                                       "atmosphere_hybrid_height_coordinate", "atmosphere_sigma_coordinate",
+                                       "atmosphere_ln_pressure_coordinate", "ocean_sigma_coordinate",
+                                       "ocean_s_coordinate", "ocean_double_sigma_coordinate", "geopotential_height",
+                                       "height_above_reference_ellipsoid", NULL};
+static const char *const horiz_std[] = {"latitude", "longitude", "grid_latitude", "grid_longitude",
+                                        "projection_x_coordinate", "projection_y_coordinate", NULL};
+
+/* CF attributes of the coordinate variable; DCTK_DIM_OTHER + 1 when they do not say. */
+static int kind_from_attrs(const json_t *attrs, const char **why) {
+    const char *axis = attr_str(attrs, "axis"), *pos = attr_str(attrs, "positive");
+    const char *sn = attr_str(attrs, "standard_name"), *units = attr_str(attrs, "units");
+    if (axis && (!strcasecmp(axis, "T") || !strcasecmp(axis, "Z") || !strcasecmp(axis, "X") || !strcasecmp(axis, "Y"))) {
+        *why = "axis attribute";
+        return !strcasecmp(axis, "T") ? DCTK_DIM_TIME : !strcasecmp(axis, "Z") ? DCTK_DIM_VERTICAL : DCTK_DIM_HORIZONTAL;
+    }
+    if (pos && (!strcasecmp(pos, "up") || !strcasecmp(pos, "down"))) {
+        *why = "positive attribute";
+        return DCTK_DIM_VERTICAL;
+    }
+    if (sn && (in_list(sn, time_std) || in_list(sn, vert_std) || in_list(sn, horiz_std))) {
+        *why = "standard_name";
+        return in_list(sn, time_std) ? DCTK_DIM_TIME : in_list(sn, vert_std) ? DCTK_DIM_VERTICAL : DCTK_DIM_HORIZONTAL;
+    }
+    if ((units && strstr(units, " since ")) || json_object_get(attrs, "calendar")) {
+        *why = units && strstr(units, " since ") ? "units '... since ...'" : "calendar attribute";
+        return DCTK_DIM_TIME;
+    }
+    if (units && (!strcasecmp(units, "degrees_north") || !strcasecmp(units, "degrees_east"))) {
+        *why = "units degrees_north/east";
+        return DCTK_DIM_HORIZONTAL;
+    }
+    return DCTK_DIM_OTHER + 1;
+}
+
+static const char *const time_names[] = {"time", "t", "step", "steps", "member", "member_id", "ensemble",
+                                         "realization", "number", "ens", "lead_time", "leadtime",
+                                         "forecast_period", "forecast_time", "valid_time", "time_counter", NULL};
+static const char *const vert_names[] = {"lev", "plev", "level", "levels", "height", "depth", "ilev", "bottom_top",
+                                         "bottom_top_stag", "z", "alt", "altitude", "pressure", "isobaricinhpa",
+                                         "isobaricinpa", "hybrid", "generalvertical", "soil_level", "nz", "mlev",
+                                         "height_2", "depth_2", "olevel", "zlev", "sigma", NULL};
+static const char *const other_names[] = {"bnds", "bounds", "nv", "nv2", "nv4", "vertices", "nvertex", "band", "bands",
+                                          "tile", "tiles", "percentile", "quantile", "quantiles", "nchar", "strlen",
+                                          "spectral_band", "wavelength", "bin", "bins", NULL};
+
+static dctk_dim_kind kind_from_name(const char *name, const char **why) {
+    *why = "name";
+    /* "time" also heads timestep, time_counter, time1; frtime is a forecast time */
+    if (in_list(name, time_names) || ends_with(name, "_time") || !strncasecmp(name, "time", 4) ||
+        !strcasecmp(name, "frtime"))
+        return DCTK_DIM_TIME;
+    if (in_list(name, vert_names) || !strncasecmp(name, "lev", 3) || !strncasecmp(name, "plev", 4)) return DCTK_DIM_VERTICAL;
+    if (in_list(name, other_names) || ends_with(name, "_bnds") || ends_with(name, "_bounds")) return DCTK_DIM_OTHER;
+    *why = "default (not recognised as time-like, vertical or other)";
+    return DCTK_DIM_HORIZONTAL;
+}
+
+dctk_dim_kind dctk_cf_dim_kind(const char *name, const json_t *attrs, const char **why) {
+    const char *w = NULL;
+    int k = kind_from_attrs(attrs, &w);
+    dctk_dim_kind out = k <= DCTK_DIM_OTHER ? (dctk_dim_kind)k : kind_from_name(name ? name : "", &w);
+    if (why) *why = w;
+    return out;
+}
+
+/* The kind named for dimension `name` in a "name=kind,..." list, or -1. */
+static int listed_kind(const char *list, const char *name, dctk_status *st) {
+    *st = DCTK_OK;
+    for (const char *p = list; p && *p;) {
+        const char *end = strchr(p, ','), *eq = strchr(p, '=');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        if (!eq || eq >= p + len || eq == p) {
+            *st = DCTK_FAIL(DCTK_ERR_ARG, "--dim-kind: '%.*s' is not NAME=KIND (KIND: time, vertical, horizontal, other)",
+                            (int)len, p);
+            return -1;
+        }
+        int k = -1;
+        for (int i = 0; i < 4; i++)
+            if (strlen(kind_names[i]) == (size_t)(p + len - eq - 1) && !strncmp(eq + 1, kind_names[i], strlen(kind_names[i])))
+                k = i;
+        if (k < 0) {
+            *st = DCTK_FAIL(DCTK_ERR_ARG, "--dim-kind: '%.*s': the kind must be time, vertical, horizontal or other",
+                            (int)len, p);
+            return -1;
+        }
+        if (name && strlen(name) == (size_t)(eq - p) && !strncmp(p, name, (size_t)(eq - p))) return k;
+        p = end ? end + 1 : p + len;
+    }
+    return -1;
+}
+
+dctk_status dctk_dim_kinds_check(const char *list) {
+    dctk_status st;
+    listed_kind(list, NULL, &st);
+    return st;
+}
+
+dctk_dim_kind dctk_dataset_dim_kind(const dctk_dataset *ds, size_t v, int d, const char *list, const char **why) {
+    const dctk_var *var = dctk_dataset_var(ds, v);
+    const char *name = var && d < var->ndim ? var->dims[d] : NULL;
+    dctk_status st;
+    int k = listed_kind(list, name ? name : "", &st);
+    if (k >= 0) {
+        if (why) *why = "--dim-kind";
+        return (dctk_dim_kind)k;
+    }
+    size_t c;
+    const json_t *attrs = name && dctk_dataset_find(ds, name, &c) == DCTK_OK ? dctk_dataset_var(ds, c)->attrs : NULL;
+    dctk_clear_detail();
+    return dctk_cf_dim_kind(name, attrs, why);
 }

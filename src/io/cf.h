@@ -25,6 +25,7 @@
 #include <jansson.h>
 
 #include "dctk/array.h"
+#include "dctk/dataset.h"
 
 #define DCTK_CF_MAX_FILLS 16
 
@@ -61,5 +62,9 @@ size_t dctk_cf_stored_offset(const dctk_cf *cf, size_t n);
 /* A number from a JSON attribute value: a number, a one-element array of a
  * number, or "NaN"/"Infinity"/"-Infinity". False when it is none of these. */
 bool dctk_cf_number(const json_t *v, double *out);
+
+/* The kind of a dimension from the CF attributes of its coordinate variable
+ * (attrs may be NULL), then from its name; *why names the rule that decided. */
+dctk_dim_kind dctk_cf_dim_kind(const char *name, const json_t *attrs, const char **why);
 
 #endif

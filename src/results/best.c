@@ -29,9 +29,7 @@ static json_t *best_json(const dctk_best_info *b, const json_t *codecs) {
                           num(b->linf_rel), "threshold", num(b->threshold), "threshold_source", b->threshold_source,
                           "eval_data_size_limit", (json_int_t)b->eval_data_size_limit, "fingerprint", b->fingerprint,
                           "dtype", b->dtype);
-    json_object_set_new(j, "sample", json_pack("{s:i,s:I,s:o}", "dim", b->sample_dim, "count",
-                                               (json_int_t)b->sample_count, "shape",
-                                               shape_json(b->ndim, b->sample_shape)));
+    if (b->sample) json_object_set(j, "sample", (json_t *)b->sample);
     json_object_set_new(j, "inner_chunk_shape", shape_json(b->ndim, b->inner_chunk_shape));
     return j;
 }

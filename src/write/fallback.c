@@ -58,7 +58,7 @@ static dctk_status try_row(dctk_dataset *ds, size_t v, const dctk_write_opts *ba
                            const dctk_result_row *r) {
     const char *fp = json_string_value(json_object_get(f->missed, "fingerprint"));
     json_t *codecs = NULL;
-    DCTK_TRY(dctk_combo_resolve(ds, v, f->size_limit, f->space, (int)r->comp_idx, (int)r->filt_idx, (int)r->ser_idx,
+    DCTK_TRY(dctk_combo_resolve(ds, v, f->sweep, (int)r->comp_idx, (int)r->filt_idx, (int)r->ser_idx,
                                 fp, &codecs, NULL));
     json_t *combo = combo_of(f->missed, r, codecs), *prov = dctk_write_provenance(codecs, combo);
     if (f->notify) f->notify(f->user, combo, NULL, DCTK_OK);

@@ -27,28 +27,22 @@ dctk_status dctk_store_path_for(const char *where, const char *dataset, char *bu
     return DCTK_OK;
 }
 
-dctk_status dctk_combo_resolve(dctk_dataset *ds, size_t v, uint64_t size_limit, const dctk_space_opts *space,
-                               int c, int f, int s, const char *expect, json_t **codecs, char *fingerprint) {
+dctk_status dctk_combo_resolve(dctk_dataset *ds, size_t v, const dctk_evaluate_opts *eo, int c, int f, int s,
+                               const char *expect, json_t **codecs, char *fingerprint) {
     *codecs = NULL;
     const dctk_var *var = dctk_dataset_var(ds, v);
-    dctk_sample_plan plan;
-    DCTK_TRY(dctk_sample_plan_for(var->dtype, var->ndim, var->shape, size_limit, &plan));
-    void *sample = malloc(plan.nbytes ? plan.nbytes : 1);
-    if (!sample) return DCTK_FAIL(DCTK_ERR_NOMEM, "cannot hold a sample of %llu bytes", (unsigned long long)plan.nbytes);
-    dctk_status st = dctk_sample_read(ds, v, &plan, sample);
-    dctk_sample_stats stats;
-    if (st == DCTK_OK) dctk_sample_stats_of(var->dtype, sample, dctk_shape_nelems(var->ndim, plan.shape), &stats);
-    free(sample);
-    DCTK_TRY(st);
     dctk_space *sp;
-    DCTK_TRY(dctk_space_build(var->dtype, &stats, space, &sp));
+    dctk_field_scan scan;
+    DCTK_TRY(dctk_space_for_field(ds, v, eo, &sp, &scan));
+    dctk_status st = DCTK_OK;
     const char *fp = dctk_space_fingerprint(sp);
     int lo[3], n[3];
     for (int k = 0; k < 3; k++) dctk_space_range(sp, (dctk_space_category)k, &lo[k], &n[k]);
     if (expect && strcmp(expect, fp) != 0)
         st = DCTK_FAIL(DCTK_ERR_ARG,
                        "variable '%s': the codec space differs from the one the sweep used (fingerprint %s, sweep %s): "
-                       "use the same --eval-data-size-limit and class flags",
+                       "use the same --eval-data-size-limit, --sampling-policy, --dim-kind, --inner-chunk-mib and class "
+                       "flags",
                        var->name, fp, expect);
     else if (!dctk_space_has(sp, c, f, s))
         st = DCTK_FAIL(DCTK_ERR_ARG,

@@ -30,6 +30,9 @@ import time
 import numpy as np
 import netCDF4
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sample_plan import rebuild  # noqa: E402
+
 DCTK = os.environ["DCTK"]
 NCARG = os.environ.get("DCTK_NCARG", "/usr/share/ncarg/data")
 FILE = os.path.join(NCARG, "cdf", "meccatemp.cdf")
@@ -145,11 +148,7 @@ def sample_bytes(best):
         v = nc.variables[VAR]
         v.set_auto_maskandscale(True)
         data = np.ma.filled(v[:].astype(v.dtype), np.nan)
-    d, k = best["sample"]["dim"], best["sample"]["count"]
-    idx = np.round(np.linspace(0, data.shape[d] - 1, k)).astype(int)
-    sl = [0 if e < d else slice(None) for e in range(data.ndim)]
-    sl[d] = idx
-    return np.ascontiguousarray(data[tuple(sl)].reshape(best["sample"]["shape"])).tobytes()
+    return np.ascontiguousarray(rebuild(data, best["sample"])).tobytes()
 
 
 def test_pieces(tmp):

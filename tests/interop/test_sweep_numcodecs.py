@@ -26,6 +26,7 @@ import netCDF4
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from pipeline_ref import run_combo  # noqa: E402
+from sample_plan import rebuild  # noqa: E402
 
 DCTK = os.environ["DCTK"]
 NCARG = os.environ.get("DCTK_NCARG", "/usr/share/ncarg/data")
@@ -52,12 +53,7 @@ def load_sample(best):
         v = nc.variables[VAR]
         v.set_auto_maskandscale(True)
         data = np.ma.filled(v[:].astype(v.dtype), np.nan)
-    d, k = best["sample"]["dim"], best["sample"]["count"]
-    idx = np.round(np.linspace(0, data.shape[d] - 1, k)).astype(int)
-    sl = [0 if e < d else slice(None) for e in range(data.ndim)]
-    sl[d] = idx
-    sample = data[tuple(sl)]
-    sample = sample.reshape(best["sample"]["shape"])
+    sample = rebuild(data, best["sample"])
     return np.ascontiguousarray(sample)
 
 
@@ -67,7 +63,7 @@ def main():
            "--override-existing-l1-error", str(THRESHOLD), "--threads-per-rank", "2",
            "--eval-data-size-limit", "55KB", "--inner-chunk-mib", "0.025",
            "--search", "exhaustive"]  # every row measured, to check each
-    # 7 of the 31 time steps, in chunks of 3: a stride sample over three chunks, a padded edge chunk included
+    # 2 runs of 3 adjacent time steps of the 31 (the chunk is 3 slabs deep): production-shaped chunks
     r = subprocess.run(cmd, capture_output=True, text=True)
     check(r.returncode == 0, "evaluate_combos failed: " + r.stderr[-2000:])
     if r.returncode:

@@ -14,35 +14,6 @@
 #include "dctk/eval.h"
 #include "eval/space_internal.h"
 
-static void sample_indices_like_numpy(void **state) {
-    (void)state;
-    /* numpy.round(numpy.linspace(0, 5, 5)) = [0, 1, 2, 4, 5] (2.5 -> 2, half to even) */
-    size_t want[5] = {0, 1, 2, 4, 5};
-    for (size_t i = 0; i < 5; i++) assert_int_equal(dctk_sample_index(i, 5, 6), want[i]);
-    assert_int_equal(dctk_sample_index(0, 1, 100), 0);
-    assert_int_equal(dctk_sample_index(3, 4, 10), 9);
-}
-
-static void sample_plan_fits_limit(void **state) {
-    (void)state;
-    size_t shape[3] = {100, 10, 20};
-    dctk_sample_plan p;
-    assert_int_equal(dctk_sample_plan_for(DCTK_FLOAT32, 3, shape, 8000, &p), DCTK_OK); /* 10 slices of 800 B */
-    assert_int_equal(p.dim, 0);
-    assert_int_equal(p.count, 10);
-    assert_int_equal(p.nbytes, 8000);
-    assert_int_equal(dctk_sample_plan_for(DCTK_FLOAT32, 3, shape, 1000000, &p), DCTK_OK); /* the whole field */
-    assert_int_equal(p.count, 100);
-    /* one slice is too big: index 0 of dim 0, then 5 rows of dim 1 */
-    assert_int_equal(dctk_sample_plan_for(DCTK_FLOAT32, 3, shape, 400, &p), DCTK_OK);
-    assert_int_equal(p.dim, 1);
-    assert_int_equal(p.count, 5);
-    assert_int_equal(p.shape[0], 1);
-    assert_int_equal(p.shape[2], 20);
-    size_t zero[2] = {0, 4};
-    assert_int_equal(dctk_sample_plan_for(DCTK_FLOAT32, 2, zero, 1000, &p), DCTK_ERR_FORMAT);
-}
-
 static void stats_skip_non_finite(void **state) {
     (void)state;
     double x[8] = {1, -2, 3, NAN, 4, INFINITY, -5, 6};
@@ -338,7 +309,6 @@ static void sweep_stops_when_asked(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(sample_indices_like_numpy), cmocka_unit_test(sample_plan_fits_limit),
         cmocka_unit_test(stats_skip_non_finite),     cmocka_unit_test(space_sizes),
         cmocka_unit_test(space_order_and_resolution), cmocka_unit_test(thresholds_by_name_and_units),
         cmocka_unit_test(space_error_bounded),       cmocka_unit_test(errbound_after_scaling),

@@ -1,0 +1,241 @@
+/* The sample plan against the figures of the Python tool's sampler
+ * (C2SM data-compression, docs/SAMPLING.md: its indices, its R02B10 budget
+ * table, its cloud-field example) and against hand-worked cases for what it
+ * does not do (runs shaped like the production chunk, horizontal tiles, the
+ * memory cap); and the CF rules that sort dimensions into kinds. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dctk/eval.h"
+#include "io/cf.h"
+
+#define T DCTK_DIM_TIME
+#define V DCTK_DIM_VERTICAL
+#define H DCTK_DIM_HORIZONTAL
+#define O DCTK_DIM_OTHER
+
+/* The plan with no memory cap and no scan (every index varies). */
+static dctk_sample_plan plan_of(int ndim, const size_t *shape, const dctk_dim_kind *kind, const size_t *chunk,
+                                uint64_t limit, dctk_sample_policy policy) {
+    dctk_sample_opts o = {.limit = limit, .policy = policy, .threads = 1};
+    dctk_sample_plan p;
+    assert_int_equal(dctk_sample_plan_make(DCTK_FLOAT32, ndim, shape, kind, chunk, NULL, &o, &p), DCTK_OK);
+    return p;
+}
+
+static void mid_block_indices(void **state) {
+    (void)state;
+    /* SAMPLING.md: 3 of 8 time steps -> 1, 4, 6; 3 of 120 levels -> 20, 60, 100; 5 of 8 -> 0, 2, 4, 5, 7 */
+    size_t a[3] = {1, 4, 6}, b[3] = {20, 60, 100}, c[5] = {0, 2, 4, 5, 7};
+    for (size_t k = 0; k < 3; k++) assert_int_equal(dctk_sample_index(k, 3, 8), a[k]);
+    for (size_t k = 0; k < 3; k++) assert_int_equal(dctk_sample_index(k, 3, 120), b[k]);
+    for (size_t k = 0; k < 5; k++) assert_int_equal(dctk_sample_index(k, 5, 8), c[k]);
+    assert_int_equal(dctk_sample_index(0, 1, 100), 50);
+}
+
+/* The R02B10 qc field of SAMPLING.md: time 8 x height 120 x 83,886,080 cells, float32 (320 MiB slabs). */
+static const size_t qc_shape[3] = {8, 120, 83886080};
+static const dctk_dim_kind qc_kind[3] = {T, V, H};
+static const size_t qc_chunk[3] = {1, 1, 4194304}; /* 16 MiB production chunks: one level deep */
+
+static void check_counts(uint64_t limit, dctk_sample_policy pol, size_t kt, size_t kv) {
+    dctk_sample_plan p = plan_of(3, qc_shape, qc_kind, qc_chunk, limit, pol);
+    assert_int_equal(p.nsel[0], kt);
+    assert_int_equal(p.nsel[1], kv);
+    assert_int_equal(p.shape[2], qc_shape[2]); /* horizontal never cut */
+    assert_false(p.tiles);
+}
+
+static void policies_match_the_python_table(void **state) {
+    (void)state;
+    const uint64_t GiB = 1ull << 30;
+    check_counts(5 * GiB, DCTK_SAMPLE_CASCADE, 3, 5);
+    check_counts(5 * GiB, DCTK_SAMPLE_BALANCED, 4, 4);
+    check_counts(10 * GiB, DCTK_SAMPLE_CASCADE, 4, 8);
+    check_counts(10 * GiB, DCTK_SAMPLE_BALANCED, 5, 6);
+    check_counts(30 * GiB, DCTK_SAMPLE_CASCADE, 8, 12);
+    check_counts(30 * GiB, DCTK_SAMPLE_BALANCED, 8, 12);
+}
+
+static void minimum_raises_the_budget(void **state) {
+    (void)state;
+    dctk_sample_plan p = plan_of(3, qc_shape, qc_kind, qc_chunk, 1ull << 30, DCTK_SAMPLE_CASCADE);
+    assert_int_equal(p.nsel[0], 3);
+    assert_int_equal(p.nsel[1], 3);
+    assert_int_equal(p.nbytes, 9ull * 320 * 1048576);
+    assert_non_null(strstr(p.notes, "raised the sample budget"));
+    uint32_t t[3] = {1, 4, 6}, v[3] = {20, 60, 100};
+    for (int k = 0; k < 3; k++) assert_int_equal(p.sel[0][k], t[k]);
+    for (int k = 0; k < 3; k++) assert_int_equal(p.sel[1][k], v[k]);
+    char line[512];
+    const char *dims[3] = {"time", "height", "ncells"};
+    dctk_sample_plan_str(&p, dims, line, sizeof line);
+    assert_string_equal(line, "time 3/8 [1, 4, 6] x height 3/120 [20, 60, 100] x (ncells) whole = 2.81 GiB");
+    /* fewer than 3 time steps: all of them */
+    size_t two[3] = {2, 120, 1000}, ch[3] = {1, 1, 1000};
+    p = plan_of(3, two, qc_kind, ch, 1, DCTK_SAMPLE_CASCADE);
+    assert_int_equal(p.nsel[0], 2);
+    assert_int_equal(p.nsel[1], 3);
+}
+
+static void field_under_the_limit_is_its_own_sample(void **state) {
+    (void)state;
+    size_t shape[3] = {4, 5, 6};
+    dctk_sample_plan p = plan_of(3, shape, qc_kind, NULL, 480, DCTK_SAMPLE_CASCADE);
+    assert_true(p.whole);
+    assert_int_equal(p.nbytes, 480);
+    for (int d = 0; d < 3; d++) assert_int_equal(p.shape[d], shape[d]);
+    size_t zero[2] = {0, 4};
+    dctk_sample_opts o = {.limit = 100};
+    assert_int_equal(dctk_sample_plan_make(DCTK_FLOAT32, 2, zero, NULL, NULL, NULL, &o, &p), DCTK_ERR_FORMAT);
+}
+
+static void levels_where_the_field_varies(void **state) {
+    (void)state;
+    /* SAMPLING.md: a cloud field 0 on its top 40 levels gets 53, 80, 106 */
+    uint8_t vt[8], vv[120];
+    memset(vt, 1, sizeof vt);
+    for (int i = 0; i < 120; i++) vv[i] = i >= 40;
+    dctk_field_scan scan = {.varies = {vt, vv}};
+    dctk_sample_opts o = {.limit = 1, .threads = 1};
+    dctk_sample_plan p;
+    assert_int_equal(dctk_sample_plan_make(DCTK_FLOAT32, 3, qc_shape, qc_kind, qc_chunk, &scan, &o, &p), DCTK_OK);
+    uint32_t want[3] = {53, 80, 106};
+    for (int k = 0; k < 3; k++) assert_int_equal(p.sel[1][k], want[k]);
+    assert_int_equal(p.nvary[1], 80);
+    /* a field that varies on 2 levels only keeps those 2 */
+    memset(vv, 0, sizeof vv);
+    vv[7] = vv[90] = 1;
+    assert_int_equal(dctk_sample_plan_make(DCTK_FLOAT32, 3, qc_shape, qc_kind, qc_chunk, &scan, &o, &p), DCTK_OK);
+    assert_int_equal(p.nsel[1], 2);
+    assert_int_equal(p.sel[1][0], 7);
+    assert_int_equal(p.sel[1][1], 90);
+}
+
+static void runs_have_the_production_chunk_shape(void **state) {
+    (void)state;
+    /* production chunks 2 time steps x 4 levels deep: every run is a whole chunk, aligned to the chunk grid */
+    size_t shape[4] = {24, 40, 30, 50}, chunk[4] = {2, 4, 30, 50};
+    dctk_dim_kind kind[4] = {T, V, H, H};
+    dctk_sample_plan p = plan_of(4, shape, kind, chunk, 24ull * 40 * 30 * 50 * 4 / 10, DCTK_SAMPLE_CASCADE);
+    assert_int_equal(p.run[0], 2);
+    assert_int_equal(p.run[1], 4);
+    assert_int_equal(p.shape[0], p.nsel[0] * 2);
+    assert_int_equal(p.shape[1], p.nsel[1] * 4);
+    assert_true(p.nsel[0] >= 2 && p.nsel[1] >= 1);
+    for (size_t i = 0; i < p.nsel[0]; i++) assert_int_equal(p.sel[0][i] % 2, 0);
+    for (size_t i = 0; i < p.nsel[1]; i++) assert_int_equal(p.sel[1][i] % 4, 0);
+    assert_true(p.nbytes <= 24ull * 40 * 30 * 50 * 4 / 10);
+    char line[512];
+    const char *dims[4] = {"time", "lev", "lat", "lon"};
+    dctk_sample_plan_str(&p, dims, line, sizeof line);
+    assert_non_null(strstr(line, "runs of 2 of 24"));
+    assert_non_null(strstr(line, "runs of 4 of 40"));
+}
+
+static void horizontal_tiles_when_a_slab_is_too_big(void **state) {
+    (void)state;
+    /* a 2-D field of 10 x 10 production chunks, 10 % of it: 9 contiguous tiles spread 3 x 3 */
+    size_t shape[2] = {1000, 2000}, chunk[2] = {100, 200};
+    dctk_dim_kind kind[2] = {H, H};
+    dctk_sample_plan p = plan_of(2, shape, kind, chunk, 800000, DCTK_SAMPLE_CASCADE);
+    assert_true(p.tiles);
+    assert_int_equal(p.ntiles, 9);
+    assert_int_equal(p.shape[0], 900);
+    assert_int_equal(p.shape[1], 200);
+    size_t rows[3] = {1, 5, 8};
+    for (size_t i = 0; i < 9; i++) {
+        assert_int_equal(p.tile[i] / 10, rows[i / 3]);
+        assert_int_equal(p.tile[i] % 10, rows[i % 3]);
+    }
+    /* tiles holding no finite value give way to ones that do */
+    uint8_t fin[100];
+    for (int i = 0; i < 100; i++) fin[i] = i % 10 < 5; /* the east half is land */
+    dctk_field_scan scan = {.tile_finite = fin, .ntiles = 100};
+    dctk_sample_opts o = {.limit = 800000, .threads = 1};
+    assert_int_equal(dctk_sample_plan_make(DCTK_FLOAT32, 2, shape, kind, chunk, &scan, &o, &p), DCTK_OK);
+    assert_int_equal(p.ntiles, 9);
+    assert_int_equal(p.ntiles_finite, 50);
+    for (size_t i = 0; i < 9; i++) {
+        assert_true(fin[p.tile[i]]);
+        for (size_t j = 0; j < i; j++) assert_int_not_equal(p.tile[i], p.tile[j]);
+    }
+}
+
+static void memory_cap_shrinks_or_refuses(void **state) {
+    (void)state;
+    const uint64_t GiB = 1ull << 30;
+    dctk_sample_opts o = {.limit = 10 * GiB, .threads = 1, .memory = 8 * GiB, .memory_source = "test"};
+    dctk_sample_plan p;
+    assert_int_equal(dctk_sample_plan_make(DCTK_FLOAT32, 3, qc_shape, qc_kind, qc_chunk, NULL, &o, &p), DCTK_OK);
+    assert_non_null(strstr(p.notes, "shrunk the sample budget"));
+    assert_true(p.nbytes <= 0.8 * 8 * GiB);
+    assert_true(p.nsel[0] * p.nsel[1] >= 9);
+    /* even 3 x 3 slabs (2.8 GiB) do not fit in 2 GiB: refused, saying what to change */
+    o.memory = 2 * GiB;
+    size_t chunk[3] = {1, 120, 83886080}; /* one tile only: nothing smaller to take */
+    assert_int_equal(dctk_sample_plan_make(DCTK_FLOAT32, 3, qc_shape, qc_kind, chunk, NULL, &o, &p), DCTK_ERR_NOMEM);
+    assert_non_null(strstr(dctk_detail(), "smallest sample"));
+    assert_non_null(strstr(dctk_detail(), "raise the memory limit"));
+}
+
+static void kind_of(const char *name, const char *attrs, dctk_dim_kind want) {
+    json_t *a = attrs ? json_loads(attrs, 0, NULL) : NULL;
+    const char *why = NULL;
+    assert_int_equal(dctk_cf_dim_kind(name, a, &why), want);
+    assert_non_null(why);
+    json_decref(a);
+}
+
+static void dimension_kinds_from_cf_then_names(void **state) {
+    (void)state;
+    /* CF attributes win over the name */
+    kind_of("x", "{\"axis\": \"T\"}", T);
+    kind_of("time", "{\"axis\": \"Z\"}", V);
+    kind_of("lev", "{\"axis\": \"Y\"}", H);
+    kind_of("foo", "{\"positive\": \"down\"}", V);
+    kind_of("foo", "{\"standard_name\": \"air_pressure\"}", V);
+    kind_of("foo", "{\"standard_name\": \"realization\"}", T);
+    kind_of("foo", "{\"standard_name\": \"forecast_period\"}", T);
+    kind_of("foo", "{\"standard_name\": \"grid_latitude\"}", H);
+    kind_of("foo", "{\"units\": \"hours since 2000-01-01\"}", T);
+    kind_of("foo", "{\"calendar\": \"noleap\"}", T);
+    /* then names */
+    kind_of("time", NULL, T);
+    kind_of("valid_time", NULL, T);
+    kind_of("member", NULL, T);
+    kind_of("step", NULL, T);
+    kind_of("timestep", NULL, T);
+    kind_of("frtime", NULL, T);
+    kind_of("plev", NULL, V);
+    kind_of("isobaricInhPa", NULL, V);
+    kind_of("bottom_top", NULL, V);
+    kind_of("bnds", NULL, O);
+    kind_of("nv4", NULL, O);
+    kind_of("ncells", NULL, H);
+    kind_of("rlat", "{\"units\": \"degrees\"}", H);
+    assert_int_equal(dctk_dim_kinds_check("date=time,band=other"), DCTK_OK);
+    assert_int_equal(dctk_dim_kinds_check("date"), DCTK_ERR_ARG);
+    assert_int_equal(dctk_dim_kinds_check("date=sideways"), DCTK_ERR_ARG);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(mid_block_indices),
+        cmocka_unit_test(policies_match_the_python_table),
+        cmocka_unit_test(minimum_raises_the_budget),
+        cmocka_unit_test(field_under_the_limit_is_its_own_sample),
+        cmocka_unit_test(levels_where_the_field_varies),
+        cmocka_unit_test(runs_have_the_production_chunk_shape),
+        cmocka_unit_test(horizontal_tiles_when_a_slab_is_too_big),
+        cmocka_unit_test(memory_cap_shrinks_or_refuses),
+        cmocka_unit_test(dimension_kinds_from_cf_then_names),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
