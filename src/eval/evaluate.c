@@ -274,7 +274,7 @@ static dctk_status share_sample(const dctk_evaluate_opts *o, dctk_status st, pre
     if (st == DCTK_OK && o->team) {
         double tb = dctk_now();
         st = o->team->share(o->team->user, pr->sample, pr->plan.nbytes);
-        dctk_timer_add("sample broadcast", dctk_now() - tb);
+        dctk_timer_add("sample broadcast [wall s]", dctk_now() - tb);
     }
     return st;
 }
@@ -671,7 +671,7 @@ static dctk_status sweep_space(const dctk_var *var, const void *sample, const dc
     free(run_skip);
     if (!adaptive) s->nmeasured = s->ncombos - nleft;
     s->nleft = nleft;
-    dctk_timer_add("sweep", dctk_now() - t0);
+    dctk_timer_add("sweep [wall s]", dctk_now() - t0);
     dctk_status cst = dctk_csv_writer_close(rc.csv);
     free(skip);
     if (st == DCTK_OK && rc.csv_st != DCTK_OK) st = DCTK_FAIL(rc.csv_st, "%s", rc.csv_err);

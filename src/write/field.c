@@ -42,8 +42,8 @@ dctk_status dctk_combo_resolve(dctk_dataset *ds, size_t v, const dctk_evaluate_o
         st = DCTK_FAIL(DCTK_ERR_ARG,
                        "variable '%s': the codec space differs from the one the sweep used (fingerprint %s, sweep %s): "
                        "use the same --eval-data-size-limit, --sampling-policy, --dim-kind, --inner-chunk-mib and class "
-                       "flags, or --combo best_%s.json",
-                       var->name, fp, expect, var->name);
+                       "flags",
+                       var->name, fp, expect);
     else if (!dctk_space_has(sp, c, f, s))
         st = DCTK_FAIL(DCTK_ERR_ARG,
                        "variable '%s': no combo (%d, %d, %d) in this space: comp_idx in [%d, %d), filt_idx in [%d, %d), "
