@@ -43,6 +43,7 @@ static dctk_status check_asked(const dctk_gates *a) {
 dctk_status dctk_gates_resolve(const dctk_gates *asked, const char *csv, const char *name, const char *units,
                                dctk_gates *out, char *source, size_t cap) {
     DCTK_TRY(check_asked(asked));
+    if (cap) source[0] = '\0';
     dctk_gates table = dctk_gates_none();
     *out = *asked;
     if (!isnan(asked->l1)) {
@@ -51,9 +52,16 @@ dctk_status dctk_gates_resolve(const dctk_gates *asked, const char *csv, const c
         dctk_status st = dctk_threshold_lookup_gates(csv, name, units, &table);
         if (st != DCTK_OK && st != DCTK_ERR_NOT_FOUND) return st;
         if (st == DCTK_OK) snprintf(source, cap, "%s (%s, %s)", csv, name, units ? units : "");
+        /* why no row applies (udunits2's verdict on the units, or no such name), after "TABLE: " */
+        const char *why = st == DCTK_OK ? NULL : strstr(dctk_detail(), ": ");
+        if (why) snprintf(source, cap, "%s", why + 2);
     }
     out->l1 = isnan(asked->l1) ? table.l1 : asked->l1;
-    if (isnan(out->l1)) snprintf(source, cap, "none: lossless only");
+    if (isnan(out->l1)) {
+        char why[512];
+        snprintf(why, sizeof why, "%s", csv && isnan(asked->l1) && source[0] && strncmp(source, "none", 4) ? source : "");
+        snprintf(source, cap, "%s%slossless only", why, why[0] ? "; " : "none: ");
+    }
     out->l2 = derive(asked->l2, table.l2, 2, out->l1);
     out->linf = derive(asked->linf, table.linf, 10, out->l1);
     out->bias = derive(asked->bias, table.bias, 0.5, out->l1);
