@@ -51,7 +51,13 @@ dctk_status dctk_gates_resolve(const dctk_gates *asked, const char *csv, const c
     } else if (csv) {
         dctk_status st = dctk_threshold_lookup_gates(csv, name, units, &table);
         if (st != DCTK_OK && st != DCTK_ERR_NOT_FOUND) return st;
-        if (st == DCTK_OK) snprintf(source, cap, "%s (%s, %s)", csv, name, units ? units : "");
+        if (st == DCTK_OK) { /* which row applied, in udunits2's words */
+            char why[256];
+            double l1;
+            if (dctk_threshold_explain(csv, name, units, &l1, why, sizeof why) == DCTK_OK)
+                snprintf(source, cap, "%s, %s", csv, why);
+            else snprintf(source, cap, "%s (%s, %s)", csv, name, units ? units : "");
+        }
         /* why no row applies (udunits2's verdict on the units, or no such name), after "TABLE: " */
         const char *why = st == DCTK_OK ? NULL : strstr(dctk_detail(), ": ");
         if (why) snprintf(source, cap, "%s", why + 2);
