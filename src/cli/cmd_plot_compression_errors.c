@@ -25,6 +25,7 @@ static const cli_opt opts[] = {
      "plot the I-th 2-D slice (counted over the leading dimensions, C order: the time step of (time, lat, lon));"
      " default: the slice where the pipeline's error is largest"},
     SPACE_CLI_OPTS(so),
+    GATE_CLI_OPTS(so), /* the sweep's space is lossless only without a threshold: the same here */
     {0},
 };
 

@@ -24,7 +24,7 @@ def check(ok, what):
 def sweep(tmp, *extra):
     r = subprocess.run([DCTK, "evaluate_combos", SRC, "--where-to-write", tmp, "--compressor-class", "zstd",
                         "--filter-class", "bitround", "--serializer-class", "none", "--eval-data-size-limit", "50KB",
-                        *extra], capture_output=True, text=True, timeout=300)
+                        "--l1-threshold", "1e-3", *extra], capture_output=True, text=True, timeout=300)
     check(r.returncode == 0, f"sweep {extra}: rc {r.returncode}: {r.stderr[-300:]}")
     return r
 

@@ -33,7 +33,8 @@ def check(ok, what):
 
 
 def plot(path, out, *args):
-    return subprocess.run([DCTK, "plot_compression_errors", path, out, "t", *args], capture_output=True, text=True,
+    return subprocess.run([DCTK, "plot_compression_errors", path, out, "t", "--l1-threshold", "1e-3", *args],
+                          capture_output=True, text=True,
                           timeout=300)
 
 
