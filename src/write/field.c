@@ -92,12 +92,8 @@ static dctk_status verify(dctk_dataset *ds, size_t v, dctk_zarr_array *a, const 
     }
     dctk_norms norms = {0};
     for (size_t k = 0; k < nblocks && st == DCTK_OK; k++) {
-        size_t start[DCTK_MAX_DIMS], count[DCTK_MAX_DIMS], rest = k;
-        for (int d = var->ndim - 1; d >= 0; d--) {
-            start[d] = rest % grid[d] * block[d];
-            rest /= grid[d];
-            count[d] = var->shape[d] - start[d] < block[d] ? var->shape[d] - start[d] : block[d];
-        }
+        size_t start[DCTK_MAX_DIMS], count[DCTK_MAX_DIMS];
+        dctk_block_at(var->ndim, var->shape, block, grid, k, start, count);
         st = dctk_dataset_read(ds, v, start, count, x);
         if (st == DCTK_OK) st = dctk_zarr_read(a, start, count, y);
         if (st == DCTK_OK) {
