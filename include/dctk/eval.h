@@ -281,9 +281,10 @@ DCTK_API dctk_gates dctk_gates_none(void);
 /* The L1 threshold and the optional "L2 error", "Linf error", "Bias error"
  * columns of the row for (name, units) into g->l1, l2, linf, bias (NaN where
  * a column is absent or empty, DCTK_GATE_OFF where it says "off").
- * DCTK_ERR_NOT_FOUND when no row applies. */
+ * DCTK_ERR_NOT_FOUND when no row applies. why (cap bytes) says which row
+ * applied or why none did, as dctk_threshold_explain does. */
 DCTK_API dctk_status dctk_threshold_lookup_gates(const char *csv_path, const char *name, const char *units,
-                                                 dctk_gates *g);
+                                                 dctk_gates *g, char *why, size_t cap);
 /* The gates of one variable: the flags in *asked, then the table row, then the
  * default multiples of l1. source gets where l1 came from. */
 DCTK_API dctk_status dctk_gates_resolve(const dctk_gates *asked, const char *csv_path, const char *name,

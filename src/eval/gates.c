@@ -49,23 +49,16 @@ dctk_status dctk_gates_resolve(const dctk_gates *asked, const char *csv, const c
     if (!isnan(asked->l1)) {
         snprintf(source, cap, "--l1-threshold");
     } else if (csv) {
-        dctk_status st = dctk_threshold_lookup_gates(csv, name, units, &table);
+        char why[256] = "";
+        dctk_status st = dctk_threshold_lookup_gates(csv, name, units, &table, why, sizeof why);
         if (st != DCTK_OK && st != DCTK_ERR_NOT_FOUND) return st;
-        if (st == DCTK_OK) { /* which row applied, in udunits2's words */
-            char why[256];
-            double l1;
-            if (dctk_threshold_explain(csv, name, units, &l1, why, sizeof why) == DCTK_OK)
-                snprintf(source, cap, "%s, %s", csv, why);
-            else snprintf(source, cap, "%s (%s, %s)", csv, name, units ? units : "");
-        }
-        /* why no row applies (udunits2's verdict on the units, or no such name), after "TABLE: " */
-        const char *why = st == DCTK_OK ? NULL : strstr(dctk_detail(), ": ");
-        if (why) snprintf(source, cap, "%s", why + 2);
+        if (st == DCTK_OK) snprintf(source, cap, "%s, %s", csv, why); /* which row, in udunits2's words */
+        else snprintf(source, cap, "%s", why);                        /* why none applies */
     }
     out->l1 = isnan(asked->l1) ? table.l1 : asked->l1;
     if (isnan(out->l1)) {
         char why[512];
-        snprintf(why, sizeof why, "%s", csv && isnan(asked->l1) && source[0] && strncmp(source, "none", 4) ? source : "");
+        snprintf(why, sizeof why, "%s", source);
         snprintf(source, cap, "%s%slossless only", why, why[0] ? "; " : "none: ");
     }
     out->l2 = derive(asked->l2, table.l2, 2, out->l1);

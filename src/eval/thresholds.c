@@ -208,10 +208,10 @@ static dctk_status row_gates(const char *path, const char *name, char **fields, 
 
 /* The gates of the row dctk_threshold_explain picks (the same udunits2 rules):
  * its L1, and the optional L2, Linf and Bias columns. */
-dctk_status dctk_threshold_lookup_gates(const char *path, const char *name, const char *units, dctk_gates *g) {
+dctk_status dctk_threshold_lookup_gates(const char *path, const char *name, const char *units, dctk_gates *g,
+                                        char *why, size_t cap) {
     double l1;
-    char why[512];
-    DCTK_TRY(dctk_threshold_explain(path, name, units, &l1, why, sizeof why));
+    DCTK_TRY(dctk_threshold_explain(path, name, units, &l1, why, cap));
     FILE *f = fopen(path, "r");
     if (!f) return DCTK_FAIL(DCTK_ERR_IO, "%s: cannot open the threshold table", path);
     char line[4096], *fields[16];
