@@ -21,6 +21,12 @@ import sys
 import tempfile
 import time
 
+
+def threads_flag(binary):
+    """compress_with_optimal's thread flag: --threads-per-rank since the guide's help work, --threads before."""
+    h = subprocess.run([binary, "compress_with_optimal", "--help"], capture_output=True, text=True)
+    return "--threads-per-rank" if "--threads-per-rank" in h.stdout + h.stderr else "--threads"
+
 FIELD, VAR = "/usr/share/ncarg/data/cdf/trinidad.nc", "data"
 SWEEP = ["--eval-data-size-limit", "150KB", "--compressor-class", "zstd", "--threads-per-rank", "1",
          "--override-existing-l1-error", "1e-3", "--field-to-compress", VAR]
@@ -66,7 +72,7 @@ def main():
                 out = os.path.join(tmp, f"{k}{r}")
                 combo = os.path.join(tmp, f"before{r}", f"best_{VAR}.json")  # the same pipeline for both
                 times[k]["write"].append(run([exe, "compress_with_optimal", FIELD, out, VAR, "--combo", combo,
-                                              "--no-verify", "--threads", "1"]))
+                                              "--no-verify", threads_flag(exe), "1"]))
                 digest[k] = chunk_digest(os.path.join(out, os.path.basename(FIELD).rsplit(".", 1)[0] + ".zarr"))
     mb = os.path.getsize(FIELD) / 1e6
     med = {k: {w: [statistics.median(x[i] for x in times[k][w]) for i in (0, 1)] for w in times[k]} for k in times}

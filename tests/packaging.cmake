@@ -17,3 +17,10 @@ dctk_script_test(packaging_codecs_only ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR
   ${CMAKE_COMMAND} ${CMAKE_C_COMPILER})
 set_tests_properties(packaging_docs packaging_install packaging_recipes packaging_symbols packaging_codecs_only
   PROPERTIES TIMEOUT 60)
+
+# The user guide runs as written, and every command's help agrees with the README (issue 23).
+dctk_script_test(guide_runs ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/tools/guide_check.py)
+set_tests_properties(guide_runs PROPERTIES TIMEOUT 600)
+set_property(TEST guide_runs APPEND PROPERTY ENVIRONMENT
+  LSAN_OPTIONS=suppressions=${CMAKE_CURRENT_SOURCE_DIR}/interop/lsan_fontconfig.supp:print_suppressions=0)
+dctk_script_test(help_readme ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/tools/help_readme_check.py)

@@ -52,6 +52,10 @@ typedef struct dctk_array {
 /* A contiguous C-order view of data with the given shape. */
 DCTK_API dctk_array dctk_array_view(dctk_dtype t, int ndim, const size_t *shape, void *data);
 DCTK_API size_t dctk_shape_nelems(int ndim, const size_t *shape);
+/* Block k (C order) of a grid of blocks over shape: its start and count, the
+ * last block along a dimension cut at the edge; grid[d] = ceil(shape[d] / block[d]). */
+DCTK_API void dctk_block_at(int ndim, const size_t *shape, const size_t *block, const size_t *grid, size_t k,
+                            size_t *start, size_t *count);
 DCTK_API size_t dctk_array_nelems(const dctk_array *a);
 DCTK_API size_t dctk_array_nbytes(const dctk_array *a);
 DCTK_API bool dctk_array_is_contiguous(const dctk_array *a);

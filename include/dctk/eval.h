@@ -249,9 +249,17 @@ DCTK_API char *dctk_pipeline_name(const json_t *comp, const json_t *filt, const 
 
 /* Find the L1 threshold for a variable in a CSV with the columns "Short Name",
  * "Unit", "Existing L1 error": a row applies when the name matches and the
- * units match. DCTK_ERR_NOT_FOUND when no row applies. */
+ * units are the same unit to udunits2 ("m/s" and "m s-1"), or a scaled one
+ * (a relative error does not change with scale); a row whose unit differs
+ * by an offset (degC and K) does not apply. DCTK_ERR_NOT_FOUND when no row
+ * applies. */
 DCTK_API dctk_status dctk_threshold_lookup(const char *csv_path, const char *name, const char *units,
                                            double *threshold);
+/* The same, writing into why which row applied or why none did. */
+DCTK_API dctk_status dctk_threshold_explain(const char *csv_path, const char *name, const char *units,
+                                            double *threshold, char *why, size_t cap);
+/* True when udunits2 can read the units string. */
+DCTK_API bool dctk_units_known(const char *units);
 
 /* --- gates ------------------------------------------------------------------- */
 
@@ -273,9 +281,10 @@ DCTK_API dctk_gates dctk_gates_none(void);
 /* The L1 threshold and the optional "L2 error", "Linf error", "Bias error"
  * columns of the row for (name, units) into g->l1, l2, linf, bias (NaN where
  * a column is absent or empty, DCTK_GATE_OFF where it says "off").
- * DCTK_ERR_NOT_FOUND when no row applies. */
+ * DCTK_ERR_NOT_FOUND when no row applies. why (cap bytes) says which row
+ * applied or why none did, as dctk_threshold_explain does. */
 DCTK_API dctk_status dctk_threshold_lookup_gates(const char *csv_path, const char *name, const char *units,
-                                                 dctk_gates *g);
+                                                 dctk_gates *g, char *why, size_t cap);
 /* The gates of one variable: the flags in *asked, then the table row, then the
  * default multiples of l1. source gets where l1 came from. */
 DCTK_API dctk_status dctk_gates_resolve(const dctk_gates *asked, const char *csv_path, const char *name,

@@ -109,8 +109,15 @@ DCTK_API dctk_status dctk_plot_cluster_curve(const dctk_cluster_curve *c, const 
 typedef struct dctk_analyze_opts {
     const char *var;
     double threshold;  /* relative L1 bound, NaN when unknown */
-    int clusters;      /* 0: per panel, the k of 3..9 with the best silhouette */
+    int clusters;      /* 0: per panel, the k of 3..dctk_cluster_k_max(n) with the best silhouette */
+    int64_t best[3];   /* the winner's comp_idx, filt_idx, ser_idx (from best_VAR.json), marked when has_best */
+    bool has_best;
 } dctk_analyze_opts;
+
+/* The largest k worth trying for n points: about sqrt(n / 2), at most 9 and at
+ * least 2 (1 below 4 points, which are too few to split). 24 points make 3
+ * clusters, not 9 whose centroid marks hide the points. */
+DCTK_API int dctk_cluster_k_max(size_t n);
 
 DCTK_API dctk_status dctk_report_analyze(const dctk_result_table *t, const dctk_analyze_opts *o, const char *prefix);
 

@@ -27,7 +27,7 @@ const char *cli_opt_help(const cli_opt *o, char *buf, size_t cap) {
 
 void cli_print_help(const cli_cmd *cmd) {
     printf("usage: dc_toolkit %s %s\n\n%s\n", cmd->name, cmd->usage, cmd->help);
-    if (cmd->opts && cmd->opts[0].name) printf("\noptions:\n");
+    printf("\noptions:\n"); /* every command has at least --help */
     for (const cli_opt *o = cmd->opts; o && o->name; o++) {
         char left[96];
         if (o->type == OPT_BOOL && o->neg) snprintf(left, sizeof left, "%s/%s", o->name, o->neg);

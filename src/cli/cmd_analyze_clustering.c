@@ -19,7 +19,7 @@ static const cli_opt opts[] = {
     {"--results", NULL, OPT_STR, &results, "FILE",
      "read this results file (.parquet or .csv) instead of DIR/results_VAR.parquet"},
     {"--clusters", NULL, OPT_INT, &clusters, "K",
-     "clusters per panel (default: the k of 3..9 with the best silhouette)"},
+     "clusters per panel (default: the k with the best silhouette among 3..9, at most about sqrt(points/2))"},
     {"--out", NULL, OPT_STR, &out_prefix, "PREFIX", "output prefix (default DIR/analyze_clustering_VAR)"},
     {0},
 };
@@ -28,12 +28,13 @@ static int run(int argc, char **argv);
 
 const cli_cmd cmd_analyze_clustering = {
     .name = "analyze_clustering",
-    .summary = "ratio against L1/L2/Linf with clusters, Pareto fronts and threshold (PNG, SVG, HTML)",
+    .summary = "ratio against L1/L2/Linf with clusters, Pareto fronts, the winner and the threshold (PNG, SVG, HTML)",
     .usage = "--where-to-write DIR --var VAR [options]",
     .help = "Reads DIR/results_VAR.parquet (or DIR/config_space_VAR_rank0.csv when there is no Parquet file)\n"
-            "and the threshold from DIR/best_VAR.json. For each of relative L1, L2 and Linf: k-means over\n"
-            "the standardised (ratio, error) of the kept combos with centroids, the Pareto front (higher\n"
-            "ratio, lower error), combos over the threshold in grey. Writes DIR/analyze_clustering_VAR.png,\n"
+            "and the threshold and the winner from DIR/best_VAR.json. For each of relative L1, L2 and Linf:\n"
+            "k-means over the standardised (ratio, error) of the kept combos with centroids (k suited to the\n"
+            "number of points), the Pareto front (higher ratio, lower error), the winner as a red diamond,\n"
+            "combos over the threshold in grey; threshold and winner only when best_VAR.json has them. Writes DIR/analyze_clustering_VAR.png,\n"
             ".svg and .html; the HTML page works offline and shows a combo's codecs and indices on hover.\n"
             "Example:\n"
             "  dc_toolkit analyze_clustering --where-to-write out --var t2m",
@@ -41,14 +42,24 @@ const cli_cmd cmd_analyze_clustering = {
     .run = run,
 };
 
-static double load_threshold(void) {
+/* Threshold and winner from DIR/best_VAR.json; *what says what was found, for the console. */
+static void load_best(dctk_analyze_opts *o, char *what, size_t cap) {
     char path[4096];
     snprintf(path, sizeof path, "%s/best_%s.json", where, var);
     json_t *j = json_load_file(path, 0, NULL);
     const json_t *t = json_object_get(j, "threshold");
-    double v = json_is_number(t) ? json_number_value(t) : NAN;
+    o->threshold = json_is_number(t) ? json_number_value(t) : NAN;
+    static const char *const keys[3] = {"comp_idx", "filt_idx", "ser_idx"};
+    o->has_best = j != NULL;
+    for (int i = 0; i < 3; i++) {
+        const json_t *v = json_object_get(j, keys[i]);
+        o->has_best = o->has_best && json_is_integer(v);
+        o->best[i] = json_is_integer(v) ? json_integer_value(v) : -1;
+    }
+    if (!j) snprintf(what, cap, "no threshold and no winner marked (no %s)", path);
+    else if (isfinite(o->threshold)) snprintf(what, cap, "relative L1 threshold %.3g from %s", o->threshold, path);
+    else snprintf(what, cap, "no threshold (%s has none)", path);
     json_decref(j);
-    return v;
 }
 
 static void results_path(char *buf, size_t cap) {
@@ -64,16 +75,19 @@ static void results_path(char *buf, size_t cap) {
 }
 
 static int analyze(const char *cmd, const char *path, const dctk_result_table *t) {
-    dctk_analyze_opts o = {.var = var, .threshold = load_threshold(), .clusters = (int)clusters};
-    char prefix[4096];
+    dctk_analyze_opts o = {.var = var, .clusters = (int)clusters};
+    char prefix[4096], what[4200];
+    load_best(&o, what, sizeof what);
     if (out_prefix) snprintf(prefix, sizeof prefix, "%s", out_prefix);
     else snprintf(prefix, sizeof prefix, "%s/analyze_clustering_%s", where, var);
     size_t kept = 0;
     for (size_t i = 0; i < t->n; i++) kept += t->rows[i].keep;
     dctk_status st = dctk_report_analyze(t, &o, prefix);
     if (st != DCTK_OK) return cli_fail(cmd, st);
-    printf("%s: %zu combos, %zu kept; threshold %s\n", path, t->n, kept,
-           isfinite(o.threshold) ? "from best_VAR.json" : "unknown (no best_VAR.json)");
+    printf("%s: %zu combos, %zu kept; %s\n", path, t->n, kept, what);
+    if (o.has_best)
+        printf("best combo (comp_idx %lld, filt_idx %lld, ser_idx %lld) marked with a red diamond\n",
+               (long long)o.best[0], (long long)o.best[1], (long long)o.best[2]);
     printf("wrote %s.png, %s.svg and %s.html\n", prefix, prefix, prefix);
     return 0;
 }

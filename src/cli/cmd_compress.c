@@ -29,7 +29,7 @@ static const cli_opt opts[] = {
     {"--skip-existing", "--no-skip-existing", OPT_BOOL, &skip_existing, NULL,
      "skip fields already complete in the store (default: skip; --no-skip-existing rewrites them)"},
     SWEEP_CLI_OPTS(so),
-    WRITE_CLI_OPTS(wo),
+    WRITE_CLI_BASE_OPTS(wo),
     {0},
 };
 
@@ -38,7 +38,7 @@ static int run(int argc, char **argv);
 const cli_cmd cmd_compress = {
     .name = "compress",
     .summary = "sweep what has no sweep result yet, write every field with its best combo, merge",
-    .usage = "DATASET DIR [options]  (or DATASET --where-to-write DIR)",
+    .usage = "DATASET DIR [options]",
     .help = "For every data variable (or --vars / --field-to-compress): a field already in DIR/DATASET.zarr is\n"
             "skipped (--no-skip-existing rewrites it); a field whose DIR/best_FIELD.json still holds for this input\n"
             "(same space fingerprint, sample size limit and threshold) is written with it without a sweep; the\n"
@@ -194,6 +194,7 @@ static int run(int argc, char **argv) {
     if (rc) return rc < 0 ? 0 : rc;
     if (np == 2) so.where = pos[1];
     if ((rc = write_cli_check_level(cmd, &wo))) return rc;
+    wo.threads = so.threads; /* one thread count for the sweep and the writer */
     if (!so.where) {
         fprintf(stderr, "dc_toolkit %s: give DIR (second argument or --where-to-write)\n", cmd);
         return 2;

@@ -21,9 +21,6 @@ static const cli_opt opts[] = {
     {"--pipeline", NULL, OPT_STR, &pipeline_arg, "P",
      "write with this pipeline, no indices: a file or inline JSON, {\"compressor\",\"filter\",\"serializer\"}, "
      "a codec list, or a best_VAR.json"},
-    {"--l1-threshold", NULL, OPT_REAL, &gate_l1, "X",
-     "the relative L1 bound the verification gates on (default: a best_VAR.json's gates or threshold; "
-     "without any, the verification is advisory)"},
     SPACE_CLI_OPTS(so),
     GATE_CLI_OPTS(so),
     {"--thresholds-table", NULL, OPT_STR, &so.thresholds, "CSV",
@@ -36,12 +33,12 @@ static int run(int argc, char **argv);
 
 const cli_cmd cmd_compress_with_optimal = {
     .name = "compress_with_optimal",
-    .summary = "write a field into DIR/DATASET.zarr with a chosen combo, and verify it",
-    .usage = "DATASET WHERE_TO_WRITE FIELD COMP_IDX FILT_IDX SER_IDX [options]",
+    .summary = "write one field with a chosen combo into DIR/DATASET.zarr, then verify it",
+    .usage = "DATASET DIR FIELD COMP_IDX FILT_IDX SER_IDX [options]",
     .help = "Resolves the combo (COMP_IDX, FILT_IDX, SER_IDX; -1 = none) against the codec space that\n"
             "evaluate_combos used (same --eval-data-size-limit and class flags; a different space is refused\n"
-            "when WHERE_TO_WRITE/best_FIELD.json records another fingerprint), or takes the pipeline from\n"
-            "--combo. Streams the whole field into WHERE_TO_WRITE/DATASET.zarr as the array FIELD, in inner\n"
+            "when DIR/best_FIELD.json records another fingerprint), or takes the pipeline from\n"
+            "--combo. Streams the whole field into DIR/DATASET.zarr as the array FIELD, in inner\n"
             "chunks of --inner-chunk-mib grouped into shards of --shard-mib, under a staging name, then reads it\n"
             "back and compares it with the input; only then does it replace an earlier copy of FIELD (a failed\n"
             "check leaves that copy as it was). Another process writing the same FIELD is refused. With --combo,\n"
@@ -83,6 +80,7 @@ static int run(int argc, char **argv) {
     int rc = cli_parse(&cmd_compress_with_optimal, argc, argv, pos, 3, 6, &np);
     if (rc) return rc < 0 ? 0 : rc;
     if ((rc = write_cli_check_level(cmd, &wo))) return rc;
+    gate_l1 = so.override_l1; /* --l1-threshold: with --pipeline, the bound the verification gates on */
     int idx[3];
     if (pipeline_arg && (combo_path || np > 3)) {
         fprintf(stderr, "dc_toolkit %s: --pipeline replaces the indices and --combo: give only one\n", cmd);
@@ -92,7 +90,7 @@ static int run(int argc, char **argv) {
         fprintf(stderr, "dc_toolkit %s: --l1-threshold must be positive\n", cmd);
         return 2;
     }
-    if (!pipeline_arg && (rc = write_cli_indices(cmd, combo_path, pos + 3, np - 3, idx))) return rc;
+    if (!pipeline_arg && (rc = write_cli_indices(cmd, combo_path, pos[1], pos[2], pos + 3, np - 3, idx))) return rc;
     const char *dataset = pos[0], *where = pos[1], *field = pos[2];
     dctk_evaluate_opts eo;
     if ((rc = sweep_cli_eval_opts(cmd, &so, &eo))) return rc;

@@ -19,8 +19,8 @@ static int run(int argc, char **argv);
 
 const cli_cmd cmd_evaluate_combos = {
     .name = "evaluate_combos",
-    .summary = "sweep every compression pipeline over a sample and name the best",
-    .usage = "DATASET [WHERE_TO_WRITE] --where-to-write DIR [options]",
+    .summary = "sweep the codec space over a sample of each field and name the best combo",
+    .usage = "DATASET --where-to-write DIR [options]",
     .help = "Reads a representative sample of each field (evenly spaced along the leading dimension, within\n"
             "--eval-data-size-limit), evaluates every combo of compressor x filter x serializer on it chunk by\n"
             "chunk, and keeps those whose relative L1 error is under the field's threshold (the table\n"

@@ -64,8 +64,8 @@ static int run(int argc, char **argv) {
 
 const cli_cmd cmd_from_zarr_to_netcdf = {
     .name = CMD,
-    .summary = "write a Zarr v2 or v3 store as one netCDF-4 file",
-    .usage = "STORE.zarr [--out FILE.nc]",
+    .summary = "write a Zarr v2 or v3 store as one netCDF-4 file (deflate + shuffle), dims and attributes kept",
+    .usage = "STORE.zarr [options]",
     .help = "Every array becomes a variable with the array's dimension names, chunked and deflated with\n"
             "shuffle; groups become netCDF-4 groups; array attributes become variable attributes (numbers,\n"
             "strings and lists of them as netCDF attributes, nested objects such as dc_toolkit as JSON text)\n"

@@ -4,6 +4,8 @@
 #include <string.h>
 
 #include "cli.h"
+#include "dctk/eval.h"
+#include "sweep_opts.h"
 #include "dctk/dataset.h"
 #include "dctk/util.h"
 
@@ -45,6 +47,24 @@ static void print_var(const dctk_var *v) {
            v->has_fill ? ", missing values -> NaN" : "");
 }
 
+static const char *table_opt;
+
+/* Which row of the threshold table the sweep would use for a data variable, or why none. */
+static void print_threshold(const dctk_var *v, const char *table) {
+    if (v->is_coord) return;
+    if (!table) {
+        printf("      threshold: none (no threshold table)\n");
+        return;
+    }
+    const char *name = json_string_value(json_object_get(v->attrs, "GRIB_cfVarName"));
+    char why[512];
+    double thr;
+    dctk_status st = dctk_threshold_explain(table, name ? name : v->name, v->units, &thr, why, sizeof why);
+    if (st == DCTK_OK) printf("      threshold: relative L1 %.3g (%s)\n", thr, why);
+    else if (st == DCTK_ERR_NOT_FOUND) printf("      threshold: none (%s)\n", why);
+    else printf("      threshold: none (%s)\n", dctk_detail());
+}
+
 static int run(int argc, char **argv) {
     const char *pos[1];
     int rc = cli_parse(&cmd_inspect_dataset, argc, argv, pos, 1, 1, NULL);
@@ -56,19 +76,27 @@ static int run(int argc, char **argv) {
     print_globals(ds);
     size_t n = dctk_dataset_nvars(ds);
     printf("variables: %zu\n", n);
-    for (size_t i = 0; i < n; i++) print_var(dctk_dataset_var(ds, i));
+    const char *table = table_opt ? table_opt : sweep_default_thresholds();
+    for (size_t i = 0; i < n; i++) {
+        print_var(dctk_dataset_var(ds, i));
+        print_threshold(dctk_dataset_var(ds, i), table);
+    }
     dctk_dataset_close(ds);
     return 0;
 }
 
 const cli_cmd cmd_inspect_dataset = {
     .name = "inspect_dataset",
-    .summary = "list the variables of a netCDF, GRIB or Zarr input as the readers see them",
-    .usage = "DATASET",
+    .summary = "list the variables of a netCDF, GRIB or Zarr input as the readers see them, and their threshold",
+    .usage = "DATASET [options]",
     .help = "Prints the format, the global attributes and, for every variable, its dimensions,\n"
             "stored and decoded (CF) data type, units, decoded size and whether it is a\n"
-            "coordinate or a data variable. Unreadable input gives one line on stderr naming the\n"
-            "file and the problem, and exit status 1.",
-    .opts = (const cli_opt[]){{0}},
+            "coordinate or a data variable; under each data variable, the row of the threshold\n"
+            "table a sweep would use (units compared by udunits2: \"m/s\" is \"m s-1\") or why\n"
+            "none applies. Unreadable input gives one line on stderr naming the file and the\n"
+            "problem, and exit status 1.",
+    .opts = (const cli_opt[]){{"--thresholds-table", NULL, OPT_STR, &table_opt, "CSV",
+                               "threshold table (default: the l1_error_thresholds.csv shipped with dc_toolkit)"},
+                              {0}},
     .run = run,
 };

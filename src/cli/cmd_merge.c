@@ -10,9 +10,9 @@ static int run(int argc, char **argv);
 
 const cli_cmd cmd_merge_compressed_fields = {
     .name = "merge_compressed_fields",
-    .summary = "check that every field is in DIR/DATASET.zarr and consolidate its metadata",
-    .usage = "DATASET WHERE_TO_WRITE",
-    .help = "First cleans what interrupted writers left in WHERE_TO_WRITE/DATASET.zarr (their staging folders,\n"
+    .summary = "repair interrupted writes, check every field is in the store, write coordinates and bounds losslessly, consolidate metadata",
+    .usage = "DATASET DIR",
+    .help = "First cleans what interrupted writers left in DIR/DATASET.zarr (their staging folders,\n"
             "temporary files; an earlier copy set aside is put back). Refuses when a data variable of DATASET\n"
             "has not been compressed into the store yet; writes the coordinate and CF bounds variables\n"
             "losslessly (rewriting, with a line, any stored with a lossy pipeline), sets the dataset's global\n"

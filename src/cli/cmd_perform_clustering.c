@@ -21,7 +21,7 @@ static int run(int argc, char **argv);
 const cli_cmd cmd_perform_clustering = {
     .name = "perform_clustering",
     .summary = "elbow and silhouette curves of k-means over (ratio, error) of a sweep's kept combos",
-    .usage = "RESULTS L1|L2|LInf [--out PREFIX]",
+    .usage = "RESULTS L1|L2|LInf [options]",
     .help = "Reads RESULTS (results_VAR.parquet or a config_space_VAR_rankN.csv written by evaluate_combos),\n"
             "takes the kept combos whose ratio and chosen relative error are finite, standardises both features\n"
             "(zero mean, unit variance) and runs k-means (k-means++ seeding from a fixed seed, Lloyd iterations)\n"

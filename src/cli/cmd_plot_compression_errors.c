@@ -1,6 +1,7 @@
 /* dc_toolkit plot_compression_errors: the 3x3 error panel of one combo on a
  * 2-D (lat, lon) slice, and on the same slice shifted by 180 degrees of
  * longitude, to show whether the pipeline respects the periodic seam. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,11 +16,16 @@
 
 static sweep_cli so;
 static const char *combo_path;
+static long slice_opt;
 
 static const cli_opt opts[] = {
     {"--combo", NULL, OPT_STR, &combo_path, "best_FIELD.json",
      "take the pipeline from this file (written by evaluate_combos); the indices are then optional"},
+    {"--index", NULL, OPT_INT, &slice_opt, "I",
+     "plot the I-th 2-D slice (counted over the leading dimensions, C order: the time step of (time, lat, lon));"
+     " default: the slice where the pipeline's error is largest"},
     SPACE_CLI_OPTS(so),
+    GATE_CLI_OPTS(so), /* the sweep's space is lossless only without a threshold: the same here */
     {0},
 };
 
@@ -27,12 +33,13 @@ static int run(int argc, char **argv);
 
 const cli_cmd cmd_plot_compression_errors = {
     .name = "plot_compression_errors",
-    .summary = "3x3 panel of a combo's errors on a (lat, lon) slice and its 180-degree shift (PDF, PNG)",
-    .usage = "DATASET WHERE_TO_WRITE FIELD COMP_IDX FILT_IDX SER_IDX [options]",
+    .summary = "3x3 panel of a combo's errors on the (lat, lon) slice where they are largest, and its 180-degree shift (PDF, PNG)",
+    .usage = "DATASET DIR FIELD COMP_IDX FILT_IDX SER_IDX [options]",
     .help = "Resolves the combo as compress_with_optimal does (same --eval-data-size-limit and class flags,\n"
-            "or --combo best_FIELD.json), takes the 2-D slice of FIELD over its last two dimensions (lat, lon)\n"
-            "at index 0 of any leading dimension, and runs the pipeline on it as one chunk, and again on the\n"
-            "slice rolled by half its longitudes. Writes WHERE_TO_WRITE/FIELD_compression_errors.pdf and .png:\n"
+            "or --combo best_FIELD.json), takes a 2-D slice of FIELD over its last two dimensions (lat, lon):\n"
+            "by default the one where the pipeline's absolute error is largest (every slice is tried; a\n"
+            "pipeline exact everywhere is said so), or the one --index names. It runs the pipeline on it as\n"
+            "one chunk, and again on the slice rolled by half its longitudes. Writes DIR/FIELD_compression_errors.pdf and .png:\n"
             "original, decoded and absolute error, the same for the shifted field, and three differences that\n"
             "show whether the pipeline treats the periodic seam like any other longitude. Example:\n"
             "  dc_toolkit plot_compression_errors era5.nc out t2m 3 10 -1",
@@ -103,24 +110,79 @@ static void slices_free(slices *s) {
     free(s->lat), free(s->lon);
 }
 
-/* Read the slice, roll it, run the pipeline on both, convert to double. */
-static dctk_status compute(dctk_dataset *ds, size_t v, const json_t *codecs, slices *s, double *ratio) {
+/* Number of 2-D slices: the product of the leading dimensions. */
+static size_t nslices(const dctk_var *var) {
+    size_t n = 1;
+    for (int i = 0; i < var->ndim - 2; i++) n *= var->shape[i];
+    return n;
+}
+
+/* Start and count of the k-th 2-D slice, leading dimensions in C order. */
+static void slice_box(const dctk_var *var, size_t k, size_t *start, size_t *count) {
+    for (int i = var->ndim - 1; i >= 0; i--) {
+        bool lead = i < var->ndim - 2;
+        start[i] = lead ? k % var->shape[i] : 0;
+        count[i] = lead ? 1 : var->shape[i];
+        if (lead) k /= var->shape[i];
+    }
+}
+
+/* "time=5, lev=2" for the k-th slice (empty for a 2-D field). */
+static void slice_name(const dctk_var *var, size_t k, char *out, size_t cap) {
+    size_t start[DCTK_MAX_DIMS], count[DCTK_MAX_DIMS], n = 0;
+    slice_box(var, k, start, count);
+    out[0] = '\0';
+    for (int i = 0; i < var->ndim - 2 && n < cap; i++)
+        n += (size_t)snprintf(out + n, cap - n, "%s%s=%zu", i ? ", " : "", var->dims[i], start[i]);
+}
+
+static double max_abs_diff(dctk_dtype t, const void *a, const void *b, size_t n) {
+    double m = 0;
+    for (size_t i = 0; i < n; i++) {
+        double d = fabs(dctk_load_f64(t, a, i) - dctk_load_f64(t, b, i));
+        if (d > m) m = d; /* NaN (masked) points compare false and are skipped */
+    }
+    return m;
+}
+
+/* The slice where the pipeline's absolute error is largest (the first one
+ * when it is exact everywhere); *worst gets that error. A pipeline can be
+ * exact on one time step and not on another, so the first slice proves nothing. */
+static dctk_status worst_slice(dctk_dataset *ds, size_t v, const dctk_pipeline *p, size_t *best, double *worst) {
     const dctk_var *var = dctk_dataset_var(ds, v);
     size_t nlat = var->shape[var->ndim - 2], nlon = var->shape[var->ndim - 1], n = nlat * nlon;
-    size_t el = dctk_dtype_size(var->dtype), start[DCTK_MAX_DIMS] = {0}, count[DCTK_MAX_DIMS];
-    for (int i = 0; i < var->ndim; i++) count[i] = i < var->ndim - 2 ? 1 : var->shape[i];
+    size_t el = dctk_dtype_size(var->dtype), start[DCTK_MAX_DIMS], count[DCTK_MAX_DIMS], shape[2] = {nlat, nlon};
+    dctk_chunk_spec spec = dctk_spec_make(var->dtype, 2, shape);
+    uint8_t *a = malloc(el * (n ? n : 1)), *b = malloc(el * (n ? n : 1));
+    dctk_status st = a && b ? DCTK_OK : DCTK_FAIL(DCTK_ERR_NOMEM, "no memory for the slice");
+    *best = 0, *worst = -1;
+    for (size_t k = 0; st == DCTK_OK && k < nslices(var); k++) {
+        size_t stored;
+        slice_box(var, k, start, count);
+        st = dctk_dataset_read(ds, v, start, count, a);
+        if (st == DCTK_OK) st = roundtrip(p, &spec, a, b, &stored);
+        double m = st == DCTK_OK ? max_abs_diff(var->dtype, a, b, n) : 0;
+        if (m > *worst) *worst = m, *best = k;
+    }
+    free(a), free(b);
+    return st;
+}
+
+/* Read the k-th slice, roll it, run the pipeline on both, convert to double. */
+static dctk_status compute(dctk_dataset *ds, size_t v, const dctk_pipeline *p, size_t k, slices *s, double *ratio) {
+    const dctk_var *var = dctk_dataset_var(ds, v);
+    size_t nlat = var->shape[var->ndim - 2], nlon = var->shape[var->ndim - 1], n = nlat * nlon;
+    size_t el = dctk_dtype_size(var->dtype), start[DCTK_MAX_DIMS], count[DCTK_MAX_DIMS];
+    slice_box(var, k, start, count);
     void **bufs[4] = {&s->orig, &s->dec, &s->sh, &s->sh_dec};
     for (int i = 0; i < 4; i++)
         if (!(*bufs[i] = malloc(el * (n ? n : 1)))) return DCTK_FAIL(DCTK_ERR_NOMEM, "no memory for the slice");
     DCTK_TRY(dctk_dataset_read(ds, v, start, count, s->orig));
     roll_rows(s->orig, s->sh, el, nlat, nlon, nlon / 2); /* as xarray roll(lon=-half) */
-    dctk_pipeline *p;
-    DCTK_TRY(dctk_pipeline_from_json(codecs, &p));
     size_t shape[2] = {nlat, nlon}, st1 = 0, st2 = 0;
     dctk_chunk_spec spec = dctk_spec_make(var->dtype, 2, shape);
     dctk_status st = roundtrip(p, &spec, s->orig, s->dec, &st1);
     if (st == DCTK_OK) st = roundtrip(p, &spec, s->sh, s->sh_dec, &st2);
-    dctk_pipeline_free(p);
     DCTK_TRY(st);
     *ratio = st1 ? (double)(n * el) / (double)st1 : 0;
     for (int i = 0; i < 4; i++)
@@ -130,13 +192,43 @@ static dctk_status compute(dctk_dataset *ds, size_t v, const json_t *codecs, sli
     return DCTK_OK;
 }
 
+/* Which slice, and why: the one asked for, or the worst of all (or none is worse). */
+static dctk_status choose_slice(dctk_dataset *ds, size_t v, const dctk_pipeline *p, size_t *k, char *why,
+                                size_t cap) {
+    const dctk_var *var = dctk_dataset_var(ds, v);
+    char at[256];
+    size_t n = nslices(var);
+    if (slice_opt != -1) {
+        if (slice_opt < 0 || (size_t)slice_opt >= n)
+            return DCTK_FAIL(DCTK_ERR_ARG, "--index %ld: field %s has %zu slice(s) over its leading dimensions",
+                             slice_opt, var->name, n);
+        *k = (size_t)slice_opt;
+        slice_name(var, *k, at, sizeof at);
+        snprintf(why, cap, "%s%sslice %zu of %zu (--index)", at, *at ? ": " : "", *k, n);
+        return DCTK_OK;
+    }
+    double worst;
+    DCTK_TRY(worst_slice(ds, v, p, k, &worst));
+    slice_name(var, *k, at, sizeof at);
+    if (worst == 0) snprintf(why, cap, "%s%sexact on all %zu slice(s): every error is 0", at, *at ? ": " : "", n);
+    else
+        snprintf(why, cap, "%s%sthe largest max abs error of %zu slice(s), %.3g%s%s", at, *at ? ": " : "", n, worst,
+                 var->units[0] ? " " : "", var->units);
+    return DCTK_OK;
+}
+
 static int plot(const char *cmd, dctk_dataset *ds, size_t v, const json_t *codecs, const char *where) {
     const dctk_var *var = dctk_dataset_var(ds, v);
     slices s = {0};
     double ratio = 0;
-    dctk_status st = compute(ds, v, codecs, &s, &ratio);
-    char *cj = json_dumps(codecs, JSON_COMPACT), desc[2048], prefix[4096];
-    snprintf(desc, sizeof desc, "pipeline %s; ratio %.3g on this slice", cj ? cj : "?", ratio);
+    size_t k = 0;
+    char *cj = json_dumps(codecs, JSON_COMPACT), desc[2048], prefix[4096], why[512] = "";
+    dctk_pipeline *p = NULL;
+    dctk_status st = dctk_pipeline_from_json(codecs, &p);
+    if (st == DCTK_OK) st = choose_slice(ds, v, p, &k, why, sizeof why);
+    if (st == DCTK_OK) st = compute(ds, v, p, k, &s, &ratio);
+    dctk_pipeline_free(p);
+    snprintf(desc, sizeof desc, "%s; pipeline %s; ratio %.3g on this slice", why, cj ? cj : "?", ratio);
     free(cj);
     snprintf(prefix, sizeof prefix, "%s/%s_compression_errors", where, var->name);
     dctk_error_panel_in in = {var->name, var->units, desc, var->shape[var->ndim - 2], var->shape[var->ndim - 1],
@@ -159,7 +251,6 @@ static int check_field(const char *cmd, dctk_dataset *ds, const dctk_var *var) {
     if (!looks_like_lon(ds, var))
         fprintf(stderr, "dc_toolkit %s: note: the last dimension of %s is '%s', not a longitude; the shift is by half "
                 "of it\n", cmd, var->name, var->dims[var->ndim - 1]);
-    if (var->ndim > 2) printf("%s: plotting the slice at index 0 of its leading dimension(s)\n", var->name);
     return 0;
 }
 
@@ -168,9 +259,10 @@ static int run(int argc, char **argv) {
     int np = 0, idx[3] = {-1, -1, -1};
     sweep_cli_defaults(&so);
     combo_path = NULL;
+    slice_opt = -1;
     int rc = cli_parse(&cmd_plot_compression_errors, argc, argv, pos, 3, 6, &np);
     if (rc) return rc < 0 ? 0 : rc;
-    if ((rc = write_cli_indices(cmd, combo_path, pos + 3, np - 3, idx))) return rc;
+    if ((rc = write_cli_indices(cmd, combo_path, pos[1], pos[2], pos + 3, np - 3, idx))) return rc;
     dctk_evaluate_opts eo;
     if ((rc = sweep_cli_eval_opts(cmd, &so, &eo))) return rc;
     dctk_dataset *ds;

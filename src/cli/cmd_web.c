@@ -35,8 +35,8 @@ static int run_vcluster(int argc, char **argv);
 
 const cli_cmd cmd_run_web_ui = {
     .name = "run_web_ui",
-    .summary = "web UI: pick a dataset, sweep, explore the scatter, compress and download the store",
-    .usage = "[--port P] [--data-root DIR] [options]",
+    .summary = "web UI: pick or upload a dataset, sweep, explore the scatter, compress and download the store",
+    .usage = "[options]",
     .help = WEB_HELP_COMMON
     "In the page: choose or upload a dataset and see its fields; set the options of evaluate_combos and\n"
     "start a sweep, watching its progress; explore ratio against error (clusters, Pareto front,\n"
@@ -50,8 +50,8 @@ const cli_cmd cmd_run_web_ui = {
 
 const cli_cmd cmd_run_web_ui_vcluster = {
     .name = "run_web_ui_vcluster",
-    .summary = "web UI that writes a Slurm batch script for the chosen sweep and submits it",
-    .usage = "[--port P] [--data-root DIR] [options]",
+    .summary = "web UI that writes a Slurm batch script for the chosen sweep and submits it (with sbatch on PATH)",
+    .usage = "[options]",
     .help = WEB_HELP_COMMON
     "As run_web_ui, but the sweep form writes a Slurm batch script instead of running here: the sweep\n"
     "on N nodes with one MPI rank per node (--ntasks-per-node=1) and T threads per rank\n"

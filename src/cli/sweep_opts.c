@@ -50,7 +50,7 @@ int sweep_cli_gates(const char *cmd, const sweep_cli *o, dctk_gates *g) {
     return 0;
 }
 
-static const char *default_thresholds(void) {
+const char *sweep_default_thresholds(void) {
     static const char *const paths[] = {DCTK_DATADIR "/l1_error_thresholds.csv",
                                         DCTK_SOURCE_DATADIR "/l1_error_thresholds.csv"};
     for (size_t i = 0; i < 2; i++)
@@ -113,7 +113,7 @@ int sweep_cli_eval_opts(const char *cmd, const sweep_cli *o, dctk_evaluate_opts 
         .inner_chunk_bytes = (uint64_t)(o->inner_chunk_mib * 1048576),
         .threads = o->threads ? (int)o->threads : dctk_available_cores(),
         .override_l1 = o->override_l1,
-        .thresholds_csv = o->thresholds ? o->thresholds : default_thresholds(),
+        .thresholds_csv = o->thresholds ? o->thresholds : sweep_default_thresholds(),
         .space = {o->comp_class, o->filt_class, o->ser_class, o->with_lossy},
         .resume = o->resume,
         .search = search,
@@ -130,16 +130,31 @@ typedef struct {
     double t0;
     int last_decile;
     bool tty;
+    double end_prev, t_check; /* the last estimate of the end, and when it was made */
+    bool stable;
     char phase[80]; /* the adaptive search's current phase, "" for an exhaustive sweep */
 } progress;
 
-/* A new phase: its own count and its own clock, so the ETA is of this phase. */
+/* The first combos' rate misleads (threads starting, a slow codec first: 2823 s
+ * that became 24 s), so an ETA is shown only once two estimates of the end,
+ * a second or more apart, agree within 20 %. */
+static bool eta_stable(progress *p, double el, double eta) {
+    if (p->stable || el - p->t_check < 1.0) return p->stable;
+    double end = el + eta;
+    p->stable = p->end_prev > 0 && fabs(end - p->end_prev) <= 0.2 * p->end_prev;
+    p->end_prev = end, p->t_check = el;
+    return p->stable;
+}
+
+/* A new phase: its own count and its own clock, so the ETA is of this phase
+ * (and waits again for a stable rate). */
 static void show_phase(void *user, const char *phase) {
     progress *p = user;
     if (p->tty) fputc('\n', stderr);
     snprintf(p->phase, sizeof p->phase, "%s", phase);
     p->t0 = dctk_now();
     p->last_decile = -1;
+    p->stable = false, p->end_prev = 0, p->t_check = 0;
 }
 
 static void show_progress(void *user, size_t done, size_t total) {
@@ -147,19 +162,21 @@ static void show_progress(void *user, size_t done, size_t total) {
     double el = dctk_now() - p->t0, rate = el > 0 ? (double)done / el : 0;
     double eta = rate > 0 ? (double)(total - done) / rate : 0;
     int pct = total ? (int)(100 * done / total) : 100;
+    char eta_s[32] = "ETA --";
+    if (eta_stable(p, el, eta)) snprintf(eta_s, sizeof eta_s, "ETA %.0fs", eta);
     if (p->tty) {
         char bar[31];
         int fill = pct * 30 / 100;
         for (int i = 0; i < 30; i++) bar[i] = i < fill ? '#' : '.';
         bar[30] = '\0';
-        fprintf(stderr, "\r%s%s%s [%s] %3d%% %zu/%zu combos %.1f/s ETA %.0fs ", p->var, p->phase[0] ? ": " : "",
-                p->phase, bar, pct, done, total, rate, eta);
+        fprintf(stderr, "\r%s%s%s [%s] %3d%% %zu/%zu combos %.1f/s %-12s", p->var, p->phase[0] ? ": " : "",
+                p->phase, bar, pct, done, total, rate, eta_s);
         if (done == total) fputc('\n', stderr);
     } else if (done == 1 || pct / 10 > p->last_decile || done == total) {
         p->last_decile = pct / 10;
         /* "VAR: done/total combos" first: the web UI reads that */
-        fprintf(stderr, "%s: %zu/%zu combos (%d%%)%s%s%s, %.1f combos/s, ETA %.0fs\n", p->var, done, total, pct,
-                p->phase[0] ? " [" : "", p->phase, p->phase[0] ? "]" : "", rate, eta);
+        fprintf(stderr, "%s: %zu/%zu combos (%d%%)%s%s%s, %.1f combos/s, %s\n", p->var, done, total, pct,
+                p->phase[0] ? " [" : "", p->phase, p->phase[0] ? "]" : "", rate, done == total ? "done" : eta_s);
     }
 }
 
@@ -319,7 +336,8 @@ int sweep_cli_run(const char *cmd, const char *dataset, const sweep_cli *o, swee
         if (done) done(user, var, &sum);
     }
     dctk_dataset_close(ds);
-    if (root) dctk_timer_report();
+    /* where the time went, for who tunes the sweep: not every run's business */
+    if (root && o->verbose) dctk_timer_report();
     if (swept == 0 && failures == 0) {
         if (root) fprintf(stderr, "dc_toolkit %s: %s: no data variables to evaluate\n", cmd, dataset);
         return 1;

@@ -36,9 +36,13 @@ typedef struct sweep_cli {
 /* The flags that decide the codec space and the sample: shared by every
  * command that names combos by index. The class flags' help names no
  * family: cli_opt_help fills {compressors} & co. from the codec registry. */
+#define SPACE_CLI_LIMIT(o, text) {"--eval-data-size-limit", NULL, OPT_SIZE, &(o).size_limit, "SIZE", text}
+/* The writers take the limit only to rebuild the space the sweep's indices name. */
 #define SPACE_CLI_OPTS(o)                                                                                          \
-    {"--eval-data-size-limit", NULL, OPT_SIZE, &(o).size_limit, "SIZE",                                            \
-     "largest sample to evaluate, e.g. 500MB, 2GiB (default 5GB)"},                                               \
+    SPACE_CLI_LIMIT(o, "the sample limit the sweep used (default 5GB): with the class flags it decides the codec " \
+                       "space that COMP_IDX FILT_IDX SER_IDX index"),                                             \
+    SPACE_CLI_CLASSES(o)
+#define SPACE_CLI_CLASSES(o)                                                                                       \
     {"--inner-chunk-mib", NULL, OPT_REAL, &(o).inner_chunk_mib, "MIB",                                              \
      "inner chunk size the store will use; the sample is evaluated in such chunks (default 16)"},                \
     {"--compressor-class", NULL, OPT_STR, &(o).comp_class, "C",                                                    \
@@ -82,7 +86,8 @@ int sweep_cli_gates(const char *cmd, const struct sweep_cli *o, dctk_gates *g);
 
 /* The flags of the sweep itself. */
 #define SWEEP_CLI_OPTS(o)                                                                                          \
-    SPACE_CLI_OPTS(o),                                                                                             \
+    SPACE_CLI_LIMIT(o, "largest sample to evaluate, e.g. 500MB, 2GiB (default 5GB)"),                              \
+    SPACE_CLI_CLASSES(o),                                                                                          \
     {"--threads-per-rank", NULL, OPT_INT, &(o).threads, "N",                                                       \
      "worker threads (default: the cores this process may use)"},                                               \
     {"--oversubscription-check", NULL, OPT_STR, &(o).oversub, "warn|abort|off",                                    \
@@ -100,10 +105,13 @@ int sweep_cli_gates(const char *cmd, const struct sweep_cli *o, dctk_gates *g);
     {"--allow-shared-node", NULL, OPT_BOOL, &(o).allow_shared_node, NULL,                                          \
      "under MPI, allow several ranks on one node (tests); default: one rank per node"},                          \
     {"--verbose", NULL, OPT_BOOL, &(o).verbose, NULL,                                                              \
-     "debug log: per-rank checksums of the broadcast sample, units run per rank"}
+     "debug log: per-rank checksums of the broadcast sample, units run per rank, and a table of where the time "  \
+     "went (wall seconds, and thread-seconds summed over threads)"}
 
 void sweep_cli_defaults(sweep_cli *o);
 /* The evaluate options for these flags; 0 or the exit code of a usage error. */
+/* The threshold table shipped with dc_toolkit (installed copy first), or NULL. */
+const char *sweep_default_thresholds(void);
 int sweep_cli_eval_opts(const char *cmd, const sweep_cli *o, dctk_evaluate_opts *eo);
 
 /* Join the MPI job when launched by mpirun or srun (else run alone), and

@@ -91,9 +91,12 @@ static bool parse_idx(const char *s, int *out) {
     return true;
 }
 
-int write_cli_indices(const char *cmd, const char *combo_path, const char *const *pos, int np, int *idx) {
+int write_cli_indices(const char *cmd, const char *combo_path, const char *where, const char *field,
+                      const char *const *pos, int np, int *idx) {
     if (!combo_path && np != 3) {
-        fprintf(stderr, "dc_toolkit %s: give COMP_IDX FILT_IDX SER_IDX, or --combo best_FIELD.json\n", cmd);
+        /* the path as the user can type it from here, not the name inside the folder */
+        fprintf(stderr, "dc_toolkit %s: give COMP_IDX FILT_IDX SER_IDX, or --combo %s/best_%s.json\n", cmd, where,
+                field);
         return 2;
     }
     for (int i = 0; i < 3; i++) idx[i] = -1;
@@ -176,6 +179,11 @@ dctk_status write_cli_resolve(dctk_dataset *ds, size_t v, const char *where, con
                    "losslessly only; give --l1-threshold X to allow lossy compression\n", field, field,
                    var->units ? var->units : "");
         if (st == DCTK_OK) st = dctk_combo_resolve(ds, v, &se, idx[0], idx[1], idx[2], fp, codecs, NULL);
+        if (st != DCTK_OK && fp) {
+            char why[1024];
+            snprintf(why, sizeof why, "%s", dctk_detail());
+            dctk_set_detail("%s, or take the sweep's winner with --combo %s", why, path);
+        }
         if (best && (json_integer_value(json_object_get(best, "comp_idx")) != idx[0] ||
                      json_integer_value(json_object_get(best, "filt_idx")) != idx[1] ||
                      json_integer_value(json_object_get(best, "ser_idx")) != idx[2])) {
@@ -260,9 +268,9 @@ static dctk_status print_report(const dctk_var *var, const char *store, const js
     if (wrote) printf(", %.1f MB/s\n", r->write_s > 0 ? (double)r->bytes_in / 1e6 / r->write_s : 0.0);
     if (wrote) st = report_drift(var, store, best, r, st);
     if (r->verified)
-        printf("%s: %s: relative L1 %.3e, L2 %.3e, Linf %.3e, max abs error %.3e%s\n", var->name,
+        printf("%s: %s: relative L1 %.3e, L2 %.3e, Linf %.3e, max abs error %.3g%s%s%s\n", var->name,
                st == DCTK_OK ? "verified" : "read back, not kept", r->l1_rel, r->l2_rel, r->linf_rel, r->max_abs_err,
-               r->lossless ? " (lossless)" : "");
+               var->units[0] ? " " : "", var->units, r->lossless ? " (lossless)" : "");
     if (r->verified && json_object_get(best, "gates"))
         printf("%s: bias %.3e, Pearson %.9f, SSIM %.6f, %.2f %% of points over 1e-4 relative error; gates %s\n",
                var->name, r->metrics.bias_rel, r->metrics.pearson, r->metrics.ssim, 100 * r->metrics.rel_err_frac,

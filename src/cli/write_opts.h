@@ -18,16 +18,21 @@ typedef struct write_cli {
     dctk_codec_portability level; /* what write_cli_check_level made of them */
 } write_cli;
 
-/* --inner-chunk-mib is shared with the sweep options where both appear. */
-#define WRITE_CLI_OPTS(w)                                                                                          \
+/* --inner-chunk-mib is shared with the sweep options where both appear, and
+ * so is the thread count: one flag, --threads-per-rank, for every command
+ * (compress gives the sweep's to the writer). */
+#define WRITE_CLI_BASE_OPTS(w)                                                                                     \
     {"--shard-mib", NULL, OPT_INT, &(w).shard_mib, "MIB", "target shard size (default 512)"},                   \
-    {"--threads", NULL, OPT_INT, &(w).threads, "N", "encoder threads (default: the cores this process may use)"}, \
     {"--verify", "--no-verify", OPT_BOOL, &(w).verify, NULL,                                                       \
      "read the store back and compare with the input (default: verify)"},                                        \
     {"--codecs", NULL, OPT_STR, &(w).codecs, "LEVEL",                                                              \
      "write the best combo whose codecs these readers decode: core (every Zarr v3 reader), numcodecs (zarr-python " \
      "with numcodecs), plugin (plus a numcodecs plugin package), all (dc_toolkit's own too) (default: numcodecs)"}, \
     {"--stock-codecs-only", NULL, OPT_BOOL, &(w).stock_only, NULL, "the same as --codecs numcodecs"}
+#define WRITE_CLI_OPTS(w)                                                                                          \
+    WRITE_CLI_BASE_OPTS(w),                                                                                        \
+    {"--threads-per-rank", NULL, OPT_INT, &(w).threads, "N",                                                       \
+     "worker threads: the encoders (default: the cores this process may use)"}
 
 void write_cli_defaults(write_cli *w);
 
@@ -75,7 +80,8 @@ json_t *write_cli_load_best(const char *path);
 
 /* COMP_IDX FILT_IDX SER_IDX from pos[0..2] (np of them given) unless --combo is
  * set. Returns 0 or the exit code of a usage error (message printed). */
-int write_cli_indices(const char *cmd, const char *combo_path, const char *const *pos, int np, int *idx);
+int write_cli_indices(const char *cmd, const char *combo_path, const char *where, const char *field,
+                      const char *const *pos, int np, int *idx);
 
 /* The pipeline of field v: from combo_path (--combo) when given, else the
  * indices resolved in the rebuilt space, checked against the fingerprint of

@@ -117,37 +117,9 @@ static dctk_status j2k_encode(const int32_t *levels, size_t w, size_t h, double 
 
 /* Decode a codestream into w x h levels; anything else is damage. */
 static dctk_status j2k_decode(const uint8_t *p, size_t n, size_t w, size_t h, int32_t *levels) {
-    dctk_j2k_mem m = {NULL, p, n, 0, false};
-    opj_stream_t *s = dctk_j2k_stream(&m, true);
-    opj_codec_t *c = opj_create_decompress(OPJ_CODEC_J2K);
-    opj_image_t *img = NULL;
-    char err[128] = "";
-    dctk_status st = DCTK_OK;
-    if (!s || !c) st = DCTK_NOMEM();
-    if (st == DCTK_OK) {
-        opj_dparameters_t dp;
-        opj_set_default_decoder_parameters(&dp);
-        dctk_j2k_handlers(c, err);
-        if (!opj_setup_decoder(c, &dp) || !dctk_j2k_serial(c) || !opj_read_header(s, c, &img))
-            st = DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '" EBCC "': damaged JPEG 2000 base layer: %s", err);
-    }
-    /* the image must be the slice before OpenJPEG allocates anything for it */
-    if (st == DCTK_OK && (img->numcomps != 1 || img->x1 - img->x0 != w || img->y1 - img->y0 != h ||
-                          img->comps[0].prec != 16 || img->comps[0].sgnd))
-        st = DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '" EBCC "': the JPEG 2000 base layer is not a %zu x %zu 16-bit image", w,
-                       h);
-    if (st == DCTK_OK && (!opj_decode(c, s, img) || !opj_end_decompress(c, s) || !img->comps[0].data ||
-                          img->comps[0].w != w || img->comps[0].h != h))
-        st = DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '" EBCC "': damaged JPEG 2000 base layer: %s", err);
-    if (st == DCTK_OK)
-        for (size_t i = 0; i < w * h; i++) {
-            int32_t v = img->comps[0].data[i];
-            levels[i] = v < 0 ? 0 : v > 65535 ? 65535 : v;
-        }
-    opj_image_destroy(img);
-    opj_destroy_codec(c);
-    opj_stream_destroy(s);
-    return st;
+    DCTK_TRY(dctk_j2k_decode16(EBCC, p, n, w, h, false, levels));
+    for (size_t i = 0; i < w * h; i++) levels[i] = levels[i] < 0 ? 0 : levels[i] > 65535 ? 65535 : levels[i];
+    return DCTK_OK;
 }
 
 /* --- slices ---------------------------------------------------------------------- */

@@ -168,34 +168,10 @@ static dctk_status get_header(const uint8_t *p, size_t n, header *h) {
 
 /* --- JPEG 2000 ---------------------------------------------------------------- */
 
-/* Decode a codestream that must be a w x h 16-bit grey image into raw (the
- * decoder's integers, unclamped, as EBCC uses them). */
+/* A w x h 16-bit grey image at the origin into raw (the decoder's integers,
+ * unclamped, as EBCC uses them). */
 static dctk_status j2k_decode(const uint8_t *p, size_t n, size_t w, size_t h, int32_t *raw) {
-    dctk_j2k_mem m = {NULL, p, n, 0, false};
-    opj_stream_t *s = dctk_j2k_stream(&m, true);
-    opj_codec_t *c = opj_create_decompress(OPJ_CODEC_J2K);
-    opj_image_t *img = NULL;
-    char err[128] = "";
-    dctk_status st = DCTK_OK;
-    if (!s || !c) st = DCTK_NOMEM();
-    if (st == DCTK_OK) {
-        opj_dparameters_t dp;
-        opj_set_default_decoder_parameters(&dp);
-        dctk_j2k_handlers(c, err);
-        if (!opj_setup_decoder(c, &dp) || !dctk_j2k_serial(c) || !opj_read_header(s, c, &img))
-            st = BAD("damaged JPEG 2000 base layer: %s", err);
-    }
-    if (st == DCTK_OK && (img->numcomps != 1 || img->x0 || img->y0 || img->x1 != w || img->y1 != h ||
-                          img->comps[0].prec != 16 || img->comps[0].sgnd))
-        st = BAD("the JPEG 2000 base layer is not a %zu x %zu 16-bit image", w, h);
-    if (st == DCTK_OK && (!opj_decode(c, s, img) || !opj_end_decompress(c, s) || !img->comps[0].data ||
-                          img->comps[0].w != w || img->comps[0].h != h))
-        st = BAD("damaged JPEG 2000 base layer: %s", err);
-    if (st == DCTK_OK) memcpy(raw, img->comps[0].data, w * h * sizeof(int32_t));
-    opj_image_destroy(img);
-    opj_destroy_codec(c);
-    opj_stream_destroy(s);
-    return st;
+    return dctk_j2k_decode16(EBCCF, p, n, w, h, true, raw);
 }
 
 /* EBCC's j2k_encode_internal settings: one layer, 9/7, rate cr / 2, one tile

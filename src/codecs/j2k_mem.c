@@ -1,6 +1,7 @@
 /* OpenJPEG on memory buffers, shared by the JPEG 2000 based serializers
  * (dctk.ebcc and EBCC's ebcc_filter). */
 #include <stdio.h>
+#include <string.h>
 
 #include "j2k_mem.h"
 
@@ -73,3 +74,33 @@ bool dctk_j2k_serial(opj_codec_t *c) {
     return true;
 }
 
+dctk_status dctk_j2k_decode16(const char *codec, const uint8_t *p, size_t n, size_t w, size_t h, bool at_origin,
+                              int32_t *raw) {
+    dctk_j2k_mem m = {NULL, p, n, 0, false};
+    opj_stream_t *s = dctk_j2k_stream(&m, true);
+    opj_codec_t *c = opj_create_decompress(OPJ_CODEC_J2K);
+    opj_image_t *img = NULL;
+    char err[128] = "";
+    dctk_status st = DCTK_OK;
+    if (!s || !c) st = DCTK_NOMEM();
+    if (st == DCTK_OK) {
+        opj_dparameters_t dp;
+        opj_set_default_decoder_parameters(&dp);
+        dctk_j2k_handlers(c, err);
+        if (!opj_setup_decoder(c, &dp) || !dctk_j2k_serial(c) || !opj_read_header(s, c, &img))
+            st = DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '%s': damaged JPEG 2000 base layer: %s", codec, err);
+    }
+    /* the image must be the slice before OpenJPEG allocates anything for it */
+    if (st == DCTK_OK && (img->numcomps != 1 || (at_origin && (img->x0 || img->y0)) || img->x1 - img->x0 != w ||
+                          img->y1 - img->y0 != h || img->comps[0].prec != 16 || img->comps[0].sgnd))
+        st = DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '%s': the JPEG 2000 base layer is not a %zu x %zu 16-bit image", codec,
+                       w, h);
+    if (st == DCTK_OK && (!opj_decode(c, s, img) || !opj_end_decompress(c, s) || !img->comps[0].data ||
+                          img->comps[0].w != w || img->comps[0].h != h))
+        st = DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '%s': damaged JPEG 2000 base layer: %s", codec, err);
+    if (st == DCTK_OK) memcpy(raw, img->comps[0].data, w * h * sizeof(int32_t));
+    opj_image_destroy(img);
+    opj_destroy_codec(c);
+    opj_stream_destroy(s);
+    return st;
+}

@@ -21,5 +21,10 @@ opj_stream_t *dctk_j2k_stream(dctk_j2k_mem *m, bool input);
 void dctk_j2k_handlers(opj_codec_t *c, char *err);
 /* No worker threads (the sweep runs its own), whatever OPJ_NUM_THREADS says. */
 bool dctk_j2k_serial(opj_codec_t *c);
+/* Decode a codestream that must be a w x h 16-bit grey image (at the origin
+ * when at_origin) into raw, the decoder's integers unclamped; anything else is
+ * DCTK_ERR_CORRUPT naming codec. */
+dctk_status dctk_j2k_decode16(const char *codec, const uint8_t *p, size_t n, size_t w, size_t h, bool at_origin,
+                              int32_t *raw);
 
 #endif

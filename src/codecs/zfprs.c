@@ -35,6 +35,7 @@
 #include <zfp.h>
 
 #include "codec_internal.h"
+#include "zfp_field.h"
 
 #define ZFPRS_NAME "any-numcodecs.array-bytes"
 #define ZFPRS_ID "zfp.rs"
@@ -225,16 +226,8 @@ static zfp_field *field_for(const dctk_chunk_spec *in, zfp_type zt, void *data, 
             sz[nd++] = in->shape[axis];
         }
     if (nd == 0) nd = 1; /* a single value: a 1-d field of one */
-    zfp_field *f = zfp_field_alloc();
-    if (!f) return NULL;
-    zfp_field_set_type(f, zt);
-    zfp_field_set_pointer(f, data);
-    if (nd == 1) zfp_field_set_size_1d(f, sz[0]);
-    else if (nd == 2) zfp_field_set_size_2d(f, sz[0], sz[1]);
-    else if (nd == 3) zfp_field_set_size_3d(f, sz[0], sz[1], sz[2]);
-    else zfp_field_set_size_4d(f, sz[0], sz[1], sz[2], sz[3]);
     *dims = nd;
-    return f;
+    return dctk_zfp_field(zt, data, *dims, sz);
 }
 
 /* numcodecs-zfp's ZfpCompressionStream::new: the rate with the field's type

@@ -26,6 +26,7 @@
 #include <zfp.h>
 
 #include "codec_internal.h"
+#include "zfp_field.h"
 
 #define ZFPY "numcodecs.zfpy"
 
@@ -93,16 +94,8 @@ static zfp_field *field_for(const dctk_chunk_spec *in, zfp_type zt, void *data, 
         int axis = in->ndim - 1 - k; /* k = 0 is x */
         sz[k < 3 ? k : 3] *= in->shape[axis];
     }
-    zfp_field *f = zfp_field_alloc();
-    if (!f) return NULL;
-    zfp_field_set_type(f, zt);
-    zfp_field_set_pointer(f, data);
-    if (nd == 1) zfp_field_set_size_1d(f, sz[0]);
-    else if (nd == 2) zfp_field_set_size_2d(f, sz[0], sz[1]);
-    else if (nd == 3) zfp_field_set_size_3d(f, sz[0], sz[1], sz[2]);
-    else zfp_field_set_size_4d(f, sz[0], sz[1], sz[2], sz[3]);
     *dims = (unsigned)nd;
-    return f;
+    return dctk_zfp_field(zt, data, *dims, sz);
 }
 
 /* zfpy's _set_compression_mode, given the one parameter numcodecs passes. */

@@ -79,6 +79,15 @@ size_t dctk_shape_nelems(int ndim, const size_t *shape) {
     return n;
 }
 
+void dctk_block_at(int ndim, const size_t *shape, const size_t *block, const size_t *grid, size_t k, size_t *start,
+                   size_t *count) {
+    for (int d = ndim - 1; d >= 0; d--) {
+        start[d] = k % grid[d] * block[d];
+        k /= grid[d];
+        count[d] = shape[d] - start[d] < block[d] ? shape[d] - start[d] : block[d];
+    }
+}
+
 dctk_array dctk_array_view(dctk_dtype t, int ndim, const size_t *shape, void *data) {
     dctk_array a = {.dtype = t, .ndim = ndim, .data = data};
     ptrdiff_t s = 1;

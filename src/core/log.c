@@ -69,9 +69,10 @@ void dctk_timer_add(const char *label, double seconds) {
 void dctk_timer_report(void) {
     pthread_mutex_lock(&timer_lock);
     if (ntimers > 0) {
-        dctk_log(DCTK_LOG_INFO, "%-32s %10s %12s %12s", "timer", "calls", "mean [s]", "total [s]");
+        dctk_log(DCTK_LOG_INFO, "%-40s %10s %12s %12s", "timer (wall s: elapsed; thread-s: summed over threads)",
+                 "calls", "mean", "total");
         for (int i = 0; i < ntimers; i++)
-            dctk_log(DCTK_LOG_INFO, "%-32s %10lu %12.6f %12.3f", timers[i].label, timers[i].calls,
+            dctk_log(DCTK_LOG_INFO, "%-40s %10lu %12.6f %12.3f", timers[i].label, timers[i].calls,
                      timers[i].total / (double)timers[i].calls, timers[i].total);
     }
     pthread_mutex_unlock(&timer_lock);

@@ -313,7 +313,7 @@ static dctk_status share_sample(const dctk_evaluate_opts *o, dctk_status st, pre
     if (st == DCTK_OK && o->team) {
         double tb = dctk_now();
         st = o->team->share(o->team->user, pr->sample, pr->plan.nbytes);
-        dctk_timer_add("sample broadcast", dctk_now() - tb);
+        dctk_timer_add("sample broadcast [wall s]", dctk_now() - tb);
     }
     return st;
 }
@@ -710,7 +710,7 @@ static dctk_status sweep_space(const dctk_var *var, const void *sample, const dc
     free(run_skip);
     if (!adaptive) s->nmeasured = s->ncombos - nleft;
     s->nleft = nleft;
-    dctk_timer_add("sweep", dctk_now() - t0);
+    dctk_timer_add("sweep [wall s]", dctk_now() - t0);
     dctk_status cst = dctk_csv_writer_close(rc.csv);
     free(skip);
     if (st == DCTK_OK && rc.csv_st != DCTK_OK) st = DCTK_FAIL(rc.csv_st, "%s", rc.csv_err);
@@ -789,14 +789,14 @@ static dctk_status sweep_sample(const dctk_var *var, const void *sample, const p
         memcpy(s->dropped, sp->dropped, sizeof s->dropped);
         if (is_writer(o))
             dctk_log(DCTK_LOG_INFO, "%s: the field holds NaN or Inf (%zu of %zu sampled values): left out the "
-                     "families that cannot give them back bit for bit: %s", var->name,
-                     pr->stats.n - pr->stats.nfinite, pr->stats.n, sp->dropped);
+                     "families that cannot give them back bit for bit: %s", var->name, pr->stats.n - pr->stats.nfinite,
+                     pr->stats.n, sp->dropped);
     }
     dctk_metric_cfg cfg = dctk_metric_cfg_of(&pr->stats);
     cfg.phys_min = s->gates.phys_min;
     cfg.phys_max = s->gates.phys_max;
     cfg.phys_tol = s->gates.phys_tol;
-    if (dctk_gates_phys_on(&s->gates) && is_writer(o)) report_outside(var, sample, dctk_shape_nelems(var->ndim, pr->plan.shape), &s->gates);
+    if (dctk_gates_phys_on(&s->gates) && is_writer(o)) report_outside(var, sample, (size_t)(pr->plan.nbytes / dctk_dtype_size(var->dtype)), &s->gates);
     dctk_combo_result *res = st == DCTK_OK ? calloc(s->ncombos ? s->ncombos : 1, sizeof *res) : NULL;
     bool *have = res && o->team ? calloc(s->ncombos ? s->ncombos : 1, sizeof *have) : NULL;
     if (st == DCTK_OK && (!res || (o->team && !have))) st = DCTK_NOMEM();

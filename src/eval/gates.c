@@ -43,17 +43,24 @@ static dctk_status check_asked(const dctk_gates *a) {
 dctk_status dctk_gates_resolve(const dctk_gates *asked, const char *csv, const char *name, const char *units,
                                dctk_gates *out, char *source, size_t cap) {
     DCTK_TRY(check_asked(asked));
+    if (cap) source[0] = '\0';
     dctk_gates table = dctk_gates_none();
     *out = *asked;
     if (!isnan(asked->l1)) {
         snprintf(source, cap, "--l1-threshold");
     } else if (csv) {
-        dctk_status st = dctk_threshold_lookup_gates(csv, name, units, &table);
+        char why[256] = "";
+        dctk_status st = dctk_threshold_lookup_gates(csv, name, units, &table, why, sizeof why);
         if (st != DCTK_OK && st != DCTK_ERR_NOT_FOUND) return st;
-        if (st == DCTK_OK) snprintf(source, cap, "%s (%s, %s)", csv, name, units ? units : "");
+        if (st == DCTK_OK) snprintf(source, cap, "%s, %s", csv, why); /* which row, in udunits2's words */
+        else snprintf(source, cap, "%s", why);                        /* why none applies */
     }
     out->l1 = isnan(asked->l1) ? table.l1 : asked->l1;
-    if (isnan(out->l1)) snprintf(source, cap, "none: lossless only");
+    if (isnan(out->l1)) {
+        char why[512];
+        snprintf(why, sizeof why, "%s", source);
+        snprintf(source, cap, "%s%slossless only", why, why[0] ? "; " : "none: ");
+    }
     out->l2 = derive(asked->l2, table.l2, 2, out->l1);
     out->linf = derive(asked->linf, table.linf, 10, out->l1);
     out->bias = derive(asked->bias, table.bias, 0.5, out->l1);

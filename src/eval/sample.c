@@ -578,7 +578,7 @@ dctk_status dctk_sample_prepare(dctk_dataset *ds, size_t v, const dctk_sample_op
     if (o->memory && o->memory / 8 < block) block = o->memory / 8;
     double t0 = dctk_now();
     DCTK_TRY(dctk_field_scan_run(ds, v, kind, chunk, block, scan));
-    dctk_timer_add("full-field scan", dctk_now() - t0);
+    dctk_timer_add("full-field scan [wall s]", dctk_now() - t0);
     if (scan->constant) return DCTK_OK; /* nothing to sample: stored losslessly */
     dctk_status st = dctk_sample_plan_make(var->dtype, var->ndim, var->shape, kind, chunk, scan, o, plan);
     if (st != DCTK_OK) {
@@ -591,7 +591,7 @@ dctk_status dctk_sample_prepare(dctk_dataset *ds, size_t v, const dctk_sample_op
                              (unsigned long long)plan->nbytes);
     t0 = dctk_now();
     if (st == DCTK_OK) st = dctk_sample_read(ds, v, plan, buf);
-    dctk_timer_add("sample read", dctk_now() - t0);
+    dctk_timer_add("sample read [wall s]", dctk_now() - t0);
     if (st == DCTK_OK) dctk_sample_stats_of(var->dtype, buf, dctk_shape_nelems(var->ndim, plan->shape), stats);
     /* the scan found values, the chosen time steps and levels none: they say nothing about the codecs */
     if (st == DCTK_OK && stats->nfinite == 0)

@@ -128,12 +128,8 @@ dctk_status dctk_field_scan_run(dctk_dataset *ds, size_t v, const dctk_dim_kind 
     void *buf = malloc(dctk_shape_nelems(var->ndim, block) * es);
     dctk_status st = buf ? scan_alloc(&c, s) : DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory for a scan block");
     for (size_t k = 0; k < nblocks && st == DCTK_OK; k++) {
-        size_t start[DCTK_MAX_DIMS], count[DCTK_MAX_DIMS], rest = k;
-        for (int d = var->ndim - 1; d >= 0; d--) {
-            start[d] = rest % grid[d] * block[d];
-            rest /= grid[d];
-            count[d] = var->shape[d] - start[d] < block[d] ? var->shape[d] - start[d] : block[d];
-        }
+        size_t start[DCTK_MAX_DIMS], count[DCTK_MAX_DIMS];
+        dctk_block_at(var->ndim, var->shape, block, grid, k, start, count);
         st = dctk_dataset_read(ds, v, start, count, buf);
         if (st == DCTK_OK) scan_block(&c, s, start, count, buf);
     }

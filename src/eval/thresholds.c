@@ -1,12 +1,16 @@
-/* The L1 threshold table: a CSV with "Short Name", "Unit", "Existing L1 error". */
+/* The L1 threshold table: a CSV with "Short Name", "Unit", "Existing L1 error".
+ * Units are compared as udunits2 reads them, so a table row in "m s-1" applies
+ * to a field in "m/s" and "kg kg-1" to "kg kg**-1" (GRIB through eccodes). */
 #include <ctype.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <udunits2.h>
 
 #include "dctk/eval.h"
-
 /* Split one CSV line into at most max fields in place (quotes honoured). */
 static int split_csv(char *line, char **fields, int max) {
     int n = 0;
@@ -35,25 +39,130 @@ static int split_csv(char *line, char **fields, int max) {
     return n;
 }
 
-/* Units equal as UDUNITS reads them: "m s**-1" (GRIB, via eccodes) is the
- * table's "m s-1"; "**" and "^" are only the power sign. */
-static bool same_units(const char *a, const char *b) {
-    for (;;) {
+static char *trim(char *s) {
+    while (isspace((unsigned char)*s)) s++;
+    size_t n = strlen(s);
+    while (n > 0 && isspace((unsigned char)s[n - 1])) s[--n] = '\0';
+    return s;
+}
+
+/* The unit database is read once (about 20 ms); NULL when it cannot be read,
+ * and then units are compared as text. */
+static ut_system *units_db;
+static pthread_once_t units_once = PTHREAD_ONCE_INIT;
+static void units_load(void) {
+    ut_set_error_message_handler(ut_ignore); /* our line, not udunits2's, names the problem */
+    units_db = ut_read_xml(NULL);
+}
+
+/* How a row's unit relates to the field's. */
+typedef enum { UNITS_OTHER, UNITS_OFFSET, UNITS_SCALED, UNITS_SAME } units_rel;
+
+static bool same_text(const char *a, const char *b) {
+    for (;; a++, b++) {
         if (a[0] == '*' && a[1] == '*') a += 2;
         else if (*a == '^') a++;
         if (b[0] == '*' && b[1] == '*') b += 2;
         else if (*b == '^') b++;
         if (*a != *b) return false;
         if (!*a) return true;
-        a++, b++;
     }
 }
 
-static char *trim(char *s) {
-    while (isspace((unsigned char)*s)) s++;
-    size_t n = strlen(s);
-    while (n > 0 && isspace((unsigned char)s[n - 1])) s[--n] = '\0';
-    return s;
+/* A relative error does not change when the unit is scaled (g/kg and kg/kg,
+ * km/h and m/s), so such a row applies; it does change with an offset (degC
+ * and K: the same error divided by values near 0 or near 273), so that row
+ * is refused. "" (no units attribute) matches only "", never "1". */
+static units_rel relate_units(const char *row, const char *field) {
+    if (same_text(row, field)) return UNITS_SAME;
+    pthread_once(&units_once, units_load);
+    if (!units_db || !*row || !*field) return UNITS_OTHER;
+    ut_unit *a = ut_parse(units_db, row, UT_ASCII), *b = ut_parse(units_db, field, UT_ASCII);
+    units_rel rel = UNITS_OTHER;
+    if (a && b && ut_compare(a, b) == 0) rel = UNITS_SAME;
+    else if (a && b && ut_are_convertible(a, b)) {
+        cv_converter *cv = ut_get_converter(a, b);
+        if (cv) rel = cv_convert_double(cv, 0.0) == 0.0 ? UNITS_SCALED : UNITS_OFFSET;
+        cv_free(cv);
+    }
+    ut_free(a), ut_free(b);
+    return rel;
+}
+
+bool dctk_units_known(const char *units) {
+    pthread_once(&units_once, units_load);
+    if (!units_db || !units || !*units) return false;
+    ut_unit *u = ut_parse(units_db, units, UT_ASCII);
+    ut_free(u);
+    return u != NULL;
+}
+
+static dctk_status open_table(const char *path, FILE **f, int *col_name, int *col_unit, int *col_err) {
+    *f = fopen(path, "r");
+    if (!*f) return DCTK_FAIL(DCTK_ERR_IO, "%s: cannot open the threshold table", path);
+    char line[4096], *fields[16];
+    *col_name = *col_unit = *col_err = -1;
+    if (fgets(line, sizeof line, *f)) {
+        int n = split_csv(line, fields, 16);
+        for (int i = 0; i < n; i++) {
+            char *h = trim(fields[i]);
+            if (strcmp(h, "Short Name") == 0) *col_name = i;
+            else if (strcmp(h, "Unit") == 0) *col_unit = i;
+            else if (strcmp(h, "Existing L1 error") == 0) *col_err = i;
+        }
+    }
+    if (*col_name >= 0 && *col_unit >= 0 && *col_err >= 0) return DCTK_OK;
+    fclose(*f);
+    return DCTK_FAIL(DCTK_ERR_FORMAT, "%s: expected the columns \"Short Name\", \"Unit\", \"Existing L1 error\"", path);
+}
+
+/* The best row for the field: same unit before a scaled one, the name as
+ * written before the name in another case (the file's U is the table's u);
+ * why says which row applied, or why none did. */
+dctk_status dctk_threshold_explain(const char *path, const char *name, const char *units, double *threshold,
+                                   char *why, size_t cap) {
+    FILE *f;
+    int cn, cu, ce;
+    DCTK_TRY(open_table(path, &f, &cn, &cu, &ce));
+    units = units ? units : "";
+    char line[4096], *fields[16], best_unit[128] = "", best_name[128] = "", refused[128] = "", other[128] = "";
+    int best = 0; /* 2 * units_rel + (name as written): 7 is the same name in the same unit */
+    double value = NAN;
+    dctk_status st = DCTK_OK;
+    while (st == DCTK_OK && best < 7 && fgets(line, sizeof line, f)) {
+        int n = split_csv(line, fields, 16);
+        if (n <= cn || n <= cu || n <= ce || strcasecmp(trim(fields[cn]), name) != 0) continue;
+        const char *ru = trim(fields[cu]);
+        units_rel rel = relate_units(ru, units);
+        if (rel == UNITS_OFFSET) snprintf(refused, sizeof refused, "%s", ru);
+        if (rel == UNITS_OTHER) snprintf(other, sizeof other, "%s", ru);
+        int score = 2 * (int)rel + (strcmp(fields[cn], name) == 0);
+        if (rel < UNITS_SCALED || score <= best) continue;
+        char *end, *text = trim(fields[ce]);
+        double v = strtod(text, &end);
+        if (end == text || !(v > 0))
+            st = DCTK_FAIL(DCTK_ERR_FORMAT, "%s: threshold for '%s' is not a positive number", path, name);
+        best = score, value = v;
+        snprintf(best_unit, sizeof best_unit, "%s", ru);
+        snprintf(best_name, sizeof best_name, "%s", fields[cn]);
+    }
+    fclose(f);
+    if (st != DCTK_OK) return st;
+    if (best) {
+        *threshold = value;
+        snprintf(why, cap, "row '%s' in '%s'%s", best_name, best_unit,
+                 best / 2 == UNITS_SCALED ? " (a scaled unit: a relative error is the same)" : "");
+        return DCTK_OK;
+    }
+    if (*refused)
+        snprintf(why, cap, "row '%s' is in '%s', the field in '%s': an offset changes a relative error (add a row "
+                 "in '%s' or give --override-existing-l1-error)", name, refused, units, units);
+    else if (*other && !dctk_units_known(units))
+        snprintf(why, cap, "the field's units '%s' are unknown to udunits2 (row '%s' is in '%s')", units, name, other);
+    else if (*other)
+        snprintf(why, cap, "row '%s' is in '%s', not convertible to the field's '%s'", name, other, units);
+    else snprintf(why, cap, "no row named '%s'", name);
+    return DCTK_FAIL(DCTK_ERR_NOT_FOUND, "%s: %s", path, why);
 }
 
 /* A cell of an optional gate column: empty is NaN (the default multiple),
@@ -97,22 +206,23 @@ static dctk_status row_gates(const char *path, const char *name, char **fields, 
     return DCTK_OK;
 }
 
-dctk_status dctk_threshold_lookup_gates(const char *path, const char *name, const char *units, dctk_gates *g) {
+/* The gates of the row dctk_threshold_explain picks (the same udunits2 rules):
+ * its L1, and the optional L2, Linf and Bias columns. */
+dctk_status dctk_threshold_lookup_gates(const char *path, const char *name, const char *units, dctk_gates *g,
+                                        char *why, size_t cap) {
+    double l1;
+    DCTK_TRY(dctk_threshold_explain(path, name, units, &l1, why, cap));
     FILE *f = fopen(path, "r");
     if (!f) return DCTK_FAIL(DCTK_ERR_IO, "%s: cannot open the threshold table", path);
     char line[4096], *fields[16];
     header h = {-1, -1, {-1, -1, -1, -1}};
-    dctk_status st = DCTK_FAIL(DCTK_ERR_NOT_FOUND, "%s: no row for '%s' in units '%s'", path, name, units ? units : "");
     if (fgets(line, sizeof line, f)) read_header(line, &h);
-    if (h.name < 0 || h.unit < 0 || h.cols[0] < 0) {
-        fclose(f);
-        return DCTK_FAIL(DCTK_ERR_FORMAT, "%s: expected the columns \"Short Name\", \"Unit\", \"Existing L1 error\"", path);
-    }
-    while (fgets(line, sizeof line, f)) {
+    dctk_status st = DCTK_FAIL(DCTK_ERR_NOT_FOUND, "%s: no row for '%s'", path, name);
+    while (h.name >= 0 && h.unit >= 0 && h.cols[0] >= 0 && fgets(line, sizeof line, f)) {
         int n = split_csv(line, fields, 16);
-        if (n <= h.name || n <= h.unit || n <= h.cols[0]) continue;
-        if (strcmp(trim(fields[h.name]), name) != 0 || !same_units(trim(fields[h.unit]), units ? units : ""))
-            continue;
+        if (n <= h.name || n <= h.unit || n <= h.cols[0] || strcasecmp(trim(fields[h.name]), name) != 0) continue;
+        if (relate_units(trim(fields[h.unit]), units ? units : "") < UNITS_SCALED) continue;
+        if (strtod(trim(fields[h.cols[0]]), NULL) != l1) continue;
         st = row_gates(path, name, fields, n, &h, g);
         break;
     }
@@ -121,8 +231,6 @@ dctk_status dctk_threshold_lookup_gates(const char *path, const char *name, cons
 }
 
 dctk_status dctk_threshold_lookup(const char *path, const char *name, const char *units, double *threshold) {
-    dctk_gates g = dctk_gates_none();
-    DCTK_TRY(dctk_threshold_lookup_gates(path, name, units, &g));
-    *threshold = g.l1;
-    return DCTK_OK;
+    char why[512];
+    return dctk_threshold_explain(path, name, units, threshold, why, sizeof why);
 }

@@ -79,6 +79,12 @@ dctk_status dctk_report_points(const dctk_result_table *t, int err_col, double *
     return DCTK_OK;
 }
 
+int dctk_cluster_k_max(size_t n) {
+    if (n < 4) return 1;
+    int k = (int)sqrt((double)n / 2);
+    return k < 2 ? 2 : k > 9 ? 9 : k;
+}
+
 dctk_status dctk_cluster_curve_compute(const double *xy, size_t n, int k_min, int k_max, dctk_cluster_curve *c) {
     memset(c, 0, sizeof *c);
     c->npoints = n;

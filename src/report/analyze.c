@@ -51,14 +51,19 @@ static void kept_xy(const dctk_result_table *t, const an_panel *p, double *xy) {
     }
 }
 
-/* k of the panel: the option, else the best silhouette of 3..9. */
+/* k of the panel: the option, else the best silhouette of the k that suit n points. */
 static dctk_status choose_k(const double *xy, size_t n, int want, int *k) {
     if (want > 0) {
         *k = (size_t)want < n ? want : (int)n;
         return DCTK_OK;
     }
+    int kmax = dctk_cluster_k_max(n);
+    if (kmax < 2) {
+        *k = n > 0;
+        return DCTK_OK;
+    }
     dctk_cluster_curve c;
-    DCTK_TRY(dctk_cluster_curve_compute(xy, n, 3, 9, &c));
+    DCTK_TRY(dctk_cluster_curve_compute(xy, n, kmax < 3 ? kmax : 3, kmax, &c));
     *k = c.best_k > 0 ? c.best_k : n > 0;
     return DCTK_OK;
 }
@@ -80,7 +85,7 @@ static dctk_status cluster_panel(const dctk_result_table *t, int want_k, an_pane
     if (st == DCTK_OK) {
         for (size_t j = 0; j < n; j++) p->pts[first + j].cluster = km.labels[j];
         for (int c = 0; c < 2 * p->k; c++) p->centers[c] = km.centers[c] * scale[c % 2] + mean[c % 2];
-        p->silhouette = dctk_silhouette(z, n, 2, km.labels, p->k);
+        if (p->k > 1) p->silhouette = dctk_silhouette(z, n, 2, km.labels, p->k);
     }
     dctk_kmeans_free(&km);
     free(z);
@@ -128,6 +133,15 @@ static void scale_panel(const dctk_result_table *t, an_panel *p, double threshol
     }
 }
 
+/* The winner's point in the panel, or -1 (not in the table, or not finite). */
+static long find_best(const dctk_result_table *t, const dctk_analyze_opts *o, const an_panel *p) {
+    for (size_t j = 0; o->has_best && j < p->npts; j++) {
+        const dctk_result_row *r = &t->rows[p->pts[j].row];
+        if (r->comp_idx == o->best[0] && r->filt_idx == o->best[1] && r->ser_idx == o->best[2]) return (long)j;
+    }
+    return -1;
+}
+
 static dctk_status layout(an_figure *f) {
     dctk_status st = DCTK_OK;
     double *xy = malloc(sizeof(double) * 2 * (f->t->n ? f->t->n : 1));
@@ -141,6 +155,7 @@ static dctk_status layout(an_figure *f) {
         if (st == DCTK_OK) st = cluster_panel(f->t, f->o->clusters, p, xy);
         if (st == DCTK_OK) st = pareto_panel(p, xy);
         if (st == DCTK_OK) scale_panel(f->t, p, f->o->threshold, i);
+        p->best = find_best(f->t, f->o, p);
     }
     free(xy);
     return st;

@@ -51,9 +51,18 @@ static void draw_threshold(cairo_t *cr, const an_panel *p, double thr) {
     cairo_restore(cr);
 }
 
+/* The winner (best_VAR.json) as a red diamond, over everything else. */
+static void draw_best(cairo_t *cr, const an_panel *p) {
+    if (p->best < 0) return;
+    const an_point *q = &p->pts[p->best];
+    draw_marker(cr, MARK_DIAMOND, q->px, q->py, 8, (rgb){1, 1, 1}, 1);
+    draw_marker(cr, MARK_DIAMOND, q->px, q->py, 6.5, RED, 1);
+}
+
 static void draw_panel(cairo_t *cr, const an_panel *p, double thr) {
     char title[160], note[96];
-    if (p->k > 0)
+    if (p->k == 1) snprintf(title, sizeof title, "ratio vs %s (too few points for clusters)", p->label + 9);
+    else if (p->k > 0)
         snprintf(title, sizeof title, "ratio vs %s (k = %d, silhouette %.2f)", p->label + 9, p->k, p->silhouette);
     else snprintf(title, sizeof title, "ratio vs %s (nothing kept)", p->label + 9);
     axes_draw(cr, &p->ax, p->ax.xlog ? "compression ratio (log scale; higher is better)" : "compression ratio (higher is better)", p->label, title);
@@ -64,6 +73,7 @@ static void draw_panel(cairo_t *cr, const an_panel *p, double thr) {
     draw_front(cr, p);
     draw_centroids(cr, p);
     draw_threshold(cr, p, thr);
+    draw_best(cr, p);
     if (p->ax.ylog && p->nzero) {
         snprintf(note, sizeof note, "%zu lossless (error 0) on the bottom edge", p->nzero);
         cairo_set_source_rgb(cr, 0.3, 0.3, 0.3);
@@ -72,12 +82,18 @@ static void draw_panel(cairo_t *cr, const an_panel *p, double thr) {
     cairo_restore(cr);
 }
 
-static void draw_legend(cairo_t *cr, double y, double w) {
-    double x = w / 2 - 360, dash[] = {6, 4};
+/* Only what the figure shows: no threshold entry without a threshold, no
+ * winner entry without a winner, no grey entry when every combo was kept. */
+static void draw_legend(cairo_t *cr, const an_figure *f, double y) {
+    const an_panel *p = &f->p[0];
+    bool thr = isfinite(f->o->threshold), grey = p->npts > p->nkept;
+    double x = f->w / 2 - 300 - (thr ? 60 : 0) - (p->best >= 0 ? 60 : 0) - (grey ? 90 : 0), dash[] = {6, 4};
     x = legend_item(cr, x, y, MARK_CIRCLE, cluster_color(0), "kept combo (colour: k-means cluster)");
     x = legend_item(cr, x, y, MARK_CROSS, BLACK, "centroid");
     x = legend_item(cr, x, y, MARK_RING, BLACK, "Pareto front");
-    x = legend_item(cr, x, y, MARK_RING, GREY, "not kept (over threshold)");
+    if (p->best >= 0) x = legend_item(cr, x, y, MARK_DIAMOND, RED, "best combo (best_VAR.json)");
+    if (grey) x = legend_item(cr, x, y, MARK_RING, GREY, thr ? "not kept (over threshold)" : "not kept");
+    if (!thr) return;
     cairo_save(cr);
     set_rgb(cr, RED, 1);
     cairo_set_line_width(cr, 1.4);
@@ -102,6 +118,6 @@ void an_draw(cairo_t *cr, void *user) {
     cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
     text_at(cr, f->w / 2, 22, head, 16, ALIGN_CENTER, 0, true);
     text_at(cr, f->w / 2, 44, sub, 10.5, ALIGN_CENTER, 0, false);
-    draw_legend(cr, 70, f->w);
+    draw_legend(cr, f, 70);
     for (int i = 0; i < AN_PANELS; i++) draw_panel(cr, &f->p[i], f->o->threshold);
 }

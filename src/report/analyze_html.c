@@ -52,7 +52,8 @@ static json_t *panel_json(const an_panel *p) {
     }
     json_t *front = json_array();
     for (size_t j = 0; j < p->nfront; j++) json_array_append_new(front, json_integer((json_int_t)p->pts[p->front[j]].row));
-    return json_pack("{s:s,s:i,s:o,s:o}", "label", p->label, "k", p->k, "pts", pts, "front", front);
+    json_int_t best = p->best >= 0 ? (json_int_t)p->pts[p->best].row : -1;
+    return json_pack("{s:s,s:i,s:o,s:o,s:I}", "label", p->label, "k", p->k, "pts", pts, "front", front, "best", best);
 }
 
 static char *data_json(const an_figure *f) {

@@ -29,6 +29,7 @@ typedef struct an_panel {
     size_t *front;         /* indices into pts, by ratio descending */
     size_t nfront;
     bool threshold_here;   /* the L1 panel draws the threshold */
+    long best;             /* index into pts of the winner, -1 when none */
 } an_panel;
 
 typedef struct an_figure {

@@ -119,7 +119,7 @@ char *dctk_slurm_script(const dctk_slurm_opts *o) {
             "    field=${field#best_}\n"
             "    srun --nodes=1 --ntasks=1 --cpus-per-task=\"$CPUS\" --exclusive \\\n"
             "        \"$DCTK\" compress_with_optimal \"$DATASET\" \"$OUT\" \"$field\" --combo \"$best\" \\\n"
-            "        --threads \"$CPUS\" \"${SPACE_FLAGS[@]}\" &\n"
+            "        --threads-per-rank \"$CPUS\" \"${SPACE_FLAGS[@]}\" &\n"
             "    while [ \"$(jobs -rp | wc -l)\" -ge \"$NODES\" ]; do wait -n || failed=$((failed + 1)); done\n"
             "done\n"
             "while [ \"$(jobs -rp | wc -l)\" -gt 0 ]; do wait -n || failed=$((failed + 1)); done\n"

@@ -42,8 +42,8 @@ dctk_status dctk_combo_resolve(dctk_dataset *ds, size_t v, const dctk_evaluate_o
         st = DCTK_FAIL(DCTK_ERR_ARG,
                        "variable '%s': the codec space differs from the one the sweep used (fingerprint %s, sweep %s): "
                        "use the same --eval-data-size-limit, --sampling-policy, --dim-kind, --inner-chunk-mib and class "
-                       "flags, or --combo best_%s.json",
-                       var->name, fp, expect, var->name);
+                       "flags",
+                       var->name, fp, expect);
     else if (!dctk_space_has(sp, c, f, s))
         st = DCTK_FAIL(DCTK_ERR_ARG,
                        "variable '%s': no combo (%d, %d, %d) in this space: comp_idx in [%d, %d), filt_idx in [%d, %d), "
@@ -92,12 +92,8 @@ static dctk_status verify(dctk_dataset *ds, size_t v, dctk_zarr_array *a, const 
     }
     dctk_norms norms = {0};
     for (size_t k = 0; k < nblocks && st == DCTK_OK; k++) {
-        size_t start[DCTK_MAX_DIMS], count[DCTK_MAX_DIMS], rest = k;
-        for (int d = var->ndim - 1; d >= 0; d--) {
-            start[d] = rest % grid[d] * block[d];
-            rest /= grid[d];
-            count[d] = var->shape[d] - start[d] < block[d] ? var->shape[d] - start[d] : block[d];
-        }
+        size_t start[DCTK_MAX_DIMS], count[DCTK_MAX_DIMS];
+        dctk_block_at(var->ndim, var->shape, block, grid, k, start, count);
         st = dctk_dataset_read(ds, v, start, count, x);
         if (st == DCTK_OK) st = dctk_zarr_read(a, start, count, y);
         if (st == DCTK_OK) {

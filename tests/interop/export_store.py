@@ -62,7 +62,7 @@ def build(key, source):
     for var in data_vars(source):
         idx = [best["comp_idx"], best["filt_idx"], best["ser_idx"]] if var == lossy else [-1, -1, -1]
         extra = SWEEP if var == lossy else []
-        r = run([DCTK, "compress_with_optimal", source, where, var, *idx, "--threads", "2", *extra])
+        r = run([DCTK, "compress_with_optimal", source, where, var, *idx, "--threads-per-rank", "2", *extra])
         print(r.stdout.strip())
     r = run([DCTK, "merge_compressed_fields", source, where])
     print(r.stdout.strip())

@@ -77,7 +77,7 @@ def combo_file(tmp, name, var, codecs, threshold=None):
 
 def write_cmd(tmp, ver, var, combo, out):
     return [DCTK, "compress_with_optimal", os.path.join(tmp, ver, "big.nc"), out, var, "--combo", combo,
-            "--inner-chunk-mib", "0.25", "--shard-mib", "1", "--threads", "1"]
+            "--inner-chunk-mib", "0.25", "--shard-mib", "1", "--threads-per-rank", "1"]
 
 
 def merge_cmd(tmp, ver, out):

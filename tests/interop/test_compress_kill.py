@@ -36,7 +36,7 @@ json.dump({"var": "t", "codecs": [{"name": "bytes", "configuration": {"endian": 
 out = os.path.join(tmp, "out")
 store = os.path.join(out, "big.zarr")
 cmd = [DCTK, "compress_with_optimal", src, out, "t", "--combo", combo, "--inner-chunk-mib", "0.5",
-       "--shard-mib", "1", "--threads", "1"]
+       "--shard-mib", "1", "--threads-per-rank", "1"]
 
 for delay in (0.2, 0.6, 1.2):
     p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -166,7 +166,7 @@ def check_thresholds():
                            capture_output=True, text=True, timeout=120)
         m = re.search(r"threshold (\S+) \((.*)\)$", r.stdout.splitlines()[0] if r.stdout else "")
         C.check(r.returncode == 0 and m is not None and float(m.group(1)) == float(table[(short, unit)])
-                and "(%s, " % short in m.group(2), f"{field}: threshold of the table's {short}: {r.stdout} {r.stderr}")
+                and "row '%s' in '%s'" % (short, unit) in m.group(2), f"{field}: threshold of the table's {short}: {r.stdout} {r.stderr}")
     shutil.rmtree(tmp)
 
 

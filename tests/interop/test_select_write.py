@@ -32,7 +32,7 @@ DCTK = os.environ["DCTK"]
 NCARG = os.environ.get("DCTK_NCARG", "/usr/share/ncarg/data")
 POP = os.path.join(NCARG, "cdf", "pop.nc")
 LAND = os.path.join(NCARG, "nug", "FR-LAND_regional_model_0.44deg.nc")
-FAST = ["--compressor-class", "zstd", "--threads-per-rank", "2", "--threads", "2"]
+FAST = ["--compressor-class", "zstd", "--threads-per-rank", "2"]
 
 failures = []
 
@@ -151,13 +151,13 @@ def regate(tmp):
 def verify_gates(tmp, sweep_dir):
     out = os.path.join(tmp, "verify")
     best = os.path.join(sweep_dir, "best_t.json")
-    r = run("compress_with_optimal", POP, out, "t", "--combo", best, "--l1-threshold", "1e-9", "--threads", "2")
+    r = run("compress_with_optimal", POP, out, "t", "--combo", best, "--l1-threshold", "1e-9", "--threads-per-rank", "2")
     check(r.returncode == 1, "a field that misses its gates: exit %d" % r.returncode)
     check("verification failed the gates l1" in r.stderr, "the failed gates are not named: " + r.stderr[-600:])
     store = os.path.join(out, "pop.zarr")
     left = [n for n in os.listdir(store) if "t" in n.split(".")] if os.path.isdir(store) else []
     check(not left, "the failed field is left in the store: %s" % left)
-    r = run("compress_with_optimal", POP, out, "t", "--combo", best, "--threads", "2")
+    r = run("compress_with_optimal", POP, out, "t", "--combo", best, "--threads-per-rank", "2")
     check(r.returncode == 0 and os.path.isdir(os.path.join(store, "t")), "the sweep's own gates: " + r.stderr[-600:])
     print("verification: a field missing its gates is refused and not left in the store")
 

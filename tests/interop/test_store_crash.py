@@ -36,8 +36,13 @@ def settle(cmd):
     check(r.returncode == 0, "%s: %s" % (" ".join(cmd[1:3]), r.stderr))
 
 
+# how long one write takes here and now: kill points are drawn as fractions of
+# it, so that a faster write path (or a faster machine) still gets killed mid-way
+write_s = 0.0
 for v in sc.FIELDS:
+    t0 = time.monotonic()
     settle(sc.write_cmd(tmp, "A", v, combo[v], out))
+    write_s = max(write_s, time.monotonic() - t0)
 settle(sc.merge_cmd(tmp, "A", out))
 
 
@@ -60,7 +65,7 @@ for i in range(ROUNDS):
     ver = rng.choice("AB")
     if rng.random() < 0.7:
         v = rng.choice(sc.FIELDS)
-        cmd, kind, delay = sc.write_cmd(tmp, ver, v, combo[v], out), "writer", rng.uniform(0.05, 1.8)
+        cmd, kind, delay = sc.write_cmd(tmp, ver, v, combo[v], out), "writer", rng.uniform(0.05, 0.9) * write_s
     else:
         cmd, kind, delay = sc.merge_cmd(tmp, ver, out), "merge", rng.uniform(0.0, 0.2)
     p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -76,6 +76,10 @@ for kib in range(40_000, 400_000, 2_000):
         break
     if p.returncode == 127 or "cannot open" in last:
         continue  # the loader, or libnetcdf/HDF5 before our code ran: not ours to name
+    if p.returncode < 0 and not p.stdout.strip() and not p.stderr.strip():
+        # killed before anything was printed: HDF5 1.10's own start-up (H5T_init inside the first
+        # nc_open) dereferences a failed allocation at some limits (seen in a core dump); not ours
+        continue
     check("memory" in last and "--eval-data-size-limit" in last and "--threads-per-rank" in last,
           "%d KiB: exit %d, the error line does not name memory and the flags: %s" % (kib, p.returncode, last))
     check("no combo met" not in p.stdout, "%d KiB: 'no combo met the threshold' for a memory failure" % kib)

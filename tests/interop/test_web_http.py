@@ -229,7 +229,7 @@ def slurm(root, tmp):
               and "--compressor-class=zstd" in sweep[0] and "--override-existing-l1-error=1e-3" in sweep[0]
               and "=99" not in sweep[0], "the sweep's srun: %r" % sweep)
         check(len(write) == 1 and "--cpus-per-task=8" in write[0] and "--compressor-class=zstd" in write[0]
-              and "--threads 8" in write[0] and "--override-existing-l1-error=1e-3" in write[0],
+              and "--threads-per-rank 8" in write[0] and "--override-existing-l1-error=1e-3" in write[0],
               "the write step (it verifies against the sweep's thresholds): %r" % write)
         check(len(merge) == 1, "the merge step: %r" % merge)
     finally:

@@ -185,10 +185,12 @@ static void thresholds_by_name_and_units(void **state) {
     (void)state;
     char path[] = "/tmp/dctk_thresholds_XXXXXX";
     int fd = mkstemp(path);
-    const char *csv = "Short Name,Unit,Existing L1 error\nt,K,0.001\nt,degC,0.5\n\"q, x\",\"kg kg-1\",2e-3\n";
+    const char *csv = "Short Name,Unit,Existing L1 error\nt,K,0.001\nt,degC,0.5\n\"q, x\",\"kg kg-1\",2e-3\n"
+                      "u,m s-1,1.14e-4\nta,K,3e-6\nw,m/s,7e-4\n";
     assert_int_equal(write(fd, csv, strlen(csv)), (ssize_t)strlen(csv));
     close(fd);
     double v;
+    char why[512];
     assert_int_equal(dctk_threshold_lookup(path, "t", "K", &v), DCTK_OK);
     assert_true(v == 0.001);
     assert_int_equal(dctk_threshold_lookup(path, "t", "degC", &v), DCTK_OK);
@@ -200,6 +202,49 @@ static void thresholds_by_name_and_units(void **state) {
     assert_int_equal(dctk_threshold_lookup(path, "q, x", "kg kg**-1", &v), DCTK_OK);
     assert_int_equal(dctk_threshold_lookup(path, "q, x", "kg kg^-1", &v), DCTK_OK);
     assert_int_equal(dctk_threshold_lookup(path, "q, x", "kg kg**-2", &v), DCTK_ERR_NOT_FOUND);
+    /* the same unit spelled otherwise, as udunits2 reads it (not as text) */
+    v = 0;
+    assert_int_equal(dctk_threshold_explain(path, "q, x", "kg/kg", &v, why, sizeof why), DCTK_OK);
+    assert_true(v == 2e-3);
+    assert_string_equal(why, "row 'q, x' in 'kg kg-1'");
+    v = 0;
+    assert_int_equal(dctk_threshold_lookup(path, "u", "m/s", &v), DCTK_OK);
+    assert_true(v == 1.14e-4);
+    v = 0;
+    assert_int_equal(dctk_threshold_lookup(path, "u", "m.s-1", &v), DCTK_OK);
+    assert_true(v == 1.14e-4);
+    v = 0;
+    assert_int_equal(dctk_threshold_lookup(path, "w", "m s-1", &v), DCTK_OK); /* and the other way round */
+    assert_true(v == 7e-4);
+    /* a scaled unit: a relative error does not change with scale, so the row applies and says so */
+    v = 0;
+    assert_int_equal(dctk_threshold_explain(path, "u", "km/h", &v, why, sizeof why), DCTK_OK);
+    assert_true(v == 1.14e-4);
+    assert_non_null(strstr(why, "scaled"));
+    /* an offset (degC against K) changes a relative error: refused, with the reason */
+    assert_int_equal(dctk_threshold_explain(path, "ta", "degC", &v, why, sizeof why), DCTK_ERR_NOT_FOUND);
+    assert_non_null(strstr(why, "'K'"));
+    assert_non_null(strstr(why, "offset"));
+    assert_int_equal(dctk_threshold_explain(path, "ta", "celsius", &v, why, sizeof why), DCTK_ERR_NOT_FOUND);
+    assert_non_null(strstr(why, "offset"));
+    /* the same unit is preferred to a row that would need a conversion */
+    v = 0;
+    assert_int_equal(dctk_threshold_lookup(path, "t", "Celsius", &v), DCTK_OK);
+    assert_true(v == 0.5);
+    /* not convertible, unknown, no row: three different reasons */
+    assert_int_equal(dctk_threshold_explain(path, "u", "K", &v, why, sizeof why), DCTK_ERR_NOT_FOUND);
+    assert_non_null(strstr(why, "not convertible"));
+    assert_int_equal(dctk_threshold_explain(path, "u", "furlongs per glorp", &v, why, sizeof why), DCTK_ERR_NOT_FOUND);
+    assert_non_null(strstr(why, "unknown to udunits2"));
+    /* a name in another case gets the row when no row has it as written */
+    v = 0;
+    assert_int_equal(dctk_threshold_explain(path, "U", "m/s", &v, why, sizeof why), DCTK_OK);
+    assert_true(v == 1.14e-4);
+    assert_string_equal(why, "row 'u' in 'm s-1'");
+    assert_int_equal(dctk_threshold_explain(path, "zz", "K", &v, why, sizeof why), DCTK_ERR_NOT_FOUND);
+    assert_string_equal(why, "no row named 'zz'");
+    /* no units attribute is not the dimensionless "1" */
+    assert_int_equal(dctk_threshold_lookup(path, "q, x", "", &v), DCTK_ERR_NOT_FOUND);
     unlink(path);
 }
 

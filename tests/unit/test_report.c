@@ -268,7 +268,7 @@ static void figures_written(void **state) {
     dctk_result_table t = DCTK_RESULT_TABLE_INIT;
     for (int i = 0; i < 60; i++) {
         dctk_result_row r = rows[0];
-        r.comp_idx = i;
+        r.comp_idx = i, r.filt_idx = -1, r.ser_idx = -1;
         r.ratio = 1 + i * 0.7;
         r.l1_rel = i % 5 == 0 ? 0 : 1e-6 * pow(1.3, i);
         r.l2_rel = r.l1_rel * 1.5;
@@ -279,7 +279,7 @@ static void figures_written(void **state) {
     }
     char prefix[128], path[160];
     snprintf(prefix, sizeof prefix, "%s/analyze", dir);
-    dctk_analyze_opts o = {"t2m", 1e-3, 0};
+    dctk_analyze_opts o = {.var = "t2m", .threshold = 1e-3, .best = {3, -1, -1}, .has_best = true};
     assert_int_equal(dctk_report_analyze(&t, &o, prefix), DCTK_OK);
     snprintf(path, sizeof path, "%s.png", prefix);
     assert_file_starts(path, "\x89PNG");
@@ -293,6 +293,7 @@ static void figures_written(void **state) {
     html = realloc(html, n + 1);
     html[n] = 0;
     assert_null(strstr((char *)html, "</script><b>")); /* a codec string cannot end the script */
+    assert_non_null(strstr((char *)html, "\"best\":3")); /* the winner's row, comp_idx 3 */
     free(html);
     dctk_cluster_curve c;
     double *xy;
@@ -300,6 +301,12 @@ static void figures_written(void **state) {
     assert_int_equal(dctk_report_points(&t, dctk_report_metric_column("L1"), &xy, NULL, &np), DCTK_OK);
     assert_int_equal(dctk_cluster_curve_compute(xy, np, 3, 9, &c), DCTK_OK);
     assert_true(c.best_k >= 3 && c.best_k <= 9);
+    /* k suited to the number of points: 24 points are not split into 9 clusters */
+    assert_int_equal(dctk_cluster_k_max(3), 1);
+    assert_int_equal(dctk_cluster_k_max(4), 2);
+    assert_int_equal(dctk_cluster_k_max(24), 3);
+    assert_int_equal(dctk_cluster_k_max(60), 5);
+    assert_int_equal(dctk_cluster_k_max(100000), 9);
     snprintf(prefix, sizeof prefix, "%s/curve", dir);
     assert_int_equal(dctk_plot_cluster_curve(&c, "t2m, relative L1 error", prefix), DCTK_OK);
     free(xy);

@@ -45,6 +45,7 @@ class DcToolkit(CMakePackage):
     depends_on("xz")
     depends_on("zfp")
     depends_on("jansson")
+    depends_on("udunits")
     # the report figures: PNG, SVG and PDF surfaces, text through FreeType/Fontconfig
     depends_on("cairo+png+svg+pdf+ft+fc")
     depends_on("libmicrohttpd", when="+web")

@@ -1,0 +1,60 @@
+"""analyze_clustering tells the truth (issue 23), on a real 24-combo sweep of
+meccatemp's t: k suits the number of kept points (not 9 clusters for 12
+points), the winner of best_t.json is marked and named, the threshold is the
+number best_t.json holds (never a placeholder), and without best_t.json the
+console says there is neither threshold nor winner.
+
+Run by ctest with DCTK and DCTK_NCARG set.
+"""
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+DCTK = os.environ["DCTK"]
+SRC = os.path.join(os.environ.get("DCTK_NCARG", "/usr/share/ncarg/data"), "cdf", "meccatemp.cdf")
+failures = []
+
+
+def check(ok, what):
+    if not ok:
+        failures.append(what)
+        print("FAIL:", what)
+
+
+def run(*args):
+    return subprocess.run([DCTK, *args], capture_output=True, text=True, timeout=300)
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    r = run("evaluate_combos", SRC, "--where-to-write", tmp, "--eval-data-size-limit", "100KB", "--compressor-class",
+            "lz4", "--filter-class", "bitround", "--serializer-class", "none", "--override-existing-l1-error", "1e-4")
+    check(r.returncode == 0, f"sweep: {r.stderr}")
+    best = json.load(open(os.path.join(tmp, "best_t.json")))
+    r = run("analyze_clustering", "--where-to-write", tmp, "--var", "t")
+    check(r.returncode == 0 and "best_VAR" not in r.stdout, f"analyze: {r.stdout} {r.stderr}")
+    m = re.search(r"(\d+) combos, (\d+) kept; relative L1 threshold (\S+) from ", r.stdout)
+    check(bool(m) and float(m.group(3)) == float("%.3g" % best["threshold"]), f"threshold line: {r.stdout}")
+    check("best combo (comp_idx %d, filt_idx %d, ser_idx %d)" % (best["comp_idx"], best["filt_idx"], best["ser_idx"])
+          in r.stdout, f"winner line: {r.stdout}")
+    html = open(os.path.join(tmp, "analyze_clustering_t.html")).read()
+    data = json.loads(re.search(r'<script type="application/json" id="dctk-data">(.*?)</script>', html, re.S).group(1)
+                      .replace("\\/", "/")) if '<script type="application/json" id="dctk-data">' in html else None
+    if data:
+        kept = int(m.group(2)) if m else 0
+        for p in data["panels"]:
+            check(1 <= p["k"] <= max(2, int(math.sqrt(kept / 2))), f"{p['label']}: k {p['k']} for {kept} points")
+            check(p["best"] >= 0, f"{p['label']}: winner marked")
+    else:
+        check('"best":' in html and '"k":2' in html, "the page's data: winner and k")
+    os.remove(os.path.join(tmp, "best_t.json"))
+    r = run("analyze_clustering", "--where-to-write", tmp, "--var", "t")
+    check(r.returncode == 0 and "no threshold and no winner marked" in r.stdout and "red diamond" not in r.stdout,
+          f"without best_t.json: {r.stdout}")
+
+if failures:
+    sys.exit("test_analyze_console: %d failure(s)" % len(failures))
+print("test_analyze_console: OK")
