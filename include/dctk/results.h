@@ -63,7 +63,8 @@ extern "C" {
     X(pass_gradient, BOOL)                                                                           \
     X(portability, STR) /* who reads the pipeline: core, numcodecs, plugin, dctk (dctk_codec.h) */   \
     X(keep, BOOL)                                                                                    \
-    X(error, STR) /* "" when the combo ran */
+    X(error, STR) /* "" when the combo ran */                                                       \
+    X(fraction, F64) /* of the sample measured: 1 whole, less when pruned on a part, 0 never run */
 
 #define DCTK_RESULT_CTYPE_STR const char *
 #define DCTK_RESULT_CTYPE_I64 int64_t

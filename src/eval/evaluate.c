@@ -63,7 +63,7 @@ static dctk_result_row make_row(const dctk_space *sp, const char *var, const dct
         .rel_err_frac = r->rel_err_frac, .extremes_rel = r->extremes_rel, .gradient_rel = r->gradient_rel,
         .pass_l1 = r->pass_l1, .pass_l2 = r->pass_l2, .pass_linf = r->pass_linf, .pass_bias = r->pass_bias,
         .pass_phys = r->pass_phys, .pass_extremes = r->pass_extremes, .pass_gradient = r->pass_gradient,
-        .keep = r->keep, .error = r->error,
+        .keep = r->keep, .error = r->error, .fraction = r->fraction,
         .portability = dctk_portability_name(combo_level(sp, r->c, r->f, r->s)),
     };
     json_decref(comp);
@@ -87,7 +87,7 @@ static dctk_combo_result row_result(const dctk_result_row *row) {
         .encode_mbps = row->encode_mbps, .decode_mbps = row->decode_mbps,
         .bias_rel = row->bias_rel, .pearson = row->pearson, .psnr_db = row->psnr_db, .ssim = row->ssim,
         .rel_err_frac = row->rel_err_frac, .extremes_rel = row->extremes_rel, .gradient_rel = row->gradient_rel,
-        .phys_ok = row->pass_phys,
+        .phys_ok = row->pass_phys, .fraction = row->fraction,
     };
     snprintf(r.error, sizeof r.error, "%s", row->error);
     return r;
@@ -386,7 +386,6 @@ static dctk_status load_resume(const char *path, const dctk_space *sp, const cha
             break;
         }
         r = row_result(row);
-        r.fraction = 1.0;
         r.keep = dctk_combo_keep(&r, gates); /* thresholds and gates may have changed since: re-gate */
         size_t k = dctk_space_combo_index(sp, c, f, s);
         res[k] = r;

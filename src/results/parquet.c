@@ -7,7 +7,7 @@
  * File layout (all integers little-endian):
  *
  *   "PAR1"
- *   for each column, in schema order (var, comp_idx, ..., keep, error):
+ *   for each column, in schema order (var, comp_idx, ..., keep, error, fraction):
  *       one or more data pages, each: PageHeader (Thrift compact), then values
  *   FileMetaData (Thrift compact)
  *   uint32 length of FileMetaData

@@ -7,7 +7,8 @@ same space (narrowed to fast compressors so the test stays short):
     pruning never dropped it;
   - every row adaptive keeps is kept by exhaustive with the same metrics (its
     kept rows are whole-sample measurements, never estimates);
-  - every row is listed; pruned rows are not kept and say why ("pruned: ...");
+  - every row is listed; pruned rows are not kept and say why ("pruned: ..."),
+    and the fraction column says how much of the sample each row was measured on;
   - the phases show in the progress lines.
 Then --max-evals N: exactly N rows measured on the whole sample, the winner
 among them; and --max-evals with --search exhaustive is refused."""
@@ -70,6 +71,14 @@ for path, var in FIELDS:
         pruned = [r for r in ra.values() if r["error"].startswith("pruned: ")]
         check(0 < len(pruned) < len(ra), "%s: %d of %d rows pruned" % (case, len(pruned), len(ra)))
         check(not any(kept(r) for r in pruned), "%s: a pruned row is kept" % case)
+        # the fraction column: 1 for rows measured on the whole sample, less for pruned ones
+        whole = [r for r in ra.values() if not r["error"].startswith(("pruned: ", "left out: "))]
+        check(whole and all(float(r["fraction"]) == 1 for r in whole), "%s: a measured row with fraction %s" % (
+              case, [r["fraction"] for r in whole if float(r["fraction"]) != 1][:3]))
+        check(all(0 <= float(r["fraction"]) < 1 for r in pruned) and any(float(r["fraction"]) > 0 for r in pruned),
+              "%s: pruned rows' fractions %s" % (case, sorted({r["fraction"] for r in pruned})[:5]))
+        check(all(float(r["fraction"]) == 1 for r in re_.values() if not r["error"].startswith("left out: ")),
+              "%s: an exhaustive row measured on less than the whole sample" % case)
         for k, r in ra.items():
             if kept(r):
                 check(kept(re_[k]), "%s: adaptive keeps %s, exhaustive does not" % (case, k))
@@ -109,7 +118,7 @@ for r in ident:
 for mode in ("adaptive", "exhaustive"):
     _, rows, err = run("cdf/meccatemp.cdf", "t", SETTINGS["1e-3"] + narrow[:4] + ["--search", mode], tmp + "/lo" + mode)
     out = [r for r in rows.values() if r["error"].startswith("left out: ")]
-    check(out and all('"keepbits":23' in r["filter"] and not kept(r) for r in out),
+    check(out and all('"keepbits":23' in r["filter"] and not kept(r) and float(r["fraction"]) == 0 for r in out),
           "%s: left-out rows %r" % (mode, out[:1]))
     check(len(out) == len(ident) and err.count("combos left out before the sweep") == 1 and str(len(out)) in err,
           "%s: %d rows left out, expected %d; stderr: %s" % (mode, len(out), len(ident), err[-400:]))
