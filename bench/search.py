@@ -8,7 +8,7 @@ exhaustive, over the whole default space (nothing narrowed), 2 threads. Per
 case it prints:
   - the winner of each (comp, filt, ser) and its ratio, adaptive over exhaustive,
     and whether they are the same (the same combo, or one of equal ratio);
-  - the CPU seconds of each run (user + system of the child process) and their
+  - the CPU seconds of each run (user + system of that child process) and their
     ratio: the decisive cost figure, since the machine is shared and CPU time
     does not count the neighbours' turns;
   - the seconds inside codecs summed over threads (the sweep's own timer,
@@ -25,7 +25,7 @@ limit. The sampler keeps 3 time steps x 3 levels at least (the Python tool's
 minimum), so some samples exceed the limit; each case prints its sample. The
 fields are chosen so those minima stay under 100 KB: the exhaustive sweep of
 the default space costs about a CPU-second per KB of sample, and the 30 cases
-must fit in well under an hour on 2 shared cores.
+must fit in well under an hour on 2 shared cores, so two cases run at a time.
 
 --big: after the cases, one adaptive run of the full default space on a 66 MiB
 sample, 2 threads, wall and CPU, with the load average before and after. No
@@ -39,7 +39,7 @@ import csv
 import json
 import os
 import re
-import resource
+from concurrent.futures import ThreadPoolExecutor
 import statistics
 import subprocess
 import sys
@@ -68,6 +68,7 @@ FIELDS = [("cdf/contour.cdf", "T", "4-D (frtime, level, lat, lon) f32"),
           ("grb/MET9_IR108_cosmode_0909210000.grb2", "p260532", "2-D satellite f64 (GRIB2)"),
           ("grb/wafsgfs_L_t06z_intdsk60.grib2", "t_isobaricInhPa", "2-D (level, point) f64 (GRIB2)")][:nfields]
 LOSSY_LIMIT, LOSSLESS_LIMIT, CHUNK_MIB = "50KB", "200KB", "0.0234375"
+PARALLEL = 2  # cases at a time: CPU time is each child's own (wait4), so they do not count each other
 # lossless: no threshold applies (a table with no rows), and lossless codecs only
 TMP = tempfile.mkdtemp(prefix="dctk_bench_search_")
 NO_TABLE = os.path.join(TMP, "none.csv")
@@ -80,28 +81,29 @@ CODEC_TIMER = re.compile(r"sweep: inside codecs \[thread-s\]\s+\d+\s+[\d.]+\s+([
 SAMPLE = re.compile(r"combos on a sample \[([\d, ]+)\] \(([\d.]+ [KMG]?i?B)\)")
 
 
-def child_cpu():
-    r = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return r.ru_utime + r.ru_stime
-
-
 def run(path, var, extra, limit, mode, chunk=CHUNK_MIB):
     out = tempfile.mkdtemp(prefix="run_", dir=TMP)
     cmd = [exe, "evaluate_combos", path, "--where-to-write", out, "--field-to-compress", var,
            "--eval-data-size-limit", limit, "--threads-per-rank", "2", "--search", mode, "--verbose"] + extra
     if chunk:
         cmd += ["--inner-chunk-mib", chunk]
-    c0, t0 = child_cpu(), time.time()
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    cpu, wall = child_cpu() - c0, time.time() - t0
-    if r.returncode:
-        sys.exit("bench: %s failed:\n%s" % (" ".join(cmd), r.stderr[-2000:]))
+    t0 = time.time()
+    with open(os.path.join(out, "stdout"), "w+") as so, open(os.path.join(out, "stderr"), "w+") as se:
+        p = subprocess.Popen(cmd, stdout=so, stderr=se)
+        _, status, ru = os.wait4(p.pid, 0)  # this child's own CPU time, whatever else runs
+        p.returncode = os.waitstatus_to_exitcode(status)
+        wall, cpu = time.time() - t0, ru.ru_utime + ru.ru_stime
+        so.seek(0)
+        se.seek(0)
+        stdout, stderr = so.read(), se.read()
+    if p.returncode:
+        sys.exit("bench: %s failed:\n%s" % (" ".join(cmd), stderr[-2000:]))
     with open(os.path.join(out, "best_%s.json" % var)) as f:
         best = json.load(f)
     with open(os.path.join(out, "config_space_%s_rank0.csv" % var)) as f:
         rows = {(r["comp_idx"], r["filt_idx"], r["ser_idx"]): r for r in csv.DictReader(f)}
-    codec = CODEC_TIMER.search(r.stderr)
-    sample = SAMPLE.search(r.stderr)
+    codec = CODEC_TIMER.search(stderr)
+    sample = SAMPLE.search(stdout)
     return {"best": best, "rows": rows, "cpu": cpu, "wall": wall, "codec": float(codec.group(1)) if codec else
             float("nan"), "sample": "[%s] %s" % sample.groups() if sample else "?"}
 
@@ -124,10 +126,14 @@ def cases():
           "a keeps only e-kept, same metrics |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     ratios, cpu, codec, same, safe = [], [], [], 0, True
-    for path, var, kind in FIELDS:
-        for name, extra, limit in SETTINGS:
-            a = run(D + path, var, extra, limit, "adaptive")
-            e = run(D + path, var, extra, limit, "exhaustive")
+
+    def case(c):
+        (path, var, kind), (name, extra, limit) = c
+        return run(D + path, var, extra, limit, "adaptive"), run(D + path, var, extra, limit, "exhaustive")
+
+    todo = [(f, s) for f in FIELDS for s in SETTINGS]
+    with ThreadPoolExecutor(max_workers=PARALLEL) as pool:
+        for ((path, var, kind), (name, extra, limit)), (a, e) in zip(todo, pool.map(case, todo)):
             ba, be = a["best"], e["best"]
             q = ba["ratio"] / be["ratio"]
             ident = key(ba) == key(be) or ba["ratio"] == be["ratio"]
