@@ -34,7 +34,13 @@ is 11.5 MB), so the field is built from real data: trinidad's 1201 x 2401
 topography stacked 6 times along a new dimension (6 x 11.5 MB = 66 MiB), with
 the default production chunk (one copy per chunk, so no codec sees a copy next
 to another: each chunk is compressed on its own). --big-only: that run alone.
---fields N: the first N fields only."""
+--fields N: the first N fields only. --only 6,7,8: those fields (1-based) only,
+so the cases can be split between runs at once; --summary OUT1 OUT2 ...: the
+table and summary over the case lines those runs printed. --against OUT1 OUT2
+...: the adaptive search alone, its figures against the exhaustive ones in the
+case lines of those outputs (the exhaustive path does not run the search, so a
+change to the search can be measured without sweeping everything again; the
+kept-rows check then needs the exhaustive rows and says n/a)."""
 import csv
 import json
 import os
@@ -48,10 +54,31 @@ import time
 
 args = sys.argv[1:]
 nfields, big, big_only = 99, "--big" in args, "--big-only" in args
+only, summaries = None, []
 if "--fields" in args:
     i = args.index("--fields")
     nfields = int(args[i + 1])
     del args[i:i + 2]
+if "--only" in args:  # 1-based field numbers, e.g. 6,7,8,9,10: part of the cases (see --summary)
+    i = args.index("--only")
+    only = [int(k) for k in args[i + 1].split(",")]
+    del args[i:i + 2]
+against = {}
+if "--against" in args:  # adaptive only, against the exhaustive figures of an earlier run's case lines
+    i = args.index("--against")
+    for path in args[i + 1:]:
+        for line in open(path):
+            c = [x.strip() for x in line.split("|")[1:-1]]
+            if len(c) == 16 and c[7] in ("yes", "no"):
+                w, r = c[4].split(" (")
+                against[(c[0], c[2])] = {"best": dict(zip(("comp_idx", "filt_idx", "ser_idx"), w.split(",")),
+                                                      ratio=float(r.rstrip(")"))),
+                                         "cpu": float(c[9]), "codec": float(c[12]), "rows": None}
+    del args[i:]
+if "--summary" in args:  # the summary over the case lines of the outputs of earlier runs (with --only)
+    i = args.index("--summary")
+    summaries = args[i + 1:]
+    del args[i:]
 args = [a for a in args if a not in ("--big", "--big-only")]
 build = args[0] if args else "build"
 exe = os.path.join(build, "dc_toolkit")
@@ -67,6 +94,8 @@ FIELDS = [("cdf/contour.cdf", "T", "4-D (frtime, level, lat, lon) f32"),
           ("cdf/meccatemp.cdf", "t", "3-D (time, lat, lon) f32"),
           ("grb/MET9_IR108_cosmode_0909210000.grb2", "p260532", "2-D satellite f64 (GRIB2)"),
           ("grb/wafsgfs_L_t06z_intdsk60.grib2", "t_isobaricInhPa", "2-D (level, point) f64 (GRIB2)")][:nfields]
+if only:
+    FIELDS = [FIELDS[k - 1] for k in only]
 LOSSY_LIMIT, LOSSLESS_LIMIT, CHUNK_MIB = "50KB", "200KB", "0.0234375"
 PARALLEL = 2  # cases at a time: CPU time is each child's own (wait4), so they do not count each other
 # lossless: no threshold applies (a table with no rows), and lossless codecs only
@@ -129,7 +158,10 @@ def cases():
 
     def case(c):
         (path, var, kind), (name, extra, limit) = c
-        return run(D + path, var, extra, limit, "adaptive"), run(D + path, var, extra, limit, "exhaustive")
+        a = run(D + path, var, extra, limit, "adaptive")
+        if against:
+            return a, against[("%s %s" % (os.path.basename(path), var), name)]
+        return a, run(D + path, var, extra, limit, "exhaustive")
 
     todo = [(f, s) for f in FIELDS for s in SETTINGS]
     with ThreadPoolExecutor(max_workers=PARALLEL) as pool:
@@ -137,7 +169,8 @@ def cases():
             ba, be = a["best"], e["best"]
             q = ba["ratio"] / be["ratio"]
             ident = key(ba) == key(be) or ba["ratio"] == be["ratio"]
-            ok = all(kept(e["rows"][k]) and same_metrics(r, e["rows"][k]) for k, r in a["rows"].items() if kept(r))
+            ok = e["rows"] is None or all(kept(e["rows"][k]) and same_metrics(r, e["rows"][k])
+                                          for k, r in a["rows"].items() if kept(r))
             nmeasured = sum(1 for r in a["rows"].values() if float(r["fraction"]) == 1)
             ratios.append(q)
             cpu.append(a["cpu"] / e["cpu"])
@@ -149,7 +182,11 @@ def cases():
                       os.path.basename(path), var, kind, name, a["sample"], ",".join(key(be)), be["ratio"],
                       ",".join(key(ba)), ba["ratio"], q, "yes" if ident else "no", nmeasured, len(a["rows"]),
                       e["cpu"], a["cpu"], 100 * cpu[-1], e["codec"], a["codec"], 100 * codec[-1],
-                      "yes" if ok else "NO"), flush=True)
+                      "n/a" if e["rows"] is None else "yes" if ok else "NO"), flush=True)
+    summary(ratios, cpu, codec, same, None if against else safe)
+
+
+def summary(ratios, cpu, codec, same, safe):
     n = len(ratios)
     print()
     print("cases %d; winner ratio adaptive/exhaustive: min %.4f (target >= 0.99 in every case): %s" % (
@@ -161,7 +198,26 @@ def cases():
         100 * mc, 100 * wc, "met" if mc <= 0.05 and wc <= 0.10 else "MISSED"))
     print("adaptive / exhaustive time inside codecs (thread-s, load-dependent): median %.1f %%, worst %.1f %%" % (
         100 * statistics.median(codec), 100 * max(codec)))
-    print("adaptive keeps only rows exhaustive keeps, with the same metrics: %s" % ("yes" if safe else "NO"))
+    print("adaptive keeps only rows exhaustive keeps, with the same metrics: %s" % (
+        "n/a (no exhaustive rows in this run)" if safe is None else "yes" if safe else "NO"))
+
+
+def summary_of(paths):
+    """The summary over the case lines printed by earlier runs (each case's two
+    searches ran in one run; the runs split the fields with --only)."""
+    ratios, cpu, codec, same, safe = [], [], [], 0, True
+    for path in paths:
+        for line in open(path):
+            c = [x.strip() for x in line.split("|")[1:-1]]
+            if len(c) != 16 or c[7] not in ("yes", "no"):
+                continue
+            print(line.rstrip())
+            ratios.append(float(c[6]))
+            same += c[7] == "yes"
+            cpu.append(float(c[11].rstrip(" %")) / 100)
+            codec.append(float(c[14].rstrip(" %")) / 100)
+            safe = safe and c[15] in ("yes", "n/a")
+    summary(ratios, cpu, codec, same, safe)
 
 
 def make_big():
@@ -195,7 +251,9 @@ def big_run():
 if "-h" in args or "--help" in args:
     print(__doc__)
     sys.exit(0)
-if not big_only:
+if summaries:
+    summary_of(summaries)
+elif not big_only:
     cases()
 if big or big_only:
     big_run()

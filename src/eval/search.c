@@ -31,13 +31,15 @@ enum {
     MIN_PIECE = 16 << 10,  /* bytes: smaller pieces measure codecs' overhead, not the data */
     PROBE_PART = 16,       /* the probe is 1/16 of the sample (one piece at least) */
     KEEP_STAGES = 16,      /* stages that go on to the halving */
-    FINALISTS = 3,    /* measured on the whole sample, at most (without --max-evals) */
+    FINALISTS = 3,    /* the core finalists (without --max-evals), see halving */
+    WIDE_FINALISTS = 32, /* the last round keeps this many, for the close ones (WIDE) */
     FALLBACK_STAGES = 3, /* distinct stages with a finalist (see add_fallbacks) */
     ETA = 4,          /* halving: keep 1 in ETA, on ETA times more of the sample */
 };
 #define PROBE_MARGIN 4.0   /* a stage out on a probe fails the gates by this factor */
 #define BUDGET 0.01        /* each halving round costs about this share of the exhaustive sweep */
-#define NEAR_BEST 0.985    /* finalists: estimates within 1.5 % of the best */
+#define NEAR_BEST 0.985    /* core finalists: estimates within 1.5 % of the best */
+#define WIDE 0.97          /* more finalists: estimates within 3 % of the best (see halving) */
 #define DOMINANCE 1.05     /* beaten by 5 % on every stage */
 
 /* --- pieces and parts of the sample ---------------------------------------- */
@@ -434,36 +436,48 @@ static void add_level_bests(search *se, bool *final) {
         if (best[p].key) final[best[p].key - 1] = true;
 }
 
+/* The close ones: on a part of a small sample, pairs a few per cent apart
+ * swap places on the whole (fice at 1e-3: the whole sample's best ranked 19th
+ * on a third of it, 1 % below the first), and finalists cost little next to
+ * the screening, so every estimate within WIDE of the best is measured too
+ * (not with --max-evals: its budget is spent). The rest are pruned. */
+static void add_close(search *se, const cands *cs, size_t from, bool budget, bool *final) {
+    for (size_t r = from; r < cs->n; r++) {
+        size_t k = cs->c[r].key;
+        if (!budget && cs->c[r].score >= WIDE * cs->c[0].score) {
+            final[k] = true;
+            continue;
+        }
+        estimate(se, unit_of(se, k), k, true);
+        snprintf(se->pruned[k].error, sizeof se->pruned[k].error, "pruned: %s on %.3g of the sample", budget ?
+                 "beyond the --max-evals budget by its ratio" : "its ratio is more than 3% below the best",
+                 se->rows[k].fraction);
+    }
+}
+
 static dctk_status halving(search *se, long max_evals, bool *final) {
     cands cs = {calloc(se->ncombos ? se->ncombos : 1, sizeof(ranked)), 0};
     if (!cs.c) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
     for (size_t u = 0; u < se->nunits; u++)
         for (size_t i = 0; i < se->ncomp && se->alive[u]; i++) cs.c[cs.n++] = (ranked){combo(se, u, i), 0};
-    size_t floor_n = max_evals > 0 ? (size_t)max_evals : FINALISTS;
+    bool budget = max_evals > 0;
+    size_t floor_n = budget ? (size_t)max_evals : FINALISTS, last_n = budget ? floor_n : WIDE_FINALISTS;
     dctk_status st = DCTK_OK;
     for (size_t m = first_part(se, cs.n); m > 1 && st == DCTK_OK; m /= ETA) {
-        size_t keep = m / ETA > 1 ? (cs.n + ETA - 1) / ETA : floor_n;
+        size_t keep = m / ETA > 1 ? (cs.n + ETA - 1) / ETA : last_n;
         st = halve(se, &cs, m, keep < floor_n ? floor_n : keep);
     }
-    /* without a budget, only estimates close to the best go on */
-    size_t nfinal = max_evals > 0 && (size_t)max_evals < cs.n ? (size_t)max_evals : cs.n;
-    for (size_t r = 1; r < cs.n && max_evals <= 0; r++)
+    /* the core: the best floor_n; without a budget, only estimates close to the best */
+    size_t nfinal = cs.n < floor_n ? cs.n : floor_n;
+    for (size_t r = 1; r < nfinal && !budget; r++)
         if (cs.c[r].score < NEAR_BEST * cs.c[0].score) {
             nfinal = r;
             break;
         }
-    for (size_t r = 0; r < cs.n && st == DCTK_OK; r++) {
-        size_t k = cs.c[r].key;
-        if (r < nfinal) {
-            final[k] = true;
-            continue;
-        }
-        estimate(se, unit_of(se, k), k, true);
-        snprintf(se->pruned[k].error, sizeof se->pruned[k].error, "pruned: its ratio on %.3g of the sample is more "
-                 "than 1.5%% below the best", se->rows[k].fraction);
-    }
-    if (st == DCTK_OK && max_evals <= 0) add_fallbacks(se, final);
-    if (st == DCTK_OK && max_evals <= 0) add_level_bests(se, final);
+    for (size_t r = 0; r < nfinal; r++) final[cs.c[r].key] = true;
+    if (st == DCTK_OK && !budget) add_fallbacks(se, final);
+    if (st == DCTK_OK && !budget) add_level_bests(se, final);
+    if (st == DCTK_OK) add_close(se, &cs, nfinal, budget, final);
     free(cs.c);
     return st;
 }
