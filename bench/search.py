@@ -205,7 +205,7 @@ def summary(ratios, cpu, codec, same, safe):
 def summary_of(paths):
     """The summary over the case lines printed by earlier runs (each case's two
     searches ran in one run; the runs split the fields with --only)."""
-    ratios, cpu, codec, same, safe = [], [], [], 0, True
+    ratios, cpu, codec, same, safe = [], [], [], 0, None  # None: no line had the exhaustive rows
     for path in paths:
         for line in open(path):
             c = [x.strip() for x in line.split("|")[1:-1]]
@@ -216,7 +216,7 @@ def summary_of(paths):
             same += c[7] == "yes"
             cpu.append(float(c[11].rstrip(" %")) / 100)
             codec.append(float(c[14].rstrip(" %")) / 100)
-            safe = safe and c[15] in ("yes", "n/a")
+            safe = (safe if c[15] == "n/a" else (safe is not False) and c[15] == "yes")
     summary(ratios, cpu, codec, same, safe)
 
 
