@@ -134,12 +134,12 @@ static void plan_sweep_or_reuse(compress_job *j, size_t v) {
         j->plan[v] = PLAN_REUSE;
         j->best[v] = best;
         j->source[v] = strdup(path);
-        if (j->root)
-            printf("%s: using the sweep result %s (comp_idx=%lld filt_idx=%lld ser_idx=%lld, fingerprint %s): "
-                   "no sweep\n", var->name, path, (long long)json_integer_value(json_object_get(best, "comp_idx")),
-                   (long long)json_integer_value(json_object_get(best, "filt_idx")),
-                   (long long)json_integer_value(json_object_get(best, "ser_idx")),
-                   json_string_value(json_object_get(best, "fingerprint")));
+        if (j->root) {
+            char *name = dctk_codecs_name(json_object_get(best, "codecs"));
+            printf("%s: using the sweep result %s (%s; space fingerprint %s): no sweep\n", var->name, path,
+                   name ? name : "?", json_string_value(json_object_get(best, "fingerprint")));
+            free(name);
+        }
         return;
     }
     if (best && j->root) printf("%s: %s no longer holds (%s): sweeping again\n", var->name, path, why);

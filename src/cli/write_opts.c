@@ -255,16 +255,19 @@ static dctk_status report_drift(const dctk_var *var, const char *store, const js
 }
 
 /* What a write achieved, beside the sweep's prediction when known. */
-static dctk_status print_report(const dctk_var *var, const char *store, const json_t *best,
+/* codecs: the pipeline written, named on the "wrote" line. */
+static dctk_status print_report(const dctk_var *var, const char *store, const json_t *codecs, const json_t *best,
                                 const dctk_write_report *r, dctk_status st) {
     char sh[128], ch[128], in[32], out[32];
     /* an array that was not written (bytes_in counts what was attempted) is not reported as written */
     bool wrote = r->bytes_in && (st == DCTK_OK || r->verified);
+    char *name = wrote ? dctk_codecs_name(codecs) : NULL;
     if (wrote)
-        printf("%s: wrote %s/%s (chunks %s, shards %s): %s -> %s, ratio %.3f", var->name, store, var->name,
-               dctk_shape_str(r->ndim, r->chunk, ch, sizeof ch), dctk_shape_str(r->ndim, r->shard, sh, sizeof sh),
-               dctk_format_size(r->bytes_in, in, sizeof in), dctk_format_size(r->bytes_out, out, sizeof out),
-               r->ratio);
+        printf("%s: wrote %s/%s with %s (chunks %s, shards %s): %s -> %s, ratio %.3f", var->name, store, var->name,
+               name ? name : "?", dctk_shape_str(r->ndim, r->chunk, ch, sizeof ch),
+               dctk_shape_str(r->ndim, r->shard, sh, sizeof sh), dctk_format_size(r->bytes_in, in, sizeof in),
+               dctk_format_size(r->bytes_out, out, sizeof out), r->ratio);
+    free(name);
     if (wrote) printf(", %.1f MB/s\n", r->write_s > 0 ? (double)r->bytes_in / 1e6 / r->write_s : 0.0);
     if (wrote) st = report_drift(var, store, best, r, st);
     if (r->verified)
@@ -326,7 +329,7 @@ int write_cli_field_report(const char *cmd, dctk_dataset *ds, size_t v, const ch
     dctk_status st = dctk_write_field(ds, v, &o, r);
     if (status) *status = st;
     json_decref(prov);
-    st = print_report(dctk_dataset_var(ds, v), store, best, r, st);
+    st = print_report(dctk_dataset_var(ds, v), store, codecs, best, r, st);
     if (status) *status = st;
     return st == DCTK_OK ? 0 : cli_fail(cmd, st);
 }
@@ -342,15 +345,14 @@ typedef struct {
 static void print_try(void *user, const json_t *combo, const dctk_write_report *r, dctk_status st) {
     next_best_print *p = user;
     if (!r) {
-        printf("%s: the whole field missed the bound; trying the next best combo comp_idx=%lld filt_idx=%lld "
-               "ser_idx=%lld (sample ratio %.3f)\n", p->var->name,
-               (long long)json_integer_value(json_object_get(combo, "comp_idx")),
-               (long long)json_integer_value(json_object_get(combo, "filt_idx")),
-               (long long)json_integer_value(json_object_get(combo, "ser_idx")), best_num(combo, "ratio"));
+        char *name = dctk_codecs_name(json_object_get(combo, "codecs"));
+        printf("%s: the whole field missed the bound; trying the next best combo %s (sample ratio %.3f)\n",
+               p->var->name, name ? name : "?", best_num(combo, "ratio"));
+        free(name);
         p->printed = false;
         return;
     }
-    st = print_report(p->var, p->store, combo, r, st);
+    st = print_report(p->var, p->store, json_object_get(combo, "codecs"), combo, r, st);
     if (p->last) *p->last = *r;
     if (p->combo) {
         json_decref(*p->combo);
