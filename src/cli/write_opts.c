@@ -37,21 +37,6 @@ static dctk_codec_portability combo_level(const json_t *combo) {
     return dctk_codecs_portability(json_object_get(combo, "codecs")); /* a best file from before the levels */
 }
 
-/* "numcodecs.bitround + bytes + zstd": the codecs of a combo, for one line. */
-static void combo_names(const json_t *combo, char *out, size_t cap) {
-    size_t i, len = 0;
-    const json_t *c;
-    out[0] = '\0';
-    json_array_foreach(json_object_get(combo, "codecs"), i, c) {
-        const char *name = json_string_value(json_object_get(c, "name"));
-        const char *id = json_string_value(json_object_get(json_object_get(c, "configuration"), "id"));
-        int k = snprintf(out + len, cap - len, "%s%s%s%s%s", i ? " + " : "", name ? name : "?", id ? " (" : "",
-                         id ? id : "", id ? ")" : "");
-        if (k < 0 || (size_t)k >= cap - len) break;
-        len += (size_t)k;
-    }
-}
-
 static double ratio_of(const json_t *combo) {
     const json_t *v = json_object_get(combo, "ratio");
     return json_is_number(v) ? json_number_value(v) : NAN;
@@ -60,20 +45,21 @@ static double ratio_of(const json_t *combo) {
 json_t *write_cli_at_level(const char *cmd, const char *var, const json_t *best, const write_cli *w) {
     dctk_codec_portability top = combo_level(best);
     if (top <= w->level) return json_deep_copy(best);
-    char names[1024];
-    combo_names(best, names, sizeof names);
+    char *names = dctk_codecs_name(json_object_get(best, "codecs"));
     const json_t *alt = json_object_get(json_object_get(best, "by_portability"), dctk_portability_name(w->level));
     if (!json_is_object(alt)) {
         fprintf(stderr, "dc_toolkit %s: %s: no kept combo is read at level '%s'; the best, %s (ratio %.3f), needs "
-                "'%s': --codecs %s writes it\n", cmd, var, dctk_portability_name(w->level), names, ratio_of(best),
-                dctk_portability_name(top), level_flag(top));
+                "'%s': --codecs %s writes it\n", cmd, var, dctk_portability_name(w->level), names ? names : "?",
+                ratio_of(best), dctk_portability_name(top), level_flag(top));
+        free(names);
         return NULL;
     }
     json_t *pick = json_deep_copy(best);
     json_object_update(pick, (json_t *)alt);
     printf("%s: %s (ratio %.3f, readers: %s) would have won; writing the best at level '%s' (ratio %.3f); "
-           "--codecs %s writes it\n", var, names, ratio_of(best), dctk_portability_name(top),
+           "--codecs %s writes it\n", var, names ? names : "?", ratio_of(best), dctk_portability_name(top),
            dctk_portability_name(w->level), ratio_of(pick), level_flag(top));
+    free(names);
     fflush(stdout);
     return pick;
 }
