@@ -329,7 +329,14 @@ static void error_panel_written(void **state) {
         for (int j = 0; j < NLON; j++) sh[i * NLON + j] = f[i * NLON + (j + NLON / 2) % NLON];
     memcpy(shd, sh, sizeof sh);
     f[5] = NAN, d[5] = NAN;
-    dctk_error_panel_in in = {"t2m", "K", "test pipeline", NLAT, NLON, f, d, sh, shd, lat, lon, "lat", "lon"};
+    /* a name longer than two lines of the title: wrapped, then shortened with "..." */
+    char name[1200] = "";
+    for (int i = 0; i < 12; i++)
+        strcat(name, i ? " + blosc(blocksize=0, clevel=9, cname=zstd, shuffle=bitshuffle, typesize=4)" : "shuffle(x=1)");
+    strcat(name, " | bitround(keepbits=10) | -");
+    dctk_error_panel_in in = {.var = "t2m", .units = "K", .pipeline = name, .note = "slice 0 of 1", .nlat = NLAT,
+                              .nlon = NLON, .orig = f, .dec = d, .shifted = sh, .shifted_dec = shd, .lat = lat,
+                              .lon = lon, .lat_name = "lat", .lon_name = "lon"};
     char prefix[128], path[160];
     snprintf(prefix, sizeof prefix, "%s/t2m_compression_errors", dir);
     assert_int_equal(dctk_plot_compression_errors(&in, prefix), DCTK_OK);
