@@ -705,7 +705,7 @@ static void grib_close(dctk_dataset *ds) {
     ds->impl = NULL;
 }
 
-static const dctk_dataset_ops grib_ops = {grib_close, grib_read};
+static const dctk_dataset_ops grib_ops = {.close = grib_close, .read = grib_read}; /* its message cache: one thread */
 
 dctk_status dctk_grib_open(const char *path, dctk_dataset *ds) {
     pthread_once(&eccodes_once, eccodes_load);

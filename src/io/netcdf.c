@@ -8,15 +8,15 @@
  * CF-decoded in place.
  *
  * Threads: libnetcdf is not thread-safe, not even across different files, so
- * every nc_* call holds one process-wide mutex.
+ * every nc_* call holds one process-wide mutex. Reads keep no per-handle
+ * state, so several threads may read one handle at once (the writer's threads
+ * do: dctk_dataset_reads_concurrent).
  *
  * Classic files (CDF-1/2/5): a hyperslab of a non-record variable that lies in
  * one piece in the file is read directly, pread and a byte swap into the
- * caller's buffer: libnetcdf would copy it through its own 8 KiB-read buffer
- * and convert it from there (about a third of a write's read time), and it
- * takes no lock. Other hyperslabs and files go through libnetcdf. A dataset handle is still
- * meant for one thread at a time (dctk_dataset_read is not reentrant on the
- * same handle); the lock only keeps two handles in two threads apart. */
+ * caller's buffer, without the lock: libnetcdf would copy it through its own
+ * 8 KiB-read buffer and convert it from there (about a third of a write's read
+ * time). Other hyperslabs and files go through libnetcdf. */
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -342,7 +342,8 @@ static dctk_status nc_read(dctk_dataset *ds, size_t i, const size_t *start, cons
     return DCTK_OK;
 }
 
-static const dctk_dataset_ops nc_ops = {nc_close_impl, nc_read};
+/* concurrent: the direct reads share only what open set, libnetcdf is behind nc_lock */
+static const dctk_dataset_ops nc_ops = {nc_close_impl, nc_read, true};
 
 static dctk_status open_locked(const char *path, dctk_dataset *ds, nc_impl *im) {
     int rc = nc_open(path, NC_NOWRITE, &im->ncid);
