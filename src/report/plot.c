@@ -4,8 +4,6 @@
  * needs; the bytes go to memory first and then to the file atomically, so a
  * reader never sees half a PNG. Text uses cairo's toy API with the
  * fontconfig "sans-serif" face. */
-#include <cairo-pdf.h>
-#include <cairo-svg.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -30,6 +28,7 @@ static cairo_surface_t *make_surface(fig_format f, double w, double h, double sc
 dctk_status fig_render(fig_format f, double w, double h, double png_scale, fig_draw_fn draw, void *user,
                        dctk_buf *out) {
     out->size = 0;
+    DCTK_TRY(dctk_cairo_load());
     cairo_surface_t *s = make_surface(f, w, h, png_scale, out);
     cairo_t *cr = cairo_create(s);
     if (f == FIG_PNG) cairo_scale(cr, png_scale, png_scale);

@@ -3,11 +3,11 @@
 #ifndef DCTK_REPORT_PLOT_H
 #define DCTK_REPORT_PLOT_H
 
-#include <cairo.h>
 #include <stdbool.h>
 
 #include "dctk/buf.h"
 #include "dctk/status.h"
+#include "report/cairo_lazy.h"
 
 typedef enum { FIG_PNG, FIG_SVG, FIG_PDF } fig_format;
 

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 #include <dirent.h>
+#include <dlfcn.h>
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
@@ -17,6 +18,7 @@
 
 #include "dctk/report.h"
 #include "dctk/util.h"
+#include "report/plot.h"
 #include "results/results_internal.h"
 #include "unit/tmpdir.h"
 
@@ -263,6 +265,27 @@ static void assert_file_starts(const char *path, const char *magic) {
     free(data);
 }
 
+/* cairo is opened by the first figure, not at start-up (cairo_lazy.h): not
+ * in the process before, there and drawing after. Runs first. */
+static void draw_square(cairo_t *cr, void *user) {
+    (void)user;
+    cairo_set_source_rgb(cr, 1, 0, 0);
+    cairo_rectangle(cr, 2, 2, 4, 4);
+    cairo_fill(cr);
+}
+
+static void cairo_opened_on_first_figure(void **state) {
+    (void)state;
+    assert_null(dlopen("libcairo.so.2", RTLD_NOW | RTLD_NOLOAD));
+    dctk_buf png = DCTK_BUF_INIT;
+    assert_int_equal(fig_render(FIG_PNG, 8, 8, 1, draw_square, NULL, &png), DCTK_OK);
+    assert_true(png.size > 8 && memcmp(png.data, "\x89PNG", 4) == 0);
+    dctk_buf_free(&png);
+    void *h = dlopen("libcairo.so.2", RTLD_NOW | RTLD_NOLOAD);
+    assert_non_null(h);
+    dlclose(h);
+}
+
 static void figures_written(void **state) {
     (void)state;
     dctk_result_table t = DCTK_RESULT_TABLE_INIT;
@@ -348,6 +371,7 @@ static void error_panel_written(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(cairo_opened_on_first_figure),
         cmocka_unit_test(parquet_round_trip),
         cmocka_unit_test(parquet_empty_and_file),
         cmocka_unit_test(csv_fallback),
