@@ -165,6 +165,13 @@ struct dctk_codec {
 
 DCTK_API dctk_codec_ctx *dctk_codec_ctx_new(void);
 DCTK_API void dctk_codec_ctx_free(dctk_codec_ctx *ctx); /* accepts NULL */
+/* The most bytes the next bytes->bytes decodes with ctx may give back: the
+ * bound of the stream they restore (the serializer's output, which an
+ * expanding serializer such as ZFP at precision 32 makes larger than the raw
+ * chunk). A compressor's cap is the larger of this and what the raw chunk
+ * alone allows, so a forged size field still cannot make it allocate without
+ * limit. 0 (the default) means not known. The pipeline sets it itself. */
+DCTK_API void dctk_codec_ctx_set_stream_cap(dctk_codec_ctx *ctx, size_t n);
 
 /* --- registry ----------------------------------------------------------- */
 /* All registered codec types, NULL-terminated, in the order the codec space
@@ -215,6 +222,9 @@ DCTK_API dctk_status dctk_pipeline_encode(const dctk_pipeline *p, dctk_codec_ctx
 DCTK_API dctk_status dctk_pipeline_encode_append(const dctk_pipeline *p, dctk_codec_ctx *ctx,
                                                  const dctk_chunk_spec *spec, const void *src, dctk_buf *out,
                                                  dctk_buf tmp[2]);
+/* The most bytes the array->bytes codec of p writes for one chunk of spec
+ * (its bound), or 0 when it states none. */
+DCTK_API size_t dctk_pipeline_stream_bound(const dctk_pipeline *p, const dctk_chunk_spec *spec);
 /* Decode one chunk into dst, which holds dctk_spec_nbytes(spec) bytes. */
 DCTK_API dctk_status dctk_pipeline_decode(const dctk_pipeline *p, dctk_codec_ctx *ctx, const dctk_chunk_spec *spec,
                                           const void *src, size_t n, void *dst, dctk_buf tmp[2]);

@@ -139,9 +139,9 @@ static dctk_status check_header(const void *src, size_t n, size_t limit, size_t 
 
 static dctk_status blosc_decode(const dctk_codec *c, dctk_codec_ctx *ctx, const dctk_chunk_spec *in,
                                 const void *src, size_t n, dctk_buf *dst) {
-    (void)c, (void)ctx;
+    (void)c;
     size_t nbytes;
-    DCTK_TRY(check_header(src, n, dctk_cmp_limit(in), &nbytes));
+    DCTK_TRY(check_header(src, n, dctk_cmp_limit(ctx, in), &nbytes));
     DCTK_TRY(dctk_buf_reserve(dst, nbytes ? nbytes : 1));
     if (nbytes == 0) {
         dst->size = 0;

@@ -109,9 +109,9 @@ static dctk_status decompress_stream(const uint8_t *src, size_t n, size_t *at, s
 
 static dctk_status bz2_decode(const dctk_codec *c, dctk_codec_ctx *ctx, const dctk_chunk_spec *in,
                               const void *src, size_t n, dctk_buf *dst) {
-    (void)c, (void)ctx;
+    (void)c;
     if (n == 0) return DCTK_FAIL(DCTK_ERR_CORRUPT, "numcodecs.bz2: empty input is not a stream");
-    size_t at = 0, hint = dctk_cmp_hint(in), limit = dctk_cmp_limit(in);
+    size_t at = 0, hint = dctk_cmp_hint(ctx, in), limit = dctk_cmp_limit(ctx, in);
     dst->size = 0;
     while (at < n) DCTK_TRY(decompress_stream(src, n, &at, hint, limit, dst));
     return DCTK_OK;

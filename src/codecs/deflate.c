@@ -150,14 +150,13 @@ static dctk_status inflate_all(z_stream *z, const uint8_t *src, size_t n, bool g
 
 static dctk_status deflate_decode(const dctk_codec *base, dctk_codec_ctx *ctx, const dctk_chunk_spec *in,
                                   const void *src, size_t n, dctk_buf *dst) {
-    (void)ctx;
     const deflate_codec *c = (const deflate_codec *)base;
     if (n == 0) return DCTK_FAIL(DCTK_ERR_CORRUPT, "%s: empty input is not a stream", codec_name(c->gzip));
-    if (inflate_fast(src, n, c->gzip, dctk_cmp_hint(in), dst)) return DCTK_OK;
+    if (inflate_fast(src, n, c->gzip, dctk_cmp_hint(ctx, in), dst)) return DCTK_OK;
     z_stream z = {0};
     if (inflateInit2(&z, c->gzip ? 16 + MAX_WBITS : MAX_WBITS) != Z_OK)
         return DCTK_FAIL(DCTK_ERR_NOMEM, "%s: cannot initialise inflate", codec_name(c->gzip));
-    dctk_status st = inflate_all(&z, src, n, c->gzip, dctk_cmp_hint(in), dctk_cmp_limit(in), dst);
+    dctk_status st = inflate_all(&z, src, n, c->gzip, dctk_cmp_hint(ctx, in), dctk_cmp_limit(ctx, in), dst);
     inflateEnd(&z);
     return st;
 }

@@ -159,12 +159,12 @@ static dctk_status decode_all(lzma_stream *z, const void *src, size_t n, size_t 
 
 static dctk_status xz_decode(const dctk_codec *c, dctk_codec_ctx *ctx, const dctk_chunk_spec *in,
                                const void *src, size_t n, dctk_buf *dst) {
-    (void)c, (void)ctx;
+    (void)c;
     if (n == 0) return DCTK_FAIL(DCTK_ERR_CORRUPT, "numcodecs.lzma: empty input is not an xz stream");
     lzma_stream z = LZMA_STREAM_INIT;
     lzma_ret r = lzma_stream_decoder(&z, DECODER_MEMLIMIT, LZMA_CONCATENATED);
     if (r != LZMA_OK) return xz_error(r);
-    dctk_status st = decode_all(&z, src, n, dctk_cmp_hint(in), dctk_cmp_limit(in), dst);
+    dctk_status st = decode_all(&z, src, n, dctk_cmp_hint(ctx, in), dctk_cmp_limit(ctx, in), dst);
     lzma_end(&z);
     return st;
 }

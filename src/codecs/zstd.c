@@ -131,13 +131,13 @@ static unsigned long long content_size(const uint8_t *src, size_t n) {
     return total;
 }
 
-static dctk_status decode_frames(ZSTD_DCtx *z, const dctk_chunk_spec *in, const void *src, size_t n,
-                                 dctk_buf *dst) {
-    size_t limit = dctk_cmp_limit(in);
+static dctk_status decode_frames(ZSTD_DCtx *z, const dctk_codec_ctx *ctx, const dctk_chunk_spec *in,
+                                 const void *src, size_t n, dctk_buf *dst) {
+    size_t limit = dctk_cmp_limit(ctx, in);
     unsigned long long size = content_size(src, n);
     if (size == ZSTD_CONTENTSIZE_ERROR) return DCTK_FAIL(DCTK_ERR_CORRUPT, "zstd: not a valid zstd frame");
     ZSTD_DCtx_reset(z, ZSTD_reset_session_and_parameters);
-    if (size == ZSTD_CONTENTSIZE_UNKNOWN) return decode_stream(z, src, n, dctk_cmp_hint(in), limit, dst);
+    if (size == ZSTD_CONTENTSIZE_UNKNOWN) return decode_stream(z, src, n, dctk_cmp_hint(ctx, in), limit, dst);
     if (size > limit)
         return DCTK_FAIL(DCTK_ERR_CORRUPT, "zstd: frame claims %llu bytes, more than a chunk of this array holds", size);
     DCTK_TRY(dctk_buf_reserve(dst, size ? (size_t)size : 1));
@@ -154,7 +154,7 @@ static dctk_status zstd_decode(const dctk_codec *c, dctk_codec_ctx *ctx, const d
     if (n == 0) return DCTK_FAIL(DCTK_ERR_CORRUPT, "zstd: empty input is not a frame");
     ZSTD_DCtx *z = dctk_zstd_dctx(ctx);
     if (!z) return DCTK_ERR_NOMEM;
-    return decode_frames(z, in, src, n, dst);
+    return decode_frames(z, ctx, in, src, n, dst);
 }
 
 static json_t *zstd_grid_conf(int v) { return json_pack("{s:i,s:b}", "level", v, "checksum", 0); }

@@ -210,16 +210,20 @@ static void run_chain(const sweep *sw, worker *w, chain *ch, const dctk_chunk_sp
     dctk_buf *bufs[2] = {&w->a, &w->b};
     const dctk_buf *cur = &w->ser;
     int k = 0;
+    size_t cap = 0; /* the largest stream a decoder gives back: the stage's, which may exceed the raw chunk */
     for (int i = 0; i < ch->n && st == DCTK_OK; i++, k ^= 1) {
+        cap = cur->size > cap ? cur->size : cap;
         st = dctk_codec_encode(ch->cd[i], w->ctx, spec, cur->data, cur->size, bufs[k]);
         cur = bufs[k];
     }
     double t1 = dctk_now();
     size_t stored = cur->size;
+    dctk_codec_ctx_set_stream_cap(w->ctx, cap);
     for (int i = ch->n - 1; i >= 0 && st == DCTK_OK; i--, k ^= 1) {
         st = dctk_codec_decode(ch->cd[i], w->ctx, spec, cur->data, cur->size, bufs[k]);
         cur = bufs[k];
     }
+    dctk_codec_ctx_set_stream_cap(w->ctx, 0);
     double t2 = dctk_now();
     ch->nomem = st == DCTK_ERR_NOMEM;
     if (st != DCTK_OK) snprintf(ch->error, sizeof ch->error, "%s", dctk_detail());
