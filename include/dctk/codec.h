@@ -157,6 +157,13 @@ typedef struct dctk_codec_vt {
     bool (*resolve)(json_t *codec, size_t es);
     /* Valid configurations, ended by {NULL, NULL}. */
     const dctk_codec_example *examples;
+    /* Memory one instance touches on a thread to encode n input bytes of a
+     * chunk `in` and decode them back, beyond its input and its output: its
+     * contexts, match finders, tables and internal copies, at their peak
+     * (the memory budget counts it; test_codec_memory checks it against the
+     * peak resident memory of a process that runs the codec). NULL: less
+     * than 64 KiB, not counted. */
+    size_t (*work_mem)(const dctk_codec *c, const dctk_chunk_spec *in, size_t n);
 } dctk_codec_vt;
 
 struct dctk_codec {
@@ -189,6 +196,9 @@ DCTK_API dctk_status dctk_codec_from_json(const json_t *obj, dctk_codec **out);
 /* Shorthand for tests and the space builder: parse JSON text. */
 DCTK_API dctk_status dctk_codec_from_string(const char *json_text, dctk_codec **out);
 DCTK_API json_t *dctk_codec_to_json(const dctk_codec *c);
+/* The codec's working memory for n input bytes of a chunk `in` (its
+ * descriptor's work_mem; 0 when it states none). */
+DCTK_API size_t dctk_codec_work_mem(const dctk_codec *c, const dctk_chunk_spec *in, size_t n);
 /* Compact JSON text with sorted keys (free() it). */
 DCTK_API char *dctk_codec_to_string(const dctk_codec *c);
 DCTK_API void dctk_codec_free(dctk_codec *c); /* accepts NULL */

@@ -126,6 +126,12 @@ static size_t zfpy_bound(const dctk_codec *base, const dctk_chunk_spec *in, size
     return bound;
 }
 
+/* Decoding copies the stream into a zeroed buffer of zfp's worst case
+ * (zfpy_decode): that buffer is the codec's own memory. */
+static size_t zfpy_work_mem(const dctk_codec *c, const dctk_chunk_spec *in, size_t n) {
+    return zfpy_bound(c, in, n);
+}
+
 static dctk_status compress_into(zfp_stream *zs, const zfp_field *f, dctk_buf *dst) {
     size_t cap = zfp_stream_maximum_size(zs, f);
     DCTK_TRY(dctk_buf_resize(dst, cap));
@@ -278,7 +284,7 @@ static const dctk_codec_example zfpy_examples[] = {
 const dctk_codec_vt dctk_codec_zfpy = {
     .name = ZFPY, .kind = DCTK_CODEC_AB, .lossless = false,
     .create = zfpy_create, .destroy = zfpy_destroy, .to_json = zfpy_to_json,
-    .encode = zfpy_encode, .decode = zfpy_decode, .bound = zfpy_bound,
+    .encode = zfpy_encode, .decode = zfpy_decode, .bound = zfpy_bound, .work_mem = zfpy_work_mem,
     .family = "zfpy", .family_alias = "zfp", .portability = DCTK_PORT_NUMCODECS, .nan_exact = false,
     .grid = zfpy_grid, .examples = zfpy_examples,
 };

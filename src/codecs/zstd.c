@@ -7,6 +7,7 @@
  * encoders) it streams into a growing buffer. Either way the output is capped
  * by what a chunk of the array can hold. Contexts live in the per-thread
  * dctk_codec_ctx so that a sweep does not allocate per chunk. */
+#define ZSTD_STATIC_LINKING_ONLY /* ZSTD_estimate*: the memory budget's figures */
 #include <zstd.h>
 
 #include "compressor_util.h"
@@ -157,6 +158,16 @@ static dctk_status zstd_decode(const dctk_codec *c, dctk_codec_ctx *ctx, const d
     return decode_frames(z, ctx, in, src, n, dst);
 }
 
+/* zstd's own estimate of a compression context for this level and input
+ * size (the parameters it picks for n bytes) and of a decompression context
+ * into a buffer. */
+static size_t zstd_work_mem(const dctk_codec *base, const dctk_chunk_spec *in, size_t n) {
+    (void)in;
+    const zstd_codec *c = (const zstd_codec *)base;
+    ZSTD_compressionParameters p = ZSTD_getCParams((int)c->level, n, 0);
+    return ZSTD_estimateCCtxSize_usingCParams(p) + ZSTD_estimateDCtxSize();
+}
+
 static json_t *zstd_grid_conf(int v) { return json_pack("{s:i,s:b}", "level", v, "checksum", 0); }
 
 /* The Python tool's grid: level 0, 1, 9, 22. */
@@ -174,7 +185,7 @@ static const dctk_codec_example zstd_examples[] = {
 const dctk_codec_vt dctk_codec_zstd = {
     .name = "zstd", .kind = DCTK_CODEC_BB, .lossless = true,
     .create = zstd_create, .destroy = dctk_cmp_destroy, .to_json = zstd_to_json,
-    .encode = zstd_encode, .decode = zstd_decode, .bound = zstd_bound,
+    .encode = zstd_encode, .decode = zstd_decode, .bound = zstd_bound, .work_mem = zstd_work_mem,
     .family = "zstd", .portability = DCTK_PORT_CORE, .nan_exact = true, .ctx_type = &dctk_zstd_ctx_type,
     .grid = zstd_grid, .examples = zstd_examples,
 };
