@@ -207,7 +207,7 @@ async function main () {
     await page.goto(server.url)
     await page.locator('#job-state', { hasText: /^running$/ }).waitFor()
     assert.equal(await page.textContent('#job-id'), longId)
-    await page.locator('#job-progress', { hasText: /: [1-9]\d* of \d+ combos evaluated/ }).waitFor({ timeout: 30000 })
+    await page.locator('#job-progress', { hasText: /: [1-9]\d* of \d+ combos evaluated/ }).waitFor({ timeout: 120000 }) // the first count comes after the screening phase: slow on a loaded machine
     const running = await page.textContent('#job-progress')
     await page.click('#job-cancel')
     await page.locator('#job-state', { hasText: /^cancelled$/ }).waitFor()

@@ -55,6 +55,7 @@ def help_of(cmd):
 
 def readme_table(text):
     sect = text.split("## Commands", 1)[1]
+    sect = re.search(r"^\|.*?(?=^[^|])", sect, re.M | re.S).group(0)  # its first table only
     rows = {}
     for m in re.finditer(r"^\| `([a-z_]+)((?: [^`]*)?)` \| (.*?) \|$", sect, re.M):
         rows[m.group(1)] = (m.group(2).strip().replace("\\|", "|"), m.group(3).strip())
