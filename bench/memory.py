@@ -7,9 +7,10 @@ Input: the real field t of libncarg-data's rectilinear_grid_3D.nc (one time
 step, 17 x 96 x 192 float32, 1.2 MiB) stacked COPIES times along a new time
 axis (default 200: 240 MB), each copy shifted by 0.01 K so no two are equal
 bit for bit: a real field's values, not a real 240 MB field's variability.
-The sweep takes a SAMPLE (default 24MB) of it in the writer's 16 MiB inner
-chunks, over a class subset of the default space (default: zstd after no
-serializer and after zfpy, no filter; the full space would take hours here).
+The sweep takes a SAMPLE (default 12MB) of it, over a class subset of the
+default space in 4 MiB inner chunks (default: zstd after no serializer and
+after zfpy, no filter, --inner-chunk-mib 4; the full space in 16 MiB chunks
+would take hours on this shared 2-core machine).
 
 Runs, in one go: 1 thread, 2 threads, 2 threads with --max-memory set to what
 one heavy unit needs (so the heaviest units run one at a time), and 2 threads
@@ -30,8 +31,9 @@ import numpy as np
 
 build = sys.argv[1] if len(sys.argv) > 1 else "build"
 COPIES = int(sys.argv[2]) if len(sys.argv) > 2 else 200
-SAMPLE = sys.argv[3] if len(sys.argv) > 3 else "24MB"
-CLASSES = sys.argv[4:] or ["--compressor-class", "zstd", "--filter-class", "none", "--serializer-class", "none,zfpy"]
+SAMPLE = sys.argv[3] if len(sys.argv) > 3 else "12MB"
+CLASSES = sys.argv[4:] or ["--compressor-class", "zstd", "--filter-class", "none", "--serializer-class", "none,zfpy",
+                           "--inner-chunk-mib", "4"]
 EXE = os.path.join(build, "dc_toolkit")
 NCARG = os.environ.get("DCTK_NCARG", "/usr/share/ncarg/data")
 MEM = re.compile(r"\[memory\] sample ([\d.]+) MiB, per-thread peak estimate ([\d.]+) MiB \((.*?)\), threads (\d+) "

@@ -534,7 +534,8 @@ static dctk_status work(void *user, size_t item, int thread) {
         else if ((sw->o->skip_unit && sw->o->skip_unit[unit]) || !unit_wanted(sw, unit)) continue;
         else st = run_unit(sw, unit, &sw->workers[thread]);
     }
-    mem_release(sw, &sw->workers[thread], 0, false); /* nothing more to run here: the others may use its share */
+    if (sw->o->memory_budget) worker_drop(&sw->workers[thread]); /* nothing more to run here: */
+    mem_release(sw, &sw->workers[thread], 0, false);                /* the others may use its share */
     return st;
 }
 
