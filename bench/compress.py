@@ -15,7 +15,10 @@ zlib level 1: `nccopy -k nc4 -d 1 -s` and `dc_toolkit compress_with_optimal
 threads, in 4 MiB inner chunks and 16 MiB shards (1 MiB chunks balance two threads
 better on the 11.5 MB field but cut rect_t's 4-D slabs so that its output grows
 5 %), with --no-verify (nccopy does
-not read back) and with verification, alternated, RUNS times each (default 5),
+not read back) and with verification; dctk syncs the file system before it renames
+the array into place and nccopy never syncs, so "nccopy+sync" times nccopy followed
+by `sync -f` on its output (syncfs, the same durability) beside plain nccopy (the target's
+reference), alternated, RUNS times each (default 5),
 median wall time (the target) and, beside it, the fastest run ("min", the run
 least disturbed by other processes) and CPU time (user + system). Peak memory is each process's
 maximum resident set (GNU time). The machine may be shared: CPU time says what
@@ -28,9 +31,16 @@ most 1 % larger, peak memory at most nccopy's + 64 MiB per thread.
 With ZLIB_BUILD_DIR (a build whose deflate is zlib, e.g. main before
 libdeflate), its write and a zlib/gzip-only sweep run beside this build's:
 the side-by-side measure of libdeflate against zlib.
+
+Environment: BEFORE=DIR adds the write of another build (e.g. this branch before
+a change) to every field's table, alternated with the others, so that a change
+is measured side by side in one run; ONLY=trinidad,fice runs those fields only.
+The load average is printed before each field: on a shared machine the wall
+times stretch with it, the CPU times much less.
 """
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -51,6 +61,8 @@ NCARG = os.environ.get("DCTK_NCARG", "/usr/share/ncarg/data")
 build = sys.argv[1] if len(sys.argv) > 1 else "build"
 zlib_build = sys.argv[2] if len(sys.argv) > 2 and sys.argv[2] else None
 RUNS = int(sys.argv[3]) if len(sys.argv) > 3 else 5
+BEFORE = os.environ.get("BEFORE")
+ONLY = [x for x in os.environ.get("ONLY", "").split(",") if x]
 THREADS = 2
 exe = os.path.join(build, "dc_toolkit")
 FIELDS = [("trinidad", "cdf/trinidad.nc", "data", 1), ("rect_t", "nug/rectilinear_grid_3D.nc", "t", 28),
@@ -79,16 +91,20 @@ def make_input(path, src, var, copies):
 
 def timed(cmd):
     """Wall seconds, peak resident MiB and CPU seconds (user + system) of one
-    run, the last two from GNU time (a child of Python inherits Python's
-    resident set in its rusage, so wait4's maximum would be Python's)."""
+    run: the peak from GNU time (a child of Python inherits Python's
+    resident set in its rusage, so wait4's maximum would be Python's), the CPU
+    time from the children's rusage (GNU time's own start-up included, the same for every writer)."""
+    u0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     r = subprocess.run(["/usr/bin/time", "-f", "BENCH_RUSAGE %M %U %S"] + cmd, stdout=subprocess.DEVNULL,
                        stderr=subprocess.PIPE, text=True)
     s = time.perf_counter() - t0
+    u1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     if r.returncode:
         sys.exit("bench: %s failed:\n%s" % (" ".join(cmd), r.stderr[-2000:]))
     line = [x for x in r.stderr.splitlines() if x.startswith("BENCH_RUSAGE ")][-1].split()
-    return s, int(line[1]) / 1024, float(line[2]) + float(line[3])
+    # CPU from the children's rusage in microseconds (GNU time prints hundredths)
+    return s, int(line[1]) / 1024, (u1.ru_utime - u0.ru_utime) + (u1.ru_stime - u0.ru_stime)
 
 
 def du(path):
@@ -108,7 +124,10 @@ def writers(tmp, src, var):
     """name -> (command, output path)."""
     out = lambda k: os.path.join(tmp, "out_" + k)  # noqa: E731
     stem = os.path.splitext(os.path.basename(src))[0]
-    w = {"nccopy": (["nccopy", "-k", "nc4", "-d", "1", "-s", src, out("nc.nc")], out("nc.nc"))}
+    w = {"nccopy": (["nccopy", "-k", "nc4", "-d", "1", "-s", src, out("nc.nc")], out("nc.nc")),
+         # the same durability as ours: dctk flushes the file system (syncfs) before it renames the
+         # array into place; nccopy never syncs, so `sync -f` (syncfs too) runs right after it, timed with it
+         "nccopy+sync": (["nccopy", "-k", "nc4", "-d", "1", "-s", src, out("ns.nc")], out("ns.nc"))}
 
     def ours(key, binary, codecs, verify):
         cmd = [binary, "compress_with_optimal", src, out(key), var, "--combo", combo(tmp, var, codecs),
@@ -119,6 +138,8 @@ def writers(tmp, src, var):
     ours("dctk+verify", exe, [BYTES, SHUFFLE, ZLIB1], True)
     ours("bytes", exe, [BYTES], False)
     ours("shuffle", exe, [BYTES, SHUFFLE], False)
+    if BEFORE:
+        ours("before", os.path.join(BEFORE, "dc_toolkit"), [BYTES, SHUFFLE, ZLIB1], False)
     if zlib_build:
         ours("dctk zlib", os.path.join(zlib_build, "dc_toolkit"), [BYTES, SHUFFLE, ZLIB1], False)
     return w
@@ -141,6 +162,9 @@ def bench_field(tmp, label, src, var, raw):
         for k, (cmd, out) in w.items():
             clean(out)
             s, m, c = timed(cmd)
+            if k == "nccopy+sync":
+                s2, _, c2 = timed(["sync", "-f", out])
+                s, c = s + s2, c + c2
             times[k].append(s)
             cpu[k].append(c)
             rss[k] = max(rss[k], m)
@@ -148,7 +172,8 @@ def bench_field(tmp, label, src, var, raw):
     med = {k: statistics.median(v) for k, v in times.items()}
     mcpu = {k: statistics.median(v) for k, v in cpu.items()}
     nc = med["nccopy"]
-    print("\n== %s `%s`: %.1f MB float32, %d threads, median of %d" % (label, var, raw / 1e6, THREADS, RUNS))
+    print("\n== %s `%s`: %.1f MB float32, %d threads, median of %d; load average %s" % (
+        label, var, raw / 1e6, THREADS, RUNS, " ".join(open("/proc/loadavg").read().split()[:3])))
     print("   %-14s %8s %8s %8s %8s %10s %9s %10s %9s" % ("writer", "wall s", "MB/s", "min s", "CPU s", "output MB",
                                                           "peak MiB", "vs nccopy", "min vs"))
     for k in w:
@@ -157,9 +182,14 @@ def bench_field(tmp, label, src, var, raw):
         print("   %-14s %8.3f %8.1f %8.3f %8.3f %10.3f %9.1f %9.2fx %8.2fx" % (
             k, med[k], raw / 1e6 / med[k], min(times[k]), mcpu[k], size[k] / 1e6, rss[k], nc / med[k],
             min(times["nccopy"]) / min(times[k])))
+    if BEFORE:
+        print("   dctk vs before: wall %.3f / %.3f s (%.2fx), CPU %.3f / %.3f s (%.2fx)" % (
+            med["dctk"], med["before"], med["before"] / med["dctk"], mcpu["dctk"], mcpu["before"],
+            mcpu["before"] / mcpu["dctk"]))
     print("   where the time goes (dctk, medians): read + store write %.3f s, shuffle %.3f s, zlib 1 %.3f s, "
           "verify %.3f s" % (med["bytes"], med["shuffle"] - med["bytes"], med["dctk"] - med["shuffle"],
                              med["dctk+verify"] - med["dctk"]))
+    print("   same durability (nccopy then sync -f, both timed): %.2fx" % (med["nccopy+sync"] / med["dctk"]))
     ok_speed = nc / med["dctk"] >= 2
     ok_size = size["dctk"] <= 1.01 * size["nccopy"]
     ok_mem = rss["dctk"] <= rss["nccopy"] + 64 * THREADS
@@ -194,6 +224,8 @@ def main():
                .split("\n")[0][:60]))
         ok = True
         for label, rel, var, copies in FIELDS:
+            if ONLY and label not in ONLY:
+                continue
             src = os.path.join(tmp, label + ".nc")
             raw = make_input(src, rel, var, copies)
             ok = bench_field(tmp, label + (" (real)" if copies == 1 else " (real, x%d along time)" % copies),

@@ -30,3 +30,5 @@ set_property(TEST plot_errors_slice APPEND PROPERTY ENVIRONMENT ${DCTK_LSAN_FONT
 # analyze_clustering: k for the number of points, the winner marked, no placeholder (issue 23)
 dctk_script_test(analyze_console ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_analyze_console.py)
 set_property(TEST analyze_console APPEND PROPERTY ENVIRONMENT ${DCTK_LSAN_FONTCONFIG})
+# the console names pipelines by their readable name; errors after a write carry units (issue 23)
+dctk_script_test(console_names ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_console_names.py)

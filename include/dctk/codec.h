@@ -133,6 +133,10 @@ typedef struct dctk_codec_vt {
      * worst-case output), so a caller may let it write into the free tail of
      * a larger buffer. NULL when unknown. */
     size_t (*bound)(const dctk_codec *c, const dctk_chunk_spec *in, size_t n);
+    /* Optional: true when encode and decode of this chunk return their input
+     * unchanged (bytes in the host's order), so that a pipeline passes the
+     * data on without copying it. NULL: never. */
+    bool (*identity)(const dctk_codec *c, const dctk_chunk_spec *in);
 
     /* --- the family's descriptor: everything else derives from it -------- */
     /* The class name of --compressor-class & co. (category = kind); NULL when

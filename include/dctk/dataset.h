@@ -88,9 +88,13 @@ DCTK_API bool dctk_dataset_is_grid(const dctk_dataset *ds, size_t i);
 
 /* Read the hyperslab [start, start+count) of variable i, decoded, in C order,
  * into out (prod(count) * dctk_dtype_size(var->dtype) bytes). Thread safety:
- * one dataset handle per thread. */
+ * one dataset handle per thread, unless dctk_dataset_reads_concurrent. */
 DCTK_API dctk_status dctk_dataset_read(dctk_dataset *ds, size_t i, const size_t *start, const size_t *count,
                                        void *out);
+/* True when one handle may be read from several threads at once (netCDF:
+ * classic pieces are read directly, the rest behind one lock), so that a
+ * writer's threads need not take turns. */
+DCTK_API bool dctk_dataset_reads_concurrent(const dctk_dataset *ds);
 
 #ifdef __cplusplus
 }

@@ -244,6 +244,11 @@ DCTK_API json_t *dctk_space_compressor(const dctk_space *sp, int c, int s);
 /* "zstd(level=9) | bitround(keepbits=12) | -": the readable name of a pipeline
  * from its stages' codec lists (NULL for an absent stage). Caller frees. */
 DCTK_API char *dctk_pipeline_name(const json_t *comp, const json_t *filt, const json_t *ser);
+/* The same name from a Zarr v3 codec list (a best_{var}.json's "codecs", or an
+ * array's codecs, sharding_indexed looked into): its array->array codecs are
+ * the filter, the array->bytes one the serializer ("-" for plain bytes), the
+ * bytes->bytes ones the compressor. Caller frees; NULL when out of memory. */
+DCTK_API char *dctk_codecs_name(const json_t *codecs);
 
 /* --- thresholds -------------------------------------------------------------- */
 
@@ -503,6 +508,7 @@ typedef struct dctk_evaluate_summary {
     size_t nleft;               /* combos left out before the sweep (they can never give a distinct result) */
     long best;                  /* combo index, -1 when none was kept */
     dctk_combo_result best_row;
+    char best_name[512];        /* its readable pipeline (dctk_pipeline_name), "" when none */
     double threshold;
     dctk_gates gates;           /* the gates applied */
     char threshold_source[256];

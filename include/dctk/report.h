@@ -131,7 +131,9 @@ DCTK_API size_t dctk_pareto_front(const double *xy, size_t n, size_t *out);
  * by half its longitudes; drawn as the 3x3 panel into prefix.pdf and
  * prefix.png. */
 typedef struct dctk_error_panel_in {
-    const char *var, *units, *pipeline; /* pipeline: a short description for the title */
+    const char *var, *units;
+    const char *pipeline; /* its readable name (dctk_codecs_name), wrapped under the title */
+    const char *note;     /* a line under it (which slice, the ratio); may be NULL */
     size_t nlat, nlon;
     const double *orig, *dec;           /* the field and its round trip */
     const double *shifted, *shifted_dec;/* rolled by -nlon/2, and its round trip */

@@ -74,6 +74,15 @@ static void results_path(char *buf, size_t cap) {
     if (access(csv, F_OK) == 0) snprintf(buf, cap, "%s", csv);
 }
 
+/* The row of the winner, or NULL (none, or not in this table). */
+static const dctk_result_row *winner_row(const dctk_result_table *t, const dctk_analyze_opts *o) {
+    for (size_t i = 0; o->has_best && i < t->n; i++) {
+        const dctk_result_row *r = &t->rows[i];
+        if (r->comp_idx == o->best[0] && r->filt_idx == o->best[1] && r->ser_idx == o->best[2]) return r;
+    }
+    return NULL;
+}
+
 static int analyze(const char *cmd, const char *path, const dctk_result_table *t) {
     dctk_analyze_opts o = {.var = var, .clusters = (int)clusters};
     char prefix[4096], what[4200];
@@ -85,9 +94,9 @@ static int analyze(const char *cmd, const char *path, const dctk_result_table *t
     dctk_status st = dctk_report_analyze(t, &o, prefix);
     if (st != DCTK_OK) return cli_fail(cmd, st);
     printf("%s: %zu combos, %zu kept; %s\n", path, t->n, kept, what);
-    if (o.has_best)
-        printf("best combo (comp_idx %lld, filt_idx %lld, ser_idx %lld) marked with a red diamond\n",
-               (long long)o.best[0], (long long)o.best[1], (long long)o.best[2]);
+    const dctk_result_row *b = winner_row(t, &o);
+    if (b) printf("best combo %s marked with a red diamond\n", b->name && b->name[0] ? b->name : "(unnamed)");
+    else if (o.has_best) printf("the best combo of best_%s.json is not among these results: not marked\n", var);
     printf("wrote %s.png, %s.svg and %s.html\n", prefix, prefix, prefix);
     return 0;
 }

@@ -222,23 +222,27 @@ static int plot(const char *cmd, dctk_dataset *ds, size_t v, const json_t *codec
     slices s = {0};
     double ratio = 0;
     size_t k = 0;
-    char *cj = json_dumps(codecs, JSON_COMPACT), desc[2048], prefix[4096], why[512] = "";
+    char *name = dctk_codecs_name(codecs), desc[1024], prefix[4096], why[512] = "";
     dctk_pipeline *p = NULL;
     dctk_status st = dctk_pipeline_from_json(codecs, &p);
     if (st == DCTK_OK) st = choose_slice(ds, v, p, &k, why, sizeof why);
     if (st == DCTK_OK) st = compute(ds, v, p, k, &s, &ratio);
     dctk_pipeline_free(p);
-    snprintf(desc, sizeof desc, "%s; pipeline %s; ratio %.3g on this slice", why, cj ? cj : "?", ratio);
-    free(cj);
+    snprintf(desc, sizeof desc, "%s; ratio %.3g on this slice", why, ratio);
     snprintf(prefix, sizeof prefix, "%s/%s_compression_errors", where, var->name);
-    dctk_error_panel_in in = {var->name, var->units, desc, var->shape[var->ndim - 2], var->shape[var->ndim - 1],
-                              s.d[0], s.d[1], s.d[2], s.d[3], s.lat, s.lon, var->dims[var->ndim - 2],
-                              var->dims[var->ndim - 1]};
+    dctk_error_panel_in in = {
+        .var = var->name, .units = var->units, .pipeline = name ? name : "?", .note = desc,
+        .nlat = var->shape[var->ndim - 2], .nlon = var->shape[var->ndim - 1],
+        .orig = s.d[0], .dec = s.d[1], .shifted = s.d[2], .shifted_dec = s.d[3], .lat = s.lat, .lon = s.lon,
+        .lat_name = var->dims[var->ndim - 2], .lon_name = var->dims[var->ndim - 1],
+    };
     if (st == DCTK_OK) st = dctk_mkdirs(where);
     if (st == DCTK_OK) st = dctk_plot_compression_errors(&in, prefix);
     slices_free(&s);
+    if (st == DCTK_OK) printf("%s: %s\n%s: %s\nwrote %s.pdf and %s.png\n", var->name, name, var->name, desc, prefix,
+                              prefix);
+    free(name);
     if (st != DCTK_OK) return cli_fail(cmd, st);
-    printf("%s: %s\nwrote %s.pdf and %s.png\n", var->name, desc, prefix, prefix);
     return 0;
 }
 

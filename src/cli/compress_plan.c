@@ -134,12 +134,12 @@ static void plan_sweep_or_reuse(compress_job *j, size_t v) {
         j->plan[v] = PLAN_REUSE;
         j->best[v] = best;
         j->source[v] = strdup(path);
-        if (j->root)
-            printf("%s: using the sweep result %s (comp_idx=%lld filt_idx=%lld ser_idx=%lld, fingerprint %s): "
-                   "no sweep\n", var->name, path, (long long)json_integer_value(json_object_get(best, "comp_idx")),
-                   (long long)json_integer_value(json_object_get(best, "filt_idx")),
-                   (long long)json_integer_value(json_object_get(best, "ser_idx")),
-                   json_string_value(json_object_get(best, "fingerprint")));
+        if (j->root) {
+            char *name = dctk_codecs_name(json_object_get(best, "codecs"));
+            printf("%s: using the sweep result %s (%s; space fingerprint %s): no sweep\n", var->name, path,
+                   name ? name : "?", json_string_value(json_object_get(best, "fingerprint")));
+            free(name);
+        }
         return;
     }
     if (best && j->root) printf("%s: %s no longer holds (%s): sweeping again\n", var->name, path, why);
@@ -210,16 +210,16 @@ static json_t *verification(const dctk_write_report *r) {
 
 void compress_record(compress_job *j, const char *var, const char *status, const char *why, const char *source,
                      const json_t *codecs, const json_t *best, const dctk_write_report *r, double wall_s) {
-    char name[1024] = "";
-    if (codecs) pipeline_arg_name(codecs, name, sizeof name);
+    char *name = codecs ? dctk_codecs_name(codecs) : NULL;
     bool wrote = r && r->committed;
     json_t *f = json_pack("{s:s,s:s,s:s,s:O,s:o,s:o,s:o,s:o,s:o,s:f}", "status", status, "reason", why ? why : "",
                           "source", source, "pipeline", codecs ? (json_t *)codecs : json_null(), "pipeline_name",
-                          codecs ? json_string(name) : json_null(), "predicted_ratio",
+                          name ? json_string(name) : json_null(), "predicted_ratio",
                           num_or_null(num_or_nan(best, "ratio")), "achieved_ratio",
                           wrote ? num_or_null(r->ratio) : json_null(), "verification", verification(r),
                           "threshold", num_or_null(num_or_nan(best, "threshold")), "wall_s", wall_s);
     if (f) json_object_set_new(j->fields, var, f);
+    free(name);
 }
 
 void compress_manifest_write(compress_job *j) {
@@ -275,11 +275,11 @@ void compress_write_pipeline(compress_job *j, size_t v, const char *arg, compres
     write_cli saved = j->wo;
     j->wo.bound_l1 = bound;
     j->wo.accept = isnan(bound) ? compress_advisory_accept : NULL;
-    char name[1024];
-    pipeline_arg_name(codecs, name, sizeof name);
+    char *name = dctk_codecs_name(codecs);
     if (j->root)
-        printf("%s: writing the given pipeline %s, no sweep (%s)\n", var->name, name,
+        printf("%s: writing the given pipeline %s, no sweep (%s)\n", var->name, name ? name : "?",
                isnan(bound) ? "no threshold: verification advisory" : "verification gates on the threshold");
+    free(name);
     write(j, v, codecs, best, "pipeline", false, t0);
     j->wo = saved;
     json_decref(codecs);

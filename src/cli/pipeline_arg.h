@@ -19,7 +19,4 @@
  * is one, else NULL. Errors set the detail. */
 dctk_status pipeline_arg_load(const char *arg, const dctk_var *var, json_t **codecs, json_t **best);
 
-/* "shuffle(4) + zlib(1)": the codecs less "bytes", each with its parameters. */
-void pipeline_arg_name(const json_t *codecs, char *buf, size_t cap);
-
 #endif

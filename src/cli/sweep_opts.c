@@ -184,8 +184,8 @@ static void show_progress(void *user, size_t done, size_t total) {
 static void print_summary(const dctk_var *var, const dctk_evaluate_opts *eo, const dctk_evaluate_summary *s) {
     char sh[128], sz[32], th[32] = "none";
     if (s->no_sweep[0]) {
-        printf("%s: %s: no sweep needed; wrote %s/best_%s.json, a lossless pipeline\n", var->name, s->no_sweep,
-               eo->where, var->name);
+        printf("%s: %s: no sweep needed; wrote %s/best_%s.json, a lossless pipeline: %s\n", var->name,
+               s->no_sweep, eo->where, var->name, s->best_name);
         fflush(stdout);
         return;
     }
@@ -203,10 +203,11 @@ static void print_summary(const dctk_var *var, const dctk_evaluate_opts *eo, con
         return;
     }
     const dctk_combo_result *b = &s->best_row;
-    printf("%s: best combo comp_idx=%d filt_idx=%d ser_idx=%d: ratio %.3f, relative L1 %.3e, L2 %.3e, Linf %.3e\n",
-           var->name, b->c, b->f, b->s, b->ratio, b->l1_rel, b->l2_rel, b->linf_rel);
-    printf("%s: wrote %s/best_%s.json and %s/results_%s.parquet\n", var->name, eo->where, var->name, eo->where,
-           var->name);
+    /* the pipeline by name; the indices only where a command takes them */
+    printf("%s: best combo %s; ratio %.3f, relative L1 %.3e, L2 %.3e, Linf %.3e\n", var->name, s->best_name,
+           b->ratio, b->l1_rel, b->l2_rel, b->linf_rel);
+    printf("%s: wrote %s/best_%s.json (indices %d %d %d for compress_with_optimal) and %s/results_%s.parquet\n",
+           var->name, eo->where, var->name, b->c, b->f, b->s, eo->where, var->name);
     fflush(stdout); /* one field at a time, also when piped to a log */
 }
 

@@ -38,21 +38,6 @@ static dctk_codec_portability combo_level(const json_t *combo) {
     return dctk_codecs_portability(json_object_get(combo, "codecs")); /* a best file from before the levels */
 }
 
-/* "numcodecs.bitround + bytes + zstd": the codecs of a combo, for one line. */
-static void combo_names(const json_t *combo, char *out, size_t cap) {
-    size_t i, len = 0;
-    const json_t *c;
-    out[0] = '\0';
-    json_array_foreach(json_object_get(combo, "codecs"), i, c) {
-        const char *name = json_string_value(json_object_get(c, "name"));
-        const char *id = json_string_value(json_object_get(json_object_get(c, "configuration"), "id"));
-        int k = snprintf(out + len, cap - len, "%s%s%s%s%s", i ? " + " : "", name ? name : "?", id ? " (" : "",
-                         id ? id : "", id ? ")" : "");
-        if (k < 0 || (size_t)k >= cap - len) break;
-        len += (size_t)k;
-    }
-}
-
 static double ratio_of(const json_t *combo) {
     const json_t *v = json_object_get(combo, "ratio");
     return json_is_number(v) ? json_number_value(v) : NAN;
@@ -61,20 +46,21 @@ static double ratio_of(const json_t *combo) {
 json_t *write_cli_at_level(const char *cmd, const char *var, const json_t *best, const write_cli *w) {
     dctk_codec_portability top = combo_level(best);
     if (top <= w->level) return json_deep_copy(best);
-    char names[1024];
-    combo_names(best, names, sizeof names);
+    char *names = dctk_codecs_name(json_object_get(best, "codecs"));
     const json_t *alt = json_object_get(json_object_get(best, "by_portability"), dctk_portability_name(w->level));
     if (!json_is_object(alt)) {
         fprintf(stderr, "dc_toolkit %s: %s: no kept combo is read at level '%s'; the best, %s (ratio %.3f), needs "
-                "'%s': --codecs %s writes it\n", cmd, var, dctk_portability_name(w->level), names, ratio_of(best),
-                dctk_portability_name(top), level_flag(top));
+                "'%s': --codecs %s writes it\n", cmd, var, dctk_portability_name(w->level), names ? names : "?",
+                ratio_of(best), dctk_portability_name(top), level_flag(top));
+        free(names);
         return NULL;
     }
     json_t *pick = json_deep_copy(best);
     json_object_update(pick, (json_t *)alt);
     printf("%s: %s (ratio %.3f, readers: %s) would have won; writing the best at level '%s' (ratio %.3f); "
-           "--codecs %s writes it\n", var, names, ratio_of(best), dctk_portability_name(top),
+           "--codecs %s writes it\n", var, names ? names : "?", ratio_of(best), dctk_portability_name(top),
            dctk_portability_name(w->level), ratio_of(pick), level_flag(top));
+    free(names);
     fflush(stdout);
     return pick;
 }
@@ -256,16 +242,19 @@ static dctk_status report_drift(const dctk_var *var, const char *store, const js
 }
 
 /* What a write achieved, beside the sweep's prediction when known. */
-static dctk_status print_report(const dctk_var *var, const char *store, const json_t *best,
+/* codecs: the pipeline written, named on the "wrote" line. */
+static dctk_status print_report(const dctk_var *var, const char *store, const json_t *codecs, const json_t *best,
                                 const dctk_write_report *r, dctk_status st) {
     char sh[128], ch[128], in[32], out[32];
     /* an array that was not written (bytes_in counts what was attempted) is not reported as written */
     bool wrote = r->bytes_in && (st == DCTK_OK || r->verified);
+    char *name = wrote ? dctk_codecs_name(codecs) : NULL;
     if (wrote)
-        printf("%s: wrote %s/%s (chunks %s, shards %s): %s -> %s, ratio %.3f", var->name, store, var->name,
-               dctk_shape_str(r->ndim, r->chunk, ch, sizeof ch), dctk_shape_str(r->ndim, r->shard, sh, sizeof sh),
-               dctk_format_size(r->bytes_in, in, sizeof in), dctk_format_size(r->bytes_out, out, sizeof out),
-               r->ratio);
+        printf("%s: wrote %s/%s with %s (chunks %s, shards %s): %s -> %s, ratio %.3f", var->name, store, var->name,
+               name ? name : "?", dctk_shape_str(r->ndim, r->chunk, ch, sizeof ch),
+               dctk_shape_str(r->ndim, r->shard, sh, sizeof sh), dctk_format_size(r->bytes_in, in, sizeof in),
+               dctk_format_size(r->bytes_out, out, sizeof out), r->ratio);
+    free(name);
     if (wrote) printf(", %.1f MB/s\n", r->write_s > 0 ? (double)r->bytes_in / 1e6 / r->write_s : 0.0);
     if (wrote) st = report_drift(var, store, best, r, st);
     if (r->verified)
@@ -333,7 +322,7 @@ int write_cli_field_report(const char *cmd, dctk_dataset *ds, size_t v, const ch
     dctk_status st = dctk_write_field(ds, v, &o, r);
     if (status) *status = st;
     json_decref(prov);
-    st = print_report(dctk_dataset_var(ds, v), store, best, r, st);
+    st = print_report(dctk_dataset_var(ds, v), store, codecs, best, r, st);
     if (status) *status = st;
     return st == DCTK_OK ? 0 : cli_fail(cmd, st);
 }
@@ -349,15 +338,14 @@ typedef struct {
 static void print_try(void *user, const json_t *combo, const dctk_write_report *r, dctk_status st) {
     next_best_print *p = user;
     if (!r) {
-        printf("%s: the whole field missed the bound; trying the next best combo comp_idx=%lld filt_idx=%lld "
-               "ser_idx=%lld (sample ratio %.3f)\n", p->var->name,
-               (long long)json_integer_value(json_object_get(combo, "comp_idx")),
-               (long long)json_integer_value(json_object_get(combo, "filt_idx")),
-               (long long)json_integer_value(json_object_get(combo, "ser_idx")), best_num(combo, "ratio"));
+        char *name = dctk_codecs_name(json_object_get(combo, "codecs"));
+        printf("%s: the whole field missed the bound; trying the next best combo %s (sample ratio %.3f)\n",
+               p->var->name, name ? name : "?", best_num(combo, "ratio"));
+        free(name);
         p->printed = false;
         return;
     }
-    st = print_report(p->var, p->store, combo, r, st);
+    st = print_report(p->var, p->store, json_object_get(combo, "codecs"), combo, r, st);
     if (p->last) *p->last = *r;
     if (p->combo) {
         json_decref(*p->combo);

@@ -60,6 +60,11 @@ static dctk_status bytes_code(const dctk_codec *base, dctk_codec_ctx *ctx, const
     return DCTK_OK;
 }
 
+/* copy_order's view of the host: little-endian, so only "big" swaps. */
+static bool bytes_identity(const dctk_codec *base, const dctk_chunk_spec *in) {
+    return !((const bytes_codec *)base)->big || dctk_dtype_size(in->dtype) == 1;
+}
+
 static const dctk_codec_example bytes_examples[] = {
     {"float32", "{\"name\":\"bytes\",\"configuration\":{\"endian\":\"little\"}}"},
     {"float64", "{\"name\":\"bytes\",\"configuration\":{\"endian\":\"big\"}}"},
@@ -71,7 +76,7 @@ static const dctk_codec_example bytes_examples[] = {
 const dctk_codec_vt dctk_codec_bytes = {
     .name = "bytes", .kind = DCTK_CODEC_AB, .lossless = true,
     .create = bytes_create, .destroy = plain_destroy, .to_json = bytes_to_json,
-    .encode = bytes_code, .decode = bytes_code, .bound = same_size,
+    .encode = bytes_code, .decode = bytes_code, .bound = same_size, .identity = bytes_identity,
     .portability = DCTK_PORT_CORE, .nan_exact = true, .examples = bytes_examples,
 };
 

@@ -79,33 +79,57 @@ static size_t deflate_bound(const dctk_codec *base, const dctk_chunk_spec *in, s
                                                : libdeflate_zlib_compress_bound(NULL, n);
 }
 
+/* --- the per-thread state: a compressor per level and one decompressor, each
+ * made on first use. A level-1 compressor is a few hundred KiB whose pages
+ * are faulted in afresh at every allocation; kept, a write's chunks reuse it. */
+
+typedef struct {
+    struct libdeflate_compressor *c[13]; /* by libdeflate level, 0-12 */
+    struct libdeflate_decompressor *d;
+} deflate_state;
+
+static void *deflate_state_new(void) { return dctk_calloc(1, sizeof(deflate_state)); }
+
+static void deflate_state_free(void *p) {
+    deflate_state *s = p;
+    if (!s) return;
+    for (int i = 0; i < 13; i++) libdeflate_free_compressor(s->c[i]);
+    libdeflate_free_decompressor(s->d);
+    dctk_free(s);
+}
+
+static const dctk_codec_ctx_type deflate_ctx_type = {"deflate", deflate_state_new, deflate_state_free};
+
+static struct libdeflate_compressor *compressor_for(dctk_codec_ctx *ctx, int level) {
+    deflate_state *s = dctk_codec_ctx_state(ctx, &deflate_ctx_type);
+    if (s && !s->c[level]) s->c[level] = libdeflate_alloc_compressor(level);
+    return s ? s->c[level] : NULL;
+}
+
 static dctk_status deflate_encode(const dctk_codec *base, dctk_codec_ctx *ctx, const dctk_chunk_spec *in,
                                   const void *src, size_t n, dctk_buf *dst) {
-    (void)ctx;
     const deflate_codec *c = (const deflate_codec *)base;
     const char *name = codec_name(c->gzip);
-    struct libdeflate_compressor *z = libdeflate_alloc_compressor(libdeflate_level(c->level));
+    struct libdeflate_compressor *z = compressor_for(ctx, libdeflate_level(c->level));
     if (!z) return DCTK_FAIL(DCTK_ERR_NOMEM, "%s: cannot initialise deflate", name);
-    dctk_status st = dctk_buf_reserve(dst, deflate_bound(base, in, n));
-    if (st == DCTK_OK) {
-        dst->size = c->gzip ? libdeflate_gzip_compress(z, src, n, dst->data, dst->cap)
-                            : libdeflate_zlib_compress(z, src, n, dst->data, dst->cap);
-        if (dst->size == 0) st = DCTK_FAIL(DCTK_ERR_CODEC, "%s: deflate failed", name);
-    }
-    libdeflate_free_compressor(z);
-    return st;
+    DCTK_TRY(dctk_buf_reserve(dst, deflate_bound(base, in, n)));
+    dst->size = c->gzip ? libdeflate_gzip_compress(z, src, n, dst->data, dst->cap)
+                        : libdeflate_zlib_compress(z, src, n, dst->data, dst->cap);
+    if (dst->size == 0) return DCTK_FAIL(DCTK_ERR_CODEC, "%s: deflate failed", name);
+    return DCTK_OK;
 }
 
 /* One stream that inflates to exactly `hint` bytes and ends the input: true
  * when libdeflate did it, false to let zlib's path handle (and word) the rest. */
-static bool inflate_fast(const uint8_t *src, size_t n, bool gzip, size_t hint, dctk_buf *dst) {
+static bool inflate_fast(dctk_codec_ctx *ctx, const uint8_t *src, size_t n, bool gzip, size_t hint, dctk_buf *dst) {
     if (hint == 0 || dctk_buf_reserve(dst, hint) != DCTK_OK) return false;
-    struct libdeflate_decompressor *d = libdeflate_alloc_decompressor();
+    deflate_state *s = dctk_codec_ctx_state(ctx, &deflate_ctx_type);
+    if (s && !s->d) s->d = libdeflate_alloc_decompressor();
+    struct libdeflate_decompressor *d = s ? s->d : NULL;
     if (!d) return false;
     size_t used = 0, got = 0;
     enum libdeflate_result r = gzip ? libdeflate_gzip_decompress_ex(d, src, n, dst->data, hint, &used, &got)
                                     : libdeflate_zlib_decompress_ex(d, src, n, dst->data, hint, &used, &got);
-    libdeflate_free_decompressor(d);
     if (r != LIBDEFLATE_SUCCESS || used != n || got != hint) return false;
     dst->size = got;
     return true;
@@ -152,7 +176,7 @@ static dctk_status deflate_decode(const dctk_codec *base, dctk_codec_ctx *ctx, c
                                   const void *src, size_t n, dctk_buf *dst) {
     const deflate_codec *c = (const deflate_codec *)base;
     if (n == 0) return DCTK_FAIL(DCTK_ERR_CORRUPT, "%s: empty input is not a stream", codec_name(c->gzip));
-    if (inflate_fast(src, n, c->gzip, dctk_cmp_hint(ctx, in), dst)) return DCTK_OK;
+    if (inflate_fast(ctx, src, n, c->gzip, dctk_cmp_hint(ctx, in), dst)) return DCTK_OK;
     z_stream z = {0};
     if (inflateInit2(&z, c->gzip ? 16 + MAX_WBITS : MAX_WBITS) != Z_OK)
         return DCTK_FAIL(DCTK_ERR_NOMEM, "%s: cannot initialise inflate", codec_name(c->gzip));
@@ -197,7 +221,7 @@ const dctk_codec_vt dctk_codec_gzip = {
     .create = gzip_create, .destroy = dctk_cmp_destroy, .to_json = deflate_to_json,
     .encode = deflate_encode, .decode = deflate_decode, .bound = deflate_bound, .work_mem = deflate_work_mem,
     .family = "gzip", .portability = DCTK_PORT_CORE, .nan_exact = true,
-    .grid = gzip_grid, .examples = gzip_examples,
+    .grid = gzip_grid, .examples = gzip_examples, .ctx_type = &deflate_ctx_type,
 };
 
 const dctk_codec_vt dctk_codec_zlib = {
@@ -205,5 +229,5 @@ const dctk_codec_vt dctk_codec_zlib = {
     .create = zlib_create, .destroy = dctk_cmp_destroy, .to_json = deflate_to_json,
     .encode = deflate_encode, .decode = deflate_decode, .bound = deflate_bound, .work_mem = deflate_work_mem,
     .family = "zlib", .portability = DCTK_PORT_NUMCODECS, .nan_exact = true,
-    .grid = zlib_grid, .examples = zlib_examples,
+    .grid = zlib_grid, .examples = zlib_examples, .ctx_type = &deflate_ctx_type,
 };

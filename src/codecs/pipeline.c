@@ -76,6 +76,12 @@ static dctk_status need_ctx(const dctk_codec_ctx *ctx) {
     return ctx ? DCTK_OK : DCTK_FAIL(DCTK_ERR_ARG, "codec pipeline: no per-thread context (dctk_codec_ctx_new)");
 }
 
+/* An identity codec that is not an array->array one (whose output spec
+ * would change): skipping it leaves the data and its spec as they are. */
+static bool passes_through(const dctk_codec *c, const dctk_chunk_spec *in) {
+    return c->vt->identity && c->vt->kind != DCTK_CODEC_AA && c->vt->identity(c, in);
+}
+
 /* Run every codec but the last, alternating between the tmp buffers. */
 static dctk_status encode_but_last(const dctk_pipeline *p, dctk_codec_ctx *ctx, const dctk_chunk_spec *spec,
                                    const void *src, dctk_buf tmp[2], stage *s) {
@@ -83,6 +89,7 @@ static dctk_status encode_but_last(const dctk_pipeline *p, dctk_codec_ctx *ctx, 
     *s = (stage){*spec, src, dctk_spec_nbytes(spec), 0};
     for (int i = 0; i < p->n - 1; i++) {
         const dctk_codec *c = p->codecs[i];
+        if (passes_through(c, &s->spec)) continue; /* a whole chunk's copy saved */
         DCTK_TRY(c->vt->encode(c, ctx, &s->spec, s->in, s->n, &tmp[s->k]));
         if (c->vt->kind == DCTK_CODEC_AA) {
             dctk_chunk_spec next;
@@ -162,6 +169,14 @@ dctk_status dctk_pipeline_decode(const dctk_pipeline *p, dctk_codec_ctx *ctx, co
     dctk_status st = DCTK_OK;
     for (int i = p->n - 1; i >= 0 && st == DCTK_OK; i--) {
         const dctk_codec *c = p->codecs[i];
+        if (passes_through(c, &specs[i])) {
+            if (n != dctk_spec_nbytes(&specs[i])) {
+                st = DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '%s': chunk has %zu bytes, expected %zu", c->vt->name, n,
+                               dctk_spec_nbytes(&specs[i]));
+                break;
+            }
+            continue;
+        }
         ctx->stream_cap = cap[i];
         st = dctk_codec_decode_raw(c, ctx, &specs[i], in, n, &tmp[k]);
         in = tmp[k].data;

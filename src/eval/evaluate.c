@@ -78,6 +78,17 @@ static void free_row(dctk_result_row *row) {
     free((char *)row->name);
 }
 
+/* s->best_name from s->best_row, for the console. */
+static void name_best(const dctk_space *sp, dctk_evaluate_summary *s) {
+    const dctk_combo_result *b = &s->best_row;
+    if (!dctk_space_has(sp, b->c, b->f, b->s)) return;
+    json_t *codecs = dctk_space_pipeline(sp, b->c, b->f, b->s);
+    char *n = codecs ? dctk_codecs_name(codecs) : NULL;
+    snprintf(s->best_name, sizeof s->best_name, "%s", n ? n : "");
+    free(n);
+    json_decref(codecs);
+}
+
 /* A recorded row back as a combo result: every metric, as measured. */
 static dctk_combo_result row_result(const dctk_result_row *row) {
     dctk_combo_result r = {
@@ -348,6 +359,7 @@ static dctk_status write_results(const dctk_var *var, const dctk_space *sp, cons
     }
     if (s->best < 0) return DCTK_OK;
     s->best_row = res[s->best];
+    name_best(sp, s);
     return write_best(o->where, var->name, (const char *const *)var->dims, sp, o, s, cfg, res, s->ncombos);
 }
 
@@ -764,6 +776,7 @@ static dctk_status no_sweep(const dctk_var *var, const dctk_sample_stats *stats,
     int c = plain_compressor(sp);
     s->best_row = (dctk_combo_result){.c = c, .f = -1, .s = -1, .ratio = NAN, .keep = true};
     s->best = dctk_space_has(sp, c, -1, -1) ? (long)dctk_space_combo_index(sp, c, -1, -1) : 0;
+    name_best(sp, s);
     s->threshold = NAN; /* lossless: nothing to bound */
     snprintf(s->threshold_source, sizeof s->threshold_source, "none: lossless, no sweep");
     if (stats->nfinite == 0)

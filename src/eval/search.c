@@ -9,10 +9,12 @@
  *  2. a few scout compressors (the first of each family) rank the others on
  *     the probe, by the best ratio any scout gets;
  *  3. the best-ranked stages alone on the whole sample, until KEEP_STAGES pass
- *     the gates there: the gates decide exactly, no compressor changes errors;
+ *     the gates there (and one of each reader level, for compress --codecs):
+ *     the gates decide exactly, no compressor changes errors;
  *  4. successive halving over (stage, compressor) pairs on growing parts of
  *     the sample; a compressor beaten on every stage by another is dropped;
- *  5. the finalists, best estimate first, go back to the caller, which
+ *  5. the finalists (the best estimates, and the best of each reader level),
+ *     go back to the caller, which
  *     measures them on the whole sample through the exhaustive path.
  * Decisions use measured ratios and errors only, never times, so any number
  * of ranks makes the same ones. */
@@ -134,6 +136,9 @@ typedef struct {
     size_t npieces;
     double probe_fraction;
     ranked *lead; /* per unit: its best pair in the last round it took part in (key = combo + 1, 0: none) */
+    signed char *level; /* per combo: who reads its pipeline (dctk_codec_portability), -1 not yet known */
+    /* per reader level: the best pair within it in the last round that had one (key = combo + 1) */
+    ranked level_best[DCTK_PORT_DCTK + 1];
 } search;
 
 static int comp_of(const search *se, size_t i) { return (int)i - (int)se->sp->comp_none; }
@@ -142,6 +147,29 @@ static size_t combo(const search *se, size_t u, size_t i) {
     int f, s;
     dctk_sweep_unit(se->sp, u, &f, &s);
     return dctk_space_combo_index(se->sp, comp_of(se, i), f, s);
+}
+
+/* Who reads the pipeline of compressor c (-1: none) after stage (f, s). */
+static int level_of(const search *se, int c, int f, int s) {
+    json_t *codecs = dctk_space_pipeline(se->sp, c, f, s);
+    int p = codecs ? (int)dctk_codecs_portability(codecs) : DCTK_PORT_DCTK;
+    json_decref(codecs);
+    return p;
+}
+
+static int combo_level(search *se, size_t k) {
+    if (se->level[k] < 0) {
+        int c, f, s;
+        dctk_space_combo(se->sp, k, &c, &f, &s);
+        se->level[k] = (signed char)level_of(se, c, f, s);
+    }
+    return se->level[k];
+}
+
+static int stage_level(const search *se, size_t u) {
+    int f, s;
+    dctk_sweep_unit(se->sp, u, &f, &s);
+    return level_of(se, -1, f, s);
 }
 
 /* Mark every combo of unit u pruned with a reason, keeping what was measured. */
@@ -260,33 +288,57 @@ static dctk_status probe_stages(search *se, const dctk_sample_part *probe, ranke
     return DCTK_OK;
 }
 
+/* Confirm stage u alone on the whole sample (with the others marked in
+ * batch); the gates decide exactly there, since no compressor changes the
+ * error. Returns whether it passed; a stage that did not is out. */
+static dctk_status confirm_batch(search *se, const ranked *rk, size_t from, size_t to, bool *batch, size_t *passed,
+                                 bool *level_ok) {
+    memset(batch, 0, se->nunits * sizeof *batch);
+    for (size_t j = from; j < to; j++) batch[rk[j].key] = true;
+    DCTK_TRY(run_stages(se, "stages confirmed on the whole sample", NULL, batch));
+    char why[300];
+    for (size_t j = from; j < to; j++) {
+        size_t u = rk[j].key;
+        dctk_combo_result *r = &se->rows[combo(se, u, 0)];
+        se->stage[u] = *r;
+        if (dctk_combo_keep(r, se->gates)) {
+            (*passed)++;
+            for (int p = stage_level(se, u); p <= DCTK_PORT_DCTK; p++) level_ok[p] = true;
+            continue;
+        }
+        snprintf(why, sizeof why, "its stage %s on the whole sample%s%.80s", r->error[0] ? "failed" :
+                 "fails the gates", r->error[0] ? ": " : "", r->error);
+        prune_unit(se, u, r, why);
+        se->alive[u] = false;
+    }
+    return DCTK_OK;
+}
+
 /* Step 3: confirm the best-ranked stages on the whole sample, in batches,
- * until KEEP_STAGES pass the gates there; the gates decide exactly, since no
- * compressor changes the error. Stages never reached are out, with their rank. */
-static dctk_status confirm_stages(search *se, const ranked *rk, size_t n) {
+ * until KEEP_STAGES pass the gates there. compress writes the best combo
+ * within its --codecs level, so each reader level then gets the best-ranked
+ * stage it reads that passes too (the top stages may all be dc_toolkit's
+ * own). Stages never reached are out, with their rank. */
+static dctk_status confirm_stages(search *se, ranked *rk, size_t n) {
     bool *batch = calloc(se->nunits + 1, sizeof *batch);
     if (!batch) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    bool level_ok[DCTK_PORT_DCTK + 1] = {false};
     size_t next = 0, passed = 0;
-    char why[300];
     dctk_status st = DCTK_OK;
     while (passed < KEEP_STAGES && next < n && st == DCTK_OK) {
         size_t from = next;
-        memset(batch, 0, se->nunits * sizeof *batch);
-        for (; next < n && next - from < KEEP_STAGES - passed; next++) batch[rk[next].key] = true;
-        st = run_stages(se, "stages confirmed on the whole sample", NULL, batch);
-        for (size_t j = from; j < next && st == DCTK_OK; j++) {
-            size_t u = rk[j].key;
-            dctk_combo_result *r = &se->rows[combo(se, u, 0)];
-            se->stage[u] = *r;
-            if (dctk_combo_keep(r, se->gates)) {
-                passed++;
-                continue;
-            }
-            snprintf(why, sizeof why, "its stage %s on the whole sample%s%.80s", r->error[0] ? "failed" :
-                     "fails the gates", r->error[0] ? ": " : "", r->error);
-            prune_unit(se, u, r, why);
-            se->alive[u] = false;
-        }
+        next += n - next < KEEP_STAGES - passed ? n - next : KEEP_STAGES - passed;
+        st = confirm_batch(se, rk, from, next, batch, &passed, level_ok);
+    }
+    /* the rest, best first: a stage of a level not yet served moves up to next and is confirmed */
+    for (size_t j = next; j < n && st == DCTK_OK; j++) {
+        int p = stage_level(se, rk[j].key);
+        if (level_ok[p]) continue;
+        ranked t = rk[j];
+        memmove(rk + next + 1, rk + next, (j - next) * sizeof *rk);
+        rk[next] = t;
+        st = confirm_batch(se, rk, next, next + 1, batch, &passed, level_ok);
+        next++;
     }
     for (size_t j = next; j < n && st == DCTK_OK; j++) {
         size_t u = rk[j].key;
@@ -362,6 +414,22 @@ static void drop_dominated(search *se, cands *cs, double fraction) {
     cs->n = w;
 }
 
+/* The best pair of each reader level among the candidates just measured
+ * (before dominance drops any: a compressor beaten everywhere may still be
+ * the best one a level reads). */
+static void note_level_bests(search *se, const cands *cs) {
+    ranked best[DCTK_PORT_DCTK + 1] = {{0, 0}};
+    for (size_t r = 0; r < cs->n; r++) {
+        size_t k = cs->c[r].key;
+        double score = score_of(&se->rows[k]);
+        if (score < 0) continue;
+        for (int p = combo_level(se, k); p <= DCTK_PORT_DCTK; p++)
+            if (!best[p].key || score > best[p].score) best[p] = (ranked){k + 1, score};
+    }
+    for (int p = DCTK_PORT_CORE; p <= DCTK_PORT_DCTK; p++)
+        if (best[p].key) se->level_best[p] = best[p];
+}
+
 /* One round: measure the candidates on 1/m of the sample, rank them, keep
  * the best `keep`, prune the rest saying where they ranked. */
 static dctk_status halve(search *se, cands *cs, size_t m, size_t keep) {
@@ -372,6 +440,7 @@ static dctk_status halve(search *se, cands *cs, size_t m, size_t keep) {
     snprintf(phase, sizeof phase, "halving on 1/%zu of the sample", m);
     DCTK_TRY(se->ops->run(se->ops->user, phase, &part, se->run, false, cs->n, se->rows));
     double fraction = cs->n ? se->rows[cs->c[0].key].fraction : 0;
+    note_level_bests(se, cs);
     drop_dominated(se, cs, fraction);
     for (size_t r = 0; r < cs->n; r++) cs->c[r].score = score_of(&se->rows[cs->c[r].key]);
     qsort(cs->c, cs->n, sizeof *cs->c, by_score);
@@ -418,20 +487,10 @@ static void add_fallbacks(search *se, bool *final) {
 
 /* compress writes the best kept combo at or below its --codecs level
  * (best_{var}.json "by_portability"), so each reader level keeps a finalist:
- * the best-ranked pair of the stages that passed, per level. */
-static void add_level_bests(search *se, bool *final) {
-    ranked best[DCTK_PORT_DCTK + 1] = {{0, 0}};
-    for (size_t u = 0; u < se->nunits; u++) {
-        if (!se->lead[u].key) continue;
-        int c, f, s;
-        dctk_space_combo(se->sp, se->lead[u].key - 1, &c, &f, &s);
-        json_t *codecs = dctk_space_pipeline(se->sp, c, f, s);
-        int p = codecs ? (int)dctk_codecs_portability(codecs) : DCTK_PORT_DCTK;
-        json_decref(codecs);
-        if (!best[p].key || se->lead[u].score > best[p].score) best[p] = se->lead[u];
-    }
+ * its best pair in the last halving round that measured one. */
+static void add_level_bests(const search *se, bool *final) {
     for (int p = DCTK_PORT_CORE; p <= DCTK_PORT_DCTK; p++)
-        if (best[p].key) final[best[p].key - 1] = true;
+        if (se->level_best[p].key) final[se->level_best[p].key - 1] = true;
 }
 
 static dctk_status halving(search *se, long max_evals, bool *final) {
@@ -484,7 +543,10 @@ dctk_status dctk_search_adaptive(const dctk_space *sp, const dctk_gates *gates, 
     se.rows = calloc(n, sizeof *se.rows);
     se.buf = calloc(se.npieces + 1, sizeof *se.buf);
     se.lead = calloc(se.nunits + 1, sizeof *se.lead);
-    if (!se.alive || !se.stage || !se.run || !se.rows || !se.buf || !se.lead) st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    se.level = malloc(n);
+    if (!se.alive || !se.stage || !se.run || !se.rows || !se.buf || !se.lead || !se.level)
+        st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    else memset(se.level, -1, n);
     for (size_t u = 0; u < se.nunits && st == DCTK_OK; u++) se.alive[u] = !left_out || !left_out[u];
     for (size_t k = 0; k < se.ncombos && st == DCTK_OK; k++) {
         dctk_space_combo(sp, k, &pruned[k].c, &pruned[k].f, &pruned[k].s);
@@ -498,6 +560,7 @@ dctk_status dctk_search_adaptive(const dctk_space *sp, const dctk_gates *gates, 
     free(se.rows);
     free(se.buf);
     free(se.lead);
+    free(se.level);
     free(se.pieces);
     return st;
 }

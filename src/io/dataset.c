@@ -227,3 +227,5 @@ dctk_status dctk_dataset_read(dctk_dataset *ds, size_t i, const size_t *start, c
     if (n == 0) return DCTK_OK;
     return ds->ops->read(ds, i, start, count, out);
 }
+
+bool dctk_dataset_reads_concurrent(const dctk_dataset *ds) { return ds && ds->ops && ds->ops->concurrent; }

@@ -10,6 +10,9 @@ typedef struct dctk_dataset_ops {
     void (*close)(dctk_dataset *ds);
     /* Read a decoded hyperslab of variable i; bounds already checked. */
     dctk_status (*read)(dctk_dataset *ds, size_t i, const size_t *start, const size_t *count, void *out);
+    /* read may run in several threads at once on one handle (it keeps no
+     * per-handle state, or locks it) */
+    bool concurrent;
 } dctk_dataset_ops;
 
 struct dctk_dataset {

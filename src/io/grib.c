@@ -19,6 +19,7 @@
  * eccodes prints its own errors on stderr; we route them to dctk_log at DEBUG
  * level (set once on eccodes' default context), so a bad file gives our one
  * line only. */
+#include <dlfcn.h>
 #include <eccodes.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -100,8 +101,53 @@ static void quiet_log(const grib_context *c, int level, const char *msg) {
     dctk_log(DCTK_LOG_DEBUG, "eccodes (%d): %s", level, msg);
 }
 
-static pthread_once_t log_once = PTHREAD_ONCE_INIT;
-static void install_quiet_log(void) { codes_context_set_logging_proc(codes_context_get_default(), quiet_log); }
+/* eccodes is opened by the first GRIB file, not linked: its libraries cost
+ * every command's start-up about 2 ms of dynamic linking, and most inputs are
+ * netCDF. The functions below are reached through `eccodes` under their own
+ * names (the defines after the loader); one used for the first time is added
+ * to GRIB_FUNCS. */
+#define GRIB_FUNCS(X)                                                                                              \
+    X(codes_context_get_default) X(codes_context_set_logging_proc) X(codes_get_double)                         \
+    X(codes_get_double_array) X(codes_get_error_message) X(codes_get_long) X(codes_get_message)               \
+    X(codes_get_string) X(codes_handle_delete) X(codes_handle_new_from_file) X(codes_handle_new_from_message)  \
+    X(codes_is_defined) X(codes_is_missing)
+
+static struct {
+#define GRIB_MEMBER(f) __typeof__(f) *f;
+    GRIB_FUNCS(GRIB_MEMBER)
+#undef GRIB_MEMBER
+} eccodes;
+
+static pthread_once_t eccodes_once = PTHREAD_ONCE_INIT;
+static char eccodes_failure[512]; /* empty: loaded */
+
+static void eccodes_load(void) {
+    void *h = dlopen("libeccodes.so.0", RTLD_NOW | RTLD_LOCAL); /* the soname the linker would record */
+    if (!h) {
+        snprintf(eccodes_failure, sizeof eccodes_failure, "cannot load eccodes to read GRIB: %s", dlerror());
+        return;
+    }
+#define GRIB_FIND(f)                                                                                               \
+    if (!eccodes_failure[0] && !(*(void **)&eccodes.f = dlsym(h, #f)))                                            \
+        snprintf(eccodes_failure, sizeof eccodes_failure, "libeccodes.so.0 has no %s", #f);
+    GRIB_FUNCS(GRIB_FIND)
+#undef GRIB_FIND
+    if (!eccodes_failure[0]) eccodes.codes_context_set_logging_proc(eccodes.codes_context_get_default(), quiet_log);
+}
+
+#define codes_context_get_default (*eccodes.codes_context_get_default)
+#define codes_context_set_logging_proc (*eccodes.codes_context_set_logging_proc)
+#define codes_get_double (*eccodes.codes_get_double)
+#define codes_get_double_array (*eccodes.codes_get_double_array)
+#define codes_get_error_message (*eccodes.codes_get_error_message)
+#define codes_get_long (*eccodes.codes_get_long)
+#define codes_get_message (*eccodes.codes_get_message)
+#define codes_get_string (*eccodes.codes_get_string)
+#define codes_handle_delete (*eccodes.codes_handle_delete)
+#define codes_handle_new_from_file (*eccodes.codes_handle_new_from_file)
+#define codes_handle_new_from_message (*eccodes.codes_handle_new_from_message)
+#define codes_is_defined (*eccodes.codes_is_defined)
+#define codes_is_missing (*eccodes.codes_is_missing)
 
 static void get_str(codes_handle *h, const char *key, char *buf, const char *dflt) {
     size_t len = KEY_CAP;
@@ -659,10 +705,11 @@ static void grib_close(dctk_dataset *ds) {
     ds->impl = NULL;
 }
 
-static const dctk_dataset_ops grib_ops = {grib_close, grib_read};
+static const dctk_dataset_ops grib_ops = {.close = grib_close, .read = grib_read}; /* its message cache: one thread */
 
 dctk_status dctk_grib_open(const char *path, dctk_dataset *ds) {
-    pthread_once(&log_once, install_quiet_log);
+    pthread_once(&eccodes_once, eccodes_load);
+    if (eccodes_failure[0]) return DCTK_FAIL(DCTK_ERR_UNSUPPORTED, "%s: %s", path, eccodes_failure);
     grib_impl *im = calloc(1, sizeof *im);
     if (!im) return DCTK_FAIL(DCTK_ERR_NOMEM, "%s: out of memory", path);
     im->fd = -1;

@@ -21,10 +21,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "dctk/status.h"
+#include "nc3size.h"
 
 #define MAX_DIMS_NC3 8192
 #define STREAMING 0xFFFFFFFFu
@@ -34,6 +36,9 @@ typedef struct rd {
     uint64_t pos, size;
     int version; /* 1, 2 or 5 */
     bool short_read;
+    bool want_vars;
+    dctk_nc3_var *vars; /* where each variable's data lies, when wanted */
+    size_t nvars;
 } rd;
 
 static uint64_t get_be(rd *r, int nbytes) {
@@ -97,8 +102,9 @@ static void walk_var(rd *r, const uint64_t *dimlen, uint64_t ndims_file, extent 
         else elems *= len;
     }
     skip_attrs(r);
-    uint64_t bytes = elems * type_size(get_be(r, 4)), vsize = non_neg(r);
+    uint64_t type = get_be(r, 4), bytes = elems * type_size(type), vsize = non_neg(r);
     uint64_t begin = get_be(r, r->version == 1 ? 4 : 8);
+    if (r->vars) r->vars[r->nvars++] = (dctk_nc3_var){.begin = begin, .type = (int)type, .record = record};
     if (!record) {
         if (begin + bytes > e->fixed_end) e->fixed_end = begin + bytes;
         return;
@@ -126,6 +132,8 @@ static uint64_t expected_size(rd *r) {
     get_be(r, 4); /* NC_VARIABLE or 0 */
     uint64_t nvars = non_neg(r);
     extent e = {0};
+    if (r->want_vars && nvars > (r->size - r->pos) / 16) r->short_read = true; /* an entry takes 16 bytes or more */
+    if (r->want_vars && !r->short_read && !(r->vars = calloc(nvars ? nvars : 1, sizeof *r->vars))) r->short_read = true;
     for (uint64_t v = 0; v < nvars && !r->short_read; v++) walk_var(r, dimlen, ndims, &e);
     if (e.nrecvars == 1) e.recsize = e.one_rec;
     uint64_t end = e.fixed_end > r->pos ? e.fixed_end : r->pos;
@@ -137,16 +145,15 @@ static uint64_t expected_size(rd *r) {
     return end;
 }
 
-dctk_status dctk_nc3_check_size(const char *path);
-
-dctk_status dctk_nc3_check_size(const char *path) {
+dctk_status dctk_nc3_check_size(const char *path, dctk_nc3_var **vars, size_t *nvars) {
+    if (vars) *vars = NULL, *nvars = 0;
     struct stat st;
     FILE *f = fopen(path, "rb");
     if (!f || fstat(fileno(f), &st) != 0) {
         if (f) fclose(f);
         return DCTK_FAIL(DCTK_ERR_IO, "%s: %s", path, strerror(errno));
     }
-    rd r = {.f = f, .size = (uint64_t)st.st_size};
+    rd r = {.f = f, .size = (uint64_t)st.st_size, .want_vars = vars != NULL};
     uint64_t magic = get_be(&r, 4);
     r.version = (int)(magic & 0xff);
     if ((magic >> 8) != 0x434446 || (r.version != 1 && r.version != 2 && r.version != 5)) {
@@ -155,6 +162,8 @@ dctk_status dctk_nc3_check_size(const char *path) {
     }
     uint64_t want = expected_size(&r);
     fclose(f);
+    if (r.short_read || want > r.size) free(r.vars);
+    else if (vars) *vars = r.vars, *nvars = r.nvars;
     if (r.short_read)
         return DCTK_FAIL(DCTK_ERR_FORMAT, "%s: truncated or corrupt netCDF header (file has %llu bytes)", path,
                          (unsigned long long)r.size);

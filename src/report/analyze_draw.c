@@ -47,7 +47,8 @@ static void draw_threshold(cairo_t *cr, const an_panel *p, double thr) {
     cairo_line_to(cr, p->ax.x + p->ax.w, y);
     cairo_stroke(cr);
     snprintf(buf, sizeof buf, "threshold %.3g", thr);
-    text_at(cr, p->ax.x + p->ax.w - 4, y - 8, buf, 9, ALIGN_RIGHT, 0, false);
+    /* above the line, or under it when the line runs along the top of the frame */
+    text_at(cr, p->ax.x + p->ax.w - 4, y - 8 < p->ax.y + 8 ? y + 9 : y - 8, buf, 9, ALIGN_RIGHT, 0, false);
     cairo_restore(cr);
 }
 
@@ -106,6 +107,18 @@ static void draw_legend(cairo_t *cr, const an_figure *f, double y) {
     text_at(cr, x + 28, y, "L1 threshold", 9.5, ALIGN_LEFT, 0, false);
 }
 
+/* The winner by its readable name, under the subtitle. */
+static void draw_winner(cairo_t *cr, const an_figure *f, double y) {
+    const an_panel *p = &f->p[0];
+    if (p->best < 0) return;
+    const dctk_result_row *r = &f->t->rows[p->pts[p->best].row];
+    char line[600];
+    snprintf(line, sizeof line, "best combo (red diamond): %s, ratio %.3g", r->name && r->name[0] ? r->name : "?",
+             r->ratio);
+    cairo_set_source_rgb(cr, 0.55, 0.05, 0.05);
+    text_wrap(cr, f->w / 2, y, line, 10, f->w - 80, 1, 12);
+}
+
 void an_draw(cairo_t *cr, void *user) {
     const an_figure *f = user;
     char head[256], sub[256];
@@ -117,7 +130,8 @@ void an_draw(cairo_t *cr, void *user) {
     else snprintf(sub, sizeof sub, "%zu combos, %zu kept; features standardised for k-means", f->t->n, kept);
     cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
     text_at(cr, f->w / 2, 22, head, 16, ALIGN_CENTER, 0, true);
-    text_at(cr, f->w / 2, 44, sub, 10.5, ALIGN_CENTER, 0, false);
-    draw_legend(cr, f, 70);
+    text_at(cr, f->w / 2, 42, sub, 10.5, ALIGN_CENTER, 0, false);
+    draw_winner(cr, f, 58);
+    draw_legend(cr, f, 78);
     for (int i = 0; i < AN_PANELS; i++) draw_panel(cr, &f->p[i], f->o->threshold);
 }

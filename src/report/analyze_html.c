@@ -3,9 +3,10 @@
  * It holds the cairo SVG inline (the same picture as the PNG), the laid-out
  * points and their combos as JSON, and a short script: on mouse move it finds
  * the nearest drawn point within 6 points (the last drawn wins, as on
- * screen) and shows its compressor, filter and serializer JSON, indices and
- * metrics. Nothing is loaded from the network. The JSON is written with "/"
- * escaped, so no string in it can close the script element. */
+ * screen) and shows its pipeline by its readable name, its indices and
+ * metrics. The Pareto front is a plain table, readable without the script.
+ * Nothing is loaded from the network. The JSON is written with "/" escaped,
+ * so no string in it can close the script element. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,10 +86,13 @@ static const char STYLE[] =
     "#ring{position:absolute;width:12px;height:12px;border:2px solid #d00;border-radius:50%;pointer-events:none}\n"
     "#tip{position:fixed;max-width:560px;background:#fffff4;border:1px solid #888;border-radius:4px;padding:6px 8px;"
     "font-size:12px;box-shadow:2px 2px 6px rgba(0,0,0,.25);pointer-events:none;z-index:2}\n"
-    "#tip pre{margin:2px 0 4px;white-space:pre-wrap;word-break:break-all;font-size:11px}\n"
+    "#tip b{display:block;font-family:monospace;margin-bottom:2px}\n"
+    "#tip .idx{color:#666;font-size:11px;margin-bottom:4px}\n"
     "table{border-collapse:collapse;font-size:12px;margin-top:12px}\n"
     "td,th{border:1px solid #ccc;padding:2px 6px;text-align:left;vertical-align:top}\n"
-    "td code{word-break:break-all}\n"
+    "td code{word-break:break-word}\n"
+    "td.num{text-align:right;font-variant-numeric:tabular-nums}\n"
+    "tr.best td{background:#fde8e8}\n"
     "</style>\n";
 
 /* The hover script. Points are [x, y, row, cluster, pareto] in figure points;
@@ -116,12 +120,9 @@ static const char SCRIPT[] =
     "  function describe (hit) {\n"
     "    var r = data.rows[hit.q[2]], p = data.panels[hit.panel]\n"
     "    tip.textContent = ''\n"
-    "    add(tip, 'b', 'comp_idx ' + r[0] + ', filt_idx ' + r[1] + ', ser_idx ' + r[2])\n"
-    "    ;['compressor', 'filter', 'serializer'].forEach(function (name, i) {\n"
-    "      add(tip, 'div', name + ' [' + r[i] + ']:')\n"
-    "      add(tip, 'pre', r[3 + i] === '' ? (i === 2 ? 'none (bytes)' : 'none') : r[3 + i])\n"
-    "    })\n"
-    "    if (r[12]) add(tip, 'div', r[12])\n"
+    "    add(tip, 'b', (r[12] || 'unnamed combo') + (p.best === hit.q[2] ? '  (best combo)' : ''))\n"
+    "    add(tip, 'div', 'compressor | filter | serializer (- for none); indices ' + r[0] + ' ' + r[1] + ' ' + r[2] +\n"
+    "      ' for compress_with_optimal').className = 'idx'\n"
     "    add(tip, 'div', 'ratio ' + fmt(r[6]) + ', L1 ' + fmt(r[7]) + ', L2 ' + fmt(r[8]) + ', Linf ' + fmt(r[9]))\n"
     "    add(tip, 'div', 'bias ' + fmt(r[14]) + ', Pearson ' + fmt(r[15]) + ', SSIM ' + fmt(r[16]))\n"
     "    if (r[13]) add(tip, 'div', 'failed gates: ' + r[13].split(',').join(', '))\n"
@@ -140,14 +141,34 @@ static const char SCRIPT[] =
     "    tip.hidden = false; ring.hidden = false\n"
     "  })\n"
     "  fig.addEventListener('mouseleave', hide)\n"
-    "  var tb = document.getElementById('front')\n"
-    "  data.panels[0].front.forEach(function (i) {\n"
-    "    var r = data.rows[i], tr = tb.insertRow()\n"
-    "    ;[r[0], r[1], r[2], fmt(r[6]), fmt(r[7])].forEach(function (v) { tr.insertCell().textContent = v })\n"
-    "    ;[3, 4, 5].forEach(function (k) { add(tr.insertCell(), 'code', r[k] || 'none') })\n"
-    "  })\n"
     "})()\n"
     "</script>\n";
+
+/* One row of the front table: the pipeline by name, ratio, L1, and the
+ * indices compress_with_optimal takes. */
+static dctk_status put_front_row(const dctk_result_row *r, bool best, dctk_buf *b) {
+    char num[160];
+    DCTK_TRY(put(b, best ? "<tr class=\"best\"><td><code>" : "<tr><td><code>"));
+    DCTK_TRY(put_escaped(b, r->name && r->name[0] ? r->name : "?"));
+    snprintf(num, sizeof num, "</code>%s</td><td class=\"num\">%.4g</td><td class=\"num\">%.3e</td>",
+             best ? " (best combo)" : "", r->ratio, r->l1_rel);
+    DCTK_TRY(put(b, num));
+    snprintf(num, sizeof num, "<td class=\"num\">%lld %lld %lld</td></tr>\n", (long long)r->comp_idx,
+             (long long)r->filt_idx, (long long)r->ser_idx);
+    return put(b, num);
+}
+
+/* The Pareto front of the L1 panel as a table in the page itself (readable
+ * without the script), best ratio first. */
+static dctk_status put_front(const an_figure *f, dctk_buf *b) {
+    const an_panel *p = &f->p[0];
+    DCTK_TRY(put(b, "<h3>Pareto front of ratio against relative L1 error</h3>\n<table id=\"front\"><thead><tr>"
+                    "<th>pipeline (compressor | filter | serializer)</th><th>ratio</th><th>relative L1</th>"
+                    "<th>indices for compress_with_optimal</th></tr></thead><tbody>\n"));
+    for (size_t j = 0; j < p->nfront; j++)
+        DCTK_TRY(put_front_row(&f->t->rows[p->pts[p->front[j]].row], (long)p->front[j] == p->best, b));
+    return put(b, "</tbody></table>\n");
+}
 
 static dctk_status put_body(const an_figure *f, const dctk_buf *svg, const char *json, dctk_buf *b) {
     const char *v = f->o->var ? f->o->var : "";
@@ -162,11 +183,9 @@ static dctk_status put_body(const an_figure *f, const dctk_buf *svg, const char 
     DCTK_TRY(put_escaped(b, v));
     DCTK_TRY(put(b, "</b>.</p>\n<div id=\"fig\">\n"));
     DCTK_TRY(dctk_buf_append(b, start, (size_t)(end - start)));
-    DCTK_TRY(put(b, "<div id=\"ring\" hidden></div>\n</div>\n<div id=\"tip\" role=\"tooltip\" hidden></div>\n"
-                    "<h3>Pareto front of ratio against relative L1 error</h3>\n<table><thead><tr><th>comp_idx</th>"
-                    "<th>filt_idx</th><th>ser_idx</th><th>ratio</th><th>L1</th><th>compressor</th><th>filter</th>"
-                    "<th>serializer</th></tr></thead><tbody id=\"front\"></tbody></table>\n"
-                    "<script type=\"application/json\" id=\"dctk-data\">"));
+    DCTK_TRY(put(b, "<div id=\"ring\" hidden></div>\n</div>\n<div id=\"tip\" role=\"tooltip\" hidden></div>\n"));
+    DCTK_TRY(put_front(f, b));
+    DCTK_TRY(put(b, "<script type=\"application/json\" id=\"dctk-data\">"));
     DCTK_TRY(put(b, json));
     DCTK_TRY(put(b, "</script>\n"));
     DCTK_TRY(put(b, SCRIPT));

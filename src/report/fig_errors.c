@@ -25,7 +25,8 @@
 #include "report/plot.h"
 
 #define FIG_W 1180.0
-#define FIG_H 780.0
+#define FIG_H 806.0
+#define HEAD_H 78.0 /* the title, two lines of pipeline name and the slice line */
 #define MAX_PX_W 900 /* raster cells per map: enough for print, keeps the PDF small */
 #define MAX_PX_H 450
 
@@ -203,11 +204,12 @@ static void draw_errors(cairo_t *cr, void *user) {
              f->in->units && f->in->units[0] ? f->in->units : "no units");
     cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
     text_at(cr, FIG_W / 2, 20, head, 16, ALIGN_CENTER, 0, true);
-    char pipe[400];
-    text_fit(cr, f->in->pipeline ? f->in->pipeline : "", 9, FIG_W - 40, pipe, sizeof pipe);
-    text_at(cr, FIG_W / 2, 40, pipe, 9, ALIGN_CENTER, 0, false);
-    double cw = FIG_W / 3, ch = (FIG_H - 52) / 3;
-    for (int i = 0; i < 9; i++) draw_map(cr, f, i, (i % 3) * cw, 52 + (i / 3) * ch, cw, ch);
+    /* the pipeline by name, on two lines at most, then which slice */
+    int lines = text_wrap(cr, FIG_W / 2, 40, f->in->pipeline ? f->in->pipeline : "", 10, FIG_W - 60, 2, 13);
+    cairo_set_source_rgb(cr, 0.35, 0.35, 0.35);
+    if (f->in->note) text_wrap(cr, FIG_W / 2, 40 + 13 * (lines ? lines : 1), f->in->note, 9, FIG_W - 60, 1, 12);
+    double cw = FIG_W / 3, ch = (FIG_H - HEAD_H) / 3;
+    for (int i = 0; i < 9; i++) draw_map(cr, f, i, (i % 3) * cw, HEAD_H + (i / 3) * ch, cw, ch);
 }
 
 dctk_status dctk_plot_compression_errors(const dctk_error_panel_in *in, const char *prefix) {

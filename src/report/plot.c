@@ -4,8 +4,6 @@
  * needs; the bytes go to memory first and then to the file atomically, so a
  * reader never sees half a PNG. Text uses cairo's toy API with the
  * fontconfig "sans-serif" face. */
-#include <cairo-pdf.h>
-#include <cairo-svg.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -30,6 +28,7 @@ static cairo_surface_t *make_surface(fig_format f, double w, double h, double sc
 dctk_status fig_render(fig_format f, double w, double h, double png_scale, fig_draw_fn draw, void *user,
                        dctk_buf *out) {
     out->size = 0;
+    DCTK_TRY(dctk_cairo_load());
     cairo_surface_t *s = make_surface(f, w, h, png_scale, out);
     cairo_t *cr = cairo_create(s);
     if (f == FIG_PNG) cairo_scale(cr, png_scale, png_scale);
@@ -234,6 +233,45 @@ const char *text_fit(cairo_t *cr, const char *s, double size, double width, char
     }
     cairo_restore(cr);
     return buf;
+}
+
+static double text_width(cairo_t *cr, const char *s, double size) {
+    cairo_text_extents_t e;
+    cairo_save(cr);
+    set_font(cr, size, false);
+    cairo_text_extents(cr, s, &e);
+    cairo_restore(cr);
+    return e.x_advance;
+}
+
+/* The longest prefix of s, ending before a space, that fits width (at least
+ * one word): where the next line starts is s + the returned length + 1. */
+static size_t line_break(cairo_t *cr, const char *s, double size, double width, char *buf, size_t cap) {
+    size_t fit = 0, n = strlen(s);
+    for (size_t i = 0; i <= n && i < cap; i++) {
+        if (s[i] != ' ' && s[i] != '\0') continue;
+        snprintf(buf, cap, "%.*s", (int)i, s);
+        if (fit && text_width(cr, buf, size) > width) break;
+        fit = i;
+    }
+    return fit ? fit : n;
+}
+
+int text_wrap(cairo_t *cr, double x, double y, const char *s, double size, double width, int max_lines,
+              double line_h) {
+    char line[512], fitted[512];
+    int k = 0;
+    while (*s && k < max_lines) {
+        size_t n = line_break(cr, s, size, width, line, sizeof line);
+        bool last = k == max_lines - 1;
+        snprintf(line, sizeof line, "%.*s", (int)(last ? strlen(s) : n), s); /* the last line takes the rest */
+        text_at(cr, x, y + k * line_h, text_fit(cr, line, size, width, fitted, sizeof fitted), size, ALIGN_CENTER, 0,
+                false);
+        k++;
+        s += n;
+        while (*s == ' ') s++;
+    }
+    return k;
 }
 
 /* --- colours and markers ------------------------------------------------------------ */

@@ -3,11 +3,11 @@
 #ifndef DCTK_REPORT_PLOT_H
 #define DCTK_REPORT_PLOT_H
 
-#include <cairo.h>
 #include <stdbool.h>
 
 #include "dctk/buf.h"
 #include "dctk/status.h"
+#include "report/cairo_lazy.h"
 
 typedef enum { FIG_PNG, FIG_SVG, FIG_PDF } fig_format;
 
@@ -41,6 +41,11 @@ typedef enum { ALIGN_LEFT, ALIGN_CENTER, ALIGN_RIGHT } text_align;
 void text_at(cairo_t *cr, double x, double y, const char *s, double size, text_align al, double angle, bool bold);
 /* Shorten s with "..." so that it fits width (written to buf). */
 const char *text_fit(cairo_t *cr, const char *s, double size, double width, char *buf, size_t cap);
+/* s centred on x over at most max_lines lines of width, broken at spaces,
+ * the first on y and each next line_h lower; the last line shortened with
+ * "..." if it must. Returns the lines drawn. */
+int text_wrap(cairo_t *cr, double x, double y, const char *s, double size, double width, int max_lines,
+              double line_h);
 /* A number for a tick label: short, and without a trailing ".0". */
 void fmt_tick(double v, double step, char *buf, size_t cap);
 

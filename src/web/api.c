@@ -257,7 +257,9 @@ static void get_results(web_ctx *w, const char *id, const web_req *q, web_reply 
                                               isfinite(x->l2_rel) ? x->l2_rel : -1.0,
                                               isfinite(x->linf_rel) ? x->linf_rel : -1.0, gates_failed,
                                               x->portability));
-        json_array_append_new(codecs, json_pack("[s,s,s]", x->compressor, x->filter, x->serializer));
+        /* the codecs' JSON, then the readable name the page shows */
+        json_array_append_new(codecs, json_pack("[s,s,s,s]", x->compressor, x->filter, x->serializer,
+                                                x->name ? x->name : ""));
     }
 
     const json_t *th = json_object_get(best, "threshold");

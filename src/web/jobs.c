@@ -350,6 +350,24 @@ static bool sweep_argv(web_ctx *w, const json_t *spec, const char *dir, json_t *
     return web_flags_to_argv(w->o->sweep_flags, json_object_get(spec, "flags"), argv, r);
 }
 
+/* The readable name of combo [c, f, s] in the sweep's results under out, or
+ * NULL (no results, or no such row): the store page shows the pipeline by it. */
+static json_t *combo_name(const char *out, const char *var, const json_t *combo) {
+    char path[PATH_MAX];
+    dctk_result_table t = DCTK_RESULT_TABLE_INIT;
+    json_t *name = NULL;
+    if (dctk_results_parquet_path(path, sizeof path, out, var) == DCTK_OK && dctk_results_read(path, &t) == DCTK_OK)
+        for (size_t i = 0; i < t.n && !name; i++) {
+            const dctk_result_row *x = &t.rows[i];
+            if (x->comp_idx == json_integer_value(json_array_get(combo, 0)) &&
+                x->filt_idx == json_integer_value(json_array_get(combo, 1)) &&
+                x->ser_idx == json_integer_value(json_array_get(combo, 2)) && x->name && x->name[0])
+                name = json_string(x->name);
+        }
+    dctk_result_table_free(&t);
+    return name;
+}
+
 /* argv of a compression: exe compress_with_optimal DATASET OUT flags -- VAR C F S,
  * in the sweep's folder, with the sweep's space flags (the fingerprint must match). */
 static bool compress_argv(web_ctx *w, const json_t *spec, json_t *job, json_t *argv, web_reply *r) {
@@ -388,6 +406,8 @@ static bool compress_argv(web_ctx *w, const json_t *spec, json_t *job, json_t *a
     json_object_set_new(job, "sweep", json_string(sid));
     json_object_set_new(job, "var", json_string(var));
     json_object_set(job, "combo", combo);
+    json_t *name = combo_name(out, var, combo);
+    if (name) json_object_set_new(job, "name", name);
     json_decref(sweep);
     if (!web_flags_to_argv(w->o->write_flags, json_object_get(spec, "flags"), argv, r)) return false;
     json_array_append_new(argv, json_string("--"));

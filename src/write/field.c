@@ -168,7 +168,7 @@ static dctk_status write_array(dctk_dataset *ds, size_t v, dctk_store *store, co
     dctk_zarr_meta_clear(&m);
     DCTK_TRY(st);
     input in = {ds, v};
-    dctk_zarr_write_opts wo = {.threads = o->threads, .concurrent_read = false};
+    dctk_zarr_write_opts wo = {.threads = o->threads, .concurrent_read = dctk_dataset_reads_concurrent(ds)};
     dctk_zarr_write_stats ws = {0};
     double t0 = dctk_now();
     st = dctk_zarr_write(a, read_input, &in, &wo, &ws);

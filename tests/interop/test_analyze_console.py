@@ -38,8 +38,10 @@ with tempfile.TemporaryDirectory() as tmp:
     check(r.returncode == 0 and "best_VAR" not in r.stdout, f"analyze: {r.stdout} {r.stderr}")
     m = re.search(r"(\d+) combos, (\d+) kept; relative L1 threshold (\S+) from ", r.stdout)
     check(bool(m) and float(m.group(3)) == float("%.3g" % best["threshold"]), f"threshold line: {r.stdout}")
-    check("best combo (comp_idx %d, filt_idx %d, ser_idx %d)" % (best["comp_idx"], best["filt_idx"], best["ser_idx"])
-          in r.stdout, f"winner line: {r.stdout}")
+    # the winner by its readable name (issue 23, item 3), the one best_t.json holds, not by indices
+    check("best combo %s marked with a red diamond" % best["name"] in r.stdout and "comp_idx" not in r.stdout
+          and re.search(r"lz4\(acceleration=\d+\) \| bitround\(keepbits=\d+\) \| -$", best["name"]),
+          f"winner line: {r.stdout}")
     html = open(os.path.join(tmp, "analyze_clustering_t.html")).read()
     data = json.loads(re.search(r'<script type="application/json" id="dctk-data">(.*?)</script>', html, re.S).group(1)
                       .replace("\\/", "/")) if '<script type="application/json" id="dctk-data">' in html else None

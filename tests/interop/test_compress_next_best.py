@@ -8,6 +8,7 @@ misses), so the field is built to fool it: smooth at the 3 time steps of 9 it
 samples (1, 4, 7), noisy at the others, where zfp's accuracy mode misses 1e-4.
 The store's values, read back by netCDF4 after from_zarr_to_netcdf, must be
 within the bound, and the store must name the combo that was written."""
+import csv
 import json
 import os
 import re
@@ -41,20 +42,27 @@ r = subprocess.run([DCTK, "compress", FILE, "--where-to-write", tmp, "--field-to
                     "--inner-chunk-mib", "0.015625", "--compressor-class", "none", "--filter-class", "none",
                     "--serializer-class", "zfpy,none"], capture_output=True, text=True)
 check(r.returncode == 0, "compress exit %d: %s" % (r.returncode, r.stderr))
-tried = re.findall(r"trying the next best combo comp_idx=(-?\d+) filt_idx=(-?\d+) ser_idx=(-?\d+)", r.stdout)
-best = re.search(r"best combo comp_idx=(-?\d+) filt_idx=(-?\d+) ser_idx=(-?\d+)", r.stdout)
-check(best is not None and len(tried) >= 1, "no fallback happened (the case no longer shows a sample miss?): "
-      + r.stdout)
-stages = [best.groups()[1:]] + [t[1:] for t in tried] if best else []
+# combos are named by their readable pipeline (compressor | filter | serializer), not by indices
+tried = re.findall(r"trying the next best combo (.+) \(sample ratio ", r.stdout)
+best = re.search(r"best combo (.+); ratio ", r.stdout)
+check(best is not None and len(tried) >= 1 and "comp_idx" not in r.stdout,
+      "no fallback happened (the case no longer shows a sample miss?): " + r.stdout)
+stages = [tuple(n.split(" | ")[1:]) for n in ([best.group(1)] if best else []) + tried]
 check(len(stages) == len(set(stages)), "a lossy stage was tried twice: %r" % stages)
 check(r.stdout.rstrip().splitlines()[-1].startswith("store: "), "no store line at the end")
+wrote = re.findall(r"wrote \S+ with (.+) \(chunks ", r.stdout)
+check(bool(tried) and bool(wrote) and wrote[-1] == tried[-1], "the last write %r is not the last try %r" % (wrote, tried))
 
 store = os.path.join(tmp, "miss.zarr")
 with open(os.path.join(store, VAR, "zarr.json")) as f:
     attrs = json.load(f)["attributes"]["dc_toolkit"]
+with open(os.path.join(tmp, "config_space_%s_rank0.csv" % VAR)) as f:
+    by_name = {row["name"]: row for row in csv.DictReader(f)}
 if tried:
-    check([str(attrs["comp_idx"]), str(attrs["filt_idx"]), str(attrs["ser_idx"])] == list(tried[-1]),
-          "the store names %r, the last combo tried was %r" % (attrs, tried[-1]))
+    row = by_name.get(tried[-1], {})
+    check([row.get("comp_idx"), row.get("filt_idx"), row.get("ser_idx")]
+          == [str(attrs["comp_idx"]), str(attrs["filt_idx"]), str(attrs["ser_idx"])],
+          "the store names %r, the last combo tried was %r (row %r)" % (attrs, tried[-1], row))
 
 nc = os.path.join(tmp, "back.nc")
 r = subprocess.run([DCTK, "from_zarr_to_netcdf", store, "--out", nc], capture_output=True, text=True)

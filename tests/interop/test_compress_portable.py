@@ -73,7 +73,8 @@ def main():
     if line:
         check(abs(float(line.group(2)) - top) < 1e-3 and abs(float(line.group(3)) - level["ratio"]) < 1e-3,
               "the line's ratios are not the sweep's: " + line.group(0))
-        check("dctk." in line.group(1), "the line does not name the dctk codec: " + line.group(0))
+        check("dctk." in line.group(1) and line.group(1) == best.get("name"),
+              "the line does not name the winner by its readable name %r: %s" % (best.get("name"), line.group(0)))
     check(level["ratio"] < top and level["portability"] in ("core", "numcodecs"), repr(level))
     store = os.path.join(tmp, "meccatemp.zarr")
     prov = json.load(open(os.path.join(store, "t", "zarr.json")))["attributes"]["dc_toolkit"]

@@ -119,7 +119,7 @@ ours = os.path.join(tmp, "ours.json")
 with open(ours, "w") as f:
     json.dump([{"name": "bytes", "configuration": {"endian": "little"}},
                {"name": "gzip", "configuration": {"level": 6}}], f)
-forms = [("python-inline", PY, "zlib(1)"), ("codec-list-file", ours, "gzip(6)"),
+forms = [("python-inline", PY, "zlib(level=1) | - | -"), ("codec-list-file", ours, "gzip(level=6) | - | -"),
          ("best-file", os.path.join(out, "best_Topo.json"), None)]
 for label, p, name in forms:
     d = os.path.join(tmp, "pipe_" + label)

@@ -186,9 +186,29 @@ def check_undecodable():
     C.check(bool(err) and path in err[0] and "predefined grid" in err[0], f"ced1: message {err}")
 
 
+def loaded_libraries(args):
+    """The shared libraries the dynamic linker initialised while running args."""
+    r = subprocess.run(args, capture_output=True, text=True, timeout=120, env=dict(os.environ, LD_DEBUG="files"))
+    return r.returncode, {os.path.basename(l.split("calling init: ")[1].strip()) for l in r.stderr.splitlines()
+                          if "calling init: " in l}
+
+
+def check_loaded_on_demand():
+    """eccodes is opened by the first GRIB file, cairo by the first figure:
+    reading a netCDF file loads neither, reading a GRIB file loads eccodes."""
+    rc, libs = loaded_libraries([DCTK, "inspect_dataset", os.path.join(NCARG, "cdf", "trinidad.nc")])
+    C.check(rc == 0 and any(x.startswith("libnetcdf.so") for x in libs),
+            f"netCDF inspect: rc {rc}, libraries {sorted(libs)}")
+    C.check(not any(x.startswith(("libeccodes.so", "libcairo.so")) for x in libs),
+            f"netCDF inspect loaded eccodes or cairo: {sorted(libs)}")
+    rc, libs = loaded_libraries([DCTK, "inspect_dataset", os.path.join(GRB, DECODABLE[0])])
+    C.check(rc == 0 and any(x.startswith("libeccodes.so") for x in libs), f"GRIB inspect: rc {rc}, {sorted(libs)}")
+
+
 for f in DECODABLE:
     check_file(f)
     check_names(f)
 check_thresholds()
 check_undecodable()
+check_loaded_on_demand()
 C.finish("test_io_grib")

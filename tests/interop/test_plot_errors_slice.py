@@ -52,8 +52,9 @@ with tempfile.TemporaryDirectory() as tmp:
         v[:] = t
 
     r = plot(path, os.path.join(tmp, "a"), "0", "1", "-1", *CLASSES)
-    m = re.search(r'"keepbits":(\d+)', r.stdout)
-    check(r.returncode == 0 and m is not None, f"plot: rc {r.returncode} {r.stdout} {r.stderr}")
+    # the pipeline by its readable name, no raw JSON (issue 23, item 3)
+    m = re.search(r"^t: zstd\((?:checksum=false, )?level=\S+\) \| bitround\(keepbits=(\d+)\) \| -$", r.stdout, re.M)
+    check(r.returncode == 0 and m is not None and "{" not in r.stdout, f"plot: rc {r.returncode} {r.stdout} {r.stderr}")
     if m:
         br = BitRound(keepbits=int(m.group(1)))
         errs = [float(np.max(np.abs(br.decode(br.encode(t[k].copy())).reshape(t[k].shape) - t[k])))

@@ -75,6 +75,8 @@ for path, var in FIELDS:
                 check(kept(re_[k]), "%s: adaptive keeps %s, exhaustive does not" % (case, k))
                 for m in METRICS:
                     check(r[m] == re_[k][m], "%s %s %s: adaptive %s, exhaustive %s" % (case, k, m, r[m], re_[k][m]))
+        for lv, e in be["by_portability"].items():  # compress --codecs LEVEL finds a combo as after exhaustive
+            check(not e or ba["by_portability"].get(lv), "%s: adaptive has no combo at level %s" % (case, lv))
         check("stages and scouts on a probe" in err and "finalists on the whole sample" in err,
               "%s: no phase in the progress lines:\n%s" % (case, err[-600:]))
 
@@ -113,4 +115,26 @@ for mode in ("adaptive", "exhaustive"):
           "%s: left-out rows %r" % (mode, out[:1]))
     check(len(out) == len(ident) and err.count("combos left out before the sweep") == 1 and str(len(out)) in err,
           "%s: %d rows left out, expected %d; stderr: %s" % (mode, len(out), len(ident), err[-400:]))
+
+# Reader levels on the full default space: tas's best stages under 1e-3 are all
+# beyond stock readers (asinh, dctk.sz, zfp.rs), yet best_tas.json names a kept
+# combo of every level, measured on the whole sample, so the default compress
+# (--codecs numcodecs) has one to write.
+LEVELS = ["core", "numcodecs", "plugin", "dctk"]
+d = os.path.join(tmp, "levels")
+r = subprocess.run([DCTK, "evaluate_combos", os.path.join(NCARG, "nug/tas_rotated_grid_EUR11.nc"), "--where-to-write",
+                    d, "--field-to-compress", "tas", "--l1-threshold", "1e-3", "--eval-data-size-limit", "100KB",
+                    "--threads-per-rank", "2"], capture_output=True, text=True, timeout=600)
+check(r.returncode == 0, "levels: exit %d: %s" % (r.returncode, r.stderr[-600:]))
+if r.returncode == 0:
+    by = json.load(open(os.path.join(d, "best_tas.json")))["by_portability"]
+    with open(os.path.join(d, "config_space_tas_rank0.csv"), newline="") as f:
+        rows = {(x["comp_idx"], x["filt_idx"], x["ser_idx"]): x for x in csv.DictReader(f)}
+    for i, lv in enumerate(LEVELS):
+        b = by.get(lv)
+        check(b is not None, "levels: no combo at level %s" % lv)
+        if b:
+            row = rows[key(b)]
+            check(kept(row) and float(row["ratio"]) == b["ratio"] and LEVELS.index(row["portability"]) <= i,
+                  "levels: %s names %s, whose row is %s" % (lv, key(b), row))
 finish("search: adaptive against exhaustive on %d fields" % len(FIELDS))

@@ -1,18 +1,22 @@
 // The analyze_clustering page in headless Chromium: a narrowed real sweep,
 // then the page opened from file:// with every non-file request refused.
-// Hovering isolated points must show their own combo (indices and codec
-// JSON); moving away hides the tooltip; the page loads nothing from the
-// network and logs no errors.
+// Hovering isolated points must show their own combo (its readable name,
+// checked against its codec JSON, and its indices) and no raw JSON; moving
+// away hides the tooltip; the Pareto table names the pipelines and the
+// winner; the page loads nothing from the network and logs no errors.
+//   node report_hover.mjs [SCREENSHOT_DIR]   (a screenshot, the winner hovered, as report-html.png)
 import { spawnSync } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import assert from 'node:assert/strict'
 import { chromium } from 'playwright-core'
+import { assertNameOf } from './pipeline_name.mjs'
 
 const dctk = process.env.DCTK
 const data = `${process.env.DCTK_NCARG}/cdf/meccatemp.cdf`
 const dir = mkdtempSync(join(tmpdir(), 'dctk-report-'))
+const shots = process.argv[2]
 
 function run (args) {
   const r = spawnSync(dctk, args, { encoding: 'utf8' })
@@ -67,15 +71,33 @@ async function main () {
         const tip = page.locator('#tip')
         await tip.waitFor({ state: 'visible', timeout: 2000 })
         const text = await tip.textContent()
-        assert.ok(text.includes(`comp_idx ${r[0]}, filt_idx ${r[1]}, ser_idx ${r[2]}`), `tooltip: ${text}`)
-        for (const codec of [r[3], r[4], r[5]]) if (codec) assert.ok(text.includes(codec), `missing ${codec} in ${text}`)
+        assert.ok(text.startsWith(r[12]), `tooltip does not lead with the pipeline's name: ${text}`)
+        assertNameOf(r[12], [r[3], r[4], r[5]])
+        assert.ok(text.includes(`indices ${r[0]} ${r[1]} ${r[2]} for compress_with_optimal`), `tooltip: ${text}`)
+        assert.ok(!text.includes('{"') && !text.includes('comp_idx'), `raw JSON or index names in the tooltip: ${text}`)
         checked++
       }
     }
     assert.ok(checked >= 6, `only ${checked} isolated points hovered`)
     await page.mouse.move(box.x + 3, box.y + 3) // the title area: no point there
     assert.equal(await page.locator('#tip').isVisible(), false, 'tooltip stays after leaving the points')
-    assert.ok(await page.locator('#front tr').count() > 0, 'Pareto table is empty')
+    // the front as a table in the page itself: pipelines by name, the winner (best_t.json) among them
+    const best = JSON.parse(readFileSync(join(dir, 'best_t.json'), 'utf8'))
+    const cells = await page.locator('#front tbody tr td:first-child').allTextContents()
+    assert.ok(cells.length > 0, 'Pareto table is empty')
+    assert.ok(cells.every(c => c.split(' | ').length === 3), `a row without a readable name: ${cells}`)
+    assert.ok(await page.locator('#front tr.best', { hasText: best.name }).count() === 1, `winner ${best.name} not in the table`)
+    assert.ok(readFileSync(join(dir, 'analyze_clustering_t.html'), 'utf8').includes(`<td><code>${best.name}</code> (best combo)`),
+      'the winner is not named in the page without its script')
+    if (shots) {
+      await page.setViewportSize({ width: 1400, height: 690 }) // the figure and the table, little blank below
+      const w = d.panels[0].pts.find(q => q[2] === d.panels[0].best)
+      const b = await page.locator('#fig svg').boundingBox()
+      await page.mouse.move(b.x + 5, b.y + 5)
+      await page.mouse.move(b.x + w[0] * b.width / d.w, b.y + w[1] * b.width / d.w)
+      await page.locator('#tip').waitFor({ state: 'visible', timeout: 2000 })
+      await page.screenshot({ path: join(shots, 'report-html.png') })
+    }
     assert.deepEqual(offline, [], 'the page asked for the network')
     assert.deepEqual(errors, [], 'the page logged errors')
     console.log(`ok: ${checked} hovered points showed their combo; no network, no errors`)

@@ -16,6 +16,7 @@ import assert from 'node:assert/strict'
 import { chromium } from 'playwright-core'
 import FileSystemStore from '@zarrita/storage/fs'
 import * as zarr from 'zarrita'
+import { assertNameOf } from './pipeline_name.mjs'
 
 const dctk = process.env.DCTK
 const input = `${process.env.DCTK_NCARG}/cdf/meccatemp.cdf`
@@ -171,9 +172,16 @@ async function main () {
     const tip = page.locator('#tip')
     await tip.waitFor({ state: 'visible' })
     const [c, f, s] = r.rows[pickI]
-    assert.ok((await tip.textContent()).includes(`comp_idx ${c}, filt_idx ${f}, ser_idx ${s}`))
+    // the pipeline by the results' readable name (checked against its codec JSON), indices only as the hint
+    const name = r.codecs[pickI][3]
+    assertNameOf(name, r.codecs[pickI].slice(0, 3))
+    const tipText = await tip.textContent()
+    assert.ok(tipText.startsWith(name) && tipText.includes(`indices ${c} ${f} ${s} for compress_with_optimal`), tipText)
+    assert.ok(!tipText.includes('{"') && !tipText.includes('comp_idx'), `raw JSON in the tooltip: ${tipText}`)
     await pt.click({ force: true })
-    assert.ok((await page.textContent('#pick')).includes(`comp_idx ${c}, filt_idx ${f}, ser_idx ${s}`))
+    const pickText = await page.textContent('#pick')
+    assert.ok(pickText.includes(name) && pickText.includes(`indices ${c} ${f} ${s}`), pickText)
+    assert.ok((await page.textContent('#front tbody')).includes(name), 'the Pareto table does not name the pipeline')
     await shot(page, 'results')
 
     // 4. compress with it, inspect, download
@@ -182,12 +190,14 @@ async function main () {
     await page.locator('#store-inspect', { hasText: 'meccatemp.zarr' }).waitFor()
     const inspect = await page.textContent('#store-inspect')
     assert.match(inspect, /\bt\b/)
+    assert.ok((await page.textContent('#store-what')).includes(name), 'the store page does not name the pipeline')
+    assert.ok((await page.textContent('#store-log')).includes(`with ${name} (chunks`), 'the log does not name what was written')
     await shot(page, 'store')
     const [dl] = await Promise.all([page.waitForEvent('download'), page.click('#store-download')])
     assert.equal(dl.suggestedFilename(), 'meccatemp.zarr.tar')
     const tarPath = join(root, 'store.tar')
     await dl.saveAs(tarPath)
-    const got = await checkDownload(tarPath, { combo: [c, f, s], codecs: r.codecs[pickI] })
+    const got = await checkDownload(tarPath, { combo: [c, f, s], codecs: r.codecs[pickI].slice(0, 3) })
 
     // a long sweep (the whole space in tiny chunks, minutes): a reload and a restarted server show it running
     await page.goto(`${server.url}#sweep`)

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 #include <dirent.h>
+#include <dlfcn.h>
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
@@ -17,6 +18,7 @@
 
 #include "dctk/report.h"
 #include "dctk/util.h"
+#include "report/plot.h"
 #include "results/results_internal.h"
 #include "unit/tmpdir.h"
 
@@ -263,6 +265,27 @@ static void assert_file_starts(const char *path, const char *magic) {
     free(data);
 }
 
+/* cairo is opened by the first figure, not at start-up (cairo_lazy.h): not
+ * in the process before, there and drawing after. Runs first. */
+static void draw_square(cairo_t *cr, void *user) {
+    (void)user;
+    cairo_set_source_rgb(cr, 1, 0, 0);
+    cairo_rectangle(cr, 2, 2, 4, 4);
+    cairo_fill(cr);
+}
+
+static void cairo_opened_on_first_figure(void **state) {
+    (void)state;
+    assert_null(dlopen("libcairo.so.2", RTLD_NOW | RTLD_NOLOAD));
+    dctk_buf png = DCTK_BUF_INIT;
+    assert_int_equal(fig_render(FIG_PNG, 8, 8, 1, draw_square, NULL, &png), DCTK_OK);
+    assert_true(png.size > 8 && memcmp(png.data, "\x89PNG", 4) == 0);
+    dctk_buf_free(&png);
+    void *h = dlopen("libcairo.so.2", RTLD_NOW | RTLD_NOLOAD);
+    assert_non_null(h);
+    dlclose(h);
+}
+
 static void figures_written(void **state) {
     (void)state;
     dctk_result_table t = DCTK_RESULT_TABLE_INIT;
@@ -329,7 +352,14 @@ static void error_panel_written(void **state) {
         for (int j = 0; j < NLON; j++) sh[i * NLON + j] = f[i * NLON + (j + NLON / 2) % NLON];
     memcpy(shd, sh, sizeof sh);
     f[5] = NAN, d[5] = NAN;
-    dctk_error_panel_in in = {"t2m", "K", "test pipeline", NLAT, NLON, f, d, sh, shd, lat, lon, "lat", "lon"};
+    /* a name longer than two lines of the title: wrapped, then shortened with "..." */
+    char name[1200] = "";
+    for (int i = 0; i < 12; i++)
+        strcat(name, i ? " + blosc(blocksize=0, clevel=9, cname=zstd, shuffle=bitshuffle, typesize=4)" : "shuffle(x=1)");
+    strcat(name, " | bitround(keepbits=10) | -");
+    dctk_error_panel_in in = {.var = "t2m", .units = "K", .pipeline = name, .note = "slice 0 of 1", .nlat = NLAT,
+                              .nlon = NLON, .orig = f, .dec = d, .shifted = sh, .shifted_dec = shd, .lat = lat,
+                              .lon = lon, .lat_name = "lat", .lon_name = "lon"};
     char prefix[128], path[160];
     snprintf(prefix, sizeof prefix, "%s/t2m_compression_errors", dir);
     assert_int_equal(dctk_plot_compression_errors(&in, prefix), DCTK_OK);
@@ -341,6 +371,7 @@ static void error_panel_written(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(cairo_opened_on_first_figure),
         cmocka_unit_test(parquet_round_trip),
         cmocka_unit_test(parquet_empty_and_file),
         cmocka_unit_test(csv_fallback),

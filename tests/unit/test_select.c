@@ -158,6 +158,43 @@ static void pipeline_names(void **state) {
     json_decref(comp), json_decref(filt), json_decref(asinh);
 }
 
+/* The name from a Zarr v3 codec list (a best file, a store) is the name from
+ * the three stages (a results row), for every filter and serializer of the
+ * default float32 space, behind the first, a chained (shuffle + ...) and no
+ * compressor. */
+static void codec_list_names(void **state) {
+    (void)state;
+    dctk_sample_stats st = {.n = 10, .nfinite = 10, .mean = 280, .std = 10, .min = 250, .max = 310, .absq01 = 251};
+    dctk_space_opts o = {0};
+    o.with_lossy = true;
+    dctk_space *sp = NULL;
+    assert_int_equal(dctk_space_build(DCTK_FLOAT32, &st, &o, &sp), DCTK_OK);
+    const int comps[] = {0, sp->ncomp - 1, -1};
+    for (size_t k = 0; k < 3; k++)
+        for (int f = -1; f < sp->nfilt; f++)
+            for (int s = -1; s < sp->nser; s++) {
+                int c = comps[k];
+                if (!dctk_space_has(sp, c, f, s)) continue;
+                json_t *comp = dctk_space_compressor(sp, c, s), *ser = dctk_space_serializer(sp, f, s);
+                json_t *codecs = dctk_space_pipeline(sp, c, f, s);
+                char *a = dctk_pipeline_name(comp, f >= 0 ? sp->filt[f].codecs : NULL, ser);
+                char *b = dctk_codecs_name(codecs);
+                assert_string_equal(a, b);
+                free(a), free(b);
+                json_decref(comp), json_decref(ser), json_decref(codecs);
+            }
+    /* inside a sharding_indexed codec (a store's zarr.json), and a bytes serializer that is none */
+    json_t *shard = json_loads("[{\"name\":\"sharding_indexed\",\"configuration\":{\"codecs\":["
+                               "{\"name\":\"numcodecs.bitround\",\"configuration\":{\"keepbits\":19}},"
+                               "{\"name\":\"bytes\",\"configuration\":{\"endian\":\"little\"}},"
+                               "{\"name\":\"zstd\",\"configuration\":{\"level\":22}}]}}]", 0, NULL);
+    char *n = dctk_codecs_name(shard);
+    assert_string_equal(n, "zstd(level=22) | bitround(keepbits=19) | -");
+    free(n);
+    json_decref(shard);
+    dctk_space_free(sp);
+}
+
 /* --- which families carry NaN and Inf ------------------------------------------ */
 
 enum { H = 16, W = 24 };
@@ -234,7 +271,8 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(table_gate_columns),     cmocka_unit_test(each_gate_decides),
         cmocka_unit_test(lossless_only_needs_exact), cmocka_unit_test(gates_json_round_trip),
-        cmocka_unit_test(pipeline_names),         cmocka_unit_test(nonfinite_families_by_round_trip),
+        cmocka_unit_test(pipeline_names),
+        cmocka_unit_test(codec_list_names),         cmocka_unit_test(nonfinite_families_by_round_trip),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

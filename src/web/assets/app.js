@@ -55,20 +55,9 @@ function fmtSize (n) {
 }
 const fmtNum = (x, d = 3) => x === null || x === undefined || x < 0 ? '–' : (x === 0 ? '0' : (Math.abs(x) >= 1e-3 && Math.abs(x) < 1e4 ? x.toPrecision(d) : x.toExponential(d - 1)))
 
-// A codec's Zarr v3 JSON as a short name: {"name":"zstd","configuration":{"level":1}} -> zstd(level=1)
-function codecName (text) {
-  if (!text) return ''
-  let j
-  try { j = JSON.parse(text) } catch { return text }
-  const one = c => {
-    const conf = c.configuration || {}
-    const keys = Object.keys(conf).filter(k => conf[k] !== -1 && !['typesize', 'blocksize', 'checksum', 'astype', 'dtype', '_version', 'id', 'format', 'check'].includes(k))
-    const name = (c.name || '').replace(/^numcodecs\./, '').replace(/^any-numcodecs\.array-array$/, conf.id || 'codec')
-    return keys.length ? `${name}(${keys.map(k => `${k}=${typeof conf[k] === 'number' ? +conf[k].toPrecision(4) : conf[k]}`).join(', ')})` : name
-  }
-  return Array.isArray(j) ? j.map(one).join(' + ') : one(j)
-}
-const pipeline = c => [c[1] ? codecName(c[1]) : '', c[2] ? codecName(c[2]) : 'bytes', c[0] ? codecName(c[0]) : ''].filter(Boolean).join(' → ')
+// The pipeline by the results' readable name, "compressor | filter | serializer" ('-' for none); the
+// server derives it from the codecs (dctk_pipeline_name), so the page and the console say the same
+const pipeline = c => c[3] || '(unnamed: a sweep from before the name column)'
 
 // --- pages -------------------------------------------------------------------
 
@@ -455,7 +444,7 @@ function markPick () {
 
 function comboText (r, i) {
   const x = r.rows[i]; const c = r.codecs[i]
-  return { x, c, idx: `comp_idx ${x[0]}, filt_idx ${x[1]}, ser_idx ${x[2]}` }
+  return { x, c, idx: `indices ${x[0]} ${x[1]} ${x[2]} for compress_with_optimal` }
 }
 
 function onHover (ev) {
@@ -464,14 +453,12 @@ function onHover (ev) {
   if (!t.classList || !t.classList.contains('pt')) { tip.hidden = true; return }
   const r = state.results; const { x, c, idx } = comboText(r, +t.dataset.i)
   tip.replaceChildren(
-    el('div', {}, el('b', { text: idx }), x[5] ? '' : ' (not kept)', x[7] ? ' — on the Pareto front' : ''),
-    x[11] ? el('div', { text: `failed gates: ${x[11].split(',').join(', ')}` }) : '',
+    el('div', {}, el('b', { class: 'pipe', text: pipeline(c) })),
+    el('div', { class: 'muted', text: `compressor | filter | serializer; ${idx}` }),
     el('div', { text: `ratio ${fmtNum(x[3], 4)}; relative L1 ${fmtNum(x[8])}, L2 ${fmtNum(x[9])}, Linf ${fmtNum(x[10])}` }),
-    el('div', { text: pipeline(c) }),
-    el('div', { text: `readers: ${x[12]} (compress --codecs ${x[12] === 'dctk' ? 'all' : x[12]})` }),
-    el('div', { text: `filter: ${c[1] || 'none'}` }),
-    el('div', { text: `serializer: ${c[2] || 'bytes'}` }),
-    el('div', { text: `compressor: ${c[0] || 'none'}` }))
+    el('div', { text: (x[5] ? 'kept' : 'not kept') + (x[7] ? ', on the Pareto front' : '') }),
+    x[11] ? el('div', { text: `failed gates: ${x[11].split(',').join(', ')}` }) : '',
+    el('div', { text: `readers: ${x[12]} (compress --codecs ${x[12] === 'dctk' ? 'all' : x[12]})` }))
   tip.hidden = false
   const wrap = $('plot-wrap').getBoundingClientRect()
   const px = ev.clientX - wrap.left; const py = ev.clientY - wrap.top
@@ -508,8 +495,8 @@ function showPick () {
   const dl = el('dl', {})
   const add = (k, v) => dl.append(el('dt', { text: k }), el('dd', { text: v }))
   add('field', r.var)
-  add('combo', idx + (best ? '  (the best the sweep found)' : ''))
-  add('pipeline', pipeline(c))
+  add('pipeline', pipeline(c) + (best ? '  (the best the sweep found)' : ''))
+  add('combo', idx)
   add('ratio', fmtNum(x[3], 4))
   add('errors', `relative L1 ${fmtNum(x[8])}, L2 ${fmtNum(x[9])}, Linf ${fmtNum(x[10])}`)
   if (!x[5]) add('note', `not kept${x[11] ? ` (failed gates: ${x[11].split(',').join(', ')})` : ''}: compress_with_optimal writes it, but verification will refuse it`)
@@ -535,7 +522,7 @@ async function showStore (id) {
   const { jobs } = await api('/api/jobs')
   const cs = jobs.filter(j => j.kind === 'compress')
   if (!id) id = state.storeJob || (cs[0] && cs[0].id) || ''
-  $('store-job').replaceChildren(...cs.map(j => el('option', { value: j.id, text: `${j.id}  ${j.dataset} / ${j.var}  combo ${j.combo.join(', ')}  (${j.state})` })))
+  $('store-job').replaceChildren(...cs.map(j => el('option', { value: j.id, text: `${j.id}  ${j.dataset} / ${j.var}  ${j.name || 'combo ' + j.combo.join(' ')}  (${j.state})` })))
   $('store-job').value = id
   $('store-empty').hidden = !!id
   $('store-card').hidden = !id
@@ -545,7 +532,7 @@ async function showStore (id) {
   try { j = await api(`/api/jobs/${encodeURIComponent(id)}`) } catch (e) { showError(e.message); return }
   $('store-id').textContent = j.id
   setState($('store-state'), j.state)
-  $('store-what').textContent = `${j.dataset}, field ${j.var}, combo (${j.combo.join(', ')}) from sweep ${j.sweep}`
+  $('store-what').textContent = `${j.dataset}, field ${j.var}, ${j.name || 'combo'} (indices ${j.combo.join(' ')}) from sweep ${j.sweep}`
   $('store-log').textContent = j.log || '(empty)'
   const dl = $('store-download')
   dl.hidden = !(j.state === 'done' && j.store)
