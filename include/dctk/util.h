@@ -14,6 +14,12 @@
 extern "C" {
 #endif
 
+/* Open the shared library soname (what: what it is for, for the message)
+ * and find each of names[0..n) into *slots[i]. false, with why in err, when
+ * the library or a name is missing. The handle stays open. */
+DCTK_API bool dctk_dynlib_load(const char *soname, const char *what, const char *const *names, void **const *slots,
+                               size_t n, char *err, size_t cap);
+
 /* "5GB", "1.5GiB", "512mib", "0", "100" (bytes). B/KB/MB/GB/TB are powers of
  * 1000, KiB/MiB/GiB/TiB powers of 1024, any case, decimals allowed; the result
  * is rounded down to whole bytes. Negative, empty, unknown suffix or overflow

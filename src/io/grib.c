@@ -19,7 +19,6 @@
  * eccodes prints its own errors on stderr; we route them to dctk_log at DEBUG
  * level (set once on eccodes' default context), so a bad file gives our one
  * line only. */
-#include <dlfcn.h>
 #include <eccodes.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -122,17 +121,16 @@ static pthread_once_t eccodes_once = PTHREAD_ONCE_INIT;
 static char eccodes_failure[512]; /* empty: loaded */
 
 static void eccodes_load(void) {
-    void *h = dlopen("libeccodes.so.0", RTLD_NOW | RTLD_LOCAL); /* the soname the linker would record */
-    if (!h) {
-        snprintf(eccodes_failure, sizeof eccodes_failure, "cannot load eccodes to read GRIB: %s", dlerror());
-        return;
-    }
-#define GRIB_FIND(f)                                                                                               \
-    if (!eccodes_failure[0] && !(*(void **)&eccodes.f = dlsym(h, #f)))                                            \
-        snprintf(eccodes_failure, sizeof eccodes_failure, "libeccodes.so.0 has no %s", #f);
-    GRIB_FUNCS(GRIB_FIND)
-#undef GRIB_FIND
-    if (!eccodes_failure[0]) eccodes.codes_context_set_logging_proc(eccodes.codes_context_get_default(), quiet_log);
+#define GRIB_NAME(f) #f,
+#define GRIB_SLOT(f) (void **)&eccodes.f,
+    static const char *const names[] = {GRIB_FUNCS(GRIB_NAME)};
+    void **const slots[] = {GRIB_FUNCS(GRIB_SLOT)};
+#undef GRIB_NAME
+#undef GRIB_SLOT
+    /* the soname the linker would record */
+    if (dctk_dynlib_load("libeccodes.so.0", "eccodes to read GRIB", names, slots, sizeof names / sizeof *names,
+                         eccodes_failure, sizeof eccodes_failure))
+        eccodes.codes_context_set_logging_proc(eccodes.codes_context_get_default(), quiet_log);
 }
 
 #define codes_context_get_default (*eccodes.codes_context_get_default)

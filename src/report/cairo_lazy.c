@@ -2,9 +2,9 @@
 #define DCTK_CAIRO_LOADER
 #include "report/cairo_lazy.h"
 
-#include <dlfcn.h>
 #include <pthread.h>
-#include <stdio.h>
+
+#include "dctk/util.h"
 
 dctk_cairo_api dctk_cairo;
 
@@ -12,17 +12,15 @@ static pthread_once_t once = PTHREAD_ONCE_INIT;
 static char failure[512]; /* empty: loaded */
 
 static void load(void) {
+#define DCTK_CAIRO_NAME(f) #f,
+#define DCTK_CAIRO_SLOT(f) (void **)&dctk_cairo.f,
+    static const char *const names[] = {DCTK_CAIRO_FUNCS(DCTK_CAIRO_NAME)};
+    void **const slots[] = {DCTK_CAIRO_FUNCS(DCTK_CAIRO_SLOT)};
+#undef DCTK_CAIRO_NAME
+#undef DCTK_CAIRO_SLOT
     /* the runtime library's soname, as the linker would have recorded it */
-    void *h = dlopen("libcairo.so.2", RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-        snprintf(failure, sizeof failure, "cannot load cairo for the figures: %s", dlerror());
-        return;
-    }
-#define DCTK_CAIRO_FIND(f)                                                                                         \
-    if (!failure[0] && !(*(void **)&dctk_cairo.f = dlsym(h, #f)))                                                  \
-        snprintf(failure, sizeof failure, "libcairo.so.2 has no %s: cairo is older than the figures need", #f);
-    DCTK_CAIRO_FUNCS(DCTK_CAIRO_FIND)
-#undef DCTK_CAIRO_FIND
+    dctk_dynlib_load("libcairo.so.2", "cairo for the figures", names, slots, sizeof names / sizeof *names, failure,
+                     sizeof failure);
 }
 
 dctk_status dctk_cairo_load(void) {
