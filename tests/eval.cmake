@@ -23,3 +23,6 @@ dctk_script_test(console_quiet ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/intero
 # the adaptive search finds the exhaustive sweep's winner and keeps only what exhaustive keeps (issue 19)
 dctk_script_test(search_adaptive ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_search.py)
 set_tests_properties(search_adaptive PROPERTIES TIMEOUT 600)
+# every compressor after every expanding ZFP member, in the sweep and through a store read back (issue 24)
+dctk_script_test(expanding_serializers ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_expanding_serializers.py)
+set_tests_properties(expanding_serializers PROPERTIES TIMEOUT 900)

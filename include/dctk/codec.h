@@ -161,6 +161,13 @@ typedef struct dctk_codec_vt {
     bool (*resolve)(json_t *codec, size_t es);
     /* Valid configurations, ended by {NULL, NULL}. */
     const dctk_codec_example *examples;
+    /* Memory one instance touches on a thread to encode n input bytes of a
+     * chunk `in` and decode them back, beyond its input and its output: its
+     * contexts, match finders, tables and internal copies, at their peak
+     * (the memory budget counts it; test_codec_memory checks it against the
+     * peak resident memory of a process that runs the codec). NULL: less
+     * than 64 KiB, not counted. */
+    size_t (*work_mem)(const dctk_codec *c, const dctk_chunk_spec *in, size_t n);
 } dctk_codec_vt;
 
 struct dctk_codec {
@@ -169,6 +176,13 @@ struct dctk_codec {
 
 DCTK_API dctk_codec_ctx *dctk_codec_ctx_new(void);
 DCTK_API void dctk_codec_ctx_free(dctk_codec_ctx *ctx); /* accepts NULL */
+/* The most bytes the next bytes->bytes decodes with ctx may give back: the
+ * bound of the stream they restore (the serializer's output, which an
+ * expanding serializer such as ZFP at precision 32 makes larger than the raw
+ * chunk). A compressor's cap is the larger of this and what the raw chunk
+ * alone allows, so a forged size field still cannot make it allocate without
+ * limit. 0 (the default) means not known. The pipeline sets it itself. */
+DCTK_API void dctk_codec_ctx_set_stream_cap(dctk_codec_ctx *ctx, size_t n);
 
 /* --- registry ----------------------------------------------------------- */
 /* All registered codec types, NULL-terminated, in the order the codec space
@@ -186,6 +200,9 @@ DCTK_API dctk_status dctk_codec_from_json(const json_t *obj, dctk_codec **out);
 /* Shorthand for tests and the space builder: parse JSON text. */
 DCTK_API dctk_status dctk_codec_from_string(const char *json_text, dctk_codec **out);
 DCTK_API json_t *dctk_codec_to_json(const dctk_codec *c);
+/* The codec's working memory for n input bytes of a chunk `in` (its
+ * descriptor's work_mem; 0 when it states none). */
+DCTK_API size_t dctk_codec_work_mem(const dctk_codec *c, const dctk_chunk_spec *in, size_t n);
 /* Compact JSON text with sorted keys (free() it). */
 DCTK_API char *dctk_codec_to_string(const dctk_codec *c);
 DCTK_API void dctk_codec_free(dctk_codec *c); /* accepts NULL */
@@ -219,6 +236,9 @@ DCTK_API dctk_status dctk_pipeline_encode(const dctk_pipeline *p, dctk_codec_ctx
 DCTK_API dctk_status dctk_pipeline_encode_append(const dctk_pipeline *p, dctk_codec_ctx *ctx,
                                                  const dctk_chunk_spec *spec, const void *src, dctk_buf *out,
                                                  dctk_buf tmp[2]);
+/* The most bytes the array->bytes codec of p writes for one chunk of spec
+ * (its bound), or 0 when it states none. */
+DCTK_API size_t dctk_pipeline_stream_bound(const dctk_pipeline *p, const dctk_chunk_spec *spec);
 /* Decode one chunk into dst, which holds dctk_spec_nbytes(spec) bytes. */
 DCTK_API dctk_status dctk_pipeline_decode(const dctk_pipeline *p, dctk_codec_ctx *ctx, const dctk_chunk_spec *spec,
                                           const void *src, size_t n, void *dst, dctk_buf tmp[2]);

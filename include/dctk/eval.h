@@ -373,7 +373,40 @@ typedef struct dctk_sweep_opts {
     /* The stages alone: no compressor runs, and every row of a unit gets the
      * stage's error and the ratio of its bytes as they are. */
     bool stage_only;
+    /* Bytes the workers' buffers and codecs may hold at once (the memory
+     * budget less what the process already holds, the sample included); 0:
+     * no limit. A unit starts only when its estimate (dctk_sweep_unit_memory)
+     * fits what the running ones leave, so heavy codecs run on fewer threads
+     * at a time; one larger than the whole of it runs alone, with a line.
+     * The results do not depend on it. */
+    uint64_t memory_budget;
 } dctk_sweep_opts;
+
+/* The memory a worker holds while it runs the combos of one serializer and
+ * compressor chain on chunks of `chunk` (dtype, shape): its buffers (the
+ * chunk, the serialized stream, two for the compressors' output) and the
+ * largest working memory of the codecs it runs one after the other
+ * (dctk_codec_work_mem). filt, ser and the chain's codecs may be NULL. */
+DCTK_API uint64_t dctk_sweep_unit_memory(const dctk_chunk_spec *chunk, const dctk_codec *filt, const dctk_codec *ser,
+                                         const dctk_codec *const *chain, int nchain);
+/* The largest such figure over every serializer and compressor of the space
+ * for chunks of `chunk`: a worker's peak; *heaviest names its pipeline
+ * (cap bytes). */
+/* The memory budget of one process: max_memory when set, else the fraction
+ * DCTK_MEMORY_FRACTION of dctk_memory_total shared by ranks_on_node ranks;
+ * *source (may be NULL) says which. */
+#define DCTK_MEMORY_FRACTION 0.8
+DCTK_API uint64_t dctk_memory_budget(uint64_t max_memory, int ranks_on_node, const char **source);
+/* A writer's encoder thread with this codec list (a Zarr v3 "codecs" list)
+ * on chunks of `chunk`: as dctk_sweep_unit_memory. */
+DCTK_API uint64_t dctk_pipeline_memory(const json_t *codecs, const dctk_chunk_spec *chunk);
+/* The encoder threads of a field's write that fit the budget (of
+ * dctk_memory_budget(max_memory, 1)): threads, or fewer with a line naming
+ * field var when each thread's dctk_pipeline_memory does not fit. */
+DCTK_API int dctk_writer_threads(const json_t *codecs, const dctk_chunk_spec *chunk, uint64_t shard_bytes,
+                                 int threads, uint64_t max_memory, const char *var);
+DCTK_API uint64_t dctk_sweep_peak_memory(const dctk_space *sp, const dctk_chunk_spec *chunk, char *heaviest,
+                                         size_t cap);
 
 /* Units of work of a space, and the stage (f, s) of unit u. */
 DCTK_API size_t dctk_sweep_nunits(const dctk_space *sp);
@@ -438,6 +471,11 @@ typedef struct dctk_evaluate_opts {
     uint64_t memory;            /* memory cap for the sample: 0 asks dctk_available_memory, UINT64_MAX none */
     uint64_t inner_chunk_bytes; /* the writer's inner-chunk target */
     int threads;
+    /* The memory budget of this process (--max-memory); 0: a safety fraction
+     * of what the node allows (dctk_memory_total), shared by ranks_on_node
+     * ranks (0 or 1: this process alone). */
+    uint64_t max_memory;
+    int ranks_on_node;
     double override_l1;         /* NaN: use the table (the same as gates.l1; either may be set) */
     dctk_gates gates;           /* as asked (flags); zeroed opts: set with dctk_gates_none() */
     bool gates_set;             /* false: gates is taken as dctk_gates_none() */

@@ -27,6 +27,17 @@ DCTK_API int dctk_available_cores(void);
  * *source (may be NULL) names the limit that decided. */
 DCTK_API uint64_t dctk_available_memory(const char **source);
 
+/* The memory this process may use in all, whatever it holds already: the
+ * cgroup limit (v2 memory.max, v1 memory.limit_in_bytes, over the process's
+ * cgroup and its ancestors), else the physical memory; the address-space
+ * rlimit when lower. The memory budget (--max-memory's default) is a safety
+ * fraction of it, shared by the ranks of a node. *source (may be NULL)
+ * names the limit that decided. */
+DCTK_API uint64_t dctk_memory_total(const char **source);
+
+/* This process's resident memory now (/proc/self/statm), 0 when unknown. */
+DCTK_API uint64_t dctk_memory_resident(void);
+
 /* --- oversubscription ------------------------------------------------------ */
 
 typedef enum { DCTK_OVERSUB_OFF = 0, DCTK_OVERSUB_WARN = 1, DCTK_OVERSUB_ABORT = 2 } dctk_oversub_mode;

@@ -76,4 +76,11 @@ extern const cli_cmd cmd_inspect_dataset, cmd_evaluate_combos, cmd_compress_with
 extern const cli_cmd cmd_run_web_ui, cmd_run_web_ui_vcluster; /* cmd_web.c, built with DCTK_WEB */
 #endif
 
+/* The memory budget: sweeps and writers. */
+#define MEMORY_CLI_OPT(field)                                                                                      \
+    {"--max-memory", NULL, OPT_SIZE, &(field), "SIZE",                                                             \
+     "memory this process may use: sample, worker buffers and codec working memory; heavy codecs then run on "    \
+     "fewer threads at a time (default: 0.8 x the cgroup limit, else the physical memory, shared by the ranks of " \
+     "a node)"}
+
 #endif

@@ -195,6 +195,7 @@ static int run(int argc, char **argv) {
     if (np == 2) so.where = pos[1];
     if ((rc = write_cli_check_level(cmd, &wo))) return rc;
     wo.threads = so.threads; /* one thread count for the sweep and the writer */
+    wo.max_memory = so.max_memory;
     if (!so.where) {
         fprintf(stderr, "dc_toolkit %s: give DIR (second argument or --where-to-write)\n", cmd);
         return 2;

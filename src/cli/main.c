@@ -1,5 +1,6 @@
 /* dc_toolkit: the command table. Each command lives in its own cmd_*.c and
  * is listed here once it works. */
+#include <malloc.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -44,6 +45,11 @@ static int help(int argc, char **argv) {
 }
 
 int main(int argc, char **argv) {
+    /* Chunk buffers and codec contexts of 1 MiB and more are mapped and given
+     * back on their own: glibc would otherwise raise its mmap threshold after
+     * the first such free and keep freed blocks in its per-thread arenas,
+     * where the memory budget no longer sees them (issue 24). */
+    mallopt(M_MMAP_THRESHOLD, 1 << 20);
     if (argc < 2) {
         usage(stderr);
         return 2;

@@ -94,7 +94,7 @@ int sweep_cli_eval_opts(const char *cmd, const sweep_cli *o, dctk_evaluate_opts 
     dctk_sample_policy policy;
     if (dctk_sample_policy_parse(o->sampling_policy, &policy) != DCTK_OK || dctk_dim_kinds_check(o->dim_kinds) != DCTK_OK)
         return cli_fail(cmd, DCTK_ERR_ARG);
-    uint64_t memory = 0; /* auto */
+    uint64_t memory = o->max_memory; /* auto: the budget when given */
     if (o->memory_cap && !strcmp(o->memory_cap, "off")) memory = UINT64_MAX;
     else if (o->memory_cap && strcmp(o->memory_cap, "auto") != 0 &&
              (dctk_parse_size(o->memory_cap, &memory) != DCTK_OK || memory == 0)) {
@@ -112,6 +112,7 @@ int sweep_cli_eval_opts(const char *cmd, const sweep_cli *o, dctk_evaluate_opts 
         .dim_kinds = o->dim_kinds,
         .inner_chunk_bytes = (uint64_t)(o->inner_chunk_mib * 1048576),
         .threads = o->threads ? (int)o->threads : dctk_available_cores(),
+        .max_memory = o->max_memory,
         .override_l1 = o->override_l1,
         .thresholds_csv = o->thresholds ? o->thresholds : sweep_default_thresholds(),
         .space = {o->comp_class, o->filt_class, o->ser_class, o->with_lossy},
@@ -275,6 +276,7 @@ static void team_opts(const sweep_cli *o, dctk_evaluate_opts *eo, progress *pr) 
     if (o->par) {
         eo->rank = dctk_par_rank(o->par);
         eo->team = dctk_par_team(o->par);
+        eo->ranks_on_node = dctk_par_ranks_on_node(o->par);
         /* a launcher that binds each rank to one core or socket shows up here */
         if (dctk_par_size(o->par) > 1)
             dctk_log(sweep_cli_is_root(o) ? DCTK_LOG_INFO : DCTK_LOG_DEBUG, "%d worker thread(s)", eo->threads);

@@ -19,6 +19,7 @@ typedef struct sweep_cli {
     bool with_lossy;
     const char *thresholds;
     const char *sampling_policy, *dim_kinds, *memory_cap;
+    uint64_t max_memory; /* --max-memory; 0: the default budget */
     bool allow_shared_node, verbose, resume;
     /* the gates (README "Selection"): strings take a number or "off" */
     const char *l2_s, *linf_s, *bias_s;
@@ -90,6 +91,7 @@ int sweep_cli_gates(const char *cmd, const struct sweep_cli *o, dctk_gates *g);
     SPACE_CLI_CLASSES(o),                                                                                          \
     {"--threads-per-rank", NULL, OPT_INT, &(o).threads, "N",                                                       \
      "worker threads (default: the cores this process may use)"},                                               \
+    MEMORY_CLI_OPT(o.max_memory),                                                                                  \
     {"--oversubscription-check", NULL, OPT_STR, &(o).oversub, "warn|abort|off",                                    \
      "what to do when OMP_NUM_THREADS & co. are not 1 (default warn)"},                                          \
     GATE_CLI_OPTS(o),                                                                                              \

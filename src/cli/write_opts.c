@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dctk/chunking.h"
 #include "dctk/results.h"
 #include "dctk/threads.h"
 #include "dctk/util.h"
@@ -304,6 +305,12 @@ int write_cli_field_report(const char *cmd, dctk_dataset *ds, size_t v, const ch
     json_t *prov = dctk_write_provenance(codecs, best);
     o.codecs = codecs;
     o.provenance = prov;
+    const dctk_var *var = dctk_dataset_var(ds, v);
+    dctk_chunk_spec spec = dctk_spec_make(var->dtype, var->ndim, var->shape);
+    dctk_chunk_shape_for(var->dtype, var->ndim, var->shape, o.inner_chunk_bytes, spec.shape);
+    uint64_t field = dctk_shape_nelems(var->ndim, var->shape) * dctk_dtype_size(var->dtype);
+    o.threads = dctk_writer_threads(codecs, &spec, o.shard_bytes < field ? o.shard_bytes : field, o.threads,
+                                    w->max_memory, var->name);
     o.bound_l1 = isnan(w->bound_l1) ? best_num(best, "threshold") : w->bound_l1;
     dctk_gates gates;
     dctk_metric_cfg cfg;

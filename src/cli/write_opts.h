@@ -9,6 +9,7 @@
 
 typedef struct write_cli {
     long shard_mib, threads;
+    uint64_t max_memory; /* --max-memory; 0: the default budget */
     bool verify;
     double bound_l1;                /* the gate on relative L1; NaN: the best file's threshold, if any */
     dctk_write_accept_fn accept;    /* NULL: the library's default gates */
@@ -32,7 +33,8 @@ typedef struct write_cli {
 #define WRITE_CLI_OPTS(w)                                                                                          \
     WRITE_CLI_BASE_OPTS(w),                                                                                        \
     {"--threads-per-rank", NULL, OPT_INT, &(w).threads, "N",                                                       \
-     "worker threads: the encoders (default: the cores this process may use)"}
+     "worker threads: the encoders (default: the cores this process may use)"},                                 \
+    MEMORY_CLI_OPT((w).max_memory)
 
 void write_cli_defaults(write_cli *w);
 

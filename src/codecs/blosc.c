@@ -13,6 +13,8 @@
  * = element size of the array, shuffle = bitshuffle for 1-byte elements and
  * byte shuffle otherwise; to_json then omits what was not given. */
 #include <blosc.h>
+#define ZSTD_STATIC_LINKING_ONLY /* ZSTD_estimate*: blosc-zstd's working memory */
+#include <zstd.h>
 
 #include "compressor_util.h"
 
@@ -104,6 +106,25 @@ static size_t blosc_bound(const dctk_codec *c, const dctk_chunk_spec *in, size_t
     return n + BLOSC_MAX_OVERHEAD;
 }
 
+/* blosc's scratch (about four blocks; the block grows with clevel, and is
+ * 4 times larger for zstd, twice for zlib) and, for zstd, a
+ * compression context at the level blosc maps clevel to (2 clevel - 1, 9
+ * -> zstd's maximum) for one block. Fitted by test_codec_memory. */
+static size_t blosc_work_mem(const dctk_codec *base, const dctk_chunk_spec *in, size_t n) {
+    (void)in;
+    const blosc_codec *c = (const blosc_codec *)base;
+    bool zstd = !strcmp(c->cname, "zstd");
+    size_t block = c->blocksize > 0 ? (size_t)c->blocksize : c->clevel >= 9 ? 256u << 10 : c->clevel >= 6 ? 128u << 10 : 64u << 10;
+    if (c->blocksize <= 0) block *= zstd ? 4 : !strcmp(c->cname, "zlib") ? 2 : 1;
+    if (block > n && n > 0) block = n;
+    size_t mem = 4 * block;
+    if (zstd) {
+        int level = c->clevel < 9 ? 2 * c->clevel - 1 : ZSTD_maxCLevel();
+        mem += ZSTD_estimateCCtxSize_usingCParams(ZSTD_getCParams(level, block, 0)) + ZSTD_estimateDCtxSize();
+    }
+    return mem;
+}
+
 static dctk_status blosc_encode(const dctk_codec *base, dctk_codec_ctx *ctx, const dctk_chunk_spec *in,
                                 const void *src, size_t n, dctk_buf *dst) {
     (void)ctx;
@@ -139,9 +160,9 @@ static dctk_status check_header(const void *src, size_t n, size_t limit, size_t 
 
 static dctk_status blosc_decode(const dctk_codec *c, dctk_codec_ctx *ctx, const dctk_chunk_spec *in,
                                 const void *src, size_t n, dctk_buf *dst) {
-    (void)c, (void)ctx;
+    (void)c;
     size_t nbytes;
-    DCTK_TRY(check_header(src, n, dctk_cmp_limit(in), &nbytes));
+    DCTK_TRY(check_header(src, n, dctk_cmp_limit(ctx, in), &nbytes));
     DCTK_TRY(dctk_buf_reserve(dst, nbytes ? nbytes : 1));
     if (nbytes == 0) {
         dst->size = 0;
@@ -203,7 +224,7 @@ static const dctk_codec_example blosc_examples[] = {
 const dctk_codec_vt dctk_codec_blosc = {
     .name = "blosc", .kind = DCTK_CODEC_BB, .lossless = true,
     .create = blosc_create, .destroy = dctk_cmp_destroy, .to_json = blosc_to_json,
-    .encode = blosc_encode, .decode = blosc_decode, .bound = blosc_bound,
+    .encode = blosc_encode, .decode = blosc_decode, .bound = blosc_bound, .work_mem = blosc_work_mem,
     .family = "blosc", .portability = DCTK_PORT_CORE, .nan_exact = true,
     .grid = blosc_grid, .resolve = blosc_resolve, .examples = blosc_examples,
 };

@@ -21,6 +21,9 @@ struct dctk_codec_ctx {
         void *state;
     } slot[DCTK_CTX_SLOTS];
     dctk_buf scratch; /* free for any codec within one call */
+    /* The bound of the stream a bytes->bytes decode gives back, when the
+     * caller knows it (dctk_codec_ctx_set_stream_cap); 0: not known. */
+    size_t stream_cap;
 };
 
 /* The thread's state of type t, created on first use; NULL (with the detail

@@ -2,7 +2,7 @@
  * the output buffer for streaming decoders, and configuration checks. */
 #include "compressor_util.h"
 
-size_t dctk_cmp_limit(const dctk_chunk_spec *in) {
+static size_t raw_limit(const dctk_chunk_spec *in) {
     const size_t slack = (size_t)1 << 20;
     if (!in) return (size_t)1 << 32; /* no spec: still refuse absurd sizes */
     size_t raw = dctk_spec_nbytes(in);
@@ -10,9 +10,14 @@ size_t dctk_cmp_limit(const dctk_chunk_spec *in) {
     return 2 * raw + slack;
 }
 
-size_t dctk_cmp_hint(const dctk_chunk_spec *in) {
+size_t dctk_cmp_limit(const dctk_codec_ctx *ctx, const dctk_chunk_spec *in) {
+    size_t lim = raw_limit(in);
+    return ctx && ctx->stream_cap > lim ? ctx->stream_cap : lim;
+}
+
+size_t dctk_cmp_hint(const dctk_codec_ctx *ctx, const dctk_chunk_spec *in) {
     size_t raw = in ? dctk_spec_nbytes(in) : 0;
-    size_t lim = dctk_cmp_limit(in);
+    size_t lim = dctk_cmp_limit(ctx, in);
     if (raw < 4096) raw = 4096;
     return raw < lim ? raw : lim;
 }

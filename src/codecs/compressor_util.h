@@ -8,15 +8,18 @@
 
 /* Largest output a compressor's decode may produce for a chunk whose array is
  * `in`. A compressor sees the serializer's output: the raw chunk for "bytes"
- * and "numcodecs.shuffle", less for lossy serializers, a little more at worst
- * for incompressible ZFP streams or a stacked compressor's frame. Twice the
- * raw size plus 1 MiB covers all of these, and a forged size field can then
- * never make us allocate more than that. */
-size_t dctk_cmp_limit(const dctk_chunk_spec *in);
+ * and "numcodecs.shuffle", less for most lossy serializers, a little more for
+ * a stacked compressor's frame. Twice the raw size plus 1 MiB covers these.
+ * A ZFP stream at a high rate or precision may be several times the raw
+ * chunk (a length-1 axis fills only a quarter of each block): its bound
+ * arrives through the context (dctk_codec_ctx_set_stream_cap), and the limit
+ * is the larger of the two. A forged size field never makes us allocate
+ * more than that. */
+size_t dctk_cmp_limit(const dctk_codec_ctx *ctx, const dctk_chunk_spec *in);
 
 /* The first capacity to try when the output size is not stored: the raw
  * chunk size, which is exact after "bytes", capped by the limit. */
-size_t dctk_cmp_hint(const dctk_chunk_spec *in);
+size_t dctk_cmp_hint(const dctk_codec_ctx *ctx, const dctk_chunk_spec *in);
 
 /* Make sure dst has room past dst->size, growing by doubling from `hint`
  * but never beyond `limit`. Fails with DCTK_ERR_CORRUPT naming `codec` when

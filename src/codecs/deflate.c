@@ -176,11 +176,11 @@ static dctk_status deflate_decode(const dctk_codec *base, dctk_codec_ctx *ctx, c
                                   const void *src, size_t n, dctk_buf *dst) {
     const deflate_codec *c = (const deflate_codec *)base;
     if (n == 0) return DCTK_FAIL(DCTK_ERR_CORRUPT, "%s: empty input is not a stream", codec_name(c->gzip));
-    if (inflate_fast(ctx, src, n, c->gzip, dctk_cmp_hint(in), dst)) return DCTK_OK;
+    if (inflate_fast(ctx, src, n, c->gzip, dctk_cmp_hint(ctx, in), dst)) return DCTK_OK;
     z_stream z = {0};
     if (inflateInit2(&z, c->gzip ? 16 + MAX_WBITS : MAX_WBITS) != Z_OK)
         return DCTK_FAIL(DCTK_ERR_NOMEM, "%s: cannot initialise inflate", codec_name(c->gzip));
-    dctk_status st = inflate_all(&z, src, n, c->gzip, dctk_cmp_hint(in), dctk_cmp_limit(in), dst);
+    dctk_status st = inflate_all(&z, src, n, c->gzip, dctk_cmp_hint(ctx, in), dctk_cmp_limit(ctx, in), dst);
     inflateEnd(&z);
     return st;
 }
@@ -208,10 +208,18 @@ static const dctk_codec_example zlib_examples[] = {
     {NULL, NULL},
 };
 
+/* libdeflate's compressor (its hash tables: about 0.55 MiB from level 2 up,
+ * 0.15 MiB at level 1) and zlib's inflate window, measured by
+ * test_codec_memory. */
+static size_t deflate_work_mem(const dctk_codec *base, const dctk_chunk_spec *in, size_t n) {
+    (void)in, (void)n;
+    return libdeflate_level(((const deflate_codec *)base)->level) <= 1 ? 160u << 10 : 576u << 10;
+}
+
 const dctk_codec_vt dctk_codec_gzip = {
     .name = "gzip", .kind = DCTK_CODEC_BB, .lossless = true,
     .create = gzip_create, .destroy = dctk_cmp_destroy, .to_json = deflate_to_json,
-    .encode = deflate_encode, .decode = deflate_decode, .bound = deflate_bound,
+    .encode = deflate_encode, .decode = deflate_decode, .bound = deflate_bound, .work_mem = deflate_work_mem,
     .family = "gzip", .portability = DCTK_PORT_CORE, .nan_exact = true,
     .grid = gzip_grid, .examples = gzip_examples, .ctx_type = &deflate_ctx_type,
 };
@@ -219,7 +227,7 @@ const dctk_codec_vt dctk_codec_gzip = {
 const dctk_codec_vt dctk_codec_zlib = {
     .name = "numcodecs.zlib", .kind = DCTK_CODEC_BB, .lossless = true,
     .create = zlib_create, .destroy = dctk_cmp_destroy, .to_json = deflate_to_json,
-    .encode = deflate_encode, .decode = deflate_decode, .bound = deflate_bound,
+    .encode = deflate_encode, .decode = deflate_decode, .bound = deflate_bound, .work_mem = deflate_work_mem,
     .family = "zlib", .portability = DCTK_PORT_NUMCODECS, .nan_exact = true,
     .grid = zlib_grid, .examples = zlib_examples, .ctx_type = &deflate_ctx_type,
 };

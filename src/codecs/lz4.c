@@ -55,12 +55,12 @@ static dctk_status lz4_encode(const dctk_codec *base, dctk_codec_ctx *ctx, const
 
 static dctk_status lz4_decode(const dctk_codec *c, dctk_codec_ctx *ctx, const dctk_chunk_spec *in,
                               const void *src, size_t n, dctk_buf *dst) {
-    (void)c, (void)ctx;
+    (void)c;
     const uint8_t *s = src;
     if (n < 5) return DCTK_FAIL(DCTK_ERR_CORRUPT, "numcodecs.lz4: %zu bytes is too short for a size and a block", n);
     if (n - 4 > INT_MAX) return DCTK_FAIL(DCTK_ERR_CORRUPT, "numcodecs.lz4: %zu-byte block is too large", n);
     size_t size = dctk_get_le32(s);
-    if (size > dctk_cmp_limit(in) || size > INT_MAX)
+    if (size > dctk_cmp_limit(ctx, in) || size > INT_MAX)
         return DCTK_FAIL(DCTK_ERR_CORRUPT, "numcodecs.lz4: stored size %zu is more than a chunk of this array holds",
                          size);
     DCTK_TRY(dctk_buf_reserve(dst, size ? size : 1));

@@ -113,6 +113,27 @@ static size_t xz_bound(const dctk_codec *c, const dctk_chunk_spec *in, size_t n)
     return lzma_stream_buffer_bound(n);
 }
 
+/* The dictionary the encoder uses for n bytes (see xz_encode). */
+static uint32_t dict_for(uint32_t preset_dict, size_t n) {
+    uint32_t cap = n > (1u << 20) ? (n > UINT32_MAX ? UINT32_MAX : (uint32_t)n) : (1u << 20);
+    return preset_dict > cap ? cap : preset_dict;
+}
+
+/* liblzma's own figures for that dictionary: the encoder's (match finder
+ * and dictionary), or the decoder's, whichever is larger: each is freed
+ * before the other starts. */
+static size_t xz_work_mem(const dctk_codec *base, const dctk_chunk_spec *in, size_t n) {
+    (void)in;
+    lzma_options_lzma opt;
+    if (lzma_lzma_preset(&opt, (uint32_t)((const xz_codec *)base)->preset)) return 0;
+    opt.dict_size = dict_for(opt.dict_size, n);
+    lzma_filter filters[2] = {{LZMA_FILTER_LZMA2, &opt}, {LZMA_VLI_UNKNOWN, NULL}};
+    uint64_t e = lzma_raw_encoder_memusage(filters), d = lzma_raw_decoder_memusage(filters);
+    if (e == UINT64_MAX) e = 0;
+    if (d == UINT64_MAX) d = 0;
+    return (size_t)(e > d ? e : d);
+}
+
 static dctk_status xz_encode(const dctk_codec *base, dctk_codec_ctx *ctx, const dctk_chunk_spec *in,
                              const void *src, size_t n, dctk_buf *dst) {
     (void)ctx;
@@ -126,8 +147,7 @@ static dctk_status xz_encode(const dctk_codec *base, dctk_codec_ctx *ctx, const 
      * the block header differs. */
     lzma_options_lzma opt;
     if (lzma_lzma_preset(&opt, (uint32_t)c->preset)) return DCTK_FAIL(DCTK_ERR_ARG, "numcodecs.lzma: bad preset");
-    uint32_t cap = n > (1u << 20) ? (n > UINT32_MAX ? UINT32_MAX : (uint32_t)n) : (1u << 20);
-    if (opt.dict_size > cap) opt.dict_size = cap;
+    opt.dict_size = dict_for(opt.dict_size, n);
     lzma_filter filters[2] = {{LZMA_FILTER_LZMA2, &opt}, {LZMA_VLI_UNKNOWN, NULL}};
     lzma_stream z = LZMA_STREAM_INIT;
     lzma_ret r = lzma_stream_encoder(&z, filters, check);
@@ -159,12 +179,12 @@ static dctk_status decode_all(lzma_stream *z, const void *src, size_t n, size_t 
 
 static dctk_status xz_decode(const dctk_codec *c, dctk_codec_ctx *ctx, const dctk_chunk_spec *in,
                                const void *src, size_t n, dctk_buf *dst) {
-    (void)c, (void)ctx;
+    (void)c;
     if (n == 0) return DCTK_FAIL(DCTK_ERR_CORRUPT, "numcodecs.lzma: empty input is not an xz stream");
     lzma_stream z = LZMA_STREAM_INIT;
     lzma_ret r = lzma_stream_decoder(&z, DECODER_MEMLIMIT, LZMA_CONCATENATED);
     if (r != LZMA_OK) return xz_error(r);
-    dctk_status st = decode_all(&z, src, n, dctk_cmp_hint(in), dctk_cmp_limit(in), dst);
+    dctk_status st = decode_all(&z, src, n, dctk_cmp_hint(ctx, in), dctk_cmp_limit(ctx, in), dst);
     lzma_end(&z);
     return st;
 }
@@ -188,7 +208,7 @@ static const dctk_codec_example xz_examples[] = {
 const dctk_codec_vt dctk_codec_lzma = {
     .name = "numcodecs.lzma", .kind = DCTK_CODEC_BB, .lossless = true,
     .create = xz_create, .destroy = dctk_cmp_destroy, .to_json = xz_to_json,
-    .encode = xz_encode, .decode = xz_decode, .bound = xz_bound,
+    .encode = xz_encode, .decode = xz_decode, .bound = xz_bound, .work_mem = xz_work_mem,
     .family = "lzma", .portability = DCTK_PORT_NUMCODECS, .nan_exact = true,
     .grid = xz_grid, .examples = xz_examples,
 };

@@ -116,41 +116,75 @@ dctk_status dctk_pipeline_encode_append(const dctk_pipeline *p, dctk_codec_ctx *
     stage s;
     DCTK_TRY(encode_but_last(p, ctx, spec, src, tmp, &s));
     const dctk_codec *c = p->codecs[p->n - 1];
-    if (!c->vt->bound) {
+    size_t bound = c->vt->bound ? c->vt->bound(c, &s.spec, s.n) : 0;
+    if (!bound) { /* none stated, or this chunk is one the codec will refuse */
         DCTK_TRY(c->vt->encode(c, ctx, &s.spec, s.in, s.n, &tmp[s.k]));
         return dctk_buf_append(out, tmp[s.k].data, tmp[s.k].size);
     }
     /* a view of out's free tail, at least the bound long: the codec never
      * needs to grow it, so its data pointer stays inside out */
-    DCTK_TRY(dctk_buf_reserve(out, out->size + c->vt->bound(c, &s.spec, s.n)));
+    DCTK_TRY(dctk_buf_reserve(out, out->size + bound));
     dctk_buf tail = dctk_buf_view(out->data + out->size, out->cap - out->size);
     DCTK_TRY(c->vt->encode(c, ctx, &s.spec, s.in, s.n, &tail));
     out->size += tail.size;
     return DCTK_OK;
 }
 
+/* The array->bytes codec's spec: the chunk's after the filters. */
+static dctk_status serializer_spec(const dctk_pipeline *p, const dctk_chunk_spec *spec, dctk_chunk_spec *specs) {
+    specs[0] = *spec;
+    for (int i = 0; i < p->ab; i++) DCTK_TRY(dctk_codec_out_spec(p->codecs[i], &specs[i], &specs[i + 1]));
+    for (int i = p->ab + 1; i < p->n; i++) specs[i] = specs[p->ab];
+    return DCTK_OK;
+}
+
+size_t dctk_pipeline_stream_bound(const dctk_pipeline *p, const dctk_chunk_spec *spec) {
+    dctk_chunk_spec specs[64];
+    if (serializer_spec(p, spec, specs) != DCTK_OK) return 0;
+    const dctk_codec *ab = p->codecs[p->ab];
+    return ab->vt->bound ? ab->vt->bound(ab, &specs[p->ab], dctk_spec_nbytes(&specs[p->ab])) : 0;
+}
+
+/* cap[i]: the most bytes compressor i decodes into, from the serializer's
+ * bound through the bounds of the compressors before it (0: not known). */
+static void stream_caps(const dctk_pipeline *p, const dctk_chunk_spec *specs, size_t *cap) {
+    const dctk_codec *ab = p->codecs[p->ab];
+    size_t b = ab->vt->bound ? ab->vt->bound(ab, &specs[p->ab], dctk_spec_nbytes(&specs[p->ab])) : 0;
+    for (int i = p->ab + 1; i < p->n; i++) {
+        const dctk_codec *c = p->codecs[i];
+        cap[i] = b;
+        b = b && c->vt->bound ? c->vt->bound(c, &specs[i], b) : 0;
+    }
+}
+
 dctk_status dctk_pipeline_decode(const dctk_pipeline *p, dctk_codec_ctx *ctx, const dctk_chunk_spec *spec,
                                  const void *src, size_t n, void *dst, dctk_buf tmp[2]) {
     DCTK_TRY(need_ctx(ctx));
     dctk_chunk_spec specs[64];
-    specs[0] = *spec;
-    for (int i = 0; i < p->ab; i++) DCTK_TRY(dctk_codec_out_spec(p->codecs[i], &specs[i], &specs[i + 1]));
-    for (int i = p->ab + 1; i < p->n; i++) specs[i] = specs[p->ab];
+    size_t cap[64] = {0};
+    DCTK_TRY(serializer_spec(p, spec, specs));
+    stream_caps(p, specs, cap);
     const void *in = src;
     int k = 0;
-    for (int i = p->n - 1; i >= 0; i--) {
+    dctk_status st = DCTK_OK;
+    for (int i = p->n - 1; i >= 0 && st == DCTK_OK; i--) {
         const dctk_codec *c = p->codecs[i];
         if (passes_through(c, &specs[i])) {
-            if (n != dctk_spec_nbytes(&specs[i]))
-                return DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '%s': chunk has %zu bytes, expected %zu", c->vt->name, n,
-                                 dctk_spec_nbytes(&specs[i]));
+            if (n != dctk_spec_nbytes(&specs[i])) {
+                st = DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '%s': chunk has %zu bytes, expected %zu", c->vt->name, n,
+                               dctk_spec_nbytes(&specs[i]));
+                break;
+            }
             continue;
         }
-        DCTK_TRY(dctk_codec_decode_raw(c, ctx, &specs[i], in, n, &tmp[k]));
+        ctx->stream_cap = cap[i];
+        st = dctk_codec_decode_raw(c, ctx, &specs[i], in, n, &tmp[k]);
         in = tmp[k].data;
         n = tmp[k].size;
         k ^= 1;
     }
+    ctx->stream_cap = 0;
+    DCTK_TRY(st);
     size_t want = dctk_spec_nbytes(spec);
     if (n != want) return DCTK_FAIL(DCTK_ERR_CORRUPT, "decoded chunk has %zu bytes, expected %zu", n, want);
     memcpy(dst, in, n);

@@ -131,6 +131,14 @@ dctk_status dctk_codec_decode_raw(const dctk_codec *c, dctk_codec_ctx *ctx, cons
 
 dctk_codec_ctx *dctk_codec_ctx_new(void) { return dctk_calloc(1, sizeof(dctk_codec_ctx)); }
 
+size_t dctk_codec_work_mem(const dctk_codec *c, const dctk_chunk_spec *in, size_t n) {
+    return c && c->vt->work_mem ? c->vt->work_mem(c, in, n) : 0;
+}
+
+void dctk_codec_ctx_set_stream_cap(dctk_codec_ctx *ctx, size_t n) {
+    if (ctx) ctx->stream_cap = n;
+}
+
 void *dctk_codec_ctx_state(dctk_codec_ctx *ctx, const dctk_codec_ctx_type *t) {
     int i = 0;
     while (i < DCTK_CTX_SLOTS && ctx->slot[i].type && ctx->slot[i].type != t) i++;

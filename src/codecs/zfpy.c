@@ -106,6 +106,32 @@ static void set_mode(zfp_stream *zs, const zfpy_codec *c, unsigned dims) {
     else zfp_stream_set_reversible(zs);
 }
 
+/* zfp's worst case for the chunk in this mode, header included (0 when the
+ * dtype is not one zfp takes: encode then refuses it). */
+static size_t zfpy_bound(const dctk_codec *base, const dctk_chunk_spec *in, size_t n) {
+    (void)n;
+    zfp_type zt = in->dtype == DCTK_FLOAT32 ? zfp_type_float : in->dtype == DCTK_FLOAT64 ? zfp_type_double
+                  : in->dtype == DCTK_INT32   ? zfp_type_int32 : in->dtype == DCTK_INT64 ? zfp_type_int64 : zfp_type_none;
+    if (dctk_spec_nelems(in) == 0 || zt == zfp_type_none) return 0;
+    unsigned dims;
+    zfp_field *f = field_for(in, zt, NULL, &dims);
+    zfp_stream *zs = zfp_stream_open(NULL);
+    size_t bound = 0;
+    if (f && zs) {
+        set_mode(zs, (const zfpy_codec *)base, dims);
+        bound = zfp_stream_maximum_size(zs, f);
+    }
+    zfp_stream_close(zs);
+    zfp_field_free(f);
+    return bound;
+}
+
+/* Decoding copies the stream into a zeroed buffer of zfp's worst case
+ * (zfpy_decode): that buffer is the codec's own memory. */
+static size_t zfpy_work_mem(const dctk_codec *c, const dctk_chunk_spec *in, size_t n) {
+    return zfpy_bound(c, in, n);
+}
+
 static dctk_status compress_into(zfp_stream *zs, const zfp_field *f, dctk_buf *dst) {
     size_t cap = zfp_stream_maximum_size(zs, f);
     DCTK_TRY(dctk_buf_resize(dst, cap));
@@ -258,7 +284,7 @@ static const dctk_codec_example zfpy_examples[] = {
 const dctk_codec_vt dctk_codec_zfpy = {
     .name = ZFPY, .kind = DCTK_CODEC_AB, .lossless = false,
     .create = zfpy_create, .destroy = zfpy_destroy, .to_json = zfpy_to_json,
-    .encode = zfpy_encode, .decode = zfpy_decode,
+    .encode = zfpy_encode, .decode = zfpy_decode, .bound = zfpy_bound, .work_mem = zfpy_work_mem,
     .family = "zfpy", .family_alias = "zfp", .portability = DCTK_PORT_NUMCODECS, .nan_exact = false,
     .grid = zfpy_grid, .examples = zfpy_examples,
 };

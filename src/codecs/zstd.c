@@ -7,6 +7,7 @@
  * encoders) it streams into a growing buffer. Either way the output is capped
  * by what a chunk of the array can hold. Contexts live in the per-thread
  * dctk_codec_ctx so that a sweep does not allocate per chunk. */
+#define ZSTD_STATIC_LINKING_ONLY /* ZSTD_estimate*: the memory budget's figures */
 #include <zstd.h>
 
 #include "compressor_util.h"
@@ -131,13 +132,13 @@ static unsigned long long content_size(const uint8_t *src, size_t n) {
     return total;
 }
 
-static dctk_status decode_frames(ZSTD_DCtx *z, const dctk_chunk_spec *in, const void *src, size_t n,
-                                 dctk_buf *dst) {
-    size_t limit = dctk_cmp_limit(in);
+static dctk_status decode_frames(ZSTD_DCtx *z, const dctk_codec_ctx *ctx, const dctk_chunk_spec *in,
+                                 const void *src, size_t n, dctk_buf *dst) {
+    size_t limit = dctk_cmp_limit(ctx, in);
     unsigned long long size = content_size(src, n);
     if (size == ZSTD_CONTENTSIZE_ERROR) return DCTK_FAIL(DCTK_ERR_CORRUPT, "zstd: not a valid zstd frame");
     ZSTD_DCtx_reset(z, ZSTD_reset_session_and_parameters);
-    if (size == ZSTD_CONTENTSIZE_UNKNOWN) return decode_stream(z, src, n, dctk_cmp_hint(in), limit, dst);
+    if (size == ZSTD_CONTENTSIZE_UNKNOWN) return decode_stream(z, src, n, dctk_cmp_hint(ctx, in), limit, dst);
     if (size > limit)
         return DCTK_FAIL(DCTK_ERR_CORRUPT, "zstd: frame claims %llu bytes, more than a chunk of this array holds", size);
     DCTK_TRY(dctk_buf_reserve(dst, size ? (size_t)size : 1));
@@ -154,7 +155,17 @@ static dctk_status zstd_decode(const dctk_codec *c, dctk_codec_ctx *ctx, const d
     if (n == 0) return DCTK_FAIL(DCTK_ERR_CORRUPT, "zstd: empty input is not a frame");
     ZSTD_DCtx *z = dctk_zstd_dctx(ctx);
     if (!z) return DCTK_ERR_NOMEM;
-    return decode_frames(z, in, src, n, dst);
+    return decode_frames(z, ctx, in, src, n, dst);
+}
+
+/* zstd's own estimate of a compression context for this level and input
+ * size (the parameters it picks for n bytes) and of a decompression context
+ * into a buffer. */
+static size_t zstd_work_mem(const dctk_codec *base, const dctk_chunk_spec *in, size_t n) {
+    (void)in;
+    const zstd_codec *c = (const zstd_codec *)base;
+    ZSTD_compressionParameters p = ZSTD_getCParams((int)c->level, n, 0);
+    return ZSTD_estimateCCtxSize_usingCParams(p) + ZSTD_estimateDCtxSize();
 }
 
 static json_t *zstd_grid_conf(int v) { return json_pack("{s:i,s:b}", "level", v, "checksum", 0); }
@@ -174,7 +185,7 @@ static const dctk_codec_example zstd_examples[] = {
 const dctk_codec_vt dctk_codec_zstd = {
     .name = "zstd", .kind = DCTK_CODEC_BB, .lossless = true,
     .create = zstd_create, .destroy = dctk_cmp_destroy, .to_json = zstd_to_json,
-    .encode = zstd_encode, .decode = zstd_decode, .bound = zstd_bound,
+    .encode = zstd_encode, .decode = zstd_decode, .bound = zstd_bound, .work_mem = zstd_work_mem,
     .family = "zstd", .portability = DCTK_PORT_CORE, .nan_exact = true, .ctx_type = &dctk_zstd_ctx_type,
     .grid = zstd_grid, .examples = zstd_examples,
 };

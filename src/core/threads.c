@@ -295,7 +295,7 @@ static uint64_t cgroup_headroom(char *dir, size_t top_len, const char *max_name,
         char a[PATH_MAX + 32], b[PATH_MAX + 32];
         snprintf(a, sizeof a, "%s/%s", dir, max_name);
         snprintf(b, sizeof b, "%s/%s", dir, cur_name);
-        uint64_t max = file_u64(a), cur = file_u64(b);
+        uint64_t max = file_u64(a), cur = cur_name ? file_u64(b) : 0;
         if (max != UINT64_MAX && max < ((uint64_t)1 << 62)) best = min_u64(best, cur != UINT64_MAX && cur < max ? max - cur : 0);
         char *slash = strrchr(dir, '/');
         if (!slash || (size_t)(slash - dir) < top_len) break;
@@ -304,7 +304,7 @@ static uint64_t cgroup_headroom(char *dir, size_t top_len, const char *max_name,
     return best;
 }
 
-static uint64_t cgroup_memory(void) {
+static uint64_t cgroup_memory_walk(bool limit_only) {
     FILE *f = fopen("/proc/self/cgroup", "r");
     if (!f) return UINT64_MAX;
     uint64_t best = UINT64_MAX;
@@ -318,11 +318,12 @@ static uint64_t cgroup_memory(void) {
         if (!strcmp(path, "/")) path = "";
         if (!strcmp(c1 + 1, "")) {
             snprintf(dir, sizeof dir, "/sys/fs/cgroup%s", path);
-            best = min_u64(best, cgroup_headroom(dir, strlen("/sys/fs/cgroup"), "memory.max", "memory.current"));
+            best = min_u64(best, cgroup_headroom(dir, strlen("/sys/fs/cgroup"), "memory.max",
+                                                 limit_only ? NULL : "memory.current"));
         } else if (strstr(c1 + 1, "memory")) {
             snprintf(dir, sizeof dir, "/sys/fs/cgroup/memory%s", path);
             best = min_u64(best, cgroup_headroom(dir, strlen("/sys/fs/cgroup/memory"), "memory.limit_in_bytes",
-                                                 "memory.usage_in_bytes"));
+                                                 limit_only ? NULL : "memory.usage_in_bytes"));
         }
     }
     fclose(f);
@@ -355,9 +356,31 @@ static uint64_t meminfo_available(void) {
 }
 
 uint64_t dctk_available_memory(const char **source) {
-    uint64_t a = rlimit_memory(), c = cgroup_memory(), m = meminfo_available();
+    uint64_t a = rlimit_memory(), c = cgroup_memory_walk(false), m = meminfo_available();
     uint64_t best = min_u64(a, min_u64(c, m));
     if (source) *source = best == UINT64_MAX ? "unknown" : best == a ? "ulimit -v" : best == c ? "cgroup memory.max"
                                                                                                 : "MemAvailable";
     return best;
+}
+
+uint64_t dctk_memory_total(const char **source) {
+    struct rlimit r;
+    uint64_t as = getrlimit(RLIMIT_AS, &r) == 0 && r.rlim_cur != RLIM_INFINITY ? (uint64_t)r.rlim_cur : UINT64_MAX;
+    uint64_t cg = cgroup_memory_walk(true);
+    long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+    uint64_t phys = pages > 0 && psize > 0 ? (uint64_t)pages * (uint64_t)psize : UINT64_MAX;
+    uint64_t best = min_u64(as, min_u64(cg, phys));
+    if (source) *source = best == UINT64_MAX ? "unknown" : best == cg ? "cgroup memory.max" : best == as ? "ulimit -v"
+                                                                                                  : "physical memory";
+    return best;
+}
+
+uint64_t dctk_memory_resident(void) {
+    unsigned long long size = 0, pages = 0;
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (f) {
+        if (fscanf(f, "%llu %llu", &size, &pages) != 2) pages = 0;
+        fclose(f);
+    }
+    return (uint64_t)pages * (uint64_t)sysconf(_SC_PAGESIZE);
 }

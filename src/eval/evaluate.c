@@ -704,6 +704,9 @@ static dctk_status sweep_space(const dctk_var *var, const void *sample, const dc
                           .metrics = *cfg, .on_result = on_result, .user = &rc, .skip_unit = skip, .stop = o->stop};
     memcpy(so.chunk, chunk, sizeof chunk);
     memcpy(s->chunk, so.chunk, sizeof so.chunk);
+    dctk_chunk_spec cspec = dctk_spec_make(var->dtype, var->ndim, chunk);
+    for (int d = 0; d < var->ndim; d++) cspec.shape[d] = chunk[d] < plan->shape[d] ? chunk[d] : plan->shape[d];
+    so.memory_budget = dctk_sweep_memory_plan(sp, &cspec, var->name, plan->nbytes, o, is_writer(o));
     double t0 = dctk_now();
     bool adaptive = o->search == DCTK_SEARCH_ADAPTIVE && !resume;
     bool *left_out = NULL, *run_skip = NULL;

@@ -29,4 +29,11 @@ struct dctk_space {
  * stay (space_nan.c). */
 int dctk_space_drop_nonfinite(dctk_space_entry *v, int n, dctk_dtype t, char *dropped, size_t cap);
 
+/* The workers' share of the memory budget for a sweep of sp in chunks of
+ * `chunk` (memory.c): the budget less what the process holds already; 0 for
+ * no budget. With print, the field's [memory] line: sample, a worker's peak
+ * estimate, threads, budget. */
+uint64_t dctk_sweep_memory_plan(const dctk_space *sp, const dctk_chunk_spec *chunk, const char *var,
+                                uint64_t sample_bytes, const dctk_evaluate_opts *o, bool print);
+
 #endif

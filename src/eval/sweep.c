@@ -26,6 +26,7 @@
 typedef struct {
     dctk_codec_ctx *ctx;
     dctk_buf x, ser, a, b;
+    uint64_t held; /* of the memory budget: what its buffers and contexts may hold */
 } worker;
 
 /* Error sums and times of one stage over the sample. */
@@ -64,12 +65,71 @@ typedef struct {
     size_t nomem_units;
     char nomem_detail[200];
     _Atomic bool stopped;
+    /* the memory budget (o->memory_budget) shared by the workers */
+    pthread_cond_t freed;
+    uint64_t mem_used;
+    int alone; /* units that ran alone, being larger than the budget */
 } sweep;
 
 static void worker_free(worker *w) {
     dctk_codec_ctx_free(w->ctx);
     dctk_buf *b[] = {&w->x, &w->ser, &w->a, &w->b};
     for (size_t i = 0; i < sizeof b / sizeof b[0]; i++) dctk_buf_free(b[i]);
+}
+
+/* --- the memory budget ------------------------------------------------------
+ * A worker holds what its last unit needed (its buffers keep their size, its
+ * context the codecs' state). Before a unit it asks for what that unit needs;
+ * while the others' holdings leave too little, it gives back all it holds
+ * (buffers and contexts freed) and waits. A worker that finishes or waits
+ * gives its share back, so a unit always starts once the others are done:
+ * one larger than the whole budget then runs alone, with a line. */
+
+static void worker_drop(worker *w) {
+    dctk_codec_ctx_free(w->ctx);
+    w->ctx = dctk_codec_ctx_new(); /* NULL: the unit fails as out of memory */
+    dctk_buf *b[] = {&w->x, &w->ser, &w->a, &w->b};
+    for (size_t i = 0; i < sizeof b / sizeof b[0]; i++) dctk_buf_free(b[i]);
+}
+
+static void mem_acquire(sweep *sw, worker *w, uint64_t need, size_t unit) {
+    uint64_t budget = sw->o->memory_budget;
+    if (!budget || need <= w->held) return;
+    pthread_mutex_lock(&sw->lock);
+    while (sw->mem_used - w->held + need > budget && sw->mem_used > w->held) {
+        if (w->held) {
+            sw->mem_used -= w->held;
+            w->held = 0;
+            worker_drop(w);
+            pthread_cond_broadcast(&sw->freed);
+            continue;
+        }
+        pthread_cond_wait(&sw->freed, &sw->lock);
+    }
+    if (sw->mem_used - w->held + need > budget && sw->alone++ < 3)
+        dctk_log(DCTK_LOG_INFO, "[memory] unit %zu needs %.1f MiB, more than the budget of %.1f MiB for the workers: "
+                 "it runs alone", unit, (double)need / 1048576, (double)budget / 1048576);
+    sw->mem_used += need - w->held;
+    w->held = need;
+    pthread_mutex_unlock(&sw->lock);
+}
+
+/* After a unit: a worker whose codecs held more than its buffers frees its
+ * contexts (zstd's keeps the largest window it ever had), and keeps the share
+ * of its buffers. */
+static void mem_release(sweep *sw, worker *w, uint64_t keep, bool drop_ctx) {
+    if (!sw->o->memory_budget) return;
+    if (drop_ctx) {
+        dctk_codec_ctx_free(w->ctx);
+        w->ctx = dctk_codec_ctx_new();
+    }
+    pthread_mutex_lock(&sw->lock);
+    if (keep < w->held) {
+        sw->mem_used -= w->held - keep;
+        w->held = keep;
+        pthread_cond_broadcast(&sw->freed);
+    }
+    pthread_mutex_unlock(&sw->lock);
 }
 
 /* --- chunks of the sample ------------------------------------------------ */
@@ -210,16 +270,20 @@ static void run_chain(const sweep *sw, worker *w, chain *ch, const dctk_chunk_sp
     dctk_buf *bufs[2] = {&w->a, &w->b};
     const dctk_buf *cur = &w->ser;
     int k = 0;
+    size_t cap = 0; /* the largest stream a decoder gives back: the stage's, which may exceed the raw chunk */
     for (int i = 0; i < ch->n && st == DCTK_OK; i++, k ^= 1) {
+        cap = cur->size > cap ? cur->size : cap;
         st = dctk_codec_encode(ch->cd[i], w->ctx, spec, cur->data, cur->size, bufs[k]);
         cur = bufs[k];
     }
     double t1 = dctk_now();
     size_t stored = cur->size;
+    dctk_codec_ctx_set_stream_cap(w->ctx, cap);
     for (int i = ch->n - 1; i >= 0 && st == DCTK_OK; i--, k ^= 1) {
         st = dctk_codec_decode(ch->cd[i], w->ctx, spec, cur->data, cur->size, bufs[k]);
         cur = bufs[k];
     }
+    dctk_codec_ctx_set_stream_cap(w->ctx, 0);
     double t2 = dctk_now();
     ch->nomem = st == DCTK_ERR_NOMEM;
     if (st != DCTK_OK) snprintf(ch->error, sizeof ch->error, "%s", dctk_detail());
@@ -366,6 +430,21 @@ static dctk_status run_unit(sweep *sw, size_t unit, worker *w) {
     json_decref(bytes);
     if (st != DCTK_OK) snprintf(stage_err, sizeof stage_err, "%s", dctk_detail());
     make_chains(sw, f, s, ch, &nch, map);
+    /* what this unit holds at its peak: the heaviest of its chains */
+    dctk_chunk_spec cspec = dctk_spec_make(sp->dtype, sw->ndim, sw->chunk);
+    uint64_t need = 0, buffers = dctk_sweep_unit_memory(&cspec, filt, ser, NULL, 0);
+    for (int i = 0; i < nch; i++) {
+        uint64_t m = ch[i].want && !ch[i].error[0]
+                         ? dctk_sweep_unit_memory(&cspec, filt, ser, (const dctk_codec *const *)ch[i].cd, ch[i].n)
+                         : 0;
+        need = m > need ? m : need;
+    }
+    need = need > buffers ? need : buffers;
+    mem_acquire(sw, w, need, unit);
+    if (!w->ctx && !stage_err[0]) {
+        st = DCTK_NOMEM();
+        snprintf(stage_err, sizeof stage_err, "%s", dctk_detail());
+    }
 
     stage_acc acc = {0};
     const dctk_sample_part *part = sw->o->part;
@@ -416,6 +495,8 @@ static dctk_status run_unit(sweep *sw, size_t unit, worker *w) {
     free(map);
     dctk_codec_free(filt);
     dctk_codec_free(ser);
+    /* the buffers are what every unit needs; codec state beyond 4 MiB is let go */
+    mem_release(sw, w, buffers, need > buffers + (4u << 20));
     return DCTK_OK;
 }
 
@@ -447,12 +528,15 @@ static dctk_status work(void *user, size_t item, int thread) {
     size_t unit;
     bool (*next)(void *, size_t *) = sw->o->next_unit ? sw->o->next_unit : local_next;
     void *nu = sw->o->next_unit ? sw->o->unit_user : sw;
-    while (!stop_requested(sw) && next(nu, &unit)) {
-        if (unit >= sw->nunits) return DCTK_FAIL(DCTK_ERR_INTERNAL, "unit %zu out of range", unit);
-        if ((sw->o->skip_unit && sw->o->skip_unit[unit]) || !unit_wanted(sw, unit)) continue;
-        DCTK_TRY(run_unit(sw, unit, &sw->workers[thread]));
+    dctk_status st = DCTK_OK;
+    while (st == DCTK_OK && !stop_requested(sw) && next(nu, &unit)) {
+        if (unit >= sw->nunits) st = DCTK_FAIL(DCTK_ERR_INTERNAL, "unit %zu out of range", unit);
+        else if ((sw->o->skip_unit && sw->o->skip_unit[unit]) || !unit_wanted(sw, unit)) continue;
+        else st = run_unit(sw, unit, &sw->workers[thread]);
     }
-    return DCTK_OK;
+    if (sw->o->memory_budget) worker_drop(&sw->workers[thread]); /* nothing more to run here: */
+    mem_release(sw, &sw->workers[thread], 0, false);                /* the others may use its share */
+    return st;
 }
 
 dctk_status dctk_sweep_run(const dctk_space *sp, const void *sample, int ndim, const size_t *shape,
@@ -480,8 +564,10 @@ dctk_status dctk_sweep_run(const dctk_space *sp, const void *sample, int ndim, c
     for (int t = 0; t < nthreads && st == DCTK_OK; t++)
         if (!(sw.workers[t].ctx = dctk_codec_ctx_new())) st = DCTK_NOMEM();
     pthread_mutex_init(&sw.lock, NULL);
+    pthread_cond_init(&sw.freed, NULL);
     sw.nunits = dctk_sweep_nunits(sp);
     if (st == DCTK_OK) st = dctk_parallel_for(nthreads, (size_t)nthreads, work, &sw);
+    pthread_cond_destroy(&sw.freed);
     pthread_mutex_destroy(&sw.lock);
     for (int t = 0; t < nthreads; t++) worker_free(&sw.workers[t]);
     free(sw.workers);

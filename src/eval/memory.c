@@ -1,0 +1,154 @@
+/* What a sweep worker holds in memory: its chunk-sized buffers and the
+ * working memory of the codecs it runs, from the codecs' own figures
+ * (dctk_codec_vt.bound and .work_mem). The scheduler in sweep.c admits a
+ * unit of work only when this fits the budget; evaluate.c prints the peak. */
+#include <stdio.h>
+#include <string.h>
+
+#include "dctk/codec.h"
+#include "dctk/eval.h"
+#include "dctk/threads.h"
+#include "dctk/util.h"
+#include "eval/space_internal.h"
+
+static size_t max_sz(size_t a, size_t b) { return a > b ? a : b; }
+
+/* The bytes a codec writes for n bytes in: its bound, or n when it states
+ * none (the lossy serializers without one write less than the chunk). */
+static size_t out_bound(const dctk_codec *c, const dctk_chunk_spec *spec, size_t n) {
+    size_t b = c && c->vt->bound ? c->vt->bound(c, spec, n) : 0;
+    return b ? b : n;
+}
+
+uint64_t dctk_sweep_unit_memory(const dctk_chunk_spec *chunk, const dctk_codec *filt, const dctk_codec *ser,
+                                const dctk_codec *const *chain, int nchain) {
+    size_t n = dctk_spec_nbytes(chunk);
+    dctk_chunk_spec fspec = *chunk;
+    if (filt && dctk_codec_out_spec(filt, chunk, &fspec) != DCTK_OK) fspec = *chunk;
+    size_t fn = dctk_spec_nbytes(&fspec);
+    /* the stage: filter, then serializer, one after the other */
+    size_t stage_work = max_sz(dctk_codec_work_mem(filt, chunk, n), dctk_codec_work_mem(ser, &fspec, fn));
+    size_t stream = ser ? out_bound(ser, &fspec, fn) : fn;
+    /* the chain encodes the stream and decodes it back, codec after codec */
+    size_t chain_work = 0, widest = max_sz(n, stream), at = stream;
+    for (int i = 0; i < nchain; i++) {
+        if (!chain[i]) continue;
+        chain_work = max_sz(chain_work, dctk_codec_work_mem(chain[i], &fspec, at));
+        at = out_bound(chain[i], &fspec, at);
+        widest = max_sz(widest, at);
+    }
+    /* buffers (sweep.c's worker): the gathered chunk, the stream, and the two
+     * every other step alternates between */
+    uint64_t buffers = (uint64_t)n + stream + 2 * (uint64_t)widest;
+    return buffers + max_sz(stage_work, chain_work);
+}
+
+/* A codec of the space, or NULL when it cannot be built (its combos fail,
+ * and cost nothing). */
+static dctk_codec *member(const json_t *list, size_t i) {
+    dctk_codec *c = NULL;
+    return list && dctk_codec_from_json(json_array_get(list, i), &c) == DCTK_OK ? c : NULL;
+}
+
+/* The compressor chain c of the space after serializer s: at most two codecs. */
+static int chain_of(const dctk_space *sp, int c, int s, dctk_codec **cd) {
+    json_t *j = dctk_space_compressor(sp, c, s);
+    int n = 0;
+    for (size_t i = 0; j && i < json_array_size(j) && n < 2; i++) cd[n++] = member(j, i);
+    json_decref(j);
+    return n;
+}
+
+uint64_t dctk_sweep_peak_memory(const dctk_space *sp, const dctk_chunk_spec *chunk, char *heaviest, size_t cap) {
+    uint64_t peak = 0;
+    if (heaviest && cap) heaviest[0] = '\0';
+    json_t *bytes = dctk_space_pipeline(sp, -1, -1, -1);
+    for (int s = -(int)sp->ser_none; s < sp->nser; s++) {
+        json_t *sj = s >= 0 ? dctk_space_serializer(sp, -1, s) : NULL;
+        dctk_codec *ser = member(sj ? sj : bytes, 0);
+        json_decref(sj);
+        for (int c = -(int)sp->comp_none; c < sp->ncomp; c++) {
+            dctk_codec *cd[2] = {NULL, NULL};
+            int nc = c >= 0 ? chain_of(sp, c, s, cd) : 0;
+            uint64_t m = dctk_sweep_unit_memory(chunk, NULL, ser, (const dctk_codec *const *)cd, nc);
+            if (m > peak) {
+                peak = m;
+                if (heaviest && cap)
+                    snprintf(heaviest, cap, "%s after %s", nc && cd[nc - 1] ? cd[nc - 1]->vt->name : "no compressor",
+                             ser ? ser->vt->name : "bytes");
+            }
+            for (int i = 0; i < nc; i++) dctk_codec_free(cd[i]);
+        }
+        dctk_codec_free(ser);
+    }
+    /* the filters' stages, with plain bytes and no compressor */
+    for (int f = 0; f < sp->nfilt; f++) {
+        dctk_codec *filt = member(sp->filt[f].codecs, 0);
+        uint64_t m = dctk_sweep_unit_memory(chunk, filt, NULL, NULL, 0);
+        peak = m > peak ? m : peak;
+        dctk_codec_free(filt);
+    }
+    json_decref(bytes);
+    return peak;
+}
+
+uint64_t dctk_memory_budget(uint64_t max_memory, int ranks_on_node, const char **source) {
+    if (max_memory) {
+        if (source) *source = "--max-memory";
+        return max_memory;
+    }
+    uint64_t total = dctk_memory_total(source);
+    if (total == UINT64_MAX) return 0; /* nothing says: no budget */
+    return (uint64_t)((double)total * DCTK_MEMORY_FRACTION) / (uint64_t)(ranks_on_node > 1 ? ranks_on_node : 1);
+}
+
+static double mib(uint64_t b) { return (double)b / 1048576.0; }
+
+uint64_t dctk_sweep_memory_plan(const dctk_space *sp, const dctk_chunk_spec *chunk, const char *var,
+                                uint64_t sample_bytes, const dctk_evaluate_opts *o, bool print) {
+    const char *source = "unknown";
+    uint64_t budget = dctk_memory_budget(o->max_memory, o->ranks_on_node, &source);
+    char heaviest[160];
+    uint64_t peak = dctk_sweep_peak_memory(sp, chunk, heaviest, sizeof heaviest);
+    int threads = o->threads > 0 ? o->threads : 1;
+    /* what the process holds now (libraries, the sample) is not the workers' */
+    uint64_t held = dctk_memory_resident();
+    uint64_t workers = !budget ? 0 : budget > held ? budget - held : 1;
+    uint64_t heavy = workers && peak ? workers / peak : (uint64_t)threads;
+    int at_once = heavy < 1 ? 1 : heavy < (uint64_t)threads ? (int)heavy : threads;
+    if (print && budget)
+        dctk_log(DCTK_LOG_INFO, "%s: [memory] sample %.1f MiB, per-thread peak estimate %.1f MiB (%s), threads %d "
+                 "(%d at a time for the heaviest units), budget %.1f MiB (%s%s), %.1f MiB held before the sweep",
+                 var, mib(sample_bytes), mib(peak), heaviest, threads, at_once, mib(budget), source,
+                 o->max_memory ? "" : o->ranks_on_node > 1 ? " x 0.8, shared by the ranks of this node" : " x 0.8",
+                 mib(held));
+    else if (print)
+        dctk_log(DCTK_LOG_INFO, "%s: [memory] sample %.1f MiB, per-thread peak estimate %.1f MiB (%s), threads %d, "
+                 "no budget (no limit known)", var, mib(sample_bytes), mib(peak), heaviest, threads);
+    return workers;
+}
+
+uint64_t dctk_pipeline_memory(const json_t *codecs, const dctk_chunk_spec *chunk) {
+    dctk_pipeline *p = NULL;
+    if (dctk_pipeline_from_json(codecs, &p) != DCTK_OK) return dctk_spec_nbytes(chunk) * 4; /* refused later */
+    const dctk_codec *filt = p->ab > 0 ? p->codecs[0] : NULL;
+    uint64_t m = dctk_sweep_unit_memory(chunk, filt, p->codecs[p->ab], (const dctk_codec *const *)p->codecs + p->ab + 1,
+                                        p->n - p->ab - 1);
+    dctk_pipeline_free(p);
+    return m;
+}
+
+int dctk_writer_threads(const json_t *codecs, const dctk_chunk_spec *chunk, uint64_t shard_bytes, int threads,
+                        uint64_t max_memory, const char *var) {
+    const char *source = "unknown";
+    uint64_t budget = dctk_memory_budget(max_memory, 1, &source);
+    if (!budget || threads <= 1) return threads;
+    uint64_t per = dctk_pipeline_memory(codecs, chunk), held = dctk_memory_resident() + 2 * shard_bytes;
+    uint64_t fit = budget > held && per ? (budget - held) / per : 1;
+    if (fit >= (uint64_t)threads) return threads;
+    int n = fit < 1 ? 1 : (int)fit;
+    dctk_log(DCTK_LOG_INFO, "%s: [memory] writer: %d encoder thread(s) instead of %d: each holds %.1f MiB (chunk "
+             "buffers and codec working memory), the budget is %.1f MiB (%s) with %.1f MiB held and for the shards",
+             var, n, threads, mib(per), mib(budget), source, mib(held));
+    return n;
+}
