@@ -25,7 +25,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from checks import check, finish  # noqa: E402
 
 FIELDS = [("cdf/meccatemp.cdf", "t"), ("cdf/Tstorm.cdf", "t"), ("cdf/pop.nc", "t"), ("cdf/sst30e_netcdf.nc", "sst")]
-SPACE = ["--compressor-class", "zstd,lz4", "--serializer-class", "none,zfpy", "--eval-data-size-limit", "60KB",
+SPACE = ["--compressor-class", "zstd,lz4", "--serializer-class", "none,zfpy", "--eval-data-size-limit", "100KB",
          "--inner-chunk-mib", "0.02", "--threads-per-rank", "2"]
 tmp = tempfile.mkdtemp(prefix="dctk_search_")
 NO_TABLE = os.path.join(tmp, "none.csv")
@@ -88,6 +88,15 @@ for path, var in FIELDS:
             check(not e or ba["by_portability"].get(lv), "%s: adaptive has no combo at level %s" % (case, lv))
         check("stages and scouts on a probe" in err and "finalists on the whole sample" in err,
               "%s: no phase in the progress lines:\n%s" % (case, err[-600:]))
+
+# A sample of fewer than 4 pieces (16 KB each): a part would be half of it,
+# so no halving: every pair of the stages kept is measured on the whole sample
+# and the only rows pruned are those of stages pruned.
+b, rows, _ = run("cdf/Tstorm.cdf", "t", SETTINGS["1e-3"] + ["--eval-data-size-limit", "40KB"], os.path.join(tmp, "few"))
+whole = [r for r in rows.values() if float(r["fraction"]) == 1]
+check(len(whole) > 8 and all(r["error"].startswith(("pruned: its stage", "left out: ")) for r in rows.values()
+                             if float(r["fraction"]) < 1), "few pieces: %d rows whole; other reasons: %s" % (
+    len(whole), sorted({r["error"][:40] for r in rows.values() if float(r["fraction"]) < 1})))
 
 # --max-evals: the budget of whole-sample measurements, the winner among them
 for n in (1, 4):
