@@ -239,7 +239,7 @@ static void get_results(web_ctx *w, const char *id, const web_req *q, web_reply 
     size_t nf = pf ? dctk_pareto_front(xy, n, pf) : 0;
     for (size_t i = 0; i < nf; i++) front[idx[pf[i]]] = true;
     json_t *rows = json_array(), *codecs = json_array();
-    size_t failed = 0;
+    size_t failed = 0, pruned = 0;
     char bp[PATH_MAX], gates_failed[128];
     snprintf(bp, sizeof bp, "%s/best_%s.json", out, var);
     json_t *best = json_load_file(bp, 0, NULL);
@@ -247,7 +247,10 @@ static void get_results(web_ctx *w, const char *id, const web_req *q, web_reply 
     for (size_t i = 0; st == DCTK_OK && i < t.n; i++) {
         const dctk_result_row *x = &t.rows[i];
         double e = dctk_report_row_value(x, col);
-        failed += x->error[0] != '\0';
+        /* rows the adaptive search pruned, or left out before the sweep, did not fail: they say why */
+        bool skipped = !strncmp(x->error, "pruned: ", 8) || !strncmp(x->error, "left out: ", 10);
+        pruned += skipped;
+        failed += x->error[0] != '\0' && !skipped;
         if (!isfinite(x->ratio) || !isfinite(e)) continue;
         /* ... the failed gates, then the reader level (the page filters on it) */
         failed_gates(x, &gates, gates_failed, sizeof gates_failed);
@@ -264,9 +267,9 @@ static void get_results(web_ctx *w, const char *id, const web_req *q, web_reply 
 
     const json_t *th = json_object_get(best, "threshold");
     if (st == DCTK_OK)
-        r->json = json_pack("{s:s,s:s,s:I,s:I,s:I,s:i,s:o,s:o,s:o,s:o,s:s}", "var", var, "metric",
+        r->json = json_pack("{s:s,s:s,s:I,s:I,s:I,s:I,s:i,s:o,s:o,s:o,s:o,s:s}", "var", var, "metric",
                             dctk_result_columns[col], "rows_total", (json_int_t)t.n, "kept", (json_int_t)n, "failed",
-                            (json_int_t)failed, "k", curve.best_k > 0 ? curve.best_k : 0, "rows", rows, "codecs",
+                            (json_int_t)failed, "pruned", (json_int_t)pruned, "k", curve.best_k > 0 ? curve.best_k : 0, "rows", rows, "codecs",
                             codecs, "threshold", json_is_number(th) ? json_real(json_number_value(th)) : json_null(),
                             "best", best ? json_pack("[O,O,O]", json_object_get(best, "comp_idx"),
                                                      json_object_get(best, "filt_idx"), json_object_get(best, "ser_idx"))

@@ -334,7 +334,9 @@ async function loadResults () {
     const r = await api(`/api/jobs/${encodeURIComponent(id)}/results?var=${encodeURIComponent(v)}&metric=${$('res-metric').value}`)
     state.results = r
     const best = r.best ? r.rows.find(x => x[0] === r.best[0] && x[1] === r.best[1] && x[2] === r.best[2]) : null
-    $('res-summary').textContent = `${r.rows_total} combos evaluated, ${r.kept} within the threshold` +
+    $('res-summary').textContent = `${r.rows_total} combos` +
+      (r.pruned ? ` (${r.pruned} pruned or left out by the search: their rows say why)` : ' evaluated') +
+      `, ${r.kept} within the threshold` +
       (r.threshold !== null ? ` (relative L1 ≤ ${fmtNum(r.threshold)}, and every other gate)` : ' (no threshold: lossless only; give --l1-threshold to allow lossy combos)') +
       (r.failed ? `, ${r.failed} failed` : '') + (r.k ? `; ${r.k} clusters` : '') +
       (best ? `. Best: ratio ${fmtNum(best[3], 4)} with ${pipeline(r.codecs[r.rows.indexOf(best)])}.` : '.') +
