@@ -290,9 +290,10 @@ static dctk_status probe_stages(search *se, const dctk_sample_part *probe, ranke
     return DCTK_OK;
 }
 
-/* Confirm stage u alone on the whole sample (with the others marked in
- * batch); the gates decide exactly there, since no compressor changes the
- * error. Returns whether it passed; a stage that did not is out. */
+/* Confirm the stages rk[from..to) alone on the whole sample, where the gates
+ * decide exactly (no compressor changes the error): a stage that passes
+ * counts in *passed and serves its reader level and those above it in
+ * level_ok; one that does not is out. */
 static dctk_status confirm_batch(search *se, const ranked *rk, size_t from, size_t to, bool *batch, size_t *passed,
                                  bool *level_ok) {
     memset(batch, 0, se->nunits * sizeof *batch);
