@@ -137,6 +137,13 @@ def test_same(tmp):
     line = lambda out: [l for l in out.splitlines() if "best combo" in l]
     one = alone(evaluate(os.path.join(tmp, "again")))
     check(line(one.stdout) == line(p.stdout), f"printed optimum differs: {line(one.stdout)} {line(p.stdout)}")
+    # the memory budget: the node's, shared by the ranks on it (issue 24 item 3)
+    budget = lambda err: re.findall(r"\[memory\] sample .*?budget ([\d.]+) MiB \(([^)]*)\)", err)
+    b1, b2 = budget(one.stderr), budget(p.stderr)
+    check(len(b1) == 1 and len(b2) == 1, f"[memory] lines: one process {b1}, 2 ranks {b2}")
+    if len(b1) == 1 and len(b2) == 1:
+        check("shared by the ranks of this node" in b2[0][1] and "shared" not in b1[0][1], f"budgets: {b1} {b2}")
+        check(abs(2 * float(b2[0][0]) - float(b1[0][0])) <= 0.2, f"2 ranks' budget {b2[0][0]} is not half of {b1[0][0]}")
 
 
 def fnv1a64(data):
