@@ -36,7 +36,8 @@ CLASSES = sys.argv[4:] or ["--compressor-class", "zstd", "--filter-class", "none
                            "--inner-chunk-mib", "4"]
 EXE = os.path.join(build, "dc_toolkit")
 NCARG = os.environ.get("DCTK_NCARG", "/usr/share/ncarg/data")
-MEM = re.compile(r"\[memory\] sample ([\d.]+) MiB, per-thread peak estimate ([\d.]+) MiB \((.*?)\), threads (\d+) "
+UNITS = {"B": 1 / 1048576, "KiB": 1 / 1024, "MiB": 1, "GiB": 1024}
+MEM = re.compile(r"\[memory\] sample ([\d.]+ (?:B|KiB|MiB|GiB)), per-thread peak estimate ([\d.]+) MiB \((.*?)\), threads (\d+) "
                  r"(?:\((\d+) at a time for the heaviest units\))?.*?budget ([\d.]+) MiB.*?([\d.]+) MiB held")
 
 
@@ -68,7 +69,8 @@ def sweep(tmp, src, name, threads, extra):
     rss_kb, wall = [x for x in text.splitlines() if x.startswith("BENCH_RUSAGE ")][-1].split()[1:]
     best = [x for x in text.splitlines() if "best combo" in x][-1].split("best combo ")[1].split(":")[0]
     alone = sum("runs alone" in x for x in text.splitlines())
-    sample, peak, heaviest, nthreads = float(m.group(1)), float(m.group(2)), m.group(3), int(m.group(4))
+    size, unit = m.group(1).split()
+    sample, peak, heaviest, nthreads = float(size) * UNITS[unit], float(m.group(2)), m.group(3), int(m.group(4))
     at_once = int(m.group(5)) if m.group(5) else nthreads
     budget, held = float(m.group(6)), float(m.group(7))
     est = held + at_once * peak

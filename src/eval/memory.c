@@ -116,15 +116,17 @@ uint64_t dctk_sweep_memory_plan(const dctk_space *sp, const dctk_chunk_spec *chu
     uint64_t workers = !budget ? 0 : budget > held ? budget - held : 1;
     uint64_t heavy = workers && peak ? workers / peak : (uint64_t)threads;
     int at_once = heavy < 1 ? 1 : heavy < (uint64_t)threads ? (int)heavy : threads;
+    char sample[32]; /* a small sample in KiB, not "0.0 MiB" */
+    dctk_format_size(sample_bytes, sample, sizeof sample);
     if (print && budget)
-        dctk_log(DCTK_LOG_INFO, "%s: [memory] sample %.1f MiB, per-thread peak estimate %.1f MiB (%s), threads %d "
+        dctk_log(DCTK_LOG_INFO, "%s: [memory] sample %s, per-thread peak estimate %.1f MiB (%s), threads %d "
                  "(%d at a time for the heaviest units), budget %.1f MiB (%s%s), %.1f MiB held before the sweep",
-                 var, mib(sample_bytes), mib(peak), heaviest, threads, at_once, mib(budget), source,
+                 var, sample, mib(peak), heaviest, threads, at_once, mib(budget), source,
                  o->max_memory ? "" : o->ranks_on_node > 1 ? " x 0.8, shared by the ranks of this node" : " x 0.8",
                  mib(held));
     else if (print)
-        dctk_log(DCTK_LOG_INFO, "%s: [memory] sample %.1f MiB, per-thread peak estimate %.1f MiB (%s), threads %d, "
-                 "no budget (no limit known)", var, mib(sample_bytes), mib(peak), heaviest, threads);
+        dctk_log(DCTK_LOG_INFO, "%s: [memory] sample %s, per-thread peak estimate %.1f MiB (%s), threads %d, "
+                 "no budget (no limit known)", var, sample, mib(peak), heaviest, threads);
     return workers;
 }
 
