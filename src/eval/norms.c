@@ -37,9 +37,11 @@ dctk_metric_cfg dctk_metric_cfg_of(const dctk_sample_stats *st) {
     };
 }
 
-/* The loop without a config: the norms alone (verification of lossless
- * writes, callers that want nothing else). */
-#define NORMS_LOOP(T)                                                                  \
+/* One pass over the points: the norms, then EXTRA (with xv, yv, ax = |x|,
+ * d = y - x and e = |d| in scope) for the metrics that need a config. One
+ * type-specialised loop per element type keeps the inner loop free of a
+ * switch. */
+#define POINT_LOOP(T, EXTRA)                                                           \
     do {                                                                               \
         const T *xs = x, *ys = y;                                                      \
         for (size_t i = 0; i < count; i++) {                                           \
@@ -48,7 +50,7 @@ dctk_metric_cfg dctk_metric_cfg_of(const dctk_sample_stats *st) {
                 if (!(isnan(xv) ? isnan(yv) : xv == yv)) a->mask_lost++;               \
                 continue;                                                              \
             }                                                                          \
-            double ax = fabs(xv), e = fabs(yv - xv); /* y NaN makes e NaN: it shows */ \
+            double ax = fabs(xv), d = yv - xv, e = fabs(d); /* y NaN: e NaN, it shows */ \
             a->n++;                                                                    \
             a->sum_abs_x += ax;                                                        \
             a->sum_sq_x += xv * xv;                                                    \
@@ -56,46 +58,33 @@ dctk_metric_cfg dctk_metric_cfg_of(const dctk_sample_stats *st) {
             a->sum_abs_e += e;                                                         \
             a->sum_sq_e += e * e;                                                      \
             if (e > a->max_abs_e || isnan(e)) a->max_abs_e = e;                        \
+            EXTRA                                                                      \
         }                                                                              \
     } while (0)
 
-/* The same plus every point metric; one type-specialised loop per element
- * type keeps the inner loop free of a switch. */
-#define METRICS_LOOP(T)                                                                \
-    do {                                                                               \
-        const T *xs = x, *ys = y;                                                      \
-        for (size_t i = 0; i < count; i++) {                                           \
-            double xv = (double)xs[i], yv = (double)ys[i];                             \
-            if (!isfinite(xv)) {                                                       \
-                if (!(isnan(xv) ? isnan(yv) : xv == yv)) a->mask_lost++;               \
-                continue;                                                              \
-            }                                                                          \
-            double ax = fabs(xv), d = yv - xv, e = fabs(d);                            \
-            a->n++;                                                                    \
-            a->sum_abs_x += ax;                                                        \
-            a->sum_sq_x += xv * xv;                                                    \
-            if (ax > a->max_abs_x) a->max_abs_x = ax;                                  \
-            a->sum_abs_e += e;                                                         \
-            a->sum_sq_e += e * e;                                                      \
-            if (e > a->max_abs_e || isnan(e)) a->max_abs_e = e;                        \
-            a->sum_e += d;                                                             \
-            double u = xv - shift, w = yv - shift;                                     \
-            a->sx += u;                                                                \
-            a->sy += w;                                                                \
-            a->sxx += u * u;                                                           \
-            a->syy += w * w;                                                           \
-            a->sxy += u * w;                                                           \
-            a->n_rel_over += !(e <= REL_ERR_LIMIT * ax);                               \
-            if (ax > cut) {                                                            \
-                a->ext_abs_x += ax;                                                    \
-                a->ext_abs_e += e;                                                     \
-            }                                                                          \
-            if (phys) {                                                                \
-                if (xv < pmin || xv > pmax) a->phys_outside++;                         \
-                else a->phys_bad += !(yv >= lo && yv <= hi);                           \
-            }                                                                          \
-        }                                                                              \
-    } while (0)
+/* Without a config: the norms alone (verification of lossless writes,
+ * callers that want nothing else). */
+#define NORMS_LOOP(T) POINT_LOOP(T, (void)d;)
+
+/* Every point metric beside the norms. */
+#define METRICS_EXTRA                                                                  \
+    a->sum_e += d;                                                                     \
+    double u = xv - shift, w = yv - shift;                                             \
+    a->sx += u;                                                                        \
+    a->sy += w;                                                                        \
+    a->sxx += u * u;                                                                   \
+    a->syy += w * w;                                                                   \
+    a->sxy += u * w;                                                                   \
+    a->n_rel_over += !(e <= REL_ERR_LIMIT * ax);                                       \
+    if (ax > cut) {                                                                    \
+        a->ext_abs_x += ax;                                                            \
+        a->ext_abs_e += e;                                                             \
+    }                                                                                  \
+    if (phys) {                                                                        \
+        if (xv < pmin || xv > pmax) a->phys_outside++;                                 \
+        else a->phys_bad += !(yv >= lo && yv <= hi);                                   \
+    }
+#define METRICS_LOOP(T) POINT_LOOP(T, METRICS_EXTRA)
 
 #define FOR_TYPES(LOOP)                        \
     switch (t) {                               \
