@@ -71,7 +71,8 @@ typedef struct dctk_store_vt {
      * where the file system cannot; DCTK_ERR_NOT_FOUND when either is absent. */
     dctk_status (*exchange)(dctk_store *s, const char *a, const char *b);
     /* Make durable, so that a crash after it returns keeps it: with tree,
-     * every value below key and the names leading to them, reporting write
+     * every value below key and the names below key leading to them (key's
+     * own name is its parent's: sync that without tree), reporting write
      * errors the kernel deferred (a full disk, EIO); without, only the names
      * directly in the folder key (after renames there). May be NULL: nothing
      * to flush. */

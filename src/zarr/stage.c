@@ -86,6 +86,8 @@ static priv_kind private_kind(const char *name, char *base, size_t cap) {
 
 bool zarr_is_private_name(const char *name) { return private_kind(name, NULL, 0) != PRIV_NONE; }
 
+bool zarr_is_stage_name(const char *name) { return private_kind(name, NULL, 0) == PRIV_STAGE; }
+
 /* "HOST.PID.RAND": unique to this writer, host cut at its first dot so names
  * parse back. */
 static void writer_token(char *buf, size_t cap) {

@@ -77,6 +77,9 @@ bool zarr_is_meta_name(const char *name);
 /* A name the staging protocol uses (".t.stage.*", ".t.old.*", ".t.lock",
  * ".t.partial"): never a node. */
 bool zarr_is_private_name(const char *name);
+/* A staged array's name (".t.stage.*"): its values are flushed together by
+ * the stage's sync before it can replace anything. */
+bool zarr_is_stage_name(const char *name);
 /* Consolidate again when the root group has consolidated metadata already. */
 dctk_status zarr_refresh_consolidated(dctk_store *s);
 
