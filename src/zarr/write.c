@@ -322,6 +322,17 @@ static dctk_status do_inner(worker *k, size_t u, size_t i, char *key, size_t cap
     return st;
 }
 
+static void worker_free(worker *k) {
+    dctk_codec_ctx_free(k->ctx);
+    k->ctx = NULL;
+    dctk_buf_free(&k->region);
+    dctk_buf_free(&k->chunk);
+    dctk_buf_free(&k->out);
+    dctk_buf_free(&k->index);
+    dctk_buf_free(&k->tmp[0]);
+    dctk_buf_free(&k->tmp[1]);
+}
+
 static void *work(void *arg) {
     worker *k = arg;
     writer *w = k->w;
@@ -334,6 +345,9 @@ static void *work(void *arg) {
         st = w->split ? do_inner(k, u / w->ninner, u % w->ninner, key, sizeof key) : do_unit(k, u, key, sizeof key);
         if (st != DCTK_OK) record_error(w, st, key);
     }
+    /* here, not after the join: a thread that runs out of work gives its
+     * buffers back while the others still encode (unmapping costs time) */
+    worker_free(k);
     return NULL;
 }
 
@@ -344,16 +358,6 @@ static void merge_stats(dctk_zarr_write_stats *to, const dctk_zarr_write_stats *
     to->shards_written += s->shards_written;
     to->read_s += s->read_s;
     to->encode_s += s->encode_s;
-}
-
-static void worker_free(worker *k) {
-    dctk_codec_ctx_free(k->ctx);
-    dctk_buf_free(&k->region);
-    dctk_buf_free(&k->chunk);
-    dctk_buf_free(&k->out);
-    dctk_buf_free(&k->index);
-    dctk_buf_free(&k->tmp[0]);
-    dctk_buf_free(&k->tmp[1]);
 }
 
 /* Start the threads (the calling thread is one of them) and wait for all. */
