@@ -87,6 +87,12 @@ typedef struct dctk_store_vt {
     /* Remove the temporary files that writers which are no longer alive left
      * directly below prefix; *removed counts them. May be NULL: none can exist. */
     dctk_status (*purge)(dctk_store *s, const char *prefix, size_t *removed);
+    /* A value written in pieces as they come (dctk_store_writer): readers see
+     * it only once closed with keep, whole. May be NULL (all three): the
+     * pieces are gathered in memory and set at the end. */
+    dctk_status (*open_value)(dctk_store *s, const char *key, void **handle);
+    dctk_status (*append_value)(void *handle, const dctk_store_part *parts, size_t n);
+    dctk_status (*close_value)(void *handle, bool keep); /* frees handle; without keep the value is dropped */
 } dctk_store_vt;
 
 struct dctk_store {
@@ -112,6 +118,14 @@ DCTK_API dctk_status dctk_store_size(dctk_store *s, const char *key, uint64_t *o
 DCTK_API dctk_status dctk_store_delete_tree(dctk_store *s, const char *prefix);
 DCTK_API dctk_status dctk_store_rename(dctk_store *s, const char *from, const char *to);
 DCTK_API dctk_status dctk_store_sync(dctk_store *s, const char *key, bool tree);
+/* A value written piece by piece (a shard whose chunks are encoded one after
+ * another), so that the earlier pieces go to the file system while the later
+ * ones are made; it appears under key, whole, on close with keep. */
+typedef struct dctk_store_writer dctk_store_writer;
+DCTK_API dctk_status dctk_store_writer_open(dctk_store *s, const char *key, dctk_store_writer **out);
+DCTK_API dctk_status dctk_store_writer_append(dctk_store_writer *w, const dctk_store_part *parts, size_t n);
+/* Accepts NULL. Without keep (a failed write) nothing appears under the key. */
+DCTK_API dctk_status dctk_store_writer_close(dctk_store_writer *w, bool keep);
 
 /* --- array metadata --------------------------------------------------- */
 

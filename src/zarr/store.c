@@ -67,6 +67,49 @@ dctk_status dctk_store_sync(dctk_store *s, const char *key, bool tree) {
     return s->vt->sync ? s->vt->sync(s, key, tree) : DCTK_OK;
 }
 
+struct dctk_store_writer {
+    dctk_store *s;
+    char *key;
+    void *handle; /* the store's own, or NULL: the pieces gather in buf */
+    dctk_buf buf;
+};
+
+dctk_status dctk_store_writer_open(dctk_store *s, const char *key, dctk_store_writer **out) {
+    *out = NULL;
+    DCTK_TRY(check_key(key));
+    dctk_store_writer *w = calloc(1, sizeof *w);
+    if (!w || !(w->key = strdup(key))) {
+        free(w);
+        return DCTK_NOMEM();
+    }
+    w->s = s;
+    dctk_status st = s->vt->open_value ? s->vt->open_value(s, key, &w->handle) : DCTK_OK;
+    if (st != DCTK_OK) {
+        free(w->key);
+        free(w);
+        return st;
+    }
+    *out = w;
+    return DCTK_OK;
+}
+
+dctk_status dctk_store_writer_append(dctk_store_writer *w, const dctk_store_part *parts, size_t n) {
+    if (w->handle) return w->s->vt->append_value(w->handle, parts, n);
+    for (size_t i = 0; i < n; i++) DCTK_TRY(dctk_buf_append(&w->buf, parts[i].p, parts[i].n));
+    return DCTK_OK;
+}
+
+dctk_status dctk_store_writer_close(dctk_store_writer *w, bool keep) {
+    if (!w) return DCTK_OK;
+    dctk_status st = DCTK_OK;
+    if (w->handle) st = w->s->vt->close_value(w->handle, keep);
+    else if (keep) st = w->s->vt->set(w->s, w->key, w->buf.data ? w->buf.data : (const void *)"", w->buf.size);
+    dctk_buf_free(&w->buf);
+    free(w->key);
+    free(w);
+    return st;
+}
+
 void dctk_store_close(dctk_store *s) {
     if (s) s->vt->close(s);
 }

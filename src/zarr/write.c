@@ -6,8 +6,10 @@
  * shard is ever read back and modified. When there are fewer shards than
  * threads (a field smaller than threads x shard), the unit is one inner chunk
  * instead: each thread reads and encodes the inner chunks it takes into that
- * shard's slots, and the thread that finishes a shard's last one stores the
- * slots in order with the index, once. Encoded chunks go straight into the
+ * shard's slots, and the slots go into the shard's file in C order as soon as
+ * every one before them is there (dctk_store_writer), so the file system
+ * takes the first chunks while the last are encoded; after the last, the
+ * index, and only then does the shard appear under its key. Encoded chunks go straight into the
  * shard buffer (or slot) when the last codec states a bound. Each thread
  * keeps its own codec context and buffers, reused from shard to shard: one
  * shard of input, one of output, and a few inner chunks (padding copy, the
@@ -46,11 +48,19 @@ typedef struct {
     dctk_zarr_write_stats stats;
 } writer;
 
-/* Split mode: the encoded inner chunks of one shard, filled by any thread. */
+/* Split mode: the encoded inner chunks of one shard, filled by any thread and
+ * written to the shard's file in C order as soon as all before them are, so
+ * the file system takes the first ones while the last are encoded. */
 typedef struct shard_job {
-    dctk_buf *slots;  /* per inner chunk, in C order */
-    bool *present;    /* false: absent (fill value or beyond the edge) */
-    atomic_size_t done;
+    dctk_buf *slots;         /* per inner chunk, in C order; freed once written */
+    bool *present;           /* false: absent (fill value or beyond the edge) */
+    bool *ready;             /* encoded, or found absent */
+    pthread_mutex_t mu;      /* guards what follows, and the writes */
+    size_t written;          /* inner chunks [0, written) are in the file or absent */
+    size_t npresent;
+    uint64_t off;            /* bytes in the file */
+    uint8_t *index;          /* filled as the chunks are written */
+    dctk_store_writer *out;  /* opened with the first present chunk */
 } shard_job;
 
 typedef struct {
@@ -178,9 +188,13 @@ static dctk_status shard_begin(worker *k, size_t n) {
 
 /* Index entry i of the shard: the chunk at [off, off + len) of k->out, or
  * absent. */
+static void index_put(uint8_t *index, size_t i, bool present, uint64_t off, uint64_t len) {
+    dctk_put_le64(index + 16 * i, present ? off : ZARR_ABSENT);
+    dctk_put_le64(index + 16 * i + 8, present ? len : ZARR_ABSENT);
+}
+
 static void shard_put(worker *k, size_t i, bool present, uint64_t off, uint64_t len) {
-    dctk_put_le64(k->index.data + 16 * i, present ? off : ZARR_ABSENT);
-    dctk_put_le64(k->index.data + 16 * i + 8, present ? len : ZARR_ABSENT);
+    index_put(k->index.data, i, present, off, len);
 }
 
 /* The index's CRC; the index goes after the chunks. */
@@ -262,35 +276,53 @@ static dctk_status do_unit(worker *k, size_t u, char *key, size_t cap) {
     return st;
 }
 
-/* Split mode: store the slots of a shard in order and its index, written
- * from where they are (one writev for a directory store), then free them. */
-static dctk_status join_shard(worker *k, shard_job *job, const char *key) {
+/* Split mode: inner chunk i (ready) goes into the shard's file, which the
+ * first present chunk opens; its slot is freed. */
+static dctk_status write_slot(worker *k, shard_job *job, size_t i, const char *key) {
     writer *w = k->w;
-    size_t present = 0, released = 0;
-    uint64_t off = 0;
-    dctk_store_part *parts = malloc((w->ninner + 1) * sizeof *parts);
-    dctk_status st = parts ? dctk_buf_resize(&k->index, zarr_index_bytes(w->ninner, true))
-                           : DCTK_NOMEM();
-    for (size_t i = 0; i < w->ninner && st == DCTK_OK; i++) {
-        shard_put(k, i, job->present[i], off, job->slots[i].size);
-        if (!job->present[i]) continue;
-        parts[present++] = (dctk_store_part){job->slots[i].data, job->slots[i].size};
-        off += job->slots[i].size;
-    }
-    if (st == DCTK_OK && present) {
-        seal_index(k, w->ninner, present);
-        parts[present] = (dctk_store_part){k->index.data, k->index.size};
-        if (!atomic_load(&w->failed)) st = dctk_store_set_parts(w->a->store, key, parts, present + 1);
-        k->stats.bytes_out += off + k->index.size;
-        k->stats.shards_written++;
-    }
-    free(parts);
-    for (size_t i = 0; i < w->ninner; i++) {
-        released += job->slots[i].cap;
-        dctk_buf_free(&job->slots[i]);
-    }
+    dctk_buf *b = &job->slots[i];
+    index_put(job->index, i, job->present[i], job->off, b->size);
+    if (!job->present[i]) return DCTK_OK;
+    dctk_status st = DCTK_OK;
+    if (!job->out && !atomic_load(&w->failed)) st = dctk_store_writer_open(w->a->store, key, &job->out);
+    if (st == DCTK_OK && job->out) st = dctk_store_writer_append(job->out, &(dctk_store_part){b->data, b->size}, 1);
+    job->off += b->size;
+    job->npresent++;
+    size_t released = b->cap;
+    dctk_buf_free(b);
     hold(w, -released);
-    account(k);
+    return st;
+}
+
+/* Split mode: after the last chunk, the index; the shard then appears whole
+ * under its key (none when no chunk is present). */
+static dctk_status finish_shard(worker *k, shard_job *job) {
+    writer *w = k->w;
+    if (!job->out) return DCTK_OK;
+    size_t n = w->ninner, nindex = zarr_index_bytes(n, true);
+    dctk_put_le32(job->index + 16 * n, dctk_crc32c(job->index, 16 * n));
+    dctk_status st = dctk_store_writer_append(job->out, &(dctk_store_part){job->index, nindex}, 1);
+    dctk_status closed = dctk_store_writer_close(job->out, st == DCTK_OK && !atomic_load(&w->failed));
+    job->out = NULL;
+    k->stats.bytes_out += job->off + nindex;
+    k->stats.shards_written++;
+    k->stats.chunks_written += job->npresent;
+    return st != DCTK_OK ? st : closed;
+}
+
+/* Split mode: inner chunk i of the shard is ready. Every ready chunk from the
+ * first one not yet written goes into the file, in C order, so the shard's
+ * bytes do not depend on which thread finished first. */
+static dctk_status chunk_ready(worker *k, shard_job *job, size_t i, const char *key) {
+    writer *w = k->w;
+    pthread_mutex_lock(&job->mu);
+    job->ready[i] = true;
+    dctk_status st = DCTK_OK;
+    bool last = false;
+    for (; st == DCTK_OK && job->written < w->ninner && job->ready[job->written]; job->written++)
+        st = write_slot(k, job, job->written, key), last = job->written + 1 == w->ninner;
+    if (st == DCTK_OK && last) st = finish_shard(k, job);
+    pthread_mutex_unlock(&job->mu);
     return st;
 }
 
@@ -316,10 +348,7 @@ static dctk_status do_inner(worker *k, size_t u, size_t i, char *key, size_t cap
         }
     }
     account(k);
-    if (st != DCTK_OK) return st;
-    /* the counter orders the slot writes above before the join */
-    if (atomic_fetch_add(&job->done, 1) + 1 == w->ninner) st = join_shard(k, job, key);
-    return st;
+    return st == DCTK_OK ? chunk_ready(k, job, i, key) : st;
 }
 
 static void worker_free(worker *k) {
@@ -386,9 +415,14 @@ static dctk_status run_workers(writer *w, int nthreads) {
 
 static void jobs_free(writer *w) {
     for (size_t u = 0; w->jobs && u < w->nunits; u++) {
-        for (size_t i = 0; w->jobs[u].slots && i < w->ninner; i++) dctk_buf_free(&w->jobs[u].slots[i]);
-        free(w->jobs[u].slots);
-        free(w->jobs[u].present);
+        shard_job *job = &w->jobs[u];
+        dctk_store_writer_close(job->out, false); /* a failed write: its shard does not appear */
+        for (size_t i = 0; job->slots && i < w->ninner; i++) dctk_buf_free(&job->slots[i]);
+        free(job->slots);
+        free(job->present);
+        free(job->ready);
+        free(job->index);
+        if (job->index) pthread_mutex_destroy(&job->mu);
     }
     free(w->jobs);
     w->jobs = NULL;
@@ -404,10 +438,12 @@ static dctk_status plan_split(writer *w, int nthreads) {
         return DCTK_OK;
     w->jobs = calloc(w->nunits, sizeof *w->jobs);
     for (size_t u = 0; w->jobs && u < w->nunits; u++) {
-        w->jobs[u].slots = calloc(w->ninner, sizeof(dctk_buf));
-        w->jobs[u].present = calloc(w->ninner, sizeof(bool));
-        atomic_init(&w->jobs[u].done, 0);
-        if (!w->jobs[u].slots || !w->jobs[u].present) {
+        shard_job *job = &w->jobs[u];
+        job->slots = calloc(w->ninner, sizeof(dctk_buf));
+        job->present = calloc(w->ninner, sizeof(bool));
+        job->ready = calloc(w->ninner, sizeof(bool));
+        if ((job->index = malloc(zarr_index_bytes(w->ninner, true)))) pthread_mutex_init(&job->mu, NULL);
+        if (!job->slots || !job->present || !job->ready || !job->index) {
             jobs_free(w);
             break;
         }

@@ -1,6 +1,7 @@
 /* The Zarr engine: stores, metadata documents, shard layout byte for byte,
  * round trips through the parallel writer and the region reader, corruption
  * handling, error propagation, v2 arrays, consolidation, dataset input. */
+#include <dirent.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -501,22 +502,42 @@ static void writer_splits_few_shards(void **state) {
     free(back);
 }
 
-/* A reader failing on one inner chunk of a shard shared by threads. */
+/* Entries in a folder, its temporary files included (-1: no folder). */
+static int entries(const char *path) {
+    DIR *d = opendir(path);
+    if (!d) return -1;
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));) n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+    closedir(d);
+    return n;
+}
+
+/* A reader failing on one inner chunk of a shard shared by threads: on a
+ * directory store the chunks before it were already in the shard's file,
+ * which must go (no shard, no temporary file left). */
 static void writer_split_stops_on_error(void **state) {
     (void)state;
-    dctk_store *s;
-    assert_int_equal(dctk_store_mem_new(&s), DCTK_OK);
-    size_t shape[2] = {16, 5}, chunk[2] = {2, 5}, shard[2] = {16, 5};
-    dctk_zarr_array *a = make_array(s, "e", DCTK_INT32, 2, shape, chunk, shard, 0, NULL);
-    dctk_zarr_write_opts o = {.threads = 3};
-    assert_int_equal(dctk_zarr_write(a, failing_reader, NULL, &o, NULL), DCTK_ERR_IO);
-    assert_non_null(strstr(dctk_detail(), "disk on fire at row 12"));
-    assert_non_null(strstr(dctk_detail(), "e/c/0/0"));
-    bool ex = true;
-    assert_int_equal(dctk_store_exists(s, "e/c/0/0", &ex), DCTK_OK);
-    assert_false(ex);
-    dctk_zarr_close(a);
-    dctk_store_close(s);
+    char *dir = make_tmpdir(), path[600];
+    for (int on_disk = 0; on_disk < 2; on_disk++) {
+        dctk_store *s;
+        if (on_disk) assert_int_equal(dctk_store_dir_open(dir, false, &s), DCTK_OK);
+        else assert_int_equal(dctk_store_mem_new(&s), DCTK_OK);
+        size_t shape[2] = {16, 5}, chunk[2] = {2, 5}, shard[2] = {16, 5};
+        dctk_zarr_array *a = make_array(s, "e", DCTK_INT32, 2, shape, chunk, shard, 0, NULL);
+        dctk_zarr_write_opts o = {.threads = 3};
+        assert_int_equal(dctk_zarr_write(a, failing_reader, NULL, &o, NULL), DCTK_ERR_IO);
+        assert_non_null(strstr(dctk_detail(), "disk on fire at row 12"));
+        assert_non_null(strstr(dctk_detail(), "e/c/0/0"));
+        bool ex = true;
+        assert_int_equal(dctk_store_exists(s, "e/c/0/0", &ex), DCTK_OK);
+        assert_false(ex);
+        snprintf(path, sizeof path, "%s/e/c/0", dir);
+        if (on_disk) assert_true(entries(path) <= 0);
+        dctk_zarr_close(a);
+        dctk_store_close(s);
+    }
+    rm_rf(dir);
+    free(dir);
 }
 
 /* --- replacing an array ------------------------------------------------------ */
