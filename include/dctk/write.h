@@ -46,8 +46,8 @@ struct dctk_write_opts {
     dctk_write_accept_fn accept; /* NULL: dctk_write_accept_default */
     void *accept_user;          /* for accept */
     /* how the sweep measured (best_VAR.json "metric_config", phys bounds from
-     * its gates), so the whole field is measured alike; NULL: no shift, no
-     * extremes cut, no bounds, range 0 */
+     * its gates), so the whole field is measured alike; NULL (no gates to
+     * judge): the verification measures the norms alone */
     const dctk_metric_cfg *metrics;
 };
 
@@ -61,7 +61,8 @@ struct dctk_write_report {
     bool lossless;              /* every codec of the pipeline is lossless */
     double l1_rel, l2_rel, linf_rel, max_abs_err;
     size_t mask_lost;
-    dctk_combo_result metrics;  /* every selection metric of the whole field (with verify) */
+    dctk_combo_result metrics;  /* with verify: the norms of the whole field, and every selection metric
+                                 * when o->metrics was given (else those are NaN) */
     double write_s, verify_s;
 };
 
