@@ -2,7 +2,8 @@
  * rectilinear_grid_3D.nc: a lossless write reads back exact; a write whose
  * verification fails, by the default gates or by a plugged-in predicate,
  * returns DCTK_ERR_BOUND with the metrics measured, and leaves the earlier
- * copy as it was; merge rewrites a lossy coordinate losslessly. */
+ * copy as it was; merge rewrites a lossy coordinate losslessly; without the
+ * sweep's metric config the verification measures the norms alone. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -140,10 +141,31 @@ static void merge_rewrites_lossy_coordinate(void **state) {
     assert_memory_equal(got, want, n * sizeof *got);
 }
 
+/* The norms do not depend on the metric config; the selection metrics are
+ * measured only with one (they are what the sweep's gates judge). */
+static void selection_metrics_only_with_config(void **state) {
+    fixture *f = *state;
+    dctk_write_report plain, full;
+    assert_int_equal(write_with(f, LOSSY, NAN, NULL, &plain), DCTK_OK);
+    json_t *c = json_loads(LOSSY, 0, NULL);
+    dctk_metric_cfg cfg = {.shift = 0, .range = 180, .extremes_cut = INFINITY, .phys_min = NAN, .phys_max = NAN};
+    dctk_write_opts o = {.store_path = f->store, .codecs = c, .inner_chunk_bytes = 1 << 20, .shard_bytes = 1 << 20,
+                         .threads = 1, .verify = true, .bound_l1 = NAN, .metrics = &cfg};
+    assert_int_equal(dctk_write_field(f->ds, f->v, &o, &full), DCTK_OK);
+    json_decref(c);
+    assert_true(plain.l1_rel > 0);
+    assert_true(plain.l1_rel == full.l1_rel && plain.l2_rel == full.l2_rel && plain.linf_rel == full.linf_rel);
+    assert_true(plain.metrics.l1_rel == plain.l1_rel);
+    assert_true(isnan(plain.metrics.gradient_rel) && isnan(plain.metrics.pearson));
+    assert_true(isfinite(full.metrics.gradient_rel) && full.metrics.gradient_rel > 0);
+    assert_true(full.metrics.pearson > 0.9 && full.metrics.pearson <= 1);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(failed_verification_keeps_earlier_copy, setup, teardown),
         cmocka_unit_test_setup_teardown(merge_rewrites_lossy_coordinate, setup, teardown),
+        cmocka_unit_test_setup_teardown(selection_metrics_only_with_config, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
