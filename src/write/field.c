@@ -4,6 +4,7 @@
  * src/zarr/stage.c). */
 #include <libgen.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,6 +79,40 @@ static dctk_status pipeline_lossless(const json_t *codecs, bool *lossless) {
     return DCTK_OK;
 }
 
+/* A block of the stored array, decoded by a second thread while the caller
+ * reads the same block of the input. */
+typedef struct {
+    dctk_zarr_array *a;
+    const size_t *start, *count;
+    void *y;
+    dctk_status st;
+    char detail[1024];
+} stored_block;
+
+static void *read_stored(void *arg) {
+    stored_block *b = arg;
+    b->st = dctk_zarr_read(b->a, b->start, b->count, b->y);
+    if (b->st != DCTK_OK) snprintf(b->detail, sizeof b->detail, "%s", dctk_detail());
+    return NULL;
+}
+
+/* The block at start of the input into x and of the store into y; both at
+ * once when the write was given more than one thread. */
+static dctk_status read_both(dctk_dataset *ds, size_t v, dctk_zarr_array *a, const size_t *start,
+                             const size_t *count, void *x, void *y, int threads) {
+    stored_block b = {.a = a, .start = start, .count = count, .y = y};
+    pthread_t t;
+    bool apart = threads > 1 && pthread_create(&t, NULL, read_stored, &b) == 0;
+    dctk_status st = dctk_dataset_read(ds, v, start, count, x);
+    if (apart) pthread_join(t, NULL);
+    else if (st == DCTK_OK) read_stored(&b);
+    if (st == DCTK_OK && b.st != DCTK_OK) {
+        dctk_set_detail("%s", b.detail);
+        st = b.st;
+    }
+    return st;
+}
+
 /* The selection metrics of a verification that measured the norms alone. */
 static void metrics_unmeasured(dctk_combo_result *m) {
     m->bias_rel = m->pearson = m->psnr_db = m->ssim = m->rel_err_frac = m->extremes_rel = m->gradient_rel = NAN;
@@ -89,7 +124,7 @@ static void metrics_unmeasured(dctk_combo_result *m) {
  * metric as the sweep measured it; without, no gate reads them, and the plane
  * metrics (SSIM, gradients) would take most of the time. */
 static dctk_status verify(dctk_dataset *ds, size_t v, dctk_zarr_array *a, const size_t *block,
-                          const dctk_metric_cfg *cfg, dctk_write_report *r) {
+                          const dctk_metric_cfg *cfg, int threads, dctk_write_report *r) {
     const dctk_var *var = dctk_dataset_var(ds, v);
     size_t es = dctk_dtype_size(var->dtype), n = dctk_shape_nelems(var->ndim, block);
     void *x = malloc(n * es), *y = malloc(n * es);
@@ -103,8 +138,7 @@ static dctk_status verify(dctk_dataset *ds, size_t v, dctk_zarr_array *a, const 
     for (size_t k = 0; k < nblocks && st == DCTK_OK; k++) {
         size_t start[DCTK_MAX_DIMS], count[DCTK_MAX_DIMS];
         dctk_block_at(var->ndim, var->shape, block, grid, k, start, count);
-        st = dctk_dataset_read(ds, v, start, count, x);
-        if (st == DCTK_OK) st = dctk_zarr_read(a, start, count, y);
+        st = read_both(ds, v, a, start, count, x, y, threads);
         if (st == DCTK_OK) {
             dctk_metrics_add(&norms, cfg, var->dtype, x, y, dctk_shape_nelems(var->ndim, count));
             if (cfg) dctk_metrics_add_planes(&norms, cfg, var->dtype, var->ndim, count, count, x, y);
@@ -199,7 +233,8 @@ static dctk_status verify_stage(dctk_dataset *ds, size_t v, dctk_store *store, c
     dctk_status st = dctk_zarr_open(store, stage, &a);
     /* whole shards at a time when they are modest, else inner chunks */
     uint64_t shard_bytes = dctk_shape_nelems(var->ndim, r->shard) * dctk_dtype_size(var->dtype);
-    if (st == DCTK_OK) st = verify(ds, v, a, shard_bytes <= (128u << 20) ? r->shard : r->chunk, o->metrics, r);
+    if (st == DCTK_OK)
+        st = verify(ds, v, a, shard_bytes <= (128u << 20) ? r->shard : r->chunk, o->metrics, o->threads, r);
     dctk_zarr_close(a);
     r->verify_s = dctk_now() - t0;
     if (st == DCTK_OK) st = (o->accept ? o->accept : dctk_write_accept_default)(var, o, r);
