@@ -380,6 +380,9 @@ typedef struct dctk_sweep_opts {
      * at a time; one larger than the whole of it runs alone, with a line.
      * The results do not depend on it. */
     uint64_t memory_budget;
+    /* When set: raised to the most the workers' estimates ever summed to at
+     * once in this run (with or without a budget), for the [memcheck] line. */
+    uint64_t *mem_peak;
 } dctk_sweep_opts;
 
 /* The memory a worker holds while it runs the combos of one serializer and

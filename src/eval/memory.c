@@ -130,6 +130,15 @@ uint64_t dctk_sweep_memory_plan(const dctk_space *sp, const dctk_chunk_spec *chu
     return workers;
 }
 
+void dctk_sweep_memcheck(const char *var, uint64_t held, uint64_t admitted) {
+    uint64_t measured = dctk_memory_peak_resident(), est = held + admitted;
+    if (!measured || !est) return;
+    /* the kernel's peak is the process's so far: a field after a heavier one shows that one's */
+    dctk_log(DCTK_LOG_INFO, "%s: [memcheck] peak estimate %.1f MiB (%.1f MiB held before the sweep + %.1f MiB of units "
+             "admitted at once), measured peak RSS %.1f MiB (process so far), measured/estimated %.2f",
+             var, mib(est), mib(held), mib(admitted), mib(measured), (double)measured / (double)est);
+}
+
 uint64_t dctk_pipeline_memory(const json_t *codecs, const dctk_chunk_spec *chunk) {
     dctk_pipeline *p = NULL;
     if (dctk_pipeline_from_json(codecs, &p) != DCTK_OK) return dctk_spec_nbytes(chunk) * 4; /* refused later */

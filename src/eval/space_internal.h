@@ -35,5 +35,10 @@ int dctk_space_drop_nonfinite(dctk_space_entry *v, int n, dctk_dtype t, char *dr
  * estimate, threads, budget. */
 uint64_t dctk_sweep_memory_plan(const dctk_space *sp, const dctk_chunk_spec *chunk, const char *var,
                                 uint64_t sample_bytes, const dctk_evaluate_opts *o, bool print);
+/* The field's [memcheck] line after its sweep: the peak the scheduler
+ * admitted (held, what the process held before the sweep, plus the most the
+ * workers' unit estimates summed to at once) against the peak resident
+ * memory the kernel measured, and their ratio. */
+void dctk_sweep_memcheck(const char *var, uint64_t held, uint64_t admitted);
 
 #endif

@@ -69,6 +69,7 @@ typedef struct {
     pthread_cond_t freed;
     uint64_t mem_used;
     int alone; /* units that ran alone, being larger than the budget */
+    uint64_t mem_peak; /* the most mem_used ever was: the units admitted at once */
 } sweep;
 
 static void worker_free(worker *w) {
@@ -94,9 +95,8 @@ static void worker_drop(worker *w) {
 
 static void mem_acquire(sweep *sw, worker *w, uint64_t need, size_t unit) {
     uint64_t budget = sw->o->memory_budget;
-    if (!budget || need <= w->held) return;
     pthread_mutex_lock(&sw->lock);
-    while (sw->mem_used - w->held + need > budget && sw->mem_used > w->held) {
+    while (budget && need > w->held && sw->mem_used - w->held + need > budget && sw->mem_used > w->held) {
         if (w->held) {
             sw->mem_used -= w->held;
             w->held = 0;
@@ -106,23 +106,34 @@ static void mem_acquire(sweep *sw, worker *w, uint64_t need, size_t unit) {
         }
         pthread_cond_wait(&sw->freed, &sw->lock);
     }
-    if (sw->mem_used - w->held + need > budget && sw->alone++ < 3)
+    if (budget && need > w->held && sw->mem_used - w->held + need > budget && sw->alone++ < 3)
         dctk_log(DCTK_LOG_INFO, "[memory] unit %zu needs %.1f MiB, more than the budget of %.1f MiB for the workers: "
                  "it runs alone", unit, (double)need / 1048576, (double)budget / 1048576);
-    sw->mem_used += need - w->held;
-    w->held = need;
+    if (need > w->held) {
+        sw->mem_used += need - w->held;
+        w->held = need;
+    }
+    /* what was admitted at once, for the [memcheck] line: budget or not */
+    if (sw->mem_used > sw->mem_peak) sw->mem_peak = sw->mem_used;
     pthread_mutex_unlock(&sw->lock);
+}
+
+/* What a worker's buffers hold now: they keep the largest size any unit gave them. */
+static uint64_t buffers_held(const worker *w) {
+    return (uint64_t)w->x.cap + w->ser.cap + w->a.cap + w->b.cap;
 }
 
 /* After a unit: a worker whose codecs held more than its buffers frees its
  * contexts (zstd's keeps the largest window it ever had), and keeps the share
- * of its buffers. */
+ * of its buffers. The same with or without a budget, so that the admitted
+ * peak describes the run either way. */
 static void mem_release(sweep *sw, worker *w, uint64_t keep, bool drop_ctx) {
-    if (!sw->o->memory_budget) return;
     if (drop_ctx) {
         dctk_codec_ctx_free(w->ctx);
         w->ctx = dctk_codec_ctx_new();
     }
+    uint64_t bufs = buffers_held(w);
+    keep = keep > bufs ? keep : bufs;
     pthread_mutex_lock(&sw->lock);
     if (keep < w->held) {
         sw->mem_used -= w->held - keep;
@@ -534,8 +545,8 @@ static dctk_status work(void *user, size_t item, int thread) {
         else if ((sw->o->skip_unit && sw->o->skip_unit[unit]) || !unit_wanted(sw, unit)) continue;
         else st = run_unit(sw, unit, &sw->workers[thread]);
     }
-    if (sw->o->memory_budget) worker_drop(&sw->workers[thread]); /* nothing more to run here: */
-    mem_release(sw, &sw->workers[thread], 0, false);                /* the others may use its share */
+    worker_drop(&sw->workers[thread]);               /* nothing more to run here: */
+    mem_release(sw, &sw->workers[thread], 0, false); /* the others may use its share */
     return st;
 }
 
@@ -567,6 +578,7 @@ dctk_status dctk_sweep_run(const dctk_space *sp, const void *sample, int ndim, c
     pthread_cond_init(&sw.freed, NULL);
     sw.nunits = dctk_sweep_nunits(sp);
     if (st == DCTK_OK) st = dctk_parallel_for(nthreads, (size_t)nthreads, work, &sw);
+    if (o->mem_peak && sw.mem_peak > *o->mem_peak) *o->mem_peak = sw.mem_peak;
     pthread_cond_destroy(&sw.freed);
     pthread_mutex_destroy(&sw.lock);
     for (int t = 0; t < nthreads; t++) worker_free(&sw.workers[t]);
