@@ -20,27 +20,36 @@ static size_t out_bound(const dctk_codec *c, const dctk_chunk_spec *spec, size_t
     return b ? b : n;
 }
 
-uint64_t dctk_sweep_unit_memory(const dctk_chunk_spec *chunk, const dctk_codec *filt, const dctk_codec *ser,
-                                const dctk_codec *const *chain, int nchain) {
+uint64_t dctk_sweep_unit_memory_at(const dctk_chunk_spec *chunk, const dctk_codec *filt, const dctk_codec *ser,
+                                   const dctk_codec *const *chain, int nchain, size_t stream, uint64_t *bufs) {
     size_t n = dctk_spec_nbytes(chunk);
     dctk_chunk_spec fspec = *chunk;
     if (filt && dctk_codec_out_spec(filt, chunk, &fspec) != DCTK_OK) fspec = *chunk;
     size_t fn = dctk_spec_nbytes(&fspec);
     /* the stage: filter, then serializer, one after the other */
     size_t stage_work = max_sz(dctk_codec_work_mem(filt, chunk, n), dctk_codec_work_mem(ser, &fspec, fn));
-    size_t stream = ser ? out_bound(ser, &fspec, fn) : fn;
+    if (!stream) stream = ser ? out_bound(ser, &fspec, fn) : fn;
     /* the chain encodes the stream and decodes it back, codec after codec */
-    size_t chain_work = 0, widest = max_sz(n, stream), at = stream;
+    size_t chain_work = 0, outs = 0, at = stream;
     for (int i = 0; i < nchain; i++) {
         if (!chain[i]) continue;
         chain_work = max_sz(chain_work, dctk_codec_work_mem(chain[i], &fspec, at));
         at = out_bound(chain[i], &fspec, at);
-        widest = max_sz(widest, at);
+        outs = max_sz(outs, at);
     }
     /* buffers (sweep.c's worker): the gathered chunk, the stream, and the two
-     * every other step alternates between */
-    uint64_t buffers = (uint64_t)n + stream + 2 * (uint64_t)widest;
+     * every other step alternates between: one takes the filtered and the
+     * decoded chunk, the other the filter's decode; the chain's outputs and
+     * the stream it gives back go to both */
+    size_t a = max_sz(max_sz(n, fn), outs), b = max_sz(filt ? n : 0, nchain ? max_sz(stream, outs) : 0);
+    uint64_t buffers = (uint64_t)n + stream + a + b;
+    if (bufs) *bufs = buffers;
     return buffers + max_sz(stage_work, chain_work);
+}
+
+uint64_t dctk_sweep_unit_memory(const dctk_chunk_spec *chunk, const dctk_codec *filt, const dctk_codec *ser,
+                                const dctk_codec *const *chain, int nchain) {
+    return dctk_sweep_unit_memory_at(chunk, filt, ser, chain, nchain, 0, NULL);
 }
 
 /* A codec of the space, or NULL when it cannot be built (its combos fail,
