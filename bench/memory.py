@@ -49,7 +49,7 @@ UNITS = {"B": 1 / 1048576, "KiB": 1 / 1024, "MiB": 1, "GiB": 1024}
 MEM = re.compile(r"\[memory\] sample ([\d.]+ (?:B|KiB|MiB|GiB)), per-thread peak estimate ([\d.]+) MiB \((.*?)\), threads (\d+) "
                  r"(?:\((\d+) at a time for the heaviest units\))?.*?budget ([\d.]+) MiB.*?([\d.]+) MiB held")
 CHECK = re.compile(r"\[memcheck\] peak estimate ([\d.]+) MiB")
-WRITER = re.compile(r"\[memory\] writer: peak estimate ([\d.]+) MiB .*?(\d+) encoder thread")
+WRITER = re.compile(r"\[memory\] writer: peak estimate ([\d.]+) MiB with (\d+) encoder thread")
 
 
 def make_input(path):

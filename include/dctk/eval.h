@@ -406,11 +406,12 @@ DCTK_API uint64_t dctk_pipeline_memory(const json_t *codecs, const dctk_chunk_sp
 /* The encoder threads of a field's write (field_bytes in shards of
  * shard_bytes, predicted ratio; NaN: unknown) that fit the budget (of
  * dctk_memory_budget(max_memory, 1)): threads, or fewer when the write's
- * estimated peak would exceed it. Prints field var's [memory] line: the
- * estimate, the threads and the budget. */
+ * estimated peak would exceed it. Logs field var's [memory] line (the
+ * estimate, the threads, the budget): at debug level when threads fit.
+ * *estimate (may be NULL): the write's estimated peak with those threads. */
 DCTK_API int dctk_writer_threads(const json_t *codecs, const dctk_chunk_spec *chunk, uint64_t shard_bytes,
                                  uint64_t field_bytes, double ratio, int threads, uint64_t max_memory,
-                                 const char *var);
+                                 const char *var, uint64_t *estimate);
 DCTK_API uint64_t dctk_sweep_peak_memory(const dctk_space *sp, const dctk_chunk_spec *chunk, char *heaviest,
                                          size_t cap);
 

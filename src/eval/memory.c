@@ -181,7 +181,7 @@ static uint64_t writer_peak(uint64_t per_chunk, uint64_t chunk, uint64_t field, 
 }
 
 int dctk_writer_threads(const json_t *codecs, const dctk_chunk_spec *chunk, uint64_t shard_bytes, uint64_t field_bytes,
-                        double ratio, int threads, uint64_t max_memory, const char *var) {
+                        double ratio, int threads, uint64_t max_memory, const char *var, uint64_t *estimate) {
     const char *source = "unknown";
     uint64_t budget = dctk_memory_budget(max_memory, 1, &source);
     if (!(ratio >= 1)) ratio = 1; /* unknown: the raw size, the most a kept output takes */
@@ -191,9 +191,11 @@ int dctk_writer_threads(const json_t *codecs, const dctk_chunk_spec *chunk, uint
     int t = threads > 0 ? threads : 1;
     while (t > 1 && budget && held + writer_peak(per, n, field_bytes, shard_bytes, ratio, t) > budget) t--;
     uint64_t peak = held + writer_peak(per, n, field_bytes, shard_bytes, ratio, t);
+    if (estimate) *estimate = peak;
     char b[96] = "no budget (no limit known)";
     if (budget) snprintf(b, sizeof b, "budget %.1f MiB (%s)", mib(budget), source);
-    dctk_log(DCTK_LOG_INFO, "%s: [memory] writer: peak estimate %.1f MiB (%.1f MiB held before, chunk pipeline %.1f "
+    /* a line of its own only when it changes the threads (a failed write's one line stays one) */
+    dctk_log(t < threads ? DCTK_LOG_INFO : DCTK_LOG_DEBUG, "%s: [memory] writer: peak estimate %.1f MiB (%.1f MiB held before, chunk pipeline %.1f "
              "MiB per thread, shards of %.1f MiB, output at ratio %.2f), %d encoder thread(s)%s, %s",
              var, mib(peak), mib(held), mib(per), mib(shard_bytes), ratio, t,
              t < threads ? " (fewer: more do not fit the budget)" : "", b);
