@@ -81,7 +81,7 @@ def sweep(out, src, var, name, threads, extra):
                              "--eval-data-size-limit", SAMPLE, "--l1-threshold", "1e-3", "--threads-per-rank",
                              str(threads)] + EXTRA + extra)
     m, c = MEM.search(text), CHECK.search(text)
-    best = [x for x in text.splitlines() if "best combo" in x][-1].split("best combo ")[1].split(":")[0]
+    best = [x for x in text.splitlines() if "best combo" in x][-1].split("best combo ")[1].split("; ratio")[0]
     alone = sum("runs alone" in x for x in text.splitlines())
     size, unit = m.group(1).split()
     sample, peak, heaviest, nthreads = float(size) * UNITS[unit], float(m.group(2)), m.group(3), int(m.group(4))
