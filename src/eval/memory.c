@@ -154,8 +154,8 @@ static uint64_t pipeline_memory_at(const json_t *codecs, const dctk_chunk_spec *
     if (dctk_pipeline_from_json(codecs, &p) != DCTK_OK) return dctk_spec_nbytes(chunk) * 4; /* refused later */
     const dctk_codec *filt = p->ab > 0 ? p->codecs[0] : NULL;
     int nchain = p->n - p->ab - 1;
-    uint64_t m = dctk_sweep_unit_memory_at(chunk, filt, p->codecs[p->ab], (const dctk_codec *const *)p->codecs + p->ab + 1,
-                                           nchain, nchain ? 0 : stream, NULL);
+    const dctk_codec *const *chain = (const dctk_codec *const *)p->codecs + p->ab + 1;
+    uint64_t m = dctk_sweep_unit_memory_at(chunk, filt, p->codecs[p->ab], chain, nchain, nchain ? 0 : stream, NULL);
     dctk_pipeline_free(p);
     return m;
 }
@@ -195,8 +195,9 @@ int dctk_writer_threads(const json_t *codecs, const dctk_chunk_spec *chunk, uint
     char b[96] = "no budget (no limit known)";
     if (budget) snprintf(b, sizeof b, "budget %.1f MiB (%s)", mib(budget), source);
     /* a line of its own only when it changes the threads (a failed write's one line stays one) */
-    dctk_log(t < threads ? DCTK_LOG_INFO : DCTK_LOG_DEBUG, "%s: [memory] writer: peak estimate %.1f MiB (%.1f MiB held before, chunk pipeline %.1f "
-             "MiB per thread, shards of %.1f MiB, output at ratio %.2f), %d encoder thread(s)%s, %s",
+    dctk_log(t < threads ? DCTK_LOG_INFO : DCTK_LOG_DEBUG,
+             "%s: [memory] writer: peak estimate %.1f MiB (%.1f MiB held before, chunk pipeline %.1f MiB per thread, "
+             "shards of %.1f MiB, output at ratio %.2f), %d encoder thread(s)%s, %s",
              var, mib(peak), mib(held), mib(per), mib(shard_bytes), ratio, t,
              t < threads ? " (fewer: more do not fit the budget)" : "", b);
     return t;
