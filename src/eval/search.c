@@ -412,7 +412,7 @@ static dctk_status choose_stages(search *se) {
     return st;
 }
 
-/* --- steps 4 and 5: screening and successive halving over (stage, compressor) pairs ------------------ */
+/* --- steps 4 and 5: screening, then successive halving over (stage, compressor) pairs ---------- */
 
 typedef struct {
     ranked *c; /* candidates: key = combo index */
