@@ -8,6 +8,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import FileSystemStore from "@zarrita/storage/fs";
 import * as zarr from "zarrita";
+import { toC } from "./c_order.mjs";
 
 const fix = process.argv[2];
 const manifest = JSON.parse(fs.readFileSync(path.join(fix, "manifest.json"), "utf8"));
@@ -30,20 +31,6 @@ function reference(info) {
   return new C(b.buffer, b.byteOffset, b.length / C.BYTES_PER_ELEMENT);
 }
 
-// zarr.get returns a strided view: gather it in C order.
-function toC(chunk) {
-  const { data, shape, stride } = chunk;
-  const n = shape.reduce((a, b) => a * b, 1);
-  const out = new data.constructor(n);
-  const idx = new Array(shape.length).fill(0);
-  for (let i = 0; i < n; i++) {
-    let off = 0;
-    for (let d = 0; d < shape.length; d++) off += idx[d] * stride[d];
-    out[i] = data[off];
-    for (let d = shape.length - 1; d >= 0 && ++idx[d] === shape[d]; d--) idx[d] = 0;
-  }
-  return out;
-}
 
 function compareExact(got, want, what) {
   let bad = 0, first = -1;

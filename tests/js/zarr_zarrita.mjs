@@ -9,6 +9,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import FileSystemStore from "@zarrita/storage/fs";
 import * as zarr from "zarrita";
+import { toC } from "./c_order.mjs";
 
 const tool = process.argv[2];
 // tmpfs when there is one: each array's metadata is fsync'ed, which is slow on a busy disk
@@ -47,20 +48,6 @@ function sameBits(a, b) {
   return true;
 }
 
-// zarr.get returns a strided view (a transpose codec leaves F order): gather in C order.
-function toC(chunk) {
-  const { data, shape, stride } = chunk;
-  const n = shape.reduce((a, b) => a * b, 1);
-  const out = new data.constructor(n);
-  const idx = new Array(shape.length).fill(0);
-  for (let i = 0; i < n; i++) {
-    let off = 0;
-    for (let d = 0; d < shape.length; d++) off += idx[d] * stride[d];
-    out[i] = data[off];
-    for (let d = shape.length - 1; d >= 0 && ++idx[d] === shape[d]; d--) idx[d] = 0;
-  }
-  return out;
-}
 
 function check(ok, what) {
   checks++;
