@@ -19,47 +19,16 @@ import json
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 
-import numpy as np
-import netCDF4
+from benchlib import VAR, threads_flag, tiled, timed
 
-
-def threads_flag(binary):
-    """compress_with_optimal's thread flag: --threads-per-rank since the guide's help work, --threads before."""
-    h = subprocess.run([binary, "compress_with_optimal", "--help"], capture_output=True, text=True)
-    return "--threads-per-rank" if "--threads-per-rank" in h.stdout + h.stderr else "--threads"
-
-REAL, VAR = "/usr/share/ncarg/data/nug/rectilinear_grid_3D.nc", "t"
 ROUNDS = int(os.environ.get("ROUNDS", "3"))
 COMBO = [{"name": "bytes", "configuration": {"endian": "little"}},
          {"name": "numcodecs.shuffle", "configuration": {"elementsize": 4}},
          {"name": "numcodecs.zlib", "configuration": {"level": 1}}]
-
-
-def tiled(path):
-    with netCDF4.Dataset(REAL) as src, netCDF4.Dataset(path, "w", format="NETCDF3_64BIT_OFFSET") as dst:
-        t = np.ma.filled(src[VAR][:], np.nan)[0]
-        reps = max(1, int(50e6 // t.nbytes))
-        dims = ("time",) + src[VAR].dimensions[1:]
-        for name, n in zip(dims, (reps,) + t.shape):
-            dst.createDimension(name, n)
-        v = dst.createVariable(VAR, "f4", dims)
-        v.units = "K"
-        for i in range(reps):
-            v[i] = t + 0.01 * i
-    return os.path.getsize(path)
-
-
-def timed(cmd):
-    t0 = time.perf_counter()
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    if r.returncode:
-        sys.exit("bench: %s failed:\n%s" % (" ".join(cmd), r.stderr[-2000:]))
-    return time.perf_counter() - t0
 
 
 def same_tree(a, b):

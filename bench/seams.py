@@ -21,11 +21,7 @@ import sys
 import tempfile
 import time
 
-
-def threads_flag(binary):
-    """compress_with_optimal's thread flag: --threads-per-rank since the guide's help work, --threads before."""
-    h = subprocess.run([binary, "compress_with_optimal", "--help"], capture_output=True, text=True)
-    return "--threads-per-rank" if "--threads-per-rank" in h.stdout + h.stderr else "--threads"
+from benchlib import threads_flag
 
 FIELD, VAR = "/usr/share/ncarg/data/cdf/trinidad.nc", "data"
 SWEEP = ["--eval-data-size-limit", "150KB", "--compressor-class", "zstd", "--threads-per-rank", "1",

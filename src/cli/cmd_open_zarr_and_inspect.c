@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "dctk/eval.h"
 #include "dctk/util.h"
 #include "dctk/zarr.h"
 #include "dctk/zarr_inspect.h"
@@ -154,6 +155,9 @@ static void print_fill(const dctk_zarr_meta *m) {
 }
 
 static void print_codecs(const dctk_zarr_meta *m) {
+    char *name = dctk_codecs_name(m->codecs);
+    printf("  pipeline: %s  (compressor | filter | serializer)\n", name ? name : "?");
+    free(name);
     printf("  codecs%s:\n", m->sharded ? " (inside each shard)" : m->zarr_format == 2 ? " (from the v2 filters and compressor)" : "");
     for (size_t i = 0; i < json_array_size(m->codecs); i++) {
         char *s = json_dumps(json_array_get(m->codecs, i), JSON_COMPACT);
@@ -258,11 +262,12 @@ const cli_cmd cmd_open_zarr_and_inspect = {
     .summary = "show the tree, layout, codecs, sizes, provenance and values of a Zarr v2 or v3 store",
     .usage = "STORE.zarr",
     .help = "Prints the store's format and root attributes, the tree of groups and arrays, and for every\n"
-            "array: shape, dimension names, data type, inner chunk and shard shapes, the codecs (one JSON\n"
-            "object per line), stored bytes (the sizes of its chunk or shard keys), uncompressed bytes and\n"
-            "their ratio, the fill value, the dc_toolkit provenance attribute when present (pipeline,\n"
-            "predicted_ratio, threshold, ...), its other attributes, the first values of its first row,\n"
-            "and min/max/mean/NaN count of the stored values, read block by block in bounded memory.\n"
+            "array: shape, dimension names, data type, inner chunk and shard shapes, the pipeline by name\n"
+            "(compressor | filter | serializer) and its codecs (one JSON object per line), stored bytes\n"
+            "(the sizes of its chunk or shard keys), uncompressed bytes and their ratio, the fill value,\n"
+            "the dc_toolkit provenance attribute when present (pipeline, predicted_ratio, threshold, ...),\n"
+            "its other attributes, the first values of its first row, and min/max/mean/NaN count of the\n"
+            "stored values, read block by block in bounded memory.\n"
             "A path that is not a Zarr store, or a damaged shard, gives one line on stderr and exit\n"
             "status 1. Example:\n"
             "  dc_toolkit open_zarr_and_inspect out/era5.zarr",

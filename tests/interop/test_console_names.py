@@ -11,6 +11,7 @@ On a real field (meccatemp's t), a narrowed sweep (zstd after bitround, plain by
   prints after writing carry the field's units, as netCDF4 reads them.
 
 Run by ctest with DCTK and DCTK_NCARG set."""
+import glob
 import json
 import os
 import re
@@ -83,5 +84,12 @@ with tempfile.TemporaryDirectory() as tmp:
     m = re.search(r"^t: verified: .*, max abs error (\S+) (.+)$", r.stdout, re.M)
     check(m is not None and float(m.group(1)) > 0 and m.group(2) == units,
           "the max abs error is not in %r: %s" % (units, r.stdout))
+
+    # open_zarr_and_inspect names the pipeline it reads from the store's own metadata
+    store = glob.glob(os.path.join(out, "*.zarr"))
+    inner = json.load(open(os.path.join(store[0], "t", "zarr.json")))["codecs"][0]["configuration"]["codecs"]
+    r = run("open_zarr_and_inspect", store[0])
+    check(r.returncode == 0 and "  pipeline: %s  (compressor | filter | serializer)\n" % expected_name(inner) in r.stdout,
+          "open_zarr_and_inspect does not name %r: %s" % (expected_name(inner), r.stdout))
 
 finish("console_names")

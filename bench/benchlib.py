@@ -1,0 +1,41 @@
+"""What several bench scripts share: the thread flag of the build under test,
+a run that must succeed (wall seconds), and a ~50 MB field tiled from a real one."""
+import subprocess
+import sys
+import time
+
+import netCDF4
+import numpy as np
+
+REAL, VAR = "/usr/share/ncarg/data/nug/rectilinear_grid_3D.nc", "t"
+
+
+def threads_flag(binary):
+    """compress_with_optimal's thread flag: --threads-per-rank since the guide's help work, --threads before."""
+    h = subprocess.run([binary, "compress_with_optimal", "--help"], capture_output=True, text=True)
+    return "--threads-per-rank" if "--threads-per-rank" in h.stdout + h.stderr else "--threads"
+
+
+def timed(cmd):
+    """Wall seconds of one run; the bench stops with its stderr if it fails."""
+    t0 = time.perf_counter()
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode:
+        sys.exit("bench: %s failed:\n%s" % (" ".join(cmd), r.stderr[-2000:]))
+    return time.perf_counter() - t0
+
+
+def tiled(path):
+    """REAL's VAR (one time step) stacked to ~50 MB along time, each copy shifted by
+    0.01, as a classic netCDF file at path; returns the field's bytes."""
+    with netCDF4.Dataset(REAL) as src, netCDF4.Dataset(path, "w", format="NETCDF3_64BIT_OFFSET") as dst:
+        t = np.ma.filled(src[VAR][:], np.nan)[0]
+        reps = max(1, int(50e6 // t.nbytes))
+        dims = ("time",) + src[VAR].dimensions[1:]
+        for name, n in zip(dims, (reps,) + t.shape):
+            dst.createDimension(name, n)
+        v = dst.createVariable(VAR, "f4", dims)
+        v.units = "K"
+        for i in range(reps):
+            v[i] = t + 0.01 * i
+        return reps * t.nbytes
