@@ -380,6 +380,9 @@ typedef struct dctk_sweep_opts {
      * at a time; one larger than the whole of it runs alone, with a line.
      * The results do not depend on it. */
     uint64_t memory_budget;
+    /* When set: raised to the most the workers' estimates ever summed to at
+     * once in this run (with or without a budget), for the [memcheck] line. */
+    uint64_t *mem_peak;
 } dctk_sweep_opts;
 
 /* The memory a worker holds while it runs the combos of one serializer and
@@ -400,11 +403,15 @@ DCTK_API uint64_t dctk_memory_budget(uint64_t max_memory, int ranks_on_node, con
 /* A writer's encoder thread with this codec list (a Zarr v3 "codecs" list)
  * on chunks of `chunk`: as dctk_sweep_unit_memory. */
 DCTK_API uint64_t dctk_pipeline_memory(const json_t *codecs, const dctk_chunk_spec *chunk);
-/* The encoder threads of a field's write that fit the budget (of
- * dctk_memory_budget(max_memory, 1)): threads, or fewer with a line naming
- * field var when each thread's dctk_pipeline_memory does not fit. */
+/* The encoder threads of a field's write (field_bytes in shards of
+ * shard_bytes, predicted ratio; NaN: unknown) that fit the budget (of
+ * dctk_memory_budget(max_memory, 1)): threads, or fewer when the write's
+ * estimated peak would exceed it. Logs field var's [memory] line (the
+ * estimate, the threads, the budget): at debug level when threads fit.
+ * *estimate (may be NULL): the write's estimated peak with those threads. */
 DCTK_API int dctk_writer_threads(const json_t *codecs, const dctk_chunk_spec *chunk, uint64_t shard_bytes,
-                                 int threads, uint64_t max_memory, const char *var);
+                                 uint64_t field_bytes, double ratio, int threads, uint64_t max_memory,
+                                 const char *var, uint64_t *estimate);
 DCTK_API uint64_t dctk_sweep_peak_memory(const dctk_space *sp, const dctk_chunk_spec *chunk, char *heaviest,
                                          size_t cap);
 

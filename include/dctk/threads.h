@@ -37,6 +37,9 @@ DCTK_API uint64_t dctk_memory_total(const char **source);
 
 /* This process's resident memory now (/proc/self/statm), 0 when unknown. */
 DCTK_API uint64_t dctk_memory_resident(void);
+/* The most this process has held resident since it started (getrusage's
+ * ru_maxrss, the kernel's VmHWM), 0 when unknown. */
+DCTK_API uint64_t dctk_memory_peak_resident(void);
 
 /* --- oversubscription ------------------------------------------------------ */
 

@@ -309,8 +309,9 @@ int write_cli_field_report(const char *cmd, dctk_dataset *ds, size_t v, const ch
     dctk_chunk_spec spec = dctk_spec_make(var->dtype, var->ndim, var->shape);
     dctk_chunk_shape_for(var->dtype, var->ndim, var->shape, o.inner_chunk_bytes, spec.shape);
     uint64_t field = dctk_shape_nelems(var->ndim, var->shape) * dctk_dtype_size(var->dtype);
-    o.threads = dctk_writer_threads(codecs, &spec, o.shard_bytes < field ? o.shard_bytes : field, o.threads,
-                                    w->max_memory, var->name);
+    uint64_t estimate = 0;
+    o.threads = dctk_writer_threads(codecs, &spec, o.shard_bytes < field ? o.shard_bytes : field, field,
+                                    best_num(best, "ratio"), o.threads, w->max_memory, var->name, &estimate);
     o.bound_l1 = isnan(w->bound_l1) ? best_num(best, "threshold") : w->bound_l1;
     dctk_gates gates;
     dctk_metric_cfg cfg;
@@ -321,6 +322,9 @@ int write_cli_field_report(const char *cmd, dctk_dataset *ds, size_t v, const ch
     }
     dctk_status st = dctk_write_field(ds, v, &o, r);
     if (status) *status = st;
+    if (st == DCTK_OK) /* beside the write's other lines, for bench/memory.py */
+        printf("%s: [memory] writer: peak estimate %.1f MiB with %d encoder thread(s)\n", var->name,
+               (double)estimate / 1048576, o.threads);
     json_decref(prov);
     st = print_report(dctk_dataset_var(ds, v), store, codecs, best, r, st);
     if (status) *status = st;

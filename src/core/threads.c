@@ -384,3 +384,8 @@ uint64_t dctk_memory_resident(void) {
     }
     return (uint64_t)pages * (uint64_t)sysconf(_SC_PAGESIZE);
 }
+
+uint64_t dctk_memory_peak_resident(void) {
+    struct rusage u;
+    return getrusage(RUSAGE_SELF, &u) == 0 && u.ru_maxrss > 0 ? (uint64_t)u.ru_maxrss * 1024 : 0; /* KiB on Linux */
+}

@@ -720,7 +720,9 @@ static dctk_status sweep_space(const dctk_var *var, const void *sample, const dc
     memcpy(s->chunk, so.chunk, sizeof so.chunk);
     dctk_chunk_spec cspec = dctk_spec_make(var->dtype, var->ndim, chunk);
     for (int d = 0; d < var->ndim; d++) cspec.shape[d] = chunk[d] < plan->shape[d] ? chunk[d] : plan->shape[d];
+    uint64_t held = dctk_memory_resident(), admitted = 0;
     so.memory_budget = dctk_sweep_memory_plan(sp, &cspec, var->name, plan->nbytes, o, is_writer(o));
+    so.mem_peak = &admitted;
     double t0 = dctk_now();
     bool adaptive = o->search == DCTK_SEARCH_ADAPTIVE && !resume;
     bool *left_out = NULL, *run_skip = NULL;
@@ -739,6 +741,7 @@ static dctk_status sweep_space(const dctk_var *var, const void *sample, const dc
     if (!adaptive) s->nmeasured = s->ncombos - nleft;
     s->nleft = nleft;
     dctk_timer_add("sweep [wall s]", dctk_now() - t0);
+    if (st == DCTK_OK && is_writer(o)) dctk_sweep_memcheck(var->name, held, admitted); /* this member's memory */
     dctk_status cst = dctk_csv_writer_close(rc.csv);
     free(skip);
     if (st == DCTK_OK && rc.csv_st != DCTK_OK) st = DCTK_FAIL(rc.csv_st, "%s", rc.csv_err);

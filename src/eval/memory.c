@@ -20,27 +20,36 @@ static size_t out_bound(const dctk_codec *c, const dctk_chunk_spec *spec, size_t
     return b ? b : n;
 }
 
-uint64_t dctk_sweep_unit_memory(const dctk_chunk_spec *chunk, const dctk_codec *filt, const dctk_codec *ser,
-                                const dctk_codec *const *chain, int nchain) {
+uint64_t dctk_sweep_unit_memory_at(const dctk_chunk_spec *chunk, const dctk_codec *filt, const dctk_codec *ser,
+                                   const dctk_codec *const *chain, int nchain, size_t stream, uint64_t *bufs) {
     size_t n = dctk_spec_nbytes(chunk);
     dctk_chunk_spec fspec = *chunk;
     if (filt && dctk_codec_out_spec(filt, chunk, &fspec) != DCTK_OK) fspec = *chunk;
     size_t fn = dctk_spec_nbytes(&fspec);
     /* the stage: filter, then serializer, one after the other */
     size_t stage_work = max_sz(dctk_codec_work_mem(filt, chunk, n), dctk_codec_work_mem(ser, &fspec, fn));
-    size_t stream = ser ? out_bound(ser, &fspec, fn) : fn;
+    if (!stream) stream = ser ? out_bound(ser, &fspec, fn) : fn;
     /* the chain encodes the stream and decodes it back, codec after codec */
-    size_t chain_work = 0, widest = max_sz(n, stream), at = stream;
+    size_t chain_work = 0, outs = 0, at = stream;
     for (int i = 0; i < nchain; i++) {
         if (!chain[i]) continue;
         chain_work = max_sz(chain_work, dctk_codec_work_mem(chain[i], &fspec, at));
         at = out_bound(chain[i], &fspec, at);
-        widest = max_sz(widest, at);
+        outs = max_sz(outs, at);
     }
     /* buffers (sweep.c's worker): the gathered chunk, the stream, and the two
-     * every other step alternates between */
-    uint64_t buffers = (uint64_t)n + stream + 2 * (uint64_t)widest;
+     * every other step alternates between: one takes the filtered and the
+     * decoded chunk, the other the filter's decode; the chain's outputs and
+     * the stream it gives back go to both */
+    size_t a = max_sz(max_sz(n, fn), outs), b = max_sz(filt ? n : 0, nchain ? max_sz(stream, outs) : 0);
+    uint64_t buffers = (uint64_t)n + stream + a + b;
+    if (bufs) *bufs = buffers;
     return buffers + max_sz(stage_work, chain_work);
+}
+
+uint64_t dctk_sweep_unit_memory(const dctk_chunk_spec *chunk, const dctk_codec *filt, const dctk_codec *ser,
+                                const dctk_codec *const *chain, int nchain) {
+    return dctk_sweep_unit_memory_at(chunk, filt, ser, chain, nchain, 0, NULL);
 }
 
 /* A codec of the space, or NULL when it cannot be built (its combos fail,
@@ -130,27 +139,66 @@ uint64_t dctk_sweep_memory_plan(const dctk_space *sp, const dctk_chunk_spec *chu
     return workers;
 }
 
-uint64_t dctk_pipeline_memory(const json_t *codecs, const dctk_chunk_spec *chunk) {
+void dctk_sweep_memcheck(const char *var, uint64_t held, uint64_t admitted) {
+    uint64_t measured = dctk_memory_peak_resident(), est = held + admitted;
+    if (!measured || !est) return;
+    /* the kernel's peak is the process's so far: a field after a heavier one shows that one's */
+    dctk_log(DCTK_LOG_INFO, "%s: [memcheck] peak estimate %.1f MiB (%.1f MiB held before the sweep + %.1f MiB of units "
+             "admitted at once), measured peak RSS %.1f MiB (process so far), measured/estimated %.2f",
+             var, mib(est), mib(held), mib(admitted), mib(measured), (double)measured / (double)est);
+}
+
+/* As dctk_pipeline_memory, with the serialized stream `stream` bytes long (0: its bound). */
+static uint64_t pipeline_memory_at(const json_t *codecs, const dctk_chunk_spec *chunk, size_t stream) {
     dctk_pipeline *p = NULL;
     if (dctk_pipeline_from_json(codecs, &p) != DCTK_OK) return dctk_spec_nbytes(chunk) * 4; /* refused later */
     const dctk_codec *filt = p->ab > 0 ? p->codecs[0] : NULL;
-    uint64_t m = dctk_sweep_unit_memory(chunk, filt, p->codecs[p->ab], (const dctk_codec *const *)p->codecs + p->ab + 1,
-                                        p->n - p->ab - 1);
+    int nchain = p->n - p->ab - 1;
+    const dctk_codec *const *chain = (const dctk_codec *const *)p->codecs + p->ab + 1;
+    uint64_t m = dctk_sweep_unit_memory_at(chunk, filt, p->codecs[p->ab], chain, nchain, nchain ? 0 : stream, NULL);
     dctk_pipeline_free(p);
     return m;
 }
 
-int dctk_writer_threads(const json_t *codecs, const dctk_chunk_spec *chunk, uint64_t shard_bytes, int threads,
-                        uint64_t max_memory, const char *var) {
+uint64_t dctk_pipeline_memory(const json_t *codecs, const dctk_chunk_spec *chunk) {
+    return pipeline_memory_at(codecs, chunk, 0);
+}
+
+/* What a field's write holds at its peak with t encoder threads (the model of
+ * src/zarr/write.c and the verification after it): each thread its region
+ * (a shard, or one inner chunk when there are fewer shards than threads and
+ * they share each shard's chunks), the encoded output at the predicted ratio
+ * (pages not written cost nothing), and a chunk's pipeline; then the
+ * verification, which reads a region of the input and of the store at a
+ * time (a shard up to 128 MiB, else an inner chunk). */
+static uint64_t writer_peak(uint64_t per_chunk, uint64_t chunk, uint64_t field, uint64_t shard, double ratio, int t) {
+    uint64_t nshards = shard ? (field + shard - 1) / shard : 1, out = (uint64_t)((double)shard / ratio);
+    bool split = nshards < (uint64_t)t;
+    uint64_t per = split ? per_chunk : per_chunk - chunk + shard + out; /* a shard's chunks are encoded in place */
+    uint64_t write = (uint64_t)t * per + (split ? nshards * out : 0);
+    uint64_t verify = 2 * (shard <= (128u << 20) ? shard : chunk) + per_chunk;
+    return write > verify ? write : verify;
+}
+
+int dctk_writer_threads(const json_t *codecs, const dctk_chunk_spec *chunk, uint64_t shard_bytes, uint64_t field_bytes,
+                        double ratio, int threads, uint64_t max_memory, const char *var, uint64_t *estimate) {
     const char *source = "unknown";
     uint64_t budget = dctk_memory_budget(max_memory, 1, &source);
-    if (!budget || threads <= 1) return threads;
-    uint64_t per = dctk_pipeline_memory(codecs, chunk), held = dctk_memory_resident() + 2 * shard_bytes;
-    uint64_t fit = budget > held && per ? (budget - held) / per : 1;
-    if (fit >= (uint64_t)threads) return threads;
-    int n = fit < 1 ? 1 : (int)fit;
-    dctk_log(DCTK_LOG_INFO, "%s: [memory] writer: %d encoder thread(s) instead of %d: each holds %.1f MiB (chunk "
-             "buffers and codec working memory), the budget is %.1f MiB (%s) with %.1f MiB held and for the shards",
-             var, n, threads, mib(per), mib(budget), source, mib(held));
-    return n;
+    if (!(ratio >= 1)) ratio = 1; /* unknown: the raw size, the most a kept output takes */
+    uint64_t n = dctk_spec_nbytes(chunk), held = dctk_memory_resident();
+    /* a serializer that is the last codec writes what the ratio says */
+    uint64_t per = pipeline_memory_at(codecs, chunk, (size_t)((double)n / ratio) + 1);
+    int t = threads > 0 ? threads : 1;
+    while (t > 1 && budget && held + writer_peak(per, n, field_bytes, shard_bytes, ratio, t) > budget) t--;
+    uint64_t peak = held + writer_peak(per, n, field_bytes, shard_bytes, ratio, t);
+    if (estimate) *estimate = peak;
+    char b[96] = "no budget (no limit known)";
+    if (budget) snprintf(b, sizeof b, "budget %.1f MiB (%s)", mib(budget), source);
+    /* a line of its own only when it changes the threads (a failed write's one line stays one) */
+    dctk_log(t < threads ? DCTK_LOG_INFO : DCTK_LOG_DEBUG,
+             "%s: [memory] writer: peak estimate %.1f MiB (%.1f MiB held before, chunk pipeline %.1f MiB per thread, "
+             "shards of %.1f MiB, output at ratio %.2f), %d encoder thread(s)%s, %s",
+             var, mib(peak), mib(held), mib(per), mib(shard_bytes), ratio, t,
+             t < threads ? " (fewer: more do not fit the budget)" : "", b);
+    return t;
 }

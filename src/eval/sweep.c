@@ -27,6 +27,9 @@ typedef struct {
     dctk_codec_ctx *ctx;
     dctk_buf x, ser, a, b;
     uint64_t held; /* of the memory budget: what its buffers and contexts may hold */
+    /* what they hold in resident pages, by the same estimate with the real
+     * stream sizes (the buffers' part keeps its largest until freed) */
+    uint64_t est, est_bufs;
 } worker;
 
 /* Error sums and times of one stage over the sample. */
@@ -69,6 +72,8 @@ typedef struct {
     pthread_cond_t freed;
     uint64_t mem_used;
     int alone; /* units that ran alone, being larger than the budget */
+    uint64_t est_used; /* the workers' est */
+    uint64_t mem_peak; /* the most est_used ever was, for the [memcheck] line */
 } sweep;
 
 static void worker_free(worker *w) {
@@ -94,35 +99,58 @@ static void worker_drop(worker *w) {
 
 static void mem_acquire(sweep *sw, worker *w, uint64_t need, size_t unit) {
     uint64_t budget = sw->o->memory_budget;
-    if (!budget || need <= w->held) return;
     pthread_mutex_lock(&sw->lock);
-    while (sw->mem_used - w->held + need > budget && sw->mem_used > w->held) {
+    while (budget && need > w->held && sw->mem_used - w->held + need > budget && sw->mem_used > w->held) {
         if (w->held) {
             sw->mem_used -= w->held;
             w->held = 0;
             worker_drop(w);
+            sw->est_used -= w->est;
+            w->est = w->est_bufs = 0;
             pthread_cond_broadcast(&sw->freed);
             continue;
         }
         pthread_cond_wait(&sw->freed, &sw->lock);
     }
-    if (sw->mem_used - w->held + need > budget && sw->alone++ < 3)
+    if (budget && need > w->held && sw->mem_used - w->held + need > budget && sw->alone++ < 3)
         dctk_log(DCTK_LOG_INFO, "[memory] unit %zu needs %.1f MiB, more than the budget of %.1f MiB for the workers: "
                  "it runs alone", unit, (double)need / 1048576, (double)budget / 1048576);
-    sw->mem_used += need - w->held;
-    w->held = need;
+    if (need > w->held) {
+        sw->mem_used += need - w->held;
+        w->held = need;
+    }
     pthread_mutex_unlock(&sw->lock);
+}
+
+/* The admission above goes by the streams' bounds, which a lossy stream
+ * rarely fills (zfp's fixed-accuracy bound is 8 times the chunk); the
+ * [memcheck] estimate goes by what the worker holds by the same figures once
+ * the sizes are known: budget or not. */
+static void est_set(sweep *sw, worker *w, uint64_t est) {
+    pthread_mutex_lock(&sw->lock);
+    sw->est_used = sw->est_used - w->est + est;
+    w->est = est;
+    if (sw->est_used > sw->mem_peak) sw->mem_peak = sw->est_used;
+    pthread_mutex_unlock(&sw->lock);
+}
+
+/* What a worker's buffers hold now: they keep the largest size any unit gave them. */
+static uint64_t buffers_held(const worker *w) {
+    return (uint64_t)w->x.cap + w->ser.cap + w->a.cap + w->b.cap;
 }
 
 /* After a unit: a worker whose codecs held more than its buffers frees its
  * contexts (zstd's keeps the largest window it ever had), and keeps the share
- * of its buffers. */
+ * of its buffers. The same with or without a budget, so that the admitted
+ * peak describes the run either way. */
 static void mem_release(sweep *sw, worker *w, uint64_t keep, bool drop_ctx) {
-    if (!sw->o->memory_budget) return;
     if (drop_ctx) {
         dctk_codec_ctx_free(w->ctx);
         w->ctx = dctk_codec_ctx_new();
     }
+    uint64_t bufs = buffers_held(w);
+    keep = keep > bufs ? keep : bufs;
+    est_set(sw, w, w->est_bufs); /* its contexts are gone or small */
     pthread_mutex_lock(&sw->lock);
     if (keep < w->held) {
         sw->mem_used -= w->held - keep;
@@ -407,6 +435,38 @@ static bool unit_lost_memory(sweep *sw, dctk_status st, const char *stage_err, c
     return true;
 }
 
+/* The largest region a unit runs on: a chunk, or a part's largest piece. */
+static dctk_chunk_spec unit_spec(const sweep *sw) {
+    dctk_chunk_spec best = dctk_spec_make(sw->sp->dtype, sw->ndim, sw->chunk);
+    const dctk_sample_part *part = sw->o->part;
+    for (size_t k = 0, most = 0; part && k < part->n; k++) {
+        dctk_chunk_spec p = dctk_spec_make(sw->sp->dtype, sw->ndim, part->r[k].count);
+        if (dctk_spec_nelems(&p) > most) most = dctk_spec_nelems(&p), best = p;
+    }
+    return best;
+}
+
+/* After a chunk's stage: the unit's estimate with its largest stream so far
+ * (*stream) in place of the bound, for the [memcheck] ledger. */
+static void settle(sweep *sw, worker *w, const dctk_chunk_spec *spec, const dctk_codec *filt, const dctk_codec *ser,
+                   const chain *ch, int nch, size_t *stream) {
+    if (*stream && w->ser.size <= *stream) return;
+    *stream = w->ser.size ? w->ser.size : 1;
+    uint64_t bufs = 0, most = dctk_sweep_unit_memory_at(spec, filt, ser, NULL, 0, *stream, &bufs);
+    for (int i = 0; i < nch && !sw->o->stage_only; i++) {
+        if (!ch[i].want || ch[i].error[0]) continue;
+        uint64_t b, m = dctk_sweep_unit_memory_at(spec, filt, ser, (const dctk_codec *const *)ch[i].cd, ch[i].n,
+                                                  *stream, &b);
+        most = m > most ? m : most;
+        bufs = b > bufs ? b : bufs;
+    }
+    /* a chunk read in place of the sample needs no copy */
+    uint64_t n = dctk_spec_nbytes(spec), unused = n > w->x.cap ? n - w->x.cap : 0;
+    most -= unused, bufs -= unused;
+    w->est_bufs = bufs > w->est_bufs ? bufs : w->est_bufs;
+    est_set(sw, w, w->est_bufs + (most - bufs));
+}
+
 static dctk_status run_unit(sweep *sw, size_t unit, worker *w) {
     const dctk_space *sp = sw->sp;
     int f, s;
@@ -431,7 +491,7 @@ static dctk_status run_unit(sweep *sw, size_t unit, worker *w) {
     if (st != DCTK_OK) snprintf(stage_err, sizeof stage_err, "%s", dctk_detail());
     make_chains(sw, f, s, ch, &nch, map);
     /* what this unit holds at its peak: the heaviest of its chains */
-    dctk_chunk_spec cspec = dctk_spec_make(sp->dtype, sw->ndim, sw->chunk);
+    dctk_chunk_spec cspec = unit_spec(sw);
     uint64_t need = 0, buffers = dctk_sweep_unit_memory(&cspec, filt, ser, NULL, 0);
     for (int i = 0; i < nch; i++) {
         uint64_t m = ch[i].want && !ch[i].error[0]
@@ -447,6 +507,7 @@ static dctk_status run_unit(sweep *sw, size_t unit, worker *w) {
     }
 
     stage_acc acc = {0};
+    size_t stream = 0; /* the largest of the unit's streams */
     const dctk_sample_part *part = sw->o->part;
     size_t es = dctk_dtype_size(sp->dtype), nregions = part ? part->n : sw->nchunks;
     for (size_t k = 0; k < nregions && !stage_err[0]; k++) {
@@ -477,6 +538,7 @@ static dctk_status run_unit(sweep *sw, size_t unit, worker *w) {
             snprintf(stage_err, sizeof stage_err, "%s", dctk_detail());
             break;
         }
+        settle(sw, w, &spec, filt, ser, ch, nch, &stream);
         for (int i = 0; i < nch; i++) run_chain(sw, w, &ch[i], &ser_spec);
     }
     if (unit_lost_memory(sw, st, stage_err, ch, nch)) {
@@ -534,8 +596,9 @@ static dctk_status work(void *user, size_t item, int thread) {
         else if ((sw->o->skip_unit && sw->o->skip_unit[unit]) || !unit_wanted(sw, unit)) continue;
         else st = run_unit(sw, unit, &sw->workers[thread]);
     }
-    if (sw->o->memory_budget) worker_drop(&sw->workers[thread]); /* nothing more to run here: */
-    mem_release(sw, &sw->workers[thread], 0, false);                /* the others may use its share */
+    worker_drop(&sw->workers[thread]); /* nothing more to run here: */
+    sw->workers[thread].est_bufs = 0;
+    mem_release(sw, &sw->workers[thread], 0, false); /* the others may use its share */
     return st;
 }
 
@@ -567,6 +630,7 @@ dctk_status dctk_sweep_run(const dctk_space *sp, const void *sample, int ndim, c
     pthread_cond_init(&sw.freed, NULL);
     sw.nunits = dctk_sweep_nunits(sp);
     if (st == DCTK_OK) st = dctk_parallel_for(nthreads, (size_t)nthreads, work, &sw);
+    if (o->mem_peak && sw.mem_peak > *o->mem_peak) *o->mem_peak = sw.mem_peak;
     pthread_cond_destroy(&sw.freed);
     pthread_mutex_destroy(&sw.lock);
     for (int t = 0; t < nthreads; t++) worker_free(&sw.workers[t]);

@@ -10,13 +10,16 @@ rectilinear_grid_3D.nc) runs three times with 2 threads:
     (zstd 22 after zfpy: about 150 MiB each) do not fit: they must run one
     at a time ("runs alone" lines), never fail for memory;
   - with --max-memory 400MB, where two heavy units fit at once.
-Every run prints one [memory] line naming the budget; all three name the same
+Every run prints one [memory] line naming the budget and one [memcheck]
+line, whose estimate (what the scheduler admitted at once) is within 15 % of
+the measured peak when heavy units run side by side; all three name the same
 best combo and record the same ratio and errors for every combo (the budget
 changes when units run, never what they compute). compress_with_optimal then
 writes the winner under the same limits and verifies it.
 """
 import csv
 import os
+import re
 import resource
 import subprocess
 import sys
@@ -57,8 +60,13 @@ def sweep(name, extra, limit):
         with open(path, newline="") as f:
             for r in csv.DictReader(f):
                 rows[(r["comp_idx"], r["filt_idx"], r["ser_idx"])] = (r["ratio"], r["l1_rel"], r["linf_rel"], r["error"])
+    chk = [re.search(r"\[memcheck\] peak estimate ([\d.]+) MiB .*measured peak RSS ([\d.]+) MiB", ln) for ln in lines]
+    chk = [m for m in chk if m]
+    check(len(chk) == 1, "%s: %d [memcheck] lines, expected 1" % (name, len(chk)))
+    ratio = float(chk[0].group(2)) / float(chk[0].group(1)) if chk else 0
+    print("%s: [memcheck] measured / estimated %.2f" % (name, ratio))
     return {"best": best[0].split(": ", 1)[1] if best else None, "rows": rows, "lines": lines, "mem": mem,
-            "out": out}
+            "out": out, "memcheck": ratio}
 
 
 def main():
@@ -66,6 +74,9 @@ def main():
     tight = sweep("tight", ["--max-memory", "60MB"], AS_LIMIT)
     roomy = sweep("roomy", ["--max-memory", "400MB"], AS_LIMIT)
     check(free["best"] is not None, "no best combo in the unlimited run")
+    # two heavy units at once: the scheduler's admitted peak is the process's within 15 %
+    for r in (free, roomy):
+        check(0.85 <= r["memcheck"] <= 1.15, "[memcheck] measured / estimated %.2f" % r["memcheck"])
     check(len(free["rows"]) >= 40, "rows: %d" % len(free["rows"]))
     for r in (tight, roomy):
         check(r["best"] == free["best"], "best under a budget: %s, unlimited: %s" % (r["best"], free["best"]))

@@ -4,7 +4,8 @@
 usage: test_par.py same|adaptive|pieces|refuse|kill|singleton|compress
 
   same       2 ranks (--allow-shared-node) give the rows, metrics and best combo
-             of one process; every combo is run by exactly one rank, both ran some.
+             of one process; every combo is run by exactly one rank, both ran some;
+             so do 2 ranks of 2 threads under a --max-memory below one unit.
   adaptive   the adaptive search gives the same winner and rows with 1 and 2 ranks.
   pieces     the sample is broadcast in 1000-byte pieces (DCTK_BCAST_PIECE);
              every rank's checksum equals numpy's over the sample read with
@@ -144,6 +145,18 @@ def test_same(tmp):
     if len(b1) == 1 and len(b2) == 1:
         check("shared by the ranks of this node" in b2[0][1] and "shared" not in b1[0][1], f"budgets: {b1} {b2}")
         check(abs(2 * float(b2[0][0]) - float(b1[0][0])) <= 0.2, f"2 ranks' budget {b2[0][0]} is not half of {b1[0][0]}")
+    # a memory-limited run: 2 ranks of 2 threads, each rank's budget below one unit, so every
+    # unit runs alone on its rank; the rows and the winner are the lone process's
+    tight = os.path.join(tmp, "tight")
+    q = mpirun(2, evaluate(tight, ["--allow-shared-node", "--threads-per-rank", "2", "--max-memory", "30MB"]))
+    check(q.returncode == 0, f"2 ranks under --max-memory failed: {q.stderr}")
+    check(re.search(r"\[rank \d\] \[memory\] unit \d+ needs .* it runs alone", q.stderr), "no unit ran alone: "
+          + "\n".join(l for l in q.stderr.splitlines() if "[memory]" in l))
+    if q.returncode == 0:
+        rows = {}
+        for f in rank_files(tight):
+            rows.update({key(r): r for r in read_rows(os.path.join(tight, f))})
+        compare_to(ref, rows, [ref_dir, tight], "2 ranks under --max-memory")
 
 
 def fnv1a64(data):
