@@ -44,6 +44,8 @@ DCTK_API void dctk_timer_add(const char *label, double seconds);
 /* Print label, calls, mean, total for every label, through the log hook. */
 DCTK_API void dctk_timer_report(void);
 DCTK_API void dctk_timer_reset(void);
+/* The total seconds under label so far (0 when it has none). */
+DCTK_API double dctk_timer_total(const char *label);
 
 /* --- checksums -------------------------------------------------------- */
 /* CRC-32C (Castagnoli), reflected 0x82F63B78, init/xorout 0xFFFFFFFF.

@@ -44,7 +44,7 @@ double dctk_now(void) {
 /* A small table; labels are few (tens) and adds are per chunk, not per element. */
 #define MAX_TIMERS 64
 static struct {
-    char label[48];
+    char label[64];
     unsigned long calls;
     double total;
 } timers[MAX_TIMERS];
@@ -76,6 +76,15 @@ void dctk_timer_report(void) {
                      timers[i].total / (double)timers[i].calls, timers[i].total);
     }
     pthread_mutex_unlock(&timer_lock);
+}
+
+double dctk_timer_total(const char *label) {
+    pthread_mutex_lock(&timer_lock);
+    double t = 0;
+    for (int i = 0; i < ntimers; i++)
+        if (!strcmp(timers[i].label, label)) t = timers[i].total;
+    pthread_mutex_unlock(&timer_lock);
+    return t;
 }
 
 void dctk_timer_reset(void) {

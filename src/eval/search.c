@@ -10,10 +10,15 @@
  *     the probe, by the best ratio any scout gets;
  *  3. the best-ranked stages alone on the whole sample, until KEEP_STAGES pass
  *     the gates there (and one of each reader level, for compress --codecs):
- *     the gates decide exactly, no compressor changes errors;
- *  4. successive halving over (stage, compressor) pairs on growing parts of
- *     the sample; a compressor beaten on every stage by another is dropped;
- *  5. the finalists (the best estimates, and the best of each reader level),
+ *     the gates decide exactly, no compressor changes errors (a lossless
+ *     stage's errors are 0 anywhere: its probe decides);
+ *  4. every compressor on a few lead stages of different kinds, on the part
+ *     of the first round; only the best of the top families there (and of
+ *     each reader level) go on, on every kept stage;
+ *  5. successive halving over those (stage, compressor) pairs on growing
+ *     parts of the sample (none on a sample of a few pieces: all are
+ *     finalists); a compressor beaten on every stage by another is dropped;
+ *  6. the finalists (the best estimates, and the best of each reader level),
  *     go back to the caller, which
  *     measures them on the whole sample through the exhaustive path.
  * Decisions use measured ratios and errors only, never times, so any number
@@ -31,17 +36,21 @@
 enum {
     NPIECES = 64,          /* the sample is cut into about this many pieces */
     MIN_PIECE = 16 << 10,  /* bytes: smaller pieces measure codecs' overhead, not the data */
+    PROBE_PIECE = 16 << 10, /* bytes: the probe's pieces (see choose_stages) */
     PROBE_PART = 16,       /* the probe is 1/16 of the sample (one piece at least) */
     KEEP_STAGES = 16,      /* stages that go on to the halving */
     FINALISTS = 3,    /* the core finalists (without --max-evals), see halving */
     WIDE_FINALISTS = 32, /* the last round keeps this many, for the close ones (WIDE) */
     FALLBACK_STAGES = 3, /* distinct stages with a finalist (see add_fallbacks) */
     ETA = 4,          /* halving: keep 1 in ETA, on ETA times more of the sample */
+    LEAD_STAGES = 5,  /* compressor screening: every compressor on this many stages (see screen_compressors) */
+    LEAD_TOP = 6,     /* ... and the best of the top LEAD_TOP families on one of them runs on every stage */
+    LEVEL_TOP = 2,    /* ... as do the top LEVEL_TOP families each reader level reads */
 };
 #define PROBE_MARGIN 4.0   /* a stage out on a probe fails the gates by this factor */
 #define BUDGET 0.01        /* each halving round costs about this share of the exhaustive sweep */
 #define NEAR_BEST 0.985    /* core finalists: estimates within 1.5 % of the best */
-#define WIDE 0.97          /* more finalists: estimates within 3 % of the best (see halving) */
+#define WIDE 0.93          /* more finalists: estimates within 7 % of the best (see add_close) */
 #define DOMINANCE 1.05     /* beaten by 5 % on every stage */
 
 /* --- pieces and parts of the sample ---------------------------------------- */
@@ -136,11 +145,16 @@ typedef struct {
     dctk_combo_result *stage;      /* per unit: the stage alone on the whole sample */
     dctk_sample_region *pieces, *buf;
     size_t npieces;
+    int ndim; /* the sample and its production chunks */
+    const size_t *shape, *chunk;
     double probe_fraction;
     ranked *lead; /* per unit: its best pair in the last round it took part in (key = combo + 1, 0: none) */
     signed char *level; /* per combo: who reads its pipeline (dctk_codec_portability), -1 not yet known */
     /* per reader level: the best pair within it in the last round that had one (key = combo + 1) */
     ranked level_best[DCTK_PORT_DCTK + 1];
+    size_t *order, norder; /* the stages that passed, best-ranked first (choose_stages) */
+    bool *lead_stage;      /* per unit: a lead stage of the compressor screening */
+    bool *survivor;        /* per compressor: it runs on the stages that are not lead */
 } search;
 
 static int comp_of(const search *se, size_t i) { return (int)i - (int)se->sp->comp_none; }
@@ -290,6 +304,15 @@ static dctk_status probe_stages(search *se, const dctk_sample_part *probe, ranke
     return DCTK_OK;
 }
 
+/* Whether no codec of unit u's stage is lossy: its errors are 0 whatever
+ * part of the sample it runs on, so confirming it on the whole sample would
+ * measure nothing new (every stage of a --without-lossy space). */
+static bool lossless_stage(const search *se, size_t u) {
+    int f, s;
+    dctk_sweep_unit(se->sp, u, &f, &s);
+    return (f < 0 || !se->sp->filt[f].lossy) && (s < 0 || !se->sp->ser[s].lossy);
+}
+
 /* Confirm the stages rk[from..to) alone on the whole sample, where the gates
  * decide exactly (no compressor changes the error): a stage that passes
  * counts in *passed and serves its reader level and those above it in
@@ -297,12 +320,14 @@ static dctk_status probe_stages(search *se, const dctk_sample_part *probe, ranke
 static dctk_status confirm_batch(search *se, const ranked *rk, size_t from, size_t to, bool *batch, size_t *passed,
                                  bool *level_ok) {
     memset(batch, 0, se->nunits * sizeof *batch);
-    for (size_t j = from; j < to; j++) batch[rk[j].key] = true;
-    DCTK_TRY(run_stages(se, "stages confirmed on the whole sample", NULL, batch));
+    size_t nrun = 0;
+    for (size_t j = from; j < to; j++) nrun += batch[rk[j].key] = !lossless_stage(se, rk[j].key);
+    if (nrun) DCTK_TRY(run_stages(se, "stages confirmed on the whole sample", NULL, batch));
     char why[300];
     for (size_t j = from; j < to; j++) {
         size_t u = rk[j].key;
-        dctk_combo_result *r = &se->rows[combo(se, u, 0)];
+        /* a lossless stage's errors are 0 on any part: its probe row decides */
+        dctk_combo_result *r = batch[u] ? &se->rows[combo(se, u, 0)] : &se->stage[u];
         se->stage[u] = *r;
         if (dctk_combo_keep(r, se->gates)) {
             (*passed)++;
@@ -357,19 +382,37 @@ static dctk_status confirm_stages(search *se, ranked *rk, size_t n) {
     return st;
 }
 
+/* The probe: 1/PROBE_PART of the sample in pieces of PROBE_PIECE bytes at
+ * least. 8 KiB pieces would halve the probe's cost on a small sample, but
+ * rank stages too far from the whole (fice, meccatemp, HSURF at 1e-3: the
+ * winner's stage ranked 18th to 94th, below the confirmed ones). */
 static dctk_status choose_stages(search *se) {
-    size_t m = se->npieces < PROBE_PART ? se->npieces : PROBE_PART;
-    dctk_sample_part probe = part_of(se->pieces, se->npieces, m, se->buf);
+    uint64_t bytes = dctk_shape_nelems(se->ndim, se->shape) * dctk_dtype_size(se->sp->dtype);
+    size_t want = bytes / PROBE_PIECE < NPIECES ? (size_t)(bytes / PROBE_PIECE) : NPIECES, np = 0;
+    dctk_sample_region *pieces = NULL;
+    DCTK_TRY(dctk_sample_pieces(se->ndim, se->shape, se->chunk, want ? want : 1, &pieces, &np));
+    size_t m = np < PROBE_PART ? np : PROBE_PART;
+    dctk_sample_region *buf = calloc(np + 1, sizeof *buf);
     ranked *rk = calloc(se->nunits + 1, sizeof *rk);
-    if (!rk) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (!rk || !buf) {
+        free(pieces);
+        free(buf);
+        free(rk);
+        return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    }
+    dctk_sample_part probe = part_of(pieces, np, m, buf);
     size_t n = 0;
     dctk_status st = probe_stages(se, &probe, rk, &n);
     if (st == DCTK_OK) st = confirm_stages(se, rk, n);
+    for (size_t j = 0; j < n && st == DCTK_OK; j++)
+        if (se->alive[rk[j].key]) se->order[se->norder++] = rk[j].key;
     free(rk);
+    free(buf);
+    free(pieces);
     return st;
 }
 
-/* --- step 4: successive halving over (stage, compressor) pairs ------------------ */
+/* --- steps 4 and 5: screening, then successive halving over (stage, compressor) pairs ---------- */
 
 typedef struct {
     ranked *c; /* candidates: key = combo index */
@@ -433,15 +476,20 @@ static void note_level_bests(search *se, const cands *cs) {
         if (best[p].key) se->level_best[p] = best[p];
 }
 
-/* One round: measure the candidates on 1/m of the sample, rank them, keep
- * the best `keep`, prune the rest saying where they ranked. */
-static dctk_status halve(search *se, cands *cs, size_t m, size_t keep) {
+/* One round: measure the candidates on 1/m of the sample (but those of the
+ * units in measured, which were), rank them, keep the best `keep`, prune
+ * the rest saying where they ranked. */
+static dctk_status halve(search *se, cands *cs, size_t m, size_t keep, const bool *measured) {
     memset(se->run, 0, se->ncombos * sizeof *se->run);
-    for (size_t r = 0; r < cs->n; r++) se->run[cs->c[r].key] = true;
+    size_t nrun = 0;
+    for (size_t r = 0; r < cs->n; r++)
+        if (!measured || !measured[unit_of(se, cs->c[r].key)]) se->run[cs->c[r].key] = true, nrun++;
     dctk_sample_part part = part_of(se->pieces, se->npieces, m, se->buf);
     char phase[64];
     snprintf(phase, sizeof phase, "halving on 1/%zu of the sample", m);
-    DCTK_TRY(se->ops->run(se->ops->user, phase, &part, se->run, false, cs->n, se->rows));
+    DCTK_TRY(se->ops->run(se->ops->user, phase, &part, se->run, false, nrun, se->rows));
+    /* the units measured on this part already (the screening's lead stages) rank with the rest */
+    for (size_t r = 0; r < cs->n; r++) se->run[cs->c[r].key] = true;
     double fraction = cs->n ? se->rows[cs->c[0].key].fraction : 0;
     note_level_bests(se, cs);
     drop_dominated(se, cs, fraction);
@@ -498,8 +546,10 @@ static void add_level_bests(const search *se, bool *final) {
 
 /* The close ones: on a part of a small sample, pairs a few per cent apart
  * swap places on the whole (fice at 1e-3: the whole sample's best ranked 19th
- * on a third of it, 1 % below the first), and finalists cost little next to
- * the screening, so every estimate within WIDE of the best is measured too
+ * on a third of it, 1 % below the first; Tstorm lossless: lzma, the best,
+ * 3.5 % below bz2 on 3/10 of it, by its larger overhead on less data), and
+ * finalists cost little next to the screening, so every estimate within WIDE
+ * of the best is measured too
  * (not with --max-evals: its budget is spent). The rest are pruned. */
 static void add_close(search *se, const cands *cs, size_t from, bool budget, bool *final) {
     for (size_t r = from; r < cs->n; r++) {
@@ -510,30 +560,154 @@ static void add_close(search *se, const cands *cs, size_t from, bool budget, boo
         }
         estimate(se, unit_of(se, k), k, true);
         snprintf(se->pruned[k].error, sizeof se->pruned[k].error, "pruned: %s on %.3g of the sample", budget ?
-                 "beyond the --max-evals budget by its ratio" : "its ratio is more than 3% below the best",
+                 "beyond the --max-evals budget by its ratio" : "its ratio is more than 7% below the best",
                  se->rows[k].fraction);
     }
 }
 
+/* --- compressor screening: dominance across stages ----------------------------- */
+
+/* What a compressor sees after unit u's stage: pass 0, its class (the
+ * field's own values, filtered values, a serializer's bytes); pass 1, which
+ * serializer, or which filter when there is none. Shuffled heavy
+ * compressors win on raw values, light ones on entropy-coded bytes, so the
+ * lead stages differ in kind first. */
+static int stage_kind(const search *se, size_t u, int pass) {
+    int f, s;
+    dctk_sweep_unit(se->sp, u, &f, &s);
+    if (pass == 0) return s >= 0 ? 2 : f >= 0;
+    return s >= 0 ? s : -2 - f;
+}
+
+/* The lead stages: the best-ranked stage of each class, then of each kind,
+ * then the next best ones, LEAD_STAGES in all. */
+static void pick_leads(search *se) {
+    size_t n = 0;
+    memset(se->lead_stage, 0, se->nunits * sizeof *se->lead_stage);
+    for (int pass = 0; pass < 3; pass++)
+        for (size_t j = 0; j < se->norder && n < LEAD_STAGES; j++) {
+            size_t u = se->order[j];
+            bool skip = se->lead_stage[u];
+            for (size_t e = 0; e < se->norder && pass < 2 && !skip; e++)
+                skip = se->lead_stage[se->order[e]] && stage_kind(se, se->order[e], pass) == stage_kind(se, u, pass);
+            if (!skip) se->lead_stage[u] = true, n++;
+        }
+}
+
+/* Whether compressors i and j are of one family (zstd levels, blosc
+ * variants, lzma presets; shuffled or not): they rank alike on a stage's
+ * bytes, so a family's best on a lead stage stands for it. */
+static bool same_family(const search *se, size_t i, size_t j) {
+    int a = comp_of(se, i), b = comp_of(se, j);
+    if (a < 0 || b < 0) return a == b;
+    const dctk_space_entry *x = &se->sp->comp[a], *y = &se->sp->comp[b];
+    return !strcmp(x->family, y->family) && (json_array_size(x->codecs) > 1) == (json_array_size(y->codecs) > 1);
+}
+
+/* On lead stage u, among the compressors a reader of level p reads
+ * (clevel[i] <= p), the best of each of the top `top` families survives. */
+static void mark_top(search *se, size_t u, const int *clevel, int p, size_t top, ranked *buf) {
+    size_t n = 0, families = 0;
+    for (size_t i = 0; i < se->ncomp; i++) {
+        double score = score_of(&se->rows[combo(se, u, i)]);
+        if (score > 0 && clevel[i] <= p) buf[n++] = (ranked){i, score};
+    }
+    qsort(buf, n, sizeof *buf, by_score);
+    for (size_t r = 0; r < n && families < top; r++) {
+        bool seen = false;
+        for (size_t e = 0; e < r && !seen; e++) seen = same_family(se, buf[e].key, buf[r].key);
+        if (!seen) se->survivor[buf[r].key] = true, families++;
+    }
+}
+
+/* Dominance across stages, with families sharing a ranking: every
+ * compressor runs on the lead stages, on part; on every kept stage then,
+ * only the best of each of the top LEAD_TOP families of a lead stage, and of
+ * the top LEVEL_TOP families each reader level reads (compress writes the
+ * best combo a level reads). The other stages' other pairs are pruned here
+ * (the lead stages' by the caller). The lead rows stay in se->rows: a phase
+ * writes only the rows it runs. */
+static dctk_status screen_compressors(search *se, const dctk_sample_part *part) {
+    pick_leads(se);
+    memset(se->run, 0, se->ncombos * sizeof *se->run);
+    size_t nrun = 0, first = 0;
+    for (size_t u = 0; u < se->nunits; u++)
+        for (size_t i = 0; i < se->ncomp && se->lead_stage[u]; i++) se->run[combo(se, u, i)] = true, nrun++, first = u;
+    DCTK_TRY(se->ops->run(se->ops->user, "compressors on the lead stages", part, se->run, false, nrun, se->rows));
+    int *clevel = calloc(se->ncomp, sizeof *clevel);
+    ranked *buf = calloc(se->ncomp, sizeof *buf);
+    if (!clevel || !buf) {
+        free(clevel);
+        free(buf);
+        return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    }
+    memset(se->survivor, 0, se->ncomp * sizeof *se->survivor);
+    for (size_t i = 0; i < se->ncomp; i++) clevel[i] = level_of(se, comp_of(se, i), -1, -1);
+    for (size_t u = 0; u < se->nunits; u++) {
+        if (!se->lead_stage[u]) continue;
+        mark_top(se, u, clevel, DCTK_PORT_DCTK, LEAD_TOP, buf);
+        for (int p = DCTK_PORT_CORE; p < DCTK_PORT_DCTK; p++) mark_top(se, u, clevel, p, LEVEL_TOP, buf);
+    }
+    double fraction = nrun ? se->rows[combo(se, first, 0)].fraction : 0;
+    for (size_t u = 0; u < se->nunits; u++)
+        for (size_t i = 0; i < se->ncomp && se->alive[u] && !se->lead_stage[u]; i++) {
+            if (se->survivor[i]) continue;
+            size_t k = combo(se, u, i);
+            estimate(se, u, k, false);
+            snprintf(se->pruned[k].error, sizeof se->pruned[k].error, "pruned: compressor %d is not among the best "
+                     "on the %d lead stages measured on %.3g of the sample", comp_of(se, i), LEAD_STAGES, fraction);
+        }
+    free(clevel);
+    free(buf);
+    return DCTK_OK;
+}
+
+/* The candidates after the screening: every kept stage with the surviving
+ * compressors; the lead stages' other pairs are pruned by their rank there. */
+static void survivors_only(search *se, cands *cs) {
+    for (size_t u = 0; u < se->nunits; u++)
+        for (size_t i = 0; i < se->ncomp && se->alive[u]; i++) {
+            size_t k = combo(se, u, i);
+            if (se->survivor[i]) {
+                cs->c[cs->n++] = (ranked){k, 0};
+                continue;
+            }
+            if (!se->lead_stage[u]) continue; /* pruned by the screening */
+            estimate(se, u, k, true);
+            snprintf(se->pruned[k].error, sizeof se->pruned[k].error, "pruned: not among the best compressors on its "
+                     "stage (a lead stage) on %.3g of the sample", se->rows[k].fraction);
+        }
+}
+
+/* Steps 4 and 5. The screening runs on the part of the first round (one piece of a
+ * sample of fewer than ETA pieces), the halving over the survivors on the
+ * growing parts after it. Where no part is left between the screening's and
+ * the whole (a sample of a few pieces: a part would be half of it or more,
+ * its ranking of pairs across stages costs nearly a whole-sample run and is
+ * noisy; Tstorm at 1e-3, 2 pieces: the winner ranked 832nd on one half),
+ * every candidate is a finalist: a compressor's ranking within one stage's
+ * bytes is what the small part is trusted with. */
 static dctk_status halving(search *se, long max_evals, bool *final) {
     cands cs = {calloc(se->ncombos ? se->ncombos : 1, sizeof(ranked)), 0};
     if (!cs.c) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
-    for (size_t u = 0; u < se->nunits; u++)
-        for (size_t i = 0; i < se->ncomp && se->alive[u]; i++) cs.c[cs.n++] = (ranked){combo(se, u, i), 0};
+    size_t nall = 0;
+    for (size_t u = 0; u < se->nunits; u++) nall += se->alive[u] ? se->ncomp : 0;
     bool budget = max_evals > 0;
-    if (!budget && se->npieces < ETA) {
-        /* a part would be half the sample or more: its ranking costs nearly a
-         * whole-sample run and is noisy (Tstorm at 1e-3, 2 pieces: the winner
-         * ranked 832nd on one half), so every pair of the kept stages is a finalist */
+    size_t floor_n = budget ? (size_t)max_evals : FINALISTS, last_n = budget ? floor_n : WIDE_FINALISTS;
+    size_t m1 = se->npieces < ETA ? se->npieces : first_part(se, nall);
+    dctk_sample_part part = part_of(se->pieces, se->npieces, m1, se->buf);
+    dctk_status st = screen_compressors(se, &part);
+    if (st == DCTK_OK) survivors_only(se, &cs);
+    if (st == DCTK_OK && m1 / ETA <= 1 && !budget) {
         for (size_t r = 0; r < cs.n; r++) final[cs.c[r].key] = true;
         free(cs.c);
         return DCTK_OK;
     }
-    size_t floor_n = budget ? (size_t)max_evals : FINALISTS, last_n = budget ? floor_n : WIDE_FINALISTS;
-    dctk_status st = DCTK_OK;
-    for (size_t m = first_part(se, cs.n); m > 1 && st == DCTK_OK; m /= ETA) {
+    if (st == DCTK_OK && m1 / ETA <= 1) /* a budget: the survivors ranked on the screening's part */
+        st = halve(se, &cs, m1, floor_n, se->lead_stage);
+    for (size_t m = m1 / ETA; m > 1 && st == DCTK_OK; m /= ETA) {
         size_t keep = m / ETA > 1 ? (cs.n + ETA - 1) / ETA : last_n;
-        st = halve(se, &cs, m, keep < floor_n ? floor_n : keep);
+        st = halve(se, &cs, m, keep < floor_n ? floor_n : keep, NULL);
     }
     /* the core: the best floor_n; without a budget, only estimates close to the best */
     size_t nfinal = cs.n < floor_n ? cs.n : floor_n;
@@ -554,7 +728,8 @@ dctk_status dctk_search_adaptive(const dctk_space *sp, const dctk_gates *gates, 
                                  const size_t *chunk, long max_evals, const bool *left_out,
                                  const dctk_search_ops *ops, bool *final, dctk_combo_result *pruned) {
     search se = {.sp = sp, .gates = gates, .ops = ops, .ncombos = dctk_space_ncombos(sp),
-                 .nunits = dctk_sweep_nunits(sp), .ncomp = (size_t)sp->ncomp + sp->comp_none, .pruned = pruned};
+                 .nunits = dctk_sweep_nunits(sp), .ncomp = (size_t)sp->ncomp + sp->comp_none, .pruned = pruned,
+                 .ndim = ndim, .shape = shape, .chunk = chunk};
     uint64_t bytes = dctk_shape_nelems(ndim, shape) * dctk_dtype_size(sp->dtype);
     size_t want = bytes / MIN_PIECE < NPIECES ? (size_t)(bytes / MIN_PIECE) : NPIECES;
     dctk_status st = dctk_sample_pieces(ndim, shape, chunk, want ? want : 1, &se.pieces, &se.npieces);
@@ -567,7 +742,11 @@ dctk_status dctk_search_adaptive(const dctk_space *sp, const dctk_gates *gates, 
     se.buf = calloc(se.npieces + 1, sizeof *se.buf);
     se.lead = calloc(se.nunits + 1, sizeof *se.lead);
     se.level = malloc(n);
-    if (!se.alive || !se.stage || !se.run || !se.rows || !se.buf || !se.lead || !se.level)
+    se.order = calloc(se.nunits + 1, sizeof *se.order);
+    se.lead_stage = calloc(se.nunits + 1, sizeof *se.lead_stage);
+    se.survivor = calloc(se.ncomp + 1, sizeof *se.survivor);
+    if (!se.alive || !se.stage || !se.run || !se.rows || !se.buf || !se.lead || !se.level || !se.order ||
+        !se.lead_stage || !se.survivor)
         st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
     else memset(se.level, -1, n);
     for (size_t u = 0; u < se.nunits && st == DCTK_OK; u++) se.alive[u] = !left_out || !left_out[u];
@@ -584,6 +763,9 @@ dctk_status dctk_search_adaptive(const dctk_space *sp, const dctk_gates *gates, 
     free(se.buf);
     free(se.lead);
     free(se.level);
+    free(se.order);
+    free(se.lead_stage);
+    free(se.survivor);
     free(se.pieces);
     return st;
 }

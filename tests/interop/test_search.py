@@ -90,13 +90,24 @@ for path, var in FIELDS:
               "%s: no phase in the progress lines:\n%s" % (case, err[-600:]))
 
 # A sample of fewer than 4 pieces (16 KB each): a part would be half of it,
-# so no halving: every pair of the stages kept is measured on the whole sample
-# and the only rows pruned are those of stages pruned.
-b, rows, _ = run("cdf/Tstorm.cdf", "t", SETTINGS["1e-3"] + ["--eval-data-size-limit", "40KB"], os.path.join(tmp, "few"))
-whole = [r for r in rows.values() if float(r["fraction"]) == 1]
-check(len(whole) > 8 and all(r["error"].startswith(("pruned: its stage", "left out: ")) for r in rows.values()
-                             if float(r["fraction"]) < 1), "few pieces: %d rows whole; other reasons: %s" % (
-    len(whole), sorted({r["error"][:40] for r in rows.values() if float(r["fraction"]) < 1})))
+# so no halving: the compressors that survive the screening on one piece are
+# measured on the whole sample on every stage kept (the same ones on each),
+# the other rows are pruned by their stage or by the screening, and the
+# winner is exhaustive's.
+few = SETTINGS["1e-3"] + ["--eval-data-size-limit", "40KB"]
+b, rows, _ = run("cdf/Tstorm.cdf", "t", few, os.path.join(tmp, "few"))
+be, _, _ = run("cdf/Tstorm.cdf", "t", few + ["--search", "exhaustive"], os.path.join(tmp, "few_e"))
+whole = [k for k, r in rows.items() if float(r["fraction"]) == 1]
+per_stage = {}
+for k in whole:
+    per_stage.setdefault(k[1:], set()).add(k[0])
+reasons = ("pruned: its stage", "left out: ", "pruned: compressor ", "pruned: not among the best compressors")
+check(len(whole) > 8 and len(per_stage) > 1 and len({frozenset(v) for v in per_stage.values()}) == 1
+      and all(r["error"].startswith(reasons) for r in rows.values() if float(r["fraction"]) < 1),
+      "few pieces: %d rows whole on %d stages; other reasons: %s" % (
+          len(whole), len(per_stage), sorted({r["error"][:40] for r in rows.values() if float(r["fraction"]) < 1})))
+check(b and be and (key(b) == key(be) or b["ratio"] == be["ratio"]), "few pieces: adaptive's winner %s, exhaustive's %s"
+      % (b and key(b), be and key(be)))
 
 # --max-evals: the budget of whole-sample measurements, the winner among them
 for n in (1, 4):
