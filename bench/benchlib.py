@@ -1,5 +1,8 @@
 """What several bench scripts share: the thread flag of the build under test,
-a run that must succeed (wall seconds), and a ~50 MB field tiled from a real one."""
+a run that must succeed (wall seconds), and a ~50 MB field tiled from a real one, the small
+field of the write benches."""
+import json
+import os
 import subprocess
 import sys
 import time
@@ -39,3 +42,26 @@ def tiled(path):
         for i in range(reps):
             v[i] = t + 0.01 * i
         return reps * t.nbytes
+
+
+NCARG = os.environ.get("DCTK_NCARG", "/usr/share/ncarg/data")
+SHUFFLE_ZLIB1 = [{"name": "bytes", "configuration": {"endian": "little"}},
+                 {"name": "numcodecs.shuffle", "configuration": {"elementsize": 4}},
+                 {"name": "numcodecs.zlib", "configuration": {"level": 1}}]
+
+
+def trinidad_write_input(tmp):
+    """The small field of the write benches: trinidad.nc `data` (11.5 MB float32)
+    as a classic netCDF file in tmp, and a --combo file of byte shuffle + zlib 1
+    (nccopy -d1 -s's algorithm); returns (the file, the combo file)."""
+    src = os.path.join(tmp, "trinidad.nc")
+    with netCDF4.Dataset(os.path.join(NCARG, "cdf/trinidad.nc")) as s, \
+            netCDF4.Dataset(src, "w", format="NETCDF3_64BIT_OFFSET") as d:
+        v = s["data"]
+        for name, n in zip(v.dimensions, v.shape):
+            d.createDimension(name, n)
+        d.createVariable("data", "f4", v.dimensions)[...] = np.ma.filled(v[...].astype(np.float32), np.nan)
+    combo = os.path.join(tmp, "combo.json")
+    with open(combo, "w") as f:
+        json.dump({"var": "data", "codecs": SHUFFLE_ZLIB1}, f)
+    return src, combo

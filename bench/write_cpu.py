@@ -9,7 +9,6 @@ real field trinidad.nc `data` (libncarg-data, 11.5 MB float32) with byte shuffle
 `perf stat`; prints per build the median and lowest task-clock (CPU time of all
 threads, start-up included) and the median page faults, with the load average.
 """
-import json
 import os
 import shutil
 import statistics
@@ -17,27 +16,7 @@ import subprocess
 import sys
 import tempfile
 
-import netCDF4
-import numpy as np
-
-NCARG = os.environ.get("DCTK_NCARG", "/usr/share/ncarg/data")
-CODECS = [{"name": "bytes", "configuration": {"endian": "little"}},
-          {"name": "numcodecs.shuffle", "configuration": {"elementsize": 4}},
-          {"name": "numcodecs.zlib", "configuration": {"level": 1}}]
-
-
-def make_input(tmp):
-    src = os.path.join(tmp, "trinidad.nc")
-    with netCDF4.Dataset(os.path.join(NCARG, "cdf/trinidad.nc")) as s, \
-            netCDF4.Dataset(src, "w", format="NETCDF3_64BIT_OFFSET") as d:
-        v = s["data"]
-        for name, n in zip(v.dimensions, v.shape):
-            d.createDimension(name, n)
-        d.createVariable("data", "f4", v.dimensions)[...] = np.ma.filled(v[...].astype(np.float32), np.nan)
-    combo = os.path.join(tmp, "combo.json")
-    with open(combo, "w") as f:
-        json.dump({"var": "data", "codecs": CODECS}, f)
-    return src, combo
+from benchlib import trinidad_write_input
 
 
 def perf_stat(exe, src, combo, out):
@@ -57,7 +36,7 @@ def main():
     runs, builds = int(sys.argv[1]), sys.argv[2:]
     tmp = tempfile.mkdtemp(prefix="dctk_bench_write_cpu_")
     try:
-        src, combo = make_input(tmp)
+        src, combo = trinidad_write_input(tmp)
         cpu = {b: [] for b in builds}
         faults = {b: [] for b in builds}
         load0 = " ".join(open("/proc/loadavg").read().split()[:3])

@@ -11,7 +11,6 @@ in the same rounds. Each round runs every writer once, in turn, so load on the
 machine hits all alike; prints per writer the median and fastest wall time and
 nccopy's median over it, with the load average.
 """
-import json
 import os
 import shutil
 import statistics
@@ -20,27 +19,7 @@ import sys
 import tempfile
 import time
 
-import netCDF4
-import numpy as np
-
-NCARG = os.environ.get("DCTK_NCARG", "/usr/share/ncarg/data")
-CODECS = [{"name": "bytes", "configuration": {"endian": "little"}},
-          {"name": "numcodecs.shuffle", "configuration": {"elementsize": 4}},
-          {"name": "numcodecs.zlib", "configuration": {"level": 1}}]
-
-
-def make_input(tmp):
-    src = os.path.join(tmp, "trinidad.nc")
-    with netCDF4.Dataset(os.path.join(NCARG, "cdf/trinidad.nc")) as s, \
-            netCDF4.Dataset(src, "w", format="NETCDF3_64BIT_OFFSET") as d:
-        v = s["data"]
-        for name, n in zip(v.dimensions, v.shape):
-            d.createDimension(name, n)
-        d.createVariable("data", "f4", v.dimensions)[...] = np.ma.filled(v[...].astype(np.float32), np.nan)
-    combo = os.path.join(tmp, "combo.json")
-    with open(combo, "w") as f:
-        json.dump({"var": "data", "codecs": CODECS}, f)
-    return src, combo
+from benchlib import trinidad_write_input
 
 
 def main():
@@ -50,7 +29,7 @@ def main():
     rounds, builds, verify = int(args[0]), args[1:], "--verify" in sys.argv
     tmp = tempfile.mkdtemp(prefix="dctk_bench_wall_")
     try:
-        src, combo = make_input(tmp)
+        src, combo = trinidad_write_input(tmp)
         out, nc = os.path.join(tmp, "out"), os.path.join(tmp, "out.nc")
         cmds = {b: [os.path.join(b, "dc_toolkit"), "compress_with_optimal", src, out, "data", "--combo", combo,
                     "--threads-per-rank", "2", "--inner-chunk-mib", "4", "--shard-mib", "16"] +
