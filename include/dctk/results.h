@@ -126,10 +126,18 @@ DCTK_API dctk_status dctk_csv_writer_close(dctk_csv_writer *w);
 DCTK_API dctk_status dctk_csv_read(const char *path, dctk_result_table *t, size_t *good_bytes);
 
 /* --- Parquet -------------------------------------------------------------- */
-/* Write rows as one Parquet file (one row group, PLAIN, uncompressed, all
- * columns REQUIRED), atomically: a temporary file renamed over path. Bytes that
- * are not valid UTF-8 in a string become U+FFFD, since readers reject them. */
+/* Write rows as one Parquet file (row groups of 4096 rows, PLAIN,
+ * uncompressed, all columns REQUIRED), atomically: a temporary file renamed
+ * over path. Bytes that are not valid UTF-8 in a string become U+FFFD, since
+ * readers reject them. */
 DCTK_API dctk_status dctk_parquet_write(const char *path, const dctk_result_row *rows, size_t n);
+/* The same a row group at a time, for callers that make rows as they go and
+ * should hold only one group's (add: one row group of n rows; close with keep
+ * false, or after a failure, leaves no file). */
+typedef struct dctk_parquet_writer dctk_parquet_writer;
+DCTK_API dctk_status dctk_parquet_writer_open(const char *path, dctk_parquet_writer **out);
+DCTK_API dctk_status dctk_parquet_writer_add(dctk_parquet_writer *w, const dctk_result_row *rows, size_t n);
+DCTK_API dctk_status dctk_parquet_writer_close(dctk_parquet_writer *w, bool keep);
 
 /* --- reading either format ------------------------------------------------ */
 

@@ -76,6 +76,13 @@ static inline uint32_t dctk_get_le32(const uint8_t *p) {
 DCTK_API dctk_status dctk_read_file(const char *path, uint8_t **out, size_t *n);
 /* Write atomically: temporary file in the same folder, fsync, rename. */
 DCTK_API dctk_status dctk_write_file_atomic(const char *path, const void *p, size_t n);
+/* The same for a file written in pieces: readers see the old file or the whole
+ * new one. close(keep = false) or any failed write removes the temporary; a
+ * failure is kept and returned by close. */
+typedef struct dctk_atomic_file dctk_atomic_file;
+DCTK_API dctk_status dctk_atomic_file_open(const char *path, dctk_atomic_file **out);
+DCTK_API dctk_status dctk_atomic_file_write(dctk_atomic_file *f, const void *p, size_t n);
+DCTK_API dctk_status dctk_atomic_file_close(dctk_atomic_file *f, bool keep);
 /* mkdir -p. */
 DCTK_API dctk_status dctk_mkdirs(const char *path);
 

@@ -55,27 +55,59 @@ static dctk_status write_all(int fd, const void *p, size_t n, const char *path) 
     return DCTK_OK;
 }
 
-dctk_status dctk_write_file_atomic(const char *path, const void *p, size_t n) {
+struct dctk_atomic_file {
+    int fd;
+    char *path, *tmp;
+    dctk_status st; /* the first failure; later writes do nothing */
+};
+
+dctk_status dctk_atomic_file_open(const char *path, dctk_atomic_file **out) {
+    *out = NULL;
     size_t len = strlen(path);
-    char *tmp = malloc(len + 32);
-    if (!tmp) return DCTK_NOMEM();
+    dctk_atomic_file *f = calloc(1, sizeof *f);
+    if (f) f->tmp = malloc(len + 32), f->path = strdup(path);
+    if (!f || !f->tmp || !f->path) {
+        if (f) free(f->tmp), free(f->path);
+        free(f);
+        return DCTK_NOMEM();
+    }
     static _Atomic unsigned long seq;
     /* Unique per process and per call, so threads and processes never share a temporary. */
-    snprintf(tmp, len + 32, "%s.tmp.%ld.%lu", path, (long)getpid(), seq++);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd < 0) {
-        dctk_status st = DCTK_FAIL(DCTK_ERR_IO, "%s: cannot create: %s", tmp, strerror(errno));
-        free(tmp);
+    snprintf(f->tmp, len + 32, "%s.tmp.%ld.%lu", path, (long)getpid(), seq++);
+    f->fd = open(f->tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (f->fd < 0) {
+        dctk_status st = DCTK_FAIL(DCTK_ERR_IO, "%s: cannot create: %s", f->tmp, strerror(errno));
+        free(f->tmp), free(f->path), free(f);
         return st;
     }
-    dctk_status st = write_all(fd, p, n, path);
-    if (st == DCTK_OK && fsync(fd) != 0) st = DCTK_FAIL(DCTK_ERR_IO, "%s: fsync failed: %s", path, strerror(errno));
-    if (close(fd) != 0 && st == DCTK_OK) st = DCTK_FAIL(DCTK_ERR_IO, "%s: close failed: %s", path, strerror(errno));
-    if (st == DCTK_OK && rename(tmp, path) != 0)
-        st = DCTK_FAIL(DCTK_ERR_IO, "%s: rename failed: %s", path, strerror(errno));
-    if (st != DCTK_OK) unlink(tmp);
-    free(tmp);
+    *out = f;
+    return DCTK_OK;
+}
+
+dctk_status dctk_atomic_file_write(dctk_atomic_file *f, const void *p, size_t n) {
+    if (f->st == DCTK_OK) f->st = write_all(f->fd, p, n, f->path);
+    return f->st;
+}
+
+dctk_status dctk_atomic_file_close(dctk_atomic_file *f, bool keep) {
+    if (!f) return DCTK_OK;
+    dctk_status st = keep ? f->st : DCTK_OK;
+    if (keep && st == DCTK_OK && fsync(f->fd) != 0)
+        st = DCTK_FAIL(DCTK_ERR_IO, "%s: fsync failed: %s", f->path, strerror(errno));
+    if (close(f->fd) != 0 && keep && st == DCTK_OK)
+        st = DCTK_FAIL(DCTK_ERR_IO, "%s: close failed: %s", f->path, strerror(errno));
+    if (keep && st == DCTK_OK && rename(f->tmp, f->path) != 0)
+        st = DCTK_FAIL(DCTK_ERR_IO, "%s: rename failed: %s", f->path, strerror(errno));
+    if (!keep || st != DCTK_OK) unlink(f->tmp);
+    free(f->tmp), free(f->path), free(f);
     return st;
+}
+
+dctk_status dctk_write_file_atomic(const char *path, const void *p, size_t n) {
+    dctk_atomic_file *f;
+    DCTK_TRY(dctk_atomic_file_open(path, &f));
+    dctk_atomic_file_write(f, p, n);
+    return dctk_atomic_file_close(f, true);
 }
 
 dctk_status dctk_mkdirs(const char *path) {

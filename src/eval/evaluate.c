@@ -117,15 +117,23 @@ static void on_result(void *user, const dctk_combo_result *r) {
     if (rc->o->progress) rc->o->progress(rc->o->progress_user, rc->done, rc->total);
 }
 
+/* A row group at a time: the rows' texts (codec JSON, names, errors) of the
+ * whole space would be tens of MB on top of the sweep's memory. */
 static dctk_status write_parquet(const char *path, const dctk_space *sp, const char *var,
                                  const dctk_combo_result *res, size_t n) {
-    dctk_result_row *rows = calloc(n ? n : 1, sizeof *rows);
-    if (!rows) return DCTK_NOMEM();
-    for (size_t k = 0; k < n; k++) rows[k] = make_row(sp, var, &res[k]);
-    dctk_status st = dctk_parquet_write(path, rows, n);
-    for (size_t k = 0; k < n; k++) free_row(&rows[k]);
+    enum { GROUP = 4096 };
+    dctk_result_row *rows = calloc(GROUP, sizeof *rows);
+    dctk_parquet_writer *w = NULL;
+    dctk_status st = rows ? dctk_parquet_writer_open(path, &w) : DCTK_NOMEM();
+    for (size_t k = 0; k < n && st == DCTK_OK; k += GROUP) {
+        size_t m = n - k < GROUP ? n - k : GROUP;
+        for (size_t i = 0; i < m; i++) rows[i] = make_row(sp, var, &res[k + i]);
+        st = dctk_parquet_writer_add(w, rows, m);
+        for (size_t i = 0; i < m; i++) free_row(&rows[i]);
+    }
+    dctk_status cst = dctk_parquet_writer_close(w, st == DCTK_OK);
     free(rows);
-    return st;
+    return st != DCTK_OK ? st : cst;
 }
 
 static json_t *num(double v) { return dctk_json_real_or_null(v); }

@@ -53,6 +53,7 @@
  * sizes below 15, else (0xF0 | element type) and a varint size; list elements
  * carry no field header. Types: i16 4, i32 5, i64 6, binary 8, list 9, struct 12. */
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "dctk/util.h"
@@ -63,6 +64,9 @@
 #endif
 
 #define PAGE_BYTES (1u << 20)
+/* Rows per row group: a writer holds one group's rows and bytes at a time
+ * (46,332 rows of the full space are 12 groups of about 3 MB). */
+#define GROUP_ROWS ((size_t)4096)
 
 enum { ENC_PLAIN = 0, ENC_RLE = 3 };
 
@@ -270,9 +274,10 @@ typedef struct {
     int64_t offset, bytes; /* of the column chunk in the file, page headers included */
 } chunk_pos;
 
-static dctk_status put_column(dctk_buf *out, dctk_buf *page, const dctk_result_row *rows, size_t n, int c,
-                              size_t page_bytes, chunk_pos *pos) {
-    pos->offset = (int64_t)out->size;
+/* A column chunk of rows appended to out, whose first byte stands at file offset base. */
+static dctk_status put_column(dctk_buf *out, int64_t base, dctk_buf *page, const dctk_result_row *rows, size_t n,
+                              int c, size_t page_bytes, chunk_pos *pos) {
+    pos->offset = base + (int64_t)out->size;
     for (size_t i = 0; i < n;) {
         page->size = 0;
         size_t k = 0;
@@ -281,7 +286,20 @@ static dctk_status put_column(dctk_buf *out, dctk_buf *page, const dctk_result_r
             return DCTK_FAIL(DCTK_ERR_UNSUPPORTED, "parquet: page of %zu bytes is too large", page->size);
         DCTK_TRY(put_page(out, page, k));
     }
-    pos->bytes = (int64_t)out->size - pos->offset;
+    pos->bytes = base + (int64_t)out->size - pos->offset;
+    return DCTK_OK;
+}
+
+/* A row group: its rows and where each column chunk stands. */
+typedef struct {
+    size_t n;
+    chunk_pos pos[DCTK_RESULT_NCOLS];
+} group_pos;
+
+static dctk_status put_group(dctk_buf *out, int64_t base, dctk_buf *page, const dctk_result_row *rows, size_t n,
+                             size_t page_bytes, group_pos *g) {
+    g->n = n;
+    for (int c = 0; c < DCTK_RESULT_NCOLS; c++) DCTK_TRY(put_column(out, base, page, rows, n, c, page_bytes, &g->pos[c]));
     return DCTK_OK;
 }
 
@@ -331,7 +349,9 @@ static void put_column_meta(tc *w, int c, size_t n, const chunk_pos *pos) {
     tc_end(w);
 }
 
-static void put_row_group(tc *w, size_t n, const chunk_pos pos[DCTK_RESULT_NCOLS]) {
+static void put_row_group(tc *w, const group_pos *g) {
+    size_t n = g->n;
+    const chunk_pos *pos = g->pos;
     int64_t total = 0;
     tc_push(w);
     tc_list(w, 1, CT_STRUCT, DCTK_RESULT_NCOLS);
@@ -347,14 +367,15 @@ static void put_row_group(tc *w, size_t n, const chunk_pos pos[DCTK_RESULT_NCOLS
     tc_end(w);
 }
 
-static dctk_status put_footer(dctk_buf *out, size_t n, const chunk_pos pos[DCTK_RESULT_NCOLS]) {
-    size_t start = out->size;
+static dctk_status put_footer(dctk_buf *out, const group_pos *groups, size_t ngroups) {
+    size_t start = out->size, n = 0;
+    for (size_t g = 0; g < ngroups; g++) n += groups[g].n;
     tc w = {.b = out};
     tc_i32(&w, 1, 1);
     put_schema(&w);
     tc_i64(&w, 3, (int64_t)n);
-    tc_list(&w, 4, CT_STRUCT, n > 0 ? 1 : 0);
-    if (n > 0) put_row_group(&w, n, pos);
+    tc_list(&w, 4, CT_STRUCT, ngroups);
+    for (size_t g = 0; g < ngroups; g++) put_row_group(&w, &groups[g]);
     tc_str(&w, 6, "dc_toolkit version " DCTK_VERSION);
     tc_end(&w);
     DCTK_TRY(w.st);
@@ -364,28 +385,88 @@ static dctk_status put_footer(dctk_buf *out, size_t n, const chunk_pos pos[DCTK_
     return dctk_buf_append(out, "PAR1", 4);
 }
 
-static dctk_status encode_into(dctk_buf *out, dctk_buf *page, const dctk_result_row *rows, size_t n,
-                               size_t page_bytes) {
-    chunk_pos pos[DCTK_RESULT_NCOLS] = {{0, 0}};
-    DCTK_TRY(dctk_buf_append(out, "PAR1", 4));
-    for (int c = 0; n > 0 && c < DCTK_RESULT_NCOLS; c++)
-        DCTK_TRY(put_column(out, page, rows, n, c, page_bytes, &pos[c]));
-    return put_footer(out, n, pos);
-}
-
-dctk_status dctk_parquet_encode(dctk_buf *out, const dctk_result_row *rows, size_t n, size_t page_bytes) {
+dctk_status dctk_parquet_encode(dctk_buf *out, const dctk_result_row *rows, size_t n, size_t page_bytes,
+                               size_t group_rows) {
+    if (!group_rows) group_rows = GROUP_ROWS;
+    size_t ngroups = (n + group_rows - 1) / group_rows;
+    group_pos *groups = calloc(ngroups ? ngroups : 1, sizeof *groups);
     dctk_buf page = DCTK_BUF_INIT;
     out->size = 0;
-    dctk_status st = encode_into(out, &page, rows, n, page_bytes ? page_bytes : PAGE_BYTES);
+    dctk_status st = groups ? dctk_buf_append(out, "PAR1", 4) : DCTK_NOMEM();
+    for (size_t g = 0; g < ngroups && st == DCTK_OK; g++) {
+        size_t k = g * group_rows, m = n - k < group_rows ? n - k : group_rows;
+        st = put_group(out, 0, &page, rows + k, m, page_bytes ? page_bytes : PAGE_BYTES, &groups[g]);
+    }
+    if (st == DCTK_OK) st = put_footer(out, groups, ngroups);
     dctk_buf_free(&page);
+    free(groups);
     return st;
 }
 
+/* --- a file written a row group at a time ----------------------------------- */
+
+struct dctk_parquet_writer {
+    dctk_atomic_file *file;
+    dctk_buf out, page;
+    int64_t offset; /* bytes in the file so far */
+    group_pos *groups;
+    size_t ngroups, cap;
+    dctk_status st;
+};
+
+dctk_status dctk_parquet_writer_open(const char *path, dctk_parquet_writer **out) {
+    *out = NULL;
+    dctk_parquet_writer *w = calloc(1, sizeof *w);
+    if (!w) return DCTK_NOMEM();
+    dctk_status st = dctk_atomic_file_open(path, &w->file);
+    if (st == DCTK_OK) st = dctk_atomic_file_write(w->file, "PAR1", 4);
+    if (st != DCTK_OK) {
+        dctk_atomic_file_close(w->file, false);
+        free(w);
+        return st;
+    }
+    w->offset = 4;
+    *out = w;
+    return DCTK_OK;
+}
+
+dctk_status dctk_parquet_writer_add(dctk_parquet_writer *w, const dctk_result_row *rows, size_t n) {
+    if (w->st != DCTK_OK || n == 0) return w->st;
+    if (w->ngroups == w->cap) {
+        size_t cap = w->cap ? 2 * w->cap : 16;
+        group_pos *g = realloc(w->groups, cap * sizeof *g);
+        if (!g) return w->st = DCTK_NOMEM();
+        w->groups = g, w->cap = cap;
+    }
+    w->out.size = 0;
+    w->st = put_group(&w->out, w->offset, &w->page, rows, n, PAGE_BYTES, &w->groups[w->ngroups]);
+    if (w->st == DCTK_OK) w->st = dctk_atomic_file_write(w->file, w->out.data, w->out.size);
+    if (w->st == DCTK_OK) w->offset += (int64_t)w->out.size, w->ngroups++;
+    return w->st;
+}
+
+dctk_status dctk_parquet_writer_close(dctk_parquet_writer *w, bool keep) {
+    if (!w) return DCTK_OK;
+    dctk_status st = w->st;
+    w->out.size = 0;
+    if (keep && st == DCTK_OK) st = put_footer(&w->out, w->groups, w->ngroups);
+    if (keep && st == DCTK_OK) st = dctk_atomic_file_write(w->file, w->out.data, w->out.size);
+    dctk_status cst = dctk_atomic_file_close(w->file, keep && st == DCTK_OK);
+    dctk_buf_free(&w->out);
+    dctk_buf_free(&w->page);
+    free(w->groups);
+    free(w);
+    return keep && st == DCTK_OK ? cst : keep ? st : DCTK_OK;
+}
+
 dctk_status dctk_parquet_write(const char *path, const dctk_result_row *rows, size_t n) {
-    dctk_buf out = DCTK_BUF_INIT;
-    dctk_status st = dctk_parquet_encode(&out, rows, n, PAGE_BYTES);
-    if (st != DCTK_OK) dctk_prefix_detail("%s: ", path);
-    else st = dctk_write_file_atomic(path, out.data, out.size);
-    dctk_buf_free(&out);
+    dctk_parquet_writer *w;
+    DCTK_TRY(dctk_parquet_writer_open(path, &w));
+    dctk_status st = DCTK_OK;
+    for (size_t k = 0; k < n && st == DCTK_OK; k += GROUP_ROWS)
+        st = dctk_parquet_writer_add(w, rows + k, n - k < GROUP_ROWS ? n - k : GROUP_ROWS);
+    if (st == DCTK_OK) return dctk_parquet_writer_close(w, true);
+    dctk_parquet_writer_close(w, false);
+    if (st != DCTK_ERR_IO) dctk_prefix_detail("%s: ", path); /* I/O errors name the file already */
     return st;
 }

@@ -48,8 +48,10 @@ static inline bool dctk_col_bool(const dctk_result_row *r, int c) {
 }
 
 /* The Parquet file for rows, in memory, with data pages cut after about
- * page_bytes of values (tests use a small value to get many pages). */
-dctk_status dctk_parquet_encode(dctk_buf *out, const dctk_result_row *rows, size_t n, size_t page_bytes);
+ * page_bytes of values and row groups of group_rows rows (0: the writer's
+ * sizes; tests use small values to get many pages and groups). */
+dctk_status dctk_parquet_encode(dctk_buf *out, const dctk_result_row *rows, size_t n, size_t page_bytes,
+                                size_t group_rows);
 
 /* Append s to out with every ill-formed UTF-8 subsequence replaced by U+FFFD,
  * one replacement per maximal subpart (the WHATWG decoder's rule, so a reader

@@ -19,6 +19,14 @@ export const COLUMNS = [
   ['portability', 'str'], ['keep', 'bool'], ['error', 'str'], ['fraction', 'f64'],
 ]
 export const FILES = { awkward: 7, many: 5000, empty: 0 }
+// Rows per row group: dctk_parquet_write's 4096, and 1500 for "many" (the tool
+// asks for that so readers must join groups as well as pages).
+export function groupSizes (name, nrows) {
+  const per = name === 'many' ? 1500 : 4096
+  const sizes = []
+  for (let k = 0; k < nrows; k += per) sizes.push(Math.min(per, nrows - k))
+  return sizes
+}
 
 // Runs the tool into a fresh folder; returns the folder and a cleanup function.
 export function makeFiles () {

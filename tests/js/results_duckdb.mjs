@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict'
 import { join } from 'node:path'
 import { DuckDBInstance } from '@duckdb/node-api'
-import { COLUMNS, FILES, assertSameRows, makeFiles, readCsvRows } from './results_common.mjs'
+import { COLUMNS, FILES, assertSameRows, groupSizes, makeFiles, readCsvRows } from './results_common.mjs'
 
 const SQL_TYPE = { str: 'VARCHAR', i64: 'BIGINT', f64: 'DOUBLE', bool: 'BOOLEAN' }
 const quote = s => `'${s.replaceAll("'", "''")}'`
@@ -14,7 +14,7 @@ async function rows (conn, sql) {
   return (await conn.runAndReadAll(sql)).getRowObjects()
 }
 
-async function checkSchema (conn, path, nrows) {
+async function checkSchema (conn, path, name, nrows) {
   const desc = await rows(conn, `DESCRIBE SELECT * FROM read_parquet(${quote(path)})`)
   assert.deepEqual(desc.map(d => [d.column_name, d.column_type]), COLUMNS.map(([n, k]) => [n, SQL_TYPE[k]]))
   const schema = await rows(conn, `SELECT name, repetition_type, converted_type, logical_type
@@ -31,14 +31,14 @@ async function checkSchema (conn, path, nrows) {
                                    FROM parquet_file_metadata(${quote(path)})`)
   assert.match(file.created_by, /^dc_toolkit version /)
   assert.equal(file.num_rows, BigInt(nrows))
-  assert.equal(file.num_row_groups, nrows > 0 ? 1n : 0n)
+  const groups = groupSizes(name, nrows)
+  assert.equal(file.num_row_groups, BigInt(groups.length))
   assert.equal(file.format_version, 1n)
   const meta = await rows(conn, `SELECT row_group_id, num_values, compression, encodings
                                  FROM parquet_metadata(${quote(path)})`)
-  assert.equal(meta.length, nrows > 0 ? COLUMNS.length : 0)
+  assert.equal(meta.length, groups.length * COLUMNS.length)
   for (const m of meta) {
-    assert.equal(m.row_group_id, 0n)
-    assert.equal(m.num_values, BigInt(nrows))
+    assert.equal(m.num_values, BigInt(groups[Number(m.row_group_id)]))
     assert.equal(m.compression, 'UNCOMPRESSED')
     assert.match(m.encodings, /PLAIN/)
   }
@@ -57,7 +57,7 @@ const conn = await instance.connect()
 try {
   for (const [name, nrows] of Object.entries(FILES)) {
     const path = join(dir, `${name}.parquet`)
-    await checkSchema(conn, path, nrows)
+    await checkSchema(conn, path, name, nrows)
     const got = await rows(conn, `SELECT * FROM read_parquet(${quote(path)})`)
     const expected = readCsvRows(join(dir, `${name}.csv`))
     assert.equal(expected.length, nrows)

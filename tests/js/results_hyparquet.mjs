@@ -4,15 +4,16 @@
 import assert from 'node:assert/strict'
 import { join } from 'node:path'
 import { asyncBufferFromFile, parquetMetadataAsync, parquetReadObjects } from 'hyparquet'
-import { COLUMNS, FILES, assertSameRows, makeFiles, readCsvRows } from './results_common.mjs'
+import { COLUMNS, FILES, assertSameRows, groupSizes, makeFiles, readCsvRows } from './results_common.mjs'
 
 const PHYSICAL = { str: 'BYTE_ARRAY', i64: 'INT64', f64: 'DOUBLE', bool: 'BOOLEAN' }
 
-function checkFooter (meta, nrows) {
+function checkFooter (meta, name, nrows) {
   assert.equal(meta.version, 1)
   assert.equal(Number(meta.num_rows), nrows)
   assert.match(meta.created_by, /^dc_toolkit version /)
-  assert.equal(meta.row_groups.length, nrows > 0 ? 1 : 0)
+  const groups = groupSizes(name, nrows)
+  assert.equal(meta.row_groups.length, groups.length)
   const [root, ...leaves] = meta.schema
   assert.equal(root.num_children, COLUMNS.length)
   assert.deepEqual(leaves.map(s => s.name), COLUMNS.map(c => c[0]))
@@ -24,14 +25,15 @@ function checkFooter (meta, nrows) {
       assert.equal(leaves[k].logical_type?.type, 'STRING', name)
     }
   })
-  if (nrows === 0) return
-  const cols = meta.row_groups[0].columns
-  assert.equal(cols.length, COLUMNS.length)
-  for (const c of cols) {
-    assert.equal(c.meta_data.codec, 'UNCOMPRESSED')
-    assert.equal(Number(c.meta_data.num_values), nrows)
-    assert.ok(c.meta_data.encodings.includes('PLAIN'))
-  }
+  meta.row_groups.forEach((g, k) => {
+    assert.equal(Number(g.num_rows), groups[k])
+    assert.equal(g.columns.length, COLUMNS.length)
+    for (const c of g.columns) {
+      assert.equal(c.meta_data.codec, 'UNCOMPRESSED')
+      assert.equal(Number(c.meta_data.num_values), groups[k])
+      assert.ok(c.meta_data.encodings.includes('PLAIN'))
+    }
+  })
 }
 
 const { dir, cleanup } = makeFiles()
@@ -39,7 +41,7 @@ try {
   for (const [name, nrows] of Object.entries(FILES)) {
     const file = await asyncBufferFromFile(join(dir, `${name}.parquet`))
     const meta = await parquetMetadataAsync(file)
-    checkFooter(meta, nrows)
+    checkFooter(meta, name, nrows)
     const rows = await parquetReadObjects({ file, metadata: meta })
     const expected = readCsvRows(join(dir, `${name}.csv`))
     assert.equal(expected.length, nrows)

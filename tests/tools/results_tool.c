@@ -118,7 +118,8 @@ static dctk_status write_both(const char *dir, const char *name, const dctk_resu
     snprintf(path, sizeof path, "%s/%s.parquet", dir, name);
     if (page_bytes == 0) return dctk_parquet_write(path, rows, n);
     dctk_buf out = DCTK_BUF_INIT;
-    dctk_status st = dctk_parquet_encode(&out, rows, n, page_bytes);
+    /* pages of page_bytes in row groups of 1500 rows: readers must join both */
+    dctk_status st = dctk_parquet_encode(&out, rows, n, page_bytes, 1500);
     if (st == DCTK_OK) st = dctk_write_file_atomic(path, out.data, out.size);
     dctk_buf_free(&out);
     return st;

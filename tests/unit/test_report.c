@@ -81,9 +81,10 @@ static void parquet_round_trip(void **state) {
     size_t n = 1003;
     dctk_result_row *r = many_rows(n);
     size_t page_sizes[] = {0, 64, 1}; /* one page per column; several; one value per page */
-    for (size_t p = 0; p < 3; p++) {
+    size_t group_rows[] = {0, 100, 1}; /* one row group; eleven, the last short; one row each */
+    for (size_t p = 0; p < 9; p++) {
         dctk_buf b = DCTK_BUF_INIT;
-        assert_int_equal(dctk_parquet_encode(&b, r, n, page_sizes[p]), DCTK_OK);
+        assert_int_equal(dctk_parquet_encode(&b, r, n, page_sizes[p % 3], group_rows[p / 3]), DCTK_OK);
         dctk_result_table t = DCTK_RESULT_TABLE_INIT;
         assert_int_equal(dctk_parquet_read_mem(b.data, b.size, &t), DCTK_OK);
         assert_int_equal(t.n, n);
@@ -129,7 +130,7 @@ static void csv_fallback(void **state) {
 static void parquet_damage_refused(void **state) {
     (void)state;
     dctk_buf b = DCTK_BUF_INIT;
-    assert_int_equal(dctk_parquet_encode(&b, rows, NROWS, 16), DCTK_OK);
+    assert_int_equal(dctk_parquet_encode(&b, rows, NROWS, 16, 3), DCTK_OK);
     for (size_t len = 0; len < b.size; len++) {
         uint8_t *cut = malloc(len + !len); /* exactly len bytes, so a read past them is caught */
         memcpy(cut, b.data, len);

@@ -332,12 +332,12 @@ static void parquet_framing(void **state) {
     assert_int_equal(dctk_parquet_write("/nonexistent/dir/x.parquet", rows, NROWS), DCTK_ERR_IO);
 }
 
-/* Many small pages and one big page hold the same values. */
+/* Many small pages (and row groups) and one big page hold the same values. */
 static void parquet_pages_hold_all_values(void **state) {
     (void)state;
     dctk_buf one = DCTK_BUF_INIT, many = DCTK_BUF_INIT;
-    assert_int_equal(dctk_parquet_encode(&one, rows, NROWS, 1 << 20), DCTK_OK);
-    assert_int_equal(dctk_parquet_encode(&many, rows, NROWS, 1), DCTK_OK);
+    assert_int_equal(dctk_parquet_encode(&one, rows, NROWS, 1 << 20, 0), DCTK_OK);
+    assert_int_equal(dctk_parquet_encode(&many, rows, NROWS, 1, 1), DCTK_OK);
     assert_true(many.size > one.size); /* one page header per value */
     /* The fraction column (the last) of the last row sits just before the
      * footer, as PLAIN bytes: 0.25 as a little-endian double. */
