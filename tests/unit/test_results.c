@@ -330,6 +330,18 @@ static void parquet_framing(void **state) {
     closedir(d);
     assert_int_equal(files, 2);
     assert_int_equal(dctk_parquet_write("/nonexistent/dir/x.parquet", rows, NROWS), DCTK_ERR_IO);
+    /* a writer given up after a row group leaves nothing, not even its temporary */
+    char p[128];
+    snprintf(p, sizeof p, "%s/abandoned.parquet", dir);
+    dctk_parquet_writer *w;
+    assert_int_equal(dctk_parquet_writer_open(p, &w), DCTK_OK);
+    assert_int_equal(dctk_parquet_writer_add(w, rows, NROWS), DCTK_OK);
+    assert_int_equal(dctk_parquet_writer_close(w, false), DCTK_OK);
+    files = 0;
+    d = opendir(dir);
+    for (struct dirent *e; (e = readdir(d));) files += e->d_name[0] != '.' && !strstr(e->d_name, ".csv");
+    closedir(d);
+    assert_int_equal(files, 2);
 }
 
 /* Many small pages (and row groups) and one big page hold the same values. */
