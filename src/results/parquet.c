@@ -7,8 +7,9 @@
  * File layout (all integers little-endian):
  *
  *   "PAR1"
- *   for each column, in schema order (var, comp_idx, ..., keep, error, fraction):
- *       one or more data pages, each: PageHeader (Thrift compact), then values
+ *   for each row group (GROUP_ROWS rows, the last one fewer; none without rows):
+ *       for each column, in schema order (var, comp_idx, ..., keep, error, fraction):
+ *           one or more data pages, each: PageHeader (Thrift compact), then values
  *   FileMetaData (Thrift compact)
  *   uint32 length of FileMetaData
  *   "PAR1"
@@ -41,7 +42,8 @@
  *                          5: num_values, 6: total_uncompressed_size, 7: total_compressed_size (equal,
  *                          page headers included), 9: data_page_offset, 12: Statistics { 3: null_count=0 } } } ],
  *                        2: total_byte_size, 3: num_rows, 5: file_offset, 6: total_compressed_size,
- *                        7: ordinal=0 } ]   (an empty list when there are no rows)
+ *                        7: ordinal (0, 1, ...; left out past the i16 range) }, ... ]
+ *                 (one per row group; an empty list when there are no rows)
  *   6: created_by = "dc_toolkit version X.Y.Z"
  * }
  *
@@ -349,7 +351,7 @@ static void put_column_meta(tc *w, int c, size_t n, const chunk_pos *pos) {
     tc_end(w);
 }
 
-static void put_row_group(tc *w, const group_pos *g) {
+static void put_row_group(tc *w, const group_pos *g, size_t ordinal) {
     size_t n = g->n;
     const chunk_pos *pos = g->pos;
     int64_t total = 0;
@@ -363,7 +365,7 @@ static void put_row_group(tc *w, const group_pos *g) {
     tc_i64(w, 3, (int64_t)n);
     tc_i64(w, 5, pos[0].offset);
     tc_i64(w, 6, total);
-    tc_i16(w, 7, 0);
+    if (ordinal <= INT16_MAX) tc_i16(w, 7, (int16_t)ordinal); /* optional, and an i16 */
     tc_end(w);
 }
 
@@ -375,7 +377,7 @@ static dctk_status put_footer(dctk_buf *out, const group_pos *groups, size_t ngr
     put_schema(&w);
     tc_i64(&w, 3, (int64_t)n);
     tc_list(&w, 4, CT_STRUCT, ngroups);
-    for (size_t g = 0; g < ngroups; g++) put_row_group(&w, &groups[g]);
+    for (size_t g = 0; g < ngroups; g++) put_row_group(&w, &groups[g], g);
     tc_str(&w, 6, "dc_toolkit version " DCTK_VERSION);
     tc_end(&w);
     DCTK_TRY(w.st);

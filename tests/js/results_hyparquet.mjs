@@ -27,6 +27,7 @@ function checkFooter (meta, name, nrows) {
   })
   meta.row_groups.forEach((g, k) => {
     assert.equal(Number(g.num_rows), groups[k])
+    assert.equal(g.ordinal, k)
     assert.equal(g.columns.length, COLUMNS.length)
     for (const c of g.columns) {
       assert.equal(c.meta_data.codec, 'UNCOMPRESSED')
