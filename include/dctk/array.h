@@ -40,6 +40,10 @@ DCTK_API dctk_status dctk_dtype_parse(const char *s, dctk_dtype *out);
  * (converted with C rules; callers round first where it matters). */
 DCTK_API double dctk_load_f64(dctk_dtype t, const void *buf, size_t i);
 DCTK_API void dctk_store_f64(dctk_dtype t, void *buf, size_t i, double v);
+/* Copy n bytes of es-byte elements from src to dst (the same buffer or apart,
+ * never overlapping otherwise), each element's bytes reversed: big-endian
+ * values to the host's little-endian order and back. */
+DCTK_API void dctk_swap_copy(void *dst, const void *src, size_t n, size_t es);
 
 typedef struct dctk_array {
     dctk_dtype dtype;

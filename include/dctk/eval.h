@@ -400,9 +400,6 @@ DCTK_API uint64_t dctk_sweep_unit_memory(const dctk_chunk_spec *chunk, const dct
  * *source (may be NULL) says which. */
 #define DCTK_MEMORY_FRACTION 0.8
 DCTK_API uint64_t dctk_memory_budget(uint64_t max_memory, int ranks_on_node, const char **source);
-/* A writer's encoder thread with this codec list (a Zarr v3 "codecs" list)
- * on chunks of `chunk`: as dctk_sweep_unit_memory. */
-DCTK_API uint64_t dctk_pipeline_memory(const json_t *codecs, const dctk_chunk_spec *chunk);
 /* The encoder threads of a field's write (field_bytes in shards of
  * shard_bytes, predicted ratio; NaN: unknown) that fit the budget (of
  * dctk_memory_budget(max_memory, 1)): threads, or fewer when the write's

@@ -36,12 +36,8 @@ static json_t *bytes_to_json(const dctk_codec *base) {
 /* Copy n bytes, reversing each element of size es when swap is set. */
 static void copy_order(uint8_t *dst, const uint8_t *src, size_t n, size_t es, bool swap) {
     if (n == 0) return; /* an empty chunk: dst may have no storage yet */
-    if (!swap || es == 1) {
-        memcpy(dst, src, n);
-        return;
-    }
-    for (size_t i = 0; i < n; i += es)
-        for (size_t b = 0; b < es; b++) dst[i + b] = src[i + es - 1 - b];
+    if (swap) dctk_swap_copy(dst, src, n, es);
+    else memcpy(dst, src, n);
 }
 
 static size_t same_size(const dctk_codec *c, const dctk_chunk_spec *in, size_t n) {

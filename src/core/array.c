@@ -1,4 +1,5 @@
 /* Element types and the n-dimensional array view. */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -72,6 +73,30 @@ void dctk_store_f64(dctk_dtype t, void *buf, size_t i, double v) {
     default: break;
     }
 }
+
+#define SWAP_ALL(bits)                                                                                             \
+    for (size_t k = 0; k < n; k += sizeof(uint##bits##_t)) {                                                       \
+        uint##bits##_t x;                                                                                          \
+        memcpy(&x, s + k, sizeof x);                                                                               \
+        x = __builtin_bswap##bits(x);                                                                              \
+        memcpy(d + k, &x, sizeof x);                                                                               \
+    }
+void dctk_swap_copy(void *dst, const void *src, size_t n, size_t es) {
+    uint8_t *d = dst;
+    const uint8_t *s = src;
+    if (es == 2) SWAP_ALL(16)
+    else if (es == 4) SWAP_ALL(32)
+    else if (es == 8) SWAP_ALL(64)
+    else if (es <= 1) memmove(d, s, n);
+    else
+        for (size_t i = 0; i < n; i += es)
+            for (size_t lo = i, hi = i + es - 1; lo <= hi; lo++, hi--) {
+                uint8_t t = s[lo];
+                d[lo] = s[hi];
+                d[hi] = t;
+            }
+}
+#undef SWAP_ALL
 
 size_t dctk_shape_nelems(int ndim, const size_t *shape) {
     size_t n = 1;

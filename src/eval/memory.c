@@ -148,7 +148,9 @@ void dctk_sweep_memcheck(const char *var, uint64_t held, uint64_t admitted) {
              var, mib(est), mib(held), mib(admitted), mib(measured), (double)measured / (double)est);
 }
 
-/* As dctk_pipeline_memory, with the serialized stream `stream` bytes long (0: its bound). */
+/* A writer's encoder thread with this codec list (a Zarr v3 "codecs" list)
+ * on chunks of `chunk`, as dctk_sweep_unit_memory_at: the serialized stream
+ * `stream` bytes long (0: its bound). */
 static uint64_t pipeline_memory_at(const json_t *codecs, const dctk_chunk_spec *chunk, size_t stream) {
     dctk_pipeline *p = NULL;
     if (dctk_pipeline_from_json(codecs, &p) != DCTK_OK) return dctk_spec_nbytes(chunk) * 4; /* refused later */
@@ -158,10 +160,6 @@ static uint64_t pipeline_memory_at(const json_t *codecs, const dctk_chunk_spec *
     uint64_t m = dctk_sweep_unit_memory_at(chunk, filt, p->codecs[p->ab], chain, nchain, nchain ? 0 : stream, NULL);
     dctk_pipeline_free(p);
     return m;
-}
-
-uint64_t dctk_pipeline_memory(const json_t *codecs, const dctk_chunk_spec *chunk) {
-    return pipeline_memory_at(codecs, chunk, 0);
 }
 
 /* What a field's write holds at its peak with t encoder threads (the model of

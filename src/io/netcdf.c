@@ -292,21 +292,6 @@ static bool direct_offset(const nc_impl *im, const dctk_var *v, size_t i, const 
     return true;
 }
 
-/* The file's big-endian values to the host's (little-endian) order, in place. */
-#define SWAP_ALL(bits)                                                                                             \
-    for (size_t k = 0; k < n; k++) {                                                                               \
-        uint##bits##_t x;                                                                                          \
-        memcpy(&x, p + k * sizeof x, sizeof x);                                                                    \
-        x = __builtin_bswap##bits(x);                                                                              \
-        memcpy(p + k * sizeof x, &x, sizeof x);                                                                    \
-    }
-static void from_big_endian(uint8_t *p, size_t n, size_t es) {
-    if (es == 2) SWAP_ALL(16)
-    else if (es == 4) SWAP_ALL(32)
-    else if (es == 8) SWAP_ALL(64)
-}
-#undef SWAP_ALL
-
 static dctk_status read_direct(const dctk_dataset *ds, const dctk_var *v, int fd, uint64_t off, size_t n, size_t es,
                                void *raw) {
     uint8_t *p = raw;
@@ -319,7 +304,7 @@ static dctk_status read_direct(const dctk_dataset *ds, const dctk_var *v, int fd
                              v->name, r < 0 ? strerror(errno) : "the file ends early (truncated while being read?)");
         got += (size_t)r;
     }
-    from_big_endian(p, n, es);
+    dctk_swap_copy(p, p, n * es, es); /* the file is big-endian */
     return DCTK_OK;
 }
 

@@ -198,8 +198,10 @@ static void shard_put(worker *k, size_t i, bool present, uint64_t off, uint64_t 
 }
 
 /* The index's CRC; the index goes after the chunks. */
+static void index_seal(uint8_t *index, size_t n) { dctk_put_le32(index + 16 * n, dctk_crc32c(index, 16 * n)); }
+
 static void seal_index(worker *k, size_t n, size_t present) {
-    dctk_put_le32(k->index.data + 16 * n, dctk_crc32c(k->index.data, 16 * n));
+    index_seal(k->index.data, n);
     k->stats.chunks_written += present;
 }
 
@@ -300,7 +302,7 @@ static dctk_status finish_shard(worker *k, shard_job *job) {
     writer *w = k->w;
     if (!job->out) return DCTK_OK;
     size_t n = w->ninner, nindex = zarr_index_bytes(n, true);
-    dctk_put_le32(job->index + 16 * n, dctk_crc32c(job->index, 16 * n));
+    index_seal(job->index, n);
     dctk_status st = dctk_store_writer_append(job->out, &(dctk_store_part){job->index, nindex}, 1);
     dctk_status closed = dctk_store_writer_close(job->out, st == DCTK_OK && !atomic_load(&w->failed));
     job->out = NULL;

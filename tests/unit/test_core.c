@@ -92,10 +92,30 @@ static void detail_is_per_thread_text(void **state) {
     assert_string_equal(dctk_strerror(DCTK_ERR_CORRUPT), "corrupt data");
 }
 
+/* Element byte reversal against byte-by-byte indexing, apart and in place. */
+static void swap_copy_reverses_each_element(void **state) {
+    (void)state;
+    uint8_t src[48], dst[48], in_place[48];
+    for (size_t i = 0; i < sizeof src; i++) src[i] = (uint8_t)(i * 37 + 11);
+    static const size_t sizes[] = {1, 2, 3, 4, 8};
+    for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
+        size_t es = sizes[k];
+        memcpy(in_place, src, sizeof src);
+        dctk_swap_copy(dst, src, sizeof src, es);
+        dctk_swap_copy(in_place, in_place, sizeof src, es);
+        for (size_t i = 0; i < sizeof src; i++) {
+            size_t first = i - i % es, want = first + es - 1 - i % es;
+            assert_int_equal(dst[i], src[want]);
+            assert_int_equal(in_place[i], src[want]);
+        }
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(parse_size_units), cmocka_unit_test(parse_size_rejects),
         cmocka_unit_test(crc32c_known),     cmocka_unit_test(buf_grows),
+        cmocka_unit_test(swap_copy_reverses_each_element),
         cmocka_unit_test(dtypes),           cmocka_unit_test(detail_is_per_thread_text),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
