@@ -39,6 +39,8 @@ DCTK_API void dctk_log(dctk_log_level lvl, const char *fmt, ...) __attribute__((
 /* --- timers ----------------------------------------------------------- */
 /* Monotonic seconds. */
 DCTK_API double dctk_now(void);
+/* The calling thread's CPU seconds (user and system). */
+DCTK_API double dctk_thread_cpu(void);
 /* Thread-safe registry of named timers: add elapsed seconds under a label. */
 DCTK_API void dctk_timer_add(const char *label, double seconds);
 /* Print label, calls, mean, total for every label, through the log hook. */

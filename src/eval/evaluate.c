@@ -605,15 +605,15 @@ static dctk_status write_left_out(const dctk_space *sp, const char *var, const b
 }
 
 /* Where the search's cost goes (--verbose): one line per phase, and the
- * time inside codecs summed per phase in the timer report (the issue's
- * measure of cost: thread-seconds inside codecs). */
-#define CODEC_TIMER "sweep: inside codecs [thread-s]"
+ * CPU time inside codecs summed per phase in the timer report (the issue's
+ * measure of cost). */
+#define CODEC_TIMER DCTK_CODEC_CPU_TIMER
 static void log_phase(const char *var, const char *phase, size_t n, double t0, double c0, double k0) {
     double codec_s = dctk_timer_total(CODEC_TIMER) - k0;
     char label[64];
-    snprintf(label, sizeof label, "search: %.36s [codec thread-s]", phase);
+    snprintf(label, sizeof label, "search: %.36s [codec CPU s]", phase);
     dctk_timer_add(label, codec_s);
-    dctk_log(DCTK_LOG_DEBUG, "%s: %s: %zu combos in %.2f s (%.2f s of CPU, %.2f thread-s inside codecs)", var, phase,
+    dctk_log(DCTK_LOG_DEBUG, "%s: %s: %zu combos in %.2f s (%.2f s of CPU, %.2f of them inside codecs)", var, phase,
              n, dctk_now() - t0, (double)clock() / CLOCKS_PER_SEC - c0, codec_s);
 }
 

@@ -47,4 +47,8 @@ uint64_t dctk_sweep_unit_memory_at(const dctk_chunk_spec *chunk, const dctk_code
  * memory the kernel measured, and their ratio. */
 void dctk_sweep_memcheck(const char *var, uint64_t held, uint64_t admitted);
 
+/* The sweep's timer of CPU time inside codecs, summed over threads: what the
+ * search's cost is measured in (--verbose, bench/search.py). */
+#define DCTK_CODEC_CPU_TIMER "sweep: inside codecs [thread CPU s]"
+
 #endif
