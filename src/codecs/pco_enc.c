@@ -108,12 +108,15 @@ static uint32_t histogram(const uint64_t *s, size_t n, unsigned blog, ebin *out)
     return k;
 }
 
-static double bin_cost(double meta, uint64_t lo, uint64_t hi, double count, double log_total) {
-    return meta + count * (log_total - log2(count) + pco_bitlen(hi - lo));
+static double bin_cost(double meta, uint64_t lo, uint64_t hi, double count, double log_count, double log_total) {
+    return meta + count * (log_total - log_count + pco_bitlen(hi - lo));
 }
 
-/* Optimal merge of the histogram's bins into contiguous runs. */
-static dctk_status optimize(ebin *h, uint32_t nh, unsigned bits, unsigned ans_log, trained *tr) {
+/* Optimal merge of the histogram's bins into contiguous runs. lg (may be
+ * NULL): log2 of every count below the total, looked up instead of computed
+ * in the merge's nh^2/2 steps when those outnumber the counts (small chunks:
+ * 6,000 latents and up to 1,280 bins); the same values, so the same bins. */
+static dctk_status optimize(ebin *h, uint32_t nh, unsigned bits, unsigned ans_log, const double *lg, trained *tr) {
     double *best = dctk_malloc(sizeof *best * (nh + 1));
     uint32_t *from = dctk_malloc(sizeof *from * nh), *csum = dctk_malloc(sizeof *csum * (nh + 1));
     tr->bins = dctk_malloc(sizeof *tr->bins * nh);
@@ -129,7 +132,9 @@ static dctk_status optimize(ebin *h, uint32_t nh, unsigned bits, unsigned ans_lo
     for (uint32_t i = 0; i < nh; i++) {
         best[i + 1] = INFINITY;
         for (uint32_t j = i + 1; j-- > 0;) {
-            double c = best[j] + bin_cost(meta, h[j].lower, h[i].upper, csum[i + 1] - csum[j], log_total);
+            uint32_t count = csum[i + 1] - csum[j];
+            double log_count = lg && count < csum[nh] ? lg[count] : log2((double)count);
+            double c = best[j] + bin_cost(meta, h[j].lower, h[i].upper, count, log_count, log_total);
             if (c < best[i + 1]) best[i + 1] = c, from[i] = j;
         }
     }
@@ -193,7 +198,10 @@ static dctk_status train(const uint64_t *lat, size_t n, unsigned bits, int level
         memcpy(s, lat, sizeof *s * n);
         radix_sort(s, tmp, n, bits);
         uint32_t nh = histogram(s, n, blog, h);
-        st = optimize(h, nh, bits, ans_log, tr);
+        /* the sort's scratch, free now, holds the log2 table when it saves work */
+        double *lg = (uint64_t)nh * (nh + 1) / 2 > n ? (double *)(void *)tmp : NULL;
+        for (size_t c = 1; lg && c < n; c++) lg[c] = log2((double)c);
+        st = optimize(h, nh, bits, ans_log, lg, tr);
     }
     if (st == DCTK_OK) quantize_weights(tr, n, ans_log);
     dctk_free(s), dctk_free(tmp), dctk_free(h);
