@@ -15,10 +15,12 @@
  *  4. every compressor on a few lead stages of different kinds, on the part
  *     of the first round; only the best of the top families there (and of
  *     each reader level) go on, on every kept stage;
- *  5. successive halving over those (stage, compressor) pairs on growing
+ *  5. those on every kept stage, on the same part: each stage keeps its best
+ *     few compressors (a ranking within one stage's bytes);
+ *  6. successive halving over the (stage, compressor) pairs left, on growing
  *     parts of the sample (none on a sample of a few pieces: all are
  *     finalists); a compressor beaten on every stage by another is dropped;
- *  6. the finalists (the best estimates, and the best of each reader level),
+ *  7. the finalists (the best estimates, and the best of each reader level),
  *     go back to the caller, which
  *     measures them on the whole sample through the exhaustive path.
  * Decisions use measured ratios and errors only, never times, so any number
@@ -46,12 +48,14 @@ enum {
     LEAD_STAGES = 5,  /* compressor screening: every compressor on this many stages (see screen_compressors) */
     LEAD_TOP = 6,     /* ... and the best of the top LEAD_TOP families on one of them runs on every stage */
     LEVEL_TOP = 2,    /* ... as do the top LEVEL_TOP families each reader level reads */
+    STAGE_KEEP = 4,   /* within-stage round: each stage keeps its best STAGE_KEEP compressors (see within_stages) */
 };
 #define PROBE_MARGIN 4.0   /* a stage out on a probe fails the gates by this factor */
 #define BUDGET 0.01        /* each halving round costs about this share of the exhaustive sweep */
 #define NEAR_BEST 0.985    /* core finalists: estimates within 1.5 % of the best */
 #define WIDE 0.93          /* more finalists: estimates within 7 % of the best (see add_close) */
 #define DOMINANCE 1.05     /* beaten by 5 % on every stage */
+#define STAGE_NEAR 0.995   /* ... and those within 0.5 % of its best */
 
 /* --- pieces and parts of the sample ---------------------------------------- */
 
@@ -412,7 +416,7 @@ static dctk_status choose_stages(search *se) {
     return st;
 }
 
-/* --- steps 4 and 5: screening, then successive halving over (stage, compressor) pairs ---------- */
+/* --- steps 4 to 6: screening, then successive halving over (stage, compressor) pairs ----------- */
 
 typedef struct {
     ranked *c; /* candidates: key = combo index */
@@ -487,7 +491,7 @@ static dctk_status halve(search *se, cands *cs, size_t m, size_t keep, const boo
     dctk_sample_part part = part_of(se->pieces, se->npieces, m, se->buf);
     char phase[64];
     snprintf(phase, sizeof phase, "halving on 1/%zu of the sample", m);
-    DCTK_TRY(se->ops->run(se->ops->user, phase, &part, se->run, false, nrun, se->rows));
+    if (nrun) DCTK_TRY(se->ops->run(se->ops->user, phase, &part, se->run, false, nrun, se->rows));
     /* the units measured on this part already (the screening's lead stages) rank with the rest */
     for (size_t r = 0; r < cs->n; r++) se->run[cs->c[r].key] = true;
     double fraction = cs->n ? se->rows[cs->c[0].key].fraction : 0;
@@ -679,14 +683,56 @@ static void survivors_only(search *se, cands *cs) {
         }
 }
 
-/* Steps 4 and 5. The screening runs on the part of the first round (one piece of a
- * sample of fewer than ETA pieces), the halving over the survivors on the
- * growing parts after it. Where no part is left between the screening's and
- * the whole (a sample of a few pieces: a part would be half of it or more,
- * its ranking of pairs across stages costs nearly a whole-sample run and is
- * noisy; Tstorm at 1e-3, 2 pieces: the winner ranked 832nd on one half),
- * every candidate is a finalist: a compressor's ranking within one stage's
- * bytes is what the small part is trusted with. */
+/* Successive halving of compressors within each stage: the survivors of
+ * the screening on every kept stage, on the screening's part (the lead
+ * stages were measured there already); each stage keeps its best
+ * STAGE_KEEP and those within 0.5 % of its best. Only pairs of one
+ * stage are compared, on the same bytes, which is what a small part ranks
+ * well (across stages it does not: Tstorm at 1e-3, below). */
+static dctk_status within_stages(search *se, cands *cs, size_t m) {
+    memset(se->run, 0, se->ncombos * sizeof *se->run);
+    size_t nrun = 0;
+    for (size_t r = 0; r < cs->n; r++)
+        if (!se->lead_stage[unit_of(se, cs->c[r].key)]) se->run[cs->c[r].key] = true, nrun++;
+    dctk_sample_part part = part_of(se->pieces, se->npieces, m, se->buf);
+    if (nrun) DCTK_TRY(se->ops->run(se->ops->user, "compressors within each stage", &part, se->run, false, nrun,
+                                    se->rows));
+    note_level_bests(se, cs);
+    for (size_t r = 0; r < cs->n; r++) cs->c[r].score = score_of(&se->rows[cs->c[r].key]);
+    qsort(cs->c, cs->n, sizeof *cs->c, by_score);
+    /* per stage, best first: its rank and its best score; se->lead holds its best pair */
+    size_t *rank = calloc(se->nunits + 1, sizeof *rank);
+    if (!rank) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    size_t w = 0;
+    for (size_t r = 0; r < cs->n; r++) {
+        size_t k = cs->c[r].key, u = unit_of(se, k);
+        if (rank[u]++ == 0) se->lead[u] = (ranked){k + 1, cs->c[r].score};
+        if (rank[u] <= STAGE_KEEP || cs->c[r].score >= STAGE_NEAR * se->lead[u].score) {
+            cs->c[w++] = cs->c[r];
+            continue;
+        }
+        estimate(se, u, k, true);
+        if (!se->rows[k].error[0])
+            snprintf(se->pruned[k].error, sizeof se->pruned[k].error, "pruned: ranks %zu among the compressors of its "
+                     "stage by ratio on %.3g of the sample", rank[u], se->rows[k].fraction);
+        else
+            snprintf(se->pruned[k].error, sizeof se->pruned[k].error, "pruned: failed on %.3g of the sample: %.100s",
+                     se->rows[k].fraction, se->rows[k].error);
+    }
+    cs->n = w;
+    free(rank);
+    return DCTK_OK;
+}
+
+/* Steps 4 to 6. The screening and the round within stages run on the part
+ * of the first round (one piece of a sample of fewer than ETA pieces), the
+ * halving over the pairs left on the growing parts after it. Where no part
+ * is left between the screening's and the whole (a sample of a few pieces: a
+ * part would be half of it or more, its ranking of pairs across stages costs
+ * nearly a whole-sample run and is noisy; Tstorm at 1e-3, 2 pieces: the
+ * winner ranked 832nd on one half), every pair left is a finalist: a
+ * compressor's ranking within one stage's bytes is what the small part is
+ * trusted with. */
 static dctk_status halving(search *se, long max_evals, bool *final) {
     cands cs = {calloc(se->ncombos ? se->ncombos : 1, sizeof(ranked)), 0};
     if (!cs.c) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
@@ -698,13 +744,15 @@ static dctk_status halving(search *se, long max_evals, bool *final) {
     dctk_sample_part part = part_of(se->pieces, se->npieces, m1, se->buf);
     dctk_status st = screen_compressors(se, &part);
     if (st == DCTK_OK) survivors_only(se, &cs);
+    if (st == DCTK_OK) st = within_stages(se, &cs, m1);
     if (st == DCTK_OK && m1 / ETA <= 1 && !budget) {
         for (size_t r = 0; r < cs.n; r++) final[cs.c[r].key] = true;
+        add_level_bests(se, final);
         free(cs.c);
         return DCTK_OK;
     }
     if (st == DCTK_OK && m1 / ETA <= 1) /* a budget: the survivors ranked on the screening's part */
-        st = halve(se, &cs, m1, floor_n, se->lead_stage);
+        st = halve(se, &cs, m1, floor_n, se->alive);
     for (size_t m = m1 / ETA; m > 1 && st == DCTK_OK; m /= ETA) {
         size_t keep = m / ETA > 1 ? (cs.n + ETA - 1) / ETA : last_n;
         st = halve(se, &cs, m, keep < floor_n ? floor_n : keep, NULL);

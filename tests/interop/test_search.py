@@ -90,22 +90,32 @@ for path, var in FIELDS:
               "%s: no phase in the progress lines:\n%s" % (case, err[-600:]))
 
 # A sample of fewer than 4 pieces (16 KB each): a part would be half of it,
-# so no halving: the compressors that survive the screening on one piece are
-# measured on the whole sample on every stage kept (the same ones on each),
-# the other rows are pruned by their stage or by the screening, and the
-# winner is exhaustive's.
-few = SETTINGS["1e-3"] + ["--eval-data-size-limit", "40KB"]
+# so no halving across stages: the compressors that survive the screening on
+# one piece run on every kept stage on that piece, each stage keeps its 4 best
+# there (and any within 0.5 % of its best), and those are measured on the
+# whole sample; the other rows are pruned by their stage, by the screening or
+# by their rank within their stage, and the winner is exhaustive's. Four
+# families of compressors, shuffled or not, so the screening leaves more than
+# 4 on a stage.
+few = SETTINGS["1e-3"] + ["--eval-data-size-limit", "40KB", "--compressor-class", "zstd,lz4,zlib,bz2"]
 b, rows, _ = run("cdf/Tstorm.cdf", "t", few, os.path.join(tmp, "few"))
 be, _, _ = run("cdf/Tstorm.cdf", "t", few + ["--search", "exhaustive"], os.path.join(tmp, "few_e"))
 whole = [k for k, r in rows.items() if float(r["fraction"]) == 1]
 per_stage = {}
 for k in whole:
     per_stage.setdefault(k[1:], set()).add(k[0])
-reasons = ("pruned: its stage", "left out: ", "pruned: compressor ", "pruned: not among the best compressors")
-check(len(whole) > 8 and len(per_stage) > 1 and len({frozenset(v) for v in per_stage.values()}) == 1
+within = {k: r for k, r in rows.items() if r["error"].startswith("pruned: ranks ")}
+reasons = ("pruned: its stage", "left out: ", "pruned: compressor ", "pruned: not among the best compressors",
+           "pruned: ranks ")
+check(len(whole) > 8 and len(per_stage) > 1 and all(len(v) >= 4 for v in per_stage.values())
       and all(r["error"].startswith(reasons) for r in rows.values() if float(r["fraction"]) < 1),
-      "few pieces: %d rows whole on %d stages; other reasons: %s" % (
-          len(whole), len(per_stage), sorted({r["error"][:40] for r in rows.values() if float(r["fraction"]) < 1})))
+      "few pieces: %d rows whole on %d stages (%s each); other reasons: %s" % (
+          len(whole), len(per_stage), sorted(len(v) for v in per_stage.values()),
+          sorted({r["error"][:40] for r in rows.values() if float(r["fraction"]) < 1})))
+# the round within stages pruned some, each below its stage's 4 best, on a part of the sample
+check(within and all(int(r["error"].split()[2]) > 4 and 0 < float(r["fraction"]) < 1 and k[1:] in per_stage
+                     for k, r in within.items()),
+      "few pieces: rows pruned within their stage: %s" % sorted({r["error"][:60] for r in within.values()})[:5])
 check(b and be and (key(b) == key(be) or b["ratio"] == be["ratio"]), "few pieces: adaptive's winner %s, exhaustive's %s"
       % (b and key(b), be and key(be)))
 
