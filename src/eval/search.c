@@ -11,7 +11,8 @@
  *  3. the best-ranked stages alone on the whole sample, until KEEP_STAGES pass
  *     the gates there (and one of each reader level, for compress --codecs):
  *     the gates decide exactly, no compressor changes errors (a lossless
- *     stage's errors are 0 anywhere: its probe decides);
+ *     stage's errors are 0 anywhere: its probe decides; a lossless serializer
+ *     has its filter's errors: the filter alone is run);
  *  4. every compressor on a few lead stages of different kinds, on the part
  *     of the first round; only the best of the top families there (and of
  *     each reader level) go on, on every kept stage;
@@ -317,6 +318,17 @@ static bool lossless_stage(const search *se, size_t u) {
     return (f < 0 || !se->sp->filt[f].lossy) && (s < 0 || !se->sp->ser[s].lossy);
 }
 
+/* The unit whose errors stand for unit u's: a lossless serializer gives its
+ * filter's values back bit for bit, so (f, s) has the errors of (f, none),
+ * whose stage costs only the filter (108 of a float32 field's stages are
+ * PCodec's after a lossy filter); any other unit stands for itself. */
+static size_t error_unit(const search *se, size_t u) {
+    int f, s;
+    dctk_sweep_unit(se->sp, u, &f, &s);
+    if (s < 0 || se->sp->ser[s].lossy || !se->sp->ser_none) return u;
+    return (size_t)(f + se->sp->filt_none) * (size_t)(se->sp->nser + se->sp->ser_none);
+}
+
 /* Confirm the stages rk[from..to) alone on the whole sample, where the gates
  * decide exactly (no compressor changes the error): a stage that passes
  * counts in *passed and serves its reader level and those above it in
@@ -325,14 +337,19 @@ static dctk_status confirm_batch(search *se, const ranked *rk, size_t from, size
                                  bool *level_ok) {
     memset(batch, 0, se->nunits * sizeof *batch);
     size_t nrun = 0;
-    for (size_t j = from; j < to; j++) nrun += batch[rk[j].key] = !lossless_stage(se, rk[j].key);
+    for (size_t j = from; j < to; j++) {
+        size_t v = error_unit(se, rk[j].key);
+        if (!lossless_stage(se, rk[j].key) && !batch[v]) batch[v] = true, nrun++;
+    }
     if (nrun) DCTK_TRY(run_stages(se, "stages confirmed on the whole sample", NULL, batch));
     char why[300];
     for (size_t j = from; j < to; j++) {
         size_t u = rk[j].key;
         /* a lossless stage's errors are 0 on any part: its probe row decides */
-        dctk_combo_result *r = batch[u] ? &se->rows[combo(se, u, 0)] : &se->stage[u];
-        se->stage[u] = *r;
+        dctk_combo_result row = lossless_stage(se, u) ? se->stage[u] : se->rows[combo(se, error_unit(se, u), 0)];
+        dctk_sweep_unit(se->sp, u, &row.f, &row.s);
+        se->stage[u] = row;
+        dctk_combo_result *r = &se->stage[u];
         if (dctk_combo_keep(r, se->gates)) {
             (*passed)++;
             for (int p = stage_level(se, u); p <= DCTK_PORT_DCTK; p++) level_ok[p] = true;
@@ -376,7 +393,7 @@ static dctk_status confirm_stages(search *se, ranked *rk, size_t n) {
         size_t u = rk[j].key;
         for (size_t i = 0; i < se->ncomp; i++) {
             size_t k = combo(se, u, i);
-            estimate(se, u, k, se->run[k]);
+            estimate(se, u, k, false);
             snprintf(se->pruned[k].error, sizeof se->pruned[k].error, "pruned: its stage ranks %zu of %zu by the best "
                      "scout compressor on %.3g of the sample", j + 1, n, se->probe_fraction);
         }

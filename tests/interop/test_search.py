@@ -96,10 +96,19 @@ for path, var in FIELDS:
 # whole sample; the other rows are pruned by their stage, by the screening or
 # by their rank within their stage, and the winner is exhaustive's. Four
 # families of compressors, shuffled or not, so the screening leaves more than
-# 4 on a stage.
-few = SETTINGS["1e-3"] + ["--eval-data-size-limit", "40KB", "--compressor-class", "zstd,lz4,zlib,bz2"]
+# 4 on a stage; PCodec, a lossless serializer, whose stages after a lossy
+# filter are confirmed by the filter alone (the same values come back), so
+# the rows pruned after the confirmation carry exhaustive's errors exactly.
+few = SETTINGS["1e-3"] + ["--eval-data-size-limit", "40KB", "--compressor-class", "zstd,lz4,zlib,bz2",
+                          "--serializer-class", "none,pcodec"]
 b, rows, _ = run("cdf/Tstorm.cdf", "t", few, os.path.join(tmp, "few"))
-be, _, _ = run("cdf/Tstorm.cdf", "t", few + ["--search", "exhaustive"], os.path.join(tmp, "few_e"))
+be, rows_e, _ = run("cdf/Tstorm.cdf", "t", few + ["--search", "exhaustive"], os.path.join(tmp, "few_e"))
+confirmed = {k: r for k, r in rows.items() if r["error"].startswith(("pruned: ranks ", "pruned: not among the best",
+                                                                      "pruned: compressor "))}
+check(any(k[2] != "-1" and k[1] != "-1" for k in confirmed)
+      and all(r[m] == rows_e[k][m] for k, r in confirmed.items() for m in METRICS[1:]),
+      "few pieces: rows pruned after the confirmation differ from exhaustive's errors: %s" % [
+          (k, m, r[m], rows_e[k][m]) for k, r in confirmed.items() for m in METRICS[1:] if r[m] != rows_e[k][m]][:3])
 whole = [k for k, r in rows.items() if float(r["fraction"]) == 1]
 per_stage = {}
 for k in whole:
