@@ -160,6 +160,9 @@ typedef struct {
     size_t *order, norder; /* the stages that passed, best-ranked first (choose_stages) */
     bool *lead_stage;      /* per unit: a lead stage of the compressor screening */
     bool *survivor;        /* per compressor: it runs on the stages that are not lead */
+    bool *seen;            /* per combo: measured on the screening's part */
+    size_t *group;         /* per compressor: the first of its group (its family's members but for the level) */
+    bool *middle;          /* per compressor: the middle member of its group, which stands for it */
 } search;
 
 static int comp_of(const search *se, size_t i) { return (int)i - (int)se->sp->comp_none; }
@@ -625,52 +628,130 @@ static bool same_family(const search *se, size_t i, size_t j) {
     return !strcmp(x->family, y->family) && (json_array_size(x->codecs) > 1) == (json_array_size(y->codecs) > 1);
 }
 
-/* On lead stage u, among the compressors a reader of level p reads
- * (clevel[i] <= p), the best of each of the top `top` families survives. */
-static void mark_top(search *se, size_t u, const int *clevel, int p, size_t top, ranked *buf) {
+/* On lead stage u, among the compressors measured there that a reader of
+ * level p reads (clevel[i] <= p), the best of each of the top `top`
+ * families is marked in out. */
+static void mark_top(search *se, size_t u, const int *clevel, int p, size_t top, ranked *buf, bool *out) {
     size_t n = 0, families = 0;
     for (size_t i = 0; i < se->ncomp; i++) {
-        double score = score_of(&se->rows[combo(se, u, i)]);
-        if (score > 0 && clevel[i] <= p) buf[n++] = (ranked){i, score};
+        size_t k = combo(se, u, i);
+        double score = score_of(&se->rows[k]);
+        if (se->seen[k] && score > 0 && clevel[i] <= p) buf[n++] = (ranked){i, score};
     }
     qsort(buf, n, sizeof *buf, by_score);
     for (size_t r = 0; r < n && families < top; r++) {
         bool seen = false;
         for (size_t e = 0; e < r && !seen; e++) seen = same_family(se, buf[e].key, buf[r].key);
-        if (!seen) se->survivor[buf[r].key] = true, families++;
+        if (!seen) out[buf[r].key] = true, families++;
     }
 }
 
-/* Dominance across stages, with families sharing a ranking: every
- * compressor runs on the lead stages, on part; on every kept stage then,
- * only the best of each of the top LEAD_TOP families of a lead stage, and of
- * the top LEVEL_TOP families each reader level reads (compress writes the
- * best combo a level reads). The other stages' other pairs are pruned here
- * (the lead stages' by the caller). The lead rows stay in se->rows: a phase
+static bool level_key(const char *k) {
+    return !strcmp(k, "clevel") || !strcmp(k, "level") || !strcmp(k, "preset") || !strcmp(k, "acceleration");
+}
+
+/* Whether two codec chains differ at most in their level (blosc's clevel,
+ * zstd's level, lzma's preset, lz4's acceleration). */
+static bool same_but_level(const json_t *a, const json_t *b) {
+    if (json_array_size(a) != json_array_size(b)) return false;
+    for (size_t e = 0; e < json_array_size(a); e++) {
+        json_t *x = json_array_get(a, e), *y = json_array_get(b, e);
+        if (!json_equal(json_object_get(x, "name"), json_object_get(y, "name"))) return false;
+        json_t *cx = json_object_get(x, "configuration"), *cy = json_object_get(y, "configuration"), *v;
+        const char *key;
+        json_object_foreach(cx, key, v) if (!level_key(key) && !json_equal(v, json_object_get(cy, key))) return false;
+        json_object_foreach(cy, key, v) if (!level_key(key) && !json_object_get(cx, key)) return false;
+    }
+    return true;
+}
+
+/* Groups of compressors that differ only in their level, and the middle
+ * member of each (blosc 6 of 1, 6, 9; zstd 9 of 0, 1, 9, 22). */
+static void find_groups(search *se) {
+    for (size_t i = 0; i < se->ncomp; i++) {
+        se->group[i] = i;
+        for (size_t j = 0; j < i && se->group[i] == i && comp_of(se, i) >= 0; j++)
+            if (comp_of(se, j) >= 0 && same_but_level(se->sp->comp[comp_of(se, j)].codecs,
+                                                      se->sp->comp[comp_of(se, i)].codecs))
+                se->group[i] = se->group[j];
+    }
+    for (size_t i = 0; i < se->ncomp; i++) {
+        size_t n = 0, r = 0;
+        for (size_t j = 0; j < se->ncomp; j++) n += se->group[j] == se->group[i];
+        for (size_t j = 0; j < i; j++) r += se->group[j] == se->group[i];
+        se->middle[i] = r == n / 2;
+    }
+}
+
+/* On lead stage u: every member of the best two groups (by their middle
+ * member) of compressor i's family is to run, but those measured. */
+static size_t expand_family(search *se, size_t u, size_t i) {
+    size_t best[2] = {SIZE_MAX, SIZE_MAX}, n = 0;
+    for (size_t j = 0; j < se->ncomp; j++) {
+        size_t k = combo(se, u, j);
+        if (!se->middle[j] || !se->seen[k] || !same_family(se, i, j)) continue;
+        double score = score_of(&se->rows[k]);
+        if (best[0] == SIZE_MAX || score > score_of(&se->rows[combo(se, u, best[0])])) best[1] = best[0], best[0] = j;
+        else if (best[1] == SIZE_MAX || score > score_of(&se->rows[combo(se, u, best[1])])) best[1] = j;
+    }
+    for (size_t j = 0; j < se->ncomp; j++) {
+        size_t k = combo(se, u, j);
+        bool in = (best[0] != SIZE_MAX && se->group[j] == se->group[best[0]]) ||
+                  (best[1] != SIZE_MAX && se->group[j] == se->group[best[1]]);
+        if (in && !se->seen[k] && !se->run[k]) se->run[k] = true, n++;
+    }
+    return n;
+}
+
+/* Dominance across stages, with families sharing a ranking: the
+ * compressors run on the lead stages, on part, in two tiers: the middle
+ * member of every group, then every member of the best groups of the
+ * LEAD_TOP + 2 best families and of the LEVEL_TOP best each reader level
+ * reads (a group's middle level ranks its family closely, and the heavy
+ * levels, zstd 22 or lzma 9, cost the most). On every kept stage then, only
+ * the best of each of the top LEAD_TOP families of a lead stage, and of the
+ * top LEVEL_TOP families each reader level reads (compress writes the best
+ * combo a level reads). The other stages' other pairs are pruned here (the
+ * lead stages' by the caller). The lead rows stay in se->rows: a phase
  * writes only the rows it runs. */
 static dctk_status screen_compressors(search *se, const dctk_sample_part *part) {
     pick_leads(se);
     memset(se->run, 0, se->ncombos * sizeof *se->run);
+    memset(se->seen, 0, se->ncombos * sizeof *se->seen);
     size_t nrun = 0, first = 0;
     for (size_t u = 0; u < se->nunits; u++)
-        for (size_t i = 0; i < se->ncomp && se->lead_stage[u]; i++) se->run[combo(se, u, i)] = true, nrun++, first = u;
+        for (size_t i = 0; i < se->ncomp && se->lead_stage[u]; i++)
+            if (se->middle[i]) se->run[combo(se, u, i)] = se->seen[combo(se, u, i)] = true, nrun++, first = u;
     DCTK_TRY(se->ops->run(se->ops->user, "compressors on the lead stages", part, se->run, false, nrun, se->rows));
     int *clevel = calloc(se->ncomp, sizeof *clevel);
     ranked *buf = calloc(se->ncomp, sizeof *buf);
-    if (!clevel || !buf) {
-        free(clevel);
-        free(buf);
+    bool *pick = calloc(se->ncomp, sizeof *pick);
+    if (!clevel || !buf || !pick) {
+        free(clevel), free(buf), free(pick);
         return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
     }
-    memset(se->survivor, 0, se->ncomp * sizeof *se->survivor);
     for (size_t i = 0; i < se->ncomp; i++) clevel[i] = level_of(se, comp_of(se, i), -1, -1);
+    memset(se->run, 0, se->ncombos * sizeof *se->run);
+    nrun = 0;
     for (size_t u = 0; u < se->nunits; u++) {
         if (!se->lead_stage[u]) continue;
-        mark_top(se, u, clevel, DCTK_PORT_DCTK, LEAD_TOP, buf);
-        for (int p = DCTK_PORT_CORE; p < DCTK_PORT_DCTK; p++) mark_top(se, u, clevel, p, LEVEL_TOP, buf);
+        memset(pick, 0, se->ncomp * sizeof *pick);
+        mark_top(se, u, clevel, DCTK_PORT_DCTK, LEAD_TOP + 2, buf, pick);
+        for (int p = DCTK_PORT_CORE; p < DCTK_PORT_DCTK; p++) mark_top(se, u, clevel, p, LEVEL_TOP, buf, pick);
+        for (size_t i = 0; i < se->ncomp; i++) nrun += pick[i] ? expand_family(se, u, i) : 0;
     }
-    double fraction = nrun ? se->rows[combo(se, first, 0)].fraction : 0;
-    for (size_t u = 0; u < se->nunits; u++)
+    dctk_status st = DCTK_OK;
+    if (nrun) st = se->ops->run(se->ops->user, "the best families' levels on the lead stages", part, se->run, false,
+                                nrun, se->rows);
+    for (size_t k = 0; k < se->ncombos; k++) se->seen[k] = se->seen[k] || se->run[k];
+    memset(se->survivor, 0, se->ncomp * sizeof *se->survivor);
+    for (size_t u = 0; u < se->nunits && st == DCTK_OK; u++) {
+        if (!se->lead_stage[u]) continue;
+        mark_top(se, u, clevel, DCTK_PORT_DCTK, LEAD_TOP, buf, se->survivor);
+        for (int p = DCTK_PORT_CORE; p < DCTK_PORT_DCTK; p++) mark_top(se, u, clevel, p, LEVEL_TOP, buf, se->survivor);
+    }
+    double fraction = se->rows[combo(se, first, 0)].fraction;
+    for (size_t u = 0; u < se->nunits && st == DCTK_OK; u++)
         for (size_t i = 0; i < se->ncomp && se->alive[u] && !se->lead_stage[u]; i++) {
             if (se->survivor[i]) continue;
             size_t k = combo(se, u, i);
@@ -678,9 +759,8 @@ static dctk_status screen_compressors(search *se, const dctk_sample_part *part) 
             snprintf(se->pruned[k].error, sizeof se->pruned[k].error, "pruned: compressor %d is not among the best "
                      "on the %d lead stages measured on %.3g of the sample", comp_of(se, i), LEAD_STAGES, fraction);
         }
-    free(clevel);
-    free(buf);
-    return DCTK_OK;
+    free(clevel), free(buf), free(pick);
+    return st;
 }
 
 /* The candidates after the screening: every kept stage with the surviving
@@ -694,15 +774,19 @@ static void survivors_only(search *se, cands *cs) {
                 continue;
             }
             if (!se->lead_stage[u]) continue; /* pruned by the screening */
-            estimate(se, u, k, true);
-            snprintf(se->pruned[k].error, sizeof se->pruned[k].error, "pruned: not among the best compressors on its "
-                     "stage (a lead stage) on %.3g of the sample", se->rows[k].fraction);
+            estimate(se, u, k, se->seen[k]);
+            if (se->seen[k])
+                snprintf(se->pruned[k].error, sizeof se->pruned[k].error, "pruned: not among the best compressors on "
+                         "its stage (a lead stage) on %.3g of the sample", se->rows[k].fraction);
+            else
+                snprintf(se->pruned[k].error, sizeof se->pruned[k].error, "pruned: not among the best compressors on "
+                         "its stage (a lead stage) by the middle level of its group");
         }
 }
 
 /* Successive halving of compressors within each stage: the survivors of
- * the screening on every kept stage, on the screening's part (the lead
- * stages were measured there already); each stage keeps its best
+ * the screening on every kept stage, on the screening's part (but the pairs
+ * measured there already); each stage keeps its best
  * STAGE_KEEP and those within 0.5 % of its best. Only pairs of one
  * stage are compared, on the same bytes, which is what a small part ranks
  * well (across stages it does not: Tstorm at 1e-3, below). */
@@ -710,7 +794,7 @@ static dctk_status within_stages(search *se, cands *cs, size_t m) {
     memset(se->run, 0, se->ncombos * sizeof *se->run);
     size_t nrun = 0;
     for (size_t r = 0; r < cs->n; r++)
-        if (!se->lead_stage[unit_of(se, cs->c[r].key)]) se->run[cs->c[r].key] = true, nrun++;
+        if (!se->seen[cs->c[r].key]) se->run[cs->c[r].key] = true, nrun++;
     dctk_sample_part part = part_of(se->pieces, se->npieces, m, se->buf);
     if (nrun) DCTK_TRY(se->ops->run(se->ops->user, "compressors within each stage", &part, se->run, false, nrun,
                                     se->rows));
@@ -810,10 +894,13 @@ dctk_status dctk_search_adaptive(const dctk_space *sp, const dctk_gates *gates, 
     se.order = calloc(se.nunits + 1, sizeof *se.order);
     se.lead_stage = calloc(se.nunits + 1, sizeof *se.lead_stage);
     se.survivor = calloc(se.ncomp + 1, sizeof *se.survivor);
+    se.seen = calloc(n, sizeof *se.seen);
+    se.group = calloc(se.ncomp + 1, sizeof *se.group);
+    se.middle = calloc(se.ncomp + 1, sizeof *se.middle);
     if (!se.alive || !se.stage || !se.run || !se.rows || !se.buf || !se.lead || !se.level || !se.order ||
-        !se.lead_stage || !se.survivor)
+        !se.lead_stage || !se.survivor || !se.seen || !se.group || !se.middle)
         st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
-    else memset(se.level, -1, n);
+    else memset(se.level, -1, n), find_groups(&se);
     for (size_t u = 0; u < se.nunits && st == DCTK_OK; u++) se.alive[u] = !left_out || !left_out[u];
     for (size_t k = 0; k < se.ncombos && st == DCTK_OK; k++) {
         dctk_space_combo(sp, k, &pruned[k].c, &pruned[k].f, &pruned[k].s);
@@ -831,6 +918,9 @@ dctk_status dctk_search_adaptive(const dctk_space *sp, const dctk_gates *gates, 
     free(se.order);
     free(se.lead_stage);
     free(se.survivor);
+    free(se.seen);
+    free(se.group);
+    free(se.middle);
     free(se.pieces);
     return st;
 }

@@ -94,12 +94,12 @@ for path, var in FIELDS:
 # one piece run on every kept stage on that piece, each stage keeps its 4 best
 # there (and any within 0.5 % of its best), and those are measured on the
 # whole sample; the other rows are pruned by their stage, by the screening or
-# by their rank within their stage, and the winner is exhaustive's. Four
+# by their rank within their stage, and the winner is exhaustive's. Five
 # families of compressors, shuffled or not, so the screening leaves more than
 # 4 on a stage; PCodec, a lossless serializer, whose stages after a lossy
 # filter are confirmed by the filter alone (the same values come back), so
 # the rows pruned after the confirmation carry exhaustive's errors exactly.
-few = SETTINGS["1e-3"] + ["--eval-data-size-limit", "40KB", "--compressor-class", "zstd,lz4,zlib,bz2",
+few = SETTINGS["1e-3"] + ["--eval-data-size-limit", "40KB", "--compressor-class", "zstd,lz4,zlib,bz2,blosc",
                           "--serializer-class", "none,pcodec"]
 b, rows, _ = run("cdf/Tstorm.cdf", "t", few, os.path.join(tmp, "few"))
 be, rows_e, _ = run("cdf/Tstorm.cdf", "t", few + ["--search", "exhaustive"], os.path.join(tmp, "few_e"))
@@ -125,6 +125,11 @@ check(len(whole) > 8 and len(per_stage) > 1 and all(len(v) >= 4 for v in per_sta
 check(within and all(int(r["error"].split()[2]) > 4 and 0 < float(r["fraction"]) < 1 and k[1:] in per_stage
                      for k, r in within.items()),
       "few pieces: rows pruned within their stage: %s" % sorted({r["error"][:60] for r in within.values()})[:5])
+# the screening's first tier ran the middle level of each group on the lead
+# stages (zstd 9 of 0, 1, 9, 22): levels of the groups it ranked low never ran
+middle = [r for r in rows.values() if r["error"].endswith("by the middle level of its group")]
+check(middle and all(float(r["fraction"]) == 0 and not kept(r) for r in middle),
+      "few pieces: %d rows pruned by the middle level of their group" % len(middle))
 check(b and be and (key(b) == key(be) or b["ratio"] == be["ratio"]), "few pieces: adaptive's winner %s, exhaustive's %s"
       % (b and key(b), be and key(be)))
 
