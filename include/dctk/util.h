@@ -39,8 +39,12 @@ DCTK_API void dctk_log(dctk_log_level lvl, const char *fmt, ...) __attribute__((
 /* --- timers ----------------------------------------------------------- */
 /* Monotonic seconds. */
 DCTK_API double dctk_now(void);
-/* The calling thread's CPU seconds (user and system). */
-DCTK_API double dctk_thread_cpu(void);
+/* The calling thread's CPU seconds so far, in user space and in the kernel
+ * (page faults, zeroing of fresh pages: a codec's large allocations). */
+typedef struct {
+    double user, sys;
+} dctk_cpu;
+DCTK_API dctk_cpu dctk_thread_cpu(void);
 /* Thread-safe registry of named timers: add elapsed seconds under a label. */
 DCTK_API void dctk_timer_add(const char *label, double seconds);
 /* Print label, calls, mean, total for every label, through the log hook. */

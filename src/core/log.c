@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "dctk/util.h"
@@ -41,10 +42,14 @@ double dctk_now(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-double dctk_thread_cpu(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+dctk_cpu dctk_thread_cpu(void) {
+    struct rusage ru;
+    dctk_cpu t = {0, 0};
+    if (getrusage(RUSAGE_THREAD, &ru) == 0) {
+        t.user = (double)ru.ru_utime.tv_sec + 1e-6 * (double)ru.ru_utime.tv_usec;
+        t.sys = (double)ru.ru_stime.tv_sec + 1e-6 * (double)ru.ru_stime.tv_usec;
+    }
+    return t;
 }
 
 /* A small table; labels are few (tens) and adds are per chunk, not per element. */

@@ -36,7 +36,7 @@ typedef struct {
 typedef struct {
     dctk_norms norms;
     double enc_s, dec_s, metric_s;
-    double cpu_s; /* the calling thread's CPU time inside the stage's codecs */
+    double cpu_s, user_s; /* the calling thread's CPU time inside the stage's codecs, and its user part */
 } stage_acc;
 
 /* One distinct compressor chain of a unit. */
@@ -45,7 +45,7 @@ typedef struct {
     dctk_codec *cd[2];  /* the chain, at most shuffle + compressor */
     int n;
     uint64_t stored;
-    double enc_s, dec_s, cpu_s;
+    double enc_s, dec_s, cpu_s, user_s;
     char error[160];
     bool nomem; /* the error is running out of memory: not a property of the combo */
     bool want;  /* some combo of this chain is to run */
@@ -293,7 +293,8 @@ static void run_chain(const sweep *sw, worker *w, chain *ch, const dctk_chunk_sp
         ch->stored += w->ser.size;
         return;
     }
-    double t0 = dctk_now(), cpu0 = dctk_thread_cpu();
+    double t0 = dctk_now();
+    dctk_cpu cpu0 = dctk_thread_cpu();
     dctk_status st = DCTK_OK;
     /* encode from the stage's bytes and decode back, alternating a and b */
     dctk_buf *bufs[2] = {&w->a, &w->b};
@@ -321,7 +322,9 @@ static void run_chain(const sweep *sw, worker *w, chain *ch, const dctk_chunk_sp
     ch->stored += stored;
     ch->enc_s += t1 - t0;
     ch->dec_s += t2 - t1;
-    ch->cpu_s += dctk_thread_cpu() - cpu0;
+    dctk_cpu cpu1 = dctk_thread_cpu();
+    ch->cpu_s += cpu1.user + cpu1.sys - cpu0.user - cpu0.sys;
+    ch->user_s += cpu1.user - cpu0.user;
 }
 
 /* Encode and decode the stage on one chunk, accumulating its error. */
@@ -330,7 +333,8 @@ static dctk_status run_stage(const sweep *sw, worker *w, const dctk_codec *filt,
                              stage_acc *acc, dctk_chunk_spec *ser_spec) {
     size_t n = dctk_spec_nbytes(spec);
     dctk_chunk_spec fspec = *spec;
-    double t0 = dctk_now(), cpu0 = dctk_thread_cpu();
+    double t0 = dctk_now();
+    dctk_cpu cpu0 = dctk_thread_cpu();
     const void *sin = x;
     size_t sn = n;
     if (filt) {
@@ -349,7 +353,9 @@ static dctk_status run_stage(const sweep *sw, worker *w, const dctk_codec *filt,
         y = &w->b;
     }
     double t2 = dctk_now();
-    acc->cpu_s += dctk_thread_cpu() - cpu0;
+    dctk_cpu cpu1 = dctk_thread_cpu();
+    acc->cpu_s += cpu1.user + cpu1.sys - cpu0.user - cpu0.sys;
+    acc->user_s += cpu1.user - cpu0.user;
     if (y->size != n) return DCTK_FAIL(DCTK_ERR_CODEC, "stage decoded %zu bytes, expected %zu", y->size, n);
     acc->enc_s += t1 - t0;
     acc->dec_s += t2 - t1;
@@ -553,10 +559,12 @@ static dctk_status run_unit(sweep *sw, size_t unit, worker *w) {
      * over the threads, so it exceeds the sweep's wall time when they run at once.
      * The CPU time is the cost of the work itself: it does not grow with the
      * neighbours' load as a thread's wall time does. */
-    double codec_s = acc.enc_s + acc.dec_s, cpu_s = acc.cpu_s;
-    for (int i = 0; i < nch; i++) codec_s += ch[i].enc_s + ch[i].dec_s, cpu_s += ch[i].cpu_s;
+    double codec_s = acc.enc_s + acc.dec_s, cpu_s = acc.cpu_s, user_s = acc.user_s;
+    for (int i = 0; i < nch; i++)
+        codec_s += ch[i].enc_s + ch[i].dec_s, cpu_s += ch[i].cpu_s, user_s += ch[i].user_s;
     dctk_timer_add("sweep: inside codecs [thread-s]", codec_s);
     dctk_timer_add(DCTK_CODEC_CPU_TIMER, cpu_s);
+    dctk_timer_add("sweep: inside codecs, user space [thread CPU s]", user_s);
     dctk_timer_add("sweep: selection metrics [thread-s]", acc.metric_s);
     free_chains(ch, nch);
     free(ch);
