@@ -535,9 +535,12 @@ static dctk_status halve(search *se, cands *cs, size_t m, size_t keep, const boo
 }
 
 /* The first part: the smallest share of the sample (a power of ETA, at most
- * NPIECES) whose round costs about BUDGET of the exhaustive sweep. */
+ * NPIECES) whose round costs about BUDGET of the exhaustive sweep, and 1/16
+ * at least when the sample has 16 pieces: a halving round then fits between
+ * it and the whole (a first part of 1/4 left none, so every pair the round
+ * within stages kept was a finalist: 293 on a 66 MiB sample). */
 static size_t first_part(const search *se, size_t n) {
-    size_t m = ETA;
+    size_t m = se->npieces >= ETA * ETA ? ETA * ETA : ETA;
     while (m < NPIECES && (double)n / (double)m > BUDGET * (double)se->ncombos) m *= ETA;
     return m < se->npieces ? m : se->npieces;
 }
@@ -684,7 +687,7 @@ static void find_groups(search *se) {
 }
 
 /* On lead stage u: every member of the best two groups (by their middle
- * member) of compressor i's family is to run, but those measured. */
+ * member) of compressor i's family is to run, except those measured. */
 static size_t expand_family(search *se, size_t u, size_t i) {
     size_t best[2] = {SIZE_MAX, SIZE_MAX}, n = 0;
     for (size_t j = 0; j < se->ncomp; j++) {
@@ -723,6 +726,7 @@ static dctk_status screen_compressors(search *se, const dctk_sample_part *part) 
         for (size_t i = 0; i < se->ncomp && se->lead_stage[u]; i++)
             if (se->middle[i]) se->run[combo(se, u, i)] = se->seen[combo(se, u, i)] = true, nrun++, first = u;
     DCTK_TRY(se->ops->run(se->ops->user, "compressors on the lead stages", part, se->run, false, nrun, se->rows));
+    double fraction = nrun ? se->rows[combo(se, first, 0)].fraction : 0;
     int *clevel = calloc(se->ncomp, sizeof *clevel);
     ranked *buf = calloc(se->ncomp, sizeof *buf);
     bool *pick = calloc(se->ncomp, sizeof *pick);
@@ -750,7 +754,6 @@ static dctk_status screen_compressors(search *se, const dctk_sample_part *part) 
         mark_top(se, u, clevel, DCTK_PORT_DCTK, LEAD_TOP, buf, se->survivor);
         for (int p = DCTK_PORT_CORE; p < DCTK_PORT_DCTK; p++) mark_top(se, u, clevel, p, LEVEL_TOP, buf, se->survivor);
     }
-    double fraction = se->rows[combo(se, first, 0)].fraction;
     for (size_t u = 0; u < se->nunits && st == DCTK_OK; u++)
         for (size_t i = 0; i < se->ncomp && se->alive[u] && !se->lead_stage[u]; i++) {
             if (se->survivor[i]) continue;
@@ -785,11 +788,11 @@ static void survivors_only(search *se, cands *cs) {
 }
 
 /* Successive halving of compressors within each stage: the survivors of
- * the screening on every kept stage, on the screening's part (but the pairs
- * measured there already); each stage keeps its best
- * STAGE_KEEP and those within 0.5 % of its best. Only pairs of one
- * stage are compared, on the same bytes, which is what a small part ranks
- * well (across stages it does not: Tstorm at 1e-3, below). */
+ * the screening on every kept stage, on the screening's part (where not
+ * measured there already); each stage keeps its best STAGE_KEEP and those
+ * within 0.5 % of its best. Only pairs of one stage are compared, on the
+ * same bytes, which is what a small part ranks well (across stages it does
+ * not: Tstorm at 1e-3, below). */
 static dctk_status within_stages(search *se, cands *cs, size_t m) {
     memset(se->run, 0, se->ncombos * sizeof *se->run);
     size_t nrun = 0;
