@@ -46,7 +46,7 @@ sweep in production samples many production chunks (the default limit is
 5 GB), while 50 KB of 24 KiB chunks is two or three: the floor below which
 the search's fixed part (every stage once on a 16 KB piece) dominates. A
 larger sample shows the search in its production regime, at a cost: the
-exhaustive sweeps grow with it (200,800: about 45 minutes on 2 cores).
+exhaustive sweeps grow in proportion.
 --fields N: the first N fields only. --only 6,7,8: those fields (1-based) only,
 so the cases can be split between runs at once; --summary OUT1 OUT2 ...: the
 table and summary over the case lines those runs printed. --against OUT1 OUT2
@@ -156,7 +156,8 @@ def run(path, var, extra, limit, mode, chunk=CHUNK_MIB):
     codec, user = CODEC_TIMER.search(stderr), USER_TIMER.search(stderr)
     sample = SAMPLE.search(stdout)
     return {"best": best, "rows": rows, "cpu": cpu, "wall": wall, "codec": float(codec.group(1)) if codec else
-            float("nan"), "user": float(user.group(1)) if user else float("nan"), "sample": "[%s] %s" % sample.groups() if sample else "?"}
+            float("nan"), "user": float(user.group(1)) if user else float("nan"),
+            "sample": "[%s] %s" % sample.groups() if sample else "?"}
 
 
 def key(b):
@@ -173,8 +174,8 @@ def same_metrics(a, e):
 
 def cases():
     print("| field | kind | setting | sample | exhaustive winner (ratio) | adaptive winner (ratio) | ratio a/e | same | "
-          "measured whole | CPU e [s] | CPU a [s] | CPU a/e | codecs e [CPU s] | codecs a [CPU s] | codecs a/e | "
-          "user e [CPU s] | user a [CPU s] | user a/e | a keeps only e-kept, same metrics |")
+          "measured whole | CPU e [s] | CPU a [s] | CPU a/e | codecs e [CPU s] | codecs a [CPU s] | "
+          "codecs a/e | user e [CPU s] | user a [CPU s] | user a/e | a keeps only e-kept, same metrics |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     ratios, cpu, codec, user, same, safe = [], [], [], [], 0, True
 
@@ -210,7 +211,8 @@ def cases():
                       os.path.basename(path), var, kind, name, a["sample"], ",".join(key(be)), be["ratio"],
                       ",".join(key(ba)), ba["ratio"], q, "yes" if ident else "no", nmeasured, len(a["rows"]),
                       e["cpu"], a["cpu"], 100 * cpu[-1], e["codec"], a["codec"], 100 * codec[-1],
-                      e["user"], a["user"], 100 * user[-1], "n/a" if e["rows"] is None else "yes" if ok else "NO"), flush=True)
+                      e["user"], a["user"], 100 * user[-1], "n/a" if e["rows"] is None else "yes" if ok else "NO"),
+                  flush=True)
     summary(ratios, cpu, codec, user, same, None if against else safe)
 
 
