@@ -581,6 +581,7 @@ static void add_level_bests(const search *se, bool *final) {
 static void add_close(search *se, const cands *cs, size_t from, bool budget, bool *final) {
     for (size_t r = from; r < cs->n; r++) {
         size_t k = cs->c[r].key;
+        if (final[k]) continue;
         if (!budget && cs->c[r].score >= WIDE * cs->c[0].score) {
             final[k] = true;
             continue;
@@ -869,6 +870,11 @@ static dctk_status halving(search *se, long max_evals, bool *final) {
             break;
         }
     for (size_t r = 0; r < nfinal; r++) final[cs.c[r].key] = true;
+    /* the best pair's stage keeps its STAGE_KEEP best of the last round: on the same bytes too,
+     * compressors a few per cent apart on a part swap places on the whole (Tstorm lossless,
+     * 297 KB: lzma, shuffled, 7.5 % below bz2 on 1/8 of the sample, 1.2 % above on the whole) */
+    for (size_t r = 0, n = 0; r < cs.n && !budget && n < STAGE_KEEP; r++)
+        if (unit_of(se, cs.c[r].key) == unit_of(se, cs.c[0].key)) final[cs.c[r].key] = true, n++;
     if (st == DCTK_OK && !budget) add_fallbacks(se, final);
     if (st == DCTK_OK && !budget) add_level_bests(se, final);
     if (st == DCTK_OK) add_close(se, &cs, nfinal, budget, final);
