@@ -7,7 +7,8 @@
  *  1. every stage alone (no compressor) on a probe of the sample: stages that
  *     fail the gates even with their errors divided by PROBE_MARGIN are out;
  *  2. a few scout compressors (the first of each family) rank the others on
- *     the probe, by the best ratio any scout gets;
+ *     the probe, by the best ratio any scout gets; stages that gave the same
+ *     sizes and errors there are measured once, as the first of them;
  *  3. the best-ranked stages alone on the whole sample, until KEEP_STAGES pass
  *     the gates there (and one of each reader level, for compress --codecs):
  *     the gates decide exactly, no compressor changes errors (a lossless
@@ -17,7 +18,8 @@
  *     of the first round; only the best of the top families there (and of
  *     each reader level) go on, on every kept stage;
  *  5. those on every kept stage, on the same part: each stage keeps its best
- *     few compressors (a ranking within one stage's bytes);
+ *     few compressors (a ranking within one stage's bytes), and its near ties
+ *     when it may win;
  *  6. successive halving over the (stage, compressor) pairs left, on growing
  *     parts of the sample (none on a sample of a few pieces: all are
  *     finalists); a compressor beaten on every stage by another is dropped;
@@ -27,6 +29,7 @@
  * Decisions use measured ratios and errors only, never times, so any number
  * of ranks makes the same ones. */
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +53,7 @@ enum {
     LEAD_TOP = 6,     /* ... and the best of the top LEAD_TOP families on one of them runs on every stage */
     LEVEL_TOP = 2,    /* ... as do the top LEVEL_TOP families each reader level reads */
     STAGE_KEEP = 4,   /* within-stage round: each stage keeps its best STAGE_KEEP compressors (see within_stages) */
+    FAR_KEEP = 2,     /* ... and a stage far below the best of all its best FAR_KEEP */
 };
 #define PROBE_MARGIN 4.0   /* a stage out on a probe fails the gates by this factor */
 #define BUDGET 0.01        /* each halving round costs about this share of the exhaustive sweep */
@@ -98,14 +102,23 @@ static void chunk_at(int ndim, const size_t *shape, const size_t *chunk, const s
     }
 }
 
-dctk_status dctk_sample_pieces(int ndim, const size_t *shape, const size_t *chunk, size_t want,
-                               dctk_sample_region **out, size_t *n) {
-    size_t grid[DCTK_MAX_DIMS], nchunks = 1;
+/* The chunk grid over the sample (grid, per dim): returns the number of
+ * chunks, and in *elems the elements of a whole chunk. */
+static size_t chunk_grid(int ndim, const size_t *shape, const size_t *chunk, size_t *grid, size_t *elems) {
+    size_t nchunks = 1;
+    *elems = 1;
     for (int d = 0; d < ndim; d++) {
         size_t c = chunk[d] && chunk[d] < shape[d] ? chunk[d] : shape[d];
         grid[d] = c ? (shape[d] + c - 1) / c : 1;
         nchunks *= grid[d];
+        *elems *= c;
     }
+    return nchunks;
+}
+
+dctk_status dctk_sample_pieces(int ndim, const size_t *shape, const size_t *chunk, size_t want,
+                               dctk_sample_region **out, size_t *n) {
+    size_t grid[DCTK_MAX_DIMS], elems, nchunks = chunk_grid(ndim, shape, chunk, grid, &elems);
     size_t per = (want + nchunks - 1) / (nchunks ? nchunks : 1), total = 0;
     size_t start[DCTK_MAX_DIMS], count[DCTK_MAX_DIMS];
     for (int pass = 0; pass < 2; pass++) {
@@ -163,6 +176,7 @@ typedef struct {
     bool *seen;            /* per combo: measured on the screening's part */
     size_t *group;         /* per compressor: the first of its group (its family's members but for the level) */
     bool *middle;          /* per compressor: the middle member of its group, which stands for it */
+    size_t *twins;         /* per unit: the stages folded into it on the probe (see fold_twins) */
 } search;
 
 static int comp_of(const search *se, size_t i) { return (int)i - (int)se->sp->comp_none; }
@@ -171,6 +185,14 @@ static size_t combo(const search *se, size_t u, size_t i) {
     int f, s;
     dctk_sweep_unit(se->sp, u, &f, &s);
     return dctk_space_combo_index(se->sp, comp_of(se, i), f, s);
+}
+
+/* The unit of combo k. */
+static size_t unit_of(const search *se, size_t k) {
+    int c, f, s;
+    dctk_space_combo(se->sp, k, &c, &f, &s);
+    size_t ns = (size_t)(se->sp->nser + se->sp->ser_none);
+    return (size_t)(f + se->sp->filt_none) * ns + (size_t)(s + se->sp->ser_none);
 }
 
 /* Who reads the pipeline of compressor c (-1: none) after stage (f, s). */
@@ -257,6 +279,25 @@ static void estimate(search *se, size_t u, size_t k, bool measured) {
     r->keep = false;
 }
 
+/* Prune combo k as estimate does; its error says why: the failure it met on
+ * the part it was measured on, else "pruned: " and fmt. */
+static void prune_combo(search *se, size_t k, bool measured, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void prune_combo(search *se, size_t k, bool measured, const char *fmt, ...) {
+    estimate(se, unit_of(se, k), k, measured);
+    char *e = se->pruned[k].error;
+    size_t cap = sizeof se->pruned[k].error;
+    if (measured && se->rows[k].error[0]) {
+        snprintf(e, cap, "pruned: failed on %.3g of the sample: %.100s", se->rows[k].fraction, se->rows[k].error);
+        return;
+    }
+    int n = snprintf(e, cap, "pruned: ");
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(e + n, cap - (size_t)n, fmt, ap);
+    va_end(ap);
+}
+
 /* Scouts: none, and the first compressor of the fast families, plain and
  * shuffled (zstd). bz2 and lzma are left to the halving: on a small probe
  * their start-up costs more than the data. */
@@ -271,6 +312,56 @@ static bool is_scout(const dctk_space *sp, int c) {
     for (int e = 0; e < c; e++)
         if (!strcmp(sp->comp[e].family, fam) && (json_array_size(sp->comp[e].codecs) > 1) == shuffled) return false;
     return true;
+}
+
+static bool same_number(double x, double y) { return x == y || (isnan(x) && isnan(y)); }
+
+/* Whether units u and v gave the same probe rows: the same stored size alone
+ * (compressor `first`) and with every scout, the same errors, the same reader
+ * level. Then their stages gave the same bytes on the probe. */
+static bool same_probe(const search *se, size_t first, size_t u, size_t v) {
+    const dctk_combo_result *a = &se->rows[combo(se, u, first)], *b = &se->rows[combo(se, v, first)];
+    if (!same_number(a->l1_rel, b->l1_rel) || !same_number(a->l2_rel, b->l2_rel) ||
+        !same_number(a->linf_rel, b->linf_rel) || !same_number(a->max_abs_err, b->max_abs_err) ||
+        !same_number(a->bias_rel, b->bias_rel) || !same_number(a->extremes_rel, b->extremes_rel) ||
+        !same_number(a->gradient_rel, b->gradient_rel) || a->phys_ok != b->phys_ok ||
+        stage_level(se, u) != stage_level(se, v))
+        return false;
+    for (size_t i = 0; i < se->ncomp; i++) {
+        size_t ku = combo(se, u, i), kv = combo(se, v, i);
+        if (se->run[ku] && (score_of(&se->rows[ku]) != score_of(&se->rows[kv]) || se->rows[ku].error[0])) return false;
+    }
+    return true;
+}
+
+/* Stages that gave the same bytes on the probe are measured once: PCodec's
+ * delta orders 3 and 7 (try_consecutive) mostly pick the same order, and its
+ * level 0 the same stream for every order (Tstorm lossless: 16 confirmed
+ * stages, 6 of them such twins, each run again in every round). The first
+ * of a tie in rk (same score, by index) stands for the others, which are out
+ * and count with it towards KEEP_STAGES, as they did before they were
+ * folded. */
+static void fold_twins(search *se, size_t first, ranked *rk, size_t *n) {
+    char why[300];
+    size_t w = 0;
+    for (size_t j = 0; j < *n; j++) {
+        size_t u = rk[j].key, v = SIZE_MAX;
+        for (size_t i = w; i-- > 0 && rk[i].score == rk[j].score && v == SIZE_MAX;)
+            if (same_probe(se, first, rk[i].key, u)) v = rk[i].key;
+        if (v == SIZE_MAX) {
+            rk[w++] = rk[j];
+            continue;
+        }
+        int f, s;
+        dctk_sweep_unit(se->sp, v, &f, &s);
+        snprintf(why, sizeof why, "its stage gave the same sizes, alone and with every scout compressor, and the same "
+                 "errors on %.3g of the sample as filt_idx %d, ser_idx %d (measured once, as that stage)",
+                 se->probe_fraction, f, s);
+        prune_unit(se, u, &se->rows[combo(se, u, first)], why);
+        se->alive[u] = false;
+        se->twins[v]++;
+    }
+    *n = w;
 }
 
 /* Steps 1 and 2: every stage on the probe with the scouts (which run the
@@ -309,6 +400,7 @@ static dctk_status probe_stages(search *se, const dctk_sample_part *probe, ranke
         rk[(*n)++] = k;
     }
     qsort(rk, *n, sizeof *rk, by_score);
+    fold_twins(se, first, rk, n);
     return DCTK_OK;
 }
 
@@ -354,7 +446,7 @@ static dctk_status confirm_batch(search *se, const ranked *rk, size_t from, size
         se->stage[u] = row;
         dctk_combo_result *r = &se->stage[u];
         if (dctk_combo_keep(r, se->gates)) {
-            (*passed)++;
+            *passed += 1 + se->twins[u];
             for (int p = stage_level(se, u); p <= DCTK_PORT_DCTK; p++) level_ok[p] = true;
             continue;
         }
@@ -396,9 +488,8 @@ static dctk_status confirm_stages(search *se, ranked *rk, size_t n) {
         size_t u = rk[j].key;
         for (size_t i = 0; i < se->ncomp; i++) {
             size_t k = combo(se, u, i);
-            estimate(se, u, k, false);
-            snprintf(se->pruned[k].error, sizeof se->pruned[k].error, "pruned: its stage ranks %zu of %zu by the best "
-                     "scout compressor on %.3g of the sample", j + 1, n, se->probe_fraction);
+            prune_combo(se, k, false, "its stage ranks %zu of %zu by the best scout compressor on %.3g of the sample",
+                        j + 1, n, se->probe_fraction);
         }
         se->alive[u] = false;
     }
@@ -413,12 +504,8 @@ static dctk_status confirm_stages(search *se, ranked *rk, size_t n) {
  * of meccatemp's 24 KiB chunks the winner's SZ stage ranked 38th of 99 pairs
  * by ratio (5.30 against 6.80 on the whole sample). */
 static size_t want_pieces(const search *se, size_t piece) {
-    size_t esize = dctk_dtype_size(se->sp->dtype), nchunks = 1, cbytes = esize;
-    for (int d = 0; d < se->ndim; d++) {
-        size_t c = se->chunk[d] && se->chunk[d] < se->shape[d] ? se->chunk[d] : se->shape[d];
-        nchunks *= c ? (se->shape[d] + c - 1) / c : 1;
-        cbytes *= c;
-    }
+    size_t esize = dctk_dtype_size(se->sp->dtype), grid[DCTK_MAX_DIMS], celems;
+    size_t nchunks = chunk_grid(se->ndim, se->shape, se->chunk, grid, &celems), cbytes = celems * esize;
     uint64_t want = dctk_shape_nelems(se->ndim, se->shape) * esize / piece;
     uint64_t most = (uint64_t)nchunks * (cbytes / piece > 1 ? cbytes / piece : 1);
     want = want < most ? want : most;
@@ -461,13 +548,6 @@ typedef struct {
     size_t n;
 } cands;
 
-/* The unit of combo k. */
-static size_t unit_of(const search *se, size_t k) {
-    int c, f, s;
-    dctk_space_combo(se->sp, k, &c, &f, &s);
-    size_t ns = (size_t)(se->sp->nser + se->sp->ser_none);
-    return (size_t)(f + se->sp->filt_none) * ns + (size_t)(s + se->sp->ser_none);
-}
 
 /* Compressor i loses to compressor j on every live stage measured, by DOMINANCE. */
 static bool dominated(const search *se, size_t i, size_t j) {
@@ -489,9 +569,8 @@ static void drop_dominated(search *se, cands *cs, double fraction) {
             for (size_t u = 0; u < se->nunits; u++) {
                 size_t k = combo(se, u, i);
                 if (!se->alive[u] || !se->run[k]) continue;
-                estimate(se, u, k, true);
-                snprintf(se->pruned[k].error, sizeof se->pruned[k].error, "pruned: compressor %d beats it by more than "
-                         "5%% on every stage measured on %.3g of the sample", comp_of(se, j), fraction);
+                prune_combo(se, k, true, "compressor %d beats it by more than 5%% on every stage measured on %.3g "
+                            "of the sample", comp_of(se, j), fraction);
                 se->run[k] = false;
             }
             break;
@@ -558,13 +637,8 @@ static dctk_status halve(search *se, cands *cs, size_t m, size_t keep, const boo
     keep = n;
     for (size_t r = keep; r < cs->n; r++) {
         size_t k = cs->c[r].key;
-        estimate(se, unit_of(se, k), k, true);
-        if (!se->rows[k].error[0])
-            snprintf(se->pruned[k].error, sizeof se->pruned[k].error, "pruned: not among the %zu best by ratio on %.3g "
-                     "of the sample (at most %d a stage)", keep, fraction, STAGE_KEEP);
-        else
-            snprintf(se->pruned[k].error, sizeof se->pruned[k].error, "pruned: failed on %.3g of the sample: %.100s",
-                     fraction, se->rows[k].error);
+        prune_combo(se, k, true, "not among the %zu best by ratio on %.3g of the sample (at most %d a stage)", keep,
+                    fraction, STAGE_KEEP);
     }
     if (cs->n > keep) cs->n = keep;
     return DCTK_OK;
@@ -622,10 +696,8 @@ static void add_close(search *se, const cands *cs, size_t from, bool budget, boo
             final[k] = true;
             continue;
         }
-        estimate(se, unit_of(se, k), k, true);
-        snprintf(se->pruned[k].error, sizeof se->pruned[k].error, "pruned: %s on %.3g of the sample", budget ?
-                 "beyond the --max-evals budget by its ratio" : "its ratio is more than 7% below the best",
-                 se->rows[k].fraction);
+        prune_combo(se, k, true, "%s on %.3g of the sample", budget ? "beyond the --max-evals budget by its ratio" :
+                    "its ratio is more than 7% below the best", se->rows[k].fraction);
     }
 }
 
@@ -795,9 +867,8 @@ static dctk_status screen_compressors(search *se, const dctk_sample_part *part) 
         for (size_t i = 0; i < se->ncomp && se->alive[u] && !se->lead_stage[u]; i++) {
             if (se->survivor[i]) continue;
             size_t k = combo(se, u, i);
-            estimate(se, u, k, false);
-            snprintf(se->pruned[k].error, sizeof se->pruned[k].error, "pruned: compressor %d is not among the best "
-                     "on the %d lead stages measured on %.3g of the sample", comp_of(se, i), LEAD_STAGES, fraction);
+            prune_combo(se, k, false, "compressor %d is not among the best on the %d lead stages measured on %.3g "
+                        "of the sample", comp_of(se, i), LEAD_STAGES, fraction);
         }
     free(clevel), free(buf), free(pick);
     return st;
@@ -814,22 +885,25 @@ static void survivors_only(search *se, cands *cs) {
                 continue;
             }
             if (!se->lead_stage[u]) continue; /* pruned by the screening */
-            estimate(se, u, k, se->seen[k]);
             if (se->seen[k])
-                snprintf(se->pruned[k].error, sizeof se->pruned[k].error, "pruned: not among the best compressors on "
-                         "its stage (a lead stage) on %.3g of the sample", se->rows[k].fraction);
+                prune_combo(se, k, true, "not among the best compressors on its stage (a lead stage) on %.3g of the "
+                            "sample", se->rows[k].fraction);
             else
-                snprintf(se->pruned[k].error, sizeof se->pruned[k].error, "pruned: not among the best compressors on "
-                         "its stage (a lead stage) by the middle level of its group");
+                prune_combo(se, k, false, "not among the best compressors on its stage (a lead stage) by the middle "
+                            "level of its group");
         }
 }
 
 /* Successive halving of compressors within each stage: the survivors of
  * the screening on every kept stage, on the screening's part (where not
- * measured there already); each stage keeps its best STAGE_KEEP and those
- * within 0.5 % of its best. Only pairs of one stage are compared, on the
- * same bytes, which is what a small part ranks well (across stages it does
- * not: Tstorm at 1e-3, below). */
+ * measured there already); a stage whose best is within WIDE of the best of
+ * all (it may win) keeps its best STAGE_KEEP and those within 0.5 % of its
+ * best, any other stage its best FAR_KEEP (it may still be a fallback or a
+ * reader level's best): lossless stages' bytes tie across many heavy
+ * compressors, 17 on each of Tstorm's PCodec stages after a scaling filter,
+ * 29 % below the best, all of which ran on half the sample. Only pairs of one stage are
+ * compared, on the same bytes, which is what a small part ranks well (across
+ * stages it does not: Tstorm at 1e-3, below). */
 static dctk_status within_stages(search *se, cands *cs, size_t m) {
     memset(se->run, 0, se->ncombos * sizeof *se->run);
     size_t nrun = 0;
@@ -848,17 +922,13 @@ static dctk_status within_stages(search *se, cands *cs, size_t m) {
     for (size_t r = 0; r < cs->n; r++) {
         size_t k = cs->c[r].key, u = unit_of(se, k);
         if (rank[u]++ == 0) se->lead[u] = (ranked){k + 1, cs->c[r].score};
-        if (rank[u] <= STAGE_KEEP || cs->c[r].score >= STAGE_NEAR * se->lead[u].score) {
+        bool near = se->lead[u].score >= WIDE * cs->c[0].score; /* a stage that may win */
+        if (rank[u] <= (near ? STAGE_KEEP : FAR_KEEP) || (near && cs->c[r].score >= STAGE_NEAR * se->lead[u].score)) {
             cs->c[w++] = cs->c[r];
             continue;
         }
-        estimate(se, u, k, true);
-        if (!se->rows[k].error[0])
-            snprintf(se->pruned[k].error, sizeof se->pruned[k].error, "pruned: ranks %zu among the compressors of its "
-                     "stage by ratio on %.3g of the sample", rank[u], se->rows[k].fraction);
-        else
-            snprintf(se->pruned[k].error, sizeof se->pruned[k].error, "pruned: failed on %.3g of the sample: %.100s",
-                     se->rows[k].fraction, se->rows[k].error);
+        prune_combo(se, k, true, "ranks %zu among the compressors of its stage by ratio on %.3g of the sample",
+                    rank[u], se->rows[k].fraction);
     }
     cs->n = w;
     free(rank);
@@ -940,8 +1010,9 @@ dctk_status dctk_search_adaptive(const dctk_space *sp, const dctk_gates *gates, 
     se.seen = calloc(n, sizeof *se.seen);
     se.group = calloc(se.ncomp + 1, sizeof *se.group);
     se.middle = calloc(se.ncomp + 1, sizeof *se.middle);
+    se.twins = calloc(se.nunits + 1, sizeof *se.twins);
     if (!se.alive || !se.stage || !se.run || !se.rows || !se.buf || !se.lead || !se.level || !se.order ||
-        !se.lead_stage || !se.survivor || !se.seen || !se.group || !se.middle)
+        !se.lead_stage || !se.survivor || !se.seen || !se.group || !se.middle || !se.twins)
         st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
     else memset(se.level, -1, n), find_groups(&se);
     for (size_t u = 0; u < se.nunits && st == DCTK_OK; u++) se.alive[u] = !left_out || !left_out[u];
@@ -964,6 +1035,7 @@ dctk_status dctk_search_adaptive(const dctk_space *sp, const dctk_gates *gates, 
     free(se.seen);
     free(se.group);
     free(se.middle);
+    free(se.twins);
     free(se.pieces);
     return st;
 }
