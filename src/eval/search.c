@@ -336,8 +336,8 @@ static bool same_probe(const search *se, size_t first, size_t u, size_t v) {
 
 /* Stages that gave the same bytes on the probe are measured once: PCodec's
  * delta orders 3 and 7 (try_consecutive) mostly pick the same order, and its
- * level 0 the same stream for every order (Tstorm lossless: 16 confirmed
- * stages, 6 of them such twins, each run again in every round). The first
+ * level 0 the same stream for every order (15 of Tstorm lossless's 39
+ * stages, which each ran again in every round). The first
  * of a tie in rk (same score, by index) stands for the others, which are out
  * and count with it towards KEEP_STAGES, as they did before they were
  * folded. */
@@ -354,9 +354,8 @@ static void fold_twins(search *se, size_t first, ranked *rk, size_t *n) {
         }
         int f, s;
         dctk_sweep_unit(se->sp, v, &f, &s);
-        snprintf(why, sizeof why, "its stage gave the same sizes, alone and with every scout compressor, and the same "
-                 "errors on %.3g of the sample as filt_idx %d, ser_idx %d (measured once, as that stage)",
-                 se->probe_fraction, f, s);
+        snprintf(why, sizeof why, "its stage gave the same sizes and errors as filt_idx %d, ser_idx %d's (alone and "
+                 "with each scout) on %.3g of the sample", f, s, se->probe_fraction);
         prune_unit(se, u, &se->rows[combo(se, u, first)], why);
         se->alive[u] = false;
         se->twins[v]++;
@@ -547,7 +546,6 @@ typedef struct {
     ranked *c; /* candidates: key = combo index */
     size_t n;
 } cands;
-
 
 /* Compressor i loses to compressor j on every live stage measured, by DOMINANCE. */
 static bool dominated(const search *se, size_t i, size_t j) {

@@ -15,6 +15,7 @@ among them; and --max-evals with --search exhaustive is refused."""
 import csv
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -154,9 +155,8 @@ check("halving on 1/" in err and b and be and (key(b) == key(be) or b["ratio"] =
           b and key(b), be and key(be), "halving on 1/" in err))
 twins = {}  # a folded stage -> the stage that stood for it
 for k, r in rows.items():
-    if r["error"].startswith("pruned: its stage gave the same sizes"):
-        words = r["error"].replace(",", "").split()
-        twins[k[1:]] = (words[words.index("filt_idx") + 1], words[words.index("ser_idx") + 1])
+    if r["error"].startswith("pruned: its stage gave the same sizes and errors as"):
+        twins[k[1:]] = re.search(r"filt_idx (-?\d+), ser_idx (-?\d+)", r["error"]).groups()
         check(float(r["fraction"]) == 0 and not kept(r), "many pieces: folded row %s measured or kept" % (k,))
 comps = {k[0] for k in rows_e}
 check(len(twins) >= 6 and all(v not in twins and rows_e[(c,) + t]["ratio"] == rows_e[(c,) + v]["ratio"]
