@@ -336,11 +336,10 @@ static bool same_probe(const search *se, size_t first, size_t u, size_t v) {
 
 /* Stages that gave the same bytes on the probe are measured once: PCodec's
  * delta orders 3 and 7 (try_consecutive) mostly pick the same order, and its
- * level 0 the same stream for every order (15 of Tstorm lossless's 39
- * stages, which each ran again in every round). The first
- * of a tie in rk (same score, by index) stands for the others, which are out
- * and count with it towards KEEP_STAGES, as they did before they were
- * folded. */
+ * level 0 the same stream for every order (15 of Tstorm lossless's 39 stages,
+ * which each ran again in every round). The first of a tie in rk (same
+ * score, by index) stands for the others, which are out and count with it
+ * towards KEEP_STAGES, as they did before they were folded. */
 static void fold_twins(search *se, size_t first, ranked *rk, size_t *n) {
     char why[300];
     size_t w = 0;
@@ -899,9 +898,9 @@ static void survivors_only(search *se, cands *cs) {
  * best, any other stage its best FAR_KEEP (it may still be a fallback or a
  * reader level's best): lossless stages' bytes tie across many heavy
  * compressors, 17 on each of Tstorm's PCodec stages after a scaling filter,
- * 29 % below the best, all of which ran on half the sample. Only pairs of one stage are
- * compared, on the same bytes, which is what a small part ranks well (across
- * stages it does not: Tstorm at 1e-3, below). */
+ * 29 % below the best, all of which ran on half the sample. Only pairs of
+ * one stage are compared, on the same bytes, which is what a small part
+ * ranks well (across stages it does not: Tstorm at 1e-3, below). */
 static dctk_status within_stages(search *se, cands *cs, size_t m) {
     memset(se->run, 0, se->ncombos * sizeof *se->run);
     size_t nrun = 0;
