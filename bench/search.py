@@ -76,18 +76,25 @@ if "--only" in args:  # 1-based field numbers, e.g. 6,7,8,9,10: part of the case
     i = args.index("--only")
     only = [int(k) for k in args[i + 1].split(",")]
     del args[i:i + 2]
-against = {}
-if "--against" in args:  # adaptive only, against the exhaustive figures of an earlier run's case lines
-    i = args.index("--against")
-    for path in args[i + 1:]:
+
+
+def case_lines(paths):
+    """The case lines of earlier runs' outputs: (line, its cells)."""
+    for path in paths:
         for line in open(path):
             c = [x.strip() for x in line.split("|")[1:-1]]
             if len(c) == 19 and c[7] in ("yes", "no"):
-                w, r = c[4].split(" (")
-                against[(c[0], c[2])] = {"best": dict(zip(("comp_idx", "filt_idx", "ser_idx"), w.split(",")),
-                                                      ratio=float(r.rstrip(")"))),
-                                         "cpu": float(c[9]), "codec": float(c[12]), "user": float(c[15]),
-                                         "rows": None}
+                yield line, c
+
+
+against = {}
+if "--against" in args:  # adaptive only, against the exhaustive figures of an earlier run's case lines
+    i = args.index("--against")
+    for _, c in case_lines(args[i + 1:]):
+        w, r = c[4].split(" (")
+        against[(c[0], c[2])] = {"best": dict(zip(("comp_idx", "filt_idx", "ser_idx"), w.split(",")),
+                                              ratio=float(r.rstrip(")"))),
+                                 "cpu": float(c[9]), "codec": float(c[12]), "user": float(c[15]), "rows": None}
     del args[i:]
 if "--sample" in args:  # lossy,lossless sample limits in KB
     i = args.index("--sample")
@@ -238,18 +245,14 @@ def summary_of(paths):
     """The summary over the case lines printed by earlier runs (each case's two
     searches ran in one run; the runs split the fields with --only)."""
     ratios, cpu, codec, user, same, safe = [], [], [], [], 0, None  # None: no line had the exhaustive rows
-    for path in paths:
-        for line in open(path):
-            c = [x.strip() for x in line.split("|")[1:-1]]
-            if len(c) != 19 or c[7] not in ("yes", "no"):
-                continue
-            print(line.rstrip())
-            ratios.append(float(c[6]))
-            same += c[7] == "yes"
-            cpu.append(float(c[11].rstrip(" %")) / 100)
-            codec.append(float(c[14].rstrip(" %")) / 100)
-            user.append(float(c[17].rstrip(" %")) / 100)
-            safe = (safe if c[18] == "n/a" else (safe is not False) and c[18] == "yes")
+    for line, c in case_lines(paths):
+        print(line.rstrip())
+        ratios.append(float(c[6]))
+        same += c[7] == "yes"
+        cpu.append(float(c[11].rstrip(" %")) / 100)
+        codec.append(float(c[14].rstrip(" %")) / 100)
+        user.append(float(c[17].rstrip(" %")) / 100)
+        safe = (safe if c[18] == "n/a" else (safe is not False) and c[18] == "yes")
     summary(ratios, cpu, codec, user, same, safe)
 
 

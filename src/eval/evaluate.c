@@ -607,9 +607,8 @@ static dctk_status write_left_out(const dctk_space *sp, const char *var, const b
 /* Where the search's cost goes (--verbose): one line per phase, and the
  * CPU time inside codecs summed per phase in the timer report (the issue's
  * measure of cost). */
-#define CODEC_TIMER DCTK_CODEC_CPU_TIMER
 static void log_phase(const char *var, const char *phase, size_t n, double t0, double c0, double k0) {
-    double codec_s = dctk_timer_total(CODEC_TIMER) - k0;
+    double codec_s = dctk_timer_total(DCTK_CODEC_CPU_TIMER) - k0;
     char label[64];
     snprintf(label, sizeof label, "search: %.36s [codec CPU s]", phase);
     dctk_timer_add(label, codec_s);
@@ -647,7 +646,7 @@ static dctk_status screen(void *user, const char *phase, const dctk_sample_part 
     so.skip_unit = NULL;
     memset(x->have, 0, n * sizeof *x->have);
     x->done = 0, x->total = nrun;
-    double t0 = dctk_now(), c0 = (double)clock() / CLOCKS_PER_SEC, k0 = dctk_timer_total(CODEC_TIMER);
+    double t0 = dctk_now(), c0 = (double)clock() / CLOCKS_PER_SEC, k0 = dctk_timer_total(DCTK_CODEC_CPU_TIMER);
     dctk_status st = run_sweep(x->sp, x->sample, x->var, x->plan, &so, o, rows);
     log_phase(x->var->name, phase, nrun, t0, c0, k0);
     if (!o->team) return st;
@@ -677,7 +676,7 @@ static dctk_status search_adaptive(const dctk_var *var, const void *sample, cons
     if (st == DCTK_OK && o->phase) o->phase(o->progress_user, "finalists on the whole sample");
     rc->done = 0, rc->total = s->nmeasured;
     so->run_combo = final;
-    double t0 = dctk_now(), c0 = (double)clock() / CLOCKS_PER_SEC, k0 = dctk_timer_total(CODEC_TIMER);
+    double t0 = dctk_now(), c0 = (double)clock() / CLOCKS_PER_SEC, k0 = dctk_timer_total(DCTK_CODEC_CPU_TIMER);
     if (st == DCTK_OK) st = run_sweep(sp, sample, var, plan, so, o, res);
     if (st == DCTK_OK) log_phase(var->name, "finalists on the whole sample", s->nmeasured, t0, c0, k0);
     for (size_t k = 0; k < s->ncombos && st == DCTK_OK && is_writer(o); k++) {

@@ -623,12 +623,11 @@ static dctk_status halve(search *se, cands *cs, size_t m, size_t keep, const boo
         free(per), free(order);
         return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
     }
-    for (size_t r = 0; r < cs->n; r++) {
+    for (size_t r = 0, back = cs->n; r < cs->n; r++) { /* the kept ones first, in rank order; the rest go */
         size_t u = unit_of(se, cs->c[r].key);
-        if (n < keep && per[u] < STAGE_KEEP) per[u]++, order[n++] = cs->c[r], cs->c[r].key = SIZE_MAX;
+        if (n < keep && per[u] < STAGE_KEEP) per[u]++, order[n++] = cs->c[r];
+        else order[--back] = cs->c[r];
     }
-    for (size_t r = 0, m = n; r < cs->n; r++)
-        if (cs->c[r].key != SIZE_MAX) order[m++] = cs->c[r];
     memcpy(cs->c, order, cs->n * sizeof *cs->c);
     free(per), free(order);
     keep = n;

@@ -286,6 +286,13 @@ static void free_chains(chain *ch, int n) {
         for (int i = 0; i < 2; i++) dctk_codec_free(ch[k].cd[i]);
 }
 
+/* Add the calling thread's CPU time since t0 to *cpu_s, its user part to *user_s. */
+static void add_cpu_since(dctk_cpu t0, double *cpu_s, double *user_s) {
+    dctk_cpu t1 = dctk_thread_cpu();
+    *cpu_s += t1.user + t1.sys - t0.user - t0.sys;
+    *user_s += t1.user - t0.user;
+}
+
 /* Run a compressor chain on the stage bytes of one chunk and check it gives them back. */
 static void run_chain(const sweep *sw, worker *w, chain *ch, const dctk_chunk_spec *spec) {
     if (ch->error[0] || !ch->want) return;
@@ -322,9 +329,7 @@ static void run_chain(const sweep *sw, worker *w, chain *ch, const dctk_chunk_sp
     ch->stored += stored;
     ch->enc_s += t1 - t0;
     ch->dec_s += t2 - t1;
-    dctk_cpu cpu1 = dctk_thread_cpu();
-    ch->cpu_s += cpu1.user + cpu1.sys - cpu0.user - cpu0.sys;
-    ch->user_s += cpu1.user - cpu0.user;
+    add_cpu_since(cpu0, &ch->cpu_s, &ch->user_s);
 }
 
 /* Encode and decode the stage on one chunk, accumulating its error. */
@@ -353,9 +358,7 @@ static dctk_status run_stage(const sweep *sw, worker *w, const dctk_codec *filt,
         y = &w->b;
     }
     double t2 = dctk_now();
-    dctk_cpu cpu1 = dctk_thread_cpu();
-    acc->cpu_s += cpu1.user + cpu1.sys - cpu0.user - cpu0.sys;
-    acc->user_s += cpu1.user - cpu0.user;
+    add_cpu_since(cpu0, &acc->cpu_s, &acc->user_s);
     if (y->size != n) return DCTK_FAIL(DCTK_ERR_CODEC, "stage decoded %zu bytes, expected %zu", y->size, n);
     acc->enc_s += t1 - t0;
     acc->dec_s += t2 - t1;
