@@ -55,6 +55,9 @@ const char *cli_opt_help(const cli_opt *o, char *buf, size_t cap);
 const volatile sig_atomic_t *cli_catch_interrupts(void);
 bool cli_release_interrupts(void);
 int cli_interrupt_exit(void);
+/* Tests only (DCTK_TEST_HOLD): hold the sweep of var in this phase while the
+ * test says so (interrupt.c). */
+void cli_test_hold(const char *var, const char *phase, size_t done);
 
 /* One warning line per variable of the dataset that the store does not get
  * (skipped.c): text and other types the readers leave out. */

@@ -4,7 +4,10 @@
  * process at once, as if nothing had been caught. Outside a sweep (writing a
  * field) the signals keep their default action. */
 #include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli.h"
 
@@ -36,3 +39,31 @@ bool cli_release_interrupts(void) {
 }
 
 int cli_interrupt_exit(void) { return 128 + (caught ? (int)caught : SIGINT); }
+
+/* For tests only: with DCTK_TEST_HOLD=FILE, a sweep holds after a combo of a
+ * phase whose name starts with FILE's first line (any phase, and an
+ * exhaustive sweep, when the line is empty), once the phase has done as many
+ * combos as FILE's second line says (1 when absent), for as long as FILE
+ * exists and still says so. A caught signal ends the hold, so a stop works
+ * as at any other moment. A test thus acts on a sweep at a point it chooses,
+ * however fast the machine is. */
+static bool hold_wanted(const char *path, const char *phase, size_t done) {
+    FILE *f = fopen(path, "r");
+    if (!f) return false;
+    char want[128] = "", after[32] = "";
+    if (!fgets(want, sizeof want, f)) want[0] = '\0';
+    if (!fgets(after, sizeof after, f)) after[0] = '\0';
+    fclose(f);
+    want[strcspn(want, "\r\n")] = '\0';
+    long n = strtol(after, NULL, 10);
+    return strncmp(phase, want, strlen(want)) == 0 && done >= (size_t)(n > 1 ? n : 1);
+}
+
+void cli_test_hold(const char *var, const char *phase, size_t done) {
+    const char *path = getenv("DCTK_TEST_HOLD");
+    if (!path || !*path || !hold_wanted(path, phase, done)) return;
+    fprintf(stderr, "%s: [test hold] holding in phase '%s' after %zu combos while %s says so\n", var, phase, done,
+            path);
+    const struct timespec tick = {0, 20 * 1000 * 1000};
+    while (!caught && hold_wanted(path, phase, done)) nanosleep(&tick, NULL);
+}

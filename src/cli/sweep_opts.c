@@ -179,6 +179,7 @@ static void show_progress(void *user, size_t done, size_t total) {
         fprintf(stderr, "%s: %zu/%zu combos (%d%%)%s%s%s, %.1f combos/s, %s\n", p->var, done, total, pct,
                 p->phase[0] ? " [" : "", p->phase, p->phase[0] ? "]" : "", rate, done == total ? "done" : eta_s);
     }
+    cli_test_hold(p->var, p->phase, done);
 }
 
 static void print_summary(const dctk_var *var, const dctk_evaluate_opts *eo, const dctk_evaluate_summary *s) {

@@ -382,16 +382,17 @@ static dctk_status check_complete(const bool *have, size_t n) {
 /* --- resuming ----------------------------------------------------------------- */
 
 /* Take the rows of an earlier run's CSV into res, after checking that each
- * names the same pipeline in this space; *skip marks the units all of whose
- * combos are there, *ndone counts their combos. A missing CSV resumes nothing. */
+ * names the same pipeline in this space; todo[k] stays true for the combos
+ * not there, skip marks the units all of whose combos are there, *ndone
+ * counts the rows taken. A missing CSV resumes nothing. Every recorded row
+ * counts: a stage cut short runs only the compressors it lacks. */
 static dctk_status load_resume(const char *path, const dctk_space *sp, const char *var, const dctk_gates *gates,
-                               dctk_combo_result *res, bool *skip, size_t *ndone) {
+                               dctk_combo_result *res, bool *todo, bool *skip, size_t *ndone) {
     dctk_result_table t = DCTK_RESULT_TABLE_INIT;
+    size_t n = dctk_space_ncombos(sp);
+    for (size_t k = 0; k < n; k++) todo[k] = true;
     dctk_status st = dctk_csv_read(path, &t, NULL);
     if (st == DCTK_ERR_NOT_FOUND) return DCTK_OK;
-    size_t n = dctk_space_ncombos(sp);
-    bool *done = st == DCTK_OK ? calloc(n ? n : 1, sizeof *done) : NULL;
-    if (st == DCTK_OK && !done) st = DCTK_NOMEM();
     for (size_t i = 0; i < t.n && st == DCTK_OK; i++) {
         const dctk_result_row *row = &t.rows[i];
         int c = (int)row->comp_idx, f = (int)row->filt_idx, s = (int)row->ser_idx;
@@ -409,16 +410,15 @@ static dctk_status load_resume(const char *path, const dctk_space *sp, const cha
         r.keep = dctk_combo_keep(&r, gates); /* thresholds and gates may have changed since: re-gate */
         size_t k = dctk_space_combo_index(sp, c, f, s);
         res[k] = r;
-        done[k] = true;
+        *ndone += todo[k];
+        todo[k] = false;
     }
     for (size_t u = 0; u < dctk_sweep_nunits(sp) && st == DCTK_OK; u++) {
         int f, s;
         dctk_sweep_unit(sp, u, &f, &s);
         skip[u] = true;
-        for (int c = -(int)sp->comp_none; c < sp->ncomp; c++) skip[u] = skip[u] && done[dctk_space_combo_index(sp, c, f, s)];
-        if (skip[u]) *ndone += (size_t)(sp->ncomp + sp->comp_none);
+        for (int c = -(int)sp->comp_none; c < sp->ncomp; c++) skip[u] = skip[u] && !todo[dctk_space_combo_index(sp, c, f, s)];
     }
-    free(done);
     dctk_result_table_free(&t);
     return st;
 }
@@ -518,20 +518,17 @@ static dctk_status check_state(const dctk_var *var, const dctk_space *sp, const 
  * otherwise be appended a second time when the unit runs again. A temporary
  * file renamed over the old one, so a crash now loses nothing. */
 static dctk_status keep_done_rows(const char *path, const dctk_space *sp, const char *var,
-                                  const dctk_combo_result *res, const bool *skip) {
+                                  const dctk_combo_result *res, const bool *todo) {
     char tmp[4200];
     snprintf(tmp, sizeof tmp, "%s.resume.tmp", path);
     dctk_csv_writer *w;
     DCTK_TRY(dctk_csv_writer_open(tmp, false, false, &w, NULL));
     dctk_status st = DCTK_OK;
-    for (size_t u = 0; u < dctk_sweep_nunits(sp) && st == DCTK_OK; u++) {
-        int f, s;
-        dctk_sweep_unit(sp, u, &f, &s);
-        for (int c = -(int)sp->comp_none; c < sp->ncomp && skip[u] && st == DCTK_OK; c++) {
-            dctk_result_row row = make_row(sp, var, &res[dctk_space_combo_index(sp, c, f, s)]);
-            st = dctk_csv_writer_append(w, &row);
-            free_row(&row);
-        }
+    for (size_t k = 0; k < dctk_space_ncombos(sp) && st == DCTK_OK; k++) {
+        if (todo[k]) continue;
+        dctk_result_row row = make_row(sp, var, &res[k]);
+        st = dctk_csv_writer_append(w, &row);
+        free_row(&row);
     }
     dctk_status cst = dctk_csv_writer_close(w);
     if (st == DCTK_OK) st = cst;
@@ -711,18 +708,19 @@ static dctk_status sweep_space(const dctk_var *var, const void *sample, const dc
     dctk_chunk_shape_for(var->dtype, var->ndim, var->shape, o->inner_chunk_bytes, chunk);
     if (st == DCTK_OK && is_writer(o)) st = check_state(var, sp, o, s, chunk, &resume);
     bool *skip = resume ? calloc(dctk_sweep_nunits(sp) + 1, sizeof *skip) : NULL;
-    if (st == DCTK_OK && resume && !skip) st = DCTK_NOMEM();
-    if (st == DCTK_OK && resume) st = load_resume(path, sp, var->name, &s->gates, res, skip, &rc.done);
+    bool *todo = resume ? calloc(s->ncombos + 1, sizeof *todo) : NULL;
+    if (st == DCTK_OK && resume && (!skip || !todo)) st = DCTK_NOMEM();
+    if (st == DCTK_OK && resume) st = load_resume(path, sp, var->name, &s->gates, res, todo, skip, &rc.done);
     s->nreused = rc.done;
     if (st == DCTK_OK && rc.done) st = same_phys_bounds(o->where, var->name, &s->gates);
-    if (st == DCTK_OK && resume && access(path, F_OK) == 0) st = keep_done_rows(path, sp, var->name, res, skip);
+    if (st == DCTK_OK && resume && access(path, F_OK) == 0) st = keep_done_rows(path, sp, var->name, res, todo);
     if (st == DCTK_OK && rc.done)
         dctk_log(DCTK_LOG_INFO, "%s: resuming: reused %zu recorded rows of %zu (re-gated, not evaluated again); "
                  "%zu combos left to evaluate", var->name, rc.done, s->ncombos, s->ncombos - rc.done);
     if (st == DCTK_OK) st = dctk_csv_writer_open(path, resume, false, &rc.csv, NULL);
     st = agree(o, st);
     dctk_sweep_opts so = {.threads = o->threads, .threshold = s->threshold, .gates = &s->gates,
-                          .metrics = *cfg, .on_result = on_result, .user = &rc, .skip_unit = skip, .stop = o->stop};
+                          .metrics = *cfg, .on_result = on_result, .user = &rc, .run_combo = todo, .stop = o->stop};
     memcpy(so.chunk, chunk, sizeof chunk);
     memcpy(s->chunk, so.chunk, sizeof so.chunk);
     dctk_chunk_spec cspec = dctk_spec_make(var->dtype, var->ndim, chunk);
@@ -751,6 +749,7 @@ static dctk_status sweep_space(const dctk_var *var, const void *sample, const dc
     if (st == DCTK_OK && is_writer(o)) dctk_sweep_memcheck(var->name, held, admitted); /* this member's memory */
     dctk_status cst = dctk_csv_writer_close(rc.csv);
     free(skip);
+    free(todo);
     if (st == DCTK_OK && rc.csv_st != DCTK_OK) st = DCTK_FAIL(rc.csv_st, "%s", rc.csv_err);
     if (st == DCTK_OK) st = cst;
     if (!o->team) explain_stop(st, var->name, path, &rc);

@@ -125,21 +125,29 @@ static long csv_rows(const char *path) {
     return lines > 0 ? lines - 1 : 0;
 }
 
-/* Sweep progress: the total from the sweep's progress lines ("VAR: D/N combos"),
- * the rows done counted in config_space_VAR_rank0.csv, which gets a row per
- * combo as it finishes. */
+/* Sweep progress, from the program's own progress lines
+ * ("VAR: D/N combos (P%) [PHASE], ...": the adaptive search's phase, and the
+ * done and total of that phase) and from config_space_VAR_rank0.csv, which
+ * gets a row per combo measured on the whole sample as it finishes (and the
+ * pruned rows at the end): "recorded". done never exceeds total, as both come
+ * from the same line. */
 static json_t *sweep_progress(const char *dir, const char *log, const char *field) {
-    char var[256] = "";
-    long total = -1, fields_done = 0;
+    char var[256] = "", phase[128] = "";
+    long done = 0, total = -1, fields_done = 0;
     if (field) snprintf(var, sizeof var, "%s", field);
     for (const char *line = log; line && *line;) {
         const char *end = strchr(line, '\n');
         size_t len = end ? (size_t)(end - line) : strlen(line);
         const char *colon = memchr(line, ':', len);
         long d, n;
-        if (colon && (size_t)(colon - line) < sizeof var && sscanf(colon, ": %ld/%ld combos", &d, &n) == 2) {
+        int at = 0;
+        if (colon && (size_t)(colon - line) < sizeof var && sscanf(colon, ": %ld/%ld combos (%*d%%)%n", &d, &n, &at) == 2 &&
+            at > 0) {
             snprintf(var, sizeof var, "%.*s", (int)(colon - line), line);
-            total = n;
+            done = d, total = n;
+            const char *ph = colon + at, *close = NULL;
+            if (*ph == ' ' && ph[1] == '[') close = memchr(ph, ']', len - (size_t)(ph - line));
+            snprintf(phase, sizeof phase, "%.*s", close ? (int)(close - ph - 2) : 0, close ? ph + 2 : "");
         }
         if (colon && strncmp(colon, ": best combo", 12) == 0) fields_done++;
         else if (colon && strncmp(colon, ": no combo met", 14) == 0) fields_done++;
@@ -152,8 +160,12 @@ static json_t *sweep_progress(const char *dir, const char *log, const char *fiel
     dctk_results_csv_path(csv, sizeof csv, dir, var, 0);
     long rows = csv_rows(csv);
     json_object_set_new(p, "var", json_string(var));
-    json_object_set_new(p, "done", json_integer(rows < 0 ? 0 : rows));
-    if (total > 0) json_object_set_new(p, "total", json_integer(total));
+    if (total > 0) {
+        json_object_set_new(p, "phase", json_string(phase));
+        json_object_set_new(p, "done", json_integer(done < total ? done : total));
+        json_object_set_new(p, "total", json_integer(total));
+    }
+    json_object_set_new(p, "recorded", json_integer(rows < 0 ? 0 : rows));
     json_object_set_new(p, "fields_done", json_integer(fields_done));
     return p;
 }

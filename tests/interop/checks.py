@@ -34,3 +34,24 @@ def ncarg_field(path, var):
         v = d.variables[var]
         v.set_auto_maskandscale(False)
         return np.ascontiguousarray(v[...])
+
+
+def start_held(cmd, tmp, after, phase=""):
+    """Start the sweep cmd with DCTK_TEST_HOLD (a test hook of the program):
+    it holds after `after` combos of a phase whose name starts with `phase`
+    (any phase when empty) until it gets a signal. Returns the process once it
+    holds (or has ended), and the path of its stderr. The point where a test
+    stops a sweep then does not depend on how fast the machine is."""
+    import os
+    import subprocess
+    import time
+
+    hold, log = os.path.join(tmp, "hold"), os.path.join(tmp, "held.%d.log" % time.monotonic_ns())
+    with open(hold, "w") as f:
+        f.write("%s\n%d\n" % (phase, after))
+    with open(log, "w") as err:
+        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, text=True,
+                             env={**os.environ, "DCTK_TEST_HOLD": hold})
+    while p.poll() is None and "[test hold]" not in open(log).read():
+        time.sleep(0.02)
+    return p, log

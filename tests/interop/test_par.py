@@ -223,14 +223,16 @@ def test_kill(tmp):
     args = ["evaluate_combos", FILE, "--where-to-write", where, "--field-to-compress", VAR, "--filter-class",
             "bitround", "--serializer-class", "none", "--eval-data-size-limit", "2MB", "--threads-per-rank", "1",
             "--l1-threshold", "1e-3", "--search", "exhaustive", "--allow-shared-node"]
-    job = subprocess.Popen(["mpirun", "-n", "2", "--oversubscribe", DCTK] + args, env=ENV, stdout=subprocess.PIPE,
-                           stderr=subprocess.PIPE, text=True, start_new_session=True)
-    # once rank 0 has finished a unit, most units are still to come
-    csv0 = os.path.join(where, f"config_space_{VAR}_rank0.csv")
-    deadline = time.time() + 30
-    while time.time() < deadline and job.poll() is None:
-        if os.path.exists(csv0) and open(csv0).read().count("\n") >= 2:
-            break
+    # rank 0 holds after its first combo (DCTK_TEST_HOLD, a test hook) with most units still to come, whatever
+    # the speed of this machine; it holds until mpirun ends it
+    hold, log = os.path.join(tmp, "hold"), os.path.join(tmp, "kill.log")
+    with open(hold, "w") as f:
+        f.write("\n1\n")
+    with open(log, "w") as errf:
+        job = subprocess.Popen(["mpirun", "-n", "2", "--oversubscribe", DCTK] + args, stdout=subprocess.PIPE,
+                               stderr=errf, env={**ENV, "DCTK_TEST_HOLD": hold}, text=True, start_new_session=True)
+    deadline = time.time() + 120
+    while time.time() < deadline and job.poll() is None and "[test hold]" not in open(log).read():
         time.sleep(0.05)
     pid = rank_pid(job.pid, 1)
     check(job.poll() is None and pid, "the job ended before rank 1 could be killed")
@@ -238,7 +240,7 @@ def test_kill(tmp):
         os.kill(pid, signal.SIGKILL)
     t0 = time.time()
     try:
-        _, err = job.communicate(timeout=30)
+        job.communicate(timeout=30)
         print(f"the job ended {time.time() - t0:.1f} s after the kill, exit code {job.returncode}")
     except subprocess.TimeoutExpired:
         os.killpg(job.pid, signal.SIGKILL)

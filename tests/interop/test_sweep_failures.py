@@ -21,10 +21,9 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from checks import check, finish  # noqa: E402
+from checks import check, finish, start_held  # noqa: E402
 
 DCTK = os.environ["DCTK"]
 FILE = os.path.join(os.environ.get("DCTK_NCARG", "/usr/share/ncarg/data"), "cdf", "meccatemp.cdf")
@@ -119,13 +118,10 @@ want = {(r["comp_idx"], r["filt_idx"], r["ser_idx"]): r for r in csv_rows(clean)
 for sig in (signal.SIGINT, signal.SIGTERM):
     out = os.path.join(tmp, "sig%d" % sig)
     path = os.path.join(out, "config_space_t_rank0.csv")
-    p = subprocess.Popen([DCTK, "evaluate_combos", FILE, "--where-to-write", out, *SIG_ARGS],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.time() + 120
-    while time.time() < deadline and not (os.path.exists(path) and sum(1 for _ in open(path)) > len(want) // 4):
-        time.sleep(0.05)
+    p, log = start_held([DCTK, "evaluate_combos", FILE, "--where-to-write", out, *SIG_ARGS], tmp, len(want) // 4)
     p.send_signal(sig)
-    stdout, stderr = p.communicate(timeout=300)
+    p.communicate(timeout=300)
+    stderr = open(log).read()
     last = error_line(stderr)
     rows = csv_rows(out)
     with open(path, "rb") as f:

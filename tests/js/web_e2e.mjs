@@ -9,7 +9,7 @@
 //   node web_e2e.mjs [SCREENSHOT_DIR]   (env DCTK, DCTK_NCARG, DCTK_PYTHON)
 // With SCREENSHOT_DIR (docs/ for the committed ones) each page is saved as web-PAGE.png.
 import { spawn, spawnSync } from 'node:child_process'
-import { mkdtempSync, mkdirSync, readFileSync, rmSync, existsSync } from 'node:fs'
+import { mkdtempSync, mkdirSync, readFileSync, rmSync, existsSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import assert from 'node:assert/strict'
@@ -23,10 +23,12 @@ const input = `${process.env.DCTK_NCARG}/cdf/meccatemp.cdf`
 const shots = process.argv[2] // when given, a screenshot of each page goes there
 const root = mkdtempSync(join(tmpdir(), 'dctk-web-'))
 const THRESHOLD = 1e-3
+const hold = join(root, 'hold') // DCTK_TEST_HOLD: where the long sweep holds
 
 // Start the server on a free port (--port 0) and wait for the line with its URL.
 function startServer (extra = [], cmd = 'run_web_ui') {
-  const p = spawn(dctk, [cmd, '--port', '0', '--data-root', root, ...extra], { stdio: ['ignore', 'pipe', 'inherit'] })
+  const p = spawn(dctk, [cmd, '--port', '0', '--data-root', root, ...extra],
+    { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, DCTK_TEST_HOLD: hold } })
   return new Promise((resolve, reject) => {
     let out = ''
     p.stdout.on('data', d => {
@@ -100,6 +102,21 @@ async function checkDownload (tarPath, picked) {
   const l1 = sumErr / sumAbs
   assert.ok(l1 <= THRESHOLD, `relative L1 of the downloaded store ${l1} over ${THRESHOLD}`)
   return { n, l1, inner }
+}
+
+// The cancelled sweep's command again with --resume: it reuses the rows the CSV holds, runs the rest, and
+// leaves one row per combo.
+function resumeSweep (argv) {
+  const r = spawnSync(dctk, [...argv.slice(1), '--resume'], { encoding: 'utf8' })
+  assert.equal(r.status, 0, r.stderr)
+  const m = /t: resuming: reused (\d+) recorded rows of (\d+)/.exec(r.stdout + r.stderr)
+  assert.ok(m && Number(m[1]) >= 1, `no rows reused: ${r.stderr}`)
+  const out = argv[argv.indexOf('--where-to-write') + 1]
+  const lines = readFileSync(join(out, 'config_space_t_rank0.csv'), 'utf8').trim().split('\n').slice(1)
+  const combos = new Set(lines.map(l => l.split(',').slice(1, 4).join(' ')))
+  assert.equal(lines.length, Number(m[2]), 'the resumed CSV does not hold every combo')
+  assert.equal(combos.size, lines.length, 'a combo recorded twice')
+  return `${m[1]} of ${m[2]} rows reused`
 }
 
 async function main () {
@@ -203,15 +220,30 @@ async function main () {
     await dl.saveAs(tarPath)
     const got = await checkDownload(tarPath, { combo: [c, f, s], codecs: r.codecs[pickI].slice(0, 3) })
 
-    // a long sweep (the whole space in tiny chunks, minutes): a reload and a restarted server show it running
+    // a sweep held where this test says (DCTK_TEST_HOLD names a phase; the program holds after a combo of it):
+    // its progress follows the adaptive search's phases, a reload and a restarted server show it running, Stop
+    // ends it, and evaluate_combos --resume takes up the rows it recorded. Nothing here waits on a slow machine.
+    writeFileSync(hold, 'stages')
     await page.goto(`${server.url}#sweep`)
     await page.reload() // a fresh form
     await page.selectOption('#sweep-field', 't')
-    await page.fill('#sf-inner-chunk-mib', '0.004')
+    await page.selectOption('#sf-compressor-class', 'zstd')
     await page.fill('#sf-threads-per-rank', '1')
     await page.click('#sweep-start')
     await page.locator('#job-state', { hasText: /^running$/ }).waitFor()
     const longId = await page.textContent('#job-id')
+    const status = () => page.evaluate(id => fetch(`/api/jobs/${id}`).then(r => r.json()), longId)
+    const phases = []
+    for (const [want, text] of [['stages', 'stages and scouts on a probe'], ['finalists', 'finalists on the whole sample']]) {
+      writeFileSync(hold, want)
+      await page.locator('#job-progress', { hasText: `Field t: ${text}: ` }).waitFor()
+      const p = (await status()).progress
+      assert.equal(p.phase, text)
+      assert.ok(p.done >= 1 && p.done <= p.total, JSON.stringify(p))
+      phases.push(`${p.phase} ${p.done}/${p.total}`)
+    }
+    await page.locator('#job-progress', { hasText: /; [1-9]\d* combos? recorded/ }).waitFor() // a finalist's row is in the CSV
+    assert.ok((await status()).log.includes("[test hold] holding in phase 'finalists on the whole sample' after 1 combos"))
     await page.goto(server.url) // no hash: the page goes to the running job
     await page.locator('#job-state', { hasText: /^running$/ }).waitFor()
     assert.equal(await page.textContent('#job-id'), longId)
@@ -221,10 +253,11 @@ async function main () {
     await page.goto(server.url)
     await page.locator('#job-state', { hasText: /^running$/ }).waitFor()
     assert.equal(await page.textContent('#job-id'), longId)
-    await page.locator('#job-progress', { hasText: /: [1-9]\d* of \d+ combos evaluated/ }).waitFor({ timeout: 120000 }) // the first count comes after the screening phase: slow on a loaded machine
     const running = await page.textContent('#job-progress')
     await page.click('#job-cancel')
     await page.locator('#job-state', { hasText: /^cancelled$/ }).waitFor()
+    rmSync(hold)
+    const resumed = resumeSweep((await status()).argv)
 
     await page.goto(`${server.url}#jobs`)
     await page.locator('#jobs tbody tr').nth(2).waitFor()
@@ -255,7 +288,8 @@ async function main () {
     assert.deepEqual(errors, [], 'the page logged errors')
     console.log(`ok: uploaded, swept ${r.rows_total} combos, picked (${c}, ${f}, ${s}), downloaded a store zarrita reads: ` +
       `${got.n} values, relative L1 ${got.l1.toExponential(2)}, codecs ${got.inner.join(' ')}; ` +
-      `the long sweep survived a reload and a server restart ("${running}") and stopped`)
+      `the held sweep went through ${phases.join(', ')}, survived a reload and a server restart ("${running}"), ` +
+      `stopped, and resumed (${resumed})`)
   } finally {
     await browser.close()
     await stopServer(server)

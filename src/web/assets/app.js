@@ -248,7 +248,7 @@ async function watchSweep (id) {
   else if (j.state === 'lost') text = 'The process ended without recording its exit code (killed, or the machine restarted).'
   else if (j.state === 'cancelled') text = 'Stopped.'
   else if (!p.var || !p.total) text = `${p.var ? 'Field ' + p.var + ': r' : 'R'}eading the sample and building the codec space…`
-  else text = `Field ${p.var}: ${p.done} of ${p.total || '?'} combos evaluated${p.fields_done ? `; ${p.fields_done} field(s) finished` : ''}.`
+  else text = `Field ${p.var}: ${phaseText(p)}; ${p.recorded} combo${p.recorded === 1 ? '' : 's'} recorded${p.fields_done ? `; ${p.fields_done} field(s) finished` : ''}.`
   $('job-progress').textContent = text
   const log = $('job-log')
   const atEnd = log.scrollTop + log.clientHeight >= log.scrollHeight - 4
@@ -554,10 +554,15 @@ async function showStore (id) {
 
 // --- jobs -------------------------------------------------------------------------
 
+// "halving on 1/3 of the sample: 4 of 18 combos": the phase the adaptive search is in (none when exhaustive)
+function phaseText (p) {
+  return `${p.phase ? p.phase + ': ' : ''}${p.done} of ${p.total} combos`
+}
+
 function progressText (j) {
   if (j.kind !== 'sweep') return j.state === 'done' ? 'written' : ''
   const p = j.progress || {}
-  return p.var ? `${p.var}: ${p.done}${p.total ? ' / ' + p.total : ''} combos` : ''
+  return p.var ? `${p.var}: ${p.total ? phaseText(p) : 'preparing'}` : ''
 }
 
 async function showJobs () {
