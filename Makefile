@@ -2,6 +2,7 @@
 #   make demo    install what is missing, build, run the main job on real data
 #   make check   install what is missing, build, run every test (and the unit
 #                tests again under AddressSanitizer + UBSan)
+#   make check-quick  the same, less the interop cases labelled slow (ctest -LE slow)
 #   make bench   the benchmarks in bench/, figures side by side
 #   make fuzz    build the libFuzzer targets (clang) and run each FUZZ_SECONDS
 #   make install PREFIX=/usr/local DESTDIR=
@@ -23,7 +24,7 @@ FUZZ          ?= build-fuzz
 FUZZ_SECONDS  ?= 600
 FUZZ_PARALLEL ?= 1
 
-.PHONY: all deps test-deps fuzz-deps build build-tests demo check test asan bench fuzz install clean check-fresh
+.PHONY: all deps test-deps fuzz-deps build build-tests demo check check-quick test asan bench fuzz install clean check-fresh
 
 all: build
 
@@ -50,7 +51,7 @@ demo: build
 	@sh scripts/demo.sh $(BUILD)/dc_toolkit $(DEMO_FILE) $(DEMO_OUT) $(DEMO_ARGS)
 
 test: build-tests
-	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) $(CTEST_ARGS)
 
 $(ASAN)/CMakeCache.txt:
 	cmake -S . -B $(ASAN) -DCMAKE_BUILD_TYPE=Debug -DDCTK_SANITIZE=ON
@@ -61,6 +62,10 @@ asan: deps $(ASAN)/CMakeCache.txt
 
 check: test-deps
 	$(MAKE) test
+	$(MAKE) asan
+
+check-quick: test-deps
+	$(MAKE) test CTEST_ARGS="-LE slow"
 	$(MAKE) asan
 
 fuzz-deps:
