@@ -20,6 +20,8 @@ DEMO_OUT  ?= demo-out
 # 24 KiB inner chunks (32 latitude rows of one level) make the field many chunks, as a large
 # field is, so the sample is 3 levels x one contiguous tile (72 KiB) rather than the whole field
 DEMO_ARGS ?= --override-existing-l1-error 1e-4 --eval-data-size-limit 50KB --inner-chunk-mib 0.0234375
+# every test's timeout times this (a machine busy with other work runs the cases several times slower)
+TIMEOUT_SCALE ?= 1
 FUZZ          ?= build-fuzz
 FUZZ_SECONDS  ?= 600
 FUZZ_PARALLEL ?= 1
@@ -44,7 +46,7 @@ build: deps $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j $(JOBS)
 
 build-tests: deps $(BUILD)/CMakeCache.txt
-	cmake -S . -B $(BUILD) -DDCTK_TESTS=ON
+	cmake -S . -B $(BUILD) -DDCTK_TESTS=ON -DDCTK_TEST_TIMEOUT_SCALE=$(TIMEOUT_SCALE)
 	cmake --build $(BUILD) -j $(JOBS)
 
 demo: build
@@ -57,6 +59,7 @@ $(ASAN)/CMakeCache.txt:
 	cmake -S . -B $(ASAN) -DCMAKE_BUILD_TYPE=Debug -DDCTK_SANITIZE=ON
 
 asan: deps $(ASAN)/CMakeCache.txt
+	cmake -S . -B $(ASAN) -DDCTK_TEST_TIMEOUT_SCALE=$(TIMEOUT_SCALE)
 	cmake --build $(ASAN) -j $(JOBS)
 	cd $(ASAN) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest -L unit --output-on-failure -j $(JOBS)
 
