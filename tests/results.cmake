@@ -15,3 +15,6 @@ if(DCTK_NODE)
                    $<TARGET_FILE:dctk_results_tool>)
   set_tests_properties(results_parquet_duckdb results_parquet_hyparquet PROPERTIES TIMEOUT 120)
 endif()
+
+# best_VAR.json: the typed record, its reader and writer, files of the previous release.
+dctk_unit_test(test_best unit/test_best.c)

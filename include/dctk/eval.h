@@ -15,6 +15,7 @@
 #include "dctk/array.h"
 #include "dctk/codec.h"
 #include "dctk/dataset.h"
+#include "dctk/results.h"
 #include "dctk/status.h"
 
 #ifdef __cplusplus
@@ -311,17 +312,25 @@ DCTK_API bool dctk_family_carries_nonfinite(const char *family, dctk_dtype t);
 
 /* --- sweep ----------------------------------------------------------------- */
 
+/* One combo's outcome in the sweep: its indices, the schema's RUN, MET, TOP
+ * and SEL columns (dctk/results.h, so a metric is added in one place), and
+ * what the row holds in another form. */
+#define DCTK_COMBO_FIELD_(name, kind, role) DCTK_RESULT_IN_COMBO_##role(DCTK_RESULT_CTYPE_##kind name;)
 typedef struct dctk_combo_result {
     int c, f, s;
-    double ratio, l1_rel, l2_rel, linf_rel, euclidean, max_abs_err;
-    double encode_mbps, decode_mbps;
-    double bias_rel, pearson, psnr_db, ssim, rel_err_frac, extremes_rel, gradient_rel;
+    DCTK_RESULT_SCHEMA(DCTK_COMBO_FIELD_)
     bool phys_ok; /* measured against the sweep's physical bounds (true when they are off) */
-    bool pass_l1, pass_l2, pass_linf, pass_bias, pass_phys, pass_extremes, pass_gradient;
-    bool keep;
     char error[160]; /* "" when the combo ran; else why it failed or lost the mask */
-    double fraction; /* of the sample its ratio was measured on: 1 for every kept row, 0 when it never ran */
 } dctk_combo_result;
+
+/* The row of r: its indices and every column the combo result holds (the
+ * other text columns NULL: the caller names the combo). */
+DCTK_API dctk_result_row dctk_combo_row(const dctk_combo_result *r);
+/* A recorded row back as a combo result: every column as measured, phys_ok
+ * as pass_phys. */
+DCTK_API dctk_combo_result dctk_combo_of_row(const dctk_result_row *row);
+/* Every measurement of r (the schema's MET, TOP and SEL columns) NaN. */
+DCTK_API void dctk_combo_unmeasured(dctk_combo_result *r);
 
 /* A part of the sample: regions (start, count in sample coordinates), each
  * evaluated as one chunk of its own shape. The adaptive search screens combos

@@ -17,8 +17,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <jansson.h>
-
 #include "dctk/status.h"
 
 #ifdef __cplusplus
@@ -26,52 +24,80 @@ extern "C" {
 #endif
 
 /* The row schema, the one table behind the struct below, the CSV header and
- * columns, and the Parquet schema, writer and reader: X(field, kind) per
- * column, in file order. Kinds: STR (UTF-8 text, NULL written as ""; the
- * columns are never null), I64, F64, BOOL. Adding a column is one line here
- * (plus filling it where rows are made, src/eval/evaluate.c). */
-#define DCTK_RESULT_SCHEMA(X)                                                                        \
-    X(var, STR)                                                                                      \
-    X(comp_idx, I64) /* -1 = none */                                                                 \
-    X(filt_idx, I64)                                                                                 \
-    X(ser_idx, I64)                                                                                  \
-    X(compressor, STR) /* the codec's Zarr v3 JSON, "" for none */                                   \
-    X(filter, STR)                                                                                   \
-    X(serializer, STR)                                                                               \
-    X(name, STR) /* "zstd(level=9) | bitround(keepbits=12) | -": compressor | filter | serializer */ \
-    X(ratio, F64)                                                                                    \
-    X(l1_rel, F64)                                                                                   \
-    X(l2_rel, F64)                                                                                   \
-    X(linf_rel, F64)                                                                                 \
-    X(euclidean, F64)                                                                                \
-    X(max_abs_err, F64)                                                                              \
-    X(encode_mbps, F64) /* NaN when not measured */                                                  \
-    X(decode_mbps, F64)                                                                              \
-    X(bias_rel, F64) /* the selection metrics and gates (README "Thresholds and selection") */       \
-    X(pearson, F64)                                                                                  \
-    X(psnr_db, F64)                                                                                  \
-    X(ssim, F64)                                                                                     \
-    X(rel_err_frac, F64)                                                                             \
-    X(extremes_rel, F64)                                                                             \
-    X(gradient_rel, F64)                                                                             \
-    X(pass_l1, BOOL) /* a pass column is true when its gate is off */                                \
-    X(pass_l2, BOOL)                                                                                 \
-    X(pass_linf, BOOL)                                                                               \
-    X(pass_bias, BOOL)                                                                               \
-    X(pass_phys, BOOL)                                                                               \
-    X(pass_extremes, BOOL)                                                                           \
-    X(pass_gradient, BOOL)                                                                           \
-    X(portability, STR) /* who reads the pipeline: core, numcodecs, plugin, dctk (dctk_codec.h) */   \
-    X(keep, BOOL)                                                                                    \
-    X(error, STR) /* "" when the combo ran */                                                       \
-    X(fraction, F64) /* of the sample measured: 1 whole, less when pruned on a part, 0 never run */
+ * columns, the Parquet schema, writer and reader, the combo result of the
+ * sweep (dctk_combo_result, dctk/eval.h) and the metrics of best_{var}.json
+ * (dctk/best.h): X(field, kind, role) per column, in file order.
+ * Kinds: STR (UTF-8 text, NULL written as ""; the columns are never null),
+ * I64, F64, BOOL. Roles, where the column lives besides the row:
+ *   ROW  the row alone (what names the combo, made from the space);
+ *   RUN  also the combo result: how it ran and was judged;
+ *   MET  also the combo result: a measurement;
+ *   TOP  also every combo a best file names (the winner, each reader level);
+ *   SEL  also the winner's selection metrics in the best file.
+ * Adding a metric is one line here (plus computing it, dctk_combo_set_metrics). */
+#define DCTK_RESULT_SCHEMA(X)                                                                             \
+    X(var, STR, ROW)                                                                                      \
+    X(comp_idx, I64, ROW) /* -1 = none */                                                                 \
+    X(filt_idx, I64, ROW)                                                                                 \
+    X(ser_idx, I64, ROW)                                                                                  \
+    X(compressor, STR, ROW) /* the codec's Zarr v3 JSON, "" for none */                                   \
+    X(filter, STR, ROW)                                                                                   \
+    X(serializer, STR, ROW)                                                                               \
+    X(name, STR, ROW) /* "zstd(level=9) | bitround(keepbits=12) | -": compressor | filter | serializer */ \
+    X(ratio, F64, TOP)                                                                                    \
+    X(l1_rel, F64, TOP)                                                                                   \
+    X(l2_rel, F64, TOP)                                                                                   \
+    X(linf_rel, F64, TOP)                                                                                 \
+    X(euclidean, F64, MET)                                                                                \
+    X(max_abs_err, F64, MET)                                                                              \
+    X(encode_mbps, F64, MET) /* NaN when not measured */                                                  \
+    X(decode_mbps, F64, MET)                                                                              \
+    X(bias_rel, F64, SEL) /* the selection metrics and gates (README "Thresholds and selection") */       \
+    X(pearson, F64, SEL)                                                                                  \
+    X(psnr_db, F64, SEL)                                                                                  \
+    X(ssim, F64, SEL)                                                                                     \
+    X(rel_err_frac, F64, SEL)                                                                             \
+    X(extremes_rel, F64, SEL)                                                                             \
+    X(gradient_rel, F64, SEL)                                                                             \
+    X(pass_l1, BOOL, RUN) /* a pass column is true when its gate is off */                                \
+    X(pass_l2, BOOL, RUN)                                                                                 \
+    X(pass_linf, BOOL, RUN)                                                                               \
+    X(pass_bias, BOOL, RUN)                                                                               \
+    X(pass_phys, BOOL, RUN)                                                                               \
+    X(pass_extremes, BOOL, RUN)                                                                           \
+    X(pass_gradient, BOOL, RUN)                                                                           \
+    X(portability, STR, ROW) /* who reads the pipeline: core, numcodecs, plugin, dctk (dctk_codec.h) */   \
+    X(keep, BOOL, RUN)                                                                                    \
+    X(error, STR, ROW) /* "" when the combo ran */                                                        \
+    X(fraction, F64, RUN) /* of the sample measured: 1 whole, less when pruned on a part, 0 never run */
 
 #define DCTK_RESULT_CTYPE_STR const char *
 #define DCTK_RESULT_CTYPE_I64 int64_t
 #define DCTK_RESULT_CTYPE_F64 double
 #define DCTK_RESULT_CTYPE_BOOL bool
-#define DCTK_RESULT_FIELD_(name, kind) DCTK_RESULT_CTYPE_##kind name;
-#define DCTK_RESULT_ONE_(name, kind) +1
+#define DCTK_RESULT_FIELD_(name, kind, role) DCTK_RESULT_CTYPE_##kind name;
+#define DCTK_RESULT_ONE_(name, kind, role) +1
+
+/* Role filters for generating code from the schema: DCTK_RESULT_IN_COMBO_##role(x)
+ * keeps x for a column of dctk_combo_result, _METRIC_ for a measurement (MET,
+ * TOP, SEL), _BEST_ for a metric of a best file's combos (TOP, SEL). */
+#define DCTK_RESULT_KEEP_(...) __VA_ARGS__
+#define DCTK_RESULT_DROP_(...)
+#define DCTK_RESULT_IN_COMBO_ROW DCTK_RESULT_DROP_
+#define DCTK_RESULT_IN_COMBO_RUN DCTK_RESULT_KEEP_
+#define DCTK_RESULT_IN_COMBO_MET DCTK_RESULT_KEEP_
+#define DCTK_RESULT_IN_COMBO_TOP DCTK_RESULT_KEEP_
+#define DCTK_RESULT_IN_COMBO_SEL DCTK_RESULT_KEEP_
+#define DCTK_RESULT_IN_METRIC_ROW DCTK_RESULT_DROP_
+#define DCTK_RESULT_IN_METRIC_RUN DCTK_RESULT_DROP_
+#define DCTK_RESULT_IN_METRIC_MET DCTK_RESULT_KEEP_
+#define DCTK_RESULT_IN_METRIC_TOP DCTK_RESULT_KEEP_
+#define DCTK_RESULT_IN_METRIC_SEL DCTK_RESULT_KEEP_
+#define DCTK_RESULT_IN_BEST_ROW DCTK_RESULT_DROP_
+#define DCTK_RESULT_IN_BEST_RUN DCTK_RESULT_DROP_
+#define DCTK_RESULT_IN_BEST_MET DCTK_RESULT_DROP_
+#define DCTK_RESULT_IN_BEST_TOP DCTK_RESULT_KEEP_
+#define DCTK_RESULT_IN_BEST_SEL DCTK_RESULT_KEEP_
 
 /* One combo's outcome: a field per schema column, in schema order. */
 typedef struct dctk_result_row {
@@ -151,40 +177,7 @@ DCTK_API dctk_status dctk_results_read(const char *path, dctk_result_table *t);
 /* The Parquet part alone, from memory. */
 DCTK_API dctk_status dctk_parquet_read_mem(const uint8_t *data, size_t n, dctk_result_table *t);
 
-/* --- best_{var}.json -------------------------------------------------------- */
-/* The sweep's choice for one variable, as evaluate_combos writes it and the
- * write commands read it back (key order as listed; non-finite numbers are
- * written as null). */
-typedef struct dctk_best_info {
-    const char *var;
-    int comp_idx, filt_idx, ser_idx;
-    double ratio, l1_rel, l2_rel, linf_rel, threshold;
-    const char *threshold_source;
-    uint64_t eval_data_size_limit;
-    const char *fingerprint, *dtype;
-    /* how the sample was taken (plan, full-field scan, digest of its bytes), so
-     * the sweep can be reproduced elsewhere; borrowed, may be NULL */
-    const json_t *sample;
-    int ndim;
-    const size_t *inner_chunk_shape; /* ndim */
-    /* the selection: name, metrics, gates, metric_config; its keys are added
-     * after the others (borrowed; may be NULL) */
-    const json_t *selection;
-    /* who reads the combo ("core", ..., "dctk"), and {level: the best combo
-     * at or below it, or null} (borrowed; NULL: not written) */
-    const char *portability;
-    const json_t *by_portability;
-} dctk_best_info;
-
-/* "{dir}/best_{var}.json" into buf; DCTK_ERR_ARG when cap is too small. */
-DCTK_API dctk_status dctk_results_best_path(char *buf, size_t cap, const char *dir, const char *var);
-/* Write b, with codecs (the pipeline's Zarr v3 codec list, not stolen), to
- * path atomically. */
-DCTK_API dctk_status dctk_results_best_write(const char *path, const dctk_best_info *b, const json_t *codecs);
-/* Read a best file back: *out gets its object (the caller json_decref's it);
- * a file that does not parse or has no "codecs" list is DCTK_ERR_FORMAT (a
- * missing one DCTK_ERR_IO) naming the file. */
-DCTK_API dctk_status dctk_results_best_read(const char *path, json_t **out);
+/* best_{var}.json: dctk/best.h. */
 
 #ifdef __cplusplus
 }

@@ -8,6 +8,7 @@
 #include <jansson.h>
 #include <stdint.h>
 
+#include "dctk/best.h"
 #include "dctk/dataset.h"
 #include "dctk/eval.h"
 
@@ -86,15 +87,17 @@ DCTK_API dctk_status dctk_write_field(dctk_dataset *ds, size_t v, const dctk_wri
 
 /* The "dc_toolkit" provenance attribute of a field written with codecs: also
  * what a reader needs, "portability" (core, numcodecs, plugin, dctk) and
- * "python_packages" (those to install beyond zarr-python + numcodecs); combo (a best_VAR.json, may be NULL) adds its indices, threshold, fingerprint,
- * sample limit and predicted ratio. New reference. */
-DCTK_API json_t *dctk_write_provenance(const json_t *codecs, const json_t *combo);
+ * "python_packages" (those to install beyond zarr-python + numcodecs); combo
+ * (the sweep's record of it, may be NULL) adds what it knows of its indices,
+ * threshold, fingerprint, sample limit, gates and predicted ratio. New
+ * reference. */
+DCTK_API json_t *dctk_write_provenance(const json_t *codecs, const dctk_best *combo);
 
 /* The next-best policy. The sweep judged combos on a sample; the whole field
  * can miss a bound the sample met. */
 typedef struct dctk_write_fallback {
     const char *results_path;   /* results_VAR.parquet of the sweep */
-    const json_t *missed;       /* the combo that missed (a best_VAR.json) */
+    const dctk_best *missed;    /* the combo that missed */
     /* the sweep's options (size limit, sampling, class flags): the space is
      * derived again as the sweep derived it */
     const dctk_evaluate_opts *sweep;
@@ -103,8 +106,9 @@ typedef struct dctk_write_fallback {
      * it are skipped; NULL (or "dctk", "all"): any row. */
     const char *max_portability;
     /* Called before each try (r NULL, st DCTK_OK) and after it, e.g. to print
-     * progress; combo is that try's best_VAR.json-like object. May be NULL. */
-    void (*notify)(void *user, const json_t *combo, const dctk_write_report *r, dctk_status st);
+     * progress; combo is that try's record (missed with the try's indices,
+     * codecs and sample ratio). May be NULL. */
+    void (*notify)(void *user, const dctk_best *combo, const dctk_write_report *r, dctk_status st);
     void *user;
 } dctk_write_fallback;
 

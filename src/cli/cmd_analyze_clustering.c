@@ -1,13 +1,13 @@
 /* dc_toolkit analyze_clustering: ratio against L1, L2 and Linf with k-means
  * clusters, centroids, Pareto fronts and the threshold, as PNG, SVG and one
  * offline HTML page where hovering a point shows its combo. */
-#include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cli.h"
+#include "dctk/best.h"
 #include "dctk/report.h"
 
 static const char *where, *var, *results, *out_prefix;
@@ -45,21 +45,18 @@ const cli_cmd cmd_analyze_clustering = {
 /* Threshold and winner from DIR/best_VAR.json; *what says what was found, for the console. */
 static void load_best(dctk_analyze_opts *o, char *what, size_t cap) {
     char path[4096];
-    snprintf(path, sizeof path, "%s/best_%s.json", where, var);
-    json_t *j = json_load_file(path, 0, NULL);
-    const json_t *t = json_object_get(j, "threshold");
-    o->threshold = json_is_number(t) ? json_number_value(t) : NAN;
-    static const char *const keys[3] = {"comp_idx", "filt_idx", "ser_idx"};
-    o->has_best = j != NULL;
-    for (int i = 0; i < 3; i++) {
-        const json_t *v = json_object_get(j, keys[i]);
-        o->has_best = o->has_best && json_is_integer(v);
-        o->best[i] = json_is_integer(v) ? json_integer_value(v) : -1;
-    }
-    if (!j) snprintf(what, cap, "no threshold and no winner marked (no %s)", path);
+    dctk_best b;
+    dctk_best_init(&b);
+    bool have = dctk_results_best_path(path, sizeof path, where, var) == DCTK_OK && dctk_best_read(path, &b) == DCTK_OK;
+    o->threshold = b.threshold;
+    o->has_best = have && b.combo.has_indices;
+    o->best[0] = b.combo.comp_idx;
+    o->best[1] = b.combo.filt_idx;
+    o->best[2] = b.combo.ser_idx;
+    if (!have) snprintf(what, cap, "no threshold and no winner marked (no %s)", path);
     else if (isfinite(o->threshold)) snprintf(what, cap, "relative L1 threshold %.3g from %s", o->threshold, path);
     else snprintf(what, cap, "no threshold (%s has none)", path);
-    json_decref(j);
+    dctk_best_free(&b);
 }
 
 static void results_path(char *buf, size_t cap) {

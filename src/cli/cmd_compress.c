@@ -62,7 +62,7 @@ enum { NEXT_BEST_TRIES = 5 };
 
 /* Write field v with codecs (best: its best_VAR.json or NULL) and record it;
  * falls back to the next best combos of the sweep when the bound is missed. */
-static void write_one(compress_job *j, size_t v, const json_t *codecs, const json_t *best, const char *source,
+static void write_one(compress_job *j, size_t v, const json_t *codecs, const dctk_best *best, const char *source,
                       bool fallback, double t0) {
     const dctk_var *var = dctk_dataset_var(j->ds, v);
     dctk_status st;
@@ -71,17 +71,17 @@ static void write_one(compress_job *j, size_t v, const json_t *codecs, const jso
                                     &j->wo, &st, &r);
     json_t *used = json_incref((json_t *)codecs);
     if (rc != 0 && st == DCTK_ERR_BOUND && fallback) {
-        json_t *combo = NULL;
+        dctk_best *combo = NULL;
         rc = write_cli_next_best_report("compress", j->ds, v, j->dataset, so.where, &j->eo, best, so.inner_chunk_mib,
                                         &j->wo, NEXT_BEST_TRIES, &r, &combo);
         if (combo) {
             json_decref(used);
-            used = json_incref(json_object_get(combo, "codecs"));
+            used = write_cli_codecs(combo);
             best = combo;
         }
         compress_record(j, var->name, rc == 0 ? "written" : "failed", rc == 0 ? "" : dctk_detail(), source, used,
                         best, &r, dctk_now() - t0);
-        json_decref(combo);
+        write_cli_best_free(combo);
     } else {
         compress_record(j, var->name, rc == 0 ? "written" : "failed", rc == 0 ? "" : dctk_detail(), source, used,
                         best, &r, dctk_now() - t0);
@@ -90,15 +90,22 @@ static void write_one(compress_job *j, size_t v, const json_t *codecs, const jso
     j->failures += rc != 0;
 }
 
+/* Write field v with best (the sweep's choice within --codecs). */
+static void write_best(compress_job *j, size_t v, const dctk_best *best, const char *source, double t0) {
+    json_t *codecs = write_cli_codecs(best);
+    write_one(j, v, codecs, best, source, true, t0);
+    json_decref(codecs);
+}
+
 /* After each field's sweep: write it with the winner. */
 static void write_swept(void *user, const dctk_var *var, const dctk_evaluate_summary *s) {
     compress_job *j = user;
     size_t v;
     char path[4096];
-    snprintf(path, sizeof path, "%s/best_%s.json", so.where, var->name);
-    json_t *all = s->best >= 0 ? write_cli_load_best(path) : NULL;
-    json_t *best = all ? write_cli_at_level("compress", var->name, all, &wo) : NULL;
-    json_decref(all);
+    dctk_best *all = s->best >= 0 && dctk_results_best_path(path, sizeof path, so.where, var->name) == DCTK_OK
+                         ? write_cli_load_best(path) : NULL;
+    dctk_best *best = all ? write_cli_at_level("compress", var->name, all, &wo) : NULL;
+    write_cli_best_free(all);
     if (all && !best) {
         compress_record(j, var->name, "failed", "no kept combo within --codecs", "sweep", NULL, NULL, NULL,
                         s->seconds);
@@ -109,9 +116,9 @@ static void write_swept(void *user, const dctk_var *var, const dctk_evaluate_sum
                         s->seconds);
         j->failures++;
     } else {
-        write_one(j, v, json_object_get(best, "codecs"), best, "sweep", true, dctk_now() - s->seconds);
+        write_best(j, v, best, "sweep", dctk_now() - s->seconds);
     }
-    json_decref(best);
+    write_cli_best_free(best);
 }
 
 /* The fields that need no sweep: with --pipeline, or a sweep result that still holds. */
@@ -120,12 +127,12 @@ static void write_without_sweep(compress_job *j) {
         double t0 = dctk_now();
         if (j->plan[v] == PLAN_REUSE) { /* the earlier sweep's best within --codecs */
             const char *name = dctk_dataset_var(j->ds, v)->name;
-            json_t *best = write_cli_at_level("compress", name, j->best[v], &wo);
-            if (best) write_one(j, v, json_object_get(best, "codecs"), best, j->source[v], true, t0);
+            dctk_best *best = write_cli_at_level("compress", name, j->best[v], &wo);
+            if (best) write_best(j, v, best, j->source[v], t0);
             else compress_record(j, name, "failed", "no kept combo within --codecs", j->source[v], NULL, NULL, NULL,
                                  dctk_now() - t0);
             j->failures += !best;
-            json_decref(best);
+            write_cli_best_free(best);
         }
         else if (j->plan[v] == PLAN_PIPELINE)
             compress_write_pipeline(j, v, pipeline_arg, write_one);

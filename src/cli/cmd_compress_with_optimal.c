@@ -55,17 +55,16 @@ const cli_cmd cmd_compress_with_optimal = {
 static const char *field_name(dctk_dataset *ds, size_t v) { return dctk_dataset_var(ds, v)->name; }
 
 static int write_pipeline(const char *cmd, dctk_dataset *ds, size_t v, const char *dataset, const char *where) {
-    json_t *codecs = NULL, *best = NULL;
+    json_t *codecs = NULL;
+    dctk_best *best = NULL;
     dctk_status st = pipeline_arg_load(pipeline_arg, dctk_dataset_var(ds, v), &codecs, &best);
     if (st != DCTK_OK) return cli_fail(cmd, st);
-    const char *bv = json_string_value(json_object_get(best, "var"));
-    if (best && bv && strcmp(bv, field_name(ds, v)) != 0) json_object_del(best, "ratio");
+    if (best && best->var && strcmp(best->var, field_name(ds, v)) != 0) best->combo.ratio = NAN;
     wo.bound_l1 = !isnan(gate_l1) ? gate_l1 : NAN;
-    if (isnan(wo.bound_l1) && !json_is_number(json_object_get(best, "threshold")))
-        wo.accept = compress_advisory_accept;
+    if (isnan(wo.bound_l1) && !(best && isfinite(best->threshold))) wo.accept = compress_advisory_accept;
     int rc = write_cli_field(cmd, ds, v, dataset, where, codecs, best, so.inner_chunk_mib, &wo, NULL);
     json_decref(codecs);
-    json_decref(best);
+    write_cli_best_free(best);
     return rc;
 }
 
@@ -101,7 +100,8 @@ static int run(int argc, char **argv) {
     dctk_status st = dctk_dataset_open(dataset, &ds);
     if (st != DCTK_OK) return cli_fail(cmd, st);
     size_t v;
-    json_t *best = NULL, *codecs = NULL;
+    dctk_best *best = NULL;
+    json_t *codecs = NULL;
     st = dctk_dataset_find(ds, field, &v);
     if (st == DCTK_OK && pipeline_arg) {
         rc = write_pipeline(cmd, ds, v, dataset, where);
@@ -110,17 +110,17 @@ static int run(int argc, char **argv) {
     }
     if (st == DCTK_OK) st = write_cli_resolve(ds, v, where, combo_path, idx, &eo, &codecs, &best);
     if (st == DCTK_OK && combo_path) { /* chosen from the sweep's best file: within --codecs */
-        json_t *pick = write_cli_at_level(cmd, field, best, &wo);
-        json_decref(best);
+        dctk_best *pick = write_cli_at_level(cmd, field, best, &wo);
+        write_cli_best_free(best);
         json_decref(codecs);
         best = pick;
-        codecs = json_incref(json_object_get(pick, "codecs"));
+        codecs = write_cli_codecs(pick);
     }
     if (st == DCTK_OK && !codecs) rc = 1; /* nothing within --codecs: said already */
     else if (st == DCTK_OK) rc = write_cli_field(cmd, ds, v, dataset, where, codecs, best, so.inner_chunk_mib, &wo, NULL);
     else rc = cli_fail(cmd, st);
     json_decref(codecs);
-    json_decref(best);
+    write_cli_best_free(best);
     dctk_dataset_close(ds);
     return rc;
 }

@@ -51,11 +51,6 @@ static bool in_store(dctk_store *store, const char *name) {
     return store && dctk_zarr_probe(store, name, &info, NULL) == DCTK_OK && info.zarr_format && info.is_array;
 }
 
-static double num_or_nan(const json_t *o, const char *key) {
-    const json_t *v = json_object_get(o, key);
-    return json_is_number(v) ? json_number_value(v) : NAN;
-}
-
 static bool same_threshold(double a, double b) {
     return (isnan(a) && isnan(b)) || (!isnan(a) && !isnan(b) && fabs(a - b) <= 1e-12 * fabs(a));
 }
@@ -95,31 +90,29 @@ static bool state_holds(const compress_job *j, const char *var, char *why, size_
 /* Whether best (DIR/best_VAR.json) still holds for field v of this input:
  * the same sample size limit and threshold, and the space rebuilt from this
  * input's sample has its fingerprint and gives the same pipeline. Else why. */
-static bool best_holds(compress_job *j, size_t v, const json_t *best, char *why, size_t cap) {
+static bool best_holds(compress_job *j, size_t v, const dctk_best *best, char *why, size_t cap) {
     const dctk_var *var = dctk_dataset_var(j->ds, v);
-    const json_t *lim = json_object_get(best, "eval_data_size_limit");
-    if (json_is_integer(lim) && (uint64_t)json_integer_value(lim) != j->eo.size_limit) {
-        snprintf(why, cap, "swept with --eval-data-size-limit %lld, now %llu", (long long)json_integer_value(lim),
-                 (unsigned long long)j->eo.size_limit);
+    if (best->eval_data_size_limit && best->eval_data_size_limit != j->eo.size_limit) {
+        snprintf(why, cap, "swept with --eval-data-size-limit %llu, now %llu",
+                 (unsigned long long)best->eval_data_size_limit, (unsigned long long)j->eo.size_limit);
         return false;
     }
     if (!state_holds(j, var->name, why, cap)) return false;
-    double then = num_or_nan(best, "threshold"), now = threshold_now(j, var);
-    const char *src = json_string_value(json_object_get(best, "threshold_source"));
+    double then = best->threshold, now = threshold_now(j, var);
+    const char *src = best->threshold_source;
     bool lossless_only = src && !strncmp(src, "none: lossless", 14); /* constant or all-missing: no bound applies */
     if (!lossless_only && !same_threshold(then, now)) {
         snprintf(why, cap, "swept with threshold %g, now %g", then, now);
         return false;
     }
-    const char *fp = json_string_value(json_object_get(best, "fingerprint"));
-    json_t *codecs = NULL;
-    dctk_status st = dctk_combo_resolve(j->ds, v, &j->eo,
-                                        (int)json_integer_value(json_object_get(best, "comp_idx")),
-                                        (int)json_integer_value(json_object_get(best, "filt_idx")),
-                                        (int)json_integer_value(json_object_get(best, "ser_idx")), fp, &codecs, NULL);
-    bool same = st == DCTK_OK && fp && json_equal(codecs, json_object_get(best, "codecs"));
+    const char *fp = best->fingerprint;
+    const dctk_best_combo *c = &best->combo;
+    json_t *codecs = NULL, *had = write_cli_codecs(best);
+    dctk_status st = dctk_combo_resolve(j->ds, v, &j->eo, c->comp_idx, c->filt_idx, c->ser_idx, fp, &codecs, NULL);
+    bool same = st == DCTK_OK && fp && json_equal(codecs, had);
     if (!same) snprintf(why, cap, "%s", st != DCTK_OK ? dctk_detail() : "its pipeline is not this input's any more");
     json_decref(codecs);
+    json_decref(had);
     return same;
 }
 
@@ -128,22 +121,24 @@ static bool best_holds(compress_job *j, size_t v, const json_t *best, char *why,
 static void plan_sweep_or_reuse(compress_job *j, size_t v) {
     const dctk_var *var = dctk_dataset_var(j->ds, v);
     char path[4096], why[512] = "";
-    snprintf(path, sizeof path, "%s/best_%s.json", j->where, var->name);
-    json_t *best = write_cli_load_best(path);
+    dctk_best *best = dctk_results_best_path(path, sizeof path, j->where, var->name) == DCTK_OK
+                          ? write_cli_load_best(path) : NULL;
     if (best && best_holds(j, v, best, why, sizeof why)) {
         j->plan[v] = PLAN_REUSE;
         j->best[v] = best;
         j->source[v] = strdup(path);
         if (j->root) {
-            char *name = dctk_codecs_name(json_object_get(best, "codecs"));
+            json_t *codecs = write_cli_codecs(best);
+            char *name = codecs ? dctk_codecs_name(codecs) : NULL;
             printf("%s: using the sweep result %s (%s; space fingerprint %s): no sweep\n", var->name, path,
-                   name ? name : "?", json_string_value(json_object_get(best, "fingerprint")));
+                   name ? name : "?", best->fingerprint ? best->fingerprint : "(null)");
             free(name);
+            json_decref(codecs);
         }
         return;
     }
     if (best && j->root) printf("%s: %s no longer holds (%s): sweeping again\n", var->name, path, why);
-    json_decref(best);
+    write_cli_best_free(best);
     j->nsweep++;
 }
 
@@ -188,7 +183,7 @@ int compress_plan(const char *cmd, compress_job *j, const char *vars) {
 
 void compress_job_free(compress_job *j) {
     size_t n = j->ds ? dctk_dataset_nvars(j->ds) : 0;
-    for (size_t v = 0; v < n && j->best; v++) json_decref(j->best[v]);
+    for (size_t v = 0; v < n && j->best; v++) write_cli_best_free(j->best[v]);
     for (size_t v = 0; v < n && j->source; v++) free(j->source[v]);
     free(j->plan);
     free(j->best);
@@ -209,15 +204,15 @@ static json_t *verification(const dctk_write_report *r) {
 }
 
 void compress_record(compress_job *j, const char *var, const char *status, const char *why, const char *source,
-                     const json_t *codecs, const json_t *best, const dctk_write_report *r, double wall_s) {
+                     const json_t *codecs, const dctk_best *best, const dctk_write_report *r, double wall_s) {
     char *name = codecs ? dctk_codecs_name(codecs) : NULL;
     bool wrote = r && r->committed;
     json_t *f = json_pack("{s:s,s:s,s:s,s:O,s:o,s:o,s:o,s:o,s:o,s:f}", "status", status, "reason", why ? why : "",
                           "source", source, "pipeline", codecs ? (json_t *)codecs : json_null(), "pipeline_name",
                           name ? json_string(name) : json_null(), "predicted_ratio",
-                          num_or_null(num_or_nan(best, "ratio")), "achieved_ratio",
+                          num_or_null(best ? best->combo.ratio : NAN), "achieved_ratio",
                           wrote ? num_or_null(r->ratio) : json_null(), "verification", verification(r),
-                          "threshold", num_or_null(num_or_nan(best, "threshold")), "wall_s", wall_s);
+                          "threshold", num_or_null(best ? best->threshold : NAN), "wall_s", wall_s);
     if (f) json_object_set_new(j->fields, var, f);
     free(name);
 }
@@ -261,7 +256,8 @@ dctk_status compress_advisory_accept(const dctk_var *var, const dctk_write_opts 
 void compress_write_pipeline(compress_job *j, size_t v, const char *arg, compress_write_fn write) {
     const dctk_var *var = dctk_dataset_var(j->ds, v);
     double t0 = dctk_now();
-    json_t *codecs = NULL, *best = NULL;
+    json_t *codecs = NULL;
+    dctk_best *best = NULL;
     dctk_status st = pipeline_arg_load(arg, var, &codecs, &best);
     if (st != DCTK_OK) {
         fprintf(stderr, "dc_toolkit compress: %s: %s\n", j->dataset, dctk_detail());
@@ -269,9 +265,8 @@ void compress_write_pipeline(compress_job *j, size_t v, const char *arg, compres
         j->failures++;
         return;
     }
-    const char *bv = json_string_value(json_object_get(best, "var"));
-    if (best && bv && strcmp(bv, var->name) != 0) json_object_del(best, "ratio"); /* another field's prediction */
-    double bound = !isnan(j->eo.override_l1) ? j->eo.override_l1 : num_or_nan(best, "threshold");
+    if (best && best->var && strcmp(best->var, var->name) != 0) best->combo.ratio = NAN; /* another field's prediction */
+    double bound = !isnan(j->eo.override_l1) ? j->eo.override_l1 : (best ? best->threshold : NAN);
     write_cli saved = j->wo;
     j->wo.bound_l1 = bound;
     j->wo.accept = isnan(bound) ? compress_advisory_accept : NULL;
@@ -283,5 +278,5 @@ void compress_write_pipeline(compress_job *j, size_t v, const char *arg, compres
     write(j, v, codecs, best, "pipeline", false, t0);
     j->wo = saved;
     json_decref(codecs);
-    json_decref(best);
+    write_cli_best_free(best);
 }

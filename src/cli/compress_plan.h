@@ -26,7 +26,7 @@ typedef struct compress_job {
     char store[4096];
     dctk_evaluate_opts eo;
     compress_plan_kind *plan; /* per variable */
-    json_t **best;            /* PLAN_REUSE: the best_VAR.json */
+    dctk_best **best;         /* PLAN_REUSE: the best_VAR.json */
     char **source;            /* PLAN_REUSE: its path */
     size_t nsweep;
     json_t *fields; /* batch_manifest.json's "fields" */
@@ -44,12 +44,12 @@ void compress_job_free(compress_job *j);
  * (may be NULL), the best file (predicted ratio; may be NULL), the write's
  * report (may be NULL) and the wall time. */
 void compress_record(compress_job *j, const char *var, const char *status, const char *why, const char *source,
-                     const json_t *codecs, const json_t *best, const dctk_write_report *r, double wall_s);
+                     const json_t *codecs, const dctk_best *best, const dctk_write_report *r, double wall_s);
 
 /* Write DIR/batch_manifest.json (atomically: a temporary file renamed). */
 void compress_manifest_write(compress_job *j);
 
-typedef void (*compress_write_fn)(compress_job *j, size_t v, const json_t *codecs, const json_t *best,
+typedef void (*compress_write_fn)(compress_job *j, size_t v, const json_t *codecs, const dctk_best *best,
                                   const char *source, bool fallback, double t0);
 
 /* --pipeline P for field v: load and check it, choose the gate (a threshold

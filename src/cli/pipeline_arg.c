@@ -135,7 +135,21 @@ static dctk_status to_codecs(const json_t *p, const dctk_var *var, json_t **code
     return from_python_form(p, var, codecs);
 }
 
-dctk_status pipeline_arg_load(const char *arg, const dctk_var *var, json_t **codecs, json_t **best) {
+/* The best file P is, as a record (NULL when out of memory or malformed: detail set). */
+static dctk_best *as_best(const json_t *p) {
+    char *text = json_dumps(p, JSON_COMPACT | JSON_REAL_PRECISION(17));
+    dctk_best *b = text ? malloc(sizeof *b) : NULL;
+    if (b && dctk_best_parse(text, "--pipeline", b) != DCTK_OK) {
+        free(b);
+        b = NULL;
+    } else if (!b) {
+        dctk_set_detail("out of memory");
+    }
+    free(text);
+    return b;
+}
+
+dctk_status pipeline_arg_load(const char *arg, const dctk_var *var, json_t **codecs, dctk_best **best) {
     *codecs = NULL;
     if (best) *best = NULL;
     json_t *p = load_text_or_file(arg);
@@ -152,7 +166,7 @@ dctk_status pipeline_arg_load(const char *arg, const dctk_var *var, json_t **cod
                            dctk_dtype_name(var->dtype), var->ndim, why);
         }
     }
-    if (st == DCTK_OK && is_best && best) *best = json_incref(p);
+    if (st == DCTK_OK && is_best && best && !(*best = as_best(p))) st = DCTK_ERR_ARG;
     if (st != DCTK_OK) {
         json_decref(*codecs);
         *codecs = NULL;

@@ -10,13 +10,14 @@
 
 #include <jansson.h>
 
+#include "dctk/best.h"
 #include "dctk/dataset.h"
 
 /* The codec list P means for variable var, checked: every codec known, each
  * in a slot of its kind, and a trial chunk of var's type encoded and decoded
  * (so pairings such as a float filter on an integer field are refused here,
  * with the codec's reason). *best (may be NULL) gets the best_VAR.json when P
- * is one, else NULL. Errors set the detail. */
-dctk_status pipeline_arg_load(const char *arg, const dctk_var *var, json_t **codecs, json_t **best);
+ * is one (a new record, dctk_best_free and free it), else NULL. Errors set the detail. */
+dctk_status pipeline_arg_load(const char *arg, const dctk_var *var, json_t **codecs, dctk_best **best);
 
 #endif

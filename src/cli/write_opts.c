@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dctk/best.h"
 #include "dctk/chunking.h"
 #include "dctk/results.h"
 #include "dctk/threads.h"
@@ -32,42 +33,71 @@ static const char *level_flag(dctk_codec_portability p) {
     return p == DCTK_PORT_DCTK ? "all" : dctk_portability_name(p);
 }
 
-static dctk_codec_portability combo_level(const json_t *combo) {
-    dctk_codec_portability p;
-    if (dctk_portability_parse(json_string_value(json_object_get(combo, "portability")), &p)) return p;
-    return dctk_codecs_portability(json_object_get(combo, "codecs")); /* a best file from before the levels */
+dctk_best *write_cli_best_new(void) {
+    dctk_best *b = malloc(sizeof *b);
+    if (b) dctk_best_init(b);
+    return b;
 }
 
-static double ratio_of(const json_t *combo) {
-    const json_t *v = json_object_get(combo, "ratio");
-    return json_is_number(v) ? json_number_value(v) : NAN;
+void write_cli_best_free(dctk_best *b) {
+    dctk_best_free(b);
+    free(b);
 }
 
-json_t *write_cli_at_level(const char *cmd, const char *var, const json_t *best, const write_cli *w) {
-    dctk_codec_portability top = combo_level(best);
-    if (top <= w->level) return json_deep_copy(best);
-    char *names = dctk_codecs_name(json_object_get(best, "codecs"));
-    const json_t *alt = json_object_get(json_object_get(best, "by_portability"), dctk_portability_name(w->level));
-    if (!json_is_object(alt)) {
+json_t *write_cli_codecs(const dctk_best *b) {
+    return b && b->combo.codecs ? json_loads(b->combo.codecs, 0, NULL) : NULL;
+}
+
+/* A heap copy of b, or NULL when out of memory. */
+static dctk_best *best_dup(const dctk_best *b) {
+    dctk_best *d = malloc(sizeof *d);
+    if (d && dctk_best_copy(d, b) != DCTK_OK) {
+        free(d);
+        d = NULL;
+    }
+    return d;
+}
+
+/* A combo's readable name (free it). */
+static char *combo_name(const dctk_best_combo *c) {
+    json_t *codecs = c->codecs ? json_loads(c->codecs, 0, NULL) : NULL;
+    char *n = codecs ? dctk_codecs_name(codecs) : NULL;
+    json_decref(codecs);
+    return n;
+}
+
+dctk_best *write_cli_at_level(const char *cmd, const char *var, const dctk_best *best, const write_cli *w) {
+    dctk_codec_portability top = best->combo.portability;
+    if (top <= w->level) return best_dup(best);
+    char *names = combo_name(&best->combo);
+    const dctk_best_combo *alt = &best->level[w->level];
+    if (!alt->codecs) {
         fprintf(stderr, "dc_toolkit %s: %s: no kept combo is read at level '%s'; the best, %s (ratio %.3f), needs "
                 "'%s': --codecs %s writes it\n", cmd, var, dctk_portability_name(w->level), names ? names : "?",
-                ratio_of(best), dctk_portability_name(top), level_flag(top));
+                best->combo.ratio, dctk_portability_name(top), level_flag(top));
         free(names);
         return NULL;
     }
-    json_t *pick = json_deep_copy(best);
-    json_object_update(pick, (json_t *)alt);
+    dctk_best *pick = best_dup(best);
+    dctk_best_combo_free(pick ? &pick->combo : NULL);
+    if (pick && dctk_best_combo_copy(&pick->combo, alt) != DCTK_OK) {
+        write_cli_best_free(pick);
+        pick = NULL;
+    }
     printf("%s: %s (ratio %.3f, readers: %s) would have won; writing the best at level '%s' (ratio %.3f); "
-           "--codecs %s writes it\n", var, names ? names : "?", ratio_of(best), dctk_portability_name(top),
-           dctk_portability_name(w->level), ratio_of(pick), level_flag(top));
+           "--codecs %s writes it\n", var, names ? names : "?", best->combo.ratio, dctk_portability_name(top),
+           dctk_portability_name(w->level), alt->ratio, level_flag(top));
     free(names);
     fflush(stdout);
     return pick;
 }
 
-json_t *write_cli_load_best(const char *path) {
-    json_t *j;
-    return dctk_results_best_read(path, &j) == DCTK_OK ? j : NULL;
+dctk_best *write_cli_load_best(const char *path) {
+    dctk_best *b = malloc(sizeof *b);
+    if (!b) return NULL;
+    if (dctk_best_read(path, b) == DCTK_OK) return b;
+    free(b);
+    return NULL;
 }
 
 static bool parse_idx(const char *s, int *out) {
@@ -95,114 +125,125 @@ int write_cli_indices(const char *cmd, const char *combo_path, const char *where
     return 0;
 }
 
-static double best_num(const json_t *best, const char *key) {
-    const json_t *v = json_object_get(best, key);
-    return json_is_number(v) ? json_number_value(v) : NAN;
-}
-
 /* The gates a field is written under: the sweep's (best_VAR.json "gates"),
  * unless a threshold is given on this command line; then the flags, with the table. */
-static dctk_status field_gates(const dctk_var *var, const json_t *best, const dctk_evaluate_opts *eo, const char *csv,
-                               dctk_gates *g) {
-    const json_t *bg = json_object_get(best, "gates");
+static dctk_status field_gates(const dctk_var *var, const dctk_best *best, const dctk_evaluate_opts *eo,
+                               const char *csv, dctk_gates *g) {
+    bool bg = best && best->has_gates;
     dctk_gates asked = eo->gates_set ? eo->gates : dctk_gates_none();
     if (isnan(asked.l1)) asked.l1 = eo->override_l1;
     if (bg && isnan(asked.l1)) {
-        *g = dctk_gates_from_json(bg);
+        *g = best->gates;
         return DCTK_OK;
     }
-    if (!bg && isnan(asked.l1) && best) asked.l1 = best_num(best, "threshold"); /* a best file of an older sweep */
+    if (!bg && isnan(asked.l1) && best) asked.l1 = best->threshold; /* a best file of an older sweep */
     char source[256];
     return dctk_gates_resolve(&asked, csv, var->name, var->units, g, source, sizeof source);
 }
 
 /* Whether --combo comes with a threshold: its own gates or threshold, or a flag. */
-static bool combo_has_threshold(const json_t *best, const dctk_evaluate_opts *eo) {
+static bool combo_has_threshold(const dctk_best *best, const dctk_evaluate_opts *eo) {
     double flag = eo->gates_set && !isnan(eo->gates.l1) ? eo->gates.l1 : eo->override_l1;
-    return json_object_get(best, "gates") || isfinite(best_num(best, "threshold")) || !isnan(flag);
+    return best->has_gates || isfinite(best->threshold) || !isnan(flag);
 }
 
 /* Record the gates in best (created when absent), so the write checks them. */
-static json_t *with_gates(json_t *best, const dctk_gates *g) {
-    if (!best) best = json_object();
-    json_object_set_new(best, "gates", dctk_gates_json(g));
+static dctk_best *with_gates(dctk_best *best, const dctk_gates *g) {
+    if (!best) best = write_cli_best_new();
+    if (!best) return NULL;
+    best->has_gates = true;
+    best->gates = *g;
     return best;
 }
 
-dctk_status write_cli_resolve(dctk_dataset *ds, size_t v, const char *where, const char *combo_path, const int *idx,
-                              const dctk_evaluate_opts *eo, json_t **codecs, json_t **best_out) {
+/* --combo FILE: its pipeline, checked to be field's. */
+static dctk_status resolve_combo(const char *combo_path, const char *field, dctk_best **best, json_t **codecs) {
+    if (!(*best = write_cli_load_best(combo_path))) return DCTK_ERR_ARG;
+    const char *bv = (*best)->var;
+    if (bv && strcmp(bv, field) != 0)
+        return DCTK_FAIL(DCTK_ERR_ARG, "%s is the combo of '%s', not of '%s'", combo_path, bv, field);
+    if (!(*codecs = write_cli_codecs(*best))) return DCTK_NOMEM();
+    return DCTK_OK;
+}
+
+/* COMP_IDX FILT_IDX SER_IDX: resolved in the space the sweep built, checked
+ * against WHERE/best_FIELD.json when there is one (*best, may stay NULL). */
+static dctk_status resolve_indices(dctk_dataset *ds, size_t v, const char *where, const int *idx,
+                                   const dctk_evaluate_opts *eo, dctk_best **best, dctk_gates *gates,
+                                   json_t **codecs) {
     const dctk_var *var = dctk_dataset_var(ds, v);
     const char *field = var->name;
-    json_t *best;
-    dctk_status st = DCTK_OK;
+    char path[4096];
+    dctk_status st = dctk_results_best_path(path, sizeof path, where, field);
+    if (st != DCTK_OK) return st;
+    *best = write_cli_load_best(path); /* optional: bound, provenance, fingerprint */
+    const char *fp = *best ? (*best)->fingerprint : NULL;
+    st = field_gates(var, *best, eo, eo->thresholds_csv, gates);
+    /* the space the sweep built: lossless only without a threshold */
+    dctk_evaluate_opts se = *eo;
+    se.space = dctk_space_opts_for(&eo->space, gates);
+    if (st == DCTK_OK && isnan(gates->l1))
+        printf("%s: no threshold (no row for '%s' in units '%s' in the table, no --l1-threshold): written "
+               "losslessly only; give --l1-threshold X to allow lossy compression\n", field, field,
+               var->units ? var->units : "");
+    if (st == DCTK_OK) st = dctk_combo_resolve(ds, v, &se, idx[0], idx[1], idx[2], fp, codecs, NULL);
+    if (st != DCTK_OK && fp) {
+        char why[1024];
+        snprintf(why, sizeof why, "%s", dctk_detail());
+        dctk_set_detail("%s, or take the sweep's winner with --combo %s", why, path);
+    }
+    dctk_best_combo *c = *best ? &(*best)->combo : NULL;
+    if (c && (!c->has_indices || c->comp_idx != idx[0] || c->filt_idx != idx[1] || c->ser_idx != idx[2])) {
+        /* another combo than the best: the provenance names this one, with no prediction */
+        c->ratio = NAN;
+        c->has_indices = true;
+        c->comp_idx = idx[0];
+        c->filt_idx = idx[1];
+        c->ser_idx = idx[2];
+    }
+    return st;
+}
+
+dctk_status write_cli_resolve(dctk_dataset *ds, size_t v, const char *where, const char *combo_path, const int *idx,
+                              const dctk_evaluate_opts *eo, json_t **codecs, dctk_best **best_out) {
+    const dctk_var *var = dctk_dataset_var(ds, v);
+    dctk_best *best = NULL;
     dctk_gates gates;
     *codecs = NULL;
+    dctk_status st;
     if (combo_path) {
-        const char *bv;
-        if (!(best = write_cli_load_best(combo_path))) st = DCTK_ERR_ARG;
-        else if ((bv = json_string_value(json_object_get(best, "var"))) && strcmp(bv, field) != 0)
-            st = DCTK_FAIL(DCTK_ERR_ARG, "%s is the combo of '%s', not of '%s'", combo_path, bv, field);
-        else *codecs = json_incref(json_object_get(best, "codecs"));
+        st = resolve_combo(combo_path, var->name, &best, codecs);
         /* a pipeline of the user's own: gates only from the file or the flags, as the Python tool */
         if (st == DCTK_OK && !combo_has_threshold(best, eo)) {
-            printf("%s: %s gives no threshold and no --l1-threshold was given: verification advisory only\n", field,
-                   combo_path);
+            printf("%s: %s gives no threshold and no --l1-threshold was given: verification advisory only\n",
+                   var->name, combo_path);
             if (best_out) *best_out = best;
-            else json_decref(best);
+            else write_cli_best_free(best);
             return DCTK_OK;
         }
         if (st == DCTK_OK) st = field_gates(var, best, eo, NULL, &gates);
     } else {
-        char path[4096];
-        snprintf(path, sizeof path, "%s/best_%s.json", where, field);
-        best = write_cli_load_best(path); /* optional: bound, provenance, fingerprint */
-        const char *fp = json_string_value(json_object_get(best, "fingerprint"));
-        st = field_gates(var, best, eo, eo->thresholds_csv, &gates);
-        /* the space the sweep built: lossless only without a threshold */
-        dctk_evaluate_opts se = *eo;
-        se.space = dctk_space_opts_for(&eo->space, &gates);
-        if (st == DCTK_OK && isnan(gates.l1))
-            printf("%s: no threshold (no row for '%s' in units '%s' in the table, no --l1-threshold): written "
-                   "losslessly only; give --l1-threshold X to allow lossy compression\n", field, field,
-                   var->units ? var->units : "");
-        if (st == DCTK_OK) st = dctk_combo_resolve(ds, v, &se, idx[0], idx[1], idx[2], fp, codecs, NULL);
-        if (st != DCTK_OK && fp) {
-            char why[1024];
-            snprintf(why, sizeof why, "%s", dctk_detail());
-            dctk_set_detail("%s, or take the sweep's winner with --combo %s", why, path);
-        }
-        if (best && (json_integer_value(json_object_get(best, "comp_idx")) != idx[0] ||
-                     json_integer_value(json_object_get(best, "filt_idx")) != idx[1] ||
-                     json_integer_value(json_object_get(best, "ser_idx")) != idx[2])) {
-            /* another combo than the best: the provenance names this one, with no prediction */
-            json_object_del(best, "ratio");
-            json_object_set_new(best, "comp_idx", json_integer(idx[0]));
-            json_object_set_new(best, "filt_idx", json_integer(idx[1]));
-            json_object_set_new(best, "ser_idx", json_integer(idx[2]));
-        }
+        st = resolve_indices(ds, v, where, idx, eo, &best, &gates, codecs);
     }
-    if (st == DCTK_OK) best = with_gates(best, &gates);
+    if (st == DCTK_OK && !(best = with_gates(best, &gates))) st = DCTK_NOMEM();
     if (st == DCTK_OK && best_out) *best_out = best;
-    else json_decref(best);
+    else write_cli_best_free(best);
     return st;
 }
 
 /* How the sweep measured and judged, from best_VAR.json: false when it says nothing. */
-static bool best_gates(const json_t *best, dctk_gates *g, dctk_metric_cfg *cfg) {
-    const json_t *bg = json_object_get(best, "gates"), *m = json_object_get(best, "metric_config");
-    if (!bg) return false;
-    *g = dctk_gates_from_json(bg);
-    *cfg = (dctk_metric_cfg){.shift = best_num(m, "shift"), .range = best_num(m, "range"),
-                             .extremes_cut = best_num(m, "extremes_cut"), .phys_min = g->phys_min,
-                             .phys_max = g->phys_max, .phys_tol = g->phys_tol};
-    if (!isfinite(cfg->shift)) cfg->shift = 0;
-    if (isnan(cfg->range)) cfg->range = 0;
-    if (isnan(cfg->extremes_cut)) cfg->extremes_cut = INFINITY;
+static bool best_gates(const dctk_best *best, dctk_gates *g, dctk_metric_cfg *cfg) {
+    if (!best || !best->has_gates) return false;
+    *g = best->gates;
+    *cfg = best->metric_config;
+    cfg->phys_min = g->phys_min;
+    cfg->phys_max = g->phys_max;
+    cfg->phys_tol = g->phys_tol;
     return true;
 }
 
 /* Verification under the sweep's gates, when best_VAR.json has them. */
-static void judge_by_gates(const json_t *best, dctk_gates *g, dctk_metric_cfg *cfg, dctk_write_opts *o) {
+static void judge_by_gates(const dctk_best *best, dctk_gates *g, dctk_metric_cfg *cfg, dctk_write_opts *o) {
     if (!best_gates(best, g, cfg)) return;
     o->accept = dctk_write_accept_gates;
     o->accept_user = g;
@@ -232,9 +273,9 @@ static dctk_status record_drift(const char *store, const char *var, double achie
 }
 
 /* Predicted, achieved and the drift in %, printed and (for a kept array) recorded. */
-static dctk_status report_drift(const dctk_var *var, const char *store, const json_t *best,
+static dctk_status report_drift(const dctk_var *var, const char *store, const dctk_best *best,
                                 const dctk_write_report *r, dctk_status st) {
-    double pred = best_num(best, "ratio");
+    double pred = best ? best->combo.ratio : NAN;
     if (!isfinite(pred) || !(pred > 0)) return st;
     double drift = 100 * (r->ratio - pred) / pred;
     printf("%s: ratio predicted %.3f, achieved %.3f, drift %+.1f %%\n", var->name, pred, r->ratio, drift);
@@ -243,7 +284,7 @@ static dctk_status report_drift(const dctk_var *var, const char *store, const js
 
 /* What a write achieved, beside the sweep's prediction when known. */
 /* codecs: the pipeline written, named on the "wrote" line. */
-static dctk_status print_report(const dctk_var *var, const char *store, const json_t *codecs, const json_t *best,
+static dctk_status print_report(const dctk_var *var, const char *store, const json_t *codecs, const dctk_best *best,
                                 const dctk_write_report *r, dctk_status st) {
     char sh[128], ch[128], in[32], out[32];
     /* an array that was not written (bytes_in counts what was attempted) is not reported as written */
@@ -261,7 +302,7 @@ static dctk_status print_report(const dctk_var *var, const char *store, const js
         printf("%s: %s: relative L1 %.3e, L2 %.3e, Linf %.3e, max abs error %.3g%s%s%s\n", var->name,
                st == DCTK_OK ? "verified" : "read back, not kept", r->l1_rel, r->l2_rel, r->linf_rel, r->max_abs_err,
                var->units[0] ? " " : "", var->units, r->lossless ? " (lossless)" : "");
-    if (r->verified && json_object_get(best, "gates"))
+    if (r->verified && best && best->has_gates)
         printf("%s: bias %.3e, Pearson %.9f, SSIM %.6f, %.2f %% of points over 1e-4 relative error; gates %s\n",
                var->name, r->metrics.bias_rel, r->metrics.pearson, r->metrics.ssim, 100 * r->metrics.rel_err_frac,
                st == DCTK_OK ? "passed" : "not passed");
@@ -287,14 +328,14 @@ static int write_opts_for(const char *cmd, const char *dataset, const char *wher
 }
 
 int write_cli_field(const char *cmd, dctk_dataset *ds, size_t v, const char *dataset, const char *where,
-                    const json_t *codecs, const json_t *best, double inner_chunk_mib, const write_cli *w,
+                    const json_t *codecs, const dctk_best *best, double inner_chunk_mib, const write_cli *w,
                     dctk_status *status) {
     dctk_write_report r;
     return write_cli_field_report(cmd, ds, v, dataset, where, codecs, best, inner_chunk_mib, w, status, &r);
 }
 
 int write_cli_field_report(const char *cmd, dctk_dataset *ds, size_t v, const char *dataset, const char *where,
-                           const json_t *codecs, const json_t *best, double inner_chunk_mib, const write_cli *w,
+                           const json_t *codecs, const dctk_best *best, double inner_chunk_mib, const write_cli *w,
                            dctk_status *status, dctk_write_report *r) {
     if (status) *status = DCTK_ERR_ARG;
     memset(r, 0, sizeof *r);
@@ -311,8 +352,8 @@ int write_cli_field_report(const char *cmd, dctk_dataset *ds, size_t v, const ch
     uint64_t field = dctk_shape_nelems(var->ndim, var->shape) * dctk_dtype_size(var->dtype);
     uint64_t estimate = 0;
     o.threads = dctk_writer_threads(codecs, &spec, o.shard_bytes < field ? o.shard_bytes : field, field,
-                                    best_num(best, "ratio"), o.threads, w->max_memory, var->name, &estimate);
-    o.bound_l1 = isnan(w->bound_l1) ? best_num(best, "threshold") : w->bound_l1;
+                                    best ? best->combo.ratio : NAN, o.threads, w->max_memory, var->name, &estimate);
+    o.bound_l1 = isnan(w->bound_l1) ? (best ? best->threshold : NAN) : w->bound_l1;
     dctk_gates gates;
     dctk_metric_cfg cfg;
     judge_by_gates(best, &gates, &cfg, &o);
@@ -336,38 +377,40 @@ typedef struct {
     const dctk_var *var;
     bool printed; /* the last try's failure was printed */
     dctk_write_report *last; /* the last try's report (may be NULL) */
-    json_t **combo;          /* the last try's combo (may be NULL) */
+    dctk_best **combo;       /* the last try's combo (may be NULL) */
 } next_best_print;
 
-static void print_try(void *user, const json_t *combo, const dctk_write_report *r, dctk_status st) {
+static void print_try(void *user, const dctk_best *combo, const dctk_write_report *r, dctk_status st) {
     next_best_print *p = user;
     if (!r) {
-        char *name = dctk_codecs_name(json_object_get(combo, "codecs"));
+        char *name = combo_name(&combo->combo);
         printf("%s: the whole field missed the bound; trying the next best combo %s (sample ratio %.3f)\n",
-               p->var->name, name ? name : "?", best_num(combo, "ratio"));
+               p->var->name, name ? name : "?", combo->combo.ratio);
         free(name);
         p->printed = false;
         return;
     }
-    st = print_report(p->var, p->store, json_object_get(combo, "codecs"), combo, r, st);
+    json_t *codecs = write_cli_codecs(combo);
+    st = print_report(p->var, p->store, codecs, combo, r, st);
+    json_decref(codecs);
     if (p->last) *p->last = *r;
     if (p->combo) {
-        json_decref(*p->combo);
-        *p->combo = json_incref((json_t *)combo);
+        write_cli_best_free(*p->combo);
+        *p->combo = best_dup(combo);
     }
     if (st != DCTK_OK) cli_fail(p->cmd, st);
     p->printed = st != DCTK_OK;
 }
 
 int write_cli_next_best(const char *cmd, dctk_dataset *ds, size_t v, const char *dataset, const char *where,
-                        const dctk_evaluate_opts *eo, const json_t *best, double inner_chunk_mib, const write_cli *w,
-                        int tries) {
+                        const dctk_evaluate_opts *eo, const dctk_best *best, double inner_chunk_mib,
+                        const write_cli *w, int tries) {
     return write_cli_next_best_report(cmd, ds, v, dataset, where, eo, best, inner_chunk_mib, w, tries, NULL, NULL);
 }
 
 int write_cli_next_best_report(const char *cmd, dctk_dataset *ds, size_t v, const char *dataset, const char *where,
-                               const dctk_evaluate_opts *eo, const json_t *best, double inner_chunk_mib,
-                               const write_cli *w, int tries, dctk_write_report *last, json_t **combo) {
+                               const dctk_evaluate_opts *eo, const dctk_best *best, double inner_chunk_mib,
+                               const write_cli *w, int tries, dctk_write_report *last, dctk_best **combo) {
     char store[4096], results[4096];
     dctk_write_opts o;
     int rc = write_opts_for(cmd, dataset, where, inner_chunk_mib, w, store, sizeof store, &o);
@@ -380,8 +423,8 @@ int write_cli_next_best_report(const char *cmd, dctk_dataset *ds, size_t v, cons
     dctk_metric_cfg cfg;
     judge_by_gates(best, &gates, &cfg, &o);
     /* the space the sweep built: lossless only without a threshold */
-    dctk_gates sg = json_object_get(best, "gates") ? gates : dctk_gates_none();
-    if (!json_object_get(best, "gates")) sg.l1 = best_num(best, "threshold");
+    dctk_gates sg = best->has_gates ? gates : dctk_gates_none();
+    if (!best->has_gates) sg.l1 = best->threshold;
     dctk_evaluate_opts se = *eo;
     se.space = dctk_space_opts_for(&eo->space, &sg);
     dctk_write_fallback f = {.results_path = results, .missed = best, .sweep = &se, .tries = tries,

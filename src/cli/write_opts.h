@@ -4,8 +4,9 @@
 #define DCTK_CLI_WRITE_OPTS_H
 
 #include "cli.h"
-#include "dctk/write.h"
+#include "dctk/best.h"
 #include "dctk/eval.h"
+#include "dctk/write.h"
 
 typedef struct write_cli {
     long shard_mib, threads;
@@ -45,9 +46,16 @@ int write_cli_check_level(const char *cmd, write_cli *w);
 /* The combo to write for field var out of its best_VAR.json: best itself when
  * its readers are within w->level, else the file's best within the level, with
  * one line saying which combo would have won, at what ratio, and the flag that
- * writes it. A new reference, or NULL when no kept combo is within the level
- * (message printed). */
-json_t *write_cli_at_level(const char *cmd, const char *var, const json_t *best, const write_cli *w);
+ * writes it. A new record (write_cli_best_free), or NULL when no kept combo is
+ * within the level (message printed). */
+dctk_best *write_cli_at_level(const char *cmd, const char *var, const dctk_best *best, const write_cli *w);
+
+/* Best records on the heap, NULL meaning none: an empty one (NULL when out of
+ * memory), and its release (accepts NULL). */
+dctk_best *write_cli_best_new(void);
+void write_cli_best_free(dctk_best *b);
+/* The winner's codec list of b as JSON (new reference; NULL for none). */
+json_t *write_cli_codecs(const dctk_best *b);
 
 /* Write variable v of ds into the dataset's store under where with codecs;
  * best (may be NULL) is the sweep's best_VAR.json, for the bound and the
@@ -55,12 +63,12 @@ json_t *write_cli_at_level(const char *cmd, const char *var, const json_t *best,
  * Returns 0 or an exit code, after printing the error; *status (may be NULL)
  * gets the status, DCTK_ERR_BOUND when verification found the bound missed. */
 int write_cli_field(const char *cmd, dctk_dataset *ds, size_t v, const char *dataset, const char *where,
-                    const json_t *codecs, const json_t *best, double inner_chunk_mib, const write_cli *w,
+                    const json_t *codecs, const dctk_best *best, double inner_chunk_mib, const write_cli *w,
                     dctk_status *status);
 
 /* write_cli_field, also handing back the write's report (metrics, ratio, time). */
 int write_cli_field_report(const char *cmd, dctk_dataset *ds, size_t v, const char *dataset, const char *where,
-                           const json_t *codecs, const json_t *best, double inner_chunk_mib, const write_cli *w,
+                           const json_t *codecs, const dctk_best *best, double inner_chunk_mib, const write_cli *w,
                            dctk_status *status, dctk_write_report *r);
 
 /* When the whole field missed the bound that its sample met: the library's
@@ -68,17 +76,17 @@ int write_cli_field_report(const char *cmd, dctk_dataset *ds, size_t v, const ch
  * most `tries` lossy stages), printing each try. best is the combo that
  * missed. Returns 0 or an exit code, after printing the error. */
 int write_cli_next_best(const char *cmd, dctk_dataset *ds, size_t v, const char *dataset, const char *where,
-                        const dctk_evaluate_opts *eo, const json_t *best, double inner_chunk_mib, const write_cli *w,
-                        int tries);
+                        const dctk_evaluate_opts *eo, const dctk_best *best, double inner_chunk_mib,
+                        const write_cli *w, int tries);
 
 /* write_cli_next_best, also handing back the last try's report and combo
- * (new reference); both may be NULL. */
+ * (a new record); both may be NULL. */
 int write_cli_next_best_report(const char *cmd, dctk_dataset *ds, size_t v, const char *dataset, const char *where,
-                               const dctk_evaluate_opts *eo, const json_t *best, double inner_chunk_mib,
-                               const write_cli *w, int tries, dctk_write_report *last, json_t **combo);
+                               const dctk_evaluate_opts *eo, const dctk_best *best, double inner_chunk_mib,
+                               const write_cli *w, int tries, dctk_write_report *last, dctk_best **combo);
 
-/* Load {where}/best_{var}.json, or the given path; NULL when absent (detail set). */
-json_t *write_cli_load_best(const char *path);
+/* Load a best file (a new record); NULL when absent or unreadable (detail set). */
+dctk_best *write_cli_load_best(const char *path);
 
 /* COMP_IDX FILT_IDX SER_IDX from pos[0..2] (np of them given) unless --combo is
  * set. Returns 0 or the exit code of a usage error (message printed). */
@@ -91,6 +99,6 @@ int write_cli_indices(const char *cmd, const char *combo_path, const char *where
  * file, for the bound and the provenance; its "ratio" is dropped when it
  * describes another combo, so no prediction is claimed for this one. */
 dctk_status write_cli_resolve(dctk_dataset *ds, size_t v, const char *where, const char *combo_path, const int *idx,
-                              const dctk_evaluate_opts *eo, json_t **codecs, json_t **best);
+                              const dctk_evaluate_opts *eo, json_t **codecs, dctk_best **best);
 
 #endif

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "core/json_num.h"
+#include "dctk/best.h"
 #include "dctk/chunking.h"
 #include "dctk/codec.h"
 #include "dctk/dataset.h"
@@ -50,22 +51,13 @@ static dctk_codec_portability combo_level(const dctk_space *sp, int c, int f, in
 static dctk_result_row make_row(const dctk_space *sp, const char *var, const dctk_combo_result *r) {
     json_t *comp = dctk_space_compressor(sp, r->c, r->s), *ser = dctk_space_serializer(sp, r->f, r->s);
     const json_t *filt = r->f >= 0 ? sp->filt[r->f].codecs : NULL;
-    dctk_result_row row = {
-        .var = var, .comp_idx = r->c, .filt_idx = r->f, .ser_idx = r->s,
-        .compressor = codec_text(comp),
-        .filter = filt ? codec_text((json_t *)filt) : strdup(""),
-        .serializer = ser ? codec_text(ser) : strdup(""),
-        .name = dctk_pipeline_name(comp, filt, ser),
-        .ratio = r->ratio, .l1_rel = r->l1_rel, .l2_rel = r->l2_rel, .linf_rel = r->linf_rel,
-        .euclidean = r->euclidean, .max_abs_err = r->max_abs_err,
-        .encode_mbps = r->encode_mbps, .decode_mbps = r->decode_mbps,
-        .bias_rel = r->bias_rel, .pearson = r->pearson, .psnr_db = r->psnr_db, .ssim = r->ssim,
-        .rel_err_frac = r->rel_err_frac, .extremes_rel = r->extremes_rel, .gradient_rel = r->gradient_rel,
-        .pass_l1 = r->pass_l1, .pass_l2 = r->pass_l2, .pass_linf = r->pass_linf, .pass_bias = r->pass_bias,
-        .pass_phys = r->pass_phys, .pass_extremes = r->pass_extremes, .pass_gradient = r->pass_gradient,
-        .keep = r->keep, .error = r->error, .fraction = r->fraction,
-        .portability = dctk_portability_name(combo_level(sp, r->c, r->f, r->s)),
-    };
+    dctk_result_row row = dctk_combo_row(r);
+    row.var = var;
+    row.compressor = codec_text(comp);
+    row.filter = filt ? codec_text((json_t *)filt) : strdup("");
+    row.serializer = ser ? codec_text(ser) : strdup("");
+    row.name = dctk_pipeline_name(comp, filt, ser);
+    row.portability = dctk_portability_name(combo_level(sp, r->c, r->f, r->s));
     json_decref(comp);
     json_decref(ser);
     return row;
@@ -87,21 +79,6 @@ static void name_best(const dctk_space *sp, dctk_evaluate_summary *s) {
     snprintf(s->best_name, sizeof s->best_name, "%s", n ? n : "");
     free(n);
     json_decref(codecs);
-}
-
-/* A recorded row back as a combo result: every metric, as measured. */
-static dctk_combo_result row_result(const dctk_result_row *row) {
-    dctk_combo_result r = {
-        .c = (int)row->comp_idx, .f = (int)row->filt_idx, .s = (int)row->ser_idx,
-        .ratio = row->ratio, .l1_rel = row->l1_rel, .l2_rel = row->l2_rel, .linf_rel = row->linf_rel,
-        .euclidean = row->euclidean, .max_abs_err = row->max_abs_err,
-        .encode_mbps = row->encode_mbps, .decode_mbps = row->decode_mbps,
-        .bias_rel = row->bias_rel, .pearson = row->pearson, .psnr_db = row->psnr_db, .ssim = row->ssim,
-        .rel_err_frac = row->rel_err_frac, .extremes_rel = row->extremes_rel, .gradient_rel = row->gradient_rel,
-        .phys_ok = row->pass_phys, .fraction = row->fraction,
-    };
-    snprintf(r.error, sizeof r.error, "%s", row->error);
-    return r;
 }
 
 static void on_result(void *user, const dctk_combo_result *r) {
@@ -138,50 +115,40 @@ static dctk_status write_parquet(const char *path, const dctk_space *sp, const c
 
 static json_t *num(double v) { return dctk_json_real_or_null(v); }
 
-/* One combo as best_{var}.json describes it. */
-static json_t *combo_json(const dctk_space *sp, const dctk_combo_result *b) {
-    return json_pack("{s:i,s:i,s:i,s:o,s:o,s:o,s:o,s:o,s:s}", "comp_idx", b->c, "filt_idx", b->f, "ser_idx", b->s,
-                     "codecs", dctk_space_pipeline(sp, b->c, b->f, b->s), "ratio", num(b->ratio), "l1_rel",
-                     num(b->l1_rel), "l2_rel", num(b->l2_rel), "linf_rel", num(b->linf_rel), "portability",
-                     dctk_portability_name(combo_level(sp, b->c, b->f, b->s)));
+/* JSON as the best file holds it: compact text, every digit kept. */
+static char *json_text(const json_t *j) {
+    return j ? json_dumps(j, JSON_COMPACT | JSON_ENCODE_ANY | JSON_REAL_PRECISION(17)) : NULL;
 }
 
-/* {"core": combo or null, "numcodecs": ..., "plugin": ..., "dctk": ...}: the
- * best kept combo whose every codec is read at that level or a lower one, so
- * a writer limited to a level chooses without re-running anything. */
-static json_t *best_by_level(const dctk_space *sp, const dctk_combo_result *res, size_t n) {
+/* One combo as best_{var}.json names it; false when out of memory. */
+static bool best_combo(const dctk_space *sp, const dctk_combo_result *r, dctk_best_combo *c) {
+    *c = (dctk_best_combo){.has_indices = true, .comp_idx = r->c, .filt_idx = r->f, .ser_idx = r->s,
+                           .portability = combo_level(sp, r->c, r->f, r->s)};
+#define COPY(name, kind, role) DCTK_RESULT_IN_BEST_##role(c->name = r->name;)
+    DCTK_RESULT_SCHEMA(COPY)
+#undef COPY
+    json_t *codecs = dctk_space_pipeline(sp, r->c, r->f, r->s);
+    c->codecs = json_text(codecs);
+    json_decref(codecs);
+    return c->codecs != NULL;
+}
+
+/* For each reader level, the best kept combo whose every codec is read at
+ * that level or a lower one, so a writer limited to a level chooses without
+ * re-running anything. */
+static bool best_by_level(const dctk_space *sp, const dctk_combo_result *res, size_t n, dctk_best *b) {
     long best[DCTK_PORT_DCTK + 1] = {-1, -1, -1, -1};
     for (size_t k = 0; k < n; k++) {
         if (!res[k].keep) continue;
         for (int p = combo_level(sp, res[k].c, res[k].f, res[k].s); p <= DCTK_PORT_DCTK; p++)
             if (best[p] < 0 || res[k].ratio > res[best[p]].ratio) best[p] = (long)k;
     }
-    json_t *j = json_object();
+    bool ok = true;
     for (int p = DCTK_PORT_CORE; p <= DCTK_PORT_DCTK; p++)
-        json_object_set_new(j, dctk_portability_name((dctk_codec_portability)p),
-                            best[p] >= 0 ? combo_json(sp, &res[best[p]]) : json_null());
-    return j;
+        if (best[p] >= 0) ok = best_combo(sp, &res[best[p]], &b->level[p]) && ok;
+    b->has_levels = true;
+    return ok;
 }
-
-/* Every metric of the best row, and every gate that was applied. */
-static json_t *selection_json(const dctk_space *sp, const char *var, const dctk_evaluate_summary *s,
-                              const dctk_metric_cfg *cfg) {
-    const dctk_combo_result *b = &s->best_row;
-    json_t *j = json_object();
-    dctk_result_row row = make_row(sp, var, b);
-    json_object_set_new(j, "name", json_string(row.name ? row.name : ""));
-    free_row(&row);
-    const char *keys[] = {"bias_rel", "pearson", "psnr_db", "ssim", "rel_err_frac", "extremes_rel", "gradient_rel"};
-    const double vals[] = {b->bias_rel, b->pearson, b->psnr_db, b->ssim, b->rel_err_frac, b->extremes_rel,
-                           b->gradient_rel};
-    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) json_object_set_new(j, keys[i], num(vals[i]));
-    json_object_set_new(j, "gates", dctk_gates_json(&s->gates));
-    /* what verification needs to measure the whole field the way the sweep measured the sample */
-    json_object_set_new(j, "metric_config", json_pack("{s:o,s:o,s:o}", "shift", num(cfg->shift), "range",
-                                                      num(cfg->range), "extremes_cut", num(cfg->extremes_cut)));
-    return j;
-}
-
 
 static json_t *shape_json(int ndim, const size_t *shape) {
     json_t *a = json_array();
@@ -204,34 +171,43 @@ static json_t *sample_json(const char *const *dims, const dctk_evaluate_summary 
     return j;
 }
 
+/* The record's texts: names, sources, how the sample was taken. */
+static dctk_status best_texts(const char *var, const char *const *var_dims, const dctk_space *sp,
+                              const dctk_evaluate_summary *s, dctk_best *b) {
+    dctk_result_row row = make_row(sp, var, &s->best_row);
+    const char *src[] = {var, s->threshold_source, sp->fingerprint, dctk_dtype_name(sp->dtype),
+                         row.name ? row.name : ""};
+    char **dst[] = {&b->var, &b->threshold_source, &b->fingerprint, &b->dtype, &b->name};
+    dctk_status st = DCTK_OK;
+    for (size_t i = 0; i < sizeof src / sizeof src[0] && st == DCTK_OK; i++) st = dctk_best_set_str(dst[i], src[i]);
+    free_row(&row);
+    /* how the sample was taken, what the scan found, and the sample's digest */
+    json_t *sample = sample_json(var_dims, s);
+    b->sample = json_text(sample);
+    json_decref(sample);
+    return st == DCTK_OK && !b->sample ? DCTK_NOMEM() : st;
+}
+
 /* res, n: the sweep's rows (NULL, 0 for a field that needed no sweep). */
 static dctk_status write_best(const char *dir, const char *var, const char *const *var_dims, const dctk_space *sp,
                               const dctk_evaluate_opts *o, const dctk_evaluate_summary *s,
                               const dctk_metric_cfg *cfg, const dctk_combo_result *res, size_t n) {
-    const dctk_combo_result *b = &s->best_row;
-    /* how the sample was taken, what the scan found, and the sample's digest */
-    json_t *sample = sample_json(var_dims, s);
-    dctk_best_info info = {
-        .var = var, .comp_idx = b->c, .filt_idx = b->f, .ser_idx = b->s,
-        .ratio = b->ratio, .l1_rel = b->l1_rel, .l2_rel = b->l2_rel, .linf_rel = b->linf_rel,
-        .threshold = s->threshold, .threshold_source = s->threshold_source,
-        .eval_data_size_limit = o->size_limit, .fingerprint = sp->fingerprint, .dtype = dctk_dtype_name(sp->dtype),
-        .sample = sample, .ndim = s->ndim, .inner_chunk_shape = s->chunk,
-        .portability = dctk_portability_name(combo_level(sp, b->c, b->f, b->s)),
-    };
-    json_t *levels = res ? best_by_level(sp, res, n) : NULL;
-    info.by_portability = levels;
+    dctk_best b;
+    dctk_best_init(&b);
+    b.threshold = s->threshold;
+    b.eval_data_size_limit = o->size_limit;
+    b.ndim = s->ndim;
+    memcpy(b.inner_chunk_shape, s->chunk, sizeof b.inner_chunk_shape);
+    b.has_gates = true; /* every gate that was applied, and how the sweep measured, for the verification */
+    b.gates = s->gates;
+    b.metric_config = *cfg;
     char path[4096];
     dctk_status st = dctk_results_best_path(path, sizeof path, dir, var);
-    json_t *codecs = st == DCTK_OK ? dctk_space_pipeline(sp, b->c, b->f, b->s) : NULL;
-    json_t *sel = st == DCTK_OK ? selection_json(sp, var, s, cfg) : NULL;
-    if (st == DCTK_OK && (!codecs || !sample || !sel)) st = DCTK_NOMEM();
-    info.selection = sel;
-    if (st == DCTK_OK) st = dctk_results_best_write(path, &info, codecs);
-    json_decref(codecs);
-    json_decref(levels);
-    json_decref(sample);
-    json_decref(sel);
+    if (st == DCTK_OK) st = best_texts(var, var_dims, sp, s, &b);
+    if (st == DCTK_OK && (!best_combo(sp, &s->best_row, &b.combo) || (res && !best_by_level(sp, res, n, &b))))
+        st = DCTK_NOMEM();
+    if (st == DCTK_OK) st = dctk_best_write(path, &b);
+    dctk_best_free(&b);
     return st;
 }
 
@@ -406,7 +382,7 @@ static dctk_status load_resume(const char *path, const dctk_space *sp, const cha
                            "from another sample or other class flags; run without --resume", path, i + 1, c, f, s);
             break;
         }
-        r = row_result(row);
+        r = dctk_combo_of_row(row);
         r.keep = dctk_combo_keep(&r, gates); /* thresholds and gates may have changed since: re-gate */
         size_t k = dctk_space_combo_index(sp, c, f, s);
         res[k] = r;
@@ -430,12 +406,12 @@ static bool same_bound(double a, double b) { return (isnan(a) && isnan(b)) || a 
 
 static dctk_status same_phys_bounds(const char *dir, const char *var, const dctk_gates *now) {
     char path[4096];
-    snprintf(path, sizeof path, "%s/best_%s.json", dir, var);
-    json_t *best = json_load_file(path, 0, NULL);
-    const json_t *gj = json_object_get(best, "gates");
-    dctk_gates was = dctk_gates_from_json(gj);
-    bool known = gj != NULL;
-    json_decref(best);
+    dctk_best best;
+    dctk_best_init(&best);
+    bool known = dctk_results_best_path(path, sizeof path, dir, var) == DCTK_OK &&
+                 dctk_best_read(path, &best) == DCTK_OK && best.has_gates;
+    dctk_gates was = known ? best.gates : dctk_gates_none();
+    dctk_best_free(&best);
     if (!known && !dctk_gates_phys_on(now)) return DCTK_OK;
     if (!known) { /* an interrupted first run: its rows were measured with these flags, presumably */
         dctk_log(DCTK_LOG_INFO, "%s: no best_%s.json says which physical bounds measured the recorded rows: "

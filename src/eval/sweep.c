@@ -409,12 +409,7 @@ static void finish_unit(sweep *sw, int f, int s, const stage_acc *a, const char 
         else if (a->norms.mask_lost)
             snprintf(r->error, sizeof r->error, "mask lost: %zu masked points came back as numbers", a->norms.mask_lost);
         r->fraction = sw->fraction;
-        if (stage_err || h->error[0]) {
-            r->ratio = r->l1_rel = r->l2_rel = r->linf_rel = r->euclidean = r->max_abs_err = NAN;
-            r->encode_mbps = r->decode_mbps = NAN;
-            r->bias_rel = r->pearson = r->psnr_db = r->ssim = r->rel_err_frac = NAN;
-            r->extremes_rel = r->gradient_rel = NAN;
-        }
+        if (stage_err || h->error[0]) dctk_combo_unmeasured(r);
         r->keep = dctk_combo_keep(r, sw->o->gates);
     }
     if (!sw->o->on_result) return;

@@ -5,11 +5,11 @@
 
 #include "results/results_internal.h"
 
-#define COL(name, kind) {#name, DCTK_COL_##kind, offsetof(dctk_result_row, name)},
+#define COL(name, kind, role) {#name, DCTK_COL_##kind, offsetof(dctk_result_row, name)},
 const dctk_col dctk_result_cols[DCTK_RESULT_NCOLS] = {DCTK_RESULT_SCHEMA(COL)};
 #undef COL
 
-#define NAME(name, kind) #name,
+#define NAME(name, kind, role) #name,
 const char *const dctk_result_columns[DCTK_RESULT_NCOLS] = {DCTK_RESULT_SCHEMA(NAME)};
 #undef NAME
 

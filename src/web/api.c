@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "dctk/best.h"
 #include "dctk/dataset.h"
 #include "dctk/eval.h"
 #include "dctk/report.h"
@@ -241,9 +242,10 @@ static void get_results(web_ctx *w, const char *id, const web_req *q, web_reply 
     json_t *rows = json_array(), *codecs = json_array();
     size_t failed = 0, pruned = 0;
     char bp[PATH_MAX], gates_failed[128];
-    snprintf(bp, sizeof bp, "%s/best_%s.json", out, var);
-    json_t *best = json_load_file(bp, 0, NULL);
-    dctk_gates gates = dctk_gates_from_json(json_object_get(best, "gates"));
+    dctk_best best;
+    dctk_best_init(&best);
+    bool have_best = dctk_results_best_path(bp, sizeof bp, out, var) == DCTK_OK && dctk_best_read(bp, &best) == DCTK_OK;
+    dctk_gates gates = best.gates;
     for (size_t i = 0; st == DCTK_OK && i < t.n; i++) {
         const dctk_result_row *x = &t.rows[i];
         double e = dctk_report_row_value(x, col);
@@ -265,19 +267,19 @@ static void get_results(web_ctx *w, const char *id, const web_req *q, web_reply 
                                                 x->name ? x->name : ""));
     }
 
-    const json_t *th = json_object_get(best, "threshold");
     if (st == DCTK_OK)
         r->json = json_pack("{s:s,s:s,s:I,s:I,s:I,s:I,s:i,s:o,s:o,s:o,s:o,s:s}", "var", var, "metric",
                             dctk_result_columns[col], "rows_total", (json_int_t)t.n, "kept", (json_int_t)n, "failed",
                             (json_int_t)failed, "pruned", (json_int_t)pruned, "k", curve.best_k > 0 ? curve.best_k : 0, "rows", rows, "codecs",
-                            codecs, "threshold", json_is_number(th) ? json_real(json_number_value(th)) : json_null(),
-                            "best", best ? json_pack("[O,O,O]", json_object_get(best, "comp_idx"),
-                                                     json_object_get(best, "filt_idx"), json_object_get(best, "ser_idx"))
-                                         : json_null(),
+                            codecs, "threshold", isnan(best.threshold) ? json_null() : json_real(best.threshold),
+                            "best", have_best && best.combo.has_indices
+                                        ? json_pack("[i,i,i]", best.combo.comp_idx, best.combo.filt_idx,
+                                                    best.combo.ser_idx)
+                                        : json_null(),
                             "source", strstr(path, ".parquet") ? "parquet" : "csv");
     else
         web_fail(r, st), json_decref(rows), json_decref(codecs);
-    json_decref(best);
+    dctk_best_free(&best);
     free(pf), free(xy), free(idx), free(cluster), free(front);
     dctk_result_table_free(&t);
 }

@@ -47,39 +47,40 @@ static dctk_status kept_rows(const dctk_result_table *t, const char *max, const 
 }
 
 /* The missed combo with row r's indices, ratio and codecs. */
-static json_t *combo_of(const json_t *missed, const dctk_result_row *r, const json_t *codecs) {
-    json_t *b = json_deep_copy(missed);
-    json_object_set_new(b, "comp_idx", json_integer(r->comp_idx));
-    json_object_set_new(b, "filt_idx", json_integer(r->filt_idx));
-    json_object_set_new(b, "ser_idx", json_integer(r->ser_idx));
-    json_object_set_new(b, "ratio", json_real(r->ratio));
-    json_object_set(b, "codecs", (json_t *)codecs);
-    return b;
-}
-
-static double num_of(const json_t *o, const char *key) {
-    const json_t *v = json_object_get(o, key);
-    return json_is_number(v) ? json_number_value(v) : NAN;
+static dctk_status combo_of(const dctk_best *missed, const dctk_result_row *r, const json_t *codecs,
+                            dctk_best *b) {
+    DCTK_TRY(dctk_best_copy(b, missed));
+    b->combo.comp_idx = (int)r->comp_idx;
+    b->combo.filt_idx = (int)r->filt_idx;
+    b->combo.ser_idx = (int)r->ser_idx;
+    b->combo.has_indices = true;
+    b->combo.ratio = r->ratio;
+    char *text = json_dumps(codecs, JSON_COMPACT | JSON_REAL_PRECISION(17));
+    dctk_status st = text ? dctk_best_set_str(&b->combo.codecs, text) : DCTK_NOMEM();
+    free(text);
+    return st;
 }
 
 /* One try: resolve row r in the rebuilt space and write v with it. */
 static dctk_status try_row(dctk_dataset *ds, size_t v, const dctk_write_opts *base, const dctk_write_fallback *f,
                            const dctk_result_row *r) {
-    const char *fp = json_string_value(json_object_get(f->missed, "fingerprint"));
     json_t *codecs = NULL;
     DCTK_TRY(dctk_combo_resolve(ds, v, f->sweep, (int)r->comp_idx, (int)r->filt_idx, (int)r->ser_idx,
-                                fp, &codecs, NULL));
-    json_t *combo = combo_of(f->missed, r, codecs), *prov = dctk_write_provenance(codecs, combo);
-    if (f->notify) f->notify(f->user, combo, NULL, DCTK_OK);
+                                f->missed->fingerprint, &codecs, NULL));
+    dctk_best combo;
+    dctk_status st = combo_of(f->missed, r, codecs, &combo);
+    json_t *prov = st == DCTK_OK ? dctk_write_provenance(codecs, &combo) : NULL;
+    if (st == DCTK_OK && !prov) st = DCTK_NOMEM();
+    if (st == DCTK_OK && f->notify) f->notify(f->user, &combo, NULL, DCTK_OK);
     dctk_write_opts o = *base;
     o.codecs = codecs;
     o.provenance = prov;
-    o.bound_l1 = num_of(combo, "threshold");
+    o.bound_l1 = combo.threshold;
     dctk_write_report rep;
-    dctk_status st = dctk_write_field(ds, v, &o, &rep);
-    if (f->notify) f->notify(f->user, combo, &rep, st);
+    if (st == DCTK_OK) st = dctk_write_field(ds, v, &o, &rep);
+    if (prov && f->notify) f->notify(f->user, &combo, &rep, st);
     json_decref(prov);
-    json_decref(combo);
+    dctk_best_free(&combo);
     json_decref(codecs);
     return st;
 }
@@ -95,8 +96,7 @@ dctk_status dctk_write_next_best(dctk_dataset *ds, size_t v, const dctk_write_op
     dctk_status st = failed ? kept_rows(&t, f->max_portability, &kept, &n) : DCTK_NOMEM();
     int nfailed = 0;
     if (st == DCTK_OK)
-        failed[nfailed++] = (stage){json_integer_value(json_object_get(f->missed, "filt_idx")),
-                                    json_integer_value(json_object_get(f->missed, "ser_idx"))};
+        failed[nfailed++] = (stage){f->missed->combo.filt_idx, f->missed->combo.ser_idx};
     dctk_status last = DCTK_ERR_BOUND; /* what the missed combo did */
     for (size_t i = 0; st == DCTK_OK && i < n && nfailed <= f->tries; i++) {
         if (stage_failed(kept[i], failed, nfailed)) continue; /* another compressor on a stage that missed */

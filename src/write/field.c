@@ -280,11 +280,6 @@ dctk_status dctk_write_field(dctk_dataset *ds, size_t v, const dctk_write_opts *
     return st;
 }
 
-static double num_of(const json_t *o, const char *key) {
-    const json_t *v = json_object_get(o, key);
-    return json_is_number(v) ? json_number_value(v) : NAN;
-}
-
 /* What a reader installs beyond zarr-python + numcodecs: each codec's package,
  * and for any-numcodecs.* codecs the wrapper that maps them onto numcodecs. */
 static json_t *reader_packages(const json_t *codecs) {
@@ -305,20 +300,31 @@ static json_t *reader_packages(const json_t *codecs) {
     return pk;
 }
 
-json_t *dctk_write_provenance(const json_t *codecs, const json_t *combo) {
+/* What the best file says of the combo: its indices, threshold, space and
+ * sample limit, gates and predicted ratio, each as far as it is known. */
+static void provenance_of_best(json_t *p, const dctk_best *b) {
+    if (b->combo.has_indices) {
+        json_object_set_new(p, "comp_idx", json_integer(b->combo.comp_idx));
+        json_object_set_new(p, "filt_idx", json_integer(b->combo.filt_idx));
+        json_object_set_new(p, "ser_idx", json_integer(b->combo.ser_idx));
+    }
+    if (b->threshold_source || isfinite(b->threshold))
+        json_object_set_new(p, "threshold", isfinite(b->threshold) ? json_real(b->threshold) : json_null());
+    if (b->threshold_source) json_object_set_new(p, "threshold_source", json_string(b->threshold_source));
+    if (b->fingerprint) json_object_set_new(p, "fingerprint", json_string(b->fingerprint));
+    if (b->eval_data_size_limit)
+        json_object_set_new(p, "eval_data_size_limit", json_integer((json_int_t)b->eval_data_size_limit));
+    if (b->has_gates) json_object_set_new(p, "gates", dctk_gates_json(&b->gates));
+    if (isfinite(b->combo.ratio)) json_object_set_new(p, "predicted_ratio", json_real(b->combo.ratio));
+}
+
+json_t *dctk_write_provenance(const json_t *codecs, const dctk_best *combo) {
 #ifndef DCTK_VERSION
 #define DCTK_VERSION "unknown"
 #endif
     dctk_codec_portability level = dctk_codecs_portability(codecs);
     json_t *p = json_pack("{s:s,s:O,s:s,s:o}", "version", DCTK_VERSION, "pipeline", codecs, "portability",
                           dctk_portability_name(level), "python_packages", reader_packages(codecs));
-    static const char *const keys[] = {"comp_idx", "filt_idx", "ser_idx", "threshold", "threshold_source",
-                                       "fingerprint", "eval_data_size_limit", "gates"};
-    for (size_t i = 0; combo && i < sizeof keys / sizeof keys[0]; i++) {
-        json_t *v = json_object_get(combo, keys[i]);
-        if (v) json_object_set(p, keys[i], v);
-    }
-    double predicted = num_of(combo, "ratio");
-    if (isfinite(predicted)) json_object_set_new(p, "predicted_ratio", json_real(predicted));
+    if (p && combo) provenance_of_best(p, combo);
     return p;
 }

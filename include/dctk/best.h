@@ -1,0 +1,89 @@
+/* best_{var}.json: the sweep's choice for one variable (DESIGN.md section 5),
+ * as evaluate_combos writes it and every command that writes a field, shows
+ * a sweep's winner or resumes a sweep reads it back. One struct, one writer,
+ * one reader and one path function: no other code knows the file's keys.
+ *
+ * Keys, in file order: var, comp_idx, filt_idx, ser_idx, codecs (the
+ * pipeline's Zarr v3 codec list), the TOP metrics of the row schema (ratio,
+ * l1_rel, l2_rel, linf_rel), threshold, threshold_source,
+ * eval_data_size_limit, fingerprint, dtype, sample, inner_chunk_shape,
+ * portability, by_portability ({level: a combo with the same keys as the
+ * winner's, or null}), name, the SEL metrics (bias_rel ... gradient_rel),
+ * gates, metric_config. Non-finite numbers are written as null. Every key
+ * but codecs may be missing (a file of an older release, or one a user
+ * wrote): the reader gives the defaults below. */
+#ifndef DCTK_BEST_H
+#define DCTK_BEST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dctk/codec.h"
+#include "dctk/eval.h"
+#include "dctk/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define DCTK_BEST_METRIC_(name, kind, role) DCTK_RESULT_IN_BEST_##role(double name;)
+
+/* One combo a best file names: the winner, or the best at a reader level. */
+typedef struct dctk_best_combo {
+    bool has_indices;          /* false: the file gives no indices */
+    int comp_idx, filt_idx, ser_idx;
+    char *codecs;              /* the Zarr v3 codec list, compact JSON text; NULL: no combo */
+    dctk_codec_portability portability; /* the file's, else the codecs' own */
+    /* ratio, l1_rel, ... (the schema's TOP and SEL columns; NaN: not known) */
+    DCTK_RESULT_SCHEMA(DCTK_BEST_METRIC_)
+} dctk_best_combo;
+
+typedef struct dctk_best {
+    char *var;                  /* NULL: not said */
+    dctk_best_combo combo;      /* the winner, at the top level of the file */
+    double threshold;           /* the relative L1 threshold; NaN: none */
+    char *threshold_source;     /* where it came from; NULL: not a sweep's record */
+    uint64_t eval_data_size_limit; /* 0: not recorded */
+    char *fingerprint;          /* of the space the indices are in; NULL: unknown */
+    char *dtype;
+    char *sample;               /* how the sample was taken, JSON text (plan, scan, digest); NULL: none */
+    int ndim;                   /* of inner_chunk_shape; 0: not recorded */
+    size_t inner_chunk_shape[DCTK_MAX_DIMS];
+    char *name;                 /* the winner's readable pipeline; NULL: not recorded */
+    bool has_gates;             /* false: a file from before the gates */
+    dctk_gates gates;
+    /* how the sweep measured: shift, range, extremes_cut (defaults where the
+     * file has none: 0, 0, +inf); the physical bounds are the gates' */
+    dctk_metric_cfg metric_config;
+    bool has_levels;            /* false: no by_portability */
+    dctk_best_combo level[DCTK_PORT_DCTK + 1]; /* codecs NULL: no kept combo at that level */
+} dctk_best;
+
+/* An empty record: no combo, every number NaN (or 0), no gates. */
+DCTK_API void dctk_best_init(dctk_best *b);
+DCTK_API void dctk_best_combo_init(dctk_best_combo *c);
+/* Free the strings and re-initialise; accepts NULL. */
+DCTK_API void dctk_best_free(dctk_best *b);
+DCTK_API void dctk_best_combo_free(dctk_best_combo *c);
+/* A deep copy into *dst (initialised here); DCTK_ERR_NOMEM leaves it empty. */
+DCTK_API dctk_status dctk_best_copy(dctk_best *dst, const dctk_best *src);
+DCTK_API dctk_status dctk_best_combo_copy(dctk_best_combo *dst, const dctk_best_combo *src);
+/* Replace a string member (*dst) with a copy of s (NULL clears it). */
+DCTK_API dctk_status dctk_best_set_str(char **dst, const char *s);
+
+/* "{dir}/best_{var}.json" into buf; DCTK_ERR_ARG when cap is too small. */
+DCTK_API dctk_status dctk_results_best_path(char *buf, size_t cap, const char *dir, const char *var);
+/* Write b to path atomically (a temporary file renamed). */
+DCTK_API dctk_status dctk_best_write(const char *path, const dctk_best *b);
+/* Read a best file into *b (initialised here; dctk_best_free it). A missing
+ * or unreadable file is DCTK_ERR_IO, one that does not parse, has no
+ * "codecs" list or a key of the wrong type DCTK_ERR_FORMAT, naming the file. */
+DCTK_API dctk_status dctk_best_read(const char *path, dctk_best *b);
+/* The same from JSON text; origin names it in errors. */
+DCTK_API dctk_status dctk_best_parse(const char *text, const char *origin, dctk_best *b);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
