@@ -143,6 +143,9 @@ typedef struct dctk_codec_vt {
      * the codec space never proposes this type on its own. */
     const char *family;
     const char *family_alias; /* another accepted spelling, or NULL */
+    /* The space proposes the family only when a class names it, not under
+     * "all" (a family whose members the search has not been tuned for). */
+    bool on_request;
     dctk_codec_portability portability;
     /* PLUGIN and DCTK: the Python package a reader installs to decode it
      * (written into a store's provenance); NULL for the others. */
@@ -188,9 +191,13 @@ DCTK_API void dctk_codec_ctx_set_stream_cap(dctk_codec_ctx *ctx, size_t n);
 /* All registered codec types, NULL-terminated, in the order the codec space
  * lists their families. */
 DCTK_API const dctk_codec_vt *const *dctk_codec_types(void);
-/* The registered type a codec object names (by name, and by configuration
- * "id" for any-numcodecs.*), or NULL. */
+/* The registered type a codec object names (by name or one of its aliases,
+ * and by configuration "id" for any-numcodecs.*), or NULL. */
 DCTK_API const dctk_codec_vt *dctk_codec_type_of(const json_t *obj);
+/* The i-th other name a codec is read under (zarr-python 3's numcodecs.zstd
+ * for zstd, ...) and its type; NULL after the last. Codecs are written under
+ * the type's own name. */
+DCTK_API const char *dctk_codec_alias_name(size_t i, const dctk_codec_vt **type);
 /* The level of a JSON list of codec objects (sharding_indexed looked into):
  * the highest of its codecs'. An unknown codec counts as DCTK_PORT_DCTK. */
 DCTK_API dctk_codec_portability dctk_codecs_portability(const json_t *codecs);

@@ -93,5 +93,8 @@ extern const dctk_codec_vt dctk_codec_ebcc;
 extern const dctk_codec_vt dctk_codec_pcodec;
 extern const dctk_codec_vt dctk_codec_zfprs;
 extern const dctk_codec_vt dctk_codec_ebccf;
+extern const dctk_codec_vt dctk_codec_astype;
+extern const dctk_codec_vt dctk_codec_clamp;
+extern const dctk_codec_vt dctk_codec_zfpy_flat;
 
 #endif

@@ -34,6 +34,9 @@ static const dctk_codec_vt *const all[] = {
     &dctk_codec_pcodec,
     &dctk_codec_zfprs,
     &dctk_codec_ebccf,
+    &dctk_codec_astype,
+    &dctk_codec_clamp,
+    &dctk_codec_zfpy_flat,
     NULL,
 };
 
@@ -43,12 +46,63 @@ static bool type_matches(const dctk_codec_vt *t, const char *name, const char *i
     return strcmp(t->name, name) == 0 && (!t->rs_id || (id && strcmp(t->rs_id, id) == 0));
 }
 
+/* Other names a codec is read under. zarr-python 3 writes numcodecs' codecs
+ * (numcodecs.zarr3, zarr.codecs.numcodecs) as "numcodecs.<id>" with
+ * numcodecs' configuration, which for these is the one the type reads; the
+ * Python dc_toolkit writes spcl/EBCC as "numcodecs.ebcc_filter" {arglist}.
+ * A store, --pipeline, --combo or best file may use either name: we read
+ * both and write the type's own. `level` is what a reader of the alias
+ * needs (a store naming numcodecs.zstd needs numcodecs, not just a core
+ * Zarr reader). */
+static const struct alias {
+    const char *name;
+    const dctk_codec_vt *type;
+    dctk_codec_portability level;
+} aliases[] = {
+    {"numcodecs.zstd", &dctk_codec_zstd, DCTK_PORT_NUMCODECS},
+    {"numcodecs.blosc", &dctk_codec_blosc, DCTK_PORT_NUMCODECS},
+    {"numcodecs.gzip", &dctk_codec_gzip, DCTK_PORT_NUMCODECS},
+    {"numcodecs.ebcc_filter", &dctk_codec_ebccf, DCTK_PORT_PLUGIN},
+};
+#define NALIASES (sizeof aliases / sizeof aliases[0])
+
+static const struct alias *alias_of(const char *name) {
+    for (size_t i = 0; name && i < NALIASES; i++)
+        if (!strcmp(aliases[i].name, name)) return &aliases[i];
+    return NULL;
+}
+
+const char *dctk_codec_alias_name(size_t i, const dctk_codec_vt **type) {
+    if (i >= NALIASES) return NULL;
+    if (type) *type = aliases[i].type;
+    return aliases[i].name;
+}
+
 const dctk_codec_vt *dctk_codec_type_of(const json_t *obj) {
     const char *name = json_string_value(json_object_get(obj, "name"));
     const char *id = json_string_value(json_object_get(json_object_get(obj, "configuration"), "id"));
+    const struct alias *a = alias_of(name);
+    if (a) return a->type;
     for (const dctk_codec_vt *const *t = dctk_codec_types(); name && *t; t++)
         if (type_matches(*t, name, id)) return *t;
     return NULL;
+}
+
+/* The configuration an alias means for its type: numcodecs' "id" (which
+ * names the numcodecs codec, not ours) dropped, the type's own id added for
+ * an any-numcodecs type. New reference; NULL when out of memory. */
+static json_t *alias_conf(const struct alias *a, const json_t *conf) {
+    json_t *c = conf ? json_deep_copy(conf) : json_object();
+    if (!c) return NULL;
+    json_object_del(c, "id");
+    if (a->type->rs_id) json_object_set_new(c, "id", json_string(a->type->rs_id));
+    return c;
+}
+
+static dctk_status create_as(const dctk_codec_vt *t, const json_t *conf, dctk_codec **out) {
+    dctk_status st = t->create(conf, out);
+    if (st == DCTK_OK) (*out)->vt = t;
+    return st;
 }
 
 dctk_status dctk_codec_from_json(const json_t *obj, dctk_codec **out) {
@@ -57,14 +111,17 @@ dctk_status dctk_codec_from_json(const json_t *obj, dctk_codec **out) {
     if (!json_is_object(obj) || !name) return DCTK_FAIL(DCTK_ERR_ARG, "a codec must be an object with a \"name\"");
     const json_t *conf = json_object_get(obj, "configuration");
     if (conf && !json_is_object(conf)) return DCTK_FAIL(DCTK_ERR_ARG, "codec '%s': configuration is not an object", name);
-    const char *id = json_string_value(json_object_get(conf, "id"));
-    for (const dctk_codec_vt *const *t = dctk_codec_types(); *t; t++) {
-        if (!type_matches(*t, name, id)) continue;
-        dctk_status st = (*t)->create(conf, out);
-        if (st != DCTK_OK) return st;
-        (*out)->vt = *t;
-        return DCTK_OK;
+    const struct alias *a = alias_of(name);
+    if (a) {
+        json_t *c = alias_conf(a, conf);
+        if (!c) return DCTK_NOMEM();
+        dctk_status st = create_as(a->type, c, out);
+        json_decref(c);
+        return st;
     }
+    const char *id = json_string_value(json_object_get(conf, "id"));
+    for (const dctk_codec_vt *const *t = dctk_codec_types(); *t; t++)
+        if (type_matches(*t, name, id)) return create_as(*t, conf, out);
     if (id) return DCTK_FAIL(DCTK_ERR_NOT_FOUND, "unknown codec '%s' with id '%s'", name, id);
     return DCTK_FAIL(DCTK_ERR_NOT_FOUND, "unknown codec '%s'", name);
 }
@@ -282,7 +339,8 @@ dctk_codec_portability dctk_codecs_portability(const json_t *codecs) {
     json_array_foreach(codecs, i, c) {
         const char *name = json_string_value(json_object_get(c, "name"));
         const dctk_codec_vt *t = dctk_codec_type_of(c);
-        dctk_codec_portability p = t ? t->portability : DCTK_PORT_DCTK;
+        const struct alias *a = alias_of(name);
+        dctk_codec_portability p = a ? a->level : t ? t->portability : DCTK_PORT_DCTK;
         /* the shard's own codec is core; its inner and index codecs decide */
         if (name && !strcmp(name, "sharding_indexed")) {
             const json_t *conf = json_object_get(c, "configuration");

@@ -7,8 +7,15 @@
  *                                       flushed to a 64-bit word
  *
  * The field's x is the chunk's last axis, y the one before, and so on, as
- * zfpy maps a C-order numpy array. zfp handles at most 4 dimensions: a chunk
- * with more keeps its last three and folds the leading ones into the fourth.
+ * zfpy maps a C-order numpy array. The chunk is folded as the Python
+ * dc_toolkit folds it before zfpy sees it (its ZFPYRank): axes of size 1
+ * dropped, then the two slowest axes merged while there are more than four
+ * or one is longer than zfp's header holds (2^48 values in 1-D, 2^24 a side
+ * in 2-D, 2^16 in 3-D, 2^12 in 4-D), so (70000, 3, 3) is coded as
+ * (210000, 3); on a chunk without size-1 axes that zfp takes whole, this is
+ * numcodecs' ZFPY on the chunk itself. "numcodecs.zfpy_flat", the Python
+ * tool's other zfpy, codes every chunk as one 1-D field. Both decode any
+ * stream of the chunk's element count, whatever shape its header names.
  * mode 2 is fixed rate, 3 fixed precision, 4 fixed accuracy; a negative
  * parameter for the mode selects reversible (lossless) mode, as zfpy does.
  * zfpy passes zfp_type_none and the array's rank to zfp_stream_set_rate, and
@@ -71,7 +78,7 @@ static json_t *zfpy_to_json(const dctk_codec *base) {
     const zfpy_codec *c = (const zfpy_codec *)base;
     json_t *conf = json_pack("{s:i,s:o,s:o,s:i}", "mode", c->mode, "tolerance", dctk_json_real(c->tolerance), "rate",
                              dctk_json_real(c->rate), "precision", c->precision);
-    return dctk_codec_object(ZFPY, conf);
+    return dctk_codec_object(base->vt->name, conf);
 }
 
 static dctk_status zfp_type_for(dctk_dtype t, zfp_type *zt) {
@@ -86,14 +93,40 @@ static dctk_status zfp_type_for(dctk_dtype t, zfp_type *zt) {
     }
 }
 
-/* The zfp field over a chunk: x = last axis; more than 4 axes fold into w. */
-static zfp_field *field_for(const dctk_chunk_spec *in, zfp_type zt, void *data, unsigned *dims) {
-    size_t sz[4] = {1, 1, 1, 1}; /* x, y, z, w */
-    int nd = in->ndim < 1 ? 1 : in->ndim > 4 ? 4 : in->ndim;
-    for (int k = 0; k < in->ndim; k++) {
-        int axis = in->ndim - 1 - k; /* k = 0 is x */
-        sz[k < 3 ? k : 3] *= in->shape[axis];
+/* Longest side zfp's full header records for a field of d dimensions. */
+static const size_t max_side[5] = {0, (size_t)1 << 48, (size_t)1 << 24, (size_t)1 << 16, (size_t)1 << 12};
+
+static bool fold_needed(const size_t *dims, int nd) {
+    if (nd > 4) return true;
+    for (int k = 0; k < nd; k++)
+        if (dims[k] > max_side[nd]) return true;
+    return false;
+}
+
+/* The sizes zfp codes the chunk as, slowest first (see the top). */
+static int zfp_dims(const dctk_chunk_spec *in, bool flat, size_t *dims) {
+    int nd = 0;
+    if (flat) {
+        dims[nd++] = dctk_spec_nelems(in);
+        return 1;
     }
+    for (int k = 0; k < in->ndim; k++)
+        if (in->shape[k] > 1) dims[nd++] = in->shape[k];
+    if (nd == 0) dims[nd++] = 1;
+    while (nd > 1 && fold_needed(dims, nd)) {
+        dims[1] *= dims[0];
+        memmove(dims, dims + 1, (size_t)--nd * sizeof *dims);
+    }
+    return nd;
+}
+
+static bool is_flat(const dctk_codec *c) { return c->vt == &dctk_codec_zfpy_flat; }
+
+/* The zfp field over a chunk: x is the last of its folded sizes. */
+static zfp_field *field_for(const dctk_codec *c, const dctk_chunk_spec *in, zfp_type zt, void *data, unsigned *dims) {
+    size_t d[DCTK_MAX_DIMS > 1 ? DCTK_MAX_DIMS : 1], sz[4];
+    int nd = zfp_dims(in, is_flat(c), d);
+    for (int k = 0; k < nd; k++) sz[k] = d[nd - 1 - k];
     *dims = (unsigned)nd;
     return dctk_zfp_field(zt, data, *dims, sz);
 }
@@ -114,7 +147,7 @@ static size_t zfpy_bound(const dctk_codec *base, const dctk_chunk_spec *in, size
                   : in->dtype == DCTK_INT32   ? zfp_type_int32 : in->dtype == DCTK_INT64 ? zfp_type_int64 : zfp_type_none;
     if (dctk_spec_nelems(in) == 0 || zt == zfp_type_none) return 0;
     unsigned dims;
-    zfp_field *f = field_for(in, zt, NULL, &dims);
+    zfp_field *f = field_for(base, in, zt, NULL, &dims);
     zfp_stream *zs = zfp_stream_open(NULL);
     size_t bound = 0;
     if (f && zs) {
@@ -159,7 +192,7 @@ static dctk_status zfpy_encode(const dctk_codec *base, dctk_codec_ctx *ctx, cons
         return DCTK_FAIL(DCTK_ERR_CODEC, "codec '" ZFPY "': got %zu bytes, expected %zu", n, dctk_spec_nbytes(in));
     if (dctk_spec_nelems(in) == 0) return DCTK_FAIL(DCTK_ERR_UNSUPPORTED, "codec '" ZFPY "': empty chunk");
     unsigned dims;
-    zfp_field *f = field_for(in, zt, (void *)src, &dims);
+    zfp_field *f = field_for(base, in, zt, (void *)src, &dims);
     zfp_stream *zs = zfp_stream_open(NULL);
     dctk_status st = DCTK_OK;
     if (!f || !zs) st = DCTK_NOMEM();
@@ -287,4 +320,20 @@ const dctk_codec_vt dctk_codec_zfpy = {
     .encode = zfpy_encode, .decode = zfpy_decode, .bound = zfpy_bound, .work_mem = zfpy_work_mem,
     .family = "zfpy", .family_alias = "zfp", .portability = DCTK_PORT_NUMCODECS, .nan_exact = false,
     .grid = zfpy_grid, .examples = zfpy_examples,
+};
+
+static const dctk_codec_example zfpy_flat_examples[] = {
+    {"float32", "{\"name\":\"numcodecs.zfpy_flat\",\"configuration\":{\"mode\":2,\"rate\":8}}"},
+    {"float64", "{\"name\":\"numcodecs.zfpy_flat\",\"configuration\":{\"mode\":4,\"tolerance\":0.01}}"},
+    {NULL, NULL},
+};
+
+/* Decoding is stock zfp (the stream carries its own shape), but the name is
+ * the Python dc_toolkit's: a zarr client resolves it through that package. */
+const dctk_codec_vt dctk_codec_zfpy_flat = {
+    .name = "numcodecs.zfpy_flat", .kind = DCTK_CODEC_AB, .lossless = false,
+    .create = zfpy_create, .destroy = zfpy_destroy, .to_json = zfpy_to_json,
+    .encode = zfpy_encode, .decode = zfpy_decode, .bound = zfpy_bound, .work_mem = zfpy_work_mem,
+    .portability = DCTK_PORT_PLUGIN, .package = "dc_toolkit", .nan_exact = false,
+    .examples = zfpy_flat_examples,
 };

@@ -53,7 +53,7 @@ static bool class_has(const char *cls, const char *name) {
     return false;
 }
 static bool class_wants(const char *cls, const dctk_codec_vt *type) {
-    if (!cls || class_has(cls, "all")) return true;
+    if (!cls || class_has(cls, "all")) return !type->on_request;
     for (const char *t = cls; *t;) {
         size_t n = strcspn(t, ",");
         if (token_is_family(t, n, type)) return true;

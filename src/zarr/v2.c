@@ -37,10 +37,8 @@ static json_t *v2_codec(const json_t *c, dctk_dtype t) {
 
 /* The kind of a registered codec; -1 when unknown (the registry will name it). */
 static int kind_of(const json_t *codec) {
-    const char *name = json_string_value(json_object_get(codec, "name"));
-    for (const dctk_codec_vt *const *t = dctk_codec_types(); *t && name; t++)
-        if (!strcmp((*t)->name, name)) return (int)(*t)->kind;
-    return -1;
+    const dctk_codec_vt *t = dctk_codec_type_of(codec);
+    return t ? (int)t->kind : -1;
 }
 
 /* Array filters go before "bytes", byte filters (shuffle) after it; a v2

@@ -97,6 +97,16 @@ def compressor_chain(j):
     return out
 
 
+def zfp_folded(f):
+    """The chunk as the Python dc_toolkit hands it to zfpy: size-1 axes dropped, the slowest pair
+    merged while there are more than 4 axes or one exceeds what zfp's header holds."""
+    side = {1: 2**48, 2: 2**24, 3: 2**16, 4: 2**12}
+    dims = [d for d in f.shape if d > 1] or [1]
+    while len(dims) > 1 and (len(dims) > 4 or any(d > side[len(dims)] for d in dims)):
+        dims = [dims[0] * dims[1]] + dims[2:]
+    return np.ascontiguousarray(f).reshape(dims)
+
+
 def run_combo(sample, chunk, row):
     dtype = sample.dtype
     filt = filter_codec(json.loads(row["filter"]) if row["filter"] else None, dtype)
@@ -114,12 +124,12 @@ def run_combo(sample, chunk, row):
             f = filt[1](block)
         else:  # numcodecs 0.11's BitRound rounds its input in place and hands back an integer view
             f = np.frombuffer(bytes(filt.encode(block.copy())), dtype=dtype).reshape(block.shape)
-        data = zfp.encode(np.ascontiguousarray(f)) if zfp else f.tobytes()
+        data = zfp.encode(zfp_folded(f)) if zfp else f.tobytes()
         for kind, ts, c in comps:
             buf = np.frombuffer(data, dtype="u%d" % ts) if kind == "blosc" and ts in (2, 4, 8) else data
             data = bytes(c.encode(buf))
         stored += len(data)
-        back = zfp.decode(zfp.encode(np.ascontiguousarray(f))) if zfp else f
+        back = zfp.decode(zfp.encode(zfp_folded(f))) if zfp else f
         back = np.asarray(back).reshape(block.shape)
         if filt is None:
             y = back

@@ -35,6 +35,7 @@ TMP = tempfile.mkdtemp(prefix="dctk-filt-")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import checks  # noqa: E402
 from checks import check, ncarg_field as field  # noqa: E402
+from pipeline_ref import zfp_folded  # noqa: E402
 
 
 
@@ -244,14 +245,14 @@ def test_zfpy():
             what = f"zfpy {json.dumps(conf)} on {name} {x.shape}"
             c = {"name": "numcodecs.zfpy", "configuration": conf}
             nc = ZFPY(**conf)
-            ref = nc.encode(x)
+            ref = nc.encode(zfp_folded(x))
             rc, ours = tool("encode", c, x.dtype, x.shape, x.tobytes())
             check(rc == 0 and ours == bytes(ref), what + ": stream differs from numcodecs'")
             if rc != 0:
                 continue
             theirs = np.asarray(nc.decode(ours))
             rc, dec = tool("decode", c, x.dtype, x.shape, ours)
-            check(rc == 0 and dec == theirs.astype(x.dtype).tobytes() and theirs.shape == x.shape,
+            check(rc == 0 and dec == theirs.astype(x.dtype).tobytes() and theirs.size == x.size,
                   what + ": numcodecs decodes our stream differently")
             check(zfpy.decompress_numpy(ours).tobytes() == dec, what + ": zfpy decodes our stream differently")
             kw = {"tolerance": conf["tolerance"]} if conf["mode"] == 4 else \
@@ -271,6 +272,21 @@ def test_zfpy():
     check(folded is not None and folded.shape == (30, 2, 20, 49), "5-D chunk folds to 4-D")
     rc, dec = tool("decode", c, x.dtype, x.shape, enc if rc == 0 else b"")
     check(rc == 0 and np.max(np.abs(np.frombuffer(dec, x.dtype) - x.reshape(-1))) <= 0.01, "5-D round trip")
+    # (70000, 3, 3) is more than zfp's 3-D header holds (2^16 a side): coded as (210000, 3)
+    x = np.sin(np.arange(70000 * 9, dtype="<f4") / 97).reshape(70000, 3, 3)
+    rc, enc = tool("encode", c, x.dtype, x.shape, x.tobytes())
+    check(rc == 0 and zfpy.decompress_numpy(enc).shape == (210000, 3), "(70000, 3, 3) folds to (210000, 3)")
+    # zfpy_flat, the Python tool's other zfpy: every chunk one 1-D field; any zfp stream of the
+    # chunk's size decodes under either name
+    x = field("cdf/meccatemp.cdf", "t").astype("<f4")[:4]
+    for name in ("numcodecs.zfpy_flat", "numcodecs.zfpy"):
+        conf = {"mode": 2, "tolerance": -1, "rate": 8, "precision": -1}
+        flat = bytes(ZFPY(**conf).encode(x.reshape(-1)))
+        if name == "numcodecs.zfpy_flat":
+            rc, enc = tool("encode", {"name": name, "configuration": conf}, x.dtype, x.shape, x.tobytes())
+            check(rc == 0 and enc == flat, "zfpy_flat: numcodecs' ZFPY of the chunk as 1-D")
+        rc, dec = tool("decode", {"name": name, "configuration": conf}, x.dtype, x.shape, flat)
+        check(rc == 0 and dec == ZFPY(**conf).decode(flat).tobytes(), f"{name} decodes a 1-D stream of the chunk")
     # a stream for another type or size is rejected, not misread
     x32 = field("cdf/meccatemp.cdf", "t").astype("<f4")[0]
     zs = zfpy.compress_numpy(x32, tolerance=0.1)

@@ -8,6 +8,7 @@
  *   dctk_zarr_tool meta STORE PATH        (the array's metadata as v3 JSON on stdout)
  *   dctk_zarr_tool consolidate STORE
  *   dctk_zarr_tool codecs                 (registered codec names, one a line)
+ *   dctk_zarr_tool aliases                (other names read: "alias name", one a line)
  *   dctk_zarr_tool dataset PATH [VAR OUT.raw]  (open as a dataset input: list the
  *                  variables as JSON, or read one whole, decoded)
  *
@@ -167,6 +168,11 @@ static int cmd_dataset(int argc, char **argv) {
 int main(int argc, char **argv) {
     if (argc == 2 && !strcmp(argv[1], "codecs")) {
         for (const dctk_codec_vt *const *t = dctk_codec_types(); *t; t++) printf("%s\n", (*t)->name);
+        return 0;
+    }
+    if (argc == 2 && !strcmp(argv[1], "aliases")) { /* "alias type-name", one a line */
+        const dctk_codec_vt *t;
+        for (size_t i = 0; dctk_codec_alias_name(i, &t); i++) printf("%s %s\n", dctk_codec_alias_name(i, NULL), t->name);
         return 0;
     }
     if (argc < 3) return usage();

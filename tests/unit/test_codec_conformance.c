@@ -338,14 +338,20 @@ static void docs_table_is_the_registry(void **state) {
     (void)state;
     static const char *const kinds[] = {"filter", "serializer", "compressor"};
     static const char *const ports[] = {"core", "numcodecs", "plugin", "dctk"};
-    char want[8192] = "| codec | category | class | lossless | NaN/Inf exact | readers |\n|---|---|---|---|---|---|\n";
+    char want[8192] = "| codec | also read as | category | class | lossless | NaN/Inf exact | readers |\n"
+                      "|---|---|---|---|---|---|---|\n";
     for (const dctk_codec_vt *const *t = dctk_codec_types(); *t; t++) {
-        char name[96];
+        char name[96], also[128] = "";
         snprintf(name, sizeof name, (*t)->rs_id ? "`%s` (`%s`)" : "`%s`", (*t)->name, (*t)->rs_id);
+        const dctk_codec_vt *a;
+        for (size_t i = 0; dctk_codec_alias_name(i, &a); i++)
+            if (a == *t)
+                snprintf(also + strlen(also), sizeof also - strlen(also), "%s`%s`", also[0] ? ", " : "",
+                         dctk_codec_alias_name(i, NULL));
         size_t len = strlen(want);
-        snprintf(want + len, sizeof want - len, "| %s | %s | %s | %s | %s | %s |\n", name, kinds[(*t)->kind],
-                 (*t)->family ? (*t)->family : "-", (*t)->lossless ? "yes" : "no", (*t)->nan_exact ? "yes" : "no",
-                 ports[(*t)->portability]);
+        snprintf(want + len, sizeof want - len, "| %s | %s | %s | %s | %s | %s | %s |\n", name, also[0] ? also : "-",
+                 kinds[(*t)->kind], (*t)->family ? (*t)->family : "-", (*t)->lossless ? "yes" : "no",
+                 (*t)->nan_exact ? "yes" : "no", ports[(*t)->portability]);
     }
     char path[512];
     const char *src = getenv("DCTK_SRC");
