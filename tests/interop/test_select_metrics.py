@@ -25,6 +25,9 @@ import netCDF4
 import numcodecs
 from numcodecs.zfpy import ZFPY
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from pipeline_ref import zfp_folded  # noqa: E402
+
 DCTK = os.environ["DCTK"]
 NCARG = os.environ.get("DCTK_NCARG", "/usr/share/ncarg/data")
 FIELDS = [("cdf/pop.nc", "t"), ("cdf/Tstorm.cdf", "t"), ("nug/FR-LAND_regional_model_0.44deg.nc", "FR_LAND")]
@@ -68,7 +71,8 @@ def sweep(path, var, out, *extra):
 
 def decode(x, row):
     """The stage (filter, serializer) of a row, encoded and decoded by numcodecs/zfpy on the whole sample
-    (one chunk: the sample is smaller than the writer's inner chunk)."""
+    (one chunk: the sample is smaller than the writer's inner chunk), zfpy's input folded as the Python
+    tool folds it."""
     filt = json.loads(row["filter"]) if row["filter"] else None
     ser = json.loads(row["serializer"]) if row["serializer"] else None
     y = x.copy()
@@ -81,7 +85,7 @@ def decode(x, row):
         y = q.decode(q.encode(y)).reshape(x.shape)
     if ser:
         z = ZFPY(**{k: ser["configuration"][k] for k in ("mode", "tolerance", "rate", "precision")})
-        y = np.frombuffer(z.decode(z.encode(np.ascontiguousarray(y))), dtype=x.dtype).reshape(x.shape)
+        y = np.frombuffer(z.decode(z.encode(zfp_folded(y))), dtype=x.dtype).reshape(x.shape)
     return y
 
 
