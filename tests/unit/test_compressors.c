@@ -111,6 +111,65 @@ static void round_trips_on_fields_and_edges(void **state) {
 }
 
 /* to_json writes the configuration key for key; reading it back gives the same text. */
+/* Encode in a context of its own, which nothing ran in before. */
+static void encode_fresh(dctk_codec *c, const dctk_chunk_spec *spec, const void *src, size_t n, dctk_buf *out) {
+    dctk_codec_ctx *ctx = dctk_codec_ctx_new();
+    if (dctk_codec_encode(c, ctx, spec, src, n, out) != DCTK_OK) fail_msg("fresh encode: %s", dctk_detail());
+    dctk_codec_ctx_free(ctx);
+}
+
+/* A thread keeps its codecs' state across calls (lzma's streams, the block
+ * keeper of lzma and bz2, zstd's and libdeflate's contexts): whatever ran
+ * before in the same context, on chunks of other sizes (other lzma
+ * dictionaries), with other levels, after a decode that failed, each call
+ * writes the bytes a fresh context writes and decodes them back. */
+static void kept_contexts_write_the_bytes_of_fresh_ones(void **state) {
+    (void)state;
+    static const char *const codecs[] = {
+        "{\"name\":\"numcodecs.lzma\",\"configuration\":{\"format\":1,\"check\":-1,\"preset\":1,\"filters\":null}}",
+        "{\"name\":\"numcodecs.lzma\",\"configuration\":{\"format\":1,\"check\":-1,\"preset\":9,\"filters\":null}}",
+        "{\"name\":\"numcodecs.bz2\",\"configuration\":{\"level\":9}}",
+        "{\"name\":\"numcodecs.lzma\",\"configuration\":{\"format\":1,\"check\":0,\"preset\":6,\"filters\":null}}",
+        "{\"name\":\"zstd\",\"configuration\":{\"level\":19,\"checksum\":false}}",
+        "{\"name\":\"numcodecs.bz2\",\"configuration\":{\"level\":1}}",
+        "{\"name\":\"numcodecs.zlib\",\"configuration\":{\"level\":9}}",
+        "{\"name\":\"blosc\",\"configuration\":{\"cname\":\"zstd\",\"clevel\":9,\"shuffle\":\"shuffle\",\"typesize\":4,\"blocksize\":0}}",
+    };
+    enum { NC = sizeof codecs / sizeof codecs[0], N = 600000 };
+    static const size_t sizes[] = {24576, N, 6000, 300000}; /* floats: 24 KiB to 2.3 MiB, lzma dictionaries 1-2.3 MiB */
+    float *x = malloc((N + 7) * sizeof *x); /* the second round starts 7 values in */
+    fill_field(x, N + 7, 11);
+    dctk_codec_ctx *ctx = dctk_codec_ctx_new();
+    dctk_buf kept = DCTK_BUF_INIT, fresh = DCTK_BUF_INIT, dec = DCTK_BUF_INIT;
+    for (int round = 0; round < 2; round++)
+        for (size_t z = 0; z < sizeof sizes / sizeof sizes[0]; z++)
+            for (int k = 0; k < NC; k++) {
+                int i = round ? NC - 1 - k : k; /* the other order on the second round */
+                dctk_codec *c = make(codecs[i]);
+                size_t n = sizes[z] * sizeof *x;
+                dctk_chunk_spec spec = dctk_spec_make(DCTK_FLOAT32, 1, &sizes[z]);
+                const float *src = x + (size_t)round * 7;
+                if (dctk_codec_encode(c, ctx, &spec, src, n, &kept) != DCTK_OK) fail_msg("%s: %s", codecs[i], dctk_detail());
+                encode_fresh(c, &spec, src, n, &fresh);
+                if (kept.size != fresh.size || memcmp(kept.data, fresh.data, kept.size) != 0)
+                    fail_msg("%s on %zu bytes: a kept context wrote other bytes than a fresh one", codecs[i], n);
+                /* a corrupt stream fails and leaves the state usable */
+                kept.data[kept.size / 2] ^= 0x5a;
+                (void)dctk_codec_decode(c, ctx, &spec, kept.data, kept.size, &dec);
+                kept.data[kept.size / 2] ^= 0x5a;
+                if (dctk_codec_decode(c, ctx, &spec, kept.data, kept.size, &dec) != DCTK_OK)
+                    fail_msg("%s: %s", codecs[i], dctk_detail());
+                assert_int_equal(dec.size, n);
+                assert_memory_equal(dec.data, src, n);
+                dctk_codec_free(c);
+            }
+    dctk_buf_free(&kept);
+    dctk_buf_free(&fresh);
+    dctk_buf_free(&dec);
+    dctk_codec_ctx_free(ctx);
+    free(x);
+}
+
 static void json_is_stable(void **state) {
     (void)state;
     static const char *const expect[][2] = {
@@ -430,6 +489,7 @@ static int ctx_down(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(round_trips_on_fields_and_edges),
+        cmocka_unit_test(kept_contexts_write_the_bytes_of_fresh_ones),
         cmocka_unit_test(json_is_stable),
         cmocka_unit_test(bad_configurations_are_refused),
         cmocka_unit_test(byte_formats),
