@@ -85,16 +85,16 @@ static dctk_status sniff_file(const char *path, off_t size, open_fn *fn) {
 
 static dctk_status pick_backend(const char *path, open_fn *fn) {
     struct stat st;
+    if (stat(path, &st) != 0 && errno == ENOENT && dctk_multi_pattern(path)) {
+        *fn = dctk_multi_open; /* a glob: the files it matches, joined along time */
+        return DCTK_OK;
+    }
     if (stat(path, &st) != 0) return DCTK_FAIL(DCTK_ERR_IO, "%s: %s", path, strerror(errno));
     if (S_ISDIR(st.st_mode)) {
         bool zarr = false;
         DCTK_TRY(zarr_dir(path, &zarr));
-        if (zarr) {
-            *fn = dctk_zarr_input_open;
-            return DCTK_OK;
-        }
-        return DCTK_FAIL(DCTK_ERR_FORMAT,
-                         "%s: not a netCDF, GRIB or Zarr dataset (directory without zarr.json, .zgroup or .zarray)", path);
+        *fn = zarr ? dctk_zarr_input_open : dctk_multi_open; /* else the Zarr inputs inside it, joined */
+        return DCTK_OK;
     }
     if (!S_ISREG(st.st_mode)) return DCTK_FAIL(DCTK_ERR_FORMAT, "%s: not a regular file or directory", path);
     return sniff_file(path, st.st_size, fn);

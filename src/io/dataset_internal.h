@@ -35,6 +35,11 @@ struct dctk_dataset {
 dctk_status dctk_netcdf_open(const char *path, dctk_dataset *ds);
 dctk_status dctk_grib_open(const char *path, dctk_dataset *ds);
 dctk_status dctk_zarr_input_open(const char *path, dctk_dataset *ds);
+/* Several files as one dataset joined along time (multi.c): the files a glob
+ * matches, or the Zarr inputs inside a directory. */
+dctk_status dctk_multi_open(const char *path, dctk_dataset *ds);
+/* True when path has glob characters (*, ?, [). */
+bool dctk_multi_pattern(const char *path);
 
 /* "data/t2m.zarr/" -> "t2m": the variable name of a single-array store
  * (allocated; NULL when out of memory). */

@@ -23,6 +23,12 @@ dctk_status dctk_store_path_for(const char *where, const char *dataset, char *bu
     char *base = basename(tmp);
     char *dot = strrchr(base, '.');
     if (dot && dot != base) *dot = '\0';
+    /* a glob of files joined into one dataset: "run/t_*.nc" -> "t" */
+    char *glob = strpbrk(base, "*?[");
+    if (glob && glob != base) {
+        *glob = '\0';
+        for (n = strlen(base); n > 1 && strchr("_-. ", base[n - 1]); n--) base[n - 1] = '\0';
+    }
     if ((size_t)snprintf(buf, cap, "%s/%s.zarr", where, base) >= cap)
         return DCTK_FAIL(DCTK_ERR_ARG, "output path for %s is too long", dataset);
     return DCTK_OK;
