@@ -12,3 +12,8 @@ dctk_unit_test(test_write unit/test_write.c)
 # in three forms, its gate, batch_manifest.json, CF bounds left out of sweeps but kept exact.
 dctk_script_test(compress_workflow ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_compress_workflow.py)
 set_tests_properties(compress_workflow PROPERTIES TIMEOUT 300)
+
+# Many files, one dataset (issue 36): 12 monthly files of a real field (a glob, and a directory of
+# Zarr inputs) into the store of the single file, byte for byte; files that do not fit refused.
+dctk_script_test(multifile ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_multifile.py)
+set_tests_properties(multifile PROPERTIES TIMEOUT 300)

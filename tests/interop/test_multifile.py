@@ -1,0 +1,173 @@
+#!/usr/bin/python3
+"""Many files, one dataset (issue 36 item 2), on a real field: the first 12
+months of fice.nc (libncarg-data cdf/, sea-ice fraction, masked) written by
+netCDF4 as 12 monthly files and as one file of 12 months.
+
+- `compress 'DIR/fice_*.nc'` (a glob) writes one store, fice.zarr, equal file
+  for file and byte for byte to the store of the single 12-month file, with a
+  pipeline given and with a sweep (whose sample is drawn across the files: the
+  best file names the same sample); zarrita reads the joined field and its
+  time coordinate as netCDF4 reads the single file;
+- a directory of Zarr inputs (the months as Zarr v2 groups written by
+  zarr-python) joins the same way: zarrita reads the same field and time;
+- files that do not fit are refused, naming the file and the first
+  difference, with nothing written: a grid coordinate changed in one month, a
+  month out of time order, a variable missing.
+"""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import netCDF4
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import store_common as sc  # noqa: E402
+from checks import check, finish  # noqa: E402
+
+DCTK = os.environ["DCTK"]
+NCARG = os.environ.get("DCTK_NCARG", "/usr/share/ncarg/data")
+FICE = os.path.join(NCARG, "cdf", "fice.nc")
+PIPELINE = '{"filter": null, "serializer": null, "compressor": {"name": "zstd", "configuration": {"level": 3}}}'
+# 3 months a chunk: the chunks of the joined field straddle the files
+CHUNK = ["--inner-chunk-mib", str(3 * 49 * 100 * 4 / 2**20)]
+SPACE = ["--compressor-class", "zstd", "--filter-class", "none", "--serializer-class", "none",
+         "--eval-data-size-limit", "60KB", "--threads-per-rank", "2"]
+tmp = tempfile.mkdtemp(prefix="dctk_multifile_")
+
+
+def write_months(path, t0, t1, edit=None):
+    """fice.nc's months [t0, t1) as a netCDF file of their own (raw values, attributes kept)."""
+    with netCDF4.Dataset(FICE) as src, netCDF4.Dataset(path, "w", format="NETCDF3_64BIT_OFFSET") as d:
+        d.setncatts({k: src.getncattr(k) for k in src.ncattrs()})
+        for name, dim in src.dimensions.items():
+            d.createDimension(name, None if name == "time" else len(dim))
+        for name, v in src.variables.items():
+            fill = v.getncattr("_FillValue") if "_FillValue" in v.ncattrs() else None
+            o = d.createVariable(name, v.dtype, v.dimensions, fill_value=fill)
+            o.setncatts({k: v.getncattr(k) for k in v.ncattrs() if k != "_FillValue"})
+            v.set_auto_maskandscale(False)
+            o.set_auto_maskandscale(False)
+            o[:] = v[t0:t1] if v.dimensions[:1] == ("time",) else v[:]
+        if edit:
+            edit(d)
+
+
+def run(*args):
+    r = subprocess.run([DCTK] + [str(a) for a in args], capture_output=True, text=True)
+    return r.returncode, r.stdout, r.stderr
+
+
+def files(store):
+    """Relative path -> bytes of every file of a store."""
+    out = {}
+    for d, _, fs in os.walk(store):
+        for f in fs:
+            p = os.path.join(d, f)
+            with open(p, "rb") as fh:
+                out[os.path.relpath(p, store)] = fh.read()
+    return out
+
+
+def same_store(a, b, label):
+    fa, fb = files(a), files(b)
+    check(sorted(fa) == sorted(fb), "%s: the stores hold other files: %s against %s" % (label, sorted(fa), sorted(fb)))
+    differ = [k for k in fa if k in fb and fa[k] != fb[k]]
+    check(not differ, "%s: files differ: %s" % (label, differ))
+    check(len(fa) >= 6, "%s: the store has %d files" % (label, len(fa)))
+
+
+single = os.path.join(tmp, "single12.nc")
+write_months(single, 0, 12)
+months = os.path.join(tmp, "months")
+os.makedirs(months)
+for m in range(12):
+    write_months(os.path.join(months, "fice_%02d.nc" % (m + 1)), m, m + 1)
+glob = os.path.join(months, "fice_*.nc")
+
+# 1. a pipeline given: one store, equal to the single file's
+code, _, err = run("compress", single, "--where-to-write", os.path.join(tmp, "one"), "--pipeline", PIPELINE, *CHUNK)
+check(code == 0, "compress of the single file: exit %d: %s" % (code, err[-500:]))
+code, _, err = run("compress", glob, "--where-to-write", os.path.join(tmp, "many"), "--pipeline", PIPELINE, *CHUNK)
+check(code == 0, "compress of the glob: exit %d: %s" % (code, err[-500:]))
+check("many/fice.zarr" in err + _, "the store of 'fice_*.nc' is fice.zarr: %s" % err[-300:])
+same_store(os.path.join(tmp, "one", "single12.zarr"), os.path.join(tmp, "many", "fice.zarr"), "pipeline")
+
+# what an independent reader sees: the joined field and the time coordinate of the single file
+with netCDF4.Dataset(single) as d:
+    want = {n: sc.digest(np.ma.filled(d[n][:].astype(d[n].dtype), np.nan)) for n in ("fice", "time")}
+got = sc.read_store(os.path.join(tmp, "many", "fice.zarr"))
+for n in ("fice", "time"):
+    check(got.get("arrays", {}).get(n, {}).get("sha256") == want[n], "zarrita reads %s of the joined store: %s" %
+          (n, got.get("arrays", {}).get(n)))
+
+# 2. a sweep, its sample drawn across the files
+code, _, err = run("compress", single, "--where-to-write", os.path.join(tmp, "one_swept"), *SPACE, *CHUNK)
+check(code == 0, "swept compress of the single file: exit %d: %s" % (code, err[-500:]))
+code, _, err = run("compress", glob, "--where-to-write", os.path.join(tmp, "many_swept"), *SPACE, *CHUNK)
+check(code == 0, "swept compress of the glob: exit %d: %s" % (code, err[-500:]))
+same_store(os.path.join(tmp, "one_swept", "single12.zarr"), os.path.join(tmp, "many_swept", "fice.zarr"), "swept")
+best = [sc.json.load(open(os.path.join(tmp, d, "best_fice.json"))) for d in ("one_swept", "many_swept")]
+check(best[0]["sample"] == best[1]["sample"], "the sample of the glob is the single file's: %s against %s" %
+      (best[1]["sample"], best[0]["sample"]))
+check(len(best[0]["sample"]["shape"]) == 3 and best[0]["sample"]["shape"][0] > 1,
+      "the sample spans several months: %s" % best[0]["sample"])
+
+# 3. a directory of Zarr inputs: each month a Zarr v2 group written by zarr-python
+import zarr  # noqa: E402
+
+zdir = os.path.join(tmp, "zmonths")
+with netCDF4.Dataset(single) as d:
+    for m in range(12):
+        g = zarr.open_group(os.path.join(zdir, "fice_%02d.zarr" % (m + 1)), mode="w")
+        for n in ("fice", "time", "hlat", "hlon"):
+            v = d[n]
+            x = np.ma.filled(v[m:m + 1] if n in ("fice", "time") else v[:], np.nan).astype(v.dtype)
+            a = g.create_dataset(n, data=x, chunks=x.shape, fill_value=np.nan)  # as xarray writes floats
+            a.attrs["_ARRAY_DIMENSIONS"] = list(v.dimensions)
+            a.attrs.update({k: v.getncattr(k) for k in v.ncattrs() if k in ("units", "long_name")})
+code, _, err = run("compress", zdir, "--where-to-write", os.path.join(tmp, "zmany"), "--pipeline", PIPELINE, *CHUNK)
+check(code == 0, "compress of a directory of Zarr inputs: exit %d: %s" % (code, err[-500:]))
+got = sc.read_store(os.path.join(tmp, "zmany", "zmonths.zarr"))
+for n in ("fice", "time"):
+    check(got.get("arrays", {}).get(n, {}).get("sha256") == want[n], "zarrita reads %s joined from Zarr inputs: %s" %
+          (n, got.get("arrays", {}).get(n)))
+
+# 4. files that do not fit: refused, naming the file and the difference, nothing written
+def refused(label, make, words):
+    d = os.path.join(tmp, "bad_" + label)
+    shutil.copytree(months, d)
+    culprit = make(d)
+    out = os.path.join(tmp, "out_" + label)
+    code, so, err = run("compress", os.path.join(d, "fice_*.nc"), "--where-to-write", out, "--pipeline", PIPELINE)
+    lines = [x for x in err.strip().splitlines() if x]
+    check(code != 0, "%s: exit %d" % (label, code))
+    check(any(culprit in x and all(w in x for w in words) for x in lines),
+          "%s: no line names %s and %s: %s" % (label, culprit, words, err[-400:]))
+    check(not os.path.exists(os.path.join(out, "fice.zarr")), "%s: a store was written" % label)
+
+
+def grid_moved(d):
+    with netCDF4.Dataset(os.path.join(d, "fice_07.nc"), "a") as f:
+        f["hlat"][5] = f["hlat"][5] + 0.5
+    return "fice_07.nc"
+
+
+def out_of_order(d):
+    os.rename(os.path.join(d, "fice_03.nc"), os.path.join(d, "fice_99.nc"))  # March after December
+    return "fice_99.nc"
+
+
+def variable_missing(d):
+    p = os.path.join(d, "fice_05.nc")
+    os.remove(p)
+    write_months(p, 4, 5, edit=lambda f: f.renameVariable("fice", "ice"))
+    return "fice_05.nc"
+
+
+refused("grid", grid_moved, ["hlat", "index 5"])
+refused("order", out_of_order, ["time"])
+refused("missing", variable_missing, ["fice"])
+finish("test_multifile")
