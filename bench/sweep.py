@@ -14,12 +14,20 @@ Prints, measured side by side in one run:
      figure on a shared machine);
   3. peak memory against the sample size on a larger field (a real field
      tiled in time), with 2 threads (target <= 1.5 x sample + 64 MiB/thread).
+
+bench/sweep.py BUILD --kernel BEFORE_BUILD: only the kernel's share, side by
+side: exhaustive sweeps of Tstorm.cdf t in 24 KiB chunks at one thread
+(lossless on a 200 KB sample, and 1e-3 on 50 KB: bench/search.py's cases), each
+build twice, alternated, with the codecs' CPU time (user + system, each
+thread's own around each codec call), its system part and share, and the
+process's user and system time.
 """
 import csv
 import json
 import os
 import re
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -134,7 +142,39 @@ def memory():
     print("   %-44s %10.2f" % ("  peak / sample", rss / sample))
 
 
+def kernel(before):
+    """The codecs' system share in exhaustive sweeps, this build against BEFORE, alternated."""
+    tstorm = "/usr/share/ncarg/data/cdf/Tstorm.cdf"
+    none = os.path.join(tempfile.mkdtemp(prefix="dctk_bench_kernel_"), "none.csv")
+    with open(none, "w") as f:
+        f.write("Short Name,Unit,Existing L1 error\n")
+    cases = [("lossless, 200 KB", ["--without-lossy", "--thresholds-table", none, "--eval-data-size-limit", "200KB"]),
+             ("1e-3, 50 KB", ["--l1-threshold", "1e-3", "--eval-data-size-limit", "50KB"])]
+    builds = [("this build", exe), ("before", os.path.join(before, "dc_toolkit"))]
+    print("kernel share of the codecs' CPU time, exhaustive sweeps of Tstorm.cdf t, 24 KiB chunks, one thread")
+    print("   %-17s %-11s %9s %9s %9s %8s %9s %9s" % ("case", "build", "codec s", "user s", "system s", "share",
+                                                     "proc usr", "proc sys"))
+    for label, flags in cases:
+        for rep in range(2):
+            for name, binary in builds:
+                out = tempfile.mkdtemp(prefix="dctk_bench_kernel_")
+                r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+                _, text, _ = run([binary, "evaluate_combos", tstorm, "--where-to-write", out, "--field-to-compress", "t",
+                                  "--search", "exhaustive", "--inner-chunk-mib", "0.0234375", "--threads-per-rank", "1",
+                                  "--verbose"] + flags)
+                r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+                cpu = timer(text, "sweep: inside codecs [thread CPU s]")
+                user = timer(text, "sweep: inside codecs, user space [thread CPU s]")
+                print("   %-17s %-11s %9.2f %9.2f %9.2f %7.1f%% %9.2f %9.2f" %
+                      (label, name, cpu, user, cpu - user, 100 * (cpu - user) / cpu, r1.ru_utime - r0.ru_utime,
+                       r1.ru_stime - r0.ru_stime))
+                shutil.rmtree(out, ignore_errors=True)
+
+
 print("== sweep benchmark (%s)" % time.strftime("%Y-%m-%d"))
+if "--kernel" in sys.argv:
+    kernel(sys.argv[sys.argv.index("--kernel") + 1])
+    sys.exit(0)
 if "--memory-only" not in sys.argv:
     speed()
 memory()
