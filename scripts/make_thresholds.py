@@ -9,7 +9,12 @@ value by at most half a step, and on average by a quarter of one, so
 
     threshold = ((Max - Min) / 65535 / 4) / Typical abs
 
-with Typical abs the mean magnitude of the variable. The ranges table gives
+with Typical abs the mean magnitude of the variable. The same packing's
+largest error, half a step, is the budget in the variable's own unit:
+
+    Abs error = (Max - Min) / 65535 / 2
+
+The ranges table gives
 Min, Max and Typical abs per (short name, unit); a row of the threshold table
 applies only when the units match the variable's `units` attribute.
 
@@ -23,9 +28,9 @@ here = os.path.dirname(os.path.abspath(__file__))
 src = os.path.join(here, "..", "data", "variable_ranges.csv")
 
 out = csv.writer(sys.stdout, lineterminator="\n")
-out.writerow(["Short Name", "Unit", "Existing L1 error"])
+out.writerow(["Short Name", "Unit", "Existing L1 error", "Abs error"])
 with open(src, newline="") as f:
     for row in csv.DictReader(f):
         step = (float(row["Max"]) - float(row["Min"])) / 65535.0
         threshold = step / 4.0 / float(row["Typical abs"])
-        out.writerow([row["Short Name"], row["Unit"], "%.3g" % threshold])
+        out.writerow([row["Short Name"], row["Unit"], "%.3g" % threshold, "%.3g" % (step / 2.0)])

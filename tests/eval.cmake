@@ -26,3 +26,6 @@ set_tests_properties(search_adaptive PROPERTIES TIMEOUT 600)
 # every compressor after every expanding ZFP member, in the sweep and through a store read back (issue 24)
 dctk_script_test(expanding_serializers ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_expanding_serializers.py)
 set_tests_properties(expanding_serializers PROPERTIES TIMEOUT 900)
+# budgets in the field's units: --abs-error as a gate and a budget, the table's Abs error column (issue 31)
+dctk_script_test(abs_error ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_abs_error.py
+  $<TARGET_FILE:dctk_zarr_tool>)

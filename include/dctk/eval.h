@@ -270,12 +270,14 @@ DCTK_API bool dctk_units_known(const char *units);
 /* --- gates ------------------------------------------------------------------- */
 
 /* A combo is kept only when every enabled gate passes. As asked (flags), NaN
- * means "not given"; once resolved for a variable, NaN l1 means "no
- * threshold: lossless only", and DCTK_GATE_OFF (+inf) a gate switched off. */
+ * means "not given"; once resolved for a variable, NaN l1 and NaN abs_err
+ * mean "no budget: lossless only" (dctk_gates_lossless), and DCTK_GATE_OFF
+ * (+inf) a gate switched off. */
 #define DCTK_GATE_OFF INFINITY
 typedef struct dctk_gates {
-    double l1;                    /* relative L1 */
+    double l1;                    /* relative L1; NaN: no L1 budget */
     double l2, linf, bias;        /* defaults 2x, 10x and 0.5x l1 (|bias_rel| against bias) */
+    double abs_err;               /* max |y - x| in the field's units; NaN: no such budget */
     double pearson_min, ssim_min; /* NaN: off */
     double phys_min, phys_max;    /* NaN: that bound is off */
     double phys_tol;              /* fraction of the field's range */
@@ -284,9 +286,14 @@ typedef struct dctk_gates {
 
 /* No flag given: every threshold NaN, tolerance 0, extremes and gradient off. */
 DCTK_API dctk_gates dctk_gates_none(void);
+/* True when the gates give no error budget at all (no L1, no absolute
+ * error): the field is lossless only. */
+DCTK_API bool dctk_gates_lossless(const dctk_gates *g);
 /* The L1 threshold and the optional "L2 error", "Linf error", "Bias error"
- * columns of the row for (name, units) into g->l1, l2, linf, bias (NaN where
- * a column is absent or empty, DCTK_GATE_OFF where it says "off").
+ * and "Abs error" columns of the row for (name, units) into g->l1, l2, linf,
+ * bias and abs_err (NaN where a column is absent or empty, DCTK_GATE_OFF
+ * where it says "off"); an absolute error in a scaled unit of the field's
+ * (km/h for m s-1) is converted to the field's unit.
  * DCTK_ERR_NOT_FOUND when no row applies. why (cap bytes) says which row
  * applied or why none did, as dctk_threshold_explain does. */
 DCTK_API dctk_status dctk_threshold_lookup_gates(const char *csv_path, const char *name, const char *units,

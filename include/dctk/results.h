@@ -33,6 +33,8 @@ extern "C" {
  *   RUN  also the combo result: how it ran and was judged;
  *   MET  also the combo result: a measurement;
  *   TOP  also every combo a best file names (the winner, each reader level);
+ *   TOPX the same, written only when known: keys the file's first release
+ *        lacked, so that its files read and written back stay as they were;
  *   SEL  also the winner's selection metrics in the best file.
  * Adding a metric is one line here (plus computing it, dctk_combo_set_metrics). */
 #define DCTK_RESULT_SCHEMA(X)                                                                             \
@@ -49,7 +51,7 @@ extern "C" {
     X(l2_rel, F64, TOP)                                                                                   \
     X(linf_rel, F64, TOP)                                                                                 \
     X(euclidean, F64, MET)                                                                                \
-    X(max_abs_err, F64, MET)                                                                              \
+    X(max_abs_err, F64, TOPX) /* the worst error in the field's units */                                 \
     X(encode_mbps, F64, MET) /* NaN when not measured */                                                  \
     X(decode_mbps, F64, MET)                                                                              \
     X(bias_rel, F64, SEL) /* the selection metrics and gates (README "Thresholds and selection") */       \
@@ -66,6 +68,7 @@ extern "C" {
     X(pass_phys, BOOL, RUN)                                                                               \
     X(pass_extremes, BOOL, RUN)                                                                           \
     X(pass_gradient, BOOL, RUN)                                                                           \
+    X(pass_abs, BOOL, RUN) /* max_abs_err within --abs-error (the field's units) */                       \
     X(portability, STR, ROW) /* who reads the pipeline: core, numcodecs, plugin, dctk (dctk_codec.h) */   \
     X(keep, BOOL, RUN)                                                                                    \
     X(error, STR, ROW) /* "" when the combo ran */                                                        \
@@ -87,16 +90,19 @@ extern "C" {
 #define DCTK_RESULT_IN_COMBO_RUN DCTK_RESULT_KEEP_
 #define DCTK_RESULT_IN_COMBO_MET DCTK_RESULT_KEEP_
 #define DCTK_RESULT_IN_COMBO_TOP DCTK_RESULT_KEEP_
+#define DCTK_RESULT_IN_COMBO_TOPX DCTK_RESULT_KEEP_
 #define DCTK_RESULT_IN_COMBO_SEL DCTK_RESULT_KEEP_
 #define DCTK_RESULT_IN_METRIC_ROW DCTK_RESULT_DROP_
 #define DCTK_RESULT_IN_METRIC_RUN DCTK_RESULT_DROP_
 #define DCTK_RESULT_IN_METRIC_MET DCTK_RESULT_KEEP_
 #define DCTK_RESULT_IN_METRIC_TOP DCTK_RESULT_KEEP_
+#define DCTK_RESULT_IN_METRIC_TOPX DCTK_RESULT_KEEP_
 #define DCTK_RESULT_IN_METRIC_SEL DCTK_RESULT_KEEP_
 #define DCTK_RESULT_IN_BEST_ROW DCTK_RESULT_DROP_
 #define DCTK_RESULT_IN_BEST_RUN DCTK_RESULT_DROP_
 #define DCTK_RESULT_IN_BEST_MET DCTK_RESULT_DROP_
 #define DCTK_RESULT_IN_BEST_TOP DCTK_RESULT_KEEP_
+#define DCTK_RESULT_IN_BEST_TOPX DCTK_RESULT_KEEP_
 #define DCTK_RESULT_IN_BEST_SEL DCTK_RESULT_KEEP_
 
 /* One combo's outcome: a field per schema column, in schema order. */

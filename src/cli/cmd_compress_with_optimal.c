@@ -54,14 +54,17 @@ const cli_cmd cmd_compress_with_optimal = {
 /* --pipeline: no space, no indices; a threshold gates, else advisory. */
 static const char *field_name(dctk_dataset *ds, size_t v) { return dctk_dataset_var(ds, v)->name; }
 
-static int write_pipeline(const char *cmd, dctk_dataset *ds, size_t v, const char *dataset, const char *where) {
+static int write_pipeline(const char *cmd, dctk_dataset *ds, size_t v, const char *dataset, const char *where,
+                          const dctk_evaluate_opts *eo) {
     json_t *codecs = NULL;
     dctk_best *best = NULL;
     dctk_status st = pipeline_arg_load(pipeline_arg, dctk_dataset_var(ds, v), &codecs, &best);
     if (st != DCTK_OK) return cli_fail(cmd, st);
     if (best && best->var && strcmp(best->var, field_name(ds, v)) != 0) best->combo.ratio = NAN;
     wo.bound_l1 = !isnan(gate_l1) ? gate_l1 : NAN;
-    if (isnan(wo.bound_l1) && !(best && isfinite(best->threshold))) wo.accept = compress_advisory_accept;
+    best = write_cli_pipeline_gates(dctk_dataset_var(ds, v), best, eo, wo.bound_l1);
+    if (isnan(wo.bound_l1) && !(best && isfinite(best->threshold)) && isnan(eo->gates.abs_err))
+        wo.accept = compress_advisory_accept;
     int rc = write_cli_field(cmd, ds, v, dataset, where, codecs, best, so.inner_chunk_mib, &wo, NULL);
     json_decref(codecs);
     write_cli_best_free(best);
@@ -104,7 +107,7 @@ static int run(int argc, char **argv) {
     json_t *codecs = NULL;
     st = dctk_dataset_find(ds, field, &v);
     if (st == DCTK_OK && pipeline_arg) {
-        rc = write_pipeline(cmd, ds, v, dataset, where);
+        rc = write_pipeline(cmd, ds, v, dataset, where, &eo);
         dctk_dataset_close(ds);
         return rc;
     }

@@ -267,13 +267,15 @@ void compress_write_pipeline(compress_job *j, size_t v, const char *arg, compres
     }
     if (best && best->var && strcmp(best->var, var->name) != 0) best->combo.ratio = NAN; /* another field's prediction */
     double bound = !isnan(j->eo.override_l1) ? j->eo.override_l1 : (best ? best->threshold : NAN);
+    best = write_cli_pipeline_gates(var, best, &j->eo, bound);
+    bool gated = !isnan(bound) || (j->eo.gates_set && !isnan(j->eo.gates.abs_err));
     write_cli saved = j->wo;
     j->wo.bound_l1 = bound;
-    j->wo.accept = isnan(bound) ? compress_advisory_accept : NULL;
+    j->wo.accept = gated ? NULL : compress_advisory_accept;
     char *name = dctk_codecs_name(codecs);
     if (j->root)
         printf("%s: writing the given pipeline %s, no sweep (%s)\n", var->name, name ? name : "?",
-               isnan(bound) ? "no threshold: verification advisory" : "verification gates on the threshold");
+               gated ? "verification gates on the threshold" : "no threshold: verification advisory");
     free(name);
     write(j, v, codecs, best, "pipeline", false, t0);
     j->wo = saved;

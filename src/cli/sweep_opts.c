@@ -17,7 +17,7 @@ void sweep_cli_defaults(sweep_cli *o) {
     o->oversub = "warn";
     o->override_l1 = NAN;
     o->with_lossy = true;
-    o->pearson_min = o->ssim_min = o->phys_min = o->phys_max = NAN;
+    o->pearson_min = o->ssim_min = o->phys_min = o->phys_max = o->abs_err = NAN;
 }
 
 /* "off" or a positive number; NULL (not given) is NaN: the default multiple. */
@@ -40,6 +40,7 @@ int sweep_cli_gates(const char *cmd, const sweep_cli *o, dctk_gates *g) {
             fprintf(stderr, "dc_toolkit %s: %s takes a positive number or off, got '%s'\n", cmd, names[k], in[k]);
             return 2;
         }
+    g->abs_err = o->abs_err;
     g->pearson_min = o->pearson_min;
     g->ssim_min = o->ssim_min;
     g->phys_min = o->phys_min;
@@ -182,6 +183,8 @@ static void show_progress(void *user, size_t done, size_t total) {
     cli_test_hold(p->var, p->phase, done);
 }
 
+static const char *units_sep(const dctk_var *var) { return var->units && var->units[0] ? " " : ""; }
+
 static void print_summary(const dctk_var *var, const dctk_evaluate_opts *eo, const dctk_evaluate_summary *s) {
     char sh[128], sz[32], th[32] = "none";
     if (s->no_sweep[0]) {
@@ -191,10 +194,12 @@ static void print_summary(const dctk_var *var, const dctk_evaluate_opts *eo, con
         return;
     }
     if (!isnan(s->threshold)) snprintf(th, sizeof th, "%.3g", s->threshold);
-    printf("%s: %zu combos on a sample %s (%s) in %.1f s; %zu kept, %zu failed; threshold %s (%s)\n", var->name,
+    printf("%s: %zu combos on a sample %s (%s) in %.1f s; %zu kept, %zu failed; threshold %s (%s)", var->name,
            s->ncombos, dctk_shape_str(var->ndim, s->sample_shape, sh, sizeof sh),
            dctk_format_size(s->sample_bytes, sz, sizeof sz), s->seconds, s->nkept, s->nfailed, th,
            s->threshold_source);
+    if (!isnan(s->gates.abs_err)) printf("; max abs error %.6g%s%s", s->gates.abs_err, units_sep(var), var->units);
+    putchar('\n');
     if (eo->search == DCTK_SEARCH_ADAPTIVE && s->nmeasured + s->nleft < s->ncombos)
         printf("%s: adaptive search: %zu combos measured on the whole sample, the other %zu pruned on parts of it "
                "(--search exhaustive measures them all)\n", var->name, s->nmeasured,
@@ -204,9 +209,10 @@ static void print_summary(const dctk_var *var, const dctk_evaluate_opts *eo, con
         return;
     }
     const dctk_combo_result *b = &s->best_row;
-    /* the pipeline by name; the indices only where a command takes them */
-    printf("%s: best combo %s; ratio %.3f, relative L1 %.3e, L2 %.3e, Linf %.3e\n", var->name, s->best_name,
-           b->ratio, b->l1_rel, b->l2_rel, b->linf_rel);
+    /* the pipeline by name; the indices only where a command takes them; the worst error in the field's units */
+    printf("%s: best combo %s; ratio %.3f, relative L1 %.3e, L2 %.3e, Linf %.3e, max abs error %.6g%s%s\n",
+           var->name, s->best_name, b->ratio, b->l1_rel, b->l2_rel, b->linf_rel, b->max_abs_err, units_sep(var),
+           var->units);
     printf("%s: wrote %s/best_%s.json (indices %d %d %d for compress_with_optimal) and %s/results_%s.parquet\n",
            var->name, eo->where, var->name, b->c, b->f, b->s, eo->where, var->name);
     fflush(stdout); /* one field at a time, also when piped to a log */

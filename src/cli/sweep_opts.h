@@ -23,6 +23,7 @@ typedef struct sweep_cli {
     bool allow_shared_node, verbose, resume;
     /* the gates (README "Selection"): strings take a number or "off" */
     const char *l2_s, *linf_s, *bias_s;
+    double abs_err; /* --abs-error, in the field's units; NaN: not given */
     double pearson_min, ssim_min, phys_min, phys_max, phys_tol;
     bool extremes, gradient;
     const char *search;
@@ -71,6 +72,9 @@ typedef struct sweep_cli {
     {"--linf-threshold", NULL, OPT_STR, &(o).linf_s, "X|off", "relative Linf gate (default 10 x L1)"},             \
     {"--bias-threshold", NULL, OPT_STR, &(o).bias_s, "X|off",                                                       \
      "gate on |sum(y - x)| / sum|x| (default 0.5 x L1)"},                                                         \
+    {"--abs-error", NULL, OPT_REAL, &(o).abs_err, "X",                                                             \
+     "gate: no decoded value more than X from the input, in the field's units (e.g. 0.01 for K); a budget in "    \
+     "its own right: with it alone a field is no longer lossless only"},                                          \
     {"--pearson-min", NULL, OPT_REAL, &(o).pearson_min, "R", "keep only combos with Pearson correlation >= R"},   \
     {"--ssim-min", NULL, OPT_REAL, &(o).ssim_min, "S", "keep only combos with SSIM >= S"},                        \
     {"--phys-min", NULL, OPT_REAL, &(o).phys_min, "V", "no decoded value below V (e.g. 0 for humidity)"},        \

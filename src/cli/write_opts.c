@@ -126,17 +126,18 @@ int write_cli_indices(const char *cmd, const char *combo_path, const char *where
 }
 
 /* The gates a field is written under: the sweep's (best_VAR.json "gates"),
- * unless a threshold is given on this command line; then the flags, with the table. */
+ * unless a budget (--l1-threshold, --abs-error) is given on this command
+ * line; then the flags, with the table. */
 static dctk_status field_gates(const dctk_var *var, const dctk_best *best, const dctk_evaluate_opts *eo,
                                const char *csv, dctk_gates *g) {
     bool bg = best && best->has_gates;
     dctk_gates asked = eo->gates_set ? eo->gates : dctk_gates_none();
     if (isnan(asked.l1)) asked.l1 = eo->override_l1;
-    if (bg && isnan(asked.l1)) {
+    if (bg && dctk_gates_lossless(&asked)) {
         *g = best->gates;
         return DCTK_OK;
     }
-    if (!bg && isnan(asked.l1) && best) asked.l1 = best->threshold; /* a best file of an older sweep */
+    if (!bg && dctk_gates_lossless(&asked) && best) asked.l1 = best->threshold; /* a best file of an older sweep */
     char source[256];
     return dctk_gates_resolve(&asked, csv, var->name, var->units, g, source, sizeof source);
 }
@@ -144,7 +145,8 @@ static dctk_status field_gates(const dctk_var *var, const dctk_best *best, const
 /* Whether --combo comes with a threshold: its own gates or threshold, or a flag. */
 static bool combo_has_threshold(const dctk_best *best, const dctk_evaluate_opts *eo) {
     double flag = eo->gates_set && !isnan(eo->gates.l1) ? eo->gates.l1 : eo->override_l1;
-    return best->has_gates || isfinite(best->threshold) || !isnan(flag);
+    bool abs_flag = eo->gates_set && !isnan(eo->gates.abs_err);
+    return best->has_gates || isfinite(best->threshold) || !isnan(flag) || abs_flag;
 }
 
 /* Record the gates in best (created when absent), so the write checks them. */
@@ -154,6 +156,16 @@ static dctk_best *with_gates(dctk_best *best, const dctk_gates *g) {
     best->has_gates = true;
     best->gates = *g;
     return best;
+}
+
+dctk_best *write_cli_pipeline_gates(const dctk_var *var, dctk_best *best, const dctk_evaluate_opts *eo, double bound) {
+    if (!eo->gates_set || isnan(eo->gates.abs_err)) return best;
+    dctk_gates asked = eo->gates, g;
+    asked.l1 = bound;
+    char source[256];
+    if (dctk_gates_resolve(&asked, NULL, var->name, var->units, &g, source, sizeof source) != DCTK_OK) return best;
+    dctk_best *with = with_gates(best, &g);
+    return with ? with : best;
 }
 
 /* --combo FILE: its pipeline, checked to be field's. */
@@ -182,7 +194,7 @@ static dctk_status resolve_indices(dctk_dataset *ds, size_t v, const char *where
     /* the space the sweep built: lossless only without a threshold */
     dctk_evaluate_opts se = *eo;
     se.space = dctk_space_opts_for(&eo->space, gates);
-    if (st == DCTK_OK && isnan(gates->l1))
+    if (st == DCTK_OK && dctk_gates_lossless(gates))
         printf("%s: no threshold (no row for '%s' in units '%s' in the table, no --l1-threshold): written "
                "losslessly only; give --l1-threshold X to allow lossy compression\n", field, field,
                var->units ? var->units : "");

@@ -88,6 +88,12 @@ int write_cli_next_best_report(const char *cmd, dctk_dataset *ds, size_t v, cons
 /* Load a best file (a new record); NULL when absent or unreadable (detail set). */
 dctk_best *write_cli_load_best(const char *path);
 
+/* A --pipeline write with --abs-error: the flags' gates (the relative L1
+ * bound when given, NaN otherwise; no table, as the Python tool) recorded in
+ * best (created when NULL; returned), so the verification judges every one.
+ * best unchanged without --abs-error. */
+dctk_best *write_cli_pipeline_gates(const dctk_var *var, dctk_best *best, const dctk_evaluate_opts *eo, double bound);
+
 /* COMP_IDX FILT_IDX SER_IDX from pos[0..2] (np of them given) unless --combo is
  * set. Returns 0 or the exit code of a usage error (message printed). */
 int write_cli_indices(const char *cmd, const char *combo_path, const char *where, const char *field,

@@ -4,8 +4,10 @@
  * measured during the sweep).
  *
  * Defaults follow the Python tool's gates: L2 2x, Linf 10x and bias 0.5x the
- * L1 threshold. Without any L1 threshold a field is lossless only: a combo is
- * kept only when it changed no value at all. */
+ * L1 threshold. A budget in the field's units (abs_err, the largest |y - x|)
+ * is a gate like the others, and a budget in its own right: a field with
+ * neither an L1 threshold nor an absolute one is lossless only, and a combo
+ * is then kept only when it changed no value at all. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -13,9 +15,11 @@
 #include "dctk/eval.h"
 
 dctk_gates dctk_gates_none(void) {
-    return (dctk_gates){.l1 = NAN, .l2 = NAN, .linf = NAN, .bias = NAN, .pearson_min = NAN, .ssim_min = NAN,
-                        .phys_min = NAN, .phys_max = NAN, .phys_tol = 0};
+    return (dctk_gates){.l1 = NAN, .l2 = NAN, .linf = NAN, .bias = NAN, .abs_err = NAN, .pearson_min = NAN,
+                        .ssim_min = NAN, .phys_min = NAN, .phys_max = NAN, .phys_tol = 0};
 }
+
+bool dctk_gates_lossless(const dctk_gates *g) { return isnan(g->l1) && isnan(g->abs_err); }
 
 bool dctk_gates_phys_on(const dctk_gates *g) { return !isnan(g->phys_min) || !isnan(g->phys_max); }
 
@@ -29,6 +33,8 @@ static double derive(double flag, double table, double k, double l1) {
 static dctk_status check_asked(const dctk_gates *a) {
     if (!isnan(a->l1) && !(a->l1 > 0 && isfinite(a->l1)))
         return DCTK_FAIL(DCTK_ERR_ARG, "--l1-threshold must be a positive number");
+    if (!isnan(a->abs_err) && !(a->abs_err > 0 && isfinite(a->abs_err)))
+        return DCTK_FAIL(DCTK_ERR_ARG, "--abs-error must be a positive number (in the field's units)");
     const double v[] = {a->l2, a->linf, a->bias};
     static const char *const names[] = {"--l2-threshold", "--linf-threshold", "--bias-threshold"};
     for (int k = 0; k < 3; k++)
@@ -38,6 +44,16 @@ static dctk_status check_asked(const dctk_gates *a) {
     if (!isnan(a->phys_min) && !isnan(a->phys_max) && a->phys_min > a->phys_max)
         return DCTK_FAIL(DCTK_ERR_ARG, "--phys-min %g is above --phys-max %g", a->phys_min, a->phys_max);
     return DCTK_OK;
+}
+
+/* The extremes and gradient gates compare with the L1 threshold: with an
+ * absolute budget alone they have nothing to compare with. */
+static dctk_status check_needs_l1(const dctk_gates *g, const char *name) {
+    if (!isnan(g->l1) || (!g->extremes && !g->gradient) || dctk_gates_lossless(g)) return DCTK_OK;
+    return DCTK_FAIL(DCTK_ERR_ARG, "variable '%s': %s compare%s with the relative L1 threshold, and the field has an "
+                     "absolute error budget only: give --l1-threshold too", name,
+                     g->extremes && g->gradient ? "--extremes-sensitive and --gradient-gate" :
+                     g->extremes ? "--extremes-sensitive" : "--gradient-gate", g->extremes && g->gradient ? "" : "s");
 }
 
 dctk_status dctk_gates_resolve(const dctk_gates *asked, const char *csv, const char *name, const char *units,
@@ -56,20 +72,23 @@ dctk_status dctk_gates_resolve(const dctk_gates *asked, const char *csv, const c
         else snprintf(source, cap, "%s", why);                        /* why none applies */
     }
     out->l1 = isnan(asked->l1) ? table.l1 : asked->l1;
+    out->abs_err = isnan(asked->abs_err) ? table.abs_err : asked->abs_err;
+    if (out->abs_err == DCTK_GATE_OFF) out->abs_err = NAN; /* "off" in the table: no absolute budget */
     if (isnan(out->l1)) {
         char why[512];
         snprintf(why, sizeof why, "%s", source);
-        snprintf(source, cap, "%s%slossless only", why, why[0] ? "; " : "none: ");
+        snprintf(source, cap, "%s%s%s", why, why[0] ? "; " : "none: ",
+                 isnan(out->abs_err) ? "lossless only" : "no relative L1 budget, an absolute error budget only");
     }
     out->l2 = derive(asked->l2, table.l2, 2, out->l1);
     out->linf = derive(asked->linf, table.linf, 10, out->l1);
     out->bias = derive(asked->bias, table.bias, 0.5, out->l1);
-    return DCTK_OK;
+    return check_needs_l1(out, name);
 }
 
 dctk_space_opts dctk_space_opts_for(const dctk_space_opts *o, const dctk_gates *g) {
     dctk_space_opts s = *o;
-    if (isnan(g->l1)) s.with_lossy = false;
+    if (dctk_gates_lossless(g)) s.with_lossy = false;
     return s;
 }
 
@@ -82,18 +101,19 @@ bool dctk_combo_keep(dctk_combo_result *r, const dctk_gates *g) {
     dctk_gates none = dctk_gates_none();
     if (!g) g = &none;
     bool exact = r->l1_rel == 0 && r->linf_rel == 0;
-    bool lossless = isnan(g->l1);
-    r->pass_l1 = lossless ? exact : r->l1_rel <= g->l1;
+    bool lossless = dctk_gates_lossless(g);
+    r->pass_l1 = lossless ? exact : isnan(g->l1) || r->l1_rel <= g->l1;
     r->pass_l2 = lossless || within(r->l2_rel, g->l2);
     r->pass_linf = lossless || within(r->linf_rel, g->linf);
     r->pass_bias = lossless || within(fabs(r->bias_rel), g->bias);
     r->pass_phys = !dctk_gates_phys_on(g) || r->phys_ok;
     r->pass_extremes = !g->extremes || (lossless ? exact : r->extremes_rel <= g->l1);
     r->pass_gradient = !g->gradient || (lossless ? exact : r->gradient_rel <= g->l1);
+    r->pass_abs = isnan(g->abs_err) || r->max_abs_err <= g->abs_err;
     bool finite = isfinite(r->ratio) && isfinite(r->l1_rel) && isfinite(r->l2_rel) && isfinite(r->linf_rel);
     bool climate = at_least(r->pearson, g->pearson_min) && at_least(r->ssim, g->ssim_min);
     return !r->error[0] && finite && r->pass_l1 && r->pass_l2 && r->pass_linf && r->pass_bias && r->pass_phys &&
-           r->pass_extremes && r->pass_gradient && climate;
+           r->pass_extremes && r->pass_gradient && r->pass_abs && climate;
 }
 
 static void add_name(char *buf, size_t cap, bool failed, const char *name) {
@@ -110,6 +130,7 @@ void dctk_combo_failed_gates(const dctk_combo_result *r, const dctk_gates *g, ch
     add_name(buf, cap, !r->pass_phys, "phys");
     add_name(buf, cap, !r->pass_extremes, "extremes");
     add_name(buf, cap, !r->pass_gradient, "gradient");
+    add_name(buf, cap, !r->pass_abs, "abs");
     add_name(buf, cap, !at_least(r->pearson, g->pearson_min), "pearson");
     add_name(buf, cap, !at_least(r->ssim, g->ssim_min), "ssim");
 }
@@ -125,6 +146,8 @@ json_t *dctk_gates_json(const dctk_gates *g) {
     json_object_set_new(j, "l2", limit(g->l2));
     json_object_set_new(j, "linf", limit(g->linf));
     json_object_set_new(j, "bias", limit(g->bias));
+    /* added after the first best files: written only when on, so theirs read and write back as they were */
+    if (!isnan(g->abs_err)) json_object_set_new(j, "abs_error", limit(g->abs_err));
     json_object_set_new(j, "pearson_min", limit(g->pearson_min));
     json_object_set_new(j, "ssim_min", limit(g->ssim_min));
     json_object_set_new(j, "phys_min", limit(g->phys_min));
@@ -132,7 +155,7 @@ json_t *dctk_gates_json(const dctk_gates *g) {
     json_object_set_new(j, "phys_tolerance", json_real(g->phys_tol));
     json_object_set_new(j, "extremes", json_boolean(g->extremes));
     json_object_set_new(j, "gradient", json_boolean(g->gradient));
-    json_object_set_new(j, "lossless_only", json_boolean(isnan(g->l1)));
+    json_object_set_new(j, "lossless_only", json_boolean(dctk_gates_lossless(g)));
     return j;
 }
 
@@ -148,6 +171,7 @@ dctk_gates dctk_gates_from_json(const json_t *j) {
     g.l2 = num_or(j, "l2", DCTK_GATE_OFF);
     g.linf = num_or(j, "linf", DCTK_GATE_OFF);
     g.bias = num_or(j, "bias", DCTK_GATE_OFF);
+    g.abs_err = num_or(j, "abs_error", NAN);
     g.pearson_min = num_or(j, "pearson_min", NAN);
     g.ssim_min = num_or(j, "ssim_min", NAN);
     g.phys_min = num_or(j, "phys_min", NAN);
@@ -166,11 +190,12 @@ static void put(char *buf, size_t cap, const char *what, double v) {
 void dctk_gates_describe(const dctk_gates *g, char *buf, size_t cap) {
     if (!cap) return;
     buf[0] = '\0';
-    if (isnan(g->l1)) {
+    if (dctk_gates_lossless(g)) {
         snprintf(buf, cap, "lossless only (no error allowed)");
         return;
     }
     put(buf, cap, "l1 <=", g->l1);
+    put(buf, cap, "max abs error <=", g->abs_err);
     put(buf, cap, "l2 <=", g->l2);
     put(buf, cap, "linf <=", g->linf);
     put(buf, cap, "|bias| <=", g->bias);

@@ -175,29 +175,31 @@ static bool gate_cell(const char *cell, double *v) {
     return end != cell && !*end && *v > 0;
 }
 
+enum { NCOLS = 5 };
+
 typedef struct {
-    int name, unit, cols[4]; /* L1, L2, Linf, Bias */
+    int name, unit, cols[NCOLS]; /* L1, L2, Linf, Bias, Abs */
 } header;
 
-static const char *const gate_cols[4] = {"Existing L1 error", "L2 error", "Linf error", "Bias error"};
+static const char *const gate_cols[NCOLS] = {"Existing L1 error", "L2 error", "Linf error", "Bias error", "Abs error"};
 
 static void read_header(char *line, header *h) {
     char *fields[16];
-    *h = (header){-1, -1, {-1, -1, -1, -1}};
+    *h = (header){-1, -1, {-1, -1, -1, -1, -1}};
     int n = split_csv(line, fields, 16);
     for (int i = 0; i < n; i++) {
         char *c = trim(fields[i]);
         if (strcmp(c, "Short Name") == 0) h->name = i;
         else if (strcmp(c, "Unit") == 0) h->unit = i;
-        for (int k = 0; k < 4; k++)
+        for (int k = 0; k < NCOLS; k++)
             if (strcmp(c, gate_cols[k]) == 0) h->cols[k] = i;
     }
 }
 
 /* Fill g from one matching row; the L1 cell is required, the others optional. */
 static dctk_status row_gates(const char *path, const char *name, char **fields, int n, const header *h, dctk_gates *g) {
-    double *dst[4] = {&g->l1, &g->l2, &g->linf, &g->bias};
-    for (int k = 0; k < 4; k++) {
+    double *dst[NCOLS] = {&g->l1, &g->l2, &g->linf, &g->bias, &g->abs_err};
+    for (int k = 0; k < NCOLS; k++) {
         const char *cell = h->cols[k] >= 0 && h->cols[k] < n ? trim(fields[h->cols[k]]) : "";
         if (!gate_cell(cell, dst[k]) || (k == 0 && !(*dst[0] > 0 && isfinite(*dst[0]))))
             return DCTK_FAIL(DCTK_ERR_FORMAT, "%s: %s for '%s' is not a positive number%s", path, gate_cols[k], name,
@@ -206,8 +208,23 @@ static dctk_status row_gates(const char *path, const char *name, char **fields, 
     return DCTK_OK;
 }
 
+/* An error of 1 in unit `row` expressed in unit `field` (1000 for km in m):
+ * a difference, so an offset between the units drops out. 1 when they are
+ * the same text or udunits2 cannot say. */
+static double difference_scale(const char *row, const char *field) {
+    pthread_once(&units_once, units_load);
+    if (same_text(row, field) || !units_db || !*row || !*field) return 1;
+    ut_unit *a = ut_parse(units_db, row, UT_ASCII), *b = ut_parse(units_db, field, UT_ASCII);
+    cv_converter *cv = a && b ? ut_get_converter(a, b) : NULL;
+    double k = cv ? cv_convert_double(cv, 1.0) - cv_convert_double(cv, 0.0) : 1;
+    cv_free(cv);
+    ut_free(a), ut_free(b);
+    return k;
+}
+
 /* The gates of the row dctk_threshold_explain picks (the same udunits2 rules):
- * its L1, and the optional L2, Linf and Bias columns. */
+ * its L1, and the optional L2, Linf, Bias and Abs columns (the absolute error
+ * in the field's units). */
 dctk_status dctk_threshold_lookup_gates(const char *path, const char *name, const char *units, dctk_gates *g,
                                         char *why, size_t cap) {
     double l1;
@@ -215,15 +232,17 @@ dctk_status dctk_threshold_lookup_gates(const char *path, const char *name, cons
     FILE *f = fopen(path, "r");
     if (!f) return DCTK_FAIL(DCTK_ERR_IO, "%s: cannot open the threshold table", path);
     char line[4096], *fields[16];
-    header h = {-1, -1, {-1, -1, -1, -1}};
+    header h = {-1, -1, {-1, -1, -1, -1, -1}};
     if (fgets(line, sizeof line, f)) read_header(line, &h);
     dctk_status st = DCTK_FAIL(DCTK_ERR_NOT_FOUND, "%s: no row for '%s'", path, name);
     while (h.name >= 0 && h.unit >= 0 && h.cols[0] >= 0 && fgets(line, sizeof line, f)) {
         int n = split_csv(line, fields, 16);
         if (n <= h.name || n <= h.unit || n <= h.cols[0] || strcasecmp(trim(fields[h.name]), name) != 0) continue;
-        if (relate_units(trim(fields[h.unit]), units ? units : "") < UNITS_SCALED) continue;
+        const char *row_unit = trim(fields[h.unit]);
+        if (relate_units(row_unit, units ? units : "") < UNITS_SCALED) continue;
         if (strtod(trim(fields[h.cols[0]]), NULL) != l1) continue;
         st = row_gates(path, name, fields, n, &h, g);
+        if (st == DCTK_OK && isfinite(g->abs_err)) g->abs_err *= fabs(difference_scale(row_unit, units ? units : ""));
         break;
     }
     fclose(f);

@@ -15,7 +15,7 @@ export const COLUMNS = [
   ['bias_rel', 'f64'], ['pearson', 'f64'], ['psnr_db', 'f64'], ['ssim', 'f64'], ['rel_err_frac', 'f64'],
   ['extremes_rel', 'f64'], ['gradient_rel', 'f64'],
   ['pass_l1', 'bool'], ['pass_l2', 'bool'], ['pass_linf', 'bool'], ['pass_bias', 'bool'],
-  ['pass_phys', 'bool'], ['pass_extremes', 'bool'], ['pass_gradient', 'bool'],
+  ['pass_phys', 'bool'], ['pass_extremes', 'bool'], ['pass_gradient', 'bool'], ['pass_abs', 'bool'],
   ['portability', 'str'], ['keep', 'bool'], ['error', 'str'], ['fraction', 'f64'],
 ]
 export const FILES = { awkward: 7, many: 5000, empty: 0 }

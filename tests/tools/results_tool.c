@@ -27,7 +27,7 @@
 #define ZFP "{\"name\":\"numcodecs.zfpy\",\"configuration\":{\"mode\":4,\"tolerance\":0.5}}"
 
 /* the selection columns: metrics then gates */
-#define SEL(b, p, ps, ss, f, e, g, p1, p2, p3, p4, p5, p6, p7) b, p, ps, ss, f, e, g, p1, p2, p3, p4, p5, p6, p7
+#define SEL(b, p, ps, ss, f, e, g, p1, p2, p3, p4, p5, p6, p7) b, p, ps, ss, f, e, g, p1, p2, p3, p4, p5, p6, p7, p7
 #define SEL_OK SEL(-1e-5, 0.99999, 80.5, 0.999, 0.01, 2e-3, 3e-3, true, true, true, true, true, true, true)
 
 static const dctk_result_row awkward[] = {
@@ -87,7 +87,7 @@ static void generated(dctk_result_row *row, size_t i, uint64_t *s, char *err, si
                    &row->rel_err_frac, &row->extremes_rel, &row->gradient_rel, &row->fraction};
     for (size_t k = 0; k < sizeof d / sizeof d[0]; k++) *d[k] = any_double(s);
     bool *p[] = {&row->pass_l1, &row->pass_l2, &row->pass_linf, &row->pass_bias, &row->pass_phys,
-                 &row->pass_extremes, &row->pass_gradient};
+                 &row->pass_extremes, &row->pass_gradient, &row->pass_abs};
     for (size_t k = 0; k < sizeof p / sizeof p[0]; k++) *p[k] = next(s) % 2;
     row->keep = next(s) % 3 == 0;
     snprintf(err, cap, "%s", "");

@@ -25,7 +25,7 @@
 #define BLOSC "{\"name\":\"blosc\",\"configuration\":{\"cname\":\"zstd\",\"clevel\":5,\"shuffle\":\"bitshuffle\"}}"
 
 /* the selection columns: metrics then gates */
-#define SEL(b, p, ps, ss, f, e, g, p1, p2, p3, p4, p5, p6, p7) b, p, ps, ss, f, e, g, p1, p2, p3, p4, p5, p6, p7
+#define SEL(b, p, ps, ss, f, e, g, p1, p2, p3, p4, p5, p6, p7) b, p, ps, ss, f, e, g, p1, p2, p3, p4, p5, p6, p7, p7
 static const dctk_result_row rows[] = {
     {"t2m", 0, 1, 2, BLOSC, "{\"name\":\"numcodecs.bitround\",\"configuration\":{\"keepbits\":9}}", "",
      "blosc(clevel=5) | bitround(keepbits=9) | -", 3.25, 1e-3, 2e-3, 0.1, 12.5, 0.25, 123.456, 789.0,

@@ -18,22 +18,22 @@
 #include "unit/tmpdir.h"
 
 /* the selection columns: metrics then gates */
-#define SEL(b, p, ps, ss, f, e, g, p1, p2, p3, p4, p5, p6, p7) b, p, ps, ss, f, e, g, p1, p2, p3, p4, p5, p6, p7
+#define SEL(b, p, ps, ss, f, e, g, p1, p2, p3, p4, p5, p6, p7, p8) b, p, ps, ss, f, e, g, p1, p2, p3, p4, p5, p6, p7, p8
 static const dctk_result_row rows[] = {
     {"t2m", 0, 1, 2, "{\"name\":\"zstd\",\"configuration\":{\"level\":22,\"checksum\":false}}",
      "{\"name\":\"numcodecs.bitround\",\"configuration\":{\"keepbits\":9}}", "", "zstd(level=22) | bitround(keepbits=9) | -",
      3.25, 1e-3, 2e-3, 0.1, 12.5, 0.25, 123.456, 789.0,
-     SEL(-1e-4, 0.999999, 87.5, 0.9987, 0.25, 2e-3, 0.5, true, true, true, true, true, false, true), "numcodecs", true, "", 1.0},
+     SEL(-1e-4, 0.999999, 87.5, 0.9987, 0.25, 2e-3, 0.5, true, true, true, true, true, false, true, false), "numcodecs", true, "", 1.0},
     {"", -1, -1, -1, "", "", "", "", NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN,
-     SEL(NAN, NAN, NAN, NAN, NAN, NAN, NAN, false, false, false, false, false, false, false), "", false, "", 0.0},
+     SEL(NAN, NAN, NAN, NAN, NAN, NAN, NAN, false, false, false, false, false, false, false, false), "", false, "", 0.0},
     {"a,b", INT64_MAX, INT64_MIN, -1, "\"q\"", ",", "\n", "a | b, \"c\" | -", INFINITY, -INFINITY, -0.0, DBL_MAX,
      DBL_MIN, 5e-324, 1.0 / 3.0, 0.30000000000000004,
-     SEL(INFINITY, -INFINITY, INFINITY, -0.0, 5e-324, DBL_MAX, DBL_MIN, true, false, true, false, true, false, true),
+     SEL(INFINITY, -INFINITY, INFINITY, -0.0, 5e-324, DBL_MAX, DBL_MIN, true, false, true, false, true, false, true, true),
      "dctk", false, "line one\nline two\r\nline \"three\",", 0.0625},
     {"température ☃ 😀 \xff\xe2\x82", 97, 15, 8, "\r", " x ", "\"", "☃\n", 1e300, -1e-300, 2.5e-310, 1, 2, 3, 4, 5,
-     SEL(6, 7, 8, 9, 10, 11, 12, false, true, false, true, false, true, false), "plugin", true, "\"", NAN},
+     SEL(6, 7, 8, 9, 10, 11, 12, false, true, false, true, false, true, false, true), "plugin", true, "\"", NAN},
     {NULL, 1, 2, 3, NULL, NULL, NULL, NULL, 0, 0, 0, 0, 0, 0, 0, 0,
-     SEL(0, 0, 0, 0, 0, 0, 0, true, true, true, true, true, true, true), "core", true, NULL, 0.25},
+     SEL(0, 0, 0, 0, 0, 0, 0, true, true, true, true, true, true, true, true), "core", true, NULL, 0.25},
 };
 #define NROWS (sizeof rows / sizeof rows[0])
 
@@ -111,13 +111,13 @@ static void csv_header_and_quoting(void **state) {
     const char *want = "var,comp_idx,filt_idx,ser_idx,compressor,filter,serializer,name,ratio,l1_rel,l2_rel,linf_rel,"
                        "euclidean,max_abs_err,encode_mbps,decode_mbps,bias_rel,pearson,psnr_db,ssim,rel_err_frac,"
                        "extremes_rel,gradient_rel,pass_l1,pass_l2,pass_linf,pass_bias,pass_phys,pass_extremes,"
-                       "pass_gradient,portability,keep,error,fraction\n"
+                       "pass_gradient,pass_abs,portability,keep,error,fraction\n"
                        "\"a,b\",9223372036854775807,-9223372036854775808,-1,\"\"\"q\"\"\",\",\",\"\n\","
                        "\"a | b, \"\"c\"\" | -\",inf,-inf,-0,"
                        "1.7976931348623157e+308,2.2250738585072014e-308,4.9406564584124654e-324,"
                        "0.33333333333333331,0.30000000000000004,"
                        "inf,-inf,inf,-0,4.9406564584124654e-324,1.7976931348623157e+308,2.2250738585072014e-308,"
-                       "true,false,true,false,true,false,true,dctk,false,"
+                       "true,false,true,false,true,false,true,true,dctk,false,"
                        "\"line one\nline two\r\nline \"\"three\"\",\",0.0625\n";
     assert_int_equal(n, strlen(want));
     assert_memory_equal(b, want, n);
@@ -226,19 +226,19 @@ static void expect_format_error(const char *text, const char *needle) {
 #define HDR                                                                                                    \
     "var,comp_idx,filt_idx,ser_idx,compressor,filter,serializer,name,ratio,l1_rel,l2_rel,linf_rel,euclidean,"  \
     "max_abs_err,encode_mbps,decode_mbps,bias_rel,pearson,psnr_db,ssim,rel_err_frac,extremes_rel,"             \
-    "gradient_rel,pass_l1,pass_l2,pass_linf,pass_bias,pass_phys,pass_extremes,pass_gradient,portability,keep,"  \
-    "error,fraction\r\n"
+    "gradient_rel,pass_l1,pass_l2,pass_linf,pass_bias,pass_phys,pass_extremes,pass_gradient,pass_abs,"           \
+    "portability,keep,error,fraction\r\n"
 /* the selection columns and the portability of a good row, between decode_mbps and keep */
-#define SELV "0,1,inf,1,0,0,0,true,true,true,true,true,true,true,core,"
+#define SELV "0,1,inf,1,0,0,0,true,true,true,true,true,true,true,true,core,"
 
 static void csv_rejects_damage_before_the_end(void **state) {
     (void)state;
     expect_format_error("a,b,c\n", "header");
     expect_format_error(HDR "t,1,2,3,,,,,1,2,3,4,5,6,7,8," SELV "true\nt,1,2,3,,,,,1,2,3,4,5,6,7,8," SELV "true,,1\n",
-                        "32 fields");
+                        "33 fields");
     expect_format_error(HDR "t,1,2,3,,,,,1,2,x3,4,5,6,7,8," SELV "true,,1\n", "l2_rel");
     expect_format_error(HDR "t,1,2,3,,,,,1,2,3,4,5,6,7,8," SELV "yes,,1\n", "keep");
-    expect_format_error(HDR "t,1,2,3,,,,,1,2,3,4,5,6,7,8,0,1,inf,1,0,0,0,true,maybe,true,true,true,true,true,core,true,,1\n",
+    expect_format_error(HDR "t,1,2,3,,,,,1,2,3,4,5,6,7,8,0,1,inf,1,0,0,0,true,maybe,true,true,true,true,true,true,core,true,,1\n",
                         "pass_l2");
     expect_format_error(HDR "t,1.5,2,3,,,,,1,2,3,4,5,6,7,8," SELV "true,,1\n", "comp_idx");
     expect_format_error(HDR "t,1,2,3,,,,,1,2,3,4,5,6,7,8," SELV "true,a\"b\n", "not valid CSV");

@@ -55,6 +55,18 @@ static void table_gate_columns(void **state) {
     asked.l1 = -1;
     assert_int_equal(dctk_gates_resolve(&asked, path, "t", "K", &g, src, sizeof src), DCTK_ERR_ARG);
     unlink(path);
+    /* the Abs error column, in the field's unit or converted from a scaled one; a flag replaces it */
+    char path2[] = "/tmp/dctk_gates_XXXXXX";
+    write_table(path2, "Short Name,Unit,Existing L1 error,Abs error\nt,mK,0.001,50\nu,m s-1,0.01,off\n");
+    asked = dctk_gates_none();
+    assert_int_equal(dctk_gates_resolve(&asked, path2, "t", "K", &g, src, sizeof src), DCTK_OK);
+    assert_true(g.l1 == 0.001 && fabs(g.abs_err - 0.05) < 1e-15);
+    assert_int_equal(dctk_gates_resolve(&asked, path2, "u", "km/h", &g, src, sizeof src), DCTK_OK);
+    assert_true(g.l1 == 0.01 && isnan(g.abs_err));
+    asked.abs_err = 0.2;
+    assert_int_equal(dctk_gates_resolve(&asked, path2, "t", "K", &g, src, sizeof src), DCTK_OK);
+    assert_true(g.abs_err == 0.2);
+    unlink(path2);
 }
 
 static dctk_combo_result good(void) {
@@ -123,6 +135,47 @@ static void lossless_only_needs_exact(void **state) {
     assert_false(dctk_combo_keep(&r, &g));
     assert_false(r.pass_l1);
     assert_false(dctk_combo_keep(&r, NULL));
+}
+
+/* An absolute budget is a gate beside the others and a budget on its own:
+ * with it alone the relative gates are off and the field is not lossless. */
+static void abs_error_gate(void **state) {
+    (void)state;
+    dctk_gates g = dctk_gates_none(), asked = dctk_gates_none();
+    char src[256], failed[128];
+    asked.abs_err = 0.05;
+    assert_int_equal(dctk_gates_resolve(&asked, NULL, "t", "K", &g, src, sizeof src), DCTK_OK);
+    assert_false(dctk_gates_lossless(&g));
+    assert_true(isnan(g.l1) && g.l2 == DCTK_GATE_OFF && g.linf == DCTK_GATE_OFF && g.bias == DCTK_GATE_OFF);
+    dctk_space_opts so = {.with_lossy = true};
+    assert_true(dctk_space_opts_for(&so, &g).with_lossy);
+    dctk_combo_result r = good();
+    r.l1_rel = 0.5, r.max_abs_err = 0.05; /* a large relative error passes: no L1 budget */
+    assert_true(dctk_combo_keep(&r, &g) && r.pass_abs && r.pass_l1);
+    r.max_abs_err = 0.0500001;
+    assert_false(dctk_combo_keep(&r, &g) || r.pass_abs);
+    dctk_combo_failed_gates(&r, &g, failed, sizeof failed);
+    assert_string_equal(failed, "abs");
+    /* beside an L1 budget both must pass */
+    asked.l1 = 1e-3;
+    assert_int_equal(dctk_gates_resolve(&asked, NULL, "t", "K", &g, src, sizeof src), DCTK_OK);
+    r = good(), r.max_abs_err = 0.06;
+    assert_false(dctk_combo_keep(&r, &g) || r.pass_abs || !r.pass_l1);
+    /* the gates that compare with L1 need one */
+    asked = dctk_gates_none(), asked.abs_err = 0.05, asked.gradient = true;
+    assert_int_equal(dctk_gates_resolve(&asked, NULL, "t", "K", &g, src, sizeof src), DCTK_ERR_ARG);
+    assert_non_null(strstr(dctk_detail(), "--gradient-gate"));
+    asked = dctk_gates_none(), asked.abs_err = -1;
+    assert_int_equal(dctk_gates_resolve(&asked, NULL, "t", "K", &g, src, sizeof src), DCTK_ERR_ARG);
+    /* recorded, read back, described */
+    g = dctk_gates_none(), g.abs_err = 0.25;
+    json_t *j = dctk_gates_json(&g);
+    assert_false(json_is_true(json_object_get(j, "lossless_only")));
+    assert_true(dctk_gates_from_json(j).abs_err == 0.25);
+    json_decref(j);
+    char text[256];
+    dctk_gates_describe(&g, text, sizeof text);
+    assert_string_equal(text, "max abs error <= 0.25");
 }
 
 static void gates_json_round_trip(void **state) {
@@ -271,6 +324,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(table_gate_columns),     cmocka_unit_test(each_gate_decides),
         cmocka_unit_test(lossless_only_needs_exact), cmocka_unit_test(gates_json_round_trip),
+        cmocka_unit_test(abs_error_gate),
         cmocka_unit_test(pipeline_names),
         cmocka_unit_test(codec_list_names),         cmocka_unit_test(nonfinite_families_by_round_trip),
     };
