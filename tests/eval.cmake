@@ -29,3 +29,6 @@ set_tests_properties(expanding_serializers PROPERTIES TIMEOUT 900)
 # budgets in the field's units: --abs-error as a gate and a budget, the table's Abs error column (issue 31)
 dctk_script_test(abs_error ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_abs_error.py
   $<TARGET_FILE:dctk_zarr_tool>)
+# the per-variable spec file (--spec FILE): entries over the default, flags over both (issue 31)
+dctk_script_test(spec_file ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_spec.py
+  $<TARGET_FILE:dctk_zarr_tool>)

@@ -311,6 +311,32 @@ DCTK_API json_t *dctk_gates_json(const dctk_gates *g);
 DCTK_API dctk_gates dctk_gates_from_json(const json_t *j);
 /* One line naming every enabled gate and its threshold. */
 DCTK_API void dctk_gates_describe(const dctk_gates *g, char *buf, size_t cap);
+/* --- the per-variable spec file --------------------------------------------- */
+
+/* A --spec FILE: a JSON object of entries, variable names and "default",
+ * each an object of the sweep's flags without their dashes (thresholds,
+ * gates, bounds, classes: "l1-threshold", "abs-error", "phys-min",
+ * "filter-class", "with-lossy", ...) or "lossless" (README, "Thresholds and
+ * selection"). */
+typedef struct dctk_spec dctk_spec;
+/* Read and check every entry; a bad one is DCTK_ERR_ARG naming the file,
+ * the entry and the key. */
+DCTK_API dctk_status dctk_spec_load(const char *path, dctk_spec **out);
+DCTK_API void dctk_spec_free(dctk_spec *s); /* accepts NULL */
+DCTK_API const char *dctk_spec_path(const dctk_spec *s);
+/* The name of the i-th variable entry ("default" left out), NULL past the last. */
+DCTK_API const char *dctk_spec_var(const dctk_spec *s, size_t i);
+/* The gates of variable name: each value from the flags (NaN, false: not
+ * given), else the spec's entry for the variable, else its default entry,
+ * else the table (csv, may be NULL), else the default multiples; a lossless
+ * entry takes no table row. source says where the L1 budget came from. spec
+ * may be NULL: then dctk_gates_resolve. */
+DCTK_API dctk_status dctk_gates_for(const dctk_gates *flags, const dctk_spec *spec, const char *csv, const char *name,
+                                    const char *units, dctk_gates *out, char *source, size_t cap);
+/* The space options of variable name: each class flag (non-NULL) over the
+ * spec's entry over its default; with-lossy false in either turns lossy off. */
+DCTK_API dctk_space_opts dctk_spec_space(const dctk_spec *spec, const char *name, const dctk_space_opts *o);
+
 /* The space options for a variable with these gates: without an L1
  * threshold, lossless only (lossy filters and serializers are not evaluated). */
 DCTK_API dctk_space_opts dctk_space_opts_for(const dctk_space_opts *o, const dctk_gates *g);
@@ -500,6 +526,7 @@ typedef struct dctk_evaluate_opts {
     dctk_gates gates;           /* as asked (flags); zeroed opts: set with dctk_gates_none() */
     bool gates_set;             /* false: gates is taken as dctk_gates_none() */
     const char *thresholds_csv; /* NULL: no table */
+    const dctk_spec *spec;      /* --spec FILE (borrowed); NULL: none */
     dctk_space_opts space;
     int rank;                   /* for the CSV name */
     /* Continue from the rows of an earlier run's CSV: stages whose combos are

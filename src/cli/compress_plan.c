@@ -55,13 +55,15 @@ static bool same_threshold(double a, double b) {
     return (isnan(a) && isnan(b)) || (!isnan(a) && !isnan(b) && fabs(a - b) <= 1e-12 * fabs(a));
 }
 
-/* The threshold a sweep of var would use now. */
-static double threshold_now(const compress_job *j, const dctk_var *var) {
-    if (!isnan(j->eo.override_l1)) return j->eo.override_l1;
-    double t = NAN;
-    if (!j->eo.thresholds_csv || dctk_threshold_lookup(j->eo.thresholds_csv, var->name, var->units, &t) != DCTK_OK)
-        t = NAN;
-    return t;
+/* The budgets a sweep of var would use now: its relative L1 and absolute thresholds. */
+static dctk_gates gates_now(const compress_job *j, const dctk_var *var) {
+    dctk_gates asked = j->eo.gates_set ? j->eo.gates : dctk_gates_none(), g = dctk_gates_none();
+    if (isnan(asked.l1)) asked.l1 = j->eo.override_l1;
+    char source[256];
+    if (dctk_gates_for(&asked, j->eo.spec, j->eo.thresholds_csv, var->name, var->units, &g, source, sizeof source) !=
+        DCTK_OK)
+        g = dctk_gates_none();
+    return g;
 }
 
 /* DIR/sweep_state_VAR.json, when the sweep wrote one: what its rows were
@@ -98,11 +100,16 @@ static bool best_holds(compress_job *j, size_t v, const dctk_best *best, char *w
         return false;
     }
     if (!state_holds(j, var->name, why, cap)) return false;
-    double then = best->threshold, now = threshold_now(j, var);
+    dctk_gates now = gates_now(j, var);
+    double then = best->threshold, abs_then = best->has_gates ? best->gates.abs_err : NAN;
     const char *src = best->threshold_source;
     bool lossless_only = src && !strncmp(src, "none: lossless", 14); /* constant or all-missing: no bound applies */
-    if (!lossless_only && !same_threshold(then, now)) {
-        snprintf(why, cap, "swept with threshold %g, now %g", then, now);
+    if (!lossless_only && !same_threshold(then, now.l1)) {
+        snprintf(why, cap, "swept with threshold %g, now %g", then, now.l1);
+        return false;
+    }
+    if (!lossless_only && !same_threshold(abs_then, now.abs_err)) {
+        snprintf(why, cap, "swept with an absolute error budget of %g, now %g", abs_then, now.abs_err);
         return false;
     }
     const char *fp = best->fingerprint;

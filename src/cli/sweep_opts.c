@@ -1,6 +1,7 @@
 /* The sweep driver shared by evaluate_combos and compress. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -51,6 +52,22 @@ int sweep_cli_gates(const char *cmd, const sweep_cli *o, dctk_gates *g) {
     return 0;
 }
 
+static dctk_spec *loaded_spec; /* the process's one --spec file */
+
+static void free_spec(void) { dctk_spec_free(loaded_spec); }
+
+int sweep_cli_spec(const char *cmd, const sweep_cli *o, const dctk_spec **spec) {
+    *spec = NULL;
+    if (!o->spec) return 0;
+    if (loaded_spec && !strcmp(dctk_spec_path(loaded_spec), o->spec)) return *spec = loaded_spec, 0;
+    dctk_spec *s;
+    if (dctk_spec_load(o->spec, &s) != DCTK_OK) return cli_fail(cmd, DCTK_ERR_ARG);
+    if (!loaded_spec) atexit(free_spec);
+    dctk_spec_free(loaded_spec);
+    *spec = loaded_spec = s;
+    return 0;
+}
+
 const char *sweep_default_thresholds(void) {
     static const char *const paths[] = {DCTK_DATADIR "/l1_error_thresholds.csv",
                                         DCTK_SOURCE_DATADIR "/l1_error_thresholds.csv"};
@@ -90,7 +107,9 @@ int sweep_cli_eval_opts(const char *cmd, const sweep_cli *o, dctk_evaluate_opts 
         return 2;
     }
     dctk_gates gates;
+    const dctk_spec *spec;
     int rc = sweep_cli_gates(cmd, o, &gates);
+    if (!rc) rc = sweep_cli_spec(cmd, o, &spec);
     if (rc) return rc;
     dctk_sample_policy policy;
     if (dctk_sample_policy_parse(o->sampling_policy, &policy) != DCTK_OK || dctk_dim_kinds_check(o->dim_kinds) != DCTK_OK)
@@ -116,6 +135,7 @@ int sweep_cli_eval_opts(const char *cmd, const sweep_cli *o, dctk_evaluate_opts 
         .max_memory = o->max_memory,
         .override_l1 = o->override_l1,
         .thresholds_csv = o->thresholds ? o->thresholds : sweep_default_thresholds(),
+        .spec = spec,
         .space = {o->comp_class, o->filt_class, o->ser_class, o->with_lossy},
         .resume = o->resume,
         .search = search,
@@ -308,6 +328,17 @@ static bool sweep_cli_wanted(const sweep_cli *o, const dctk_dataset *ds, size_t 
     return false;
 }
 
+void sweep_cli_spec_check(const dctk_spec *spec, const dctk_dataset *ds) {
+    const char *name;
+    size_t v;
+    for (size_t i = 0; (name = dctk_spec_var(spec, i)); i++)
+        if (dctk_dataset_find(ds, name, &v) != DCTK_OK) {
+            dctk_clear_detail();
+            dctk_log(DCTK_LOG_WARN, "%s: the entry '%s' names no variable of %s", dctk_spec_path(spec), name,
+                     dctk_dataset_path(ds));
+        }
+}
+
 int sweep_cli_run(const char *cmd, const char *dataset, const sweep_cli *o, sweep_cli_done done, void *user) {
     dctk_evaluate_opts eo;
     int rc = sweep_cli_eval_opts(cmd, o, &eo);
@@ -321,6 +352,7 @@ int sweep_cli_run(const char *cmd, const char *dataset, const sweep_cli *o, swee
         return fail_once(cmd, o, st);
     }
     bool root = sweep_cli_is_root(o);
+    if (root) sweep_cli_spec_check(eo.spec, ds);
     progress pr = {.tty = isatty(2)};
     team_opts(o, &eo, &pr);
     int failures = 0, swept = 0;

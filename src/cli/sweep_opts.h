@@ -24,6 +24,7 @@ typedef struct sweep_cli {
     /* the gates (README "Selection"): strings take a number or "off" */
     const char *l2_s, *linf_s, *bias_s;
     double abs_err; /* --abs-error, in the field's units; NaN: not given */
+    const char *spec; /* --spec FILE */
     double pearson_min, ssim_min, phys_min, phys_max, phys_tol;
     bool extremes, gradient;
     const char *search;
@@ -75,6 +76,9 @@ typedef struct sweep_cli {
     {"--abs-error", NULL, OPT_REAL, &(o).abs_err, "X",                                                             \
      "gate: no decoded value more than X from the input, in the field's units (e.g. 0.01 for K); a budget in "    \
      "its own right: with it alone a field is no longer lossless only"},                                          \
+    {"--spec", NULL, OPT_STR, &(o).spec, "FILE",                                                                   \
+     "per-variable settings, a JSON object of entries (variable names and \"default\") whose keys are these "     \
+     "flags without their dashes, or \"lossless\"; flags given here win over it, it over the threshold table"},   \
     {"--pearson-min", NULL, OPT_REAL, &(o).pearson_min, "R", "keep only combos with Pearson correlation >= R"},   \
     {"--ssim-min", NULL, OPT_REAL, &(o).ssim_min, "S", "keep only combos with SSIM >= S"},                        \
     {"--phys-min", NULL, OPT_REAL, &(o).phys_min, "V", "no decoded value below V (e.g. 0 for humidity)"},        \
@@ -88,6 +92,11 @@ typedef struct sweep_cli {
 
 /* The gates these flags ask for; 0 or the exit code of a usage error (printed). */
 int sweep_cli_gates(const char *cmd, const struct sweep_cli *o, dctk_gates *g);
+/* The --spec file, read once per process (NULL when none given); 0 or the
+ * exit code of a bad file (printed). */
+int sweep_cli_spec(const char *cmd, const struct sweep_cli *o, const dctk_spec **spec);
+/* A warning line for each entry of spec (may be NULL) that names no variable of ds. */
+void sweep_cli_spec_check(const dctk_spec *spec, const dctk_dataset *ds);
 
 /* The flags of the sweep itself. */
 #define SWEEP_CLI_OPTS(o)                                                                                          \

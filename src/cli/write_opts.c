@@ -139,7 +139,7 @@ static dctk_status field_gates(const dctk_var *var, const dctk_best *best, const
     }
     if (!bg && dctk_gates_lossless(&asked) && best) asked.l1 = best->threshold; /* a best file of an older sweep */
     char source[256];
-    return dctk_gates_resolve(&asked, csv, var->name, var->units, g, source, sizeof source);
+    return dctk_gates_for(&asked, eo->spec, csv, var->name, var->units, g, source, sizeof source);
 }
 
 /* Whether --combo comes with a threshold: its own gates or threshold, or a flag. */
@@ -193,7 +193,8 @@ static dctk_status resolve_indices(dctk_dataset *ds, size_t v, const char *where
     st = field_gates(var, *best, eo, eo->thresholds_csv, gates);
     /* the space the sweep built: lossless only without a threshold */
     dctk_evaluate_opts se = *eo;
-    se.space = dctk_space_opts_for(&eo->space, gates);
+    dctk_space_opts vs = dctk_spec_space(eo->spec, field, &eo->space);
+    se.space = dctk_space_opts_for(&vs, gates);
     if (st == DCTK_OK && dctk_gates_lossless(gates))
         printf("%s: no threshold (no row for '%s' in units '%s' in the table, no --l1-threshold): written "
                "losslessly only; give --l1-threshold X to allow lossy compression\n", field, field,

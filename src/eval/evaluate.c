@@ -216,8 +216,8 @@ static dctk_status pick_threshold(const dctk_var *var, const dctk_evaluate_opts 
     if (isnan(asked.l1)) asked.l1 = o->override_l1;
     /* a GRIB variable split by level type (t_isobaricInhPa) is still the table's t */
     const char *name = json_string_value(json_object_get(var->attrs, "GRIB_cfVarName"));
-    DCTK_TRY(dctk_gates_resolve(&asked, o->thresholds_csv, name ? name : var->name, var->units, &s->gates,
-                                s->threshold_source, sizeof s->threshold_source));
+    DCTK_TRY(dctk_gates_for(&asked, o->spec, o->thresholds_csv, name ? name : var->name, var->units, &s->gates,
+                            s->threshold_source, sizeof s->threshold_source));
     s->threshold = s->gates.l1;
     return DCTK_OK;
 }
@@ -768,7 +768,8 @@ static dctk_status no_sweep(const dctk_var *var, const dctk_sample_stats *stats,
                             dctk_evaluate_summary *s) {
     dctk_space *sp = NULL;
     /* the space a sweep would have built, so compress_with_optimal resolves the same indices */
-    dctk_space_opts so = dctk_space_opts_for(&o->space, &s->gates);
+    dctk_space_opts vs = dctk_spec_space(o->spec, var->name, &o->space);
+    dctk_space_opts so = dctk_space_opts_for(&vs, &s->gates);
     DCTK_TRY(dctk_space_build(var->dtype, stats, &so, &sp));
     memcpy(s->fingerprint, sp->fingerprint, sizeof s->fingerprint);
     int c = plain_compressor(sp);
@@ -792,8 +793,14 @@ static dctk_status no_sweep(const dctk_var *var, const dctk_sample_stats *stats,
 static dctk_status sweep_sample(const dctk_var *var, const void *sample, const prepared *pr,
                                 const dctk_evaluate_opts *o, dctk_evaluate_summary *s) {
     dctk_space *sp = NULL;
-    dctk_space_opts so = dctk_space_opts_for(&o->space, &s->gates);
-    if (!so.with_lossy && o->space.with_lossy && is_writer(o))
+    dctk_space_opts vs = dctk_spec_space(o->spec, var->name, &o->space);
+    dctk_space_opts so = dctk_space_opts_for(&vs, &s->gates);
+    const char *spec = dctk_spec_path(o->spec);
+    bool by_spec = spec && !strncmp(s->threshold_source, spec, strlen(spec));
+    if (!so.with_lossy && vs.with_lossy && is_writer(o) && by_spec)
+        dctk_log(DCTK_LOG_INFO, "%s: no budget (%s): swept and written losslessly only", var->name,
+                 s->threshold_source);
+    else if (!so.with_lossy && vs.with_lossy && is_writer(o))
         dctk_log(DCTK_LOG_INFO, "%s: no threshold (no row for '%s' in units '%s' in the table, no --l1-threshold): "
                  "swept and written losslessly only; give --l1-threshold X to allow lossy compression",
                  var->name, var->name, var->units ? var->units : "");
@@ -884,5 +891,7 @@ dctk_status dctk_space_for_field(dctk_dataset *ds, size_t v, const dctk_evaluate
     dctk_field_scan_free(scan);
     /* a constant field's best_{var}.json names a combo of the space built from the scan alone, as no_sweep does */
     if (scan->constant) dctk_sample_stats_of_scan(scan, &stats);
-    return dctk_space_build(dctk_dataset_var(ds, v)->dtype, &stats, &o->space, sp);
+    const dctk_var *var = dctk_dataset_var(ds, v);
+    dctk_space_opts vs = dctk_spec_space(o->spec, var->name, &o->space);
+    return dctk_space_build(var->dtype, &stats, &vs, sp);
 }

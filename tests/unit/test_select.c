@@ -178,6 +178,46 @@ static void abs_error_gate(void **state) {
     assert_string_equal(text, "max abs error <= 0.25");
 }
 
+/* The spec file: the variable's entry over the default entry over the table;
+ * flags over all of them; a lossless entry takes no table row. */
+static void spec_layers(void **state) {
+    (void)state;
+    char table[] = "/tmp/dctk_gates_XXXXXX", path[] = "/tmp/dctk_spec_XXXXXX";
+    write_table(table, "Short Name,Unit,Existing L1 error,Abs error\nt,K,0.001,0.5\nq,1,0.002,\n");
+    write_table(path, "{\"default\": \"lossless\", \"t\": {\"abs-error\": 0.1, \"filter-class\": \"bitround\"},"
+                      " \"q\": {\"phys-min\": 0, \"with-lossy\": false}, \"u\": {\"linf-threshold\": \"off\","
+                      " \"l1-threshold\": 0.01}}");
+    dctk_spec *sp;
+    assert_int_equal(dctk_spec_load(path, &sp), DCTK_OK);
+    dctk_gates flags = dctk_gates_none(), g;
+    char src[512];
+    /* t: its own absolute budget, the table's L1 under it */
+    assert_int_equal(dctk_gates_for(&flags, sp, table, "t", "K", &g, src, sizeof src), DCTK_OK);
+    assert_true(g.l1 == 0.001 && g.abs_err == 0.1);
+    /* q: no budget of its own, so the default's lossless: not even the table's row */
+    assert_int_equal(dctk_gates_for(&flags, sp, table, "q", "1", &g, src, sizeof src), DCTK_OK);
+    assert_true(dctk_gates_lossless(&g) && g.phys_min == 0 && strstr(src, "entry 'default': lossless only"));
+    /* u: its entry's L1 and a gate switched off; x: the default's lossless */
+    assert_int_equal(dctk_gates_for(&flags, sp, table, "u", "1", &g, src, sizeof src), DCTK_OK);
+    assert_true(g.l1 == 0.01 && g.linf == DCTK_GATE_OFF && g.l2 == 0.02 && strstr(src, "entry 'u'"));
+    assert_int_equal(dctk_gates_for(&flags, sp, table, "x", "1", &g, src, sizeof src), DCTK_OK);
+    assert_true(dctk_gates_lossless(&g));
+    /* a flag wins */
+    flags.l1 = 1e-5;
+    assert_int_equal(dctk_gates_for(&flags, sp, table, "q", "1", &g, src, sizeof src), DCTK_OK);
+    assert_true(g.l1 == 1e-5 && !strcmp(src, "--l1-threshold"));
+    /* classes: the entry's unless a flag names one; with-lossy false turns lossy off */
+    dctk_space_opts o = {.with_lossy = true}, s = dctk_spec_space(sp, "t", &o);
+    assert_true(!strcmp(s.filter_class, "bitround") && !s.compressor_class && s.with_lossy);
+    o.filter_class = "quantize";
+    assert_string_equal(dctk_spec_space(sp, "t", &o).filter_class, "quantize");
+    assert_false(dctk_spec_space(sp, "q", &o).with_lossy);
+    assert_string_equal(dctk_spec_var(sp, 0), "t");
+    assert_null(dctk_spec_var(sp, 3));
+    dctk_spec_free(sp);
+    unlink(table), unlink(path);
+}
+
 static void gates_json_round_trip(void **state) {
     (void)state;
     dctk_gates g = dctk_gates_none();
@@ -324,7 +364,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(table_gate_columns),     cmocka_unit_test(each_gate_decides),
         cmocka_unit_test(lossless_only_needs_exact), cmocka_unit_test(gates_json_round_trip),
-        cmocka_unit_test(abs_error_gate),
+        cmocka_unit_test(abs_error_gate),           cmocka_unit_test(spec_layers),
         cmocka_unit_test(pipeline_names),
         cmocka_unit_test(codec_list_names),         cmocka_unit_test(nonfinite_families_by_round_trip),
     };
