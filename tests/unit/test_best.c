@@ -213,6 +213,21 @@ static void metric_keys_follow_schema(void **state) {
     assert_int_equal(ntop, 4); /* ratio and the three norms */
     assert_int_equal(nsel, 7);
     json_decref(j);
+    /* a TOPX metric (max_abs_err) is in each combo when known, absent when not, as in the file above */
+    assert_int_equal(dctk_best_read(path, &b), DCTK_OK);
+    b.combo.max_abs_err = 0.5;
+    b.level[DCTK_PORT_CORE].max_abs_err = 0.25;
+    assert_int_equal(dctk_best_write(out, &b), DCTK_OK);
+    dctk_best_free(&b);
+    j = json_load_file(out, 0, NULL);
+    json_t *levels = json_object_get(j, "by_portability");
+    assert_true(json_real_value(json_object_get(j, "max_abs_err")) == 0.5);
+    assert_true(json_real_value(json_object_get(json_object_get(levels, "core"), "max_abs_err")) == 0.25);
+    assert_null(json_object_get(json_object_get(levels, "numcodecs"), "max_abs_err"));
+    assert_int_equal(dctk_best_read(out, &b), DCTK_OK);
+    assert_true(b.combo.max_abs_err == 0.5 && isnan(b.level[DCTK_PORT_NUMCODECS].max_abs_err));
+    dctk_best_free(&b);
+    json_decref(j);
 }
 
 /* dctk_combo_row and dctk_combo_of_row carry every column the combo result
