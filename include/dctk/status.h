@@ -44,8 +44,21 @@ DCTK_API void dctk_prefix_detail(const char *fmt, ...) __attribute__((format(pri
 
 DCTK_API void dctk_clear_detail(void);
 
-/* Record the detail and yield the status: `return DCTK_FAIL(DCTK_ERR_ARG, "bad %s", x);` */
+/* Set the detail and the place that set it (source file and line, kept apart from the detail). */
+DCTK_API void dctk_set_detail_at(const char *file, int line, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* "src/eval/space.c:120" of the last failure recorded by DCTK_FAIL in a debug build of the
+ * calling code; "" in release builds (NDEBUG) and after dctk_set_detail or dctk_clear_detail. */
+DCTK_API const char *dctk_detail_origin(void);
+
+/* Record the detail and yield the status: `return DCTK_FAIL(DCTK_ERR_ARG, "bad %s", x);`
+ * Debug builds record where, too (dctk_detail_origin). */
+#ifdef NDEBUG
 #define DCTK_FAIL(st, ...) (dctk_set_detail(__VA_ARGS__), (st))
+#else
+#define DCTK_FAIL(st, ...) (dctk_set_detail_at(__FILE__, __LINE__, __VA_ARGS__), (st))
+#endif
 
 /* The one out-of-memory failure, where nothing more useful can be said:
  * `if (!p) return DCTK_NOMEM();` */

@@ -117,7 +117,8 @@ int cli_parse(const cli_cmd *cmd, int argc, char **argv, const char **pos, int m
 }
 
 int cli_fail(const char *cmd, dctk_status st) {
-    const char *d = dctk_detail();
-    fprintf(stderr, "dc_toolkit %s: %s\n", cmd, d[0] ? d : dctk_strerror(st));
+    const char *d = dctk_detail(), *at = dctk_detail_origin();
+    fprintf(stderr, "dc_toolkit %s: %s%s%s%s\n", cmd, d[0] ? d : dctk_strerror(st), at[0] ? " (at " : "", at,
+            at[0] ? ")" : "");
     return st == DCTK_ERR_ARG ? 2 : 1;
 }

@@ -7,6 +7,7 @@
 
 #define DETAIL_CAP 1024
 static _Thread_local char detail[DETAIL_CAP];
+static _Thread_local char origin[256];
 
 const char *dctk_strerror(dctk_status st) {
     switch (st) {
@@ -30,13 +31,24 @@ const char *dctk_strerror(dctk_status st) {
 
 const char *dctk_detail(void) { return detail; }
 
-void dctk_clear_detail(void) { detail[0] = '\0'; }
+const char *dctk_detail_origin(void) { return origin; }
+
+void dctk_clear_detail(void) { detail[0] = origin[0] = '\0'; }
 
 void dctk_set_detail(const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(detail, sizeof detail, fmt, ap);
     va_end(ap);
+    origin[0] = '\0';
+}
+
+void dctk_set_detail_at(const char *file, int line, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(detail, sizeof detail, fmt, ap);
+    va_end(ap);
+    snprintf(origin, sizeof origin, "%s:%d", file, line);
 }
 
 void dctk_prefix_detail(const char *fmt, ...) {

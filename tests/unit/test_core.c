@@ -92,6 +92,27 @@ static void detail_is_per_thread_text(void **state) {
     assert_string_equal(dctk_strerror(DCTK_ERR_CORRUPT), "corrupt data");
 }
 
+/* Debug builds record where a failure was set, relative to the checkout; release builds nothing. */
+static void fail_records_its_origin_in_debug_builds(void **state) {
+    (void)state;
+    int line = __LINE__ + 1;
+    (void)DCTK_FAIL(DCTK_ERR_ARG, "bad %s", "x");
+    assert_string_equal(dctk_detail(), "bad x");
+#ifdef NDEBUG
+    (void)line;
+    assert_string_equal(dctk_detail_origin(), "");
+#else
+    char want[64];
+    snprintf(want, sizeof want, "tests/unit/test_core.c:%d", line);
+    assert_string_equal(dctk_detail_origin(), want);
+#endif
+    dctk_set_detail("plain");
+    assert_string_equal(dctk_detail_origin(), "");
+    (void)DCTK_FAIL(DCTK_ERR_ARG, "again");
+    dctk_clear_detail();
+    assert_string_equal(dctk_detail_origin(), "");
+}
+
 /* Element byte reversal against byte-by-byte indexing, apart and in place. */
 static void swap_copy_reverses_each_element(void **state) {
     (void)state;
@@ -117,6 +138,7 @@ int main(void) {
         cmocka_unit_test(crc32c_known),     cmocka_unit_test(buf_grows),
         cmocka_unit_test(swap_copy_reverses_each_element),
         cmocka_unit_test(dtypes),           cmocka_unit_test(detail_is_per_thread_text),
+        cmocka_unit_test(fail_records_its_origin_in_debug_builds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
