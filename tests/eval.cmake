@@ -9,6 +9,8 @@ dctk_script_test(sweep_parquet node ${CMAKE_CURRENT_SOURCE_DIR}/js/sweep_parquet
 dctk_script_test(sweep_edge_fields ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_sweep_edge_fields.py)
 dctk_script_test(sweep_resume ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_sweep_resume.py)
 dctk_script_test(sampling ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_sampling.py)
+# the plan on ensembles, forecasts, two vertical axes, deep chunks, big slabs, unknown names (issue 34)
+dctk_script_test(sample_layouts ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_sample_layouts.py)
 dctk_script_test(sweep_failures ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_sweep_failures.py)
 set_tests_properties(sweep_failures PROPERTIES TIMEOUT 600)
 dctk_script_test(compress_kill ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_compress_kill.py)

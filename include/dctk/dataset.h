@@ -61,6 +61,13 @@ DCTK_API dctk_status dctk_dim_kinds_check(const char *list);
  * dimension's name. *why (may be NULL) names the rule that decided. */
 DCTK_API dctk_dim_kind dctk_dataset_dim_kind(const dctk_dataset *ds, size_t v, int d, const char *list,
                                              const char **why);
+/* One sentence for dimension d of variable v when its name is not one the
+ * rules know: the kind it got, from which attribute of its coordinate variable
+ * (or none: horizontal, as the Python tool does), and the --dim-kind flag that
+ * changes it. buf is empty when the list names the dimension or the name is
+ * known. */
+DCTK_API void dctk_dataset_dim_kind_note(const dctk_dataset *ds, size_t v, int d, const char *list, char *buf,
+                                         size_t cap);
 
 /* Open by content. Errors name the file and the problem in the detail. */
 DCTK_API dctk_status dctk_dataset_open(const char *path, dctk_dataset **out);

@@ -97,6 +97,7 @@ typedef struct dctk_sample_plan {
     uint64_t nbytes, field_bytes, budget;
     dctk_sample_policy policy;
     char notes[768]; /* what changed the budget: raised to the minimum, shrunk by memory */
+    char kind_notes[1024]; /* dimensions whose names the rules do not know: the kind each got and why */
 } dctk_sample_plan;
 
 /* The plan for a field of `shape` whose dimensions have the given kinds and

@@ -835,6 +835,12 @@ static dctk_status sweep_sample(const dctk_var *var, const void *sample, const p
 
 static void log_plan(const dctk_var *var, dctk_evaluate_summary *s) {
     dctk_sample_plan_str(&s->plan, (const char *const *)var->dims, s->plan_line, sizeof s->plan_line);
+    for (const char *k = s->plan.kind_notes; *k;) { /* one line a dimension */
+        const char *nl = strchr(k, '\n');
+        int len = nl ? (int)(nl - k) : (int)strlen(k);
+        dctk_log(DCTK_LOG_INFO, "%s: %.*s", var->name, len, k);
+        k += len + (nl != NULL);
+    }
     if (s->plan.notes[0]) dctk_log(DCTK_LOG_INFO, "%s: %s", var->name, s->plan.notes);
     dctk_log(DCTK_LOG_INFO, "%s: sample %s", var->name, s->plan_line);
 }

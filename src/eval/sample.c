@@ -472,6 +472,7 @@ json_t *dctk_sample_plan_json(const dctk_sample_plan *p, const char *const *dims
                           "bytes", (json_int_t)p->nbytes, "field_bytes", (json_int_t)p->field_bytes, "budget",
                           (json_int_t)p->budget, "notes", p->notes);
     if (p->tiles) json_object_set_new(j, "tiles", u32_list(p->tile, p->ntiles));
+    if (p->kind_notes[0]) json_object_set_new(j, "kind_notes", json_string(p->kind_notes));
     return j;
 }
 
@@ -581,6 +582,12 @@ dctk_status dctk_sample_prepare(dctk_dataset *ds, size_t v, const dctk_sample_op
     dctk_timer_add("full-field scan [wall s]", dctk_now() - t0);
     if (scan->constant) return DCTK_OK; /* nothing to sample: stored losslessly */
     dctk_status st = dctk_sample_plan_make(var->dtype, var->ndim, var->shape, kind, chunk, scan, o, plan);
+    for (int d = 0; st == DCTK_OK && d < var->ndim; d++) {
+        char line[512];
+        dctk_dataset_dim_kind_note(ds, v, d, dim_kinds, line, sizeof line);
+        size_t len = strlen(plan->kind_notes);
+        if (line[0]) snprintf(plan->kind_notes + len, sizeof plan->kind_notes - len, "%s%s", len ? "\n" : "", line);
+    }
     if (st != DCTK_OK) {
         dctk_prefix_detail("variable '%s': ", var->name);
         dctk_field_scan_free(scan);

@@ -225,43 +225,86 @@ static const char *const vert_std[] = {"height", "altitude", "depth", "air_press
 static const char *const horiz_std[] = {"latitude", "longitude", "grid_latitude", "grid_longitude",
                                         "projection_x_coordinate", "projection_y_coordinate", NULL};
 
+/* Units that say what a coordinate is without a CF standard name: a bare
+ * time unit is a lead time or an accumulation period (GRIB's step), a
+ * pressure a vertical coordinate (udunits spellings). */
+static const char *const time_units[] = {"s", "sec", "second", "seconds", "min", "minute", "minutes", "h", "hr",
+                                         "hour", "hours", "d", "day", "days", NULL};
+static const char *const pressure_units[] = {"Pa", "hPa", "kPa", "mbar", "millibar", "millibars", "mb", "bar", "atm",
+                                             NULL};
+
 /* CF attributes of the coordinate variable; DCTK_DIM_OTHER + 1 when they do not say. */
-static int kind_from_attrs(const json_t *attrs, const char **why) {
+static int kind_from_attrs(const json_t *attrs, const char **why, const char **key) {
+    *key = NULL;
     const char *axis = attr_str(attrs, "axis"), *pos = attr_str(attrs, "positive");
     const char *sn = attr_str(attrs, "standard_name"), *units = attr_str(attrs, "units");
     if (axis && (!strcasecmp(axis, "T") || !strcasecmp(axis, "Z") || !strcasecmp(axis, "X") || !strcasecmp(axis, "Y"))) {
         *why = "axis attribute";
+        *key = "axis";
         return !strcasecmp(axis, "T") ? DCTK_DIM_TIME : !strcasecmp(axis, "Z") ? DCTK_DIM_VERTICAL : DCTK_DIM_HORIZONTAL;
     }
     if (pos && (!strcasecmp(pos, "up") || !strcasecmp(pos, "down"))) {
         *why = "positive attribute";
+        *key = "positive";
         return DCTK_DIM_VERTICAL;
     }
     if (sn && (in_list(sn, time_std) || in_list(sn, vert_std) || in_list(sn, horiz_std))) {
         *why = "standard_name";
+        *key = "standard_name";
         return in_list(sn, time_std) ? DCTK_DIM_TIME : in_list(sn, vert_std) ? DCTK_DIM_VERTICAL : DCTK_DIM_HORIZONTAL;
     }
     if ((units && strstr(units, " since ")) || json_object_get(attrs, "calendar")) {
         *why = units && strstr(units, " since ") ? "units '... since ...'" : "calendar attribute";
+        *key = units && strstr(units, " since ") ? "units" : "calendar";
         return DCTK_DIM_TIME;
+    }
+    if (units && (!strncasecmp(units, "day as", 6) || !strncasecmp(units, "hour as", 7) ||
+                  !strncasecmp(units, "minute as", 9) || !strncasecmp(units, "second as", 9))) {
+        *why = "units '... as %Y%m%d...' (an absolute date)";
+        *key = "units";
+        return DCTK_DIM_TIME;
+    }
+    if (units && in_list(units, time_units)) {
+        *why = "units of time (a lead time or period)";
+        *key = "units";
+        return DCTK_DIM_TIME;
+    }
+    if (units && in_list(units, pressure_units)) {
+        *why = "units of pressure";
+        *key = "units";
+        return DCTK_DIM_VERTICAL;
     }
     if (units && (!strcasecmp(units, "degrees_north") || !strcasecmp(units, "degrees_east"))) {
         *why = "units degrees_north/east";
+        *key = "units";
         return DCTK_DIM_HORIZONTAL;
     }
     return DCTK_DIM_OTHER + 1;
 }
 
-static const char *const time_names[] = {"time", "t", "step", "steps", "member", "member_id", "ensemble",
-                                         "realization", "number", "ens", "lead_time", "leadtime",
-                                         "forecast_period", "forecast_time", "valid_time", "time_counter", NULL};
+static const char *const time_names[] = {"time", "t", "step", "steps", "member", "member_id", "members", "mem",
+                                         "ensemble", "ensemble_member", "ens_member", "realization", "number", "ens",
+                                         "lead", "lead_time", "leadtime", "forecast_period", "forecast_time", "fcst",
+                                         "valid_time", "time_counter", "date", "dates", "datetime", "init",
+                                         "init_time", "reftime", "year", "years", "month", "months", "season",
+                                         "seasons", NULL};
 static const char *const vert_names[] = {"lev", "plev", "level", "levels", "height", "depth", "ilev", "bottom_top",
                                          "bottom_top_stag", "z", "alt", "altitude", "pressure", "isobaricinhpa",
                                          "isobaricinpa", "hybrid", "generalvertical", "soil_level", "nz", "mlev",
-                                         "height_2", "depth_2", "olevel", "zlev", "sigma", NULL};
+                                         "height_2", "depth_2", "olevel", "zlev", "sigma", "layer", "layers", "soil_layer",
+                                         "nlev", "nlevs", "levelist", NULL};
 static const char *const other_names[] = {"bnds", "bounds", "nv", "nv2", "nv4", "vertices", "nvertex", "band", "bands",
                                           "tile", "tiles", "percentile", "quantile", "quantiles", "nchar", "strlen",
                                           "spectral_band", "wavelength", "bin", "bins", NULL};
+/* Names that are horizontal by their own account (the default would say the
+ * same, but a name the rules do not know gets a line saying so) */
+static const char *const horiz_names[] = {"lat", "lon", "latitude", "longitude", "x", "y", "rlat", "rlon", "nlat",
+                                          "nlon", "xc", "yc", "ni", "nj", "i", "j", "ncells", "ncell", "cell", "cells",
+                                          "ncol", "col", "values", "west_east", "south_north", "west_east_stag",
+                                          "south_north_stag", "nod2", "nod2d", "elem", "nelem", "node", "nodes",
+                                          "points", "npoints", "station", "stations", "gridpoint", NULL};
+
+#define DEFAULT_WHY "default (not recognised as time-like, vertical or other)"
 
 static dctk_dim_kind kind_from_name(const char *name, const char **why) {
     *why = "name";
@@ -271,13 +314,18 @@ static dctk_dim_kind kind_from_name(const char *name, const char **why) {
         return DCTK_DIM_TIME;
     if (in_list(name, vert_names) || !strncasecmp(name, "lev", 3) || !strncasecmp(name, "plev", 4)) return DCTK_DIM_VERTICAL;
     if (in_list(name, other_names) || ends_with(name, "_bnds") || ends_with(name, "_bounds")) return DCTK_DIM_OTHER;
-    *why = "default (not recognised as time-like, vertical or other)";
+    /* lat_0, lon_0, ncells_2, ...: NCL's and CDO's numbered grids */
+    if (in_list(name, horiz_names) || !strncasecmp(name, "lat", 3) || !strncasecmp(name, "lon", 3) ||
+        !strncasecmp(name, "ncells", 6) || !strncasecmp(name, "rlat", 4) || !strncasecmp(name, "rlon", 4) ||
+        ends_with(name, "_lat") || ends_with(name, "_lon"))
+        return DCTK_DIM_HORIZONTAL;
+    *why = DEFAULT_WHY;
     return DCTK_DIM_HORIZONTAL;
 }
 
 dctk_dim_kind dctk_cf_dim_kind(const char *name, const json_t *attrs, const char **why) {
-    const char *w = NULL;
-    int k = kind_from_attrs(attrs, &w);
+    const char *w = NULL, *key;
+    int k = kind_from_attrs(attrs, &w, &key);
     dctk_dim_kind out = k <= DCTK_DIM_OTHER ? (dctk_dim_kind)k : kind_from_name(name ? name : "", &w);
     if (why) *why = w;
     return out;
@@ -328,4 +376,32 @@ dctk_dim_kind dctk_dataset_dim_kind(const dctk_dataset *ds, size_t v, int d, con
     const json_t *attrs = name && dctk_dataset_find(ds, name, &c) == DCTK_OK ? dctk_dataset_var(ds, c)->attrs : NULL;
     dctk_clear_detail();
     return dctk_cf_dim_kind(name, attrs, why);
+}
+
+/* The line for a dimension whose name the rules do not know: which kind it got
+ * and from what, and the flag that changes it. Empty when --dim-kind names the
+ * dimension or the name is a known one. */
+void dctk_dataset_dim_kind_note(const dctk_dataset *ds, size_t v, int d, const char *list, char *buf, size_t cap) {
+    buf[0] = '\0';
+    const dctk_var *var = dctk_dataset_var(ds, v);
+    const char *name = var && d < var->ndim ? var->dims[d] : NULL, *w = NULL, *key = NULL;
+    dctk_status st;
+    if (!name || !*name || listed_kind(list, name, &st) >= 0) return;
+    kind_from_name(name, &w);
+    if (strcmp(w, DEFAULT_WHY) != 0) return; /* a name the rules know */
+    size_t c;
+    const json_t *attrs = dctk_dataset_find(ds, name, &c) == DCTK_OK ? dctk_dataset_var(ds, c)->attrs : NULL;
+    dctk_clear_detail();
+    int k = kind_from_attrs(attrs, &w, &key);
+    static const char *const how[] = {"horizontal (kept whole)", "time-like (thinned)", "vertical (thinned)",
+                                      "other (kept whole)"};
+    if (k <= DCTK_DIM_OTHER) {
+        const json_t *val = json_object_get(attrs, key);
+        snprintf(buf, cap, "dimension '%s' (a name the rules do not know) is %s by its coordinate variable's %s '%s'; "
+                 "--dim-kind %s=KIND changes it", name, how[k], key, json_is_string(val) ? json_string_value(val) : "?",
+                 name);
+    } else
+        snprintf(buf, cap, "dimension '%s' (a name the rules do not know, and no coordinate variable saying its kind "
+                 "by axis, positive, standard_name or units) is horizontal (kept whole), as the Python tool does; "
+                 "--dim-kind %s=time (or vertical, other) changes it", name, name);
 }

@@ -220,6 +220,16 @@ static void dimension_kinds_from_cf_then_names(void **state) {
     kind_of("nv4", NULL, O);
     kind_of("ncells", NULL, H);
     kind_of("rlat", "{\"units\": \"degrees\"}", H);
+    /* names the Python tool's lists miss, and coordinates that say their kind by their units alone */
+    kind_of("date", NULL, T);
+    kind_of("init", NULL, T);
+    kind_of("month", NULL, T);
+    kind_of("layer", NULL, V);
+    kind_of("lat_0", NULL, H);
+    kind_of("foo", "{\"units\": \"day as %Y%m%d.%f\"}", T);
+    kind_of("foo", "{\"units\": \"hours\"}", T);
+    kind_of("foo", "{\"units\": \"hPa\"}", V);
+    kind_of("foo", "{\"units\": \"m\"}", H);
     assert_int_equal(dctk_dim_kinds_check("date=time,band=other"), DCTK_OK);
     assert_int_equal(dctk_dim_kinds_check("date"), DCTK_ERR_ARG);
     assert_int_equal(dctk_dim_kinds_check("date=sideways"), DCTK_ERR_ARG);
