@@ -5,6 +5,11 @@ dctk_script_test(store_safety ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop
 dctk_script_test(store_crash ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_store_crash.py)
 set_tests_properties(store_safety store_crash PROPERTIES TIMEOUT 180)
 
+# Nothing outside the store through a symbolic link (issue 37, finding 1): a field folder, a folder
+# inside it, staging names, the writer lock and the results CSV as links to sentinels that must survive.
+dctk_script_test(store_links ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_store_links.py)
+set_tests_properties(store_links PROPERTIES TIMEOUT 180)
+
 # The write path as a library call: verify before replace, plugged-in gates, merge of a lossy coordinate.
 dctk_unit_test(test_write unit/test_write.c)
 

@@ -93,6 +93,14 @@ typedef struct dctk_store_vt {
     dctk_status (*open_value)(dctk_store *s, const char *key, void **handle);
     dctk_status (*append_value)(void *handle, const dctk_store_part *parts, size_t n);
     dctk_status (*close_value)(void *handle, bool keep); /* frees handle; without keep the value is dropped */
+    /* Remove the tree at prefix (and prefix itself; "" empties the store)
+     * without ever following a symbolic link out of the store. May be NULL:
+     * dctk_store_delete_tree lists and deletes key by key. */
+    dctk_status (*del_tree)(dctk_store *s, const char *prefix);
+    /* DCTK_ERR_ARG when key, or a folder on the way to it, is a symbolic link
+     * (what is written or removed there would land outside the store); an
+     * absent key is fine. May be NULL: a store without links. */
+    dctk_status (*no_link)(dctk_store *s, const char *key);
 } dctk_store_vt;
 
 struct dctk_store {
@@ -117,6 +125,8 @@ DCTK_API dctk_status dctk_store_size(dctk_store *s, const char *key, uint64_t *o
 /* Delete every key below prefix (and prefix itself when it is a key). */
 DCTK_API dctk_status dctk_store_delete_tree(dctk_store *s, const char *prefix);
 DCTK_API dctk_status dctk_store_rename(dctk_store *s, const char *from, const char *to);
+/* Refuse (DCTK_ERR_ARG, with a line) a key that is, or lies below, a symbolic link. */
+DCTK_API dctk_status dctk_store_no_link(dctk_store *s, const char *key);
 DCTK_API dctk_status dctk_store_sync(dctk_store *s, const char *key, bool tree);
 /* A value written piece by piece (a shard whose chunks are encoded one after
  * another), so that the earlier pieces go to the file system while the later

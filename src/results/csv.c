@@ -267,8 +267,10 @@ static dctk_status existing_rows(const char *path, size_t *rows, size_t *good) {
 }
 
 static dctk_status open_fd(dctk_csv_writer *w, size_t good) {
-    int flags = O_WRONLY | O_CREAT | O_APPEND | (good == 0 ? O_TRUNC : 0);
+    int flags = O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW | (good == 0 ? O_TRUNC : 0);
     w->fd = open(w->path, flags, 0644);
+    if (w->fd < 0 && errno == ELOOP)
+        return DCTK_FAIL(DCTK_ERR_ARG, "%s: the results file is a symbolic link: refusing to write through it", w->path);
     if (w->fd < 0) return DCTK_FAIL(DCTK_ERR_IO, "%s: cannot open for writing: %s", w->path, strerror(errno));
     /* Cut a torn last line so the next row starts on a line of its own. */
     if (good > 0 && ftruncate(w->fd, (off_t)good) != 0)

@@ -114,6 +114,7 @@ static char *private_path(const char *parent, const char *base, const char *suff
 
 /* Put back an aside copy when path has no node: the swap was cut between its renames. */
 static dctk_status restore_or_drop(dctk_store *s, const char *path, const char *aside, dctk_zarr_repair_report *r) {
+    DCTK_TRY(dctk_store_no_link(s, path));
     dctk_zarr_node_info info;
     DCTK_TRY(dctk_zarr_probe(s, path, &info, NULL));
     if (info.zarr_format) {
@@ -187,6 +188,7 @@ dctk_status dctk_zarr_stage_begin(dctk_store *s, const char *path, dctk_zarr_sta
     g->s = s;
     char owner[256] = "", token[128], suffix[160];
     dctk_status st = split_path(g, path);
+    if (st == DCTK_OK) st = dctk_store_no_link(s, path); /* its old copy is removed after the swap */
     char *lock = st == DCTK_OK ? private_path(g->parent, g->base, ".lock") : NULL;
     if (st == DCTK_OK && !lock) st = DCTK_NOMEM();
     if (st == DCTK_OK) st = take_lock(s, lock, &g->lock, owner, sizeof owner);

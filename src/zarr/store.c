@@ -165,7 +165,14 @@ void zarr_names_free(char **names, size_t n) {
     name_list_free(&l);
 }
 
+dctk_status dctk_store_no_link(dctk_store *s, const char *key) {
+    DCTK_TRY(check_key(key));
+    return s->vt->no_link ? s->vt->no_link(s, key) : DCTK_OK;
+}
+
 dctk_status dctk_store_delete_tree(dctk_store *s, const char *prefix) {
+    if (prefix[0]) DCTK_TRY(check_key(prefix));
+    if (s->vt->del_tree) return s->vt->del_tree(s, prefix);
     char **names = NULL;
     size_t n = 0;
     dctk_status st = zarr_list_names(s, prefix, false, &names, &n);

@@ -238,29 +238,135 @@ static dctk_status dir_create(dctk_store *s, const char *key, const void *p, siz
     return st;
 }
 
-/* A writer killed between creating KEY.tmp.PID.SEQ and renaming it leaves that
- * file behind. It is no key (dir_list hides it), so deleting a tree key by key
- * leaves it, and the directory cannot go: remove such files with it. */
-static void remove_temp_files(const char *path) {
-    DIR *dir = opendir(path);
-    if (!dir) return;
-    for (struct dirent *e; (e = readdir(dir));)
-        if (strstr(e->d_name, ".tmp.")) unlinkat(dirfd(dir), e->d_name, 0);
-    closedir(dir);
+/* Removal never follows a symbolic link: the folders from the root down to
+ * the key are opened with O_NOFOLLOW one by one, and a tree is taken apart
+ * with openat/unlinkat on folders opened the same way. A link met on the way
+ * to the key is refused; a link inside what is removed is removed itself,
+ * never what it points to; a folder on another file system (a mount inside
+ * the store) is refused. So nothing outside the store is ever deleted. */
+
+/* The root folder, opened. */
+static int open_root(const dir_store *d, dctk_status *st, struct stat *sb) {
+    int fd = open(d->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0 || fstat(fd, sb) != 0) {
+        *st = DCTK_FAIL(DCTK_ERR_IO, "%s: cannot open: %s", d->root, strerror(errno));
+        if (fd >= 0) close(fd);
+        return -1;
+    }
+    return fd;
 }
 
-static dctk_status dir_del(dctk_store *s, const char *key) {
-    char *path = full_path((dir_store *)s, key);
-    if (!path) return DCTK_NOMEM();
-    dctk_status st = DCTK_OK;
-    int rc = remove(path);
-    if (rc != 0 && (errno == ENOTEMPTY || errno == EEXIST)) {
-        remove_temp_files(path);
-        rc = remove(path);
+/* The folder that holds key's last part, reached from the root without
+ * following links; *last points into key. -1 with *st set on failure
+ * (DCTK_ERR_NOT_FOUND when a folder on the way is absent). */
+static int open_parent_nofollow(const dir_store *d, const char *key, const char **last, dctk_status *st) {
+    struct stat root_sb;
+    int fd = open_root(d, st, &root_sb);
+    const char *p = key;
+    for (const char *slash; fd >= 0 && (slash = strchr(p, '/')); p = slash + 1) {
+        char part[1024];
+        snprintf(part, sizeof part, "%.*s", (int)(slash - p), p);
+        int sub = openat(fd, part, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        int e = errno;
+        struct stat sb;
+        if (sub < 0 && (e == ELOOP || e == ENOTDIR) && fstatat(fd, part, &sb, AT_SYMLINK_NOFOLLOW) == 0 &&
+            S_ISLNK(sb.st_mode))
+            *st = DCTK_FAIL(DCTK_ERR_ARG, "%s/%.*s: a symbolic link inside the store: refusing to follow it", d->root,
+                            (int)(slash - key), key);
+        else if (sub < 0)
+            *st = DCTK_FAIL(e == ENOENT || e == ENOTDIR ? DCTK_ERR_NOT_FOUND : DCTK_ERR_IO, "%s/%.*s: %s", d->root,
+                            (int)(slash - key), key, strerror(e));
+        close(fd);
+        fd = sub;
     }
-    if (rc != 0 && errno != ENOENT)
+    *last = p;
+    return fd;
+}
+
+/* Remove name in folder dfd (shown as path), a tree or a file or a link,
+ * never following a link, never leaving the file system dev. */
+static dctk_status remove_at(int dfd, const char *name, const char *path, dev_t dev, int depth) {
+    struct stat sb;
+    if (fstatat(dfd, name, &sb, AT_SYMLINK_NOFOLLOW) != 0)
+        return errno == ENOENT ? DCTK_OK : DCTK_FAIL(DCTK_ERR_IO, "%s: %s", path, strerror(errno));
+    if (!S_ISDIR(sb.st_mode)) {
+        if (unlinkat(dfd, name, 0) != 0 && errno != ENOENT)
+            return DCTK_FAIL(DCTK_ERR_IO, "%s: cannot delete: %s", path, strerror(errno));
+        return DCTK_OK;
+    }
+    if (sb.st_dev != dev)
+        return DCTK_FAIL(DCTK_ERR_IO, "%s: another file system is mounted there: refusing to delete it", path);
+    if (depth > 64) return DCTK_FAIL(DCTK_ERR_IO, "%s: folders nested too deep to delete", path);
+    int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    DIR *dir = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!dir) {
+        dctk_status st = DCTK_FAIL(DCTK_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+        if (fd >= 0) close(fd);
+        return st;
+    }
+    dctk_status st = DCTK_OK;
+    for (struct dirent *e; st == DCTK_OK && (e = readdir(dir));) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        char *sub = zarr_join(path, e->d_name);
+        st = sub ? remove_at(dirfd(dir), e->d_name, sub, dev, depth + 1) : DCTK_NOMEM();
+        free(sub);
+    }
+    closedir(dir);
+    if (st == DCTK_OK && unlinkat(dfd, name, AT_REMOVEDIR) != 0 && errno != ENOENT)
         st = DCTK_FAIL(DCTK_ERR_IO, "%s: cannot delete: %s", path, strerror(errno));
+    return st;
+}
+
+/* Every key below prefix and prefix itself; "" empties the store. */
+static dctk_status dir_del_tree(dctk_store *s, const char *prefix) {
+    dir_store *d = (dir_store *)s;
+    dctk_status st = DCTK_OK;
+    struct stat root_sb;
+    int rfd = open_root(d, &st, &root_sb);
+    if (rfd < 0) return st;
+    close(rfd);
+    char *path = full_path(d, prefix);
+    if (!path) return DCTK_NOMEM();
+    if (!prefix[0]) { /* the root's entries, one by one */
+        char **names = NULL;
+        size_t n = 0;
+        st = zarr_list_names(s, "", false, &names, &n);
+        for (size_t i = 0; i < n && st == DCTK_OK; i++) st = dir_del_tree(s, names[i]);
+        zarr_names_free(names, n);
+        free(path);
+        return st;
+    }
+    const char *last;
+    int pfd = open_parent_nofollow(d, prefix, &last, &st);
+    if (pfd >= 0) {
+        st = remove_at(pfd, last, path, root_sb.st_dev, 0);
+        close(pfd);
+    } else if (st == DCTK_ERR_NOT_FOUND) {
+        dctk_clear_detail();
+        st = DCTK_OK; /* nothing there */
+    }
     free(path);
+    return st;
+}
+
+static dctk_status dir_del(dctk_store *s, const char *key) { return dir_del_tree(s, key); }
+
+/* Fail when key, or a folder on the way to it from the root, is a symbolic
+ * link: what is written or removed there would land outside the store. */
+static dctk_status dir_no_link(dctk_store *s, const char *key) {
+    dir_store *d = (dir_store *)s;
+    dctk_status st = DCTK_OK;
+    const char *last;
+    int pfd = open_parent_nofollow(d, key, &last, &st);
+    if (pfd < 0) {
+        if (st == DCTK_ERR_NOT_FOUND) dctk_clear_detail(), st = DCTK_OK;
+        return st;
+    }
+    struct stat sb;
+    if (fstatat(pfd, last, &sb, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(sb.st_mode))
+        st = DCTK_FAIL(DCTK_ERR_ARG, "%s/%s: a symbolic link inside the store: refusing to write or remove through it",
+                       d->root, key);
+    close(pfd);
     return st;
 }
 
@@ -459,7 +565,9 @@ static void record_holder(int fd, const char *what, const char *path) {
  * the file was removed under us. */
 static dctk_status lock_once(const char *path, int *fd, bool *again, char *owner, size_t cap) {
     *again = false;
-    *fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    *fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+    if (*fd < 0 && errno == ELOOP)
+        return DCTK_FAIL(DCTK_ERR_ARG, "%s: the lock file is a symbolic link: refusing to write through it", path);
     if (*fd < 0) return DCTK_FAIL(DCTK_ERR_IO, "%s: cannot open the lock: %s", path, strerror(errno));
     if (flock(*fd, LOCK_EX | LOCK_NB) != 0) {
         int e = errno;
@@ -469,7 +577,7 @@ static dctk_status lock_once(const char *path, int *fd, bool *again, char *owner
         return e == EWOULDBLOCK || e == EINTR ? DCTK_OK : DCTK_FAIL(DCTK_ERR_IO, "%s: lock: %s", path, strerror(e));
     }
     struct stat a, b;
-    if (fstat(*fd, &a) != 0 || stat(path, &b) != 0 || a.st_ino != b.st_ino || a.st_dev != b.st_dev) {
+    if (fstat(*fd, &a) != 0 || lstat(path, &b) != 0 || a.st_ino != b.st_ino || a.st_dev != b.st_dev) {
         close(*fd);
         *fd = -1;
         *again = true;
@@ -538,7 +646,8 @@ static void dir_close(dctk_store *s) {
 }
 
 static const dctk_store_vt dir_vt = {
-    .get = dir_get, .set = dir_set, .create = dir_create, .del = dir_del, .list = dir_list,
+    .get = dir_get, .set = dir_set, .create = dir_create, .del = dir_del, .del_tree = dir_del_tree,
+    .no_link = dir_no_link, .list = dir_list,
     .exists = dir_exists, .size = dir_size, .lock = dir_lock, .close = dir_close, .set_parts = dir_set_parts,
     .rename = dir_rename, .exchange = dir_exchange, .sync = dir_sync, .trylock = dir_trylock, .unlock = dir_unlock, .purge = dir_purge,
     .open_value = dir_open_value, .append_value = dir_append_value, .close_value = dir_close_value,
