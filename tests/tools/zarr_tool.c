@@ -82,7 +82,7 @@ static int cmd_write(dctk_store *s, const char *path, int argc, char **argv) {
     json_decref(attrs);
     free(dims_s);
     if (st) return fail(st);
-    uint8_t *in;
+    uint8_t *in = NULL;
     size_t n;
     dctk_zarr_array *a = NULL;
     if (!st) st = dctk_read_file(argv[argc - 1], &in, &n);

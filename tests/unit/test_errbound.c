@@ -81,7 +81,7 @@ static void *read_field(const char *file, const char *var, dctk_dtype *t, int *n
     const char *root = getenv("DCTK_NCARG");
     snprintf(path, sizeof path, "%s/%s", root ? root : "/usr/share/ncarg/data", file);
     dctk_dataset *ds;
-    size_t v, zero[DCTK_MAX_DIMS] = {0};
+    size_t v = 0, zero[DCTK_MAX_DIMS] = {0};
     if (dctk_dataset_open(path, &ds) != DCTK_OK || dctk_dataset_find(ds, var, &v) != DCTK_OK)
         fail_msg("%s %s: %s", file, var, dctk_detail());
     const dctk_var *dv = dctk_dataset_var(ds, v);
@@ -395,8 +395,8 @@ static void zarr_store(void **state) {
     dctk_store *s;
     assert_int_equal(dctk_store_dir_open(dir, true, &s), DCTK_OK);
     static const char *const pipelines[] = {
-        "[{\"name\":\"dctk.sz\",\"configuration\":{\"error_bound\":0.05,\"predictor\":\"lorenzo\"}},"
-        "{\"name\":\"zstd\",\"configuration\":{\"level\":1,\"checksum\":false}}]",
+        ("[{\"name\":\"dctk.sz\",\"configuration\":{\"error_bound\":0.05,\"predictor\":\"lorenzo\"}},"
+         "{\"name\":\"zstd\",\"configuration\":{\"level\":1,\"checksum\":false}}]"),
         "[{\"name\":\"dctk.sz\",\"configuration\":{\"error_bound\":0.01,\"predictor\":\"interp\"}}]",
         "[{\"name\":\"dctk.ebcc\",\"configuration\":{\"error_bound\":0.02,\"base_rmse\":1.0}},{\"name\":\"crc32c\"}]",
     };
