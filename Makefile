@@ -1,7 +1,8 @@
 # dc_toolkit: the two commands of the README, and a few more.
 #   make demo    install what is missing, build, run the main job on real data
 #   make check   install what is missing, build, run every test (and the unit
-#                tests again under AddressSanitizer + UBSan)
+#                tests again under AddressSanitizer + UBSan, and in a clang build
+#                without MPI and the web UI)
 #   make check-quick  the same, less the interop cases labelled slow (ctest -LE slow)
 #   make bench   the benchmarks in bench/, figures side by side
 #   make fuzz    build the libFuzzer targets (clang) and run each FUZZ_SECONDS
@@ -11,6 +12,7 @@
 
 BUILD  ?= build
 ASAN   ?= build-asan
+CLANG  ?= build-clang
 PREFIX ?= /usr/local
 JOBS   ?= $(shell nproc)
 NCARG  ?= /usr/share/ncarg/data
@@ -26,7 +28,7 @@ FUZZ          ?= build-fuzz
 FUZZ_SECONDS  ?= 600
 FUZZ_PARALLEL ?= 1
 
-.PHONY: all deps test-deps fuzz-deps build build-tests demo check check-quick test asan bench fuzz install clean check-fresh
+.PHONY: all deps test-deps fuzz-deps build build-tests demo check check-quick test asan configs bench fuzz install clean check-fresh
 
 all: build
 
@@ -63,13 +65,25 @@ asan: deps $(ASAN)/CMakeCache.txt
 	cmake --build $(ASAN) -j $(JOBS)
 	cd $(ASAN) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest -L unit --output-on-failure -j $(JOBS)
 
+# The other compiler and the optional parts left out: what builds with gcc and MPI alone
+# must build (warnings as errors) and pass its unit tests with clang and neither.
+$(CLANG)/CMakeCache.txt:
+	CC=clang cmake -S . -B $(CLANG) -DCMAKE_BUILD_TYPE=Debug -DDCTK_MPI=OFF -DDCTK_WEB=OFF
+
+configs: deps $(CLANG)/CMakeCache.txt
+	cmake -S . -B $(CLANG) -DDCTK_TEST_TIMEOUT_SCALE=$(TIMEOUT_SCALE)
+	cmake --build $(CLANG) -j $(JOBS)
+	cd $(CLANG) && ctest -L unit --output-on-failure -j $(JOBS)
+
 check: test-deps
 	$(MAKE) test
 	$(MAKE) asan
+	$(MAKE) configs
 
 check-quick: test-deps
 	$(MAKE) test CTEST_ARGS="-LE slow"
 	$(MAKE) asan
+	$(MAKE) configs
 
 fuzz-deps:
 	@sh scripts/install-deps.sh --fuzz
@@ -87,4 +101,4 @@ install: build
 	DESTDIR=$(DESTDIR) cmake --install $(BUILD) --prefix $(PREFIX)
 
 clean:
-	rm -rf $(BUILD) $(ASAN) $(FUZZ) $(DEMO_OUT)
+	rm -rf $(BUILD) $(ASAN) $(CLANG) $(FUZZ) $(DEMO_OUT)

@@ -2,7 +2,8 @@
 # Install what dc_toolkit needs to build, demo and test on Debian 12, as root.
 # Installs only what is missing, so a second run is quick and offline-safe.
 #   scripts/install-deps.sh          build + demo dependencies
-#   scripts/install-deps.sh --test   also the independent readers the tests compare against
+#   scripts/install-deps.sh --test   also the independent readers the tests compare against, and clang
+#                                    (make check builds the library a second way with it)
 #   scripts/install-deps.sh --fuzz   also clang and its fuzzer runtime (make fuzz only)
 #   scripts/install-deps.sh --fresh  only what scripts/check-fresh.sh needs on the host
 set -eu
@@ -14,7 +15,7 @@ BUILD="build-essential cmake pkg-config git
   libopenmpi-dev openmpi-bin libcairo2-dev libmicrohttpd-dev libncarg-data"
 TEST="python3 python3-numpy python3-numcodecs python3-zfpy python3-netcdf4
   python3-eccodes python3-zarr python3-xarray netcdf-bin
-  python3-sklearn chromium valgrind"
+  python3-sklearn chromium valgrind clang"
 # libFuzzer ships with clang's compiler-rt; only `make fuzz` needs them.
 FUZZ="clang libclang-rt-14-dev"
 # Node.js and npm only when the machine has none: a Node.js from elsewhere
