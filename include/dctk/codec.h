@@ -171,7 +171,82 @@ typedef struct dctk_codec_vt {
      * peak resident memory of a process that runs the codec). NULL: less
      * than 64 KiB, not counted. */
     size_t (*work_mem)(const dctk_codec *c, const dctk_chunk_spec *in, size_t n);
+
+    /* --- what the search, the writers and the v2 reader ask of a family -- */
+    /* Compressors: the adaptive search's scouts (DCTK_SCOUT_* bits): the
+     * family's first plain member, and its first member after a byte
+     * shuffle, rank the other compressors on a probe. 0: not a scout (a
+     * family whose start-up costs more than a probe's data). */
+    unsigned scout;
+    /* The configuration key of the family's speed-for-ratio level (members
+     * that differ in it alone are one group to the search); NULL: none. */
+    const char *level_key;
+    /* Compressors: the lossless compressor a field without a sweep gets,
+     * when the class flags allow it (the first family that says so). */
+    bool default_lossless;
+    /* Compressors: the codec object (JSON text) that writes coordinates and
+     * bounds exactly where a merge must rewrite them; NULL: not this one. */
+    const char *coordinate;
+    /* Zarr v2: the numcodecs id read as this codec (NULL: a v2 id reads as
+     * "numcodecs.<id>"), and the hook that turns the v2 object's keys (id
+     * removed, edited in place) into this codec's configuration for an
+     * array of dtype t (NULL: the keys as they are). */
+    const char *v2_id;
+    void (*from_v2)(json_t *conf, dctk_dtype t);
+    /* Filters: how much a member divides the values' spread (|scale| of a
+     * fixed offset-scale), so that an error-bounded serializer after it gets
+     * its bound in the same relative terms; NULL or 1: keeps the units. */
+    double (*value_divisor)(const json_t *codec);
+    /* Error-bounded serializers: the configuration key of the absolute
+     * error bound (mapped after a scaling filter); NULL: none. */
+    const char *bound_key;
+    /* Filters: whether a member (a codec object) is the identity on dtype t,
+     * so that its pipelines are those of no filter and are left out of a
+     * sweep; NULL: never. */
+    bool (*identity_member)(const json_t *codec, dctk_dtype t);
+    /* Parameters the search solves against the field's gates (DCTK_SOLVE
+     * below), ended by an entry whose key is NULL; NULL: none. */
+    const struct dctk_codec_solve *solve;
 } dctk_codec_vt;
+
+enum { DCTK_SCOUT_PLAIN = 1, DCTK_SCOUT_SHUFFLED = 2 };
+
+/* --- solvable parameters ------------------------------------------------- *
+ * A lossy family whose error grows (or shrinks) with one parameter declares
+ * it here; the search (src/eval) finds, on the sample, the member with the
+ * most compression whose errors meet the field's gates, by bisection over
+ * the range, confirming the member it settles on (it never trusts the error
+ * to be monotonic: a member that fails steps back towards the safe end). */
+typedef struct dctk_solve_in {
+    dctk_dtype dtype;
+    double mean, std, min, max, absq01; /* the finite sample values' statistics */
+    /* The sample itself (n values of dtype, C order), for a hook that seeds
+     * its search from the data (information content, packing); may be NULL. */
+    const void *sample;
+    size_t n;
+    /* The tightest enabled budget in the field's units, where one is known
+     * (the relative L1 threshold x mean |x|, or --abs-error); NaN: none. */
+    double abs_budget;
+} dctk_solve_in;
+
+/* The range of a solvable parameter for one field: values lo..hi (integers
+ * when `integer`; the search bisects on a log scale when `log`, for
+ * tolerances spanning decades). `safe` is the end with the smaller error
+ * (lo or hi); `seed` a first guess inside the range (NaN: the middle). */
+typedef struct dctk_solve_range {
+    double lo, hi, safe, seed;
+    bool integer, log;
+} dctk_solve_range;
+
+typedef struct dctk_codec_solve {
+    const char *key; /* the configuration key solved ("keepbits", "tolerance", ...); NULL ends the list */
+    /* The range for this field; false when the parameter does not apply
+     * (an integer field for bitround, ...): nothing is solved. */
+    bool (*range)(const dctk_solve_in *in, dctk_solve_range *out);
+    /* The member at value p: a JSON list of codec objects (new reference;
+     * NULL when out of memory). */
+    json_t *(*member)(const dctk_solve_in *in, double p);
+} dctk_codec_solve;
 
 struct dctk_codec {
     const dctk_codec_vt *vt;

@@ -92,6 +92,12 @@ static dctk_status bitround_grid(const dctk_grid_in *in, const dctk_grid_sink *s
     return DCTK_OK;
 }
 
+/* Keeping every mantissa bit of the dtype gives every value back. */
+static bool bitround_identity_member(const json_t *codec, dctk_dtype t) {
+    json_int_t keep = json_integer_value(json_object_get(json_object_get(codec, "configuration"), "keepbits"));
+    return (t == DCTK_FLOAT32 && keep == 23) || (t == DCTK_FLOAT64 && keep == 52);
+}
+
 static const dctk_codec_example bitround_examples[] = {
     {"float32", "{\"name\":\"numcodecs.bitround\",\"configuration\":{\"keepbits\":7}}"},
     {"float64", "{\"name\":\"numcodecs.bitround\",\"configuration\":{\"keepbits\":20}}"},
@@ -104,4 +110,5 @@ const dctk_codec_vt dctk_codec_bitround = {
     .encode = bitround_encode, .decode = bitround_decode,
     .family = "bitround", .portability = DCTK_PORT_NUMCODECS, .nan_exact = true,
     .grid = bitround_grid, .examples = bitround_examples,
+    .identity_member = bitround_identity_member,
 };

@@ -221,10 +221,21 @@ static const dctk_codec_example blosc_examples[] = {
     {NULL, NULL},
 };
 
+/* A Zarr v2 numcodecs Blosc object: shuffle is a number there (-1 auto
+ * decodes the same as 1, byte shuffle), a word in v3; v3 also wants the
+ * typesize, which v2 takes from the array. */
+static void blosc_from_v2(json_t *conf, dctk_dtype t) {
+    json_int_t v = json_integer_value(json_object_get(conf, "shuffle"));
+    json_object_set_new(conf, "shuffle", json_string(v == 0 ? "noshuffle" : v == 2 ? "bitshuffle" : "shuffle"));
+    json_object_set_new(conf, "typesize", json_integer((json_int_t)dctk_dtype_size(t)));
+    if (!json_object_get(conf, "blocksize")) json_object_set_new(conf, "blocksize", json_integer(0));
+}
+
 const dctk_codec_vt dctk_codec_blosc = {
     .name = "blosc", .kind = DCTK_CODEC_BB, .lossless = true,
     .create = blosc_create, .destroy = dctk_cmp_destroy, .to_json = blosc_to_json,
     .encode = blosc_encode, .decode = blosc_decode, .bound = blosc_bound, .work_mem = blosc_work_mem,
     .family = "blosc", .portability = DCTK_PORT_CORE, .nan_exact = true,
     .grid = blosc_grid, .resolve = blosc_resolve, .examples = blosc_examples,
+    .scout = DCTK_SCOUT_PLAIN, .level_key = "clevel", .v2_id = "blosc", .from_v2 = blosc_from_v2,
 };

@@ -177,4 +177,5 @@ const dctk_codec_vt dctk_codec_bz2 = {
     .encode = bz2_encode, .decode = bz2_decode, .bound = bz2_bound, .work_mem = bz2_work_mem,
     .family = "bz2", .portability = DCTK_PORT_NUMCODECS, .nan_exact = true,
     .grid = bz2_grid, .examples = bz2_examples, .ctx_type = &bz2_ctx_type,
+    .level_key = "level",
 };

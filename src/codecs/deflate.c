@@ -222,6 +222,7 @@ const dctk_codec_vt dctk_codec_gzip = {
     .encode = deflate_encode, .decode = deflate_decode, .bound = deflate_bound, .work_mem = deflate_work_mem,
     .family = "gzip", .portability = DCTK_PORT_CORE, .nan_exact = true,
     .grid = gzip_grid, .examples = gzip_examples, .ctx_type = &deflate_ctx_type,
+    .level_key = "level", .v2_id = "gzip",
 };
 
 const dctk_codec_vt dctk_codec_zlib = {
@@ -230,4 +231,5 @@ const dctk_codec_vt dctk_codec_zlib = {
     .encode = deflate_encode, .decode = deflate_decode, .bound = deflate_bound, .work_mem = deflate_work_mem,
     .family = "zlib", .portability = DCTK_PORT_NUMCODECS, .nan_exact = true,
     .grid = zlib_grid, .examples = zlib_examples, .ctx_type = &deflate_ctx_type,
+    .scout = DCTK_SCOUT_PLAIN, .level_key = "level",
 };

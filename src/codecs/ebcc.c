@@ -331,4 +331,5 @@ const dctk_codec_vt dctk_codec_ebcc = {
     .family = "ebcc", .portability = DCTK_PORT_DCTK, .package = "dctk-codecs",
     .nan_exact = true, .ctx_type = &dctk_zstd_ctx_type,
     .grid = ebcc_grid, .work_mem = ebcc_work_mem, .examples = ebcc_examples,
+    .bound_key = "error_bound",
 };

@@ -90,4 +90,5 @@ const dctk_codec_vt dctk_codec_lz4 = {
     .encode = lz4_encode, .decode = lz4_decode, .bound = lz4_bound,
     .family = "lz4", .portability = DCTK_PORT_NUMCODECS, .nan_exact = true,
     .grid = lz4_grid, .examples = lz4_examples,
+    .scout = DCTK_SCOUT_PLAIN, .level_key = "acceleration",
 };

@@ -260,4 +260,5 @@ const dctk_codec_vt dctk_codec_lzma = {
     .encode = xz_encode, .decode = xz_decode, .bound = xz_bound, .work_mem = xz_work_mem,
     .family = "lzma", .portability = DCTK_PORT_NUMCODECS, .nan_exact = true,
     .grid = xz_grid, .examples = xz_examples, .ctx_type = &xz_ctx_type,
+    .level_key = "preset",
 };

@@ -292,6 +292,11 @@ static const dctk_codec_example fos_examples[] = {
     {NULL, NULL},
 };
 
+/* (x - offset) / scale divides the values' spread by |scale|. */
+static double fos_value_divisor(const json_t *codec) {
+    return fabs(json_number_value(json_object_get(json_object_get(codec, "configuration"), "scale")));
+}
+
 const dctk_codec_vt dctk_codec_fixed_offset_scale = {
     .name = FILT_RS_NAME, .rs_id = FOS_ID, .kind = DCTK_CODEC_AA, .lossless = false,
     .create = fos_create, .destroy = filt_destroy, .to_json = fos_to_json,
@@ -299,4 +304,5 @@ const dctk_codec_vt dctk_codec_fixed_offset_scale = {
     .family = "fixedoffsetscale", .portability = DCTK_PORT_PLUGIN, .package = "numcodecs-wasm-fixed-offset-scale",
     .nan_exact = true,
     .grid = fos_grid, .examples = fos_examples,
+    .value_divisor = fos_value_divisor,
 };

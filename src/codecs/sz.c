@@ -267,4 +267,5 @@ const dctk_codec_vt dctk_codec_sz = {
     .family = "sz", .portability = DCTK_PORT_DCTK, .package = "dctk-codecs",
     .nan_exact = true, .ctx_type = &dctk_zstd_ctx_type,
     .grid = sz_grid, .work_mem = sz_work_mem, .examples = sz_examples,
+    .bound_key = "error_bound",
 };

@@ -182,10 +182,19 @@ static const dctk_codec_example zstd_examples[] = {
     {NULL, NULL},
 };
 
+/* A Zarr v2 numcodecs Zstd object may leave out checksum (off). */
+static void zstd_from_v2(json_t *conf, dctk_dtype t) {
+    (void)t;
+    if (!json_object_get(conf, "checksum")) json_object_set_new(conf, "checksum", json_false());
+}
+
 const dctk_codec_vt dctk_codec_zstd = {
     .name = "zstd", .kind = DCTK_CODEC_BB, .lossless = true,
     .create = zstd_create, .destroy = dctk_cmp_destroy, .to_json = zstd_to_json,
     .encode = zstd_encode, .decode = zstd_decode, .bound = zstd_bound, .work_mem = zstd_work_mem,
     .family = "zstd", .portability = DCTK_PORT_CORE, .nan_exact = true, .ctx_type = &dctk_zstd_ctx_type,
     .grid = zstd_grid, .examples = zstd_examples,
+    .scout = DCTK_SCOUT_PLAIN | DCTK_SCOUT_SHUFFLED, .level_key = "level", .default_lossless = true,
+    .coordinate = "{\"name\":\"zstd\",\"configuration\":{\"level\":5,\"checksum\":false}}",
+    .v2_id = "zstd", .from_v2 = zstd_from_v2,
 };

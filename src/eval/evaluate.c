@@ -752,10 +752,14 @@ static void report_outside(const dctk_var *var, const void *sample, size_t n, co
 }
 
 /* The first lossless compressor of the space a field without a sweep gets
- * (zstd when the class flags allow it), or none. */
+ * (the family whose descriptor says default_lossless, when the class flags
+ * allow it), or none. */
 static int plain_compressor(const dctk_space *sp) {
-    for (int c = 0; c < sp->ncomp; c++)
-        if (!strcmp(sp->comp[c].family, "zstd")) return c;
+    for (int c = 0; c < sp->ncomp; c++) {
+        const json_t *codecs = sp->comp[c].codecs;
+        const dctk_codec_vt *t = dctk_codec_type_of(json_array_get(codecs, 0));
+        if (json_array_size(codecs) == 1 && t && t->default_lossless) return c;
+    }
     return sp->comp_none || sp->ncomp == 0 ? -1 : 0;
 }
 

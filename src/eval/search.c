@@ -298,17 +298,17 @@ static void prune_combo(search *se, size_t k, bool measured, const char *fmt, ..
     va_end(ap);
 }
 
-/* Scouts: none, and the first compressor of the fast families, plain and
- * shuffled (zstd). bz2 and lzma are left to the halving: on a small probe
- * their start-up costs more than the data. */
+/* Scouts: none, and the first compressor of each family whose descriptor
+ * makes it a scout, plain or after a shuffle (dctk_codec_vt.scout); the
+ * families whose start-up costs more than a small probe's data are left to
+ * the halving. */
 static bool is_scout(const dctk_space *sp, int c) {
     if (c < 0) return true;
     const char *fam = sp->comp[c].family;
-    bool shuffled = json_array_size(sp->comp[c].codecs) > 1;
-    static const char *const fast[] = {"blosc", "lz4", "zstd", "zlib"};
-    bool ok = false;
-    for (size_t i = 0; i < sizeof fast / sizeof fast[0]; i++) ok = ok || !strcmp(fam, fast[i]);
-    if (!ok || (shuffled && strcmp(fam, "zstd") != 0)) return false;
+    size_t len = json_array_size(sp->comp[c].codecs);
+    bool shuffled = len > 1;
+    const dctk_codec_vt *t = dctk_codec_type_of(json_array_get(sp->comp[c].codecs, len - 1));
+    if (!t || !(t->scout & (shuffled ? DCTK_SCOUT_SHUFFLED : DCTK_SCOUT_PLAIN))) return false;
     for (int e = 0; e < c; e++)
         if (!strcmp(sp->comp[e].family, fam) && (json_array_size(sp->comp[e].codecs) > 1) == shuffled) return false;
     return true;
@@ -754,12 +754,14 @@ static void mark_top(search *se, size_t u, const int *clevel, int p, size_t top,
     }
 }
 
-static bool level_key(const char *k) {
-    return !strcmp(k, "clevel") || !strcmp(k, "level") || !strcmp(k, "preset") || !strcmp(k, "acceleration");
+/* Whether k is the level key of codec object c (its descriptor's level_key). */
+static bool level_key(const json_t *c, const char *k) {
+    const dctk_codec_vt *t = dctk_codec_type_of(c);
+    return t && t->level_key && !strcmp(k, t->level_key);
 }
 
-/* Whether two codec chains differ at most in their level (blosc's clevel,
- * zstd's level, lzma's preset, lz4's acceleration). */
+/* Whether two codec chains differ at most in their level (the key each
+ * codec's descriptor names: blosc's clevel, lzma's preset, ...). */
 static bool same_but_level(const json_t *a, const json_t *b) {
     if (json_array_size(a) != json_array_size(b)) return false;
     for (size_t e = 0; e < json_array_size(a); e++) {
@@ -767,8 +769,8 @@ static bool same_but_level(const json_t *a, const json_t *b) {
         if (!json_equal(json_object_get(x, "name"), json_object_get(y, "name"))) return false;
         json_t *cx = json_object_get(x, "configuration"), *cy = json_object_get(y, "configuration"), *v;
         const char *key;
-        json_object_foreach(cx, key, v) if (!level_key(key) && !json_equal(v, json_object_get(cy, key))) return false;
-        json_object_foreach(cy, key, v) if (!level_key(key) && !json_object_get(cx, key)) return false;
+        json_object_foreach(cx, key, v) if (!level_key(x, key) && !json_equal(v, json_object_get(cy, key))) return false;
+        json_object_foreach(cy, key, v) if (!level_key(x, key) && !json_object_get(cx, key)) return false;
     }
     return true;
 }
@@ -1038,25 +1040,33 @@ dctk_status dctk_search_adaptive(const dctk_space *sp, const dctk_gates *gates, 
 
 /* --- pairings left out before the sweep ------------------------------------------ */
 
-/* Whether filter f is bitround keeping every mantissa bit of the dtype. */
-static bool identity_bitround(const dctk_space *sp, int f) {
-    if (strcmp(sp->filt[f].family, "bitround") != 0) return false;
-    json_t *conf = json_object_get(json_array_get(sp->filt[f].codecs, 0), "configuration");
-    json_int_t keep = json_integer_value(json_object_get(conf, "keepbits"));
-    return (sp->dtype == DCTK_FLOAT32 && keep == 23) || (sp->dtype == DCTK_FLOAT64 && keep == 52);
+/* Whether filter f is, by its descriptor, the identity on the space's dtype
+ * (bitround keeping every mantissa bit). */
+static bool identity_filter(const dctk_space *sp, int f) {
+    const json_t *codec = json_array_get(sp->filt[f].codecs, 0);
+    const dctk_codec_vt *t = dctk_codec_type_of(codec);
+    return json_array_size(sp->filt[f].codecs) == 1 && t && t->identity_member && t->identity_member(codec, sp->dtype);
 }
 
 size_t dctk_search_left_out(const dctk_space *sp, bool *out, char *why, size_t cap) {
     size_t n = 0, nunits = dctk_sweep_nunits(sp);
+    int first = -1;
     why[0] = '\0';
     for (size_t u = 0; u < nunits; u++) {
         int f, s;
         dctk_sweep_unit(sp, u, &f, &s);
-        out[u] = sp->filt_none && f >= 0 && identity_bitround(sp, f);
+        out[u] = sp->filt_none && f >= 0 && identity_filter(sp, f);
         n += out[u] ? (size_t)(sp->ncomp + sp->comp_none) : 0;
+        if (out[u] && first < 0) first = f;
     }
-    if (n)
-        snprintf(why, cap, "bitround keeping all %d mantissa bits is the identity: the same pipelines as no filter",
-                 sp->dtype == DCTK_FLOAT32 ? 23 : 52);
+    if (n) {
+        /* the filter's part of "- | bitround(keepbits=23) | -" */
+        char *name = dctk_pipeline_name(NULL, sp->filt[first].codecs, NULL);
+        size_t len = name ? strlen(name) : 0;
+        if (len > 8) name[len - 4] = '\0';
+        snprintf(why, cap, "%s is the identity on %s: the same pipelines as no filter", len > 8 ? name + 4 : "a filter",
+                 dctk_dtype_name(sp->dtype));
+        free(name);
+    }
     return n;
 }

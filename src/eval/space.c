@@ -227,16 +227,16 @@ json_t *dctk_space_compressor(const dctk_space *sp, int c, int s) {
     return chain;
 }
 
-/* How much filter f shrinks the values' spread: |s| for fixed-offset-scale
- * ((x - o) / s), 1 for a filter that keeps the field's units (delta, bitround,
- * quantize; asinh keeps them near zero, where its slope is 1). */
+/* How much filter f shrinks the values' spread, as its descriptor says
+ * (value_divisor: |s| of a fixed offset-scale (x - o) / s); 1 for a filter
+ * that keeps the field's units (delta, bitround, quantize; asinh keeps them
+ * near zero, where its slope is 1). */
 static double filter_divisor(const dctk_space *sp, int f) {
     if (f < 0) return 1;
-    const json_t *conf = json_object_get(json_array_get(sp->filt[f].codecs, 0), "configuration");
-    const char *id = json_string_value(json_object_get(conf, "id"));
-    double scale = json_number_value(json_object_get(conf, "scale"));
-    if (!id || strcmp(id, "fixed-offset-scale.rs") != 0 || !isfinite(scale) || scale == 0) return 1;
-    return fabs(scale);
+    const json_t *codec = json_array_get(sp->filt[f].codecs, 0);
+    const dctk_codec_vt *t = dctk_codec_type_of(codec);
+    double div = t && t->value_divisor ? t->value_divisor(codec) : 1;
+    return isfinite(div) && div != 0 ? fabs(div) : 1;
 }
 
 /* An error-bounded serializer's bound is R x a relative target, R the raw
@@ -247,12 +247,14 @@ static double filter_divisor(const dctk_space *sp, int f) {
 json_t *dctk_space_serializer(const dctk_space *sp, int f, int s) {
     if (s < 0) return NULL;
     json_t *list = sp->ser[s].codecs;
-    const json_t *bound = json_object_get(json_object_get(json_array_get(list, 0), "configuration"), "error_bound");
+    const dctk_codec_vt *t = dctk_codec_type_of(json_array_get(list, 0));
+    const char *key = t ? t->bound_key : NULL;
+    const json_t *bound = key ? json_object_get(json_object_get(json_array_get(list, 0), "configuration"), key) : NULL;
     double div = filter_divisor(sp, f);
     if (!bound || div == 1) return json_incref(list);
     json_t *copy = json_deep_copy(list);
     json_t *conf = json_object_get(json_array_get(copy, 0), "configuration");
-    json_object_set_new(conf, "error_bound", json_real(json_number_value(bound) / div));
+    json_object_set_new(conf, key, json_real(json_number_value(bound) / div));
     return copy;
 }
 

@@ -35,11 +35,33 @@ static dctk_status stored_lossless(dctk_store *store, const char *name, bool *th
     return st;
 }
 
+/* The exact pipeline coordinates and bounds are rewritten with: the plain
+ * serializer and the compressor whose descriptor names a coordinate form
+ * (none when no codec does). NULL when out of memory. */
+static json_t *coordinate_codecs(dctk_dtype t) {
+    json_t *codecs = json_array();
+    json_t *ser = dctk_dtype_size(t) == 1 ? json_pack("{s:s}", "name", "bytes")
+                                          : json_pack("{s:s,s:{s:s}}", "name", "bytes", "configuration", "endian", "little");
+    if (!codecs || json_array_append_new(codecs, ser) != 0) {
+        json_decref(codecs);
+        return NULL;
+    }
+    for (const dctk_codec_vt *const *k = dctk_codec_types(); *k; k++) {
+        if (!(*k)->coordinate) continue;
+        json_t *c = json_loads((*k)->coordinate, 0, NULL);
+        if (!c || json_array_append_new(codecs, c) != 0) {
+            json_decref(codecs);
+            return NULL;
+        }
+        break;
+    }
+    return codecs;
+}
+
 static dctk_status write_lossless(dctk_dataset *ds, size_t v, const char *store_path, int threads) {
     const dctk_var *var = dctk_dataset_var(ds, v);
-    json_t *codecs = json_pack("[{s:s,s:{s:s}},{s:s,s:{s:i,s:b}}]", "name", "bytes", "configuration", "endian",
-                               "little", "name", "zstd", "configuration", "level", 5, "checksum", 0);
-    if (dctk_dtype_size(var->dtype) == 1) json_object_del(json_array_get(codecs, 0), "configuration");
+    json_t *codecs = coordinate_codecs(var->dtype);
+    if (!codecs) return DCTK_NOMEM();
     dctk_write_opts o = {.store_path = store_path, .codecs = codecs, .inner_chunk_bytes = 16u << 20,
                          .shard_bytes = 512u << 20, .threads = threads, .verify = true, .bound_l1 = NAN};
     dctk_write_report r;

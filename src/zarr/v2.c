@@ -1,37 +1,33 @@
 /* Zarr v2 arrays, read side: .zarray (+ .zattrs) translated to the v3 model.
  *
  * The v2 filters and compressor are numcodecs objects {"id": ..., ...}; each
- * becomes the v3 codec of the same algorithm (blosc, zstd, gzip keep their
- * core names, the others become "numcodecs.<id>"), so one codec registry
+ * becomes the v3 codec of the same algorithm (the codec whose descriptor
+ * claims the id, the others "numcodecs.<id>"), so one codec registry
  * decodes both formats. A v2 chunk is filters -> C-order bytes -> compressor;
  * order "F" is a transpose in front, ">" dtypes a big-endian "bytes". */
 #include <stdio.h>
 
 #include "zarr_internal.h"
 
-/* v3 blosc spells shuffle as a word; -1 (auto) decodes the same as shuffle. */
-static const char *blosc_shuffle(json_int_t v) { return v == 0 ? "noshuffle" : v == 2 ? "bitshuffle" : "shuffle"; }
+/* The registered type a v2 id names by its descriptor (v2_id), or NULL. */
+static const dctk_codec_vt *v2_type(const char *id) {
+    for (const dctk_codec_vt *const *t = dctk_codec_types(); *t; t++)
+        if ((*t)->v2_id && !strcmp((*t)->v2_id, id)) return *t;
+    return NULL;
+}
 
-/* One numcodecs object as a v3 codec object (new reference). */
+/* One numcodecs object as a v3 codec object (new reference): the codec whose
+ * descriptor claims the id, with its configuration hook, else
+ * "numcodecs.<id>" with the keys as they are. */
 static json_t *v2_codec(const json_t *c, dctk_dtype t) {
     const char *id = json_string_value(json_object_get(c, "id"));
     json_t *conf = json_deep_copy(c);
     json_object_del(conf, "id");
+    const dctk_codec_vt *type = v2_type(id);
     char name[128];
-    if (!strcmp(id, "blosc")) {
-        json_object_set_new(conf, "shuffle",
-                            json_string(blosc_shuffle(json_integer_value(json_object_get(c, "shuffle")))));
-        json_object_set_new(conf, "typesize", json_integer((json_int_t)dctk_dtype_size(t)));
-        if (!json_object_get(conf, "blocksize")) json_object_set_new(conf, "blocksize", json_integer(0));
-        snprintf(name, sizeof name, "blosc");
-    } else if (!strcmp(id, "zstd")) {
-        if (!json_object_get(conf, "checksum")) json_object_set_new(conf, "checksum", json_false());
-        snprintf(name, sizeof name, "zstd");
-    } else if (!strcmp(id, "gzip")) {
-        snprintf(name, sizeof name, "gzip");
-    } else {
-        snprintf(name, sizeof name, "numcodecs.%s", id);
-    }
+    if (type && type->from_v2) type->from_v2(conf, t);
+    if (type) snprintf(name, sizeof name, "%s", type->name);
+    else snprintf(name, sizeof name, "numcodecs.%s", id);
     return json_pack("{s:s,s:o}", "name", name, "configuration", conf);
 }
 
