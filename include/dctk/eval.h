@@ -551,7 +551,8 @@ typedef struct dctk_evaluate_opts {
 } dctk_evaluate_opts;
 
 typedef struct dctk_evaluate_summary {
-    size_t ncombos, nkept, nfailed;
+    size_t ncombos;
+    dctk_row_counts counts;     /* the rows by status (kept, rejected, failed, pruned, left out) */
     size_t nmeasured;           /* combos measured on the whole sample (all but those left out when exhaustive) */
     size_t nleft;               /* combos left out before the sweep (they can never give a distinct result) */
     long best;                  /* combo index, -1 when none was kept */

@@ -72,7 +72,8 @@ extern "C" {
     X(portability, STR, ROW) /* who reads the pipeline: core, numcodecs, plugin, dctk (dctk_codec.h) */   \
     X(keep, BOOL, RUN)                                                                                    \
     X(error, STR, ROW) /* "" when the combo ran */                                                        \
-    X(fraction, F64, RUN) /* of the sample measured: 1 whole, less when pruned on a part, 0 never run */
+    X(fraction, F64, RUN) /* of the sample measured: 1 whole, less when pruned on a part, 0 never run */ \
+    X(status, STR, ROW)   /* what became of the combo: dctk_row_status_name */
 
 #define DCTK_RESULT_CTYPE_STR const char *
 #define DCTK_RESULT_CTYPE_I64 int64_t
@@ -111,6 +112,35 @@ typedef struct dctk_result_row {
 } dctk_result_row;
 
 #define DCTK_RESULT_NCOLS (0 DCTK_RESULT_SCHEMA(DCTK_RESULT_ONE_))
+
+/* What became of a combo, the row's status column, from its keep and error:
+ *   kept      measured on the whole sample, every gate passed;
+ *   rejected  measured on the whole sample, a gate failed (the pass columns say which);
+ *   failed    it did not run, or its output did not decode ("error" says why);
+ *   pruned    the adaptive search dropped it after measuring it on a part of the
+ *             sample ("error" says why, "fraction" which part): its metrics are
+ *             that part's, not the sample's, so figures do not plot them;
+ *   left out  never run: it could give no result distinct from another's.
+ * The names are what the files and every summary say. */
+typedef enum dctk_row_status {
+    DCTK_ROW_KEPT,
+    DCTK_ROW_REJECTED,
+    DCTK_ROW_FAILED,
+    DCTK_ROW_PRUNED,
+    DCTK_ROW_LEFT_OUT,
+    DCTK_ROW_NSTATUS
+} dctk_row_status;
+DCTK_API dctk_row_status dctk_row_status_of(bool keep, const char *error); /* error may be NULL */
+DCTK_API const char *dctk_row_status_name(dctk_row_status s);             /* "kept", ..., "left out" */
+/* Counts of rows by status, for summaries: n[DCTK_ROW_KEPT], ... */
+typedef struct dctk_row_counts {
+    size_t n[DCTK_ROW_NSTATUS];
+} dctk_row_counts;
+DCTK_API void dctk_row_counts_add(dctk_row_counts *c, bool keep, const char *error);
+/* "12 kept, 300 rejected, 2 failed, 4000 pruned, 7 left out" into buf, the
+ * kept always, the others when not 0. */
+DCTK_API void dctk_row_counts_str(const dctk_row_counts *c, char *buf, size_t cap);
+
 /* Column names in schema order (the CSV header, the Parquet schema). */
 DCTK_API extern const char *const dctk_result_columns[DCTK_RESULT_NCOLS];
 

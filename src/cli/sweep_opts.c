@@ -206,7 +206,7 @@ static void show_progress(void *user, size_t done, size_t total) {
 static const char *units_sep(const dctk_var *var) { return var->units && var->units[0] ? " " : ""; }
 
 static void print_summary(const dctk_var *var, const dctk_evaluate_opts *eo, const dctk_evaluate_summary *s) {
-    char sh[128], sz[32], th[32] = "none";
+    char sh[128], sz[32], th[32] = "none", counts[160];
     if (s->no_sweep[0]) {
         printf("%s: %s: no sweep needed; wrote %s/best_%s.json, a lossless pipeline: %s\n", var->name,
                s->no_sweep, eo->where, var->name, s->best_name);
@@ -214,10 +214,10 @@ static void print_summary(const dctk_var *var, const dctk_evaluate_opts *eo, con
         return;
     }
     if (!isnan(s->threshold)) snprintf(th, sizeof th, "%.3g", s->threshold);
-    printf("%s: %zu combos on a sample %s (%s) in %.1f s; %zu kept, %zu failed; threshold %s (%s)", var->name,
-           s->ncombos, dctk_shape_str(var->ndim, s->sample_shape, sh, sizeof sh),
-           dctk_format_size(s->sample_bytes, sz, sizeof sz), s->seconds, s->nkept, s->nfailed, th,
-           s->threshold_source);
+    dctk_row_counts_str(&s->counts, counts, sizeof counts);
+    printf("%s: %zu combos on a sample %s (%s) in %.1f s; %s; threshold %s (%s)", var->name, s->ncombos,
+           dctk_shape_str(var->ndim, s->sample_shape, sh, sizeof sh), dctk_format_size(s->sample_bytes, sz, sizeof sz),
+           s->seconds, counts, th, s->threshold_source);
     if (!isnan(s->gates.abs_err)) printf("; max abs error %.6g%s%s", s->gates.abs_err, units_sep(var), var->units);
     putchar('\n');
     if (eo->search == DCTK_SEARCH_ADAPTIVE && s->nmeasured + s->nleft < s->ncombos)

@@ -10,6 +10,7 @@ dctk_result_row dctk_combo_row(const dctk_combo_result *r) {
 #define COPY(name, kind, role) DCTK_RESULT_IN_COMBO_##role(row.name = r->name;)
     DCTK_RESULT_SCHEMA(COPY)
 #undef COPY
+    row.status = dctk_row_status_name(dctk_row_status_of(r->keep, r->error));
     return row;
 }
 

@@ -336,11 +336,7 @@ static dctk_status write_results(const dctk_var *var, const dctk_space *sp, cons
     DCTK_TRY(dctk_results_parquet_path(path, sizeof path, o->where, var->name));
     DCTK_TRY(write_parquet(path, sp, var->name, res, s->ncombos));
     s->best = dctk_sweep_best(res, s->ncombos);
-    for (size_t k = 0; k < s->ncombos; k++) {
-        s->nkept += res[k].keep;
-        s->nfailed += res[k].error[0] != '\0' && strncmp(res[k].error, "pruned:", 7) != 0 &&
-                      strncmp(res[k].error, "left out:", 9) != 0;
-    }
+    for (size_t k = 0; k < s->ncombos; k++) dctk_row_counts_add(&s->counts, res[k].keep, res[k].error);
     if (s->best < 0) return DCTK_OK;
     s->best_row = res[s->best];
     name_best(sp, s);

@@ -13,6 +13,30 @@ const dctk_col dctk_result_cols[DCTK_RESULT_NCOLS] = {DCTK_RESULT_SCHEMA(COL)};
 const char *const dctk_result_columns[DCTK_RESULT_NCOLS] = {DCTK_RESULT_SCHEMA(NAME)};
 #undef NAME
 
+dctk_row_status dctk_row_status_of(bool keep, const char *error) {
+    if (keep) return DCTK_ROW_KEPT;
+    if (!error || !error[0]) return DCTK_ROW_REJECTED;
+    if (!strncmp(error, "pruned:", 7)) return DCTK_ROW_PRUNED;
+    if (!strncmp(error, "left out:", 9)) return DCTK_ROW_LEFT_OUT;
+    return DCTK_ROW_FAILED;
+}
+
+const char *dctk_row_status_name(dctk_row_status s) {
+    static const char *const names[DCTK_ROW_NSTATUS] = {"kept", "rejected", "failed", "pruned", "left out"};
+    return (unsigned)s < DCTK_ROW_NSTATUS ? names[s] : "?";
+}
+
+void dctk_row_counts_add(dctk_row_counts *c, bool keep, const char *error) { c->n[dctk_row_status_of(keep, error)]++; }
+
+void dctk_row_counts_str(const dctk_row_counts *c, char *buf, size_t cap) {
+    size_t used = 0;
+    for (int s = 0; s < DCTK_ROW_NSTATUS && used < cap; s++) {
+        if (s != DCTK_ROW_KEPT && c->n[s] == 0) continue;
+        int n = snprintf(buf + used, cap - used, "%s%zu %s", used ? ", " : "", c->n[s], dctk_row_status_name(s));
+        used += n > 0 ? (size_t)n : 0;
+    }
+}
+
 /* Strings live in blocks that never move, so row pointers stay valid while
  * the row array grows. */
 struct dctk_str_block {

@@ -47,7 +47,33 @@ def run(path, var, extra, where):
         best = json.load(f)
     with open(os.path.join(where, "config_space_%s_rank0.csv" % var), newline="") as f:
         rows = {(r["comp_idx"], r["filt_idx"], r["ser_idx"]): r for r in csv.DictReader(f)}
+    check_status(rows, r.stdout, "%s %s %s" % (path, var, extra))
     return best, rows, r.stderr
+
+
+STATUSES = ("kept", "rejected", "failed", "pruned", "left out")
+
+
+def status_of(r):
+    """What the row's keep and error say became of it."""
+    if kept(r):
+        return "kept"
+    e = r["error"]
+    return "pruned" if e.startswith("pruned: ") else "left out" if e.startswith("left out: ") else \
+        "failed" if e else "rejected"
+
+
+def check_status(rows, out, case):
+    """Each row's status column agrees with its keep and error, and the sweep's
+    summary line counts the rows by status, pruned apart from failed."""
+    bad = [(k, r["status"], status_of(r)) for k, r in rows.items() if r["status"] != status_of(r)]
+    check(not bad, "%s: status column against keep/error: %s" % (case, bad[:3]))
+    want = {s: sum(r["status"] == s for r in rows.values()) for s in STATUSES}
+    m = re.search(r" in [\d.]+ s; ((?:\d+ [a-z ]+?(?:, |; ))+)threshold", out)
+    said = dict((w, int(n)) for n, w in re.findall(r"(\d+) ([a-z ]+?)(?:, |; )", m.group(1))) if m else None
+    check(said == {s: n for s, n in want.items() if n or s == "kept"},
+          "%s: the summary says %s, the rows %s:\n%s" % (case, said, want, out[:400]))
+    check("over threshold" not in out, "%s: 'over threshold' in the output" % case)
 
 
 def key(b):

@@ -23,17 +23,17 @@ static const dctk_result_row rows[] = {
     {"t2m", 0, 1, 2, "{\"name\":\"zstd\",\"configuration\":{\"level\":22,\"checksum\":false}}",
      "{\"name\":\"numcodecs.bitround\",\"configuration\":{\"keepbits\":9}}", "", "zstd(level=22) | bitround(keepbits=9) | -",
      3.25, 1e-3, 2e-3, 0.1, 12.5, 0.25, 123.456, 789.0,
-     SEL(-1e-4, 0.999999, 87.5, 0.9987, 0.25, 2e-3, 0.5, true, true, true, true, true, false, true, false), "numcodecs", true, "", 1.0},
+     SEL(-1e-4, 0.999999, 87.5, 0.9987, 0.25, 2e-3, 0.5, true, true, true, true, true, false, true, false), "numcodecs", true, "", 1.0, "kept"},
     {"", -1, -1, -1, "", "", "", "", NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN,
-     SEL(NAN, NAN, NAN, NAN, NAN, NAN, NAN, false, false, false, false, false, false, false, false), "", false, "", 0.0},
+     SEL(NAN, NAN, NAN, NAN, NAN, NAN, NAN, false, false, false, false, false, false, false, false), "", false, "", 0.0, "rejected"},
     {"a,b", INT64_MAX, INT64_MIN, -1, "\"q\"", ",", "\n", "a | b, \"c\" | -", INFINITY, -INFINITY, -0.0, DBL_MAX,
      DBL_MIN, 5e-324, 1.0 / 3.0, 0.30000000000000004,
      SEL(INFINITY, -INFINITY, INFINITY, -0.0, 5e-324, DBL_MAX, DBL_MIN, true, false, true, false, true, false, true, true),
-     "dctk", false, "line one\nline two\r\nline \"three\",", 0.0625},
+     "dctk", false, "line one\nline two\r\nline \"three\",", 0.0625, "left out"},
     {"température ☃ 😀 \xff\xe2\x82", 97, 15, 8, "\r", " x ", "\"", "☃\n", 1e300, -1e-300, 2.5e-310, 1, 2, 3, 4, 5,
-     SEL(6, 7, 8, 9, 10, 11, 12, false, true, false, true, false, true, false, true), "plugin", true, "\"", NAN},
+     SEL(6, 7, 8, 9, 10, 11, 12, false, true, false, true, false, true, false, true), "plugin", true, "\"", NAN, "a,\"b\""},
     {NULL, 1, 2, 3, NULL, NULL, NULL, NULL, 0, 0, 0, 0, 0, 0, 0, 0,
-     SEL(0, 0, 0, 0, 0, 0, 0, true, true, true, true, true, true, true, true), "core", true, NULL, 0.25},
+     SEL(0, 0, 0, 0, 0, 0, 0, true, true, true, true, true, true, true, true), "core", true, NULL, 0.25, "kept"},
 };
 #define NROWS (sizeof rows / sizeof rows[0])
 
@@ -82,8 +82,9 @@ static void schema_table_matches_names(void **state) {
     (void)state;
     for (int c = 0; c < DCTK_RESULT_NCOLS; c++) assert_string_equal(dctk_result_cols[c].name, dctk_result_columns[c]);
     assert_string_equal(dctk_result_columns[0], "var");
-    assert_string_equal(dctk_result_columns[DCTK_RESULT_NCOLS - 2], "error");
-    assert_string_equal(dctk_result_columns[DCTK_RESULT_NCOLS - 1], "fraction");
+    assert_string_equal(dctk_result_columns[DCTK_RESULT_NCOLS - 3], "error");
+    assert_string_equal(dctk_result_columns[DCTK_RESULT_NCOLS - 2], "fraction");
+    assert_string_equal(dctk_result_columns[DCTK_RESULT_NCOLS - 1], "status");
     assert_string_equal(dctk_result_columns[7], "name");
     assert_string_equal(dctk_result_columns[16], "bias_rel");
 }
@@ -111,14 +112,14 @@ static void csv_header_and_quoting(void **state) {
     const char *want = "var,comp_idx,filt_idx,ser_idx,compressor,filter,serializer,name,ratio,l1_rel,l2_rel,linf_rel,"
                        "euclidean,max_abs_err,encode_mbps,decode_mbps,bias_rel,pearson,psnr_db,ssim,rel_err_frac,"
                        "extremes_rel,gradient_rel,pass_l1,pass_l2,pass_linf,pass_bias,pass_phys,pass_extremes,"
-                       "pass_gradient,pass_abs,portability,keep,error,fraction\n"
+                       "pass_gradient,pass_abs,portability,keep,error,fraction,status\n"
                        "\"a,b\",9223372036854775807,-9223372036854775808,-1,\"\"\"q\"\"\",\",\",\"\n\","
                        "\"a | b, \"\"c\"\" | -\",inf,-inf,-0,"
                        "1.7976931348623157e+308,2.2250738585072014e-308,4.9406564584124654e-324,"
                        "0.33333333333333331,0.30000000000000004,"
                        "inf,-inf,inf,-0,4.9406564584124654e-324,1.7976931348623157e+308,2.2250738585072014e-308,"
                        "true,false,true,false,true,false,true,true,dctk,false,"
-                       "\"line one\nline two\r\nline \"\"three\"\",\",0.0625\n";
+                       "\"line one\nline two\r\nline \"\"three\"\",\",0.0625,left out\n";
     assert_int_equal(n, strlen(want));
     assert_memory_equal(b, want, n);
     free(b);
@@ -227,24 +228,24 @@ static void expect_format_error(const char *text, const char *needle) {
     "var,comp_idx,filt_idx,ser_idx,compressor,filter,serializer,name,ratio,l1_rel,l2_rel,linf_rel,euclidean,"  \
     "max_abs_err,encode_mbps,decode_mbps,bias_rel,pearson,psnr_db,ssim,rel_err_frac,extremes_rel,"             \
     "gradient_rel,pass_l1,pass_l2,pass_linf,pass_bias,pass_phys,pass_extremes,pass_gradient,pass_abs,"           \
-    "portability,keep,error,fraction\r\n"
+    "portability,keep,error,fraction,status\r\n"
 /* the selection columns and the portability of a good row, between decode_mbps and keep */
 #define SELV "0,1,inf,1,0,0,0,true,true,true,true,true,true,true,true,core,"
 
 static void csv_rejects_damage_before_the_end(void **state) {
     (void)state;
     expect_format_error("a,b,c\n", "header");
-    expect_format_error(HDR "t,1,2,3,,,,,1,2,3,4,5,6,7,8," SELV "true\nt,1,2,3,,,,,1,2,3,4,5,6,7,8," SELV "true,,1\n",
+    expect_format_error(HDR "t,1,2,3,,,,,1,2,3,4,5,6,7,8," SELV "true\nt,1,2,3,,,,,1,2,3,4,5,6,7,8," SELV "true,,1,kept\n",
                         "33 fields");
-    expect_format_error(HDR "t,1,2,3,,,,,1,2,x3,4,5,6,7,8," SELV "true,,1\n", "l2_rel");
-    expect_format_error(HDR "t,1,2,3,,,,,1,2,3,4,5,6,7,8," SELV "yes,,1\n", "keep");
-    expect_format_error(HDR "t,1,2,3,,,,,1,2,3,4,5,6,7,8,0,1,inf,1,0,0,0,true,maybe,true,true,true,true,true,true,core,true,,1\n",
+    expect_format_error(HDR "t,1,2,3,,,,,1,2,x3,4,5,6,7,8," SELV "true,,1,kept\n", "l2_rel");
+    expect_format_error(HDR "t,1,2,3,,,,,1,2,3,4,5,6,7,8," SELV "yes,,1,kept\n", "keep");
+    expect_format_error(HDR "t,1,2,3,,,,,1,2,3,4,5,6,7,8,0,1,inf,1,0,0,0,true,maybe,true,true,true,true,true,true,core,true,,1,kept\n",
                         "pass_l2");
-    expect_format_error(HDR "t,1.5,2,3,,,,,1,2,3,4,5,6,7,8," SELV "true,,1\n", "comp_idx");
+    expect_format_error(HDR "t,1.5,2,3,,,,,1,2,3,4,5,6,7,8," SELV "true,,1,kept\n", "comp_idx");
     expect_format_error(HDR "t,1,2,3,,,,,1,2,3,4,5,6,7,8," SELV "true,a\"b\n", "not valid CSV");
-    expect_format_error(HDR "t,1,2,3,\"x\"y,,,,1,2,3,4,5,6,7,8," SELV "true,,1\n", "not valid CSV");
+    expect_format_error(HDR "t,1,2,3,\"x\"y,,,,1,2,3,4,5,6,7,8," SELV "true,,1,kept\n", "not valid CSV");
     /* CRLF line ends and Python spellings read fine. */
-    const char *ok = HDR "t,1,2,3,,,,,NaN,Infinity,-inf,4,5,6,7,8," SELV "True,,0.5\r\n";
+    const char *ok = HDR "t,1,2,3,,,,,NaN,Infinity,-inf,4,5,6,7,8," SELV "True,,0.5,kept\r\n";
     assert_int_equal(dctk_write_file_atomic(path, ok, strlen(ok)), DCTK_OK);
     dctk_result_table t = DCTK_RESULT_TABLE_INIT;
     assert_int_equal(dctk_csv_read(path, &t, NULL), DCTK_OK);
@@ -351,12 +352,35 @@ static void parquet_pages_hold_all_values(void **state) {
     assert_int_equal(dctk_parquet_encode(&one, rows, NROWS, 1 << 20, 0), DCTK_OK);
     assert_int_equal(dctk_parquet_encode(&many, rows, NROWS, 1, 1), DCTK_OK);
     assert_true(many.size > one.size); /* one page header per value */
-    /* The fraction column (the last) of the last row sits just before the
-     * footer, as PLAIN bytes: 0.25 as a little-endian double. */
+    /* The status column (the last) of the last row sits just before the
+     * footer, as PLAIN bytes: its length (4, little-endian) and "kept". */
     size_t footer = dctk_get_le32(many.data + many.size - 8);
-    assert_memory_equal(many.data + many.size - 8 - footer - 8, "\0\0\0\0\0\0\xd0\x3f", 8);
+    assert_memory_equal(many.data + many.size - 8 - footer - 8, "\4\0\0\0kept", 8);
     dctk_buf_free(&one);
     dctk_buf_free(&many);
+}
+
+/* The status of a row from its keep and error, and the summary line's counts. */
+static void row_status_and_counts(void **state) {
+    (void)state;
+    assert_string_equal(dctk_row_status_name(dctk_row_status_of(true, "")), "kept");
+    assert_string_equal(dctk_row_status_name(dctk_row_status_of(false, "")), "rejected");
+    assert_string_equal(dctk_row_status_name(dctk_row_status_of(false, NULL)), "rejected");
+    assert_string_equal(dctk_row_status_name(dctk_row_status_of(false, "decode failed: x")), "failed");
+    assert_string_equal(dctk_row_status_name(dctk_row_status_of(false, "pruned: failed on 0.25 of the sample: x")),
+                        "pruned");
+    assert_string_equal(dctk_row_status_name(dctk_row_status_of(false, "left out: same as 3 4 5")), "left out");
+    assert_string_equal(dctk_row_status_name(DCTK_ROW_NSTATUS), "?");
+    dctk_row_counts c = {{0}};
+    char line[160];
+    dctk_row_counts_str(&c, line, sizeof line);
+    assert_string_equal(line, "0 kept");
+    const char *errs[] = {"", "", "pruned: x", "left out: y", "boom", "pruned: z", ""};
+    for (size_t i = 0; i < sizeof errs / sizeof errs[0]; i++) dctk_row_counts_add(&c, i == 6, errs[i]);
+    dctk_row_counts_str(&c, line, sizeof line);
+    assert_string_equal(line, "1 kept, 2 rejected, 1 failed, 2 pruned, 1 left out");
+    dctk_row_counts_str(&c, line, 12); /* cut, still terminated */
+    assert_string_equal(line, "1 kept, 2 r");
 }
 
 int main(void) {
@@ -374,6 +398,7 @@ int main(void) {
         cmocka_unit_test(utf8_repair),
         cmocka_unit_test(parquet_framing),
         cmocka_unit_test(parquet_pages_hold_all_values),
+        cmocka_unit_test(row_status_and_counts),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
