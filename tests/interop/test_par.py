@@ -314,7 +314,7 @@ def test_adaptive(tmp):
     check(set(ref) == set(rows), f"{len(ref)} rows alone, {len(rows)} with 2 ranks")
     for k in ref:
         if k in rows:
-            for c in ["keep", "error", "fraction"] + (METRICS if ref[k]["error"] == "" else []):
+            for c in ["keep", "error", "fraction", "status"] + (METRICS if ref[k]["error"] == "" else []):
                 check(ref[k][c] == rows[k][c], f"{k} {c}: one process {ref[k][c]}, 2 ranks {rows[k][c]}")
 
 
