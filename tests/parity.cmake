@@ -1,2 +1,5 @@
 # Parity with the Python dc_toolkit (issue 32): its codec names, pipelines, flags and commands.
 dctk_script_test(numcodecs_names ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_numcodecs_names.py $<TARGET_FILE:dctk_zarr_tool>)
+# Every command and option of the Python tool's cli.py (tests/parity/python_cli.txt): taken with its
+# meaning or refused naming ours; docs/guide.md section 11 made from the same list.
+dctk_script_test(python_cli ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/parity/test_python_cli.py)

@@ -31,7 +31,7 @@ void cli_print_help(const cli_cmd *cmd) {
     for (const cli_opt *o = cmd->opts; o && o->name; o++) {
         char left[96];
         if (o->type == OPT_BOOL && o->neg) snprintf(left, sizeof left, "%s/%s", o->name, o->neg);
-        else if (o->type == OPT_BOOL) snprintf(left, sizeof left, "%s", o->name);
+        else if (o->type == OPT_BOOL || o->type == OPT_CONST) snprintf(left, sizeof left, "%s", o->name);
         else snprintf(left, sizeof left, "%s %s", o->name, o->metavar ? o->metavar : "VALUE");
         char help[512];
         printf("  %-34s %s\n", left, cli_opt_help(o, help, sizeof help));
@@ -65,9 +65,29 @@ static int set_value(const cli_cmd *cmd, const cli_opt *o, const char *v) {
     case OPT_SIZE:
         if (dctk_parse_size(v, (uint64_t *)o->dst) != DCTK_OK) return usage_error(cmd, "%s", dctk_detail());
         return 0;
-    case OPT_BOOL: break;
+    case OPT_BOOL:
+    case OPT_CONST: break;
     }
     return 0;
+}
+
+int cli_refuse_foreign(const char *cmd, const char *arg, const cli_foreign *f) {
+    fprintf(stderr, "dc_toolkit %s: '%s' is the Python dc_toolkit's; here: %s\n", cmd, arg, f->here);
+    return 2;
+}
+
+/* The Python tool's option of this command that we refuse, or NULL. */
+static const cli_foreign *foreign_opt(const cli_cmd *cmd, const char *a, size_t len) {
+    for (const cli_foreign *f = cmd->foreign; f && f->name; f++)
+        if (strlen(f->name) == len && strncmp(f->name, a, len) == 0) return f;
+    return NULL;
+}
+
+/* A value follows: not the end, and not another option (a negative number is a value). */
+static bool value_follows(int i, int argc, char **argv) {
+    if (i + 1 >= argc) return false;
+    const char *v = argv[i + 1];
+    return !(v[0] == '-' && v[1] == '-');
 }
 
 int cli_parse(const cli_cmd *cmd, int argc, char **argv, const char **pos, int min_pos, int max_pos, int *npos) {
@@ -100,10 +120,26 @@ int cli_parse(const cli_cmd *cmd, int argc, char **argv, const char **pos, int m
                 break;
             }
         }
-        if (!o || !o->name) return usage_error(cmd, "unknown option '%s'", a);
-        if (o->type == OPT_BOOL) {
+        if (!o || !o->name) {
+            const cli_foreign *f = foreign_opt(cmd, a, len);
+            if (f) {
+                char name[128];
+                snprintf(name, sizeof name, "%.*s", (int)(len < 120 ? len : 120), a);
+                return cli_refuse_foreign(cmd->name, name, f);
+            }
+            return usage_error(cmd, "unknown option '%s'", a);
+        }
+        /* the Python tool's bare form of a valued option: its OPT_CONST twin */
+        if (o->type == OPT_STR && !eq && !value_follows(i, argc, argv))
+            for (const cli_opt *c = o + 1; c->name; c++)
+                if (c->type == OPT_CONST && strcmp(c->name, o->name) == 0) {
+                    o = c;
+                    break;
+                }
+        if (o->type == OPT_BOOL || o->type == OPT_CONST) {
             if (eq) return usage_error(cmd, "option '%s' takes no value", a);
-            *(bool *)o->dst = !neg;
+            if (o->type == OPT_CONST) *(const char **)o->dst = o->metavar;
+            else *(bool *)o->dst = !neg;
             continue;
         }
         const char *v = eq ? eq + 1 : (i + 1 < argc ? argv[++i] : NULL);

@@ -10,10 +10,14 @@
 
 #include "dctk/status.h"
 
-typedef enum { OPT_STR, OPT_INT, OPT_REAL, OPT_SIZE, OPT_BOOL } cli_opt_type;
+typedef enum { OPT_STR, OPT_INT, OPT_REAL, OPT_SIZE, OPT_BOOL, OPT_CONST } cli_opt_type;
 
 /* One option. OPT_BOOL takes no value: `name` sets true, `neg` (if any) sets
- * false, as in --verify/--no-verify. The others take one value, as
+ * false, as in --verify/--no-verify. OPT_CONST takes no value either: it sets
+ * the string (const char **dst) to its metavar, for the Python tool's bare
+ * forms of our valued options (--no-oversubscription-check: "warn"); an
+ * OPT_STR option followed by an OPT_CONST of the same name takes the
+ * constant when no value follows it. The others take one value, as
  * `--name VALUE` or `--name=VALUE`. */
 typedef struct cli_opt {
     const char *name;    /* "--where-to-write" */
@@ -24,6 +28,13 @@ typedef struct cli_opt {
     const char *help;    /* one line; the default is stated in it */
 } cli_opt;
 
+/* An option or command of the Python dc_toolkit that we do not take: the
+ * parser refuses it (exit 2) with a line naming our equivalent, `here`. */
+typedef struct cli_foreign {
+    const char *name; /* "--bypass-zarr-sync" */
+    const char *here; /* "not needed: ..." or "use --x instead" */
+} cli_foreign;
+
 typedef struct cli_cmd {
     const char *name;
     const char *summary; /* one line for the program's --help */
@@ -31,6 +42,7 @@ typedef struct cli_cmd {
     const char *help;    /* paragraph shown by `dc_toolkit CMD --help` */
     const cli_opt *opts; /* terminated by {0} */
     int (*run)(int argc, char **argv);
+    const cli_foreign *foreign; /* the Python tool's options we refuse, terminated by {0}; may be NULL */
 } cli_cmd;
 
 /* Parse argv (argv[0] is the command name) against cmd->opts. Positional
@@ -63,6 +75,9 @@ void cli_test_hold(const char *var, const char *phase, size_t done);
  * (skipped.c): text and other types the readers leave out. */
 struct dctk_dataset;
 void cli_warn_skipped(const char *cmd, const struct dctk_dataset *ds);
+
+/* The line refusing a Python dc_toolkit option or command we do not take (exit 2). */
+int cli_refuse_foreign(const char *cmd, const char *arg, const cli_foreign *f);
 
 /* Print the help of one command to stdout. */
 void cli_print_help(const cli_cmd *cmd);

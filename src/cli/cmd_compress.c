@@ -33,6 +33,20 @@ static const cli_opt opts[] = {
     {0},
 };
 
+static const cli_foreign foreign[] = {
+    SWEEP_CLI_FOREIGN,
+    {"--verify-gate", "not taken yet: a field whose verification fails is not put in the store"},
+    {"--no-verify-gate", "not taken yet: a field whose verification fails is not put in the store"},
+    {"--cr-drift-tol", "not taken yet: batch_manifest.json records the predicted and achieved ratio"},
+    {"--cr-drift-gate", "not taken yet: batch_manifest.json records the predicted and achieved ratio"},
+    {"--no-cr-drift-gate", "not taken yet: batch_manifest.json records the predicted and achieved ratio"},
+    {"--continue-on-error", "not taken yet: the other fields are written, and the exit status is 1"},
+    {"--no-continue-on-error", "not taken yet: the other fields are written, and the exit status is 1"},
+    {"--consolidate", "not taken yet: compress always ends with merge_compressed_fields"},
+    {"--no-consolidate", "not taken yet: compress always ends with merge_compressed_fields"},
+    {0},
+};
+
 static int run(int argc, char **argv);
 
 const cli_cmd cmd_compress = {
@@ -55,6 +69,7 @@ const cli_cmd cmd_compress = {
             "  dc_toolkit compress era5.nc out --vars t2m,q --pipeline out/best_t2m.json",
     .opts = opts,
     .run = run,
+    .foreign = foreign,
 };
 
 /* combos tried after the best when the whole field misses the bound */

@@ -15,6 +15,8 @@ static const cli_opt opts[] = {
     {0},
 };
 
+static const cli_foreign foreign[] = {SWEEP_CLI_FOREIGN, {0}};
+
 static int run(int argc, char **argv);
 
 const cli_cmd cmd_evaluate_combos = {
@@ -36,6 +38,7 @@ const cli_cmd cmd_evaluate_combos = {
             "  srun --nodes=N --ntasks-per-node=1 dc_toolkit evaluate_combos era5.nc --where-to-write out",
     .opts = opts,
     .run = run,
+    .foreign = foreign,
 };
 
 static int run(int argc, char **argv) {

@@ -62,6 +62,14 @@ static int run(int argc, char **argv) {
     return 0;
 }
 
+static const cli_foreign cmd_from_zarr_to_netcdf_foreign[] = {
+    {"--max-size", "not taken yet"},
+    {"--compression", "--deflate-level N (0 = none)"},
+    {"--complevel", "--deflate-level N"},
+    {"--threads", "not needed: the copy runs region by region in bounded memory"},
+    {0},
+};
+
 const cli_cmd cmd_from_zarr_to_netcdf = {
     .name = CMD,
     .summary = "write a Zarr v2 or v3 store as one netCDF-4 file (deflate + shuffle), dims and attributes kept",
@@ -77,4 +85,5 @@ const cli_cmd cmd_from_zarr_to_netcdf = {
             "  dc_toolkit from_zarr_to_netcdf out/era5.zarr --out era5_roundtrip.nc",
     .opts = opts,
     .run = run,
+    .foreign = cmd_from_zarr_to_netcdf_foreign,
 };

@@ -257,6 +257,11 @@ static int run(int argc, char **argv) {
     return st == DCTK_OK ? 0 : cli_fail(CMD, st);
 }
 
+static const cli_foreign cmd_open_zarr_and_inspect_foreign[] = {
+    {"--head", "not taken yet: the first values of each array's first row are shown"},
+    {0},
+};
+
 const cli_cmd cmd_open_zarr_and_inspect = {
     .name = CMD,
     .summary = "show the tree, layout, codecs, sizes, provenance and values of a Zarr v2 or v3 store",
@@ -273,4 +278,5 @@ const cli_cmd cmd_open_zarr_and_inspect = {
             "  dc_toolkit open_zarr_and_inspect out/era5.zarr",
     .opts = (const cli_opt[]){{0}},
     .run = run,
+    .foreign = cmd_open_zarr_and_inspect_foreign,
 };

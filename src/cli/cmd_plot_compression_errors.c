@@ -31,6 +31,12 @@ static const cli_opt opts[] = {
 
 static int run(int argc, char **argv);
 
+static const cli_foreign cmd_plot_compression_errors_foreign[] = {
+    {"--pipeline", "not taken yet: --combo best_FIELD.json"},
+    {"--manifest-dir", "not taken yet: --combo DIR/best_FIELD.json"},
+    {0},
+};
+
 const cli_cmd cmd_plot_compression_errors = {
     .name = "plot_compression_errors",
     .summary = "3x3 panel of a combo's errors on the (lat, lon) slice where they are largest, and its 180-degree shift (PDF, PNG)",
@@ -45,6 +51,7 @@ const cli_cmd cmd_plot_compression_errors = {
             "  dc_toolkit plot_compression_errors era5.nc out t2m 3 10 -1",
     .opts = opts,
     .run = run,
+    .foreign = cmd_plot_compression_errors_foreign,
 };
 
 /* Encode and decode one slice as a single chunk; *stored gets the encoded size. */

@@ -48,6 +48,17 @@ const cli_cmd cmd_run_web_ui = {
     .run = run_local,
 };
 
+static const cli_foreign cmd_run_web_ui_vcluster_foreign[] = {
+    {"--user_account", "the page's Slurm form (account, nodes, time, partition)"},
+    {"--uenv_image", "the page's Slurm form (account, nodes, time, partition)"},
+    {"--uploaded_file", "--data-root DIR: the page picks or uploads the file"},
+    {"--time", "the page's Slurm form (account, nodes, time, partition)"},
+    {"--nodes", "the page's Slurm form (account, nodes, time, partition)"},
+    {"--ntasks-per-node", "the page's Slurm form (account, nodes, time, partition)"},
+    {"--partition", "the page's Slurm form (account, nodes, time, partition)"},
+    {0},
+};
+
 const cli_cmd cmd_run_web_ui_vcluster = {
     .name = "run_web_ui_vcluster",
     .summary = "web UI that writes a Slurm batch script for the chosen sweep and submits it (with sbatch on PATH)",
@@ -60,6 +71,7 @@ const cli_cmd cmd_run_web_ui_vcluster = {
     "  dc_toolkit run_web_ui_vcluster --data-root /scratch/$USER --port 8765",
     .opts = opts,
     .run = run_vcluster,
+    .foreign = cmd_run_web_ui_vcluster_foreign,
 };
 
 /* The flags of a command the page may set; skip lists those it sets itself or
@@ -77,6 +89,7 @@ static dctk_web_flag *flags_of(const cli_cmd *cmd, const char *const *skip) {
     for (const cli_opt *o = cmd->opts; o->name; o++) {
         bool skipped = false;
         for (const char *const *s = skip; *s; s++) skipped = skipped || strcmp(*s, o->name) == 0;
+        skipped = skipped || o->type == OPT_CONST; /* the Python tool's bare forms: the form has ours */
         if (skipped) continue;
         char *h = help + m * HELP_MAX;
         const char *t = cli_opt_help(o, h, HELP_MAX);
@@ -97,7 +110,7 @@ static int serve(const cli_cmd *cmd, int argc, char **argv, bool vcluster) {
         return 2;
     }
     static const char *const sweep_skip[] = {"--where-to-write", "--field-to-compress", "--resume", "--allow-shared-node",
-                                             "--verbose", "--thresholds-table", NULL};
+                                             "--allow-multi-rank-per-node", "--verbose", "--thresholds-table", NULL};
     static const char *const write_skip[] = {"--combo", NULL};
     dctk_web_flag *sf = flags_of(&cmd_evaluate_combos, sweep_skip), *wf = flags_of(&cmd_compress_with_optimal, write_skip);
     dctk_web_opts o = {

@@ -18,6 +18,14 @@ static const cli_cmd *const table[] = {
 };
 #define NTABLE (sizeof table / sizeof table[0])
 
+/* The Python dc_toolkit's commands we do not have, and what to use instead. */
+static const cli_foreign foreign[] = {
+    {"run_local_ui", "run_web_ui (no desktop UI; the web UI runs locally)"},
+    {"from_nc_to_zarr", "not taken yet: compress DATASET DIR --pipeline with a lossless pipeline"},
+    {"compress_fields_from_results", "compress DATASET DIR"},
+    {0},
+};
+
 static void usage(FILE *f) {
     fprintf(f,
             "dc_toolkit %s: find the best compression pipeline for climate data under an error bound,\n"
@@ -68,6 +76,11 @@ int main(int argc, char **argv) {
     if (strcmp(argv[1], "--bash-completion") == 0) return cli_print_bash_completion(stdout, table, NTABLE);
     for (size_t i = 0; i < NTABLE; i++)
         if (table[i] && strcmp(table[i]->name, argv[1]) == 0) return table[i]->run(argc - 1, argv + 1);
+    for (const cli_foreign *f = foreign; f->name; f++)
+        if (strcmp(f->name, argv[1]) == 0) {
+            fprintf(stderr, "dc_toolkit: '%s' is the Python dc_toolkit's; here: %s\n", f->name, f->here);
+            return 2;
+        }
     fprintf(stderr, "dc_toolkit: unknown command '%s'\n\n", argv[1]);
     usage(stderr);
     return 2;

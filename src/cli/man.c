@@ -69,7 +69,7 @@ static void roff_option(FILE *f, const cli_opt *o) {
         fputs(", \\fB", f);
         roff_str(f, o->neg);
         fputs("\\fR", f);
-    } else if (o->type != OPT_BOOL) {
+    } else if (o->type != OPT_BOOL && o->type != OPT_CONST) {
         fputs(" \\fI", f);
         roff_str(f, o->metavar ? o->metavar : "VALUE");
         fputs("\\fR", f);

@@ -68,7 +68,7 @@ typedef struct sweep_cli {
     {"--l1-threshold", NULL, OPT_REAL, &(o).override_l1, "X",                                                      \
      "relative L1 threshold for every field, instead of the table; without it and without a table row a field "  \
      "is swept and written losslessly only"},                                                                    \
-    {"--override-existing-l1-error", NULL, OPT_REAL, &(o).override_l1, "X", "the same as --l1-threshold"},        \
+    {"--override-existing-l1-error", NULL, OPT_REAL, &(o).override_l1, "X", "the Python tool's earlier name of --l1-threshold"},        \
     {"--l2-threshold", NULL, OPT_STR, &(o).l2_s, "X|off", "relative L2 gate (default 2 x L1)"},                    \
     {"--linf-threshold", NULL, OPT_STR, &(o).linf_s, "X|off", "relative Linf gate (default 10 x L1)"},             \
     {"--bias-threshold", NULL, OPT_STR, &(o).bias_s, "X|off",                                                       \
@@ -98,6 +98,48 @@ int sweep_cli_spec(const char *cmd, const struct sweep_cli *o, const dctk_spec *
 /* A warning line for each entry of spec (may be NULL) that names no variable of ds. */
 void sweep_cli_spec_check(const dctk_spec *spec, const dctk_dataset *ds);
 
+/* --oversubscription-check MODE, and the Python tool's forms: bare (abort,
+ * its default) and --no-oversubscription-check (warn only). */
+#define OVERSUB_CLI_OPTS(o)                                                                                        \
+    {"--oversubscription-check", NULL, OPT_STR, &(o).oversub, "warn|abort|off",                                    \
+     "what to do when OMP_NUM_THREADS & co. are not 1 (default warn)"},                                          \
+    {"--oversubscription-check", NULL, OPT_CONST, &(o).oversub, "abort",                                           \
+     "the Python tool's bare form: the same as --oversubscription-check abort"},                                 \
+    {"--no-oversubscription-check", NULL, OPT_CONST, &(o).oversub, "warn",                                         \
+     "the Python tool's name of --oversubscription-check warn"}
+
+/* The Python tool's sweep options we do not take, each refused with a line
+ * naming our equivalent (tests/parity/python_cli.txt lists them all). */
+#define NO_SPLIT_HERE "not taken yet: our chunks split spatial dims whenever a time step exceeds --inner-chunk-mib"
+#define SWEEP_CLI_FOREIGN                                                                                          \
+    {"--max-inner-chunk-mib", NO_SPLIT_HERE}, {"--spatial-split", NO_SPLIT_HERE},                                  \
+    {"--no-spatial-split", NO_SPLIT_HERE},                                                                         \
+    {"--memory-threshold", "--max-memory SIZE (a size; default 0.8 x the cgroup limit or physical memory)"},      \
+    {"--threads", "--threads-per-rank N"},                                                                         \
+    {"--q99-threshold", "not taken yet: the extremes gate uses the L1 threshold"},                                \
+    {"--l2-gate", "not taken yet: the L2 gate is on unless --l2-threshold off"},                                  \
+    {"--no-l2-gate", "--l2-threshold off"},                                                                        \
+    {"--linf-gate", "not taken yet: the Linf gate is on unless --linf-threshold off"},                            \
+    {"--no-linf-gate", "--linf-threshold off"},                                                                    \
+    {"--bias-gate", "not taken yet: the bias gate is on unless --bias-threshold off"},                            \
+    {"--no-bias-gate", "--bias-threshold off"},                                                                    \
+    {"--no-extremes-sensitive", "not taken yet: the extremes gate is off unless --extremes-sensitive"},          \
+    {"--no-gradient-gate", "not taken yet: the gradient gate is off unless --gradient-gate"},                    \
+    {"--gradient-threshold", "not taken yet: the gradient gate uses the L1 threshold"},                          \
+    {"--gradient-shortcircuit", "not taken yet: the gradient is measured for every combo"},                      \
+    {"--no-gradient-shortcircuit", "not taken yet: the gradient is measured for every combo"},                   \
+    {"--with-ebcc", "not taken yet: --serializer-class ebcc sweeps our EBCC-style dctk.ebcc"},                   \
+    {"--without-ebcc", "not taken yet: --serializer-class ebcc sweeps our EBCC-style dctk.ebcc"},                \
+    {"--vertical-floor", "not taken yet: the cascade policy keeps levels by its own floor"},                     \
+    {"--no-resume", "not needed: a sweep starts fresh unless --resume"},                                          \
+    {"--codec-threads", "not needed: each codec call runs on one of our --threads-per-rank threads"},             \
+    {"--no-allow-multi-rank-per-node", "not needed: one rank per node is the default"},                          \
+    {"--requirements", "not taken yet: give the entry's error as --abs-error or --l1-threshold"},                \
+    {"--requirements-unit-factor", "not taken yet: give the entry's error as --abs-error or --l1-threshold"},    \
+    {"--clamp-to-bounds", "not taken yet: --phys-min/--phys-max reject combos that leave the bounds"},           \
+    {"--bypass-zarr-sync", "not needed: our threads call the codecs directly, with no event loop to bypass"},   \
+    {"--no-bypass-zarr-sync", "not needed: our threads call the codecs directly, with no event loop to bypass"}
+
 /* The flags of the sweep itself. */
 #define SWEEP_CLI_OPTS(o)                                                                                          \
     SPACE_CLI_LIMIT(o, "largest sample to evaluate, e.g. 500MB, 2GiB (default 5GB)"),                              \
@@ -105,8 +147,7 @@ void sweep_cli_spec_check(const dctk_spec *spec, const dctk_dataset *ds);
     {"--threads-per-rank", NULL, OPT_INT, &(o).threads, "N",                                                       \
      "worker threads (default: the cores this process may use)"},                                               \
     MEMORY_CLI_OPT(o.max_memory),                                                                                  \
-    {"--oversubscription-check", NULL, OPT_STR, &(o).oversub, "warn|abort|off",                                    \
-     "what to do when OMP_NUM_THREADS & co. are not 1 (default warn)"},                                          \
+    OVERSUB_CLI_OPTS(o),                                                                                           \
     GATE_CLI_OPTS(o),                                                                                              \
     {"--thresholds-table", NULL, OPT_STR, &(o).thresholds, "CSV",                                                  \
      "threshold table (default: the l1_error_thresholds.csv shipped with dc_toolkit)"},                           \
@@ -119,6 +160,8 @@ void sweep_cli_spec_check(const dctk_spec *spec, const dctk_dataset *ds);
      "continue a sweep that was stopped, from its config_space CSV (one process)"},                               \
     {"--allow-shared-node", NULL, OPT_BOOL, &(o).allow_shared_node, NULL,                                          \
      "under MPI, allow several ranks on one node (tests); default: one rank per node"},                          \
+    {"--allow-multi-rank-per-node", NULL, OPT_BOOL, &(o).allow_shared_node, NULL,                                  \
+     "the Python tool's name of --allow-shared-node"},                                                           \
     {"--verbose", NULL, OPT_BOOL, &(o).verbose, NULL,                                                              \
      "debug log: per-rank checksums of the broadcast sample, units run per rank, and a table of where the time "  \
      "went (wall seconds, and thread-seconds summed over threads)"}

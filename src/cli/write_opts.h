@@ -30,7 +30,7 @@ typedef struct write_cli {
     {"--codecs", NULL, OPT_STR, &(w).codecs, "LEVEL",                                                              \
      "write the best combo whose codecs these readers decode: core (every Zarr v3 reader), numcodecs (zarr-python " \
      "with numcodecs), plugin (plus a numcodecs plugin package), all (dc_toolkit's own too) (default: numcodecs)"}, \
-    {"--stock-codecs-only", NULL, OPT_BOOL, &(w).stock_only, NULL, "the same as --codecs numcodecs"}
+    {"--stock-codecs-only", NULL, OPT_BOOL, &(w).stock_only, NULL, "the Python tool's name of --codecs numcodecs"}
 #define WRITE_CLI_OPTS(w)                                                                                          \
     WRITE_CLI_BASE_OPTS(w),                                                                                        \
     {"--threads-per-rank", NULL, OPT_INT, &(w).threads, "N",                                                       \
