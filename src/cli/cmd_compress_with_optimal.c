@@ -5,8 +5,7 @@
 
 #include <math.h>
 
-#include "compress_plan.h"
-#include "pipeline_arg.h"
+#include "dctk/compress.h"
 #include "sweep_opts.h"
 #include "write_opts.h"
 
@@ -58,16 +57,21 @@ static int write_pipeline(const char *cmd, dctk_dataset *ds, size_t v, const cha
                           const dctk_evaluate_opts *eo) {
     json_t *codecs = NULL;
     dctk_best *best = NULL;
-    dctk_status st = pipeline_arg_load(pipeline_arg, dctk_dataset_var(ds, v), &codecs, &best);
+    dctk_status st = dctk_pipeline_load(pipeline_arg, dctk_dataset_var(ds, v), &codecs, &best);
     if (st != DCTK_OK) return cli_fail(cmd, st);
     if (best && best->var && strcmp(best->var, field_name(ds, v)) != 0) best->combo.ratio = NAN;
     wo.bound_l1 = !isnan(gate_l1) ? gate_l1 : NAN;
-    best = write_cli_pipeline_gates(dctk_dataset_var(ds, v), best, eo, wo.bound_l1);
-    if (isnan(wo.bound_l1) && !(best && isfinite(best->threshold)) && isnan(eo->gates.abs_err))
-        wo.accept = compress_advisory_accept;
-    int rc = write_cli_field(cmd, ds, v, dataset, where, codecs, best, so.inner_chunk_mib, &wo, NULL);
+    best = dctk_best_flag_gates(dctk_dataset_var(ds, v), best, eo, wo.bound_l1);
+    dctk_write_step step;
+    write_cli_step(cmd, dataset, where, so.inner_chunk_mib, &wo, &step);
+    if (isnan(wo.bound_l1) && !(best && isfinite(best->threshold)) && isnan(eo->gates.abs_err)) {
+        step.accept = dctk_write_accept_advisory;
+        step.accept_user = &step;
+    }
+    dctk_write_report r;
+    int rc = dctk_write_step_field(&step, ds, v, codecs, best, NULL, &r);
     json_decref(codecs);
-    write_cli_best_free(best);
+    dctk_best_delete(best);
     return rc;
 }
 
@@ -105,6 +109,9 @@ static int run(int argc, char **argv) {
     size_t v;
     dctk_best *best = NULL;
     json_t *codecs = NULL;
+    dctk_write_step step;
+    dctk_write_report r;
+    write_cli_step(cmd, dataset, where, so.inner_chunk_mib, &wo, &step);
     st = dctk_dataset_find(ds, field, &v);
     if (st == DCTK_OK && pipeline_arg) {
         rc = write_pipeline(cmd, ds, v, dataset, where, &eo);
@@ -113,17 +120,17 @@ static int run(int argc, char **argv) {
     }
     if (st == DCTK_OK) st = write_cli_resolve(ds, v, where, combo_path, idx, &eo, &codecs, &best);
     if (st == DCTK_OK && combo_path) { /* chosen from the sweep's best file: within --codecs */
-        dctk_best *pick = write_cli_at_level(cmd, field, best, &wo);
-        write_cli_best_free(best);
+        dctk_best *pick = dctk_best_at_level(&step, field, best);
+        dctk_best_delete(best);
         json_decref(codecs);
         best = pick;
-        codecs = write_cli_codecs(pick);
+        codecs = dctk_best_codecs_json(pick);
     }
     if (st == DCTK_OK && !codecs) rc = 1; /* nothing within --codecs: said already */
-    else if (st == DCTK_OK) rc = write_cli_field(cmd, ds, v, dataset, where, codecs, best, so.inner_chunk_mib, &wo, NULL);
+    else if (st == DCTK_OK) rc = dctk_write_step_field(&step, ds, v, codecs, best, NULL, &r);
     else rc = cli_fail(cmd, st);
     json_decref(codecs);
-    write_cli_best_free(best);
+    dctk_best_delete(best);
     dctk_dataset_close(ds);
     return rc;
 }

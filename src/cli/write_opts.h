@@ -1,10 +1,11 @@
-/* Options and printing shared by the commands that write fields
- * (compress_with_optimal, compress); the writing itself is src/write's. */
+/* Options shared by the commands that write fields (compress_with_optimal,
+ * compress); the writing itself is src/write's (dctk/compress.h). */
 #ifndef DCTK_CLI_WRITE_OPTS_H
 #define DCTK_CLI_WRITE_OPTS_H
 
 #include "cli.h"
 #include "dctk/best.h"
+#include "dctk/compress.h"
 #include "dctk/eval.h"
 #include "dctk/write.h"
 
@@ -43,56 +44,10 @@ void write_cli_defaults(write_cli *w);
  * code of a usage error (message printed). */
 int write_cli_check_level(const char *cmd, write_cli *w);
 
-/* The combo to write for field var out of its best_VAR.json: best itself when
- * its readers are within w->level, else the file's best within the level, with
- * one line saying which combo would have won, at what ratio, and the flag that
- * writes it. A new record (write_cli_best_free), or NULL when no kept combo is
- * within the level (message printed). */
-dctk_best *write_cli_at_level(const char *cmd, const char *var, const dctk_best *best, const write_cli *w);
-
-/* Best records on the heap, NULL meaning none: an empty one (NULL when out of
- * memory), and its release (accepts NULL). */
-dctk_best *write_cli_best_new(void);
-void write_cli_best_free(dctk_best *b);
-/* The winner's codec list of b as JSON (new reference; NULL for none). */
-json_t *write_cli_codecs(const dctk_best *b);
-
-/* Write variable v of ds into the dataset's store under where with codecs;
- * best (may be NULL) is the sweep's best_VAR.json, for the bound and the
- * provenance. Prints what was achieved (beside the prediction when known).
- * Returns 0 or an exit code, after printing the error; *status (may be NULL)
- * gets the status, DCTK_ERR_BOUND when verification found the bound missed. */
-int write_cli_field(const char *cmd, dctk_dataset *ds, size_t v, const char *dataset, const char *where,
-                    const json_t *codecs, const dctk_best *best, double inner_chunk_mib, const write_cli *w,
-                    dctk_status *status);
-
-/* write_cli_field, also handing back the write's report (metrics, ratio, time). */
-int write_cli_field_report(const char *cmd, dctk_dataset *ds, size_t v, const char *dataset, const char *where,
-                           const json_t *codecs, const dctk_best *best, double inner_chunk_mib, const write_cli *w,
-                           dctk_status *status, dctk_write_report *r);
-
-/* When the whole field missed the bound that its sample met: the library's
- * next-best policy (dctk_write_next_best, over WHERE/results_VAR.parquet, at
- * most `tries` lossy stages), printing each try. best is the combo that
- * missed. Returns 0 or an exit code, after printing the error. */
-int write_cli_next_best(const char *cmd, dctk_dataset *ds, size_t v, const char *dataset, const char *where,
-                        const dctk_evaluate_opts *eo, const dctk_best *best, double inner_chunk_mib,
-                        const write_cli *w, int tries);
-
-/* write_cli_next_best, also handing back the last try's report and combo
- * (a new record); both may be NULL. */
-int write_cli_next_best_report(const char *cmd, dctk_dataset *ds, size_t v, const char *dataset, const char *where,
-                               const dctk_evaluate_opts *eo, const dctk_best *best, double inner_chunk_mib,
-                               const write_cli *w, int tries, dctk_write_report *last, dctk_best **combo);
-
-/* Load a best file (a new record); NULL when absent or unreadable (detail set). */
-dctk_best *write_cli_load_best(const char *path);
-
-/* A --pipeline write with --abs-error: the flags' gates (the relative L1
- * bound when given, NaN otherwise; no table, as the Python tool) recorded in
- * best (created when NULL; returned), so the verification judges every one.
- * best unchanged without --abs-error. */
-dctk_best *write_cli_pipeline_gates(const dctk_var *var, dctk_best *best, const dctk_evaluate_opts *eo, double bound);
+/* The library's write step for these flags (dctk/compress.h), saying its
+ * lines on stdout and stderr as every command does. */
+void write_cli_step(const char *cmd, const char *dataset, const char *where, double inner_chunk_mib,
+                    const write_cli *w, dctk_write_step *out);
 
 /* COMP_IDX FILT_IDX SER_IDX from pos[0..2] (np of them given) unless --combo is
  * set. Returns 0 or the exit code of a usage error (message printed). */

@@ -1,12 +1,11 @@
-/* compress: what to do with each field (skip, reuse a sweep result, write a
- * given pipeline, sweep), and the record of what was done
- * (batch_manifest.json). The driver is cmd_compress.c. */
-#ifndef DCTK_CLI_COMPRESS_PLAN_H
-#define DCTK_CLI_COMPRESS_PLAN_H
+/* dctk_compress: what to do with each field (skip, reuse a sweep result,
+ * write a given pipeline, sweep), and the record of what was done
+ * (batch_manifest.json). The driver is compress.c. */
+#ifndef DCTK_WRITE_COMPRESS_INTERNAL_H
+#define DCTK_WRITE_COMPRESS_INTERNAL_H
 
+#include "dctk/compress.h"
 #include "dctk/dataset.h"
-#include "sweep_opts.h"
-#include "write_opts.h"
 
 typedef enum {
     PLAN_NONE = 0, /* not selected (a coordinate, or not among --vars) */
@@ -18,9 +17,9 @@ typedef enum {
 } compress_plan_kind;
 
 typedef struct compress_job {
+    const dctk_compress_opts *o;
     const char *dataset, *where;
-    const sweep_cli *so;
-    write_cli wo;
+    dctk_write_step wo;
     bool skip_existing, pipeline, root, named;
     dctk_dataset *ds;
     char store[4096];
@@ -33,31 +32,27 @@ typedef struct compress_job {
     int failures;
 } compress_job;
 
-/* Open the dataset and decide each field's plan, printing a line for each
- * field skipped or reused. Returns 0 or an exit code (error printed). */
-int compress_plan(const char *cmd, compress_job *j, const char *vars);
+/* Open the dataset and decide each field's plan, saying a line for each
+ * field skipped or reused. Returns 0 or an exit code (error said). */
+int dctk_compress_plan(compress_job *j);
 
-void compress_job_free(compress_job *j);
+void dctk_compress_job_free(compress_job *j);
 
 /* Record field `var` in the manifest: status "written", "skipped" or
  * "failed", why (may be ""), where the pipeline came from, the pipeline
  * (may be NULL), the best file (predicted ratio; may be NULL), the write's
  * report (may be NULL) and the wall time. */
-void compress_record(compress_job *j, const char *var, const char *status, const char *why, const char *source,
+void dctk_compress_record(compress_job *j, const char *var, const char *status, const char *why, const char *source,
                      const json_t *codecs, const dctk_best *best, const dctk_write_report *r, double wall_s);
 
 /* Write DIR/batch_manifest.json (atomically: a temporary file renamed). */
-void compress_manifest_write(compress_job *j);
+void dctk_compress_manifest_write(compress_job *j);
 
 typedef void (*compress_write_fn)(compress_job *j, size_t v, const json_t *codecs, const dctk_best *best,
                                   const char *source, bool fallback, double t0);
 
 /* --pipeline P for field v: load and check it, choose the gate (a threshold
  * gates; without one the verification is advisory), write with `write`. */
-void compress_write_pipeline(compress_job *j, size_t v, const char *arg, compress_write_fn write);
-
-/* The gate of a pipeline written without a threshold: masks kept and a
- * lossless pipeline exact; the error norms are printed as advisory. */
-dctk_status compress_advisory_accept(const dctk_var *var, const dctk_write_opts *o, const dctk_write_report *r);
+void dctk_compress_write_pipeline(compress_job *j, size_t v, const char *arg, compress_write_fn write);
 
 #endif

@@ -1,4 +1,4 @@
-/* --pipeline P: see pipeline_arg.h. */
+/* --pipeline P: see dctk_pipeline_load in dctk/compress.h. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -6,7 +6,7 @@
 
 #include "dctk/codec.h"
 #include "dctk/util.h"
-#include "pipeline_arg.h"
+#include "dctk/compress.h"
 
 /* A file when one is there, else the text itself. */
 static json_t *load_text_or_file(const char *arg) {
@@ -149,7 +149,7 @@ static dctk_best *as_best(const json_t *p) {
     return b;
 }
 
-dctk_status pipeline_arg_load(const char *arg, const dctk_var *var, json_t **codecs, dctk_best **best) {
+dctk_status dctk_pipeline_load(const char *arg, const dctk_var *var, json_t **codecs, dctk_best **best) {
     *codecs = NULL;
     if (best) *best = NULL;
     json_t *p = load_text_or_file(arg);

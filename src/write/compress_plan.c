@@ -1,13 +1,13 @@
-/* compress: each field's plan and the batch manifest (compress_plan.h). */
+/* dctk_compress: each field's plan and the batch manifest (compress_internal.h). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "compress_plan.h"
+#include "compress_internal.h"
+#include "dctk/results.h"
 #include "dctk/util.h"
 #include "dctk/zarr.h"
-#include "pipeline_arg.h"
 
 /* --- which fields ------------------------------------------------------------- */
 
@@ -37,9 +37,9 @@ static void mark_all(compress_job *j) {
         }
         j->plan[v] = PLAN_GRID;
         if (j->root)
-            printf("%s: CF bounds or grid geometry: not swept, copied losslessly by the merge (name it with "
+            dctk_say(&j->wo, DCTK_SAY_OUT, "%s: CF bounds or grid geometry: not swept, copied losslessly by the merge (name it with "
                    "--vars to sweep it)\n", var->name);
-        compress_record(j, var->name, "skipped", "CF bounds or grid geometry: copied losslessly by the merge",
+        dctk_compress_record(j, var->name, "skipped", "CF bounds or grid geometry: copied losslessly by the merge",
                         "merge", NULL, NULL, NULL, 0);
     }
 }
@@ -114,7 +114,7 @@ static bool best_holds(compress_job *j, size_t v, const dctk_best *best, char *w
     }
     const char *fp = best->fingerprint;
     const dctk_best_combo *c = &best->combo;
-    json_t *codecs = NULL, *had = write_cli_codecs(best);
+    json_t *codecs = NULL, *had = dctk_best_codecs_json(best);
     dctk_status st = dctk_combo_resolve(j->ds, v, &j->eo, c->comp_idx, c->filt_idx, c->ser_idx, fp, &codecs, NULL);
     bool same = st == DCTK_OK && fp && json_equal(codecs, had);
     if (!same) snprintf(why, cap, "%s", st != DCTK_OK ? dctk_detail() : "its pipeline is not this input's any more");
@@ -129,23 +129,23 @@ static void plan_sweep_or_reuse(compress_job *j, size_t v) {
     const dctk_var *var = dctk_dataset_var(j->ds, v);
     char path[4096], why[512] = "";
     dctk_best *best = dctk_results_best_path(path, sizeof path, j->where, var->name) == DCTK_OK
-                          ? write_cli_load_best(path) : NULL;
+                          ? dctk_best_load(path) : NULL;
     if (best && best_holds(j, v, best, why, sizeof why)) {
         j->plan[v] = PLAN_REUSE;
         j->best[v] = best;
         j->source[v] = strdup(path);
         if (j->root) {
-            json_t *codecs = write_cli_codecs(best);
+            json_t *codecs = dctk_best_codecs_json(best);
             char *name = codecs ? dctk_codecs_name(codecs) : NULL;
-            printf("%s: using the sweep result %s (%s; space fingerprint %s): no sweep\n", var->name, path,
+            dctk_say(&j->wo, DCTK_SAY_OUT, "%s: using the sweep result %s (%s; space fingerprint %s): no sweep\n", var->name, path,
                    name ? name : "?", best->fingerprint ? best->fingerprint : "(null)");
             free(name);
             json_decref(codecs);
         }
         return;
     }
-    if (best && j->root) printf("%s: %s no longer holds (%s): sweeping again\n", var->name, path, why);
-    write_cli_best_free(best);
+    if (best && j->root) dctk_say(&j->wo, DCTK_SAY_OUT, "%s: %s no longer holds (%s): sweeping again\n", var->name, path, why);
+    dctk_best_delete(best);
     j->nsweep++;
 }
 
@@ -154,8 +154,8 @@ static void plan_field(compress_job *j, dctk_store *store, size_t v) {
     if (j->skip_existing && in_store(store, name)) {
         j->plan[v] = PLAN_EXISTS;
         if (j->root)
-            printf("%s: already in %s, skipped (--no-skip-existing rewrites it)\n", name, j->store);
-        compress_record(j, name, "skipped", "already in the store", "store", NULL, NULL, NULL, 0);
+            dctk_say(&j->wo, DCTK_SAY_OUT, "%s: already in %s, skipped (--no-skip-existing rewrites it)\n", name, j->store);
+        dctk_compress_record(j, name, "skipped", "already in the store", "store", NULL, NULL, NULL, 0);
     } else if (j->pipeline) {
         j->plan[v] = PLAN_PIPELINE;
     } else {
@@ -163,9 +163,8 @@ static void plan_field(compress_job *j, dctk_store *store, size_t v) {
     }
 }
 
-int compress_plan(const char *cmd, compress_job *j, const char *vars) {
-    int rc = sweep_cli_eval_opts(cmd, j->so, &j->eo);
-    if (rc) return rc;
+int dctk_compress_plan(compress_job *j) {
+    const char *vars = j->o->vars, *field = j->o->field;
     j->fields = json_object();
     dctk_status st = dctk_dataset_open(j->dataset, &j->ds);
     if (st == DCTK_OK) st = dctk_store_path_for(j->where, j->dataset, j->store, sizeof j->store);
@@ -176,10 +175,10 @@ int compress_plan(const char *cmd, compress_job *j, const char *vars) {
         j->source = calloc(n ? n : 1, sizeof *j->source);
         if (!j->plan || !j->best || !j->source) st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
     }
-    j->named = vars || j->so->field;
-    if (st == DCTK_OK && j->named) st = mark_named(j, vars, j->so->field);
+    j->named = vars || field;
+    if (st == DCTK_OK && j->named) st = mark_named(j, vars, field);
     else if (st == DCTK_OK) mark_all(j);
-    if (st != DCTK_OK) return j->root ? cli_fail(cmd, st) : 1;
+    if (st != DCTK_OK) return j->root ? dctk_say_fail(&j->wo, st) : 1;
     dctk_store *store = NULL;
     if (dctk_store_dir_open(j->store, false, &store) != DCTK_OK) store = NULL; /* no store yet: nothing in it */
     for (size_t v = 0; v < n; v++)
@@ -188,9 +187,9 @@ int compress_plan(const char *cmd, compress_job *j, const char *vars) {
     return 0;
 }
 
-void compress_job_free(compress_job *j) {
+void dctk_compress_job_free(compress_job *j) {
     size_t n = j->ds ? dctk_dataset_nvars(j->ds) : 0;
-    for (size_t v = 0; v < n && j->best; v++) write_cli_best_free(j->best[v]);
+    for (size_t v = 0; v < n && j->best; v++) dctk_best_delete(j->best[v]);
     for (size_t v = 0; v < n && j->source; v++) free(j->source[v]);
     free(j->plan);
     free(j->best);
@@ -210,7 +209,7 @@ static json_t *verification(const dctk_write_report *r) {
                      (json_int_t)r->mask_lost, "lossless", r->lossless);
 }
 
-void compress_record(compress_job *j, const char *var, const char *status, const char *why, const char *source,
+void dctk_compress_record(compress_job *j, const char *var, const char *status, const char *why, const char *source,
                      const json_t *codecs, const dctk_best *best, const dctk_write_report *r, double wall_s) {
     char *name = codecs ? dctk_codecs_name(codecs) : NULL;
     bool wrote = r && r->committed;
@@ -224,7 +223,7 @@ void compress_record(compress_job *j, const char *var, const char *status, const
     free(name);
 }
 
-void compress_manifest_write(compress_job *j) {
+void dctk_compress_manifest_write(compress_job *j) {
     size_t i = 0, counts[3] = {0, 0, 0};
     const char *key;
     json_t *f;
@@ -239,53 +238,41 @@ void compress_manifest_write(compress_job *j) {
     char *text = m ? json_dumps(m, JSON_INDENT(1) | JSON_SORT_KEYS) : NULL;
     dctk_status st = text ? dctk_mkdirs(j->where) : DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
     if (st == DCTK_OK) st = dctk_write_file_atomic(path, text, strlen(text));
-    if (st != DCTK_OK) fprintf(stderr, "dc_toolkit compress: %s: %s\n", path, dctk_detail());
-    else printf("manifest: %s (%zu written, %zu skipped, %zu failed)\n", path, counts[0], counts[1], counts[2]);
+    if (st != DCTK_OK) dctk_say(&j->wo, DCTK_SAY_ERR, "dc_toolkit compress: %s: %s\n", path, dctk_detail());
+    else dctk_say(&j->wo, DCTK_SAY_OUT, "manifest: %s (%zu written, %zu skipped, %zu failed)\n", path, counts[0], counts[1], counts[2]);
     free(text);
     json_decref(m);
 }
 
 /* --- --pipeline ----------------------------------------------------------------- */
 
-dctk_status compress_advisory_accept(const dctk_var *var, const dctk_write_opts *o, const dctk_write_report *r) {
-    (void)o;
-    if (r->mask_lost)
-        return DCTK_FAIL(DCTK_ERR_BOUND, "variable '%s': verification failed: %zu missing values came back as numbers",
-                         var->name, r->mask_lost);
-    if (r->lossless && r->max_abs_err != 0)
-        return DCTK_FAIL(DCTK_ERR_BOUND, "variable '%s': verification failed: a lossless pipeline changed values",
-                         var->name);
-    printf("%s: no threshold given: the verification is advisory (relative L1 %.3e, Linf %.3e); "
-           "--override-existing-l1-error X makes it a gate\n", var->name, r->l1_rel, r->linf_rel);
-    return DCTK_OK;
-}
-
-void compress_write_pipeline(compress_job *j, size_t v, const char *arg, compress_write_fn write) {
+void dctk_compress_write_pipeline(compress_job *j, size_t v, const char *arg, compress_write_fn write) {
     const dctk_var *var = dctk_dataset_var(j->ds, v);
     double t0 = dctk_now();
     json_t *codecs = NULL;
     dctk_best *best = NULL;
-    dctk_status st = pipeline_arg_load(arg, var, &codecs, &best);
+    dctk_status st = dctk_pipeline_load(arg, var, &codecs, &best);
     if (st != DCTK_OK) {
-        fprintf(stderr, "dc_toolkit compress: %s: %s\n", j->dataset, dctk_detail());
-        compress_record(j, var->name, "failed", dctk_detail(), "pipeline", NULL, NULL, NULL, dctk_now() - t0);
+        dctk_say(&j->wo, DCTK_SAY_ERR, "dc_toolkit compress: %s: %s\n", j->dataset, dctk_detail());
+        dctk_compress_record(j, var->name, "failed", dctk_detail(), "pipeline", NULL, NULL, NULL, dctk_now() - t0);
         j->failures++;
         return;
     }
     if (best && best->var && strcmp(best->var, var->name) != 0) best->combo.ratio = NAN; /* another field's prediction */
     double bound = !isnan(j->eo.override_l1) ? j->eo.override_l1 : (best ? best->threshold : NAN);
-    best = write_cli_pipeline_gates(var, best, &j->eo, bound);
+    best = dctk_best_flag_gates(var, best, &j->eo, bound);
     bool gated = !isnan(bound) || (j->eo.gates_set && !isnan(j->eo.gates.abs_err));
-    write_cli saved = j->wo;
+    dctk_write_step saved = j->wo;
     j->wo.bound_l1 = bound;
-    j->wo.accept = gated ? NULL : compress_advisory_accept;
+    j->wo.accept = gated ? NULL : dctk_write_accept_advisory;
+    j->wo.accept_user = gated ? NULL : &j->wo;
     char *name = dctk_codecs_name(codecs);
     if (j->root)
-        printf("%s: writing the given pipeline %s, no sweep (%s)\n", var->name, name ? name : "?",
+        dctk_say(&j->wo, DCTK_SAY_OUT, "%s: writing the given pipeline %s, no sweep (%s)\n", var->name, name ? name : "?",
                gated ? "verification gates on the threshold" : "no threshold: verification advisory");
     free(name);
     write(j, v, codecs, best, "pipeline", false, t0);
     j->wo = saved;
     json_decref(codecs);
-    write_cli_best_free(best);
+    dctk_best_delete(best);
 }

@@ -1,0 +1,152 @@
+/* The compress workflow as one call: for each field of a dataset, plan
+ * (skip what is in the store, reuse a sweep result that still holds, write a
+ * given pipeline, or sweep), write with the chosen combo, verify, try the
+ * next best when the whole field misses the bound, record batch_manifest.json,
+ * and merge. The `compress` command and the web UI both call dctk_compress;
+ * compress_with_optimal uses the write step (dctk_write_step_field) alone.
+ *
+ * Nothing here prints: every line a user should see goes to the caller's
+ * sink (dctk_say_fn), the same text the command line shows. */
+#ifndef DCTK_COMPRESS_H
+#define DCTK_COMPRESS_H
+
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "dctk/best.h"
+#include "dctk/dataset.h"
+#include "dctk/eval.h"
+#include "dctk/write.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum { DCTK_SAY_OUT = 0, DCTK_SAY_ERR = 1 } dctk_say_to;
+/* Where the workflow's lines go: text is a piece of output, ending in a
+ * newline when a line is complete (stdout for DCTK_SAY_OUT, stderr for
+ * DCTK_SAY_ERR on the command line). */
+typedef void (*dctk_say_fn)(void *user, dctk_say_to to, const char *text);
+
+/* How fields are written: the writing commands' flags. */
+typedef struct dctk_write_step {
+    const char *cmd;         /* named in error lines: "dc_toolkit CMD: ..." */
+    const char *dataset;     /* the input (names the store) */
+    const char *where;       /* DIR: the store DIR/DATASET.zarr and the sweep's files */
+    double inner_chunk_mib;  /* --inner-chunk-mib */
+    long shard_mib;          /* --shard-mib */
+    long threads;            /* encoder threads; 0: the cores this process may use */
+    uint64_t max_memory;     /* --max-memory; 0: the default budget */
+    bool verify;             /* read back and compare */
+    double bound_l1;         /* the gate on relative L1; NaN: the best file's threshold, if any */
+    dctk_write_accept_fn accept; /* NULL: the sweep's gates or the library's default */
+    void *accept_user;
+    dctk_codec_portability level; /* the readers the written combo must suit (--codecs) */
+    dctk_say_fn say;         /* NULL: silent */
+    void *say_user;
+} dctk_write_step;
+
+/* The defaults of the writing commands (shards of 512 MiB, verify, inner
+ * chunks of 16 MiB, numcodecs readers, no bound). */
+DCTK_API void dctk_write_step_defaults(dctk_write_step *w);
+
+/* Send printf-style text to w's sink. */
+DCTK_API void dctk_say(const dctk_write_step *w, dctk_say_to to, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* The line "dc_toolkit CMD: <detail>" to w's error sink; the exit code of
+ * st (2 for DCTK_ERR_ARG, else 1). */
+DCTK_API int dctk_say_fail(const dctk_write_step *w, dctk_status st);
+
+/* Best records on the heap, NULL meaning none: an empty one (NULL when out
+ * of memory), a file's (NULL when absent or unreadable, detail set), and the
+ * release (accepts NULL). */
+DCTK_API dctk_best *dctk_best_new(void);
+DCTK_API dctk_best *dctk_best_load(const char *path);
+DCTK_API void dctk_best_delete(dctk_best *b);
+/* The winner's codec list of b as JSON (new reference; NULL for none). */
+DCTK_API json_t *dctk_best_codecs_json(const dctk_best *b);
+/* Record the gates g in best (created when NULL); NULL when out of memory. */
+DCTK_API dctk_best *dctk_best_with_gates(dctk_best *best, const dctk_gates *g);
+/* A --pipeline write with --abs-error: the flags' gates (the relative L1
+ * bound when given, NaN otherwise; no table, as the Python tool) recorded in
+ * best (created when NULL; returned). best unchanged without --abs-error. */
+DCTK_API dctk_best *dctk_best_flag_gates(const dctk_var *var, dctk_best *best, const dctk_evaluate_opts *eo,
+                                         double bound);
+
+/* The combo to write for field var out of its best_VAR.json: best itself when
+ * its readers are within w->level, else the file's best within the level, with
+ * one line saying which combo would have won, at what ratio, and the flag that
+ * writes it. A new record (dctk_best_delete), or NULL when no kept combo is
+ * within the level (message said). */
+DCTK_API dctk_best *dctk_best_at_level(const dctk_write_step *w, const char *var, const dctk_best *best);
+
+/* --pipeline P: the codec list P means for variable var, checked: a file or
+ * inline JSON, in the Python tool's {"compressor","filter","serializer"} form,
+ * a Zarr v3 codec list, or a best_VAR.json (then *best gets it, a new record;
+ * else NULL). Every codec known, each in a slot of its kind, and a trial
+ * chunk of var's type encoded and decoded. Errors set the detail. */
+DCTK_API dctk_status dctk_pipeline_load(const char *arg, const dctk_var *var, json_t **codecs, dctk_best **best);
+
+/* The gate of a pipeline written without a threshold: masks kept and a
+ * lossless pipeline exact; the error norms are said as advisory through the
+ * sink of o->accept_user (a const dctk_write_step *; may be NULL). */
+DCTK_API dctk_status dctk_write_accept_advisory(const dctk_var *var, const dctk_write_opts *o,
+                                                const dctk_write_report *r);
+
+/* Write variable v of ds into the store under w->where with codecs; best
+ * (may be NULL) is the sweep's best_VAR.json, for the bound and the
+ * provenance. Says what was achieved (beside the prediction when known).
+ * Returns 0 or an exit code, after saying the error; *status (may be NULL)
+ * gets the status, DCTK_ERR_BOUND when verification found the bound missed;
+ * r gets the write's report (metrics, ratio, time). */
+DCTK_API int dctk_write_step_field(const dctk_write_step *w, dctk_dataset *ds, size_t v, const json_t *codecs,
+                                   const dctk_best *best, dctk_status *status, dctk_write_report *r);
+
+/* When the whole field missed the bound that its sample met: the next-best
+ * policy (dctk_write_next_best over WHERE/results_VAR.parquet, at most
+ * `tries` lossy stages), saying each try. best is the combo that missed.
+ * last (may be NULL) gets the last try's report, *combo (may be NULL) its
+ * combo (a new record). Returns 0 or an exit code, after saying the error. */
+DCTK_API int dctk_write_step_next_best(const dctk_write_step *w, dctk_dataset *ds, size_t v,
+                                       const dctk_evaluate_opts *eo, const dctk_best *best, int tries,
+                                       dctk_write_report *last, dctk_best **combo);
+
+/* The sweep, supplied by the caller (the command line's sweep with its
+ * progress bar and interrupts): evaluate the fields of the dataset for which
+ * want() returns true (the same answer on every rank), calling done after
+ * each field's sweep on the rank that writes. Returns an exit code. */
+typedef bool (*dctk_compress_want_fn)(void *user, const dctk_dataset *ds, size_t v);
+typedef void (*dctk_compress_swept_fn)(void *user, const dctk_var *var, const dctk_evaluate_summary *s);
+typedef int (*dctk_compress_sweep_fn)(void *user, dctk_compress_want_fn want, void *want_user,
+                                      dctk_compress_swept_fn done, void *done_user);
+
+typedef struct dctk_compress_opts {
+    dctk_write_step write;           /* the input, DIR, the writer's flags and the sink */
+    const char *vars;                /* comma-separated fields; NULL: every data variable */
+    const char *field;               /* one field (--field-to-compress); NULL: see vars */
+    const char *pipeline;            /* write every field with this (dctk_pipeline_load), no sweep */
+    bool skip_existing;              /* skip fields already in the store */
+    const dctk_evaluate_opts *eval;  /* the sweep's options, checked (where = write.where) */
+    /* Under MPI (the caller's dctk_par): whether this rank is not the one
+     * that writes, and the team's agreement on a status (dctk_par_agree:
+     * DCTK_OK only when every rank had DCTK_OK). agree NULL: alone. */
+    bool not_writer;
+    dctk_status (*agree)(void *user, dctk_status st);
+    void *agree_user;
+    dctk_compress_sweep_fn sweep;    /* sweeps the fields without a result that holds */
+    void *sweep_user;
+} dctk_compress_opts;
+
+/* Compress the dataset o->write.dataset into DIR/DATASET.zarr. Under MPI
+ * every rank plans and sweeps; rank 0 alone writes the fields, the manifest
+ * and merges. Returns the exit code of the command: 0 when every field was
+ * done, 1 when one failed (DIR/batch_manifest.json says which), 2 when the
+ * options were refused. */
+DCTK_API int dctk_compress(const dctk_compress_opts *o);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,356 @@
+/* The write step of the writing commands (compress, compress_with_optimal,
+ * the web UI): one field written with a chosen combo, verified, said to the
+ * caller's sink beside the sweep's prediction, and the next best tried when
+ * the whole field misses the bound (dctk/compress.h). */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dctk/best.h"
+#include "dctk/chunking.h"
+#include "dctk/compress.h"
+#include "dctk/results.h"
+#include "dctk/threads.h"
+#include "dctk/util.h"
+#include "dctk/zarr.h"
+
+/* The flag that lets a combo of this level be written. */
+static const char *level_flag(dctk_codec_portability p) {
+    return p == DCTK_PORT_DCTK ? "all" : dctk_portability_name(p);
+}
+
+dctk_best *dctk_best_new(void) {
+    dctk_best *b = malloc(sizeof *b);
+    if (b) dctk_best_init(b);
+    return b;
+}
+
+void dctk_best_delete(dctk_best *b) {
+    dctk_best_free(b);
+    free(b);
+}
+
+json_t *dctk_best_codecs_json(const dctk_best *b) {
+    return b && b->combo.codecs ? json_loads(b->combo.codecs, 0, NULL) : NULL;
+}
+
+/* A heap copy of b, or NULL when out of memory. */
+static dctk_best *best_dup(const dctk_best *b) {
+    dctk_best *d = malloc(sizeof *d);
+    if (d && dctk_best_copy(d, b) != DCTK_OK) {
+        free(d);
+        d = NULL;
+    }
+    return d;
+}
+
+/* A combo's readable name (free it). */
+static char *combo_name(const dctk_best_combo *c) {
+    json_t *codecs = c->codecs ? json_loads(c->codecs, 0, NULL) : NULL;
+    char *n = codecs ? dctk_codecs_name(codecs) : NULL;
+    json_decref(codecs);
+    return n;
+}
+
+dctk_best *dctk_best_at_level(const dctk_write_step *w, const char *var, const dctk_best *best) {
+    dctk_codec_portability top = best->combo.portability;
+    if (top <= w->level) return best_dup(best);
+    char *names = combo_name(&best->combo);
+    const dctk_best_combo *alt = &best->level[w->level];
+    if (!alt->codecs) {
+        dctk_say(w, DCTK_SAY_ERR, "dc_toolkit %s: %s: no kept combo is read at level '%s'; the best, %s (ratio %.3f), "
+                 "needs '%s': --codecs %s writes it\n", w->cmd, var, dctk_portability_name(w->level), names ? names : "?",
+                best->combo.ratio, dctk_portability_name(top), level_flag(top));
+        free(names);
+        return NULL;
+    }
+    dctk_best *pick = best_dup(best);
+    dctk_best_combo_free(pick ? &pick->combo : NULL);
+    if (pick && dctk_best_combo_copy(&pick->combo, alt) != DCTK_OK) {
+        dctk_best_delete(pick);
+        pick = NULL;
+    }
+    dctk_say(w, DCTK_SAY_OUT, "%s: %s (ratio %.3f, readers: %s) would have won; writing the best at level '%s' (ratio %.3f); "
+           "--codecs %s writes it\n", var, names ? names : "?", best->combo.ratio, dctk_portability_name(top),
+           dctk_portability_name(w->level), alt->ratio, level_flag(top));
+    free(names);
+    return pick;
+}
+
+dctk_best *dctk_best_load(const char *path) {
+    dctk_best *b = malloc(sizeof *b);
+    if (!b) return NULL;
+    if (dctk_best_read(path, b) == DCTK_OK) return b;
+    free(b);
+    return NULL;
+}
+/* Record the gates in best (created when absent), so the write checks them. */
+dctk_best *dctk_best_with_gates(dctk_best *best, const dctk_gates *g) {
+    if (!best) best = dctk_best_new();
+    if (!best) return NULL;
+    best->has_gates = true;
+    best->gates = *g;
+    return best;
+}
+
+dctk_best *dctk_best_flag_gates(const dctk_var *var, dctk_best *best, const dctk_evaluate_opts *eo, double bound) {
+    if (!eo->gates_set || isnan(eo->gates.abs_err)) return best;
+    dctk_gates asked = eo->gates, g;
+    asked.l1 = bound;
+    char source[256];
+    if (dctk_gates_resolve(&asked, NULL, var->name, var->units, &g, source, sizeof source) != DCTK_OK) return best;
+    dctk_best *with = dctk_best_with_gates(best, &g);
+    return with ? with : best;
+}
+/* How the sweep measured and judged, from best_VAR.json: false when it says nothing. */
+static bool best_gates(const dctk_best *best, dctk_gates *g, dctk_metric_cfg *cfg) {
+    if (!best || !best->has_gates) return false;
+    *g = best->gates;
+    *cfg = best->metric_config;
+    cfg->phys_min = g->phys_min;
+    cfg->phys_max = g->phys_max;
+    cfg->phys_tol = g->phys_tol;
+    return true;
+}
+
+/* Verification under the sweep's gates, when best_VAR.json has them. */
+static void judge_by_gates(const dctk_best *best, dctk_gates *g, dctk_metric_cfg *cfg, dctk_write_opts *o) {
+    if (!best_gates(best, g, cfg)) return;
+    o->accept = dctk_write_accept_gates;
+    o->accept_user = g;
+    o->metrics = cfg;
+}
+
+/* The achieved ratio and the drift from the sweep's prediction, added to the
+ * provenance attribute of the array just written: its zarr.json is read and
+ * replaced through the store (in the writer's own key order and number
+ * format), as every other change to a store. */
+static dctk_status record_drift(const char *store_path, const char *var, double achieved, double drift_pct) {
+    char key[4200];
+    snprintf(key, sizeof key, "%s/zarr.json", var);
+    dctk_store *store = NULL;
+    dctk_buf buf = {0};
+    json_t *doc = NULL;
+    dctk_status st = dctk_store_dir_open(store_path, false, &store);
+    if (st == DCTK_OK) st = dctk_store_get(store, key, &buf);
+    if (st == DCTK_OK) {
+        json_error_t err;
+        doc = json_loadb((const char *)buf.data, buf.size, 0, &err);
+        if (!doc) st = DCTK_FAIL(DCTK_ERR_FORMAT, "%s/%s: %s", store_path, key, err.text);
+    }
+    json_t *prov = json_object_get(json_object_get(doc, "attributes"), "dc_toolkit");
+    if (prov) {
+        json_object_set_new(prov, "achieved_ratio", json_real(achieved));
+        json_object_set_new(prov, "ratio_drift_pct", json_real(drift_pct));
+    }
+    char *text = doc ? json_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(17)) : NULL;
+    if (st == DCTK_OK && !text) st = DCTK_NOMEM();
+    if (st == DCTK_OK) st = dctk_store_set(store, key, text, strlen(text));
+    free(text);
+    json_decref(doc);
+    dctk_buf_free(&buf);
+    dctk_store_close(store);
+    return st;
+}
+
+/* Predicted, achieved and the drift in %, said and (for a kept array) recorded. */
+static dctk_status report_drift(const dctk_write_step *w, const dctk_var *var, const char *store,
+                                const dctk_best *best, const dctk_write_report *r, dctk_status st) {
+    double pred = best ? best->combo.ratio : NAN;
+    if (!isfinite(pred) || !(pred > 0)) return st;
+    double drift = 100 * (r->ratio - pred) / pred;
+    dctk_say(w, DCTK_SAY_OUT, "%s: ratio predicted %.3f, achieved %.3f, drift %+.1f %%\n", var->name, pred, r->ratio,
+             drift);
+    return st == DCTK_OK ? record_drift(store, var->name, r->ratio, drift) : st;
+}
+
+/* What a write achieved, beside the sweep's prediction when known.
+ * codecs: the pipeline written, named on the "wrote" line. */
+static dctk_status say_report(const dctk_write_step *w, const dctk_var *var, const char *store, const json_t *codecs,
+                              const dctk_best *best, const dctk_write_report *r, dctk_status st) {
+    char sh[128], ch[128], in[32], out[32];
+    /* an array that was not written (bytes_in counts what was attempted) is not reported as written */
+    bool wrote = r->bytes_in && (st == DCTK_OK || r->verified);
+    char *name = wrote ? dctk_codecs_name(codecs) : NULL;
+    if (wrote)
+        dctk_say(w, DCTK_SAY_OUT, "%s: wrote %s/%s with %s (chunks %s, shards %s): %s -> %s, ratio %.3f, %.1f MB/s\n",
+                 var->name, store, var->name, name ? name : "?", dctk_shape_str(r->ndim, r->chunk, ch, sizeof ch),
+                 dctk_shape_str(r->ndim, r->shard, sh, sizeof sh), dctk_format_size(r->bytes_in, in, sizeof in),
+                 dctk_format_size(r->bytes_out, out, sizeof out), r->ratio,
+                 r->write_s > 0 ? (double)r->bytes_in / 1e6 / r->write_s : 0.0);
+    free(name);
+    if (wrote) st = report_drift(w, var, store, best, r, st);
+    if (r->verified)
+        dctk_say(w, DCTK_SAY_OUT, "%s: %s: relative L1 %.3e, L2 %.3e, Linf %.3e, max abs error %.3g%s%s%s\n",
+                 var->name, st == DCTK_OK ? "verified" : "read back, not kept", r->l1_rel, r->l2_rel, r->linf_rel,
+                 r->max_abs_err, var->units[0] ? " " : "", var->units, r->lossless ? " (lossless)" : "");
+    if (r->verified && best && best->has_gates)
+        dctk_say(w, DCTK_SAY_OUT,
+                 "%s: bias %.3e, Pearson %.9f, SSIM %.6f, %.2f %% of points over 1e-4 relative error; gates %s\n",
+                 var->name, r->metrics.bias_rel, r->metrics.pearson, r->metrics.ssim, 100 * r->metrics.rel_err_frac,
+                 st == DCTK_OK ? "passed" : "not passed");
+    return st;
+}
+
+/* The write options of w, for the dataset's store under w->where. */
+static dctk_status write_opts_for(const dctk_write_step *w, char *store, size_t cap, dctk_write_opts *o) {
+    if (!(w->inner_chunk_mib * 1048576 >= 1) || w->shard_mib < 1 || w->threads < 0)
+        return DCTK_FAIL(DCTK_ERR_ARG, "--inner-chunk-mib, --shard-mib and --threads must be positive");
+    DCTK_TRY(dctk_store_path_for(w->where, w->dataset, store, cap));
+    *o = (dctk_write_opts){
+        .store_path = store,
+        .inner_chunk_bytes = (uint64_t)(w->inner_chunk_mib * 1048576),
+        .shard_bytes = (uint64_t)w->shard_mib << 20,
+        .threads = w->threads ? (int)w->threads : dctk_available_cores(),
+        .verify = w->verify,
+        .bound_l1 = NAN,
+    };
+    return DCTK_OK;
+}
+
+int dctk_write_step_field(const dctk_write_step *w, dctk_dataset *ds, size_t v, const json_t *codecs,
+                          const dctk_best *best, dctk_status *status, dctk_write_report *r) {
+    if (status) *status = DCTK_ERR_ARG;
+    memset(r, 0, sizeof *r);
+    char store[4096];
+    dctk_write_opts o;
+    dctk_status st = write_opts_for(w, store, sizeof store, &o);
+    if (st != DCTK_OK) return dctk_say_fail(w, st);
+    json_t *prov = dctk_write_provenance(codecs, best);
+    o.codecs = codecs;
+    o.provenance = prov;
+    const dctk_var *var = dctk_dataset_var(ds, v);
+    dctk_chunk_spec spec = dctk_spec_make(var->dtype, var->ndim, var->shape);
+    dctk_chunk_shape_for(var->dtype, var->ndim, var->shape, o.inner_chunk_bytes, spec.shape);
+    uint64_t field = dctk_shape_nelems(var->ndim, var->shape) * dctk_dtype_size(var->dtype);
+    uint64_t estimate = 0;
+    o.threads = dctk_writer_threads(codecs, &spec, o.shard_bytes < field ? o.shard_bytes : field, field,
+                                    best ? best->combo.ratio : NAN, o.threads, w->max_memory, var->name, &estimate);
+    o.bound_l1 = isnan(w->bound_l1) ? (best ? best->threshold : NAN) : w->bound_l1;
+    dctk_gates gates;
+    dctk_metric_cfg cfg;
+    judge_by_gates(best, &gates, &cfg, &o);
+    if (w->accept) {
+        o.accept = w->accept;
+        o.accept_user = w->accept_user;
+    }
+    st = dctk_write_field(ds, v, &o, r);
+    if (status) *status = st;
+    if (st == DCTK_OK) /* beside the write's other lines, for bench/memory.py */
+        dctk_say(w, DCTK_SAY_OUT, "%s: [memory] writer: peak estimate %.1f MiB with %d encoder thread(s)\n", var->name,
+                 (double)estimate / 1048576, o.threads);
+    json_decref(prov);
+    st = say_report(w, dctk_dataset_var(ds, v), store, codecs, best, r, st);
+    if (status) *status = st;
+    return st == DCTK_OK ? 0 : dctk_say_fail(w, st);
+}
+
+typedef struct {
+    const dctk_write_step *w;
+    const char *store;
+    const dctk_var *var;
+    bool said;               /* the last try's failure was said */
+    dctk_write_report *last; /* the last try's report (may be NULL) */
+    dctk_best **combo;       /* the last try's combo (may be NULL) */
+} next_best_say;
+
+static void say_try(void *user, const dctk_best *combo, const dctk_write_report *r, dctk_status st) {
+    next_best_say *p = user;
+    if (!r) {
+        char *name = combo_name(&combo->combo);
+        dctk_say(p->w, DCTK_SAY_OUT,
+                 "%s: the whole field missed the bound; trying the next best combo %s (sample ratio %.3f)\n",
+                 p->var->name, name ? name : "?", combo->combo.ratio);
+        free(name);
+        p->said = false;
+        return;
+    }
+    json_t *codecs = dctk_best_codecs_json(combo);
+    st = say_report(p->w, p->var, p->store, codecs, combo, r, st);
+    json_decref(codecs);
+    if (p->last) *p->last = *r;
+    if (p->combo) {
+        dctk_best_delete(*p->combo);
+        *p->combo = best_dup(combo);
+    }
+    if (st != DCTK_OK) dctk_say_fail(p->w, st);
+    p->said = st != DCTK_OK;
+}
+
+int dctk_write_step_next_best(const dctk_write_step *w, dctk_dataset *ds, size_t v, const dctk_evaluate_opts *eo,
+                              const dctk_best *best, int tries, dctk_write_report *last, dctk_best **combo) {
+    char store[4096], results[4096];
+    dctk_write_opts o;
+    dctk_status st = write_opts_for(w, store, sizeof store, &o);
+    if (st != DCTK_OK) return dctk_say_fail(w, st);
+    const dctk_var *var = dctk_dataset_var(ds, v);
+    st = dctk_results_parquet_path(results, sizeof results, w->where, var->name);
+    if (st != DCTK_OK) return dctk_say_fail(w, st);
+    next_best_say p = {.w = w, .store = store, .var = var, .last = last, .combo = combo};
+    dctk_gates gates;
+    dctk_metric_cfg cfg;
+    judge_by_gates(best, &gates, &cfg, &o);
+    /* the space the sweep built: lossless only without a threshold */
+    dctk_gates sg = best->has_gates ? gates : dctk_gates_none();
+    if (!best->has_gates) sg.l1 = best->threshold;
+    dctk_evaluate_opts se = *eo;
+    se.space = dctk_space_opts_for(&eo->space, &sg);
+    dctk_write_fallback f = {.results_path = results, .missed = best, .sweep = &se, .tries = tries,
+                             .notify = say_try, .user = &p,
+                             .max_portability = dctk_portability_name(w->level)};
+    int tried = 0;
+    st = dctk_write_next_best(ds, v, &o, &f, &tried);
+    if (st == DCTK_OK) return 0;
+    if (st == DCTK_ERR_BOUND) {
+        dctk_say(w, DCTK_SAY_ERR, "dc_toolkit %s: %s: %s: sweep a larger sample (--eval-data-size-limit)\n", w->cmd,
+                 var->name,
+                 tried ? "the next best lossy stages missed the bound on the whole field too"
+                       : "no other kept lossy stage to try");
+        return 1;
+    }
+    return p.said ? 1 : dctk_say_fail(w, st);
+}
+
+/* --- the sink -------------------------------------------------------------- */
+
+void dctk_write_step_defaults(dctk_write_step *w) {
+    *w = (dctk_write_step){.cmd = "compress", .inner_chunk_mib = 16, .shard_mib = 512, .verify = true,
+                           .bound_l1 = NAN, .level = DCTK_PORT_NUMCODECS};
+}
+
+void dctk_say(const dctk_write_step *w, dctk_say_to to, const char *fmt, ...) {
+    if (!w || !w->say) return;
+    char line[1024], *text = line;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    if (n >= (int)sizeof line && (text = malloc((size_t)n + 1)) != NULL) {
+        va_start(ap, fmt);
+        vsnprintf(text, (size_t)n + 1, fmt, ap);
+        va_end(ap);
+    }
+    w->say(w->say_user, to, text ? text : line);
+    if (text != line) free(text);
+}
+
+int dctk_say_fail(const dctk_write_step *w, dctk_status st) {
+    const char *d = dctk_detail();
+    dctk_say(w, DCTK_SAY_ERR, "dc_toolkit %s: %s\n", w->cmd, d[0] ? d : dctk_strerror(st));
+    return st == DCTK_ERR_ARG ? 2 : 1;
+}
+
+dctk_status dctk_write_accept_advisory(const dctk_var *var, const dctk_write_opts *o, const dctk_write_report *r) {
+    if (r->mask_lost)
+        return DCTK_FAIL(DCTK_ERR_BOUND, "variable '%s': verification failed: %zu missing values came back as numbers",
+                         var->name, r->mask_lost);
+    if (r->lossless && r->max_abs_err != 0)
+        return DCTK_FAIL(DCTK_ERR_BOUND, "variable '%s': verification failed: a lossless pipeline changed values",
+                         var->name);
+    dctk_say(o->accept_user, DCTK_SAY_OUT,
+             "%s: no threshold given: the verification is advisory (relative L1 %.3e, Linf %.3e); "
+             "--override-existing-l1-error X makes it a gate\n", var->name, r->l1_rel, r->linf_rel);
+    return DCTK_OK;
+}
