@@ -86,11 +86,15 @@ static int analyze(const char *cmd, const char *path, const dctk_result_table *t
     load_best(&o, what, sizeof what);
     if (out_prefix) snprintf(prefix, sizeof prefix, "%s", out_prefix);
     else snprintf(prefix, sizeof prefix, "%s/analyze_clustering_%s", where, var);
-    size_t kept = 0;
-    for (size_t i = 0; i < t->n; i++) kept += t->rows[i].keep;
+    dctk_row_counts c = {{0}};
+    char counts[200];
+    for (size_t i = 0; i < t->n; i++) dctk_row_counts_add(&c, t->rows[i].keep, t->rows[i].error);
+    dctk_row_counts_str(&c, counts, sizeof counts);
     dctk_status st = dctk_report_analyze(t, &o, prefix);
     if (st != DCTK_OK) return cli_fail(cmd, st);
-    printf("%s: %zu combos, %zu kept; %s\n", path, t->n, kept, what);
+    printf("%s: %zu combos: %s; %s\n", path, t->n, counts, what);
+    if (c.n[DCTK_ROW_PRUNED] + c.n[DCTK_ROW_LEFT_OUT] + c.n[DCTK_ROW_FAILED])
+        printf("only the kept and rejected combos are drawn: the others were not measured on the whole sample\n");
     const dctk_result_row *b = winner_row(t, &o);
     if (b) printf("best combo %s marked with a red diamond\n", b->name && b->name[0] ? b->name : "(unnamed)");
     else if (o.has_best) printf("the best combo of best_%s.json is not among these results: not marked\n", var);

@@ -2,9 +2,13 @@
  * and Linf), cluster the kept combos of each, find their Pareto fronts, then
  * write the figure as PNG and SVG and the page as HTML.
  *
- * Which points: every row whose ratio and error are finite. Kept rows are
- * clustered and coloured; rows over the threshold are drawn as grey rings so
- * that the threshold line has something to separate. The y axis turns
+ * Which points: the rows measured on the whole sample (status kept or
+ * rejected) whose ratio and error are finite. Kept rows are clustered and
+ * coloured; rejected rows (a gate failed) are drawn as grey rings so that the
+ * threshold line has something to separate. Rows the adaptive search pruned
+ * carry the figures of a part of the sample, not measurements of it, and rows
+ * left out or failed have none: none of them is drawn, the subtitle counts
+ * them. The y axis turns
  * logarithmic when the positive errors span more than two decades (lossless
  * combos, error 0, then sit on the bottom edge), and the x axis when the
  * ratios span more than a factor 20. Clustering always works on the linear,
@@ -27,7 +31,7 @@ static const struct {
     const char *metric, *label;
 } metrics[AN_PANELS] = {{"L1", "relative L1 error"}, {"L2", "relative L2 error"}, {"LInf", "relative Linf error"}};
 
-/* Rows of the panel: not kept first, so kept points are drawn on top. */
+/* Rows of the panel: rejected first, so kept points are drawn on top. */
 static dctk_status collect(const dctk_result_table *t, an_panel *p) {
     p->pts = calloc(t->n ? t->n : 1, sizeof *p->pts);
     if (!p->pts) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory for %zu points", t->n);
@@ -35,7 +39,8 @@ static dctk_status collect(const dctk_result_table *t, an_panel *p) {
         for (size_t i = 0; i < t->n; i++) {
             const dctk_result_row *r = &t->rows[i];
             double e = dctk_report_row_value(r, p->col);
-            if (r->keep != (pass == 1) || !isfinite(r->ratio) || !isfinite(e)) continue;
+            dctk_row_status st = dctk_row_status_of(r->keep, r->error);
+            if (st != (pass == 1 ? DCTK_ROW_KEPT : DCTK_ROW_REJECTED) || !isfinite(r->ratio) || !isfinite(e)) continue;
             p->pts[p->npts++] = (an_point){.row = i, .cluster = -1};
             p->nkept += r->keep;
         }
@@ -192,6 +197,7 @@ dctk_status dctk_report_analyze(const dctk_result_table *t, const dctk_analyze_o
     an_figure f;
     memset(&f, 0, sizeof f);
     f.t = t, f.o = o, f.w = FIG_W, f.h = FIG_H;
+    for (size_t i = 0; i < t->n; i++) dctk_row_counts_add(&f.counts, t->rows[i].keep, t->rows[i].error);
     dctk_status st = layout(&f);
     if (st == DCTK_OK) st = write_outputs(&f, prefix);
     free_figure(&f);

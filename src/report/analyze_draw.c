@@ -84,7 +84,7 @@ static void draw_panel(cairo_t *cr, const an_panel *p, double thr) {
 }
 
 /* Only what the figure shows: no threshold entry without a threshold, no
- * winner entry without a winner, no grey entry when every combo was kept. */
+ * winner entry without a winner, no grey entry when no combo was rejected. */
 static void draw_legend(cairo_t *cr, const an_figure *f, double y) {
     const an_panel *p = &f->p[0];
     bool thr = isfinite(f->o->threshold), grey = p->npts > p->nkept;
@@ -93,7 +93,7 @@ static void draw_legend(cairo_t *cr, const an_figure *f, double y) {
     x = legend_item(cr, x, y, MARK_CROSS, BLACK, "centroid");
     x = legend_item(cr, x, y, MARK_RING, BLACK, "Pareto front");
     if (p->best >= 0) x = legend_item(cr, x, y, MARK_DIAMOND, RED, "best combo (best_VAR.json)");
-    if (grey) x = legend_item(cr, x, y, MARK_RING, GREY, thr ? "not kept (over threshold)" : "not kept");
+    if (grey) x = legend_item(cr, x, y, MARK_RING, GREY, "rejected (a gate failed)");
     if (!thr) return;
     cairo_save(cr);
     set_rgb(cr, RED, 1);
@@ -121,13 +121,16 @@ static void draw_winner(cairo_t *cr, const an_figure *f, double y) {
 
 void an_draw(cairo_t *cr, void *user) {
     const an_figure *f = user;
-    char head[256], sub[256];
-    size_t kept = f->p[0].nkept;
+    char head[256], sub[512], counts[200], thr[64] = "";
+    const size_t *n = f->counts.n;
     snprintf(head, sizeof head, "Compression combos of %s: ratio against error", f->o->var ? f->o->var : "?");
-    if (isfinite(f->o->threshold))
-        snprintf(sub, sizeof sub, "%zu combos, %zu kept under the relative L1 threshold %.3g; features standardised for k-means",
-                 f->t->n, kept, f->o->threshold);
-    else snprintf(sub, sizeof sub, "%zu combos, %zu kept; features standardised for k-means", f->t->n, kept);
+    dctk_row_counts_str(&f->counts, counts, sizeof counts);
+    if (isfinite(f->o->threshold)) snprintf(thr, sizeof thr, "; relative L1 threshold %.3g", f->o->threshold);
+    /* what is not drawn, and why: pruned rows hold a part's figures, the others none */
+    snprintf(sub, sizeof sub, "%zu combos: %s%s%s", f->t->n, counts, thr,
+             n[DCTK_ROW_PRUNED] + n[DCTK_ROW_LEFT_OUT] + n[DCTK_ROW_FAILED]
+                 ? "; only kept and rejected combos are drawn (measured on the whole sample)"
+                 : "");
     cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
     text_at(cr, f->w / 2, 22, head, 16, ALIGN_CENTER, 0, true);
     text_at(cr, f->w / 2, 42, sub, 10.5, ALIGN_CENTER, 0, false);

@@ -41,6 +41,7 @@ static json_t *row_json(const dctk_result_row *r) {
     json_array_append_new(j, num(r->bias_rel));
     json_array_append_new(j, num(r->pearson));
     json_array_append_new(j, num(r->ssim));
+    json_array_append_new(j, json_string(dctk_row_status_name(dctk_row_status_of(r->keep, r->error)))); /* 17 */
     return j;
 }
 
@@ -98,7 +99,8 @@ static const char STYLE[] =
 
 /* The hover script. Points are [x, y, row, cluster, pareto] in figure points;
  * rows are [comp, filt, ser, compressor, filter, serializer, ratio, l1, l2,
- * linf, keep, error, name, failed gates, bias, pearson, ssim]. Text goes in with textContent, never as markup. */
+ * linf, keep, error, name, failed gates, bias, pearson, ssim, status]. Text goes in with textContent, never as
+ * markup. */
 static const char SCRIPT[] =
     "<script>\n"
     "(function () {\n"
@@ -127,7 +129,7 @@ static const char SCRIPT[] =
     "    add(tip, 'div', 'ratio ' + fmt(r[6]) + ', L1 ' + fmt(r[7]) + ', L2 ' + fmt(r[8]) + ', Linf ' + fmt(r[9]))\n"
     "    add(tip, 'div', 'bias ' + fmt(r[14]) + ', Pearson ' + fmt(r[15]) + ', SSIM ' + fmt(r[16]))\n"
     "    if (r[13]) add(tip, 'div', 'failed gates: ' + r[13].split(',').join(', '))\n"
-    "    add(tip, 'div', (r[10] ? 'kept, cluster ' + (hit.q[3] + 1) + ' of ' + p.k : 'not kept') +\n"
+    "    add(tip, 'div', (r[10] ? 'kept, cluster ' + (hit.q[3] + 1) + ' of ' + p.k : r[17]) +\n"
     "      (hit.q[4] ? ', on the Pareto front of ' + p.label : '') + (r[11] ? ' (' + r[11] + ')' : ''))\n"
     "  }\n"
     "  function hide () { tip.hidden = true; ring.hidden = true }\n"
@@ -171,6 +173,19 @@ static dctk_status put_front(const an_figure *f, dctk_buf *b) {
     return put(b, "</tbody></table>\n");
 }
 
+/* The rows by status in words, and what the figure leaves out (the SVG's text is glyphs). */
+static dctk_status put_counts(const an_figure *f, dctk_buf *b) {
+    char counts[200], line[400];
+    const size_t *n = f->counts.n;
+    dctk_row_counts_str(&f->counts, counts, sizeof counts);
+    snprintf(line, sizeof line, "<p id=\"counts\">%zu combos: %s.%s</p>\n", f->t->n, counts,
+             n[DCTK_ROW_PRUNED] + n[DCTK_ROW_LEFT_OUT] + n[DCTK_ROW_FAILED]
+                 ? " Only kept and rejected combos are drawn: the others were not measured on the whole sample "
+                   "(pruned ones on a part of it, their rows in the results say why)."
+                 : "");
+    return put(b, line);
+}
+
 static dctk_status put_body(const an_figure *f, const dctk_buf *svg, const char *json, dctk_buf *b) {
     const char *v = f->o->var ? f->o->var : "";
     const uint8_t *start = svg->data, *end = svg->data + svg->size;
@@ -182,7 +197,9 @@ static dctk_status put_body(const an_figure *f, const dctk_buf *svg, const char 
     DCTK_TRY(put(b, "</head>\n<body>\n<p>Hover a point to see its combo. Written by dc_toolkit analyze_clustering "
                     "from the sweep results of <b>"));
     DCTK_TRY(put_escaped(b, v));
-    DCTK_TRY(put(b, "</b>.</p>\n<div id=\"fig\">\n"));
+    DCTK_TRY(put(b, "</b>.</p>\n"));
+    DCTK_TRY(put_counts(f, b));
+    DCTK_TRY(put(b, "<div id=\"fig\">\n"));
     DCTK_TRY(dctk_buf_append(b, start, (size_t)(end - start)));
     DCTK_TRY(put(b, "<div id=\"ring\" hidden></div>\n</div>\n<div id=\"tip\" role=\"tooltip\" hidden></div>\n"));
     DCTK_TRY(put_front(f, b));

@@ -13,7 +13,7 @@
 typedef struct an_point {
     size_t row;    /* in the result table */
     double px, py; /* on the page, points */
-    int cluster;   /* -1: not kept (drawn grey, not clustered) */
+    int cluster;   /* -1: rejected (drawn grey, not clustered) */
     bool pareto;
 } an_point;
 
@@ -21,7 +21,7 @@ typedef struct an_panel {
     int col;               /* error column */
     const char *label;     /* "relative L1 error" */
     plot_axes ax;
-    an_point *pts;         /* not kept first, then kept: the drawing order */
+    an_point *pts;         /* rejected first, then kept: the drawing order */
     size_t npts, nkept, nzero;
     int k;                 /* clusters (0: none) */
     double silhouette;
@@ -34,6 +34,7 @@ typedef struct an_panel {
 
 typedef struct an_figure {
     const dctk_result_table *t;
+    dctk_row_counts counts; /* every row by status; only kept and rejected ones are plotted */
     const dctk_analyze_opts *o;
     an_panel p[AN_PANELS];
     double w, h;

@@ -185,9 +185,6 @@ static void get_job(web_ctx *w, const char *id, web_reply *r) {
     r->json = j;
 }
 
-/* The scatter of one field: every row with finite ratio and error, k-means
- * over the kept ones (k of 3..9 by silhouette, as analyze_clustering), the
- * Pareto front of the kept ones, the threshold and the best combo. */
 /* The gates a recorded row failed, from its pass columns and the sweep's gates. */
 static void failed_gates(const dctk_result_row *x, const dctk_gates *g, char *buf, size_t cap) {
     dctk_combo_result c = {.pearson = x->pearson, .ssim = x->ssim, .pass_l1 = x->pass_l1, .pass_l2 = x->pass_l2,
@@ -197,6 +194,10 @@ static void failed_gates(const dctk_result_row *x, const dctk_gates *g, char *bu
     dctk_combo_failed_gates(&c, g, buf, cap);
 }
 
+/* The scatter of one field: every row measured on the whole sample (kept or
+ * rejected) with finite ratio and error, k-means over the kept ones (k of 3..9
+ * by silhouette, as analyze_clustering), the Pareto front of the kept ones, the
+ * threshold, the best combo, and every row counted by status. */
 static void get_results(web_ctx *w, const char *id, const web_req *q, web_reply *r) {
     json_t *j = job_or_404(w, id, false, r);
     if (!j) return;
@@ -240,8 +241,8 @@ static void get_results(web_ctx *w, const char *id, const web_req *q, web_reply 
     size_t *pf = st == DCTK_OK ? malloc(sizeof *pf * (n + 1)) : NULL;
     size_t nf = pf ? dctk_pareto_front(xy, n, pf) : 0;
     for (size_t i = 0; i < nf; i++) front[idx[pf[i]]] = true;
-    json_t *rows = json_array(), *codecs = json_array();
-    size_t failed = 0, pruned = 0;
+    json_t *rows = json_array(), *codecs = json_array(), *counts = json_object();
+    dctk_row_counts rc = {{0}};
     char bp[PATH_MAX], gates_failed[128];
     dctk_best best;
     dctk_best_init(&best);
@@ -250,11 +251,11 @@ static void get_results(web_ctx *w, const char *id, const web_req *q, web_reply 
     for (size_t i = 0; st == DCTK_OK && i < t.n; i++) {
         const dctk_result_row *x = &t.rows[i];
         double e = dctk_report_row_value(x, col);
-        /* rows the adaptive search pruned, or left out before the sweep, did not fail: they say why */
-        bool skipped = !strncmp(x->error, "pruned: ", 8) || !strncmp(x->error, "left out: ", 10);
-        pruned += skipped;
-        failed += x->error[0] != '\0' && !skipped;
-        if (!isfinite(x->ratio) || !isfinite(e)) continue;
+        /* counted by status; plotted only when measured on the whole sample (a pruned
+         * row's figures are a part's, a failed or left-out row has none) */
+        dctk_row_status rs = dctk_row_status_of(x->keep, x->error);
+        rc.n[rs]++;
+        if ((rs != DCTK_ROW_KEPT && rs != DCTK_ROW_REJECTED) || !isfinite(x->ratio) || !isfinite(e)) continue;
         /* ... the failed gates, then the reader level (the page filters on it) */
         failed_gates(x, &gates, gates_failed, sizeof gates_failed);
         json_array_append_new(rows, json_pack("[I,I,I,f,f,b,i,b,f,f,f,s,s]", (json_int_t)x->comp_idx,
@@ -268,18 +269,19 @@ static void get_results(web_ctx *w, const char *id, const web_req *q, web_reply 
                                                 x->name ? x->name : ""));
     }
 
+    for (int k = 0; k < DCTK_ROW_NSTATUS; k++)
+        json_object_set_new(counts, dctk_row_status_name(k), json_integer((json_int_t)rc.n[k]));
     if (st == DCTK_OK)
-        r->json = json_pack("{s:s,s:s,s:I,s:I,s:I,s:I,s:i,s:o,s:o,s:o,s:o,s:s}", "var", var, "metric",
-                            dctk_result_columns[col], "rows_total", (json_int_t)t.n, "kept", (json_int_t)n, "failed",
-                            (json_int_t)failed, "pruned", (json_int_t)pruned, "k", curve.best_k > 0 ? curve.best_k : 0, "rows", rows, "codecs",
-                            codecs, "threshold", isnan(best.threshold) ? json_null() : json_real(best.threshold),
+        r->json = json_pack("{s:s,s:s,s:I,s:I,s:o,s:i,s:o,s:o,s:o,s:s}", "var", var, "metric",
+                            dctk_result_columns[col], "rows_total", (json_int_t)t.n, "kept", (json_int_t)n, "counts",
+                            counts, "k", curve.best_k > 0 ? curve.best_k : 0, "rows", rows, "codecs", codecs, "threshold", isnan(best.threshold) ? json_null() : json_real(best.threshold),
                             "best", have_best && best.combo.has_indices
                                         ? json_pack("[i,i,i]", best.combo.comp_idx, best.combo.filt_idx,
                                                     best.combo.ser_idx)
                                         : json_null(),
                             "source", strstr(path, ".parquet") ? "parquet" : "csv");
     else
-        web_fail(r, st), json_decref(rows), json_decref(codecs);
+        web_fail(r, st), json_decref(rows), json_decref(codecs), json_decref(counts);
     dctk_best_free(&best);
     free(pf), free(xy), free(idx), free(cluster), free(front);
     dctk_result_table_free(&t);

@@ -6,6 +6,7 @@ console says there is neither threshold nor winner.
 
 Run by ctest with DCTK and DCTK_NCARG set.
 """
+import csv
 import json
 import math
 import os
@@ -36,7 +37,7 @@ with tempfile.TemporaryDirectory() as tmp:
     best = json.load(open(os.path.join(tmp, "best_t.json")))
     r = run("analyze_clustering", "--where-to-write", tmp, "--var", "t")
     check(r.returncode == 0 and "best_VAR" not in r.stdout, f"analyze: {r.stdout} {r.stderr}")
-    m = re.search(r"(\d+) combos, (\d+) kept; relative L1 threshold (\S+) from ", r.stdout)
+    m = re.search(r"(\d+) combos: (\d+) kept[a-z0-9, ]*; relative L1 threshold (\S+) from ", r.stdout)
     check(bool(m) and float(m.group(3)) == float("%.3g" % best["threshold"]), f"threshold line: {r.stdout}")
     # the winner by its readable name (issue 23, item 3), the one best_t.json holds, not by indices
     check("best combo %s marked with a red diamond" % best["name"] in r.stdout and "comp_idx" not in r.stdout
@@ -46,6 +47,23 @@ with tempfile.TemporaryDirectory() as tmp:
     data = json.loads(re.search(r'<script type="application/json" id="dctk-data">(.*?)</script>', html, re.S).group(1)
                       .replace("\\/", "/")) if '<script type="application/json" id="dctk-data">' in html else None
     if data:
+        # the plotted points are the rows measured on the whole sample (status kept or rejected in the
+        # CSV, read here): the adaptive search's pruned rows are counted, never drawn
+        with open(os.path.join(tmp, "config_space_t_rank0.csv"), newline="") as f:
+            rows = {(int(x["comp_idx"]), int(x["filt_idx"]), int(x["ser_idx"])): x for x in csv.DictReader(f)}
+        pruned = [k for k, x in rows.items() if x["status"] == "pruned"]
+        check(pruned, "the sweep pruned no row: nothing to leave out of the figure")
+        for p in data["panels"]:
+            drawn = {tuple(data["rows"][q[2]][:3]) for q in p["pts"]}
+            measured = {k for k, x in rows.items() if x["status"] in ("kept", "rejected")}
+            check(drawn == measured, f"{p['label']}: drawn {sorted(drawn)}, measured {sorted(measured)}")
+        counts = {st: sum(x["status"] == st for x in rows.values()) for st in ("kept", "pruned", "left out")}
+        said = ", ".join(f"{n} {st}" for st, n in counts.items() if n or st == "kept")
+        svg = open(os.path.join(tmp, "analyze_clustering_t.svg")).read()
+        check(f"combos: {said}" in r.stdout, f"console counts {said}: {r.stdout}")
+        check("over threshold" not in html and "over threshold" not in r.stdout, "'over threshold' said")
+        check(f"combos: {said}. Only kept and rejected combos are drawn" in html and "<svg" in svg
+              and "only the kept and rejected combos are drawn" in r.stdout, "what is not drawn, said")
         kept = int(m.group(2)) if m else 0
         for p in data["panels"]:
             check(1 <= p["k"] <= max(2, int(math.sqrt(kept / 2))), f"{p['label']}: k {p['k']} for {kept} points")

@@ -17,6 +17,7 @@ import { chromium } from 'playwright-core'
 import FileSystemStore from '@zarrita/storage/fs'
 import * as zarr from 'zarrita'
 import { assertNameOf } from './pipeline_name.mjs'
+import { readCsvRows } from './results_common.mjs'
 
 const dctk = process.env.DCTK
 const input = `${process.env.DCTK_NCARG}/cdf/meccatemp.cdf`
@@ -170,7 +171,20 @@ async function main () {
     await page.locator('#plot circle.pt').first().waitFor()
     const r = await page.evaluate(() => state.results)
     assert.equal(await page.locator('#plot circle.pt').count(), r.rows.length)
-    assert.ok(r.rows.length > 20 && r.kept > 0 && r.rows.some(x => x[7]), 'no Pareto front')
+    assert.ok(r.rows.length > 1 && r.kept > 0 && r.rows.some(x => x[7]), 'no Pareto front')
+    // the points are the rows measured on the whole sample (kept or rejected), as the job's CSV says (read
+    // here, not through the server): the adaptive search's pruned rows hold a part's figures, not a point
+    const sweepJob = await page.evaluate(() => state.sweepJob)
+    const job = await (await fetch(`${server.url}api/jobs/${encodeURIComponent(sweepJob)}`)).json()
+    const csvRows = readCsvRows(join(root, job.out, 'config_space_t_rank0.csv'))
+    const byStatus = s => csvRows.filter(x => x.status === s)
+    const key = x => `${x.comp_idx} ${x.filt_idx} ${x.ser_idx}`
+    const measured = [...byStatus('kept'), ...byStatus('rejected')].filter(x => Number.isFinite(x.ratio) && Number.isFinite(x.l1_rel))
+    assert.deepEqual(r.rows.map(x => `${x[0]} ${x[1]} ${x[2]}`).sort(), measured.map(key).sort(), 'plotted points')
+    assert.ok(byStatus('pruned').length > 0, 'the sweep is adaptive: some rows are pruned')
+    for (const s of ['kept', 'rejected', 'failed', 'pruned', 'left out']) assert.equal(r.counts[s], byStatus(s).length, s)
+    const drawn = await page.locator('#plot circle.pt').evaluateAll(cs => cs.map(c => Number(c.dataset.i)))
+    assert.deepEqual(drawn.sort((a, b) => a - b), r.rows.map((x, i) => i), 'circles against the rows')
     // the readers filter (row [12]; [11] holds the failed gates): only points whose every codec those readers decode are left
     for (const [level, ok] of [['core', ['core']], ['numcodecs', ['core', 'numcodecs']]]) {
       await page.selectOption('#res-level', level)
@@ -179,11 +193,11 @@ async function main () {
     assert.ok(r.rows.every(x => ['core', 'numcodecs', 'plugin', 'dctk'].includes(x[12])), 'a row without its level')
     await page.selectOption('#res-level', 'dctk')
     assert.equal(await page.locator('#plot circle.pt').count(), r.rows.length)
-    // pruned and left-out rows are not failures: the summary counts them apart
+    // pruned and left-out rows are not failures, nor over the threshold: the summary counts them apart
     const summary = await page.textContent('#res-summary')
-    assert.match(summary, new RegExp(`^${r.rows_total} combos`))
-    assert.ok(r.pruned > 0 && summary.includes(`(${r.pruned} pruned or left out`), summary) // the sweep is adaptive
-    assert.ok(r.failed === 0 && !summary.includes('failed'), summary)
+    assert.match(summary, new RegExp(`^${r.rows_total} combos: ${byStatus('kept').length} kept`))
+    assert.ok(summary.includes(`, ${byStatus('pruned').length} pruned`) && summary.includes('not plotted'), summary)
+    assert.ok(!summary.includes('failed') && !/over the threshold/.test(await page.textContent('#legend')), summary)
     // pick the Pareto combo with the highest ratio that is not the best (the best is pre-selected)
     const front = r.rows.map((x, i) => i).filter(i => r.rows[i][7]).sort((a, b) => r.rows[b][3] - r.rows[a][3])
     const isBest = i => r.best && r.rows[i].slice(0, 3).every((v, k) => v === r.best[k])

@@ -334,11 +334,14 @@ async function loadResults () {
     const r = await api(`/api/jobs/${encodeURIComponent(id)}/results?var=${encodeURIComponent(v)}&metric=${$('res-metric').value}`)
     state.results = r
     const best = r.best ? r.rows.find(x => x[0] === r.best[0] && x[1] === r.best[1] && x[2] === r.best[2]) : null
-    $('res-summary').textContent = `${r.rows_total} combos` +
-      (r.pruned ? ` (${r.pruned} pruned or left out by the search: their rows say why)` : ' evaluated') +
-      `, ${r.kept} within the threshold` +
+    // every row by status, as the sweep's summary line; only kept and rejected ones are plotted
+    const n = r.counts
+    const notDrawn = n.failed + n.pruned + n['left out']
+    $('res-summary').textContent = `${r.rows_total} combos: ${n.kept} kept` +
       (r.threshold !== null ? ` (relative L1 ≤ ${fmtNum(r.threshold)}, and every other gate)` : ' (no threshold: lossless only; give --l1-threshold to allow lossy combos)') +
-      (r.failed ? `, ${r.failed} failed` : '') + (r.k ? `; ${r.k} clusters` : '') +
+      ['rejected', 'failed', 'pruned', 'left out'].filter(s => n[s]).map(s => `, ${n[s]} ${s}`).join('') +
+      (notDrawn ? ' (not plotted: not measured on the whole sample; their rows say why)' : '') +
+      (r.k ? `; ${r.k} clusters` : '') +
       (best ? `. Best: ratio ${fmtNum(best[3], 4)} with ${pipeline(r.codecs[r.rows.indexOf(best)])}.` : '.') +
       (r.source === 'csv' ? ' (still running: partial results)' : '')
     if (!state.pick || state.pick.var !== v || state.pick.job !== id) {
@@ -402,7 +405,7 @@ function drawPlot (r) {
     kids.push(svgEl('line', { class: 'thr', x1: m.l, x2: W - m.r, y1: Y(r.threshold), y2: Y(r.threshold) }))
     const t = svgEl('text', { x: W - m.r - 4, y: Y(r.threshold) - 5, 'text-anchor': 'end' }); t.textContent = `threshold ${fmtNum(r.threshold)}`; t.style.fill = '#d62728'; kids.push(t)
   }
-  // the Pareto front as a step line, then the points: not kept first, front last (on top)
+  // the Pareto front as a step line, then the points: rejected first, front last (on top)
   const front = rows.map((x, i) => i).filter(i => rows[i][7]).sort((a, b) => rows[b][3] - rows[a][3])
   if (front.length > 1) kids.push(svgEl('polyline', { class: 'frontline', points: front.map(i => `${X(rows[i][3])},${Y(rows[i][4])}`).join(' ') }))
   const order = rows.map((x, i) => i).sort((a, b) => (rows[a][5] - rows[b][5]) || (rows[a][7] - rows[b][7]))
@@ -417,7 +420,7 @@ function drawPlot (r) {
     c.dataset.i = i
     kids.push(c)
   }
-  const lg = [['#c3c9d1', 'over the threshold (not kept)', ''], ['#ffffff', 'on the Pareto front', '#111'], ['#ffffff', 'picked', '#d62728']]
+  const lg = [['#c3c9d1', 'rejected (a gate failed)', ''], ['#ffffff', 'on the Pareto front', '#111'], ['#ffffff', 'picked', '#d62728']]
   for (let k = 0; k < (r.k || 0); k++) lg.push([palette[k % palette.length], `cluster ${k + 1}`, ''])
   $('legend').replaceChildren(...lg.map(([c, label, b]) => {
     const s = el('span', { text: label })
@@ -458,7 +461,7 @@ function onHover (ev) {
     el('div', {}, el('b', { class: 'pipe', text: pipeline(c) })),
     el('div', { class: 'muted', text: `compressor | filter | serializer; ${idx}` }),
     el('div', { text: `ratio ${fmtNum(x[3], 4)}; relative L1 ${fmtNum(x[8])}, L2 ${fmtNum(x[9])}, Linf ${fmtNum(x[10])}` }),
-    el('div', { text: (x[5] ? 'kept' : 'not kept') + (x[7] ? ', on the Pareto front' : '') }),
+    el('div', { text: (x[5] ? 'kept' : 'rejected') + (x[7] ? ', on the Pareto front' : '') }),
     x[11] ? el('div', { text: `failed gates: ${x[11].split(',').join(', ')}` }) : '',
     el('div', { text: `readers: ${x[12]} (compress --codecs ${x[12] === 'dctk' ? 'all' : x[12]})` }))
   tip.hidden = false
@@ -501,7 +504,7 @@ function showPick () {
   add('combo', idx)
   add('ratio', fmtNum(x[3], 4))
   add('errors', `relative L1 ${fmtNum(x[8])}, L2 ${fmtNum(x[9])}, Linf ${fmtNum(x[10])}`)
-  if (!x[5]) add('note', `not kept${x[11] ? ` (failed gates: ${x[11].split(',').join(', ')})` : ''}: compress_with_optimal writes it, but verification will refuse it`)
+  if (!x[5]) add('note', `rejected${x[11] ? ` (failed gates: ${x[11].split(',').join(', ')})` : ''}: compress_with_optimal writes it, but verification will refuse it`)
   box.replaceChildren(dl)
 }
 
