@@ -149,7 +149,8 @@ DCTK_API dctk_metric_cfg dctk_metric_cfg_of(const dctk_sample_stats *st);
 
 /* Sums for the relative L1/L2/Linf errors of y against x, in double. Points
  * where x is not finite are masked: left out of the norms, and counted in
- * mask_lost unless y holds the same value (NaN for NaN). The remaining sums
+ * mask_lost unless y holds the same value (NaN for NaN); finite points of x
+ * that come back NaN or infinite count in mask_gained. The remaining sums
  * feed the selection metrics (bias, Pearson, PSNR, SSIM, error fraction,
  * extremes, gradients, physical bounds); README "Selection" gives formulas. */
 typedef struct dctk_norms {
@@ -165,6 +166,7 @@ typedef struct dctk_norms {
     size_t ssim_n;
     size_t phys_bad;                       /* in-bounds input points decoded out of bounds (beyond the tolerance) */
     size_t phys_outside;                   /* input points already out of bounds: not held against the combo */
+    size_t mask_gained;                    /* finite input points decoded as NaN or infinite */
 } dctk_norms;
 
 /* Point metrics (norms, bias, Pearson, fraction, extremes, bounds) over a run

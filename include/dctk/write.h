@@ -61,13 +61,16 @@ struct dctk_write_report {
     bool committed;             /* the array took the field's name */
     bool lossless;              /* every codec of the pipeline is lossless */
     double l1_rel, l2_rel, linf_rel, max_abs_err;
-    size_t mask_lost;
+    size_t mask_lost;           /* missing values (NaN, inf) that came back as other values */
+    size_t mask_gained;         /* finite values that came back NaN or infinite */
     dctk_combo_result metrics;  /* with verify: the norms of the whole field, and every selection metric
                                  * when o->metrics was given (else those are NaN) */
     double write_s, verify_s;
 };
 
-/* Masks kept, a lossless pipeline exact, relative L1 within o->bound_l1. */
+/* Masks kept (no missing value comes back a number, no finite value comes
+ * back NaN or infinite), finite norms, a lossless pipeline exact, relative L1
+ * within o->bound_l1. Every write passes the first three whatever its accept. */
 DCTK_API dctk_status dctk_write_accept_default(const dctk_var *var, const dctk_write_opts *o,
                                                const dctk_write_report *r);
 /* Masks kept, a lossless pipeline exact, and every gate of the sweep

@@ -50,6 +50,7 @@ dctk_metric_cfg dctk_metric_cfg_of(const dctk_sample_stats *st) {
                 if (!(isnan(xv) ? isnan(yv) : xv == yv)) a->mask_lost++;               \
                 continue;                                                              \
             }                                                                          \
+            if (!isfinite(yv)) a->mask_gained++;                                       \
             double ax = fabs(xv), d = yv - xv, e = fabs(d); /* y NaN: e NaN, it shows */ \
             a->n++;                                                                    \
             a->sum_abs_x += ax;                                                        \

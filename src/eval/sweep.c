@@ -408,9 +408,12 @@ static void finish_unit(sweep *sw, int f, int s, const stage_acc *a, const char 
         else if (h->error[0]) snprintf(r->error, sizeof r->error, "%s", h->error);
         else if (a->norms.mask_lost)
             snprintf(r->error, sizeof r->error, "mask lost: %zu masked points came back as numbers", a->norms.mask_lost);
+        else if (a->norms.mask_gained)
+            snprintf(r->error, sizeof r->error, "mask gained: %zu finite points came back as NaN or infinite",
+                     a->norms.mask_gained);
         r->fraction = sw->fraction;
         if (stage_err || h->error[0]) dctk_combo_unmeasured(r);
-        r->keep = dctk_combo_keep(r, sw->o->gates);
+        r->keep = dctk_combo_keep(r, sw->o->gates) && !a->norms.mask_gained;
     }
     if (!sw->o->on_result) return;
     pthread_mutex_lock(&sw->lock);

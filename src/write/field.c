@@ -66,14 +66,77 @@ dctk_status dctk_combo_resolve(dctk_dataset *ds, size_t v, const dctk_evaluate_o
 
 /* --- writing ---------------------------------------------------------------- */
 
+/* A FixedScaleOffset first in the pipeline packing into integers: the
+ * packed values must fit its integer type, or they wrap (numcodecs casts
+ * without a check) and the field comes back tens of kelvin off. */
+typedef struct {
+    bool on;
+    double offset, scale, lo, hi; /* lo, hi: the integer type's range */
+    dctk_dtype astype;
+} int_packing;
+
 typedef struct {
     dctk_dataset *ds;
     size_t v;
+    int_packing pack;
 } input;
+
+static bool int_range(dctk_dtype t, double *lo, double *hi) {
+    switch (t) {
+    case DCTK_INT8: *lo = INT8_MIN, *hi = INT8_MAX; return true;
+    case DCTK_UINT8: *lo = 0, *hi = UINT8_MAX; return true;
+    case DCTK_INT16: *lo = INT16_MIN, *hi = INT16_MAX; return true;
+    case DCTK_UINT16: *lo = 0, *hi = UINT16_MAX; return true;
+    case DCTK_INT32: *lo = INT32_MIN, *hi = INT32_MAX; return true;
+    case DCTK_UINT32: *lo = 0, *hi = UINT32_MAX; return true;
+    case DCTK_INT64: *lo = -0x1p63, *hi = 0x1p63; return true;
+    case DCTK_UINT64: *lo = 0, *hi = 0x1p64; return true;
+    default: return false;
+    }
+}
+
+static int_packing packing_of(const json_t *codecs) {
+    int_packing p = {0};
+    const json_t *c = json_array_get(codecs, 0);
+    const dctk_codec_vt *t = c ? dctk_codec_type_of(c) : NULL;
+    if (!t || strcmp(t->name, "numcodecs.fixedscaleoffset") != 0) return p;
+    const json_t *conf = json_object_get(c, "configuration");
+    const char *at = json_string_value(json_object_get(conf, "astype"));
+    if (!at || dctk_dtype_parse(at, &p.astype) != DCTK_OK || !int_range(p.astype, &p.lo, &p.hi)) {
+        dctk_clear_detail();
+        return p;
+    }
+    const json_t *off = json_object_get(conf, "offset"), *sc = json_object_get(conf, "scale");
+    p.offset = off ? json_number_value(off) : 0;
+    p.scale = sc ? json_number_value(sc) : 1;
+    p.on = true;
+    return p;
+}
+
+/* Refuse a block whose packed values leave the integer type. */
+static dctk_status check_packing(const int_packing *p, const dctk_var *var, const void *x, size_t n) {
+    double mn = INFINITY, mx = -INFINITY;
+    for (size_t i = 0; i < n; i++) {
+        double v = dctk_load_f64(var->dtype, x, i);
+        if (isfinite(v)) mn = v < mn ? v : mn, mx = v > mx ? v : mx;
+    }
+    if (!(mn <= mx)) return DCTK_OK;
+    double a = nearbyint((mn - p->offset) * p->scale), b = nearbyint((mx - p->offset) * p->scale);
+    if (a > b) { double t = a; a = b, b = t; }
+    if (a >= p->lo && b <= p->hi) return DCTK_OK;
+    return DCTK_FAIL(DCTK_ERR_BOUND,
+                     "variable '%s': numcodecs.fixedscaleoffset (offset %g, scale %g, astype %s) cannot hold the "
+                     "field's values: [%g, %g] packs to [%.0f, %.0f], outside %s's [%.0f, %.0f], so they would wrap; "
+                     "choose an offset and scale that fit", var->name, p->offset, p->scale,
+                     dctk_dtype_numpy(p->astype), mn, mx, a, b, dctk_dtype_numpy(p->astype), p->lo, p->hi);
+}
 
 static dctk_status read_input(void *user, const size_t *start, const size_t *count, void *out) {
     input *in = user;
-    return dctk_dataset_read(in->ds, in->v, start, count, out);
+    DCTK_TRY(dctk_dataset_read(in->ds, in->v, start, count, out));
+    const dctk_var *var = dctk_dataset_var(in->ds, in->v);
+    if (in->pack.on) return check_packing(&in->pack, var, out, dctk_shape_nelems(var->ndim, count));
+    return DCTK_OK;
 }
 
 static dctk_status pipeline_lossless(const json_t *codecs, bool *lossless) {
@@ -158,6 +221,7 @@ static dctk_status verify(dctk_dataset *ds, size_t v, dctk_zarr_array *a, const 
     r->linf_rel = dctk_norms_linf(&norms);
     r->max_abs_err = norms.max_abs_e;
     r->mask_lost = norms.mask_lost;
+    r->mask_gained = norms.mask_gained;
     r->metrics = (dctk_combo_result){.ratio = 1, .l1_rel = r->l1_rel, .l2_rel = r->l2_rel, .linf_rel = r->linf_rel,
                                      .euclidean = sqrt(norms.sum_sq_e), .max_abs_err = r->max_abs_err};
     if (cfg) dctk_combo_set_metrics(&r->metrics, &norms, cfg);
@@ -166,14 +230,29 @@ static dctk_status verify(dctk_dataset *ds, size_t v, dctk_zarr_array *a, const 
     return DCTK_OK;
 }
 
-dctk_status dctk_write_accept_default(const dctk_var *var, const dctk_write_opts *o, const dctk_write_report *r) {
+/* What every write must pass whatever its accept callback (a threshold or
+ * none): the mask exact both ways, finite norms, a lossless pipeline exact. */
+static dctk_status accept_always(const dctk_var *var, const dctk_write_report *r) {
     if (r->mask_lost)
         return DCTK_FAIL(DCTK_ERR_BOUND, "variable '%s': verification failed: %zu missing values came back as numbers",
                          var->name, r->mask_lost);
+    if (r->mask_gained)
+        return DCTK_FAIL(DCTK_ERR_BOUND,
+                         "variable '%s': verification failed: %zu finite values came back as NaN or infinite",
+                         var->name, r->mask_gained);
+    if (!isfinite(r->l1_rel) || !isfinite(r->l2_rel) || !isfinite(r->linf_rel))
+        return DCTK_FAIL(DCTK_ERR_BOUND,
+                         "variable '%s': verification failed: the relative errors are not finite (L1 %g, L2 %g, Linf "
+                         "%g; max abs error %g)", var->name, r->l1_rel, r->l2_rel, r->linf_rel, r->max_abs_err);
     if (r->lossless && r->max_abs_err != 0)
         return DCTK_FAIL(DCTK_ERR_BOUND,
                          "variable '%s': verification failed: a lossless pipeline changed values (max error %g)",
                          var->name, r->max_abs_err);
+    return DCTK_OK;
+}
+
+dctk_status dctk_write_accept_default(const dctk_var *var, const dctk_write_opts *o, const dctk_write_report *r) {
+    DCTK_TRY(accept_always(var, r));
     if (!isfinite(r->l1_rel) || (!isnan(o->bound_l1) && r->l1_rel > o->bound_l1))
         return DCTK_FAIL(DCTK_ERR_BOUND, "variable '%s': verification failed: relative L1 error %.3e exceeds the bound %.3e",
                          var->name, r->l1_rel, o->bound_l1);
@@ -217,7 +296,7 @@ static dctk_status write_array(dctk_dataset *ds, size_t v, dctk_store *store, co
     st = dctk_zarr_create(store, path, &m, &a);
     dctk_zarr_meta_clear(&m);
     DCTK_TRY(st);
-    input in = {ds, v};
+    input in = {ds, v, packing_of(o->codecs)};
     dctk_zarr_write_opts wo = {.threads = o->threads, .concurrent_read = dctk_dataset_reads_concurrent(ds)};
     dctk_zarr_write_stats ws = {0};
     double t0 = dctk_now();
@@ -243,6 +322,7 @@ static dctk_status verify_stage(dctk_dataset *ds, size_t v, dctk_store *store, c
         st = verify(ds, v, a, shard_bytes <= (128u << 20) ? r->shard : r->chunk, o->metrics, o->threads, r);
     dctk_zarr_close(a);
     r->verify_s = dctk_now() - t0;
+    if (st == DCTK_OK) st = accept_always(var, r); /* no accept callback can waive these */
     if (st == DCTK_OK) st = (o->accept ? o->accept : dctk_write_accept_default)(var, o, r);
     if (st == DCTK_ERR_BOUND)
         dctk_prefix_detail("%s: variable '%s' not written, any earlier copy is kept: ", o->store_path, var->name);
