@@ -420,7 +420,8 @@ function drawPlot (r) {
     c.dataset.i = i
     kids.push(c)
   }
-  const lg = [['#c3c9d1', 'rejected (a gate failed)', ''], ['#ffffff', 'on the Pareto front', '#111'], ['#ffffff', 'picked', '#d62728']]
+  // only what the plot shows: no grey entry when no combo was rejected
+  const lg = [...(r.counts.rejected ? [['#c3c9d1', 'rejected (a gate failed)', '']] : []), ['#ffffff', 'on the Pareto front', '#111'], ['#ffffff', 'picked', '#d62728']]
   for (let k = 0; k < (r.k || 0); k++) lg.push([palette[k % palette.length], `cluster ${k + 1}`, ''])
   $('legend').replaceChildren(...lg.map(([c, label, b]) => {
     const s = el('span', { text: label })
