@@ -34,3 +34,5 @@ dctk_script_test(abs_error ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/te
 # the per-variable spec file (--spec FILE): entries over the default, flags over both (issue 31)
 dctk_script_test(spec_file ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_spec.py
   $<TARGET_FILE:dctk_zarr_tool>)
+# the sample over --eval-data-size-limit is said before the sweep, with the time expected (issue 33 item 6)
+dctk_script_test(sample_budget ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_sample_budget.py)

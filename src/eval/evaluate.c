@@ -789,6 +789,54 @@ static dctk_status no_sweep(const dctk_var *var, const dctk_sample_stats *stats,
     return st;
 }
 
+/* A few combos spread over the space, timed on the whole sample in one
+ * thread: seconds a combo, NaN when they could not run. Their rows are
+ * thrown away (the sweep measures them again). */
+static double time_a_few(const dctk_var *var, const void *sample, const dctk_sample_plan *plan, const dctk_space *sp,
+                         const dctk_evaluate_opts *o, const dctk_evaluate_summary *s, const dctk_metric_cfg *cfg) {
+    enum { FEW = 4 };
+    size_t n = s->ncombos, few = n < FEW ? n : FEW;
+    bool *run = calloc(n + 1, sizeof *run);
+    dctk_combo_result *res = calloc(n + 1, sizeof *res);
+    double secs = NAN;
+    if (run && res && few) {
+        for (size_t i = 0; i < few; i++) run[dctk_sample_index(i, few, n)] = true;
+        dctk_sweep_opts so = {.threads = 1, .gates = &s->gates, .metrics = *cfg, .run_combo = run, .stop = o->stop};
+        dctk_chunk_shape_for(var->dtype, var->ndim, var->shape, o->inner_chunk_bytes, so.chunk);
+        double t0 = dctk_now();
+        if (dctk_sweep_run(sp, sample, var->ndim, plan->shape, &so, res) == DCTK_OK) secs = (dctk_now() - t0) / (double)few;
+    }
+    free(run);
+    free(res);
+    return secs;
+}
+
+/* When the smallest sample (the Python tool's rule: 3 time steps and 3
+ * levels, or all there are) is over --eval-data-size-limit, the line before
+ * the sweep says so: the sample, the limit, and the time the sweep is
+ * expected to take, from a few combos timed on this sample. */
+static void say_over_limit(const dctk_var *var, const void *sample, const dctk_sample_plan *plan,
+                           const dctk_space *sp, const dctk_evaluate_opts *o, const dctk_evaluate_summary *s,
+                           const dctk_metric_cfg *cfg) {
+    if (!is_writer(o) || !o->size_limit || plan->nbytes <= o->size_limit || s->ncombos == 0) return;
+    char a[32], b[32], eta[256] = "";
+    size_t nunits = dctk_sweep_nunits(sp), nleft = 0, n;
+    bool *left = calloc(nunits + 1, sizeof *left);
+    char why[256];
+    if (left) nleft = dctk_search_left_out(sp, left, why, sizeof why);
+    free(left);
+    n = s->ncombos - nleft;
+    double each = time_a_few(var, sample, plan, sp, o, s, cfg), all = each * (double)n / (o->threads > 0 ? o->threads : 1);
+    if (isfinite(all))
+        snprintf(eta, sizeof eta, "; expected to take about %.0f s to measure all %zu combos on %d thread(s) (%.2f s "
+                 "a combo, timed on a few)%s", ceil(all), n, o->threads > 0 ? o->threads : 1, each,
+                 o->search == DCTK_SEARCH_ADAPTIVE ? ", less as the adaptive search measures most on a part" : "");
+    dctk_log(DCTK_LOG_WARN, "%s: the sample is %s, %.1fx --eval-data-size-limit %s: the smallest sample the sampler "
+             "takes (3 time steps and 3 levels, or all there are) is over the limit%s", var->name,
+             dctk_format_size(plan->nbytes, a, sizeof a), (double)plan->nbytes / (double)o->size_limit,
+             dctk_format_size(o->size_limit, b, sizeof b), eta);
+}
+
 /* Everything after the sample is in memory. */
 static dctk_status sweep_sample(const dctk_var *var, const void *sample, const prepared *pr,
                                 const dctk_evaluate_opts *o, dctk_evaluate_summary *s) {
@@ -824,6 +872,7 @@ static dctk_status sweep_sample(const dctk_var *var, const void *sample, const p
     st = agree(o, st);
     if (st == DCTK_OK) {
         memcpy(s->fingerprint, sp->fingerprint, sizeof s->fingerprint);
+        if (!o->resume) say_over_limit(var, sample, &pr->plan, sp, o, s, &cfg);
         st = sweep_space(var, sample, &pr->plan, sp, o, s, &cfg, res, have);
     }
     if (st == DCTK_OK && is_writer(o)) st = write_results(var, sp, res, o, s, &cfg);
