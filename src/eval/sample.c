@@ -6,10 +6,13 @@
  * The plan follows the Python tool's sampler (C2SM data-compression,
  * docs/SAMPLING.md): only time-like and vertical dimensions are thinned, at
  * mid-block indices floor((k + 1/2) n / count) among the indices where the
- * field varies; at least 3 time steps and 3 levels (or all); the budget is
+ * field varies; at least 3 time-like and 3 vertical picks (or all), several
+ * axes of a kind reaching 3 as a product as its tests have it; the budget is
  * split by --sampling-policy cascade (levels first) or balanced. Beyond it:
- * the runs of adjacent indices, the tiles, and the memory cap counted with
- * the sweep's own buffers. The reader and the statistics are at the end. */
+ * each pick a run of adjacent indices as deep as the production chunk, the
+ * picks spread over every axis of a kind, the tiles, and the memory cap
+ * counted with the sweep's own buffers. The reader and the statistics are at
+ * the end. */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -44,15 +47,6 @@ void dctk_sample_digest(const void *data, uint64_t n, char out[32]) {
 
 static bool thinned(dctk_dim_kind k) { return k == DCTK_DIM_TIME || k == DCTK_DIM_VERTICAL; }
 
-/* The longest dimension of a kind (the first on ties), or -1. Secondary
- * time-like or vertical dimensions (members beside time) keep one run. */
-static int primary(const dctk_sample_plan *p, dctk_dim_kind k) {
-    int best = -1;
-    for (int d = 0; d < p->ndim; d++)
-        if (p->kind[d] == k && (best < 0 || p->field[d] > p->field[best])) best = d;
-    return best;
-}
-
 /* Candidate runs of dimension d (runs holding an index where the field
  * varies; every run when none does), into cand; returns how many. */
 static size_t candidates(const dctk_sample_plan *p, const dctk_field_scan *scan, int d, uint32_t *cand, size_t cap) {
@@ -72,7 +66,6 @@ static size_t candidates(const dctk_sample_plan *p, const dctk_field_scan *scan,
 }
 
 typedef struct {
-    int t, v;                 /* primary time-like and vertical dims, -1 none */
     size_t ncand[DCTK_MAX_DIMS], min[DCTK_MAX_DIMS];
     uint32_t *cand[DCTK_MAX_DIMS];
     double unit;              /* bytes of one run on every thinned dim, horizontal whole */
@@ -80,11 +73,34 @@ typedef struct {
     double overhead;          /* what the sweep holds beside the sample */
 } shape_info;
 
+/* The fewest picks on the thinned dimensions of one kind. A pick is a whole
+ * run, the production chunk's depth along the dimension, so that a chunk
+ * several slabs deep is sampled as several chunks spread along the axis, not
+ * as one run of adjacent slabs. The kind's dimensions reach 3 picks as a
+ * product, or all their candidates, as the Python tool's sampler does with
+ * several time-like or vertical axes (its tests: member 2 x time 2 x 3
+ * levels; 3 time steps x lev 2 x ilev 2; member 50 x time 10: 3 members x 1
+ * step): the one with the most candidates first takes up to 3, the next what
+ * the product still lacks, the rest 1. */
+static void group_minimum(const dctk_sample_plan *p, shape_info *si, dctk_dim_kind kind) {
+    bool done[DCTK_MAX_DIMS] = {0};
+    size_t prod = 1;
+    for (;;) {
+        int best = -1;
+        for (int d = 0; d < p->ndim; d++)
+            if (p->kind[d] == kind && !done[d] && (best < 0 || si->ncand[d] > si->ncand[best])) best = d;
+        if (best < 0) return;
+        done[best] = true;
+        size_t need = (3 + prod - 1) / prod, n = si->ncand[best] < DCTK_SAMPLE_MAX_RUNS ? si->ncand[best] : DCTK_SAMPLE_MAX_RUNS;
+        si->min[best] = need < n ? need : n;
+        if (si->min[best] < 1) si->min[best] = 1;
+        prod *= si->min[best];
+    }
+}
+
 static void describe(dctk_sample_plan *p, dctk_dtype t, const dctk_field_scan *scan, const dctk_sample_opts *o,
                      shape_info *si) {
     double es = (double)dctk_dtype_size(t), slab = es, tile = es, chunk = es;
-    si->t = primary(p, DCTK_DIM_TIME);
-    si->v = primary(p, DCTK_DIM_VERTICAL);
     for (int d = 0; d < p->ndim; d++) {
         chunk *= (double)p->chunk[d];
         if (thinned(p->kind[d])) {
@@ -92,11 +108,6 @@ static void describe(dctk_sample_plan *p, dctk_dtype t, const dctk_field_scan *s
             si->ncand[d] = candidates(p, scan, d, si->cand[d], (p->field[d] + p->run[d] - 1) / p->run[d]);
             p->nvary[d] = 0;
             for (size_t i = 0; i < p->field[d]; i++) p->nvary[d] += !scan || !scan->varies[d] || scan->varies[d][i];
-            /* at least 3 indices (or all that vary), in whole runs; secondary dims one run */
-            size_t want = d == si->t || d == si->v ? (p->nvary[d] < 3 ? p->nvary[d] : 3) : 1;
-            si->min[d] = (want + p->run[d] - 1) / p->run[d];
-            if (si->min[d] < 1) si->min[d] = 1;
-            if (si->min[d] > si->ncand[d]) si->min[d] = si->ncand[d];
             slab *= (double)p->run[d];
             tile *= (double)p->run[d];
         } else {
@@ -105,6 +116,8 @@ static void describe(dctk_sample_plan *p, dctk_dtype t, const dctk_field_scan *s
             tile *= (double)(p->kind[d] == DCTK_DIM_HORIZONTAL ? p->chunk[d] : p->field[d]);
         }
     }
+    group_minimum(p, si, DCTK_DIM_TIME);
+    group_minimum(p, si, DCTK_DIM_VERTICAL);
     si->unit = slab;
     si->tile_unit = tile;
     /* each worker holds about eight chunk-sized buffers; 16 MiB more for the
@@ -129,13 +142,67 @@ static void note(dctk_sample_plan *p, const char *fmt, double a, double b, const
 
 static size_t clampz(size_t x, size_t lo, size_t hi) { return x < lo ? lo : x > hi ? hi : x; }
 
-/* How many runs along the primary time (kt) and vertical (kv) dims for B
- * run pairs, by the policy. */
+/* The picks of a kind's dimensions: the product of their counts, its least
+ * (their minimum) and its most (every candidate, at most DCTK_SAMPLE_MAX_RUNS
+ * a dimension), and the picks spread over them for a product of at most
+ * `want`: from the minimum, every axis of the kind takes a second pick while
+ * the product fits (the longest first), then the dimension with the most
+ * candidates per pick takes one more while the product fits, so each axis is
+ * sampled at several places and about as densely as the others. Returns the
+ * product reached. */
+static size_t cap_runs(const shape_info *si, int d) {
+    return si->ncand[d] < DCTK_SAMPLE_MAX_RUNS ? si->ncand[d] : DCTK_SAMPLE_MAX_RUNS;
+}
+
+static void group_range(const dctk_sample_plan *p, const shape_info *si, dctk_dim_kind kind, size_t *lo, size_t *hi) {
+    double l = 1, h = 1;
+    for (int d = 0; d < p->ndim; d++)
+        if (p->kind[d] == kind) {
+            l *= (double)si->min[d];
+            h *= (double)cap_runs(si, d);
+        }
+    *lo = (size_t)l;
+    *hi = h > 1e15 ? (size_t)1e15 : (size_t)h;
+}
+
+static size_t spread(const dctk_sample_plan *p, const shape_info *si, dctk_dim_kind kind, size_t want, size_t *k) {
+    size_t prod = 1;
+    for (int d = 0; d < p->ndim; d++)
+        if (p->kind[d] == kind) prod *= (k[d] = si->min[d]);
+    /* first two picks on every axis that has them (the longest first) while they fit, so that each axis is seen at
+     * more than one place; then by candidates per pick */
+    for (bool grew = true; grew;) {
+        grew = false;
+        int best = -1;
+        for (int d = 0; d < p->ndim; d++)
+            if (p->kind[d] == kind && k[d] < 2 && k[d] < cap_runs(si, d) && prod * 2 <= want &&
+                (best < 0 || si->ncand[d] > si->ncand[best]))
+                best = d;
+        if (best >= 0) {
+            prod *= 2;
+            k[best] = 2;
+            grew = true;
+        }
+    }
+    for (;;) {
+        int best = -1;
+        for (int d = 0; d < p->ndim; d++)
+            if (p->kind[d] == kind && k[d] < cap_runs(si, d) && prod / k[d] * (k[d] + 1) <= want &&
+                (best < 0 || (double)si->ncand[d] / (double)k[d] > (double)si->ncand[best] / (double)k[best]))
+                best = d;
+        if (best < 0) return prod;
+        prod = prod / k[best] * (k[best] + 1);
+        k[best]++;
+    }
+}
+
+/* How many runs along each thinned dim for at most B run pairs (a run on
+ * every thinned dim, horizontal whole), split between the time-like (kt) and
+ * the vertical (kv) picks by the policy, then spread over each kind's axes. */
 static void split_budget(const dctk_sample_plan *p, const shape_info *si, double B, size_t *k) {
-    size_t nt = si->t >= 0 ? si->ncand[si->t] : 1, nv = si->v >= 0 ? si->ncand[si->v] : 1;
-    size_t mt = si->t >= 0 ? si->min[si->t] : 1, mv = si->v >= 0 ? si->min[si->v] : 1;
-    nt = nt < DCTK_SAMPLE_MAX_RUNS ? nt : DCTK_SAMPLE_MAX_RUNS;
-    nv = nv < DCTK_SAMPLE_MAX_RUNS ? nv : DCTK_SAMPLE_MAX_RUNS;
+    size_t mt, nt, mv, nv;
+    group_range(p, si, DCTK_DIM_TIME, &mt, &nt);
+    group_range(p, si, DCTK_DIM_VERTICAL, &mv, &nv);
     size_t b = B < 1 ? 1 : B > 1e15 ? (size_t)1e15 : (size_t)B, kt, kv;
     if (p->policy == DCTK_SAMPLE_BALANCED) {
         size_t s = (size_t)floor(sqrt((double)b));
@@ -143,16 +210,23 @@ static void split_budget(const dctk_sample_plan *p, const shape_info *si, double
         kv = clampz(b / kt, mv, nv);
         kt = clampz(b / kv, mt, nt);
     } else {
-        /* a floor of levels, max(4, ceil(log2 levels)), lowered until 3 time steps fit */
-        size_t levels = si->v >= 0 ? p->field[si->v] : 1, fl = 4;
-        while (((size_t)1 << fl) < levels) fl++;
-        size_t fv = si->v >= 0 ? clampz((fl + p->run[si->v] - 1) / p->run[si->v], mv, nv) : 1;
+        /* a floor of levels, max(4, ceil(log2 levels)) in runs, lowered until 3 time steps fit */
+        double levels = 1, run = 1;
+        for (int d = 0; d < p->ndim; d++)
+            if (p->kind[d] == DCTK_DIM_VERTICAL) {
+                levels *= (double)p->field[d];
+                run *= (double)p->run[d];
+            }
+        size_t fl = 4;
+        while ((double)((size_t)1 << fl) < levels && fl < 62) fl++;
+        size_t fv = clampz((size_t)ceil((double)fl / run), mv, nv);
         while (fv > mv && fv * mt > b) fv--;
         kt = clampz(b / fv, mt, nt);
-        kv = clampz(b / kt, mv, nv);
     }
-    if (si->t >= 0) k[si->t] = kt;
-    if (si->v >= 0) k[si->v] = kv;
+    /* the time-like picks as spread, then the vertical ones from what that leaves */
+    kt = spread(p, si, DCTK_DIM_TIME, kt, k);
+    kv = clampz(b / kt, mv, nv);
+    spread(p, si, DCTK_DIM_VERTICAL, kv, k);
 }
 
 /* Pick count of the candidate runs at mid-block positions. */

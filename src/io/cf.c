@@ -312,11 +312,16 @@ static dctk_dim_kind kind_from_name(const char *name, const char **why) {
     if (in_list(name, time_names) || ends_with(name, "_time") || !strncasecmp(name, "time", 4) ||
         !strcasecmp(name, "frtime"))
         return DCTK_DIM_TIME;
-    if (in_list(name, vert_names) || !strncasecmp(name, "lev", 3) || !strncasecmp(name, "plev", 4)) return DCTK_DIM_VERTICAL;
+    /* lv_ISBL0, lv_HTGL3: NCL's names for GRIB levels */
+    if (in_list(name, vert_names) || !strncasecmp(name, "lev", 3) || !strncasecmp(name, "plev", 4) ||
+        !strncasecmp(name, "lv_", 3))
+        return DCTK_DIM_VERTICAL;
     if (in_list(name, other_names) || ends_with(name, "_bnds") || ends_with(name, "_bounds")) return DCTK_DIM_OTHER;
     /* lat_0, lon_0, ncells_2, ...: NCL's and CDO's numbered grids */
     if (in_list(name, horiz_names) || !strncasecmp(name, "lat", 3) || !strncasecmp(name, "lon", 3) ||
         !strncasecmp(name, "ncells", 6) || !strncasecmp(name, "rlat", 4) || !strncasecmp(name, "rlon", 4) ||
+        !strncasecmp(name, "gridx", 5) || !strncasecmp(name, "gridy", 5) || !strncasecmp(name, "xgrid", 5) ||
+        !strncasecmp(name, "ygrid", 5) ||
         ends_with(name, "_lat") || ends_with(name, "_lon"))
         return DCTK_DIM_HORIZONTAL;
     *why = DEFAULT_WHY;

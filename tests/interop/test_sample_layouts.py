@@ -6,7 +6,15 @@ is checked against the rule computed here with numpy:
 
 - a dimension whose name the rules do not know: its kind from its coordinate variable
   (units '... since ...', '... as %Y%m%d', pressure units), else horizontal as the Python
-  tool does, with one line naming the kind and the --dim-kind flag that changes it.
+  tool does, with one line naming the kind and the --dim-kind flag that changes it;
+- several time-like axes (ensemble member x time, forecast reference time x lead time) and
+  several vertical axes (full and half levels): at the smallest sample the Python tool's
+  rule (its tests/unit/test_sampling.py: member 2 x time 2 x 3 levels; 3 time steps x lev 2
+  x ilev 2; member 2 x time 5: 1 x 3), at a larger budget at least two picks on every axis,
+  within the budget; the plan line names each axis's picks;
+- a production chunk several slabs deep: the picks are whole chunks (runs of the chunk's
+  depth) spread along the axis, at least 3 of them, and numpy's rebuild of the sample from
+  the plan has the digest the sweep recorded.
 
 The mid-block rule (C2SM data-compression docs/SAMPLING.md): count picks over n candidates
 are the candidates at floor((k + 1/2) n / count); candidates are the runs (production-chunk
@@ -14,6 +22,7 @@ deep) holding an index where the field takes more than one finite value.
 """
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -23,6 +32,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from checks import check, finish, ncarg_field  # noqa: E402
+from sample_plan import rebuild  # noqa: E402
 
 DCTK = os.environ["DCTK"]
 ONE = ["--compressor-class", "zstd", "--filter-class", "none", "--serializer-class", "none", "--threads-per-rank", "1"]
@@ -129,5 +139,98 @@ pres = ("p", np.linspace(1000.0, 100.0, 64), {"units": "hPa"})
 smp, err = sweep(write("p_hpa", ("p", "lat", "lon"), TSTORM, (pres,)), 3 * SLAB, CHUNK1)
 check(smp and dim(smp, "p")["kind"] == "vertical" and "vertical (thinned) by its coordinate variable's units 'hPa'"
       in err, f"p in hPa: {err}")
+
+# --- item 1: several time-like axes, several vertical axes -----------------------------------------
+def python_minimum(sizes):
+    """The Python tool's smallest sample for the axes of one kind: the longest first takes up to 3 picks,
+    the next what the product still lacks, the rest 1 (sizes: candidates per axis, in axis order)."""
+    picks, prod = [1] * len(sizes), 1
+    for i in sorted(range(len(sizes)), key=lambda i: -sizes[i]):  # stable: the first on ties
+        picks[i] = max(1, min(sizes[i], -(-3 // prod)))
+        prod *= picks[i]
+    return picks
+
+
+def fnv1a64(data):
+    h = 0xCBF29CE484222325
+    for b in np.frombuffer(data, np.uint8):
+        h = ((h ^ int(b)) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return f"fnv1a64:{h:016x}"
+
+
+def check_layout(tag, dims, kinds, data, limit, chunk_mib, minimum=True, coords=()):
+    path = write(tag, dims, data, coords)
+    smp, err = sweep(path, limit, chunk_mib)
+    if not smp:
+        return None
+    thin = [i for i, k in enumerate(kinds) if k in ("time", "vertical")]
+    for i in thin:
+        check(dim(smp, dims[i])["kind"] == kinds[i], f"{tag}: {dims[i]} is {dim(smp, dims[i])['kind']}")
+    picks = {dims[i]: len(dim(smp, dims[i])["starts"]) for i in thin}
+    for kind in ("time", "vertical"):
+        axes = [i for i in thin if kinds[i] == kind]
+        if not axes:
+            continue
+        cands = [len(candidates(varying(data, i), dim(smp, dims[i])["run"])) for i in axes]
+        if minimum:  # the Python tool's rule, over the candidate runs of each axis
+            want = python_minimum(cands)
+            check([picks[dims[i]] for i in axes] == want, f"{tag}: {kind} picks {picks}, the rule gives {want}")
+        else:  # a larger budget: every axis of the kind at two places or more
+            check(all(picks[dims[i]] >= min(2, c) for i, c in zip(axes, cands)), f"{tag}: {kind} picks {picks}")
+    for i in thin:
+        check_mid_block(tag, smp, data, dims[i], i)
+    check(smp["bytes"] <= max(limit, smp["budget"]), f"{tag}: {smp['bytes']} bytes over the budget {smp['budget']}")
+    if not minimum:
+        check(smp["bytes"] <= limit, f"{tag}: {smp['bytes']} bytes over the limit {limit}")
+    for i in thin:  # the plan line names each axis's picks
+        e = dim(smp, dims[i])
+        check(re.search(rf"(^| x ){dims[i]} (\d+/\d+ \[|\d+ runs of \d+ of \d+ \[|\d+ whole)", smp["plan"]),
+              f"{tag}: the plan line does not name {dims[i]}'s picks: {smp['plan']}")
+    decoded = np.where(data == -9999.0, np.float32(np.nan), data)  # the fill value, as netCDF4 masks it
+    sample = np.ascontiguousarray(rebuild(decoded, smp))
+    check(fnv1a64(sample.tobytes()) == smp["digest"], f"{tag}: numpy's sample from the plan differs from the sweep's")
+    return smp
+
+
+# contour.cdf's temperature (forecast time 7 x level 10 x 33 x 36): its first 4 forecast times as
+# 2 members x 2 times, and as 2 forecast starts x 2 lead times (consecutive forecasts stacked)
+CONTOUR = ncarg_field("cdf/contour.cdf", "T").astype("f4")
+SLAB = 33 * 36 * 4
+ens = CONTOUR[:4].reshape(2, 2, 10, 33, 36)
+check_layout("ensemble", ("member", "time", "level", "lat", "lon"), ("time", "time", "vertical", "h", "h"),
+             ens, 1, CHUNK1)
+frt = ("time", np.arange(2.0), {"standard_name": "forecast_reference_time", "units": "hours since 1990-01-01"})
+lead = ("step", np.arange(2.0) * 6, {"standard_name": "forecast_period", "units": "hours"})
+check_layout("forecast", ("time", "step", "level", "lat", "lon"), ("time", "time", "vertical", "h", "h"),
+             ens, 1, CHUNK1, coords=(frt, lead))
+# Tstorm's 64 steps reshaped: 10 times x 2 full levels x 2 half levels; 2 members x 5 times x 6 levels
+check_layout("two_vertical", ("time", "lev", "ilev", "lat", "lon"), ("time", "vertical", "vertical", "h", "h"),
+             TSTORM[:40].reshape(10, 2, 2, 33, 36), 1, CHUNK1)
+check_layout("member_short", ("member", "time", "lev", "lat", "lon"), ("time", "time", "vertical", "h", "h"),
+             TSTORM[:60].reshape(2, 5, 6, 33, 36), 1, CHUNK1)
+# a larger budget spreads over every axis: 8 members x 8 times (Tstorm's 64 steps) at 20 slabs, both policies
+for pol in ("cascade", "balanced"):
+    smp = check_layout("ens_wide_" + pol, ("member", "time", "lat", "lon"), ("time", "time", "h", "h"),
+                       TSTORM.reshape(8, 8, 33, 36), 20 * SLAB, CHUNK1, minimum=False)
+
+# --- item 2: a production chunk several slabs deep -------------------------------------------------
+# rectilinear_grid_3D's temperature (17 levels of 96 x 192, a real 3-D field) in chunks 4 levels deep:
+# 3 whole chunks spread along the levels, not one run of 4 adjacent ones
+RECT = ncarg_field("nug/rectilinear_grid_3D.nc", "t").astype("f4")
+RSLAB = 96 * 192 * 4
+smp = check_layout("deep_levels", ("time", "lev", "lat", "lon"), ("time", "vertical", "h", "h"), RECT, 1,
+                   4.5 * RSLAB / 1048576)
+if smp:
+    e = dim(smp, "lev")
+    check(e["run"] == 4 and len(e["starts"]) == 3 and e["starts"][-1] - e["starts"][0] >= 8,
+          f"deep_levels: lev {e}")
+    check(smp["shape"][1] == 12, f"deep_levels: the sample holds {smp['shape'][1]} levels, not 3 chunks of 4")
+# Tstorm in chunks 4 time steps deep, at a budget of 16 slabs: 4 chunks spread over the 64 steps
+path = write("deep_time", ("time", "lat", "lon"), TSTORM)
+smp, err = sweep(path, 16 * SLAB, 4.5 * SLAB / 1048576)
+if smp:
+    e = dim(smp, "time")
+    check(e["run"] == 4 and len(e["starts"]) == 4 and e["starts"][-1] - e["starts"][0] >= 32, f"deep_time: {e}")
+    check_mid_block("deep_time", smp, TSTORM, "time", 0)
 
 finish("sample_layouts")

@@ -63,7 +63,7 @@ def main():
            "--override-existing-l1-error", str(THRESHOLD), "--threads-per-rank", "2",
            "--eval-data-size-limit", "55KB", "--inner-chunk-mib", "0.025",
            "--search", "exhaustive"]  # every row measured, to check each
-    # 2 runs of 3 adjacent time steps of the 31 (the chunk is 3 slabs deep): production-shaped chunks
+    # 3 runs of 3 adjacent time steps of the 31 (the chunk is 3 slabs deep): production-shaped chunks
     r = subprocess.run(cmd, capture_output=True, text=True)
     check(r.returncode == 0, "evaluate_combos failed: " + r.stderr[-2000:])
     if r.returncode:

@@ -185,6 +185,109 @@ static void memory_cap_shrinks_or_refuses(void **state) {
     assert_non_null(strstr(dctk_detail(), "raise the memory limit"));
 }
 
+/* The Python tool's tests of several time-like or vertical axes
+ * (tests/unit/test_sampling.py, test_sampler_keeps_the_minimum_within_budget):
+ * the axes of a kind reach 3 picks as a product, the longest first. Sizes
+ * (then a 4 x 4 grid), one slab a chunk, and the picks the minimum takes. */
+typedef struct {
+    int ndim;
+    size_t size[4];
+    dctk_dim_kind kind[4];
+    size_t want[4];
+} axes_case;
+
+static const axes_case axes_cases[] = {
+    {3, {2, 2, 90}, {T, T, V}, {2, 2, 3}},   /* member=2 x time=2 x 3 levels */
+    {3, {2, 2, 90}, {T, T, V}, {2, 2, 3}},   /* time=2 x step=2 x 3 levels */
+    {3, {10, 2, 2}, {T, V, V}, {3, 2, 2}},   /* 3 time steps x lev=2 x ilev=2 */
+    {3, {2, 5, 30}, {T, T, V}, {1, 3, 3}},   /* member=1 x time=3 x 3 levels */
+    {3, {50, 10, 20}, {T, T, V}, {3, 1, 3}}, /* member_id=3 x time=1 x 3 levels */
+    {1, {2}, {T}, {2}},
+    {1, {100}, {T}, {3}},
+    {1, {50}, {V}, {3}},
+};
+
+static void several_axes_of_a_kind(void **state) {
+    (void)state;
+    for (size_t c = 0; c < sizeof axes_cases / sizeof axes_cases[0]; c++) {
+        const axes_case *a = &axes_cases[c];
+        size_t shape[6], chunk[6], slab = 4 * 4 * 4, floor_b = slab, pt = 1, pv = 1, ft = 1, fv = 1;
+        dctk_dim_kind kind[6];
+        for (int d = 0; d < a->ndim; d++) {
+            shape[d] = a->size[d];
+            chunk[d] = 1;
+            kind[d] = a->kind[d];
+            floor_b *= a->want[d];
+        }
+        shape[a->ndim] = shape[a->ndim + 1] = chunk[a->ndim] = chunk[a->ndim + 1] = 4;
+        kind[a->ndim] = kind[a->ndim + 1] = H;
+        /* the smallest sample: a budget of one byte is raised to it */
+        dctk_sample_plan p = plan_of(a->ndim + 2, shape, kind, chunk, 1, DCTK_SAMPLE_CASCADE);
+        for (int d = 0; d < a->ndim; d++) assert_int_equal(p.nsel[d], a->want[d]);
+        assert_int_equal(p.nbytes, floor_b);
+        for (int pol = 0; pol < 2; pol++)
+            for (double mult = 1.0; mult < 2.01; mult += 0.3) {
+                uint64_t budget = (uint64_t)((double)floor_b * mult);
+                p = plan_of(a->ndim + 2, shape, kind, chunk, budget, pol ? DCTK_SAMPLE_BALANCED : DCTK_SAMPLE_CASCADE);
+                pt = pv = ft = fv = 1;
+                for (int d = 0; d < a->ndim; d++) {
+                    if (a->kind[d] == T) pt *= p.shape[d], ft *= shape[d];
+                    else pv *= p.shape[d], fv *= shape[d];
+                    /* picks at mid-block indices of the axis (the whole field when it fits) */
+                    for (size_t i = 0; !p.whole && i < p.nsel[d]; i++)
+                        if (p.sel[d][i] != dctk_sample_index(i, p.nsel[d], shape[d]))
+                            fail_msg("case %zu dim %d pick %zu: %u", c, d, i, p.sel[d][i]);
+                }
+                assert_true(pt >= (ft < 3 ? ft : 3) && pv >= (fv < 3 ? fv : 3));
+                assert_true(p.whole || p.nbytes <= (budget > floor_b ? budget : floor_b));
+            }
+    }
+}
+
+/* Beyond the minimum the picks spread over every axis of a kind: an ensemble of
+ * 50 members x 10 steps x 20 levels at 120 slabs keeps several of each. */
+static void larger_budgets_spread_over_each_axis(void **state) {
+    (void)state;
+    size_t shape[5] = {50, 10, 20, 4, 4}, chunk[5] = {1, 1, 1, 4, 4};
+    dctk_dim_kind kind[5] = {T, T, V, H, H};
+    for (int pol = 0; pol < 2; pol++) {
+        dctk_sample_plan p = plan_of(5, shape, kind, chunk, 120 * 64, pol ? DCTK_SAMPLE_BALANCED : DCTK_SAMPLE_CASCADE);
+        assert_true(p.nsel[0] >= 3 && p.nsel[1] >= 2 && p.nsel[2] >= 3);
+        assert_true(p.nsel[0] * p.nsel[1] * p.nsel[2] <= 120);
+        /* as densely on each time-like axis, within one pick */
+        assert_true((double)p.nsel[0] / 50 <= 2.0 * (double)p.nsel[1] / 10 + 1e-9);
+        assert_true((double)p.nsel[1] / 10 <= 2.0 * (double)p.nsel[0] / 50 + 0.1 + 1e-9);
+        char line[512];
+        const char *dims[5] = {"member", "time", "lev", "lat", "lon"};
+        dctk_sample_plan_str(&p, dims, line, sizeof line);
+        assert_non_null(strstr(line, "member "));
+        assert_non_null(strstr(line, "x time "));
+        assert_non_null(strstr(line, "x lev "));
+    }
+}
+
+/* A production chunk 4 levels deep (a 0.25 degree slab is about 4 MiB, the
+ * chunk 16 MiB): the minimum takes 3 whole chunks spread along the levels,
+ * 20-23, 60-63 and 100-103 of 120, not one run of 4 adjacent levels. */
+static void deep_chunks_are_spread(void **state) {
+    (void)state;
+    size_t shape[4] = {8, 120, 72, 144}, chunk[4] = {1, 4, 72, 144};
+    dctk_dim_kind kind[4] = {T, V, H, H};
+    dctk_sample_plan p = plan_of(4, shape, kind, chunk, 1, DCTK_SAMPLE_CASCADE);
+    assert_int_equal(p.run[1], 4);
+    assert_int_equal(p.nsel[1], 3);
+    uint32_t want[3] = {20, 60, 100};
+    for (int i = 0; i < 3; i++) assert_int_equal(p.sel[1][i], want[i]);
+    assert_int_equal(p.nsel[0], 3);
+    /* a time axis 4 steps deep likewise: 3 runs spread over the 64 steps, not 4 adjacent ones */
+    size_t s2[3] = {64, 33, 36}, c2[3] = {4, 33, 36};
+    dctk_dim_kind k2[3] = {T, H, H};
+    p = plan_of(3, s2, k2, c2, 16ull * 33 * 36 * 4, DCTK_SAMPLE_CASCADE);
+    assert_true(p.nsel[0] >= 3);
+    for (size_t i = 0; i < p.nsel[0]; i++) assert_int_equal(p.sel[0][i], 4 * dctk_sample_index(i, p.nsel[0], 16));
+    assert_true(p.sel[0][p.nsel[0] - 1] - p.sel[0][0] >= 32);
+}
+
 static void kind_of(const char *name, const char *attrs, dctk_dim_kind want) {
     json_t *a = attrs ? json_loads(attrs, 0, NULL) : NULL;
     const char *why = NULL;
@@ -226,6 +329,8 @@ static void dimension_kinds_from_cf_then_names(void **state) {
     kind_of("month", NULL, T);
     kind_of("layer", NULL, V);
     kind_of("lat_0", NULL, H);
+    kind_of("lv_ISBL6", NULL, V);
+    kind_of("gridx_6", NULL, H);
     kind_of("foo", "{\"units\": \"day as %Y%m%d.%f\"}", T);
     kind_of("foo", "{\"units\": \"hours\"}", T);
     kind_of("foo", "{\"units\": \"hPa\"}", V);
@@ -245,6 +350,9 @@ int main(void) {
         cmocka_unit_test(runs_have_the_production_chunk_shape),
         cmocka_unit_test(horizontal_tiles_when_a_slab_is_too_big),
         cmocka_unit_test(memory_cap_shrinks_or_refuses),
+        cmocka_unit_test(several_axes_of_a_kind),
+        cmocka_unit_test(larger_budgets_spread_over_each_axis),
+        cmocka_unit_test(deep_chunks_are_spread),
         cmocka_unit_test(dimension_kinds_from_cf_then_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
