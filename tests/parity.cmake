@@ -3,3 +3,6 @@ dctk_script_test(numcodecs_names ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/inte
 # Every command and option of the Python tool's cli.py (tests/parity/python_cli.txt): taken with its
 # meaning or refused naming ours; docs/guide.md section 11 made from the same list.
 dctk_script_test(python_cli ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/parity/test_python_cli.py)
+# The gates as the Python tool defines them: extremes over the non-zero values at 2 x L1, the gradient's
+# absolute 0.1, --no-l2-gate & co., non-finite budgets refused; against numpy and numcodecs on Tstorm.
+dctk_script_test(gates_python ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/parity/test_gates_python.py)

@@ -34,7 +34,7 @@ typedef struct dctk_sample_stats {
     double mean, std;  /* population std (ddof 0), as xarray's std() */
     double min, max;
     double absq01;     /* the 1 % quantile of |x|, numpy's linear interpolation */
-    double absq99;     /* the 99 % quantile of |x|: above it are the extremes */
+    double absq99;     /* the 99 % quantile of |x| (of the non-zero |x| when that is 0): above it, the extremes */
 } dctk_sample_stats;
 
 /* --- full-field scan --------------------------------------------------------- */
@@ -284,7 +284,11 @@ typedef struct dctk_gates {
     double pearson_min, ssim_min; /* NaN: off */
     double phys_min, phys_max;    /* NaN: that bound is off */
     double phys_tol;              /* fraction of the field's range */
-    bool extremes, gradient;      /* relative L1 on the extremes, on neighbour differences, within l1 */
+    bool extremes, gradient;      /* the extremes gate (relative L1 over the tail, within q99) and the
+                                     gradient gate (relative L1 of neighbour differences, within grad) */
+    double q99;                   /* the extremes' budget; NaN: 2 x l1 (the Python tool's --q99-threshold) */
+    double grad;                  /* the gradient's budget, an absolute fraction; NaN: 0.1 (its
+                                     --gradient-threshold) */
 } dctk_gates;
 
 /* No flag given: every threshold NaN, tolerance 0, extremes and gradient off. */

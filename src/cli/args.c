@@ -1,5 +1,6 @@
 /* Option parsing and help text generated from each command's option table. */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +61,8 @@ static int set_value(const cli_cmd *cmd, const cli_opt *o, const char *v) {
         errno = 0;
         double d = strtod(v, &end);
         if (errno || end == v || *end) return usage_error(cmd, "option expects a number, got '%s'", v);
+        /* NaN would read as "not given" (the table's threshold, no bound) and inf as no limit: refused */
+        if (!isfinite(d)) return usage_error(cmd, "option expects a finite number, got '%s'", v);
         *(double *)o->dst = d;
         return 0;
     case OPT_SIZE:

@@ -19,6 +19,8 @@ void sweep_cli_defaults(sweep_cli *o) {
     o->override_l1 = NAN;
     o->with_lossy = true;
     o->pearson_min = o->ssim_min = o->phys_min = o->phys_max = o->abs_err = NAN;
+    o->q99 = o->grad = NAN;
+    o->l2_gate = o->linf_gate = o->bias_gate = o->grad_shortcircuit = true;
 }
 
 /* "off" or a positive number; NULL (not given) is NaN: the default multiple. */
@@ -49,6 +51,20 @@ int sweep_cli_gates(const char *cmd, const sweep_cli *o, dctk_gates *g) {
     g->phys_tol = o->phys_tol;
     g->extremes = o->extremes;
     g->gradient = o->gradient;
+    g->q99 = o->q99;
+    g->grad = o->grad;
+    const double budget[] = {o->override_l1, o->q99, o->grad};
+    static const char *const bname[] = {"--l1-threshold", "--q99-threshold", "--gradient-threshold"};
+    for (int k = 0; k < 3; k++)
+        if (!isnan(budget[k]) && !(budget[k] >= (k ? 0 : 1e-300))) {
+            fprintf(stderr, "dc_toolkit %s: %s takes a %s number, got %g\n", cmd, bname[k], k ? "non-negative" : "positive",
+                    budget[k]);
+            return 2;
+        }
+    /* the Python tool's switches: a gate switched off passes whatever its threshold */
+    if (!o->l2_gate) g->l2 = DCTK_GATE_OFF;
+    if (!o->linf_gate) g->linf = DCTK_GATE_OFF;
+    if (!o->bias_gate) g->bias = DCTK_GATE_OFF;
     return 0;
 }
 

@@ -27,6 +27,9 @@ typedef struct sweep_cli {
     const char *spec; /* --spec FILE */
     double pearson_min, ssim_min, phys_min, phys_max, phys_tol;
     bool extremes, gradient;
+    double q99, grad;                   /* --q99-threshold, --gradient-threshold; NaN: not given */
+    bool l2_gate, linf_gate, bias_gate; /* the Python tool's --no-l2-gate & co. */
+    bool grad_shortcircuit;             /* the Python tool's; nothing to skip here */
     const char *search;
     long max_evals;
     dctk_par *par; /* set by sweep_cli_par_begin */
@@ -85,10 +88,25 @@ typedef struct sweep_cli {
     {"--phys-max", NULL, OPT_REAL, &(o).phys_max, "V", "no decoded value above V (e.g. 100 for cloud cover)"},   \
     {"--phys-tolerance", NULL, OPT_REAL, &(o).phys_tol, "F",                                                        \
      "overshoot allowed past --phys-min/--phys-max, as a fraction of the field's range (default 0)"},             \
-    {"--extremes-sensitive", NULL, OPT_BOOL, &(o).extremes, NULL,                                                  \
-     "gate: relative L1 on the values above the 99th percentile of |x| within the L1 threshold"},                 \
-    {"--gradient-gate", NULL, OPT_BOOL, &(o).gradient, NULL,                                                       \
-     "gate: relative L1 of the differences between horizontal neighbours within the L1 threshold"}
+    {"--extremes-sensitive", "--no-extremes-sensitive", OPT_BOOL, &(o).extremes, NULL,                             \
+     "gate: relative L1 over the cells with |x| >= the 99th percentile of |x| (of the non-zero |x| when that is " \
+     "0) within --q99-threshold (default: off)"},                                                                  \
+    {"--q99-threshold", NULL, OPT_REAL, &(o).q99, "X",                                                             \
+     "the extremes gate's budget, relative (default 2 x L1)"},                                                    \
+    {"--gradient-gate", "--no-gradient-gate", OPT_BOOL, &(o).gradient, NULL,                                       \
+     "gate: relative L1 of the differences between horizontal neighbours within --gradient-threshold (default: " \
+     "off)"},                                                                                                      \
+    {"--gradient-threshold", NULL, OPT_REAL, &(o).grad, "X",                                                       \
+     "the gradient gate's budget, an absolute fraction, not a multiple of L1: derivatives amplify the error "     \
+     "(default 0.1)"},                                                                                             \
+    {"--gradient-shortcircuit", "--no-gradient-shortcircuit", OPT_BOOL, &(o).grad_shortcircuit, NULL,             \
+     "the Python tool's; nothing to skip here: the gradient is measured in the same pass as the other norms"},   \
+    {"--l2-gate", "--no-l2-gate", OPT_BOOL, &(o).l2_gate, NULL,                                                    \
+     "the Python tool's switch of the L2 gate (default on; --no-l2-gate is --l2-threshold off)"},                \
+    {"--linf-gate", "--no-linf-gate", OPT_BOOL, &(o).linf_gate, NULL,                                              \
+     "the Python tool's switch of the Linf gate (default on; --no-linf-gate is --linf-threshold off)"},          \
+    {"--bias-gate", "--no-bias-gate", OPT_BOOL, &(o).bias_gate, NULL,                                              \
+     "the Python tool's switch of the bias gate (default on; --no-bias-gate is --bias-threshold off)"}
 
 /* The gates these flags ask for; 0 or the exit code of a usage error (printed). */
 int sweep_cli_gates(const char *cmd, const struct sweep_cli *o, dctk_gates *g);
@@ -116,18 +134,6 @@ void sweep_cli_spec_check(const dctk_spec *spec, const dctk_dataset *ds);
     {"--no-spatial-split", NO_SPLIT_HERE},                                                                         \
     {"--memory-threshold", "--max-memory SIZE (a size; default 0.8 x the cgroup limit or physical memory)"},      \
     {"--threads", "--threads-per-rank N"},                                                                         \
-    {"--q99-threshold", "not taken yet: the extremes gate uses the L1 threshold"},                                \
-    {"--l2-gate", "not taken yet: the L2 gate is on unless --l2-threshold off"},                                  \
-    {"--no-l2-gate", "--l2-threshold off"},                                                                        \
-    {"--linf-gate", "not taken yet: the Linf gate is on unless --linf-threshold off"},                            \
-    {"--no-linf-gate", "--linf-threshold off"},                                                                    \
-    {"--bias-gate", "not taken yet: the bias gate is on unless --bias-threshold off"},                            \
-    {"--no-bias-gate", "--bias-threshold off"},                                                                    \
-    {"--no-extremes-sensitive", "not taken yet: the extremes gate is off unless --extremes-sensitive"},          \
-    {"--no-gradient-gate", "not taken yet: the gradient gate is off unless --gradient-gate"},                    \
-    {"--gradient-threshold", "not taken yet: the gradient gate uses the L1 threshold"},                          \
-    {"--gradient-shortcircuit", "not taken yet: the gradient is measured for every combo"},                      \
-    {"--no-gradient-shortcircuit", "not taken yet: the gradient is measured for every combo"},                   \
     {"--with-ebcc", "not taken yet: --serializer-class ebcc sweeps our EBCC-style dctk.ebcc"},                   \
     {"--without-ebcc", "not taken yet: --serializer-class ebcc sweeps our EBCC-style dctk.ebcc"},                \
     {"--vertical-floor", "not taken yet: the cascade policy keeps levels by its own floor"},                     \

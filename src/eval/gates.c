@@ -3,8 +3,9 @@
  * again (only the physical bounds need the decoded values, so pass_phys is
  * measured during the sweep).
  *
- * Defaults follow the Python tool's gates: L2 2x, Linf 10x and bias 0.5x the
- * L1 threshold. A budget in the field's units (abs_err, the largest |y - x|)
+ * Defaults follow the Python tool's gates: L2 2x, Linf 10x, bias 0.5x and the
+ * extremes 2x the L1 threshold; the gradient's budget is an absolute fraction,
+ * 0.1 (derivatives amplify the error, so it is not a multiple of L1). A budget in the field's units (abs_err, the largest |y - x|)
  * is a gate like the others, and a budget in its own right: a field with
  * neither an L1 threshold nor an absolute one is lossless only, and a combo
  * is then kept only when it changed no value at all. */
@@ -16,7 +17,7 @@
 
 dctk_gates dctk_gates_none(void) {
     return (dctk_gates){.l1 = NAN, .l2 = NAN, .linf = NAN, .bias = NAN, .abs_err = NAN, .pearson_min = NAN,
-                        .ssim_min = NAN, .phys_min = NAN, .phys_max = NAN, .phys_tol = 0};
+                        .ssim_min = NAN, .phys_min = NAN, .phys_max = NAN, .phys_tol = 0, .q99 = NAN, .grad = NAN};
 }
 
 bool dctk_gates_lossless(const dctk_gates *g) { return isnan(g->l1) && isnan(g->abs_err); }
@@ -40,20 +41,22 @@ static dctk_status check_asked(const dctk_gates *a) {
     for (int k = 0; k < 3; k++)
         if (!isnan(v[k]) && !(v[k] > 0))
             return DCTK_FAIL(DCTK_ERR_ARG, "%s must be a positive number or off", names[k]);
+    if (!isnan(a->q99) && !(a->q99 >= 0 && isfinite(a->q99)))
+        return DCTK_FAIL(DCTK_ERR_ARG, "--q99-threshold must be a finite number, 0 or more");
+    if (!isnan(a->grad) && !(a->grad >= 0 && isfinite(a->grad)))
+        return DCTK_FAIL(DCTK_ERR_ARG, "--gradient-threshold must be a finite number, 0 or more");
     if (!(a->phys_tol >= 0)) return DCTK_FAIL(DCTK_ERR_ARG, "--phys-tolerance must be 0 or more");
     if (!isnan(a->phys_min) && !isnan(a->phys_max) && a->phys_min > a->phys_max)
         return DCTK_FAIL(DCTK_ERR_ARG, "--phys-min %g is above --phys-max %g", a->phys_min, a->phys_max);
     return DCTK_OK;
 }
 
-/* The extremes and gradient gates compare with the L1 threshold: with an
- * absolute budget alone they have nothing to compare with. */
+/* The extremes gate's default budget is a multiple of the L1 threshold: with
+ * an absolute budget alone and no --q99-threshold it has nothing to derive from. */
 static dctk_status check_needs_l1(const dctk_gates *g, const char *name) {
-    if (!isnan(g->l1) || (!g->extremes && !g->gradient) || dctk_gates_lossless(g)) return DCTK_OK;
-    return DCTK_FAIL(DCTK_ERR_ARG, "variable '%s': %s compare%s with the relative L1 threshold, and the field has an "
-                     "absolute error budget only: give --l1-threshold too", name,
-                     g->extremes && g->gradient ? "--extremes-sensitive and --gradient-gate" :
-                     g->extremes ? "--extremes-sensitive" : "--gradient-gate", g->extremes && g->gradient ? "" : "s");
+    if (!isnan(g->l1) || !g->extremes || !isnan(g->q99) || dctk_gates_lossless(g)) return DCTK_OK;
+    return DCTK_FAIL(DCTK_ERR_ARG, "variable '%s': --extremes-sensitive's budget is 2 x the relative L1 threshold, "
+                     "and the field has an absolute error budget only: give --l1-threshold or --q99-threshold", name);
 }
 
 dctk_status dctk_gates_resolve(const dctk_gates *asked, const char *csv, const char *name, const char *units,
@@ -83,7 +86,10 @@ dctk_status dctk_gates_resolve(const dctk_gates *asked, const char *csv, const c
     out->l2 = derive(asked->l2, table.l2, 2, out->l1);
     out->linf = derive(asked->linf, table.linf, 10, out->l1);
     out->bias = derive(asked->bias, table.bias, 0.5, out->l1);
-    return check_needs_l1(out, name);
+    DCTK_TRY(check_needs_l1(out, name));
+    if (isnan(out->q99) && !isnan(out->l1)) out->q99 = 2 * out->l1;
+    if (isnan(out->grad)) out->grad = 0.1;
+    return DCTK_OK;
 }
 
 dctk_space_opts dctk_space_opts_for(const dctk_space_opts *o, const dctk_gates *g) {
@@ -107,8 +113,10 @@ bool dctk_combo_keep(dctk_combo_result *r, const dctk_gates *g) {
     r->pass_linf = lossless || within(r->linf_rel, g->linf);
     r->pass_bias = lossless || within(fabs(r->bias_rel), g->bias);
     r->pass_phys = !dctk_gates_phys_on(g) || r->phys_ok;
-    r->pass_extremes = !g->extremes || (lossless ? exact : r->extremes_rel <= g->l1);
-    r->pass_gradient = !g->gradient || (lossless ? exact : r->gradient_rel <= g->l1);
+    /* unresolved gates (NaN budgets): the defaults, as dctk_gates_resolve sets them */
+    double q99 = !isnan(g->q99) ? g->q99 : 2 * g->l1, grad = !isnan(g->grad) ? g->grad : 0.1;
+    r->pass_extremes = !g->extremes || (lossless ? exact : r->extremes_rel <= q99);
+    r->pass_gradient = !g->gradient || (lossless ? exact : r->gradient_rel <= grad);
     r->pass_abs = isnan(g->abs_err) || r->max_abs_err <= g->abs_err;
     bool finite = isfinite(r->ratio) && isfinite(r->l1_rel) && isfinite(r->l2_rel) && isfinite(r->linf_rel);
     bool climate = at_least(r->pearson, g->pearson_min) && at_least(r->ssim, g->ssim_min);
@@ -155,6 +163,10 @@ json_t *dctk_gates_json(const dctk_gates *g) {
     json_object_set_new(j, "phys_tolerance", json_real(g->phys_tol));
     json_object_set_new(j, "extremes", json_boolean(g->extremes));
     json_object_set_new(j, "gradient", json_boolean(g->gradient));
+    /* their budgets, added later: written only when the gate is on, so earlier files read and write back as
+     * they were (a file without them compared both with l1, and reads back so) */
+    if (g->extremes) json_object_set_new(j, "q99", limit(!isnan(g->q99) ? g->q99 : 2 * g->l1));
+    if (g->gradient) json_object_set_new(j, "gradient_threshold", limit(!isnan(g->grad) ? g->grad : 0.1));
     json_object_set_new(j, "lossless_only", json_boolean(dctk_gates_lossless(g)));
     return j;
 }
@@ -179,6 +191,8 @@ dctk_gates dctk_gates_from_json(const json_t *j) {
     g.phys_tol = num_or(j, "phys_tolerance", 0);
     g.extremes = json_is_true(json_object_get(j, "extremes"));
     g.gradient = json_is_true(json_object_get(j, "gradient"));
+    g.q99 = num_or(j, "q99", g.extremes ? g.l1 : NAN);
+    g.grad = num_or(j, "gradient_threshold", g.gradient ? g.l1 : NAN);
     return g;
 }
 
@@ -204,7 +218,8 @@ void dctk_gates_describe(const dctk_gates *g, char *buf, size_t cap) {
     put(buf, cap, "value >=", g->phys_min);
     put(buf, cap, "value <=", g->phys_max);
     size_t n = strlen(buf);
-    if (g->extremes && n < cap) snprintf(buf + n, cap - n, ", extremes l1 <= %.3g", g->l1);
+    if (g->extremes && n < cap)
+        snprintf(buf + n, cap - n, ", extremes l1 <= %.3g", !isnan(g->q99) ? g->q99 : 2 * g->l1);
     n = strlen(buf);
-    if (g->gradient && n < cap) snprintf(buf + n, cap - n, ", gradient l1 <= %.3g", g->l1);
+    if (g->gradient && n < cap) snprintf(buf + n, cap - n, ", gradient l1 <= %.3g", !isnan(g->grad) ? g->grad : 0.1);
 }

@@ -77,7 +77,7 @@ dctk_metric_cfg dctk_metric_cfg_of(const dctk_sample_stats *st) {
     a->syy += w * w;                                                                   \
     a->sxy += u * w;                                                                   \
     a->n_rel_over += !(e <= REL_ERR_LIMIT * ax);                                       \
-    if (ax > cut) {                                                                    \
+    if (ax >= cut) {                                                                   \
         a->ext_abs_x += ax;                                                            \
         a->ext_abs_e += e;                                                             \
     }                                                                                  \

@@ -724,13 +724,20 @@ static double abs_order_stat(dctk_dtype t, const void *data, size_t n, size_t r)
 
 /* numpy's default quantile of |x| over the nfinite finite values: linear
  * interpolation at position q*(nfinite-1). */
-static double abs_quantile(dctk_dtype t, const void *data, size_t n, size_t nfinite, double q) {
-    double pos = q * (double)(nfinite - 1);
+/* The q quantile of the m largest |x| of the nfinite finite ones (those
+ * after the nfinite - m smallest), as numpy's of that subset. */
+static double abs_quantile_top(dctk_dtype t, const void *data, size_t n, size_t nfinite, size_t m, double q) {
+    size_t skip = nfinite - m;
+    double pos = q * (double)(m - 1);
     size_t lo = (size_t)floor(pos);
-    double a = abs_order_stat(t, data, n, lo);
-    double b = lo + 1 < nfinite ? abs_order_stat(t, data, n, lo + 1) : a;
+    double a = abs_order_stat(t, data, n, skip + lo);
+    double b = lo + 1 < m ? abs_order_stat(t, data, n, skip + lo + 1) : a;
     double f = pos - (double)lo; /* numpy's _lerp, which takes the far end for f >= 0.5 */
     return f >= 0.5 ? b - (b - a) * (1 - f) : a + (b - a) * f;
+}
+
+static double abs_quantile(dctk_dtype t, const void *data, size_t n, size_t nfinite, double q) {
+    return abs_quantile_top(t, data, n, nfinite, nfinite, q);
 }
 
 void dctk_sample_stats_of(dctk_dtype t, const void *data, size_t n, dctk_sample_stats *st) {
@@ -761,4 +768,11 @@ void dctk_sample_stats_of(dctk_dtype t, const void *data, size_t n, dctk_sample_
     st->max = mx;
     st->absq01 = abs_quantile(t, data, n, st->nfinite, 0.01);
     st->absq99 = abs_quantile(t, data, n, st->nfinite, 0.99);
+    /* a mostly zero field (precipitation): the extremes are the top of its non-zero values, as the Python
+     * tool takes them, not every cell at or above 0 */
+    if (st->absq99 == 0) {
+        size_t zeros = 0;
+        for (size_t i = 0; i < n; i++) zeros += dctk_load_f64(t, data, i) == 0;
+        if (zeros < st->nfinite) st->absq99 = abs_quantile_top(t, data, n, st->nfinite, st->nfinite - zeros, 0.99);
+    }
 }

@@ -111,7 +111,7 @@ def table_column(tmp):
 def refusals(tmp):
     r = run("evaluate_combos", FILE, "--where-to-write", os.path.join(tmp, "x"), "--field-to-compress", "var3",
             "--abs-error", "0.05", "--extremes-sensitive", *SPACE)
-    check(r.returncode != 0 and "--extremes-sensitive compares with the relative L1 threshold" in r.stderr and
+    check(r.returncode != 0 and "--extremes-sensitive's budget is 2 x the relative L1 threshold" in r.stderr and
           "var3" in r.stderr, "extremes with an absolute budget alone: %s" % r.stderr)
     r = run("evaluate_combos", FILE, "--where-to-write", os.path.join(tmp, "x"), "--field-to-compress", "var3",
             "--abs-error", "-1", *SPACE)

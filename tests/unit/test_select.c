@@ -105,13 +105,19 @@ static void each_gate_decides(void **state) {
     r = good(), r.ssim = 0.99;
     assert_false(dctk_combo_keep(&r, &g));
     /* the optional gates only when switched on; their pass column is true when off */
-    r = good(), r.phys_ok = false, r.extremes_rel = 2e-3, r.gradient_rel = 2e-3;
+    r = good(), r.phys_ok = false, r.extremes_rel = 3e-3, r.gradient_rel = 0.11;
     assert_true(dctk_combo_keep(&r, &g) && r.pass_phys && r.pass_extremes && r.pass_gradient);
     g.phys_min = 0;
     g.extremes = g.gradient = true;
     assert_false(dctk_combo_keep(&r, &g) || r.pass_phys || r.pass_extremes || r.pass_gradient);
     dctk_combo_failed_gates(&r, &g, failed, sizeof failed);
     assert_string_equal(failed, "phys,extremes,gradient");
+    /* as the Python tool's: the extremes' budget 2 x L1 (l1 is 1e-3 here), the gradient's an absolute 0.1 */
+    r = good(), r.extremes_rel = 1.9e-3, r.gradient_rel = 0.09;
+    assert_true(dctk_combo_keep(&r, &g) && r.pass_extremes && r.pass_gradient);
+    g.q99 = 1.5e-3, g.grad = 0.05; /* --q99-threshold, --gradient-threshold */
+    assert_false(dctk_combo_keep(&r, &g) || r.pass_extremes || r.pass_gradient);
+    g.q99 = g.grad = NAN;
     /* a switched-off gate passes whatever the value */
     g = dctk_gates_none();
     g.l1 = 1e-3;
@@ -161,10 +167,22 @@ static void abs_error_gate(void **state) {
     assert_int_equal(dctk_gates_resolve(&asked, NULL, "t", "K", &g, src, sizeof src), DCTK_OK);
     r = good(), r.max_abs_err = 0.06;
     assert_false(dctk_combo_keep(&r, &g) || r.pass_abs || !r.pass_l1);
-    /* the gates that compare with L1 need one */
-    asked = dctk_gates_none(), asked.abs_err = 0.05, asked.gradient = true;
+    /* the extremes' default budget derives from L1: without one it needs --q99-threshold; the gradient's
+     * is absolute (0.1, as the Python tool's) */
+    asked = dctk_gates_none(), asked.abs_err = 0.05, asked.extremes = true;
     assert_int_equal(dctk_gates_resolve(&asked, NULL, "t", "K", &g, src, sizeof src), DCTK_ERR_ARG);
-    assert_non_null(strstr(dctk_detail(), "--gradient-gate"));
+    assert_non_null(strstr(dctk_detail(), "--q99-threshold"));
+    asked.q99 = 0.02;
+    assert_int_equal(dctk_gates_resolve(&asked, NULL, "t", "K", &g, src, sizeof src), DCTK_OK);
+    assert_true(g.q99 == 0.02);
+    asked = dctk_gates_none(), asked.abs_err = 0.05, asked.gradient = true;
+    assert_int_equal(dctk_gates_resolve(&asked, NULL, "t", "K", &g, src, sizeof src), DCTK_OK);
+    assert_true(g.grad == 0.1 && isnan(g.q99));
+    asked = dctk_gates_none(), asked.l1 = 4e-3, asked.extremes = true;
+    assert_int_equal(dctk_gates_resolve(&asked, NULL, "t", "K", &g, src, sizeof src), DCTK_OK);
+    assert_true(g.q99 == 8e-3 && g.grad == 0.1);
+    asked.q99 = NAN, asked.grad = -1;
+    assert_int_equal(dctk_gates_resolve(&asked, NULL, "t", "K", &g, src, sizeof src), DCTK_ERR_ARG);
     asked = dctk_gates_none(), asked.abs_err = -1;
     assert_int_equal(dctk_gates_resolve(&asked, NULL, "t", "K", &g, src, sizeof src), DCTK_ERR_ARG);
     /* recorded, read back, described */
@@ -228,7 +246,13 @@ static void gates_json_round_trip(void **state) {
     dctk_gates h = dctk_gates_from_json(j);
     assert_true(h.l1 == g.l1 && h.l2 == g.l2 && h.linf == DCTK_GATE_OFF && h.bias == g.bias && h.ssim_min == 0.99 &&
                 h.phys_min == 0 && isnan(h.phys_max) && h.phys_tol == 1e-4 && h.gradient && !h.extremes &&
-                isnan(h.pearson_min));
+                isnan(h.pearson_min) && h.grad == 0.1 && isnan(h.q99));
+    assert_null(json_object_get(j, "q99")); /* the extremes gate is off */
+    json_decref(j);
+    /* a file from before the budgets compared both with l1, and reads back so */
+    j = json_pack("{s:f,s:b,s:b}", "l1", 2e-3, "extremes", 1, "gradient", 1);
+    h = dctk_gates_from_json(j);
+    assert_true(h.q99 == 2e-3 && h.grad == 2e-3);
     json_decref(j);
     char text[256];
     dctk_gates_describe(&g, text, sizeof text);
