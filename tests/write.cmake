@@ -27,3 +27,7 @@ set_tests_properties(multifile PROPERTIES TIMEOUT 300)
 # Delta over a masked field) and a FixedScaleOffset that wraps are refused, exit 1, nothing stored.
 dctk_script_test(verify_exact ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_verify_exact.py)
 set_tests_properties(verify_exact PROPERTIES TIMEOUT 120)
+
+# batch_manifest.json accumulates across compress runs (issue 33 item 4).
+dctk_script_test(batch_manifest ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_batch_manifest.py)
+set_tests_properties(batch_manifest PROPERTIES TIMEOUT 300)

@@ -128,6 +128,8 @@ typedef struct dctk_compress_opts {
     const char *field;               /* one field (--field-to-compress); NULL: see vars */
     const char *pipeline;            /* write every field with this (dctk_pipeline_load), no sweep */
     bool skip_existing;              /* skip fields already in the store */
+    int argc;                        /* the command line, recorded with each field in */
+    const char *const *argv;         /* DIR/batch_manifest.json (may be 0, NULL) */
     const dctk_evaluate_opts *eval;  /* the sweep's options, checked (where = write.where) */
     /* Under MPI (the caller's dctk_par): whether this rank is not the one
      * that writes, and the team's agreement on a status (dctk_par_agree:

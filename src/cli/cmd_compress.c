@@ -56,8 +56,9 @@ const cli_cmd cmd_compress = {
             "(--override-existing-l1-error, or the one in a best_VAR.json) and is advisory without one. CF bounds\n"
             "and grid geometry (bounds targets, *_bnds, *_vertices) are not swept in whole-file runs: the merge\n"
             "copies them losslessly. Then merge_compressed_fields. DIR/batch_manifest.json records per field what\n"
-            "happened, the pipeline, predicted and achieved ratio, the verification and the wall time; the exit\n"
-            "status is 1 when any field failed. The combo written is the best whose codecs the readers of --codecs\n"
+            "happened, the pipeline, predicted and achieved ratio, the verification, the wall time, the run's time\n"
+            "and flags (also in the Python tool's schema: results, any_error), keeping the fields of earlier runs\n"
+            "into the same store; the exit status is 1 when any field failed. The combo written is the best whose codecs the readers of --codecs\n"
             "decode (default numcodecs: zarr-python with numcodecs); a line names a better one of a higher level\n"
             "and the flag that writes it. Examples:\n"
             "  dc_toolkit compress era5.nc out\n"
@@ -83,14 +84,15 @@ static int sweep_fields(void *user, dctk_compress_want_fn want, void *want_user,
 
 static dctk_status agree(void *user, dctk_status st) { return dctk_par_agree(user, st); }
 
-static int compress_dataset(const char *cmd, const char *dataset) {
+static int compress_dataset(const char *cmd, const char *dataset, int argc, char **argv) {
     dctk_evaluate_opts eo;
     int rc = sweep_cli_eval_opts(cmd, &so, &eo);
     if (so.par && rc) return dctk_par_agree(so.par, DCTK_ERR_ARG) == DCTK_OK ? 0 : rc;
     if (rc) return rc;
     sweep_call call = {.cmd = cmd, .dataset = dataset};
     dctk_compress_opts o = {.vars = vars_arg, .field = so.field, .pipeline = pipeline_arg,
-                            .skip_existing = skip_existing, .eval = &eo, .not_writer = !sweep_cli_is_root(&so),
+                            .skip_existing = skip_existing, .argc = argc, .argv = (const char *const *)argv,
+                            .eval = &eo, .not_writer = !sweep_cli_is_root(&so),
                             .agree = so.par ? agree : NULL, .agree_user = so.par, .sweep = sweep_fields,
                             .sweep_user = &call};
     write_cli_step(cmd, dataset, so.where, so.inner_chunk_mib, &wo, &o.write);
@@ -116,7 +118,7 @@ static int run(int argc, char **argv) {
         return 2;
     }
     if ((rc = sweep_cli_par_begin(cmd, argc, argv, &so))) return rc;
-    rc = compress_dataset(cmd, pos[0]);
+    rc = compress_dataset(cmd, pos[0], argc, argv);
     sweep_cli_par_end(&so);
     return rc;
 }

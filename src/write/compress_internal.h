@@ -28,7 +28,10 @@ typedef struct compress_job {
     dctk_best **best;         /* PLAN_REUSE: the best_VAR.json */
     char **source;            /* PLAN_REUSE: its path */
     size_t nsweep;
-    json_t *fields; /* batch_manifest.json's "fields" */
+    json_t *fields;  /* batch_manifest.json's "fields": this run's records, ours */
+    json_t *results; /* its "results": the same in the Python tool's schema */
+    json_t *flags;   /* the command line, on each record */
+    char run_time[32]; /* when this run began (UTC, ISO 8601) */
     int failures;
 } compress_job;
 
@@ -45,7 +48,10 @@ void dctk_compress_job_free(compress_job *j);
 void dctk_compress_record(compress_job *j, const char *var, const char *status, const char *why, const char *source,
                      const json_t *codecs, const dctk_best *best, const dctk_write_report *r, double wall_s);
 
-/* Write DIR/batch_manifest.json (atomically: a temporary file renamed). */
+/* Write DIR/batch_manifest.json (atomically: a temporary file renamed),
+ * keeping the records of earlier runs into the same store: a field this run
+ * did not touch keeps its last record, and so does one it found already in
+ * the store. */
 void dctk_compress_manifest_write(compress_job *j);
 
 typedef void (*compress_write_fn)(compress_job *j, size_t v, const json_t *codecs, const dctk_best *best,

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "compress_internal.h"
 #include "dctk/results.h"
@@ -166,6 +167,12 @@ static void plan_field(compress_job *j, dctk_store *store, size_t v) {
 int dctk_compress_plan(compress_job *j) {
     const char *vars = j->o->vars, *field = j->o->field;
     j->fields = json_object();
+    j->results = json_object();
+    j->flags = json_array();
+    for (int i = 0; i < j->o->argc; i++) json_array_append_new(j->flags, json_string(j->o->argv[i]));
+    time_t now = time(NULL);
+    struct tm tm;
+    strftime(j->run_time, sizeof j->run_time, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));
     dctk_status st = dctk_dataset_open(j->dataset, &j->ds);
     if (st == DCTK_OK) st = dctk_store_path_for(j->where, j->dataset, j->store, sizeof j->store);
     size_t n = j->ds ? dctk_dataset_nvars(j->ds) : 0;
@@ -195,6 +202,8 @@ void dctk_compress_job_free(compress_job *j) {
     free(j->best);
     free(j->source);
     json_decref(j->fields);
+    json_decref(j->results);
+    json_decref(j->flags);
     dctk_dataset_close(j->ds);
 }
 
@@ -209,8 +218,42 @@ static json_t *verification(const dctk_write_report *r) {
                      (json_int_t)r->mask_lost, "lossless", r->lossless);
 }
 
+/* The run's time and flags, on every record it makes. */
+static void stamp(const compress_job *j, json_t *rec) {
+    json_object_set_new(rec, "time", json_string(j->run_time));
+    json_object_set(rec, "flags", j->flags);
+}
+
+/* A combo index of best, or null (a --pipeline has none). */
+static json_t *index_or_null(const dctk_best *best, int which) {
+    if (!best || !best->combo.has_indices) return json_null();
+    const dctk_best_combo *c = &best->combo;
+    return json_integer(which == 0 ? c->comp_idx : which == 1 ? c->filt_idx : c->ser_idx);
+}
+
+/* The Python tool's record of a field ("results"): status "ok", "error" or
+ * "skipped-existing", its names; NULL for a field it would not list (CF
+ * bounds, copied by the merge). */
+static json_t *python_record(const char *status, const char *why, const char *source, const dctk_best *best,
+                             const dctk_write_report *r, double wall_s) {
+    if (!strcmp(status, "failed")) return json_pack("{s:s,s:s}", "status", "error", "error", why ? why : "");
+    if (!strcmp(status, "skipped"))
+        return strcmp(source, "store") ? NULL : json_pack("{s:s}", "status", "skipped-existing");
+    double pred = best ? best->combo.ratio : NAN, ratio = r && r->committed ? r->ratio : NAN;
+    double drift = isfinite(pred) && pred > 0 && isfinite(ratio) ? (ratio - pred) / pred : NAN;
+    json_t *errors = r && r->verified
+                         ? json_pack("{s:o,s:o,s:o,s:o}", "Relative_Error_L1", num_or_null(r->l1_rel),
+                                     "Relative_Error_L2", num_or_null(r->l2_rel), "Relative_Error_Linf",
+                                     num_or_null(r->linf_rel), "Max_Abs_Error", num_or_null(r->max_abs_err))
+                         : json_object();
+    return json_pack("{s:s,s:o,s:o,s:o,s:o,s:n,s:f,s:o,s:o,s:o}", "status", "ok", "ratio", num_or_null(ratio),
+                     "predicted_ratio", num_or_null(pred), "cr_drift", num_or_null(drift), "errors", errors, "eucd",
+                     "seconds", wall_s, "comp_idx", index_or_null(best, 0), "filt_idx", index_or_null(best, 1),
+                     "ser_idx", index_or_null(best, 2));
+}
+
 void dctk_compress_record(compress_job *j, const char *var, const char *status, const char *why, const char *source,
-                     const json_t *codecs, const dctk_best *best, const dctk_write_report *r, double wall_s) {
+                          const json_t *codecs, const dctk_best *best, const dctk_write_report *r, double wall_s) {
     char *name = codecs ? dctk_codecs_name(codecs) : NULL;
     bool wrote = r && r->committed;
     json_t *f = json_pack("{s:s,s:s,s:s,s:O,s:o,s:o,s:o,s:o,s:o,s:f}", "status", status, "reason", why ? why : "",
@@ -219,27 +262,93 @@ void dctk_compress_record(compress_job *j, const char *var, const char *status, 
                           num_or_null(best ? best->combo.ratio : NAN), "achieved_ratio",
                           wrote ? num_or_null(r->ratio) : json_null(), "verification", verification(r),
                           "threshold", num_or_null(best ? best->threshold : NAN), "wall_s", wall_s);
+    json_t *p = python_record(status, why, source, best, r, wall_s);
+    if (f) stamp(j, f);
+    if (p) stamp(j, p);
     if (f) json_object_set_new(j->fields, var, f);
+    if (p) json_object_set_new(j->results, var, p);
     free(name);
 }
 
-void dctk_compress_manifest_write(compress_job *j) {
-    size_t i = 0, counts[3] = {0, 0, 0};
+/* The records of earlier runs into the same store that this run leaves
+ * alone: fields it did not touch, and a field it found already in the store
+ * keeps the record of the run that wrote it. */
+static void keep_earlier(json_t *now, const json_t *then, const char *skipped_status) {
+    const char *key;
+    json_t *old;
+    json_object_foreach((json_t *)then, key, old) {
+        const json_t *cur = json_object_get(now, key);
+        const char *st = json_string_value(json_object_get(cur, "status"));
+        const char *was = json_string_value(json_object_get(old, "status"));
+        bool skipped = st && !strcmp(st, skipped_status) && was && strcmp(was, skipped_status) != 0;
+        if (!cur || skipped) json_object_set(now, key, old);
+    }
+}
+
+/* The earlier manifest in DIR when it is of this run's store, else NULL. */
+static json_t *earlier_manifest(const compress_job *j, const char *path) {
+    json_t *m = json_load_file(path, 0, NULL);
+    const char *store = json_string_value(json_object_get(m, "store"));
+    if (m && (!store || strcmp(store, j->store) != 0)) {
+        json_decref(m);
+        m = NULL;
+    }
+    return m;
+}
+
+/* This run, for the manifest's "runs": its time, flags and fields by fate. */
+static json_t *run_record(const compress_job *j) {
+    json_t *run = json_pack("{s:s,s:O,s:[],s:[],s:[]}", "time", j->run_time, "flags", j->flags, "written", "skipped",
+                            "failed");
     const char *key;
     json_t *f;
+    json_object_foreach(j->fields, key, f) {
+        const char *st = json_string_value(json_object_get(f, "status"));
+        json_array_append_new(json_object_get(run, st), json_string(key));
+    }
+    return run;
+}
+
+/* How many fields of the manifest's "fields" were written, skipped, failed. */
+static void count_fates(const json_t *fields, size_t counts[3]) {
     static const char *const states[3] = {"written", "skipped", "failed"};
-    json_object_foreach(j->fields, key, f) for (i = 0; i < 3; i++) counts[i] +=
+    const char *key;
+    json_t *f;
+    counts[0] = counts[1] = counts[2] = 0;
+    json_object_foreach((json_t *)fields, key, f) for (size_t i = 0; i < 3; i++) counts[i] +=
         !strcmp(json_string_value(json_object_get(f, "status")), states[i]);
-    json_t *m = json_pack("{s:s,s:s,s:I,s:I,s:I,s:O}", "dataset", j->dataset, "store", j->store, "written",
-                          (json_int_t)counts[0], "skipped", (json_int_t)counts[1], "failed", (json_int_t)counts[2],
-                          "fields", j->fields);
+}
+
+void dctk_compress_manifest_write(compress_job *j) {
+    size_t now[3], counts[3];
+    count_fates(j->fields, now);
     char path[4096];
     snprintf(path, sizeof path, "%s/batch_manifest.json", j->where);
+    json_t *old = earlier_manifest(j, path);
+    json_t *runs = json_array();
+    if (old && json_is_array(json_object_get(old, "runs"))) json_array_extend(runs, json_object_get(old, "runs"));
+    json_array_append_new(runs, run_record(j));
+    keep_earlier(j->fields, json_object_get(old, "fields"), "skipped");
+    keep_earlier(j->results, json_object_get(old, "results"), "skipped-existing");
+    json_decref(old);
+    count_fates(j->fields, counts);
+    bool any_error = false;
+    const char *key;
+    json_t *f;
+    json_object_foreach(j->results, key, f) any_error |= !strcmp(json_string_value(json_object_get(f, "status")),
+                                                                 "error");
+    json_t *m = json_pack("{s:s,s:s,s:s,s:s,s:O,s:b,s:s,s:s,s:I,s:I,s:I,s:O,s:o}", "command", "compress",
+                          "dataset_file", j->dataset, "where_to_write", j->where, "merged_store", j->store, "results",
+                          j->results, "any_error", any_error, "dataset", j->dataset, "store", j->store, "written",
+                          (json_int_t)counts[0], "skipped", (json_int_t)counts[1], "failed", (json_int_t)counts[2],
+                          "fields", j->fields, "runs", runs);
     char *text = m ? json_dumps(m, JSON_INDENT(1) | JSON_SORT_KEYS) : NULL;
     dctk_status st = text ? dctk_mkdirs(j->where) : DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
     if (st == DCTK_OK) st = dctk_write_file_atomic(path, text, strlen(text));
     if (st != DCTK_OK) dctk_say(&j->wo, DCTK_SAY_ERR, "dc_toolkit compress: %s: %s\n", path, dctk_detail());
-    else dctk_say(&j->wo, DCTK_SAY_OUT, "manifest: %s (%zu written, %zu skipped, %zu failed)\n", path, counts[0], counts[1], counts[2]);
+    else
+        dctk_say(&j->wo, DCTK_SAY_OUT, "manifest: %s (%zu written, %zu skipped, %zu failed)\n", path, now[0], now[1],
+                 now[2]);
     free(text);
     json_decref(m);
 }
