@@ -72,9 +72,10 @@ static dctk_status from_python_form(const json_t *p, const dctk_var *var, json_t
     return st;
 }
 
-/* A byte shuffle after "bytes" must shuffle whole elements of the array
- * "bytes" serializes: numcodecs honours elementsize, zarrita uses the
- * element size, so another value gives a store readers disagree on. */
+/* A codec after "bytes" configured with an element size (the byte shuffle)
+ * must take whole elements of the array "bytes" serializes: numcodecs honours
+ * elementsize, zarrita uses the element size, so another value gives a store
+ * readers disagree on. */
 static dctk_status check_shuffle(const dctk_pipeline *p, const dctk_chunk_spec *spec, const json_t *codecs) {
     dctk_chunk_spec s = *spec;
     for (int i = 0; i < p->ab; i++) DCTK_TRY(dctk_codec_out_spec(p->codecs[i], &s, &s));
@@ -82,11 +83,12 @@ static dctk_status check_shuffle(const dctk_pipeline *p, const dctk_chunk_spec *
     for (int i = p->ab + 1; i < p->n; i++) {
         const json_t *c = json_array_get(codecs, (size_t)i);
         const char *name = json_string_value(json_object_get(c, "name"));
-        json_int_t es = json_integer_value(json_object_get(json_object_get(c, "configuration"), "elementsize"));
-        if (name && !strcmp(name, "numcodecs.shuffle") && (size_t)es != dctk_dtype_size(s.dtype))
-            return DCTK_FAIL(DCTK_ERR_ARG, "numcodecs.shuffle elementsize %lld does not match the %zu-byte %s "
-                                           "elements that \"bytes\" serializes", (long long)es,
-                             dctk_dtype_size(s.dtype), dctk_dtype_name(s.dtype));
+        const json_t *esj = json_object_get(json_object_get(c, "configuration"), "elementsize");
+        json_int_t es = json_integer_value(esj);
+        if (name && json_is_integer(esj) && (size_t)es != dctk_dtype_size(s.dtype))
+            return DCTK_FAIL(DCTK_ERR_ARG, "%s elementsize %lld does not match the %zu-byte %s elements that "
+                                           "\"bytes\" serializes", name, (long long)es, dctk_dtype_size(s.dtype),
+                             dctk_dtype_name(s.dtype));
     }
     return DCTK_OK;
 }
