@@ -74,9 +74,17 @@ const cli_cmd cmd_run_web_ui_vcluster = {
     .foreign = cmd_run_web_ui_vcluster_foreign,
 };
 
-/* The flags of a command the page may set; skip lists those it sets itself or
- * that make no sense from a page (files outside the root, MPI test switches). */
-static dctk_web_flag *flags_of(const cli_cmd *cmd, const char *const *skip) {
+static bool listed(const char *const *list, const char *name) {
+    for (const char *const *s = list; *s; s++)
+        if (strcmp(*s, name) == 0) return true;
+    return false;
+}
+
+/* The flags of a command the page may set, those in first first (in its
+ * order: what a user sets most), then the others in the command's order;
+ * skip lists those it sets itself or that make no sense from a page (files
+ * outside the root, MPI test switches). */
+static dctk_web_flag *flags_of(const cli_cmd *cmd, const char *const *first, const char *const *skip) {
     size_t n = 0;
     for (const cli_opt *o = cmd->opts; o->name; o++) n++;
     /* one block: the flags, then their help lines with the codec families
@@ -86,16 +94,19 @@ static dctk_web_flag *flags_of(const cli_cmd *cmd, const char *const *skip) {
     if (!f) return NULL;
     char *help = (char *)(f + n + 1);
     size_t m = 0;
-    for (const cli_opt *o = cmd->opts; o->name; o++) {
-        bool skipped = false;
-        for (const char *const *s = skip; *s; s++) skipped = skipped || strcmp(*s, o->name) == 0;
-        skipped = skipped || o->type == OPT_CONST; /* the Python tool's bare forms: the form has ours */
-        if (skipped) continue;
-        char *h = help + m * HELP_MAX;
-        const char *t = cli_opt_help(o, h, HELP_MAX);
-        if (t != h) snprintf(h, HELP_MAX, "%s", t);
-        f[m++] = (dctk_web_flag){o->name, o->neg, o->type == OPT_BOOL, o->metavar, h};
-    }
+    size_t nfirst = 0;
+    while (first[nfirst]) nfirst++;
+    for (size_t k = 0; k <= nfirst; k++) /* one pass a flag of first, then one for the rest (first[nfirst] NULL) */
+        for (const cli_opt *o = cmd->opts; o->name; o++) {
+            bool here = first[k] ? strcmp(first[k], o->name) == 0 : !listed(first, o->name);
+            /* the Python tool's bare forms (OPT_CONST) too: the form has ours */
+            if (!here || listed(skip, o->name) || o->type == OPT_CONST) continue;
+            char *h = help + m * HELP_MAX;
+            const char *t = cli_opt_help(o, h, HELP_MAX);
+            if (t != h) snprintf(h, HELP_MAX, "%s", t);
+            f[m++] = (dctk_web_flag){o->name, o->neg, o->type == OPT_BOOL, o->metavar, h};
+            if (first[k]) break;
+        }
     return f;
 }
 
@@ -111,8 +122,13 @@ static int serve(const cli_cmd *cmd, int argc, char **argv, bool vcluster) {
     }
     static const char *const sweep_skip[] = {"--where-to-write", "--field-to-compress", "--resume", "--allow-shared-node",
                                              "--allow-multi-rank-per-node", "--verbose", "--thresholds-table", NULL};
-    static const char *const write_skip[] = {"--combo", NULL};
-    dctk_web_flag *sf = flags_of(&cmd_evaluate_combos, sweep_skip), *wf = flags_of(&cmd_compress_with_optimal, write_skip);
+    static const char *const write_skip[] = {"--combo", NULL}, *const none[] = {NULL};
+    /* the budget first, then the sample and the space */
+    static const char *const sweep_first[] = {"--l1-threshold", "--abs-error", "--spec", "--eval-data-size-limit",
+                                              "--compressor-class", "--filter-class", "--serializer-class", "--search",
+                                              NULL};
+    dctk_web_flag *sf = flags_of(&cmd_evaluate_combos, sweep_first, sweep_skip),
+                  *wf = flags_of(&cmd_compress_with_optimal, none, write_skip);
     dctk_web_opts o = {
         .listen = listen_addr, .port = (int)port, .data_root = data_root, .token = token,
         .max_upload_bytes = (uint64_t)max_upload_mib << 20, .vcluster = vcluster,

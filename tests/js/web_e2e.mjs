@@ -157,7 +157,9 @@ async function main () {
     await page.selectOption('#sf-filter-class', 'bitround')
     await page.selectOption('#sf-serializer-class', 'none')
     await page.fill('#sf-eval-data-size-limit', '100KB')
-    await page.fill('#sf-override-existing-l1-error', String(THRESHOLD))
+    // the budget comes first in the form
+    assert.equal(await page.locator('#sweep-flags [data-flag]').first().getAttribute('data-flag'), '--l1-threshold')
+    await page.fill('#sf-l1-threshold', String(THRESHOLD))
     await page.fill('#sf-threads-per-rank', '2')
     await page.click('#sweep-start')
     await page.locator('#job-state', { hasText: /^done$/ }).waitFor({ timeout: 60000 })
@@ -165,6 +167,17 @@ async function main () {
     assert.match(progress, /Finished: 1 field/)
     assert.equal(await page.evaluate(() => document.getElementById('job-bar').style.width), '100%')
     await shot(page, 'sweep')
+    // the job's URL in a browser that never chose a dataset shows the job's dataset and field
+    const sweepUrl = page.url()
+    const saved = await page.evaluate(() => JSON.stringify(localStorage))
+    await page.evaluate(() => localStorage.clear())
+    const fresh = await browser.newPage()
+    await fresh.goto(sweepUrl)
+    await fresh.locator('#job-state', { hasText: /^done$/ }).waitFor()
+    assert.equal(await fresh.textContent('#sweep-dataset'), 'uploads/meccatemp.cdf')
+    assert.equal(await fresh.inputValue('#sweep-field'), 't')
+    await fresh.close()
+    await page.evaluate(s => { for (const [k, v] of Object.entries(JSON.parse(s))) localStorage.setItem(k, v) }, saved)
 
     // 3. the scatter: every row is a point, hover shows the combo
     await page.click('#job-results')

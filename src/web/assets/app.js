@@ -199,6 +199,17 @@ function fillFieldSelect () {
 }
 
 async function showSweep (id) {
+  // a job's URL in a browser that never chose a dataset (or chose another): the job's own
+  if (id) {
+    try {
+      const j = await api(`/api/jobs/${encodeURIComponent(id)}`)
+      if (j.dataset && j.dataset !== state.dataset) {
+        state.dataset = j.dataset
+        state.field = j.field || ''
+        state.fields = null
+      }
+    } catch (e) { /* watchSweep below says what is wrong with the job */ }
+  }
   $('sweep-dataset').textContent = state.dataset || 'none: choose one in step 1'
   if (state.dataset && (!state.fields || state.fields.path !== state.dataset)) {
     try { state.fields = await api(`/api/fields?path=${encodeURIComponent(state.dataset)}`) } catch (e) { showError(e.message) }
