@@ -70,6 +70,7 @@ typedef struct {
     uint32_t *cand[DCTK_MAX_DIMS];
     double unit;              /* bytes of one run on every thinned dim, horizontal whole */
     double tile_unit;         /* the same with one horizontal tile */
+    size_t tiles_total;       /* tiles of the production chunk's shape in one slab */
     double overhead;          /* what the sweep holds beside the sample */
 } shape_info;
 
@@ -120,6 +121,9 @@ static void describe(dctk_sample_plan *p, dctk_dtype t, const dctk_field_scan *s
     group_minimum(p, si, DCTK_DIM_VERTICAL);
     si->unit = slab;
     si->tile_unit = tile;
+    si->tiles_total = 1;
+    for (int d = 0; d < p->ndim; d++)
+        if (p->kind[d] == DCTK_DIM_HORIZONTAL) si->tiles_total *= (p->field[d] + p->chunk[d] - 1) / p->chunk[d];
     /* each worker holds about eight chunk-sized buffers; 16 MiB more for the
      * heap's own bookkeeping (the program's code is already counted as used) */
     si->overhead = (double)(o->threads > 0 ? o->threads : 1) * 8 * chunk + 16.0 * 1048576;
@@ -252,12 +256,50 @@ static bool chosen(const dctk_sample_plan *p, size_t n, size_t id) {
     return false;
 }
 
+/* The tile nearest to id (in tile order) that holds data and is not taken yet. */
 static size_t nearest_with_data(const dctk_sample_plan *p, const uint8_t *fin, size_t total, size_t n, size_t id) {
     for (size_t off = 1; off < total; off++) {
-        if (id + off < total && fin[id + off] && !chosen(p, n, id + off)) return id + off;
-        if (id >= off && fin[id - off] && !chosen(p, n, id - off)) return id - off;
+        if (id + off < total && (!fin || fin[id + off]) && !chosen(p, n, id + off)) return id + off;
+        if (id >= off && (!fin || fin[id - off]) && !chosen(p, n, id - off)) return id - off;
     }
     return id;
+}
+
+/* Greatest common divisor, for a stride that visits every residue. */
+static size_t gcd(size_t a, size_t b) {
+    while (b) {
+        size_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+/* n tiles as a Latin hypercube over the tile grid: tile t lies in row band t
+ * of n along the first horizontal dimension and in band (t * s_e) mod n along
+ * the e-th next one, s_e a stride near n / golden ratio prime to n (a
+ * different one per dimension), each at the band's mid-block index. Every
+ * band of every dimension holds one tile, so n tiles reach north, middle and
+ * south and across the longitudes where the product grid would leave an axis
+ * at one tile (3 tiles on 10 x 10: 2 x 1). */
+static void latin_tiles(dctk_sample_plan *p, const uint8_t *fin, size_t total, size_t n) {
+    size_t stride[DCTK_MAX_DIMS] = {0};
+    int e = 0;
+    for (int d = 0; d < p->ndim; d++) {
+        if (p->kind[d] != DCTK_DIM_HORIZONTAL) continue;
+        size_t st = e == 0 ? 1 : (size_t)((double)n * (e == 1 ? 0.6180339887 : 0.7548776662) + 0.5);
+        while (st > 1 && gcd(st, n) != 1) st--;
+        stride[d] = st < 1 ? 1 : st;
+        e++;
+    }
+    for (size_t t = 0; t < n; t++) {
+        size_t id = 0;
+        for (int d = 0; d < p->ndim; d++)
+            if (p->kind[d] == DCTK_DIM_HORIZONTAL)
+                id += dctk_sample_index(t * stride[d] % n, n, p->tile_grid[d]) * tile_stride(p, d);
+        if ((fin && !fin[id]) || chosen(p, p->ntiles, id)) id = nearest_with_data(p, fin, total, p->ntiles, id);
+        p->tile[p->ntiles++] = (uint32_t)id;
+    }
 }
 
 /* Whether tile id lies wholly inside the field. */
@@ -318,6 +360,12 @@ static void pick_tile_ids(dctk_sample_plan *p, const uint8_t *fin, size_t total,
         prod = prod / k[best] * (k[best] + 1);
         k[best]++;
     }
+    bool flat = false; /* an axis of several tiles the product grid does not spread over */
+    for (int d = 0; d < p->ndim; d++) flat = flat || (k[d] == 1 && p->tile_grid[d] > 1);
+    if (flat && want > 1) {
+        latin_tiles(p, fin, total, want);
+        return;
+    }
     size_t i[DCTK_MAX_DIMS] = {0};
     for (size_t n = 0; n < prod; n++) {
         size_t id = 0;
@@ -374,9 +422,11 @@ static dctk_status plan_counts(dctk_sample_plan *p, const dctk_field_scan *scan,
     double usable = o->memory ? 0.8 * (double)o->memory - si->overhead : INFINITY, budget = (double)o->limit;
     usable = usable < 0 ? 0 : usable;
     for (int d = 0; d < p->ndim; d++) k[d] = thinned(p->kind[d]) ? si->min[d] : 0;
-    /* one slab (a run deep) alone is over the budget, and the production chunk cuts it into tiles */
-    p->tiles = si->unit > budget && si->tile_unit < si->unit;
-    double minb = (p->tiles ? si->tile_unit : si->unit) * runs_product(p, k);
+    /* one slab (a run deep) alone is over the budget, and the production chunk cuts it into tiles: at least 3
+     * of them (north, middle, south), or as many as the memory takes, or the slab when it is no more */
+    double mt = si->tiles_total < 3 ? (double)si->tiles_total : 3;
+    p->tiles = si->unit > budget && si->tile_unit * mt < si->unit;
+    double minb = (p->tiles ? si->tile_unit * mt : si->unit) * runs_product(p, k);
     if (minb > budget) {
         note(p, "raised the sample budget from %s to the smallest sample, %s%s", budget, minb, "");
         budget = minb;
@@ -386,9 +436,10 @@ static dctk_status plan_counts(dctk_sample_plan *p, const dctk_field_scan *scan,
         snprintf(extra, sizeof extra, " (%s)", o->memory_source ? o->memory_source : "memory limit");
         note(p, "shrunk the sample budget from %s to %s: the memory this process may use%s", budget, usable, extra);
         budget = usable;
-        if (!p->tiles && minb > budget && si->tile_unit < si->unit) {
-            p->tiles = true;
-            minb = si->tile_unit * runs_product(p, k);
+        if (!p->tiles && minb > budget && si->tile_unit < si->unit) p->tiles = true;
+        if (p->tiles) {
+            double fit = floor(budget / (si->tile_unit * runs_product(p, k)));
+            minb = si->tile_unit * (fit < 1 ? 1 : fit < mt ? fit : mt) * runs_product(p, k);
         }
         if (minb > budget) return refuse(minb, si, o);
     }

@@ -14,7 +14,11 @@ is checked against the rule computed here with numpy:
   within the budget; the plan line names each axis's picks;
 - a production chunk several slabs deep: the picks are whole chunks (runs of the chunk's
   depth) spread along the axis, at least 3 of them, and numpy's rebuild of the sample from
-  the plan has the digest the sweep recorded.
+  the plan has the digest the sweep recorded;
+- one slab over the budget (ice5g's global 1-degree topography, 180 x 360): at least 3 tiles
+  of the production chunk's shape, north, middle and south, at mid-block positions among
+  the tiles, even when the budget holds one; at a third of the field, tiles spread from the
+  northern to the southern sixth.
 
 The mid-block rule (C2SM data-compression docs/SAMPLING.md): count picks over n candidates
 are the candidates at floor((k + 1/2) n / count); candidates are the runs (production-chunk
@@ -232,5 +236,28 @@ if smp:
     e = dim(smp, "time")
     check(e["run"] == 4 and len(e["starts"]) == 4 and e["starts"][-1] - e["starts"][0] >= 32, f"deep_time: {e}")
     check_mid_block("deep_time", smp, TSTORM, "time", 0)
+
+# --- item 4: one slab over the budget --------------------------------------------------------------
+TOPO = ncarg_field("cdf/ice5g_21k_1deg.nc", "Topo").astype("f4")
+lat = ("lat", np.linspace(-89.5, 89.5, 180), {"units": "degrees_north"})
+lon = ("lon", np.linspace(0.5, 359.5, 360), {"units": "degrees_east"})
+path = write("topo", ("lat", "lon"), TOPO, (lat, lon))
+ROW4 = 4 * 360 * 4  # a production chunk of 4 rows: 45 tiles
+for limit, want in ((ROW4, [7, 22, 37]), (TOPO.nbytes // 3, None)):
+    smp, err = sweep(path, limit, 1.05 * ROW4 / 1048576)
+    if not smp:
+        continue
+    tiles = smp.get("tiles", [])
+    if want:  # the budget holds one tile: raised to 3, at mid-block positions
+        check(tiles == want and "raised the sample budget" in err, f"topo at one tile: tiles {tiles}: {err}")
+    else:
+        check(len(tiles) >= 10 and tiles[0] <= 45 // 6 and tiles[-1] >= 45 * 5 // 6 and smp["bytes"] <= limit,
+              f"topo at a third: tiles {tiles}, {smp['bytes']} bytes")
+        check(tiles == [(2 * k + 1) * 45 // (2 * len(tiles)) for k in range(len(tiles))],
+              f"topo at a third: tiles {tiles} are not mid-block")
+    rows = [r for t in tiles for r in range(4 * t, 4 * t + 4)]
+    check(np.array_equal(np.ascontiguousarray(rebuild(TOPO, smp)), TOPO[rows]), f"topo: the sample is not rows {rows}")
+    sample = np.ascontiguousarray(rebuild(TOPO, smp))
+    check(fnv1a64(sample.tobytes()) == smp["digest"], "topo: numpy's sample from the plan differs from the sweep's")
 
 finish("sample_layouts")

@@ -83,8 +83,9 @@ def check_sample(rel, var, limit, chunk_mib, want_plan):
 # runs of 6 adjacent time steps (the 32 KiB production chunk is 6 slabs deep), mid-block: at least 3 of
 # them, spread over the steps, however small the limit
 check_sample("cdf/Tstorm.cdf", "t", "60KB", "0.03125", r"^timestep 3 runs of 6 of 64 \[\d+, \d+, \d+\] (\(of the 63 that vary\) )?x \(lat, lon\) whole")
-# one slab of pop.nc is the whole 2-D field: contiguous tiles of the chunk's 25 rows
-check_sample("cdf/pop.nc", "t", "50KB", "0.03125", r"^\(nlat, nlon\) 1 tile of 25x320 of 16x1 \[8\]")
+# one slab of pop.nc is the whole 2-D field: contiguous tiles of the chunk's 25 rows, at least 3 (north,
+# middle, south) though 50 KB holds one
+check_sample("cdf/pop.nc", "t", "50KB", "0.03125", r"^\(nlat, nlon\) 3 tiles of 25x320 of 16x1 \[2, 8, 13\]")
 # 4-D with levels: 3 of 18 levels at mid-block indices, both time steps
 check_sample("cdf/vinth2p.nc", "T", "100KB", "0.03125", r"time 2 whole x lev 3/18 \[3, 9, 15\] x \(lat, lon\) whole")
 # an ocean field: tiles only where there is ocean

@@ -168,6 +168,38 @@ static void horizontal_tiles_when_a_slab_is_too_big(void **state) {
     }
 }
 
+/* One slab over the budget: at least 3 tiles, north, middle and south, even
+ * when the budget holds one (ice5g's 180 x 360 topography in 4-row chunks);
+ * on a grid cut both ways they also spread across the longitudes, each in
+ * its own row band and column band; under a memory cap as many as fit. */
+static void tiles_reach_north_middle_south(void **state) {
+    (void)state;
+    size_t shape[2] = {180, 360}, chunk[2] = {4, 360};
+    dctk_dim_kind kind[2] = {H, H};
+    dctk_sample_plan p = plan_of(2, shape, kind, chunk, 4 * 360 * 4, DCTK_SAMPLE_CASCADE);
+    assert_true(p.tiles);
+    assert_int_equal(p.ntiles, 3);
+    assert_non_null(strstr(p.notes, "raised the sample budget"));
+    uint32_t rows[3] = {7, 22, 37}; /* mid-block 3 of 45 bands */
+    for (int i = 0; i < 3; i++) assert_int_equal(p.tile[i], rows[i]);
+    /* 10 x 10 tiles, a budget of 3: one tile in each third of the rows and of the columns */
+    size_t s2[2] = {1000, 2000}, c2[2] = {100, 200};
+    p = plan_of(2, s2, kind, c2, 3 * 100 * 200 * 4, DCTK_SAMPLE_CASCADE);
+    assert_int_equal(p.ntiles, 3);
+    bool row_band[3] = {0}, col_band[3] = {0};
+    for (int i = 0; i < 3; i++) {
+        row_band[p.tile[i] / 10 * 3 / 10] = true;
+        col_band[p.tile[i] % 10 * 3 / 10] = true;
+    }
+    for (int b = 0; b < 3; b++) assert_true(row_band[b] && col_band[b]);
+    /* memory for one tile only: one tile, not a refusal */
+    dctk_sample_opts o = {.limit = 1, .threads = 1, .memory = (uint64_t)((16.0 * 1048576 + 8 * 80000 + 100000) / 0.8),
+                          .memory_source = "test"};
+    assert_int_equal(dctk_sample_plan_make(DCTK_FLOAT32, 2, s2, kind, c2, NULL, &o, &p), DCTK_OK);
+    assert_true(p.tiles);
+    assert_int_equal(p.ntiles, 1);
+}
+
 static void memory_cap_shrinks_or_refuses(void **state) {
     (void)state;
     const uint64_t GiB = 1ull << 30;
@@ -349,6 +381,7 @@ int main(void) {
         cmocka_unit_test(levels_where_the_field_varies),
         cmocka_unit_test(runs_have_the_production_chunk_shape),
         cmocka_unit_test(horizontal_tiles_when_a_slab_is_too_big),
+        cmocka_unit_test(tiles_reach_north_middle_south),
         cmocka_unit_test(memory_cap_shrinks_or_refuses),
         cmocka_unit_test(several_axes_of_a_kind),
         cmocka_unit_test(larger_budgets_spread_over_each_axis),
