@@ -36,7 +36,7 @@ typedef struct dctk_write_step {
     const char *dataset;     /* the input (names the store) */
     const char *where;       /* DIR: the store DIR/DATASET.zarr and the sweep's files */
     double inner_chunk_mib;  /* --inner-chunk-mib */
-    long shard_mib;          /* --shard-mib */
+    double shard_mib;        /* --shard-mib (fractions allowed) */
     long threads;            /* encoder threads; 0: the cores this process may use */
     uint64_t max_memory;     /* --max-memory; 0: the default budget */
     bool verify;             /* read back and compare */

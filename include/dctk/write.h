@@ -131,6 +131,27 @@ DCTK_API dctk_status dctk_write_next_best(dctk_dataset *ds, size_t v, const dctk
  * says so); the root group gets the dataset's global attributes and the
  * consolidated metadata. */
 DCTK_API dctk_status dctk_merge_fields(dctk_dataset *ds, const char *store_path, int threads);
+/* Appending along time (src/write/append.c): the store of a run grows by the
+ * steps the input has beyond it. The input is the whole run (its files so
+ * far); each data variable in the store must agree with it but for a longer
+ * time dimension, and the stored time coordinate must be the start of the
+ * input's (else the first difference, naming store, variable and index, and
+ * nothing written). Each field is grown by writing only the shards from the
+ * first one the new steps touch, with the stored codecs, chunks and shards,
+ * staged and verified (masks, lossless exactness, the relative L1 threshold
+ * of the array's provenance) before they are moved in and its zarr.json
+ * names the new shape; the coordinates along time are rewritten exactly; the
+ * merge then consolidates. Fields already as long as the input are left
+ * alone, so a run cut anywhere is finished by running it again. */
+typedef struct dctk_append_opts {
+    int threads;
+    bool verify;
+    /* After each data variable: had its stored steps before; r the append's
+     * report (NULL when there was nothing to add); st its status. May be NULL. */
+    void (*notify)(void *user, const dctk_var *var, size_t had, const dctk_write_report *r, dctk_status st);
+    void *user;
+} dctk_append_opts;
+DCTK_API dctk_status dctk_append_dataset(dctk_dataset *ds, const char *store_path, const dctk_append_opts *o);
 
 #ifdef __cplusplus
 }

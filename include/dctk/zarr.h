@@ -207,6 +207,11 @@ typedef struct dctk_zarr_write_opts {
     /* The reader may be called from several threads at once; otherwise the
      * writer takes turns (one call at a time). */
     bool concurrent_read;
+    /* Only the outer chunks (shards, or chunks when unsharded) [unit_begin,
+     * unit_end) of the grid in C order; unit_end 0: to the last. An append
+     * along the first dimension writes the units from the first one it
+     * touches. bytes_in then counts those units' region. */
+    size_t unit_begin, unit_end;
 } dctk_zarr_write_opts;
 
 /* Statistics of one write, for logs and benchmarks. */
@@ -230,6 +235,9 @@ typedef struct dctk_zarr_write_stats {
  * fill value; a shard with none is not stored. stats may be NULL. */
 DCTK_API dctk_status dctk_zarr_write(dctk_zarr_array *a, dctk_zarr_read_fn read, void *user,
                                      const dctk_zarr_write_opts *opts, dctk_zarr_write_stats *stats);
+/* The bytes stored for the outer chunks [unit_begin, unit_end) of a (C order
+ * of the grid; unit_end 0: to the last), units not stored counting 0. */
+DCTK_API dctk_status dctk_zarr_units_bytes(dctk_zarr_array *a, size_t unit_begin, size_t unit_end, uint64_t *bytes);
 /* Write from a C-order buffer holding the whole array. */
 DCTK_API dctk_status dctk_zarr_write_buffer(dctk_zarr_array *a, const void *data, int threads);
 
@@ -285,6 +293,17 @@ DCTK_API dctk_status dctk_zarr_stage_sync(dctk_zarr_stage *g);
  * and refresh the root's consolidated metadata if it has any. DCTK_OK once
  * the new array has the name (failures of the tidying after it are warnings). */
 DCTK_API dctk_status dctk_zarr_stage_commit(dctk_zarr_stage *g);
+/* An append's commit: the staged array is the stored one grown along its
+ * dimensions, of which only the outer chunks [unit_begin, unit_end) (C order
+ * of the grid; unit_end 0: to the last) were written. Each of them is moved
+ * onto the array at path (exchanged with the unit it replaces), then the
+ * staged zarr.json, with the new shape, replaces path's in one step. Until
+ * that step a reader sees the previous shape, whose values the moved units
+ * keep (they were written from the same input); a crash before it leaves a
+ * stage that the next writer removes. The consolidated metadata is left to
+ * the caller (merge), so that readers of it see the previous dataset whole
+ * until every field and coordinate has grown. */
+DCTK_API dctk_status dctk_zarr_stage_commit_units(dctk_zarr_stage *g, size_t unit_begin, size_t unit_end);
 /* Remove the staged array unless committed, release the lock, free g
  * (accepts NULL). */
 DCTK_API void dctk_zarr_stage_end(dctk_zarr_stage *g);

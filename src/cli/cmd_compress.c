@@ -6,13 +6,15 @@
 #include <string.h>
 
 #include "dctk/compress.h"
+#include "dctk/threads.h"
+#include "dctk/util.h"
 #include "sweep_opts.h"
 #include "write_opts.h"
 
 static sweep_cli so;
 static write_cli wo;
 static const char *vars_arg, *pipeline_arg;
-static bool skip_existing;
+static bool skip_existing, append;
 
 static const cli_opt opts[] = {
     {"--where-to-write", NULL, OPT_STR, &so.where, "DIR", "folder for results and the store (or the second argument)"},
@@ -23,6 +25,9 @@ static const cli_opt opts[] = {
      "a codec list, or a best_VAR.json"},
     {"--skip-existing", "--no-skip-existing", OPT_BOOL, &skip_existing, NULL,
      "skip fields already complete in the store (default: skip; --no-skip-existing rewrites them)"},
+    {"--append", NULL, OPT_BOOL, &append, NULL,
+     "grow DIR's store of this run along time by the steps the input (the run's files so far) has beyond it: "
+     "only the new shards are written, with the store's codecs, and verified; no sweep"},
     SWEEP_CLI_OPTS(so),
     WRITE_CLI_BASE_OPTS(wo),
     {0},
@@ -60,9 +65,13 @@ const cli_cmd cmd_compress = {
             "and flags (also in the Python tool's schema: results, any_error), keeping the fields of earlier runs\n"
             "into the same store; the exit status is 1 when any field failed. The combo written is the best whose codecs the readers of --codecs\n"
             "decode (default numcodecs: zarr-python with numcodecs); a line names a better one of a higher level\n"
-            "and the flag that writes it. Examples:\n"
+            "and the flag that writes it. --append grows the store instead: DATASET is the whole run so far\n"
+            "('run/t_*.nc'), the store's time coordinate must be where the input's begins, and only the shards of\n"
+            "the new steps are written (a partial last shard again, from the input) with each field's stored\n"
+            "pipeline, verified, then moved in. Examples:\n"
             "  dc_toolkit compress era5.nc out\n"
-            "  dc_toolkit compress era5.nc out --vars t2m,q --pipeline out/best_t2m.json",
+            "  dc_toolkit compress era5.nc out --vars t2m,q --pipeline out/best_t2m.json\n"
+            "  dc_toolkit compress 'run/t_*.nc' out --append",
     .opts = opts,
     .run = run,
     .foreign = foreign,
@@ -99,12 +108,46 @@ static int compress_dataset(const char *cmd, const char *dataset, int argc, char
     return dctk_compress(&o);
 }
 
+/* --append: one line per field of what was added and how it verified. */
+static void append_notify(void *user, const dctk_var *var, size_t had, const dctk_write_report *r, dctk_status st) {
+    (void)user;
+    if (st != DCTK_OK) return; /* the caller prints the error */
+    if (!r) {
+        printf("%s: %zu steps along '%s', as the input: nothing to append\n", var->name, had, var->dims[0]);
+        return;
+    }
+    printf("%s: appended %zu steps along '%s' (%zu -> %zu): %.3f MB written, ratio %.3f", var->name,
+           var->shape[0] - had, var->dims[0], had, var->shape[0], (double)r->bytes_out / 1e6, r->ratio);
+    if (r->verified) printf(", verified: L1 %.3e, max abs error %g", r->l1_rel, r->max_abs_err);
+    printf("\n");
+}
+
+static int append_dataset(const char *cmd, const char *dataset) {
+    if (pipeline_arg) {
+        fprintf(stderr, "dc_toolkit %s: --append writes each field with the pipeline its store holds: drop "
+                "--pipeline\n", cmd);
+        return 2;
+    }
+    char store[4096];
+    dctk_dataset *ds = NULL;
+    dctk_status st = dctk_dataset_open(dataset, &ds);
+    if (st == DCTK_OK) st = dctk_store_path_for(so.where, dataset, store, sizeof store);
+    dctk_append_opts ao = {.threads = wo.threads ? (int)wo.threads : dctk_available_cores(), .verify = wo.verify,
+                           .notify = append_notify};
+    if (st == DCTK_OK) st = dctk_append_dataset(ds, store, &ao);
+    dctk_dataset_close(ds);
+    if (st != DCTK_OK) return cli_fail(cmd, st);
+    printf("store: %s\n", store);
+    return 0;
+}
+
 static int run(int argc, char **argv) {
     const char *cmd = "compress";
     sweep_cli_defaults(&so);
     write_cli_defaults(&wo);
     vars_arg = pipeline_arg = NULL;
     skip_existing = true;
+    append = false;
     const char *pos[2];
     int np = 0;
     int rc = cli_parse(&cmd_compress, argc, argv, pos, 1, 2, &np);
@@ -118,7 +161,9 @@ static int run(int argc, char **argv) {
         return 2;
     }
     if ((rc = sweep_cli_par_begin(cmd, argc, argv, &so))) return rc;
-    rc = compress_dataset(cmd, pos[0], argc, argv);
+    /* under MPI the append is rank 0's: it writes little, and one writer holds each field's lock */
+    if (append) rc = sweep_cli_is_root(&so) ? append_dataset(cmd, pos[0]) : 0;
+    else rc = compress_dataset(cmd, pos[0], argc, argv);
     sweep_cli_par_end(&so);
     return rc;
 }

@@ -10,7 +10,8 @@
 #include "dctk/write.h"
 
 typedef struct write_cli {
-    long shard_mib, threads;
+    double shard_mib; /* may be a fraction: small fields with several shards along time */
+    long threads;
     uint64_t max_memory; /* --max-memory; 0: the default budget */
     bool verify;
     double bound_l1;                /* the gate on relative L1; NaN: the best file's threshold, if any */
@@ -25,7 +26,7 @@ typedef struct write_cli {
  * so is the thread count: one flag, --threads-per-rank, for every command
  * (compress gives the sweep's to the writer). */
 #define WRITE_CLI_BASE_OPTS(w)                                                                                     \
-    {"--shard-mib", NULL, OPT_INT, &(w).shard_mib, "MIB", "target shard size (default 512)"},                   \
+    {"--shard-mib", NULL, OPT_REAL, &(w).shard_mib, "MIB", "target shard size (default 512; fractions allowed)"}, \
     {"--verify", "--no-verify", OPT_BOOL, &(w).verify, NULL,                                                       \
      "read the store back and compare with the input (default: verify)"},                                        \
     {"--codecs", NULL, OPT_STR, &(w).codecs, "LEVEL",                                                              \

@@ -14,6 +14,7 @@
 #include "dctk/write.h"
 #include "dctk/util.h"
 #include "dctk/zarr.h"
+#include "write_internal.h"
 
 dctk_status dctk_store_path_for(const char *where, const char *dataset, char *buf, size_t cap) {
     char tmp[4096];
@@ -192,21 +193,23 @@ static void metrics_unmeasured(dctk_combo_result *m) {
  * the norms, and with cfg (the sweep's gates are judged) every selection
  * metric as the sweep measured it; without, no gate reads them, and the plane
  * metrics (SSIM, gradients) would take most of the time. */
-static dctk_status verify(dctk_dataset *ds, size_t v, dctk_zarr_array *a, const size_t *block,
-                          const dctk_metric_cfg *cfg, int threads, dctk_write_report *r) {
+dctk_status dctk_write_verify_from(dctk_dataset *ds, size_t v, dctk_zarr_array *a, const size_t *block,
+                                   size_t from, const dctk_metric_cfg *cfg, int threads, dctk_write_report *r) {
     const dctk_var *var = dctk_dataset_var(ds, v);
     size_t es = dctk_dtype_size(var->dtype), n = dctk_shape_nelems(var->ndim, block);
     void *x = malloc(n * es), *y = malloc(n * es);
     dctk_status st = x && y ? DCTK_OK : DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory for verification");
-    size_t grid[DCTK_MAX_DIMS], nblocks = 1;
+    size_t grid[DCTK_MAX_DIMS], shape[DCTK_MAX_DIMS], nblocks = 1;
     for (int d = 0; d < var->ndim; d++) {
-        grid[d] = (var->shape[d] + block[d] - 1) / block[d];
+        shape[d] = var->shape[d] - (d == 0 ? from : 0); /* the region [from, end) along the first dimension */
+        grid[d] = (shape[d] + block[d] - 1) / block[d];
         nblocks *= grid[d];
     }
     dctk_norms norms = {0};
     for (size_t k = 0; k < nblocks && st == DCTK_OK; k++) {
         size_t start[DCTK_MAX_DIMS], count[DCTK_MAX_DIMS];
-        dctk_block_at(var->ndim, var->shape, block, grid, k, start, count);
+        dctk_block_at(var->ndim, shape, block, grid, k, start, count);
+        start[0] += from;
         st = read_both(ds, v, a, start, count, x, y, threads);
         if (st == DCTK_OK) {
             dctk_metrics_add(&norms, cfg, var->dtype, x, y, dctk_shape_nelems(var->ndim, count));
@@ -310,8 +313,8 @@ static dctk_status write_array(dctk_dataset *ds, size_t v, dctk_store *store, co
 }
 
 /* Read the staged array back and judge it; nothing outside the stage has changed yet. */
-static dctk_status verify_stage(dctk_dataset *ds, size_t v, dctk_store *store, const char *stage,
-                                const dctk_write_opts *o, dctk_write_report *r) {
+dctk_status dctk_write_verify_stage(dctk_dataset *ds, size_t v, dctk_store *store, const char *stage, size_t from,
+                                    const dctk_write_opts *o, dctk_write_report *r) {
     const dctk_var *var = dctk_dataset_var(ds, v);
     dctk_zarr_array *a;
     double t0 = dctk_now();
@@ -319,7 +322,8 @@ static dctk_status verify_stage(dctk_dataset *ds, size_t v, dctk_store *store, c
     /* whole shards at a time when they are modest, else inner chunks */
     uint64_t shard_bytes = dctk_shape_nelems(var->ndim, r->shard) * dctk_dtype_size(var->dtype);
     if (st == DCTK_OK)
-        st = verify(ds, v, a, shard_bytes <= (128u << 20) ? r->shard : r->chunk, o->metrics, o->threads, r);
+        st = dctk_write_verify_from(ds, v, a, shard_bytes <= (128u << 20) ? r->shard : r->chunk, from, o->metrics,
+                                    o->threads, r);
     dctk_zarr_close(a);
     r->verify_s = dctk_now() - t0;
     if (st == DCTK_OK) st = accept_always(var, r); /* no accept callback can waive these */
@@ -358,7 +362,7 @@ dctk_status dctk_write_field(dctk_dataset *ds, size_t v, const dctk_write_opts *
     if (st == DCTK_OK) st = dctk_zarr_stage_sync(g);
     if (st != DCTK_OK && st != DCTK_ERR_NOMEM && st != DCTK_ERR_BUSY)
         dctk_prefix_detail("%s: variable '%s' not written (its partial array is removed): ", o->store_path, var->name);
-    if (st == DCTK_OK && o->verify) st = verify_stage(ds, v, store, dctk_zarr_stage_path(g), o, r);
+    if (st == DCTK_OK && o->verify) st = dctk_write_verify_stage(ds, v, store, dctk_zarr_stage_path(g), 0, o, r);
     if (st == DCTK_OK) st = dctk_zarr_stage_commit(g);
     r->committed = st == DCTK_OK;
     dctk_zarr_stage_end(g);

@@ -10,6 +10,7 @@
 #include "dctk/util.h"
 #include "dctk/write.h"
 #include "dctk/zarr.h"
+#include "write_internal.h"
 
 /* A coordinate, or CF bounds and grid geometry: readers need these exact. */
 static bool is_axis(dctk_dataset *ds, size_t v) {
@@ -58,7 +59,7 @@ static json_t *coordinate_codecs(dctk_dtype t) {
     return codecs;
 }
 
-static dctk_status write_lossless(dctk_dataset *ds, size_t v, const char *store_path, int threads) {
+dctk_status dctk_write_lossless(dctk_dataset *ds, size_t v, const char *store_path, int threads) {
     const dctk_var *var = dctk_dataset_var(ds, v);
     json_t *codecs = coordinate_codecs(var->dtype);
     if (!codecs) return DCTK_NOMEM();
@@ -87,7 +88,7 @@ static dctk_status check_fields(dctk_dataset *ds, dctk_store *store, const char 
         if (there)
             dctk_log(DCTK_LOG_WARN, "%s: '%s' is a coordinate or bounds variable stored with a lossy pipeline: "
                      "rewriting it losslessly", store_path, var->name);
-        st = write_lossless(ds, v, store_path, threads);
+        st = dctk_write_lossless(ds, v, store_path, threads);
     }
     if (st == DCTK_OK && missing[0])
         st = DCTK_FAIL(DCTK_ERR_NOT_FOUND, "%s lacks the fields %s: compress them first (compress_with_optimal)",

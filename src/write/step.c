@@ -196,13 +196,13 @@ static dctk_status say_report(const dctk_write_step *w, const dctk_var *var, con
 
 /* The write options of w, for the dataset's store under w->where. */
 static dctk_status write_opts_for(const dctk_write_step *w, char *store, size_t cap, dctk_write_opts *o) {
-    if (!(w->inner_chunk_mib * 1048576 >= 1) || w->shard_mib < 1 || w->threads < 0)
+    if (!(w->inner_chunk_mib * 1048576 >= 1) || !(w->shard_mib * 1048576 >= 1) || w->threads < 0)
         return DCTK_FAIL(DCTK_ERR_ARG, "--inner-chunk-mib, --shard-mib and --threads must be positive");
     DCTK_TRY(dctk_store_path_for(w->where, w->dataset, store, cap));
     *o = (dctk_write_opts){
         .store_path = store,
         .inner_chunk_bytes = (uint64_t)(w->inner_chunk_mib * 1048576),
-        .shard_bytes = (uint64_t)w->shard_mib << 20,
+        .shard_bytes = (uint64_t)(w->shard_mib * 1048576),
         .threads = w->threads ? (int)w->threads : dctk_available_cores(),
         .verify = w->verify,
         .bound_l1 = NAN,

@@ -49,6 +49,7 @@ struct dctk_zarr_stage {
     void *lock;
     char *parent, *base, *path, *stage;
     bool synced, committed;
+    bool units; /* committed unit by unit: the stage still holds what was replaced */
 };
 
 /* What a lock's holder records after its "pid@host". */
@@ -260,11 +261,70 @@ dctk_status dctk_zarr_stage_commit(dctk_zarr_stage *g) {
     return DCTK_OK;
 }
 
+/* Move the staged value at from onto to: exchanged when to exists (the stage
+ * then holds the previous value, removed with it), else renamed; where the
+ * file system cannot exchange, the bytes are set in one step instead. */
+static dctk_status move_onto(dctk_store *s, const char *from, const char *to) {
+    bool there = false, live = false;
+    DCTK_TRY(dctk_store_exists(s, from, &there));
+    DCTK_TRY(dctk_store_exists(s, to, &live));
+    if (!there) return live ? dctk_store_delete(s, to) : DCTK_OK; /* all fill now: a stale unit of a cut append */
+    if (!live) return dctk_store_rename(s, from, to);
+    dctk_status st = s->vt->exchange ? s->vt->exchange(s, from, to) : DCTK_ERR_UNSUPPORTED;
+    if (st != DCTK_ERR_UNSUPPORTED) return st;
+    dctk_clear_detail();
+    dctk_buf b = {0};
+    st = dctk_store_get(s, from, &b);
+    if (st == DCTK_OK) st = dctk_store_set(s, to, b.data, b.size);
+    dctk_buf_free(&b);
+    return st;
+}
+
+dctk_status dctk_zarr_stage_commit_units(dctk_zarr_stage *g, size_t unit_begin, size_t unit_end) {
+    if (!g->synced) DCTK_TRY(dctk_zarr_stage_sync(g));
+    dctk_zarr_array *staged = NULL, *live = NULL;
+    dctk_status st = dctk_zarr_open(g->s, g->stage, &staged);
+    if (st == DCTK_OK) st = dctk_zarr_open(g->s, g->path, &live);
+    const dctk_zarr_meta *m = st == DCTK_OK ? &staged->meta : NULL;
+    size_t grid[DCTK_MAX_DIMS], n = 1;
+    for (int d = 0; m && d < m->ndim; d++) n *= grid[d] = (m->shape[d] + m->chunk[d] - 1) / m->chunk[d];
+    if (st == DCTK_OK && m->ndim != live->meta.ndim)
+        st = DCTK_FAIL(DCTK_ERR_ARG, "%s: the staged array has %d dimensions, the stored one %d", g->path, m->ndim,
+                       live->meta.ndim);
+    if (unit_end == 0 || unit_end > n) unit_end = n;
+    /* units beyond the stored shape are invisible until zarr.json names the
+     * new shape; a unit replaced inside it holds the same values there */
+    for (size_t u = unit_begin; st == DCTK_OK && u < unit_end; u++) {
+        size_t idx[DCTK_MAX_DIMS], r = u;
+        for (int d = m->ndim - 1; d >= 0; d--) idx[d] = r % grid[d], r /= grid[d];
+        char from[4096], to[4096];
+        zarr_chunk_key(staged, idx, from, sizeof from);
+        zarr_chunk_key(live, idx, to, sizeof to);
+        st = move_onto(g->s, from, to);
+    }
+    dctk_zarr_close(staged);
+    dctk_zarr_close(live);
+    if (st == DCTK_OK) st = dctk_store_sync(g->s, g->path, true);
+    char *meta_from = zarr_join(g->stage, "zarr.json"), *meta_to = zarr_join(g->path, "zarr.json");
+    dctk_buf b = {0};
+    if (st == DCTK_OK && (!meta_from || !meta_to)) st = DCTK_NOMEM();
+    if (st == DCTK_OK) st = dctk_store_get(g->s, meta_from, &b);
+    if (st == DCTK_OK) st = dctk_store_set(g->s, meta_to, b.data, b.size); /* the new shape, in one step */
+    dctk_buf_free(&b);
+    free(meta_from);
+    free(meta_to);
+    if (st != DCTK_OK) return st;
+    g->committed = g->units = true; /* the stage is removed by dctk_zarr_stage_end */
+    if (dctk_store_sync(g->s, g->path, false) != DCTK_OK)
+        dctk_log(DCTK_LOG_WARN, "%s: written, but flushing its metadata failed: %s", g->path, dctk_detail());
+    return DCTK_OK;
+}
+
 void dctk_zarr_stage_end(dctk_zarr_stage *g) {
     if (!g) return;
     char detail[1024];
     snprintf(detail, sizeof detail, "%s", dctk_detail()); /* cleaning up must not hide why */
-    if (!g->committed && g->stage) dctk_store_delete_tree(g->s, g->stage);
+    if (g->stage && (!g->committed || g->units)) dctk_store_delete_tree(g->s, g->stage);
     if (g->lock) g->s->vt->unlock(g->s, g->lock);
     dctk_set_detail("%s", detail);
     free(g->parent);

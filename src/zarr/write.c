@@ -34,7 +34,8 @@ typedef struct {
     dctk_zarr_read_fn read;
     void *user;
     bool concurrent;
-    size_t nunits, nitems;      /* outer chunks; work items (= nunits, or inner chunks when split) */
+    size_t u0;                  /* the first outer chunk written */
+    size_t nunits, nitems;      /* outer chunks written; work items (= nunits, or inner chunks when split) */
     size_t grid[DCTK_MAX_DIMS]; /* outer chunks per dimension */
     bool split;                 /* threads share the inner chunks of each shard */
     size_t ninner;              /* inner chunks per shard */
@@ -249,6 +250,7 @@ static void unit_box(worker *k, size_t u, size_t *origin, size_t *count, char *k
     writer *w = k->w;
     const dctk_zarr_meta *m = &w->a->meta;
     size_t g[DCTK_MAX_DIMS];
+    u += w->u0;
     for (int d = m->ndim - 1; d >= 0; d--) g[d] = u % w->grid[d], u /= w->grid[d];
     for (int d = 0; d < m->ndim; d++) {
         origin[d] = g[d] * m->chunk[d];
@@ -464,6 +466,17 @@ dctk_status dctk_zarr_write(dctk_zarr_array *a, dctk_zarr_read_fn read, void *us
         w.grid[d] = (m->shape[d] + m->chunk[d] - 1) / m->chunk[d];
         w.nunits *= w.grid[d];
     }
+    size_t end = opts && opts->unit_end && opts->unit_end < w.nunits ? opts->unit_end : w.nunits;
+    w.u0 = opts && opts->unit_begin < end ? opts->unit_begin : (opts && opts->unit_begin ? end : 0);
+    w.nunits = end - w.u0;
+    uint64_t bytes_in = 0;
+    for (size_t u = w.u0; u < end; u++) { /* the region of the units written */
+        size_t g[DCTK_MAX_DIMS], n = 1, r = u;
+        for (int d = m->ndim - 1; d >= 0; d--) g[d] = r % w.grid[d], r /= w.grid[d];
+        for (int d = 0; d < m->ndim; d++)
+            n *= m->shape[d] - g[d] * m->chunk[d] < m->chunk[d] ? m->shape[d] - g[d] * m->chunk[d] : m->chunk[d];
+        bytes_in += (uint64_t)n * dctk_dtype_size(m->dtype);
+    }
     int nthreads = opts && opts->threads > 0 ? opts->threads : 1;
     dctk_status st = plan_split(&w, nthreads);
     if (st != DCTK_OK) return st;
@@ -483,7 +496,7 @@ dctk_status dctk_zarr_write(dctk_zarr_array *a, dctk_zarr_read_fn read, void *us
         st = w.st;
         dctk_set_detail("array '%s', %s", a->path[0] ? a->path : "/", w.detail);
     }
-    w.stats.bytes_in = dctk_shape_nelems(m->ndim, m->shape) * dctk_dtype_size(m->dtype);
+    w.stats.bytes_in = bytes_in;
     w.stats.peak_buffer_bytes = atomic_load(&w.peak);
     if (stats) *stats = w.stats;
     return st;
@@ -508,4 +521,26 @@ dctk_status dctk_zarr_write_buffer(dctk_zarr_array *a, const void *data, int thr
     mem_source src = {&a->meta, data};
     dctk_zarr_write_opts opts = {.threads = threads, .concurrent_read = true};
     return dctk_zarr_write(a, read_memory, &src, &opts, NULL);
+}
+
+/* --- what is stored ------------------------------------------------------ */
+
+dctk_status dctk_zarr_units_bytes(dctk_zarr_array *a, size_t unit_begin, size_t unit_end, uint64_t *bytes) {
+    const dctk_zarr_meta *m = &a->meta;
+    size_t grid[DCTK_MAX_DIMS], n = 1;
+    for (int d = 0; d < m->ndim; d++) n *= grid[d] = (m->shape[d] + m->chunk[d] - 1) / m->chunk[d];
+    if (unit_end == 0 || unit_end > n) unit_end = n;
+    *bytes = 0;
+    for (size_t u = unit_begin; u < unit_end; u++) {
+        size_t idx[DCTK_MAX_DIMS], r = u;
+        for (int d = m->ndim - 1; d >= 0; d--) idx[d] = r % grid[d], r /= grid[d];
+        char key[4096];
+        uint64_t size = 0;
+        zarr_chunk_key(a, idx, key, sizeof key);
+        dctk_status st = dctk_store_size(a->store, key, &size);
+        if (st == DCTK_ERR_NOT_FOUND) dctk_clear_detail(); /* all fill value: not stored */
+        else if (st != DCTK_OK) return st;
+        *bytes += size;
+    }
+    return DCTK_OK;
 }

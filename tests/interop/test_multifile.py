@@ -12,7 +12,15 @@ netCDF4 as 12 monthly files and as one file of 12 months.
   zarr-python) joins the same way: zarrita reads the same field and time;
 - files that do not fit are refused, naming the file and the first
   difference, with nothing written: a grid coordinate changed in one month, a
-  month out of time order, a variable missing.
+  month out of time order, a variable missing;
+- `--append`: the store of the 12 files, grown by a 13th file (the glob of
+  the 13), equals byte for byte the store of the single 13-month file; only
+  the shard the new month touches is written (the others keep their inodes),
+  a partial last shard again whole; a second --append has nothing to add; a
+  run whose time does not continue the store, --pipeline with --append and a
+  missing store are refused with one line, the store unchanged; the state a
+  cut append leaves (its shard moved in, zarr.json not yet grown, a stage
+  left) reads as the 12 months, and running --append again completes it.
 """
 import os
 import shutil
@@ -166,6 +174,86 @@ def variable_missing(d):
     write_months(p, 4, 5, edit=lambda f: f.renameVariable("fice", "ice"))
     return "fice_05.nc"
 
+
+# 5. --append: shards of 5 months (1-month inner chunks), so that the 12 months end inside a shard
+SHARDED = ["--inner-chunk-mib", str(49 * 100 * 4 / 2**20), "--shard-mib", str(5.5 * 49 * 100 * 4 / 2**20),
+           "--threads-per-rank", "2"]
+run13 = os.path.join(tmp, "run13")
+os.makedirs(run13)
+for m in range(12):
+    shutil.copy(os.path.join(months, "fice_%02d.nc" % (m + 1)), run13)
+single13 = os.path.join(tmp, "single13.nc")
+write_months(single13, 0, 13)
+code, _, err = run("compress", single13, "--where-to-write", os.path.join(tmp, "one13"), "--pipeline", PIPELINE,
+                   *SHARDED)
+check(code == 0, "compress of the single 13-month file: exit %d: %s" % (code, err[-500:]))
+glob13 = os.path.join(run13, "fice_*.nc")
+grown = os.path.join(tmp, "grown")
+store = os.path.join(grown, "fice.zarr")
+code, _, err = run("compress", glob13, "--where-to-write", grown, "--pipeline", PIPELINE, *SHARDED)
+check(code == 0, "compress of the 12 files: exit %d: %s" % (code, err[-500:]))
+shards = {k: os.stat(os.path.join(store, "fice", "c", k, "0", "0")) for k in ("0", "1", "2")}
+twelve = files(store)
+write_months(os.path.join(run13, "fice_13.nc"), 12, 13)
+
+# refused, with one line and the store as it was
+def refused_append(label, args, words, where=grown):
+    code, so, err = run("compress", *args, "--where-to-write", where, "--append", *SHARDED)
+    lines = [x for x in err.strip().splitlines() if x]
+    check(code != 0, "append %s: exit %d" % (label, code))
+    check(len(lines) == 1 and all(w in lines[0] for w in words), "append %s: not one line with %s: %r" %
+          (label, words, lines))
+    check(files(store) == twelve, "append %s: the store changed" % label)
+
+
+later = os.path.join(tmp, "later")  # February to January: the store's January is not the run's first month
+os.makedirs(later)
+for m in range(2, 14):
+    shutil.copy(os.path.join(run13 if m == 13 else months, "fice_%02d.nc" % m), later)
+refused_append("not continuing", [os.path.join(later, "fice_*.nc")], ["fice.zarr", "'time'", "index 0"])
+refused_append("with --pipeline", [glob13, "--pipeline", PIPELINE], ["--append", "--pipeline"])
+refused_append("without a store", [glob13], ["no store", "without --append"], where=os.path.join(tmp, "nowhere"))
+
+code, out, err = run("compress", glob13, "--where-to-write", grown, "--append", *SHARDED)
+check(code == 0, "append of the 13th month: exit %d: %s" % (code, err[-500:]))
+check("fice: appended 1 steps along 'time' (12 -> 13)" in out and "verified" in out,
+      "the append's line: %s" % out[-400:])
+same_store(os.path.join(tmp, "one13", "single13.zarr"), store, "appended")
+after = {k: os.stat(os.path.join(store, "fice", "c", k, "0", "0")) for k in ("0", "1", "2")}
+for k in ("0", "1"):
+    check((after[k].st_ino, after[k].st_mtime_ns) == (shards[k].st_ino, shards[k].st_mtime_ns),
+          "shard %s (months before the new one) was written again" % k)
+check(after["2"].st_ino != shards["2"].st_ino, "the partial last shard was not written again")
+import re  # noqa: E402
+mb = re.search(r"([0-9.]+) MB written", out)
+check(mb and abs(float(mb.group(1)) - after["2"].st_size / 1e6) < 1e-3,
+      "the append wrote more than the last shard (%d bytes): %s" % (after["2"].st_size, out[-300:]))
+with netCDF4.Dataset(single13) as d:
+    want13 = {n: sc.digest(np.ma.filled(d[n][:].astype(d[n].dtype), np.nan)) for n in ("fice", "time")}
+got = sc.read_store(store)
+for n in ("fice", "time"):
+    check(got.get("arrays", {}).get(n, {}).get("sha256") == want13[n], "zarrita reads %s of the grown store: %s" %
+          (n, got.get("arrays", {}).get(n)))
+code, out, _ = run("compress", glob13, "--where-to-write", grown, "--append", *SHARDED)
+check(code == 0 and "nothing to append" in out, "a second append: exit %d: %s" % (code, out[-300:]))
+same_store(os.path.join(tmp, "one13", "single13.zarr"), store, "appended twice")
+
+# what a cut append leaves: the grown shard moved in, zarr.json and the coordinates not yet, a stage
+cut = os.path.join(tmp, "cut")
+code, _, err = run("compress", os.path.join(months, "fice_*.nc"), "--where-to-write", cut, "--pipeline", PIPELINE,
+                   *SHARDED)
+check(code == 0, "compress of the 12 files again: exit %d: %s" % (code, err[-500:]))
+cut_store = os.path.join(cut, "fice.zarr")
+shutil.copy(os.path.join(store, "fice", "c", "2", "0", "0"), os.path.join(cut_store, "fice", "c", "2", "0", "0"))
+stage = os.path.join(cut_store, ".fice.stage.host.999999.cut")
+shutil.copytree(os.path.join(store, "fice"), stage)
+got = sc.read_store(cut_store)
+for n in ("fice", "time"):
+    check(got.get("arrays", {}).get(n, {}).get("sha256") == want[n], "a cut append: zarrita reads %s: %s" %
+          (n, got.get("arrays", {}).get(n)))
+code, _, err = run("compress", glob13, "--where-to-write", cut, "--append", *SHARDED)
+check(code == 0, "the append after a cut one: exit %d: %s" % (code, err[-500:]))
+same_store(os.path.join(tmp, "one13", "single13.zarr"), cut_store, "appended after a cut")
 
 refused("grid", grid_moved, ["hlat", "index 5"])
 refused("order", out_of_order, ["time"])

@@ -1,0 +1,263 @@
+/* Appending along time: a store written from the files of a run so far
+ * grows by the steps of the files that came since, without rewriting what
+ * it holds.
+ *
+ * The input is the whole run (a glob whose files now reach further in time,
+ * or one file that does). Every check comes before anything is written: each
+ * data variable of the input must be in the store with the same dimensions,
+ * type and size along every dimension but the first, no longer along the
+ * first than the input; one that is longer must grow along a time dimension;
+ * and the stored time coordinate must be the beginning of the input's, value
+ * for value, or the input does not continue this store.
+ *
+ * A field grows through a stage (src/zarr/stage.c): the array of the new
+ * shape, with the stored one's codecs, chunks and shards, is created under a
+ * staging name and only its shards from the first one the new steps touch
+ * are written (a partial last shard is written again whole, from the input),
+ * flushed, read back over those shards and judged (masks kept, a lossless
+ * pipeline exact, relative L1 within the threshold of the array's
+ * provenance). Only then are the shards moved into the array and its
+ * zarr.json replaced by the one of the new shape
+ * (dctk_zarr_stage_commit_units). The coordinates along time are rewritten
+ * whole and exactly (they are small), and the merge consolidates the
+ * metadata last, so readers of the consolidated metadata see the previous
+ * dataset until every field has grown. A run cut anywhere leaves every
+ * published array verified; running it again finishes the job (fields
+ * already as long as the input are left alone). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "dctk/codec.h"
+#include "dctk/util.h"
+#include "dctk/write.h"
+#include "dctk/zarr.h"
+#include "write_internal.h"
+
+static bool is_axis(dctk_dataset *ds, size_t v) {
+    return dctk_dataset_var(ds, v)->is_coord || dctk_dataset_is_grid(ds, v);
+}
+
+/* The stored array of var against the input: same dimensions, type and size
+ * but along the first, which may only have grown, and then along time.
+ * *had gets the stored length along the first dimension. */
+static dctk_status check_field(dctk_dataset *ds, size_t v, const char *store_path, const dctk_zarr_meta *m,
+                               size_t *had) {
+    const dctk_var *var = dctk_dataset_var(ds, v);
+    const char *n = var->name;
+    if (m->ndim != var->ndim)
+        return DCTK_FAIL(DCTK_ERR_FORMAT, "%s: variable '%s' has %d dimensions in the store, %d in the input",
+                         store_path, n, m->ndim, var->ndim);
+    if (m->dtype != var->dtype)
+        return DCTK_FAIL(DCTK_ERR_FORMAT, "%s: variable '%s' is %s in the store, %s in the input", store_path, n,
+                         dctk_dtype_name(m->dtype), dctk_dtype_name(var->dtype));
+    for (int d = 0; d < m->ndim; d++) {
+        const char *a = m->dim_names[d] ? m->dim_names[d] : "", *b = var->dims[d] ? var->dims[d] : "";
+        if (strcmp(a, b))
+            return DCTK_FAIL(DCTK_ERR_FORMAT, "%s: variable '%s': dimension %d is '%s' in the store, '%s' in the input",
+                             store_path, n, d, a, b);
+        if (d > 0 && m->shape[d] != var->shape[d])
+            return DCTK_FAIL(DCTK_ERR_FORMAT, "%s: variable '%s': dimension '%s' has %zu in the store, %zu in the "
+                             "input: only the time dimension may grow", store_path, n, b, m->shape[d], var->shape[d]);
+    }
+    *had = m->shape[0];
+    if (m->shape[0] > var->shape[0])
+        return DCTK_FAIL(DCTK_ERR_FORMAT, "%s: variable '%s': the store holds %zu steps along '%s', the input only %zu: "
+                         "append takes the whole run (all its files) or a longer one", store_path, n, m->shape[0],
+                         var->dims[0], var->shape[0]);
+    if (m->shape[0] < var->shape[0] && dctk_dataset_dim_kind(ds, v, 0, NULL, NULL) != DCTK_DIM_TIME)
+        return DCTK_FAIL(DCTK_ERR_FORMAT, "%s: variable '%s': its first dimension '%s' is not time: append grows "
+                         "fields along time only", store_path, n, var->dims[0]);
+    return DCTK_OK;
+}
+
+/* The stored coordinate v must be the first `had` values of the input's. */
+static dctk_status check_coordinate(dctk_dataset *ds, size_t v, dctk_zarr_array *a, const char *store_path) {
+    const dctk_var *var = dctk_dataset_var(ds, v);
+    const dctk_zarr_meta *m = dctk_zarr_get_meta(a);
+    size_t had = m->shape[0], es = dctk_dtype_size(var->dtype), rest = 1;
+    for (int d = 1; d < var->ndim; d++) rest *= var->shape[d];
+    size_t start[DCTK_MAX_DIMS] = {0}, count[DCTK_MAX_DIMS];
+    memcpy(count, var->shape, sizeof count);
+    count[0] = had;
+    void *x = malloc(had * rest * es + 1), *y = malloc(had * rest * es + 1);
+    dctk_status st = x && y ? DCTK_OK : DCTK_NOMEM();
+    if (st == DCTK_OK && had) st = dctk_zarr_read(a, start, count, y);
+    if (st == DCTK_OK && had) st = dctk_dataset_read(ds, v, start, count, x);
+    for (size_t i = 0; st == DCTK_OK && i < had * rest; i++) {
+        if (!memcmp((char *)x + i * es, (char *)y + i * es, es)) continue;
+        double xv = dctk_load_f64(var->dtype, x, i), yv = dctk_load_f64(var->dtype, y, i);
+        st = DCTK_FAIL(DCTK_ERR_FORMAT, "%s: coordinate '%s' at index %zu is %.17g in the store and %.17g in the input: "
+                       "the input does not continue this store", store_path, var->name, i / rest, yv, xv);
+    }
+    free(x);
+    free(y);
+    return st;
+}
+
+/* Whether the pipeline loses nothing. */
+static dctk_status pipeline_lossless(const json_t *codecs, bool *lossless) {
+    dctk_pipeline *p;
+    DCTK_TRY(dctk_pipeline_from_json(codecs, &p));
+    *lossless = true;
+    for (int i = 0; i < p->n; i++) *lossless = *lossless && p->codecs[i]->vt->lossless;
+    dctk_pipeline_free(p);
+    return DCTK_OK;
+}
+
+typedef struct {
+    dctk_dataset *ds;
+    size_t v;
+} input;
+
+static dctk_status read_input(void *user, const size_t *start, const size_t *count, void *out) {
+    input *in = user;
+    return dctk_dataset_read(in->ds, in->v, start, count, out);
+}
+
+/* The provenance's achieved ratio (and drift from the prediction), when it
+ * records one, for the grown array: its whole size in, all its shards out. */
+static dctk_status update_ratio(dctk_store *store, const char *stage, dctk_zarr_array *live, size_t unit_begin,
+                                const dctk_zarr_write_stats *ws, const dctk_var *var) {
+    char *key = NULL;
+    if (asprintf(&key, "%s/zarr.json", stage) < 0) return DCTK_NOMEM();
+    dctk_buf b = {0};
+    dctk_status st = dctk_store_get(store, key, &b);
+    json_t *doc = st == DCTK_OK ? json_loadb((const char *)b.data, b.size, 0, NULL) : NULL;
+    dctk_buf_free(&b);
+    json_t *prov = json_object_get(json_object_get(doc, "attributes"), "dc_toolkit");
+    if (st == DCTK_OK && json_object_get(prov, "achieved_ratio")) {
+        uint64_t before = 0;
+        st = dctk_zarr_units_bytes(live, 0, unit_begin, &before);
+        double in = (double)dctk_shape_nelems(var->ndim, var->shape) * (double)dctk_dtype_size(var->dtype);
+        double out = (double)(before + ws->bytes_out), ratio = out > 0 ? in / out : INFINITY;
+        double pred = json_number_value(json_object_get(prov, "predicted_ratio"));
+        json_object_set_new(prov, "achieved_ratio", json_real(ratio));
+        if (pred > 0 && json_object_get(prov, "ratio_drift_pct"))
+            json_object_set_new(prov, "ratio_drift_pct", json_real(100 * (ratio - pred) / pred));
+        /* the writer's key order and number format, as the first write recorded it */
+        char *text = st == DCTK_OK ? json_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(17)) : NULL;
+        if (st == DCTK_OK && !text) st = DCTK_NOMEM();
+        if (st == DCTK_OK) st = dctk_store_set(store, key, text, strlen(text));
+        free(text);
+    }
+    json_decref(doc);
+    free(key);
+    return st;
+}
+
+/* Grow field v from `had` steps to the input's: the new shards staged,
+ * verified, then moved in. */
+static dctk_status append_field(dctk_dataset *ds, size_t v, dctk_store *store, dctk_zarr_array *live, size_t had,
+                                const dctk_write_opts *o, dctk_write_report *r) {
+    const dctk_var *var = dctk_dataset_var(ds, v);
+    const dctk_zarr_meta *m = dctk_zarr_get_meta(live);
+    memset(r, 0, sizeof *r);
+    r->ndim = m->ndim;
+    memcpy(r->chunk, m->inner, sizeof r->chunk);
+    memcpy(r->shard, m->chunk, sizeof r->shard);
+    DCTK_TRY(pipeline_lossless(m->codecs, &r->lossless));
+    size_t per_slab = 1, slab = had / m->chunk[0]; /* outer chunks per step of the grid along time; the first touched */
+    for (int d = 1; d < m->ndim; d++) per_slab *= (m->shape[d] + m->chunk[d] - 1) / m->chunk[d];
+    size_t unit_begin = slab * per_slab, from = slab * m->chunk[0];
+
+    dctk_zarr_meta nm;
+    DCTK_TRY(dctk_zarr_meta_init(&nm, m->dtype, m->ndim, var->shape, m->inner, m->sharded ? m->chunk : NULL, m->fill,
+                                 m->codecs, m->attrs, (const char *const *)m->dim_names));
+    dctk_zarr_stage *g = NULL;
+    dctk_status st = dctk_zarr_stage_begin(store, var->name, &g);
+    if (st == DCTK_ERR_BUSY) dctk_prefix_detail("%s: ", o->store_path);
+    dctk_zarr_array *a = NULL;
+    if (st == DCTK_OK) st = dctk_zarr_create(store, dctk_zarr_stage_path(g), &nm, &a);
+    dctk_zarr_meta_clear(&nm);
+    input in = {ds, v};
+    dctk_zarr_write_opts wo = {.threads = o->threads, .concurrent_read = dctk_dataset_reads_concurrent(ds),
+                               .unit_begin = unit_begin};
+    dctk_zarr_write_stats ws = {0};
+    double t0 = dctk_now();
+    if (st == DCTK_OK) st = dctk_zarr_write(a, read_input, &in, &wo, &ws);
+    r->write_s = dctk_now() - t0;
+    dctk_zarr_close(a);
+    r->bytes_in = ws.bytes_in;
+    r->bytes_out = ws.bytes_out;
+    r->ratio = ws.bytes_out ? (double)ws.bytes_in / (double)ws.bytes_out : INFINITY;
+    if (st == DCTK_OK) st = update_ratio(store, dctk_zarr_stage_path(g), live, unit_begin, &ws, var);
+    if (st == DCTK_OK) st = dctk_zarr_stage_sync(g);
+    if (st != DCTK_OK && st != DCTK_ERR_NOMEM && st != DCTK_ERR_BUSY)
+        dctk_prefix_detail("%s: variable '%s' not appended (the store is as it was): ", o->store_path, var->name);
+    if (st == DCTK_OK && o->verify) st = dctk_write_verify_stage(ds, v, store, dctk_zarr_stage_path(g), from, o, r);
+    if (st == DCTK_OK) st = dctk_zarr_stage_commit_units(g, unit_begin, 0);
+    r->committed = st == DCTK_OK;
+    dctk_zarr_stage_end(g);
+    return st;
+}
+
+/* The verification bound of a stored field: the threshold its provenance
+ * records (NaN when none: masks and lossless exactness are still judged). */
+static double stored_threshold(const dctk_zarr_meta *m) {
+    const json_t *t = json_object_get(json_object_get(m->attrs, "dc_toolkit"), "threshold");
+    return json_is_number(t) ? json_number_value(t) : NAN;
+}
+
+typedef struct {
+    dctk_zarr_array *a; /* the stored array; NULL when not stored */
+    size_t had;
+} field_state;
+
+static void states_free(field_state *f, size_t n) {
+    for (size_t i = 0; f && i < n; i++) dctk_zarr_close(f[i].a);
+    free(f);
+}
+
+/* Every check, before anything is written. */
+static dctk_status check_all(dctk_dataset *ds, dctk_store *store, const char *store_path, field_state *f) {
+    for (size_t v = 0; v < dctk_dataset_nvars(ds); v++) {
+        const dctk_var *var = dctk_dataset_var(ds, v);
+        if (dctk_dataset_skipped(ds, v, NULL) || var->ndim == 0) continue;
+        dctk_zarr_node_info info;
+        DCTK_TRY(dctk_zarr_probe(store, var->name, &info, NULL));
+        if (!info.zarr_format || !info.is_array) {
+            if (is_axis(ds, v)) continue; /* the merge writes it */
+            return DCTK_FAIL(DCTK_ERR_NOT_FOUND, "%s: variable '%s' is not in the store: append grows the fields "
+                             "already there; compress it first (without --append)", store_path, var->name);
+        }
+        DCTK_TRY(dctk_zarr_open(store, var->name, &f[v].a));
+        DCTK_TRY(check_field(ds, v, store_path, dctk_zarr_get_meta(f[v].a), &f[v].had));
+        if (is_axis(ds, v) && f[v].had) DCTK_TRY(check_coordinate(ds, v, f[v].a, store_path));
+    }
+    return DCTK_OK;
+}
+
+dctk_status dctk_append_dataset(dctk_dataset *ds, const char *store_path, const dctk_append_opts *ao) {
+    dctk_store *store;
+    struct stat sb;
+    if (stat(store_path, &sb) != 0 || !S_ISDIR(sb.st_mode))
+        return DCTK_FAIL(DCTK_ERR_NOT_FOUND, "%s: no store to append to: compress the run first (without --append)",
+                         store_path);
+    DCTK_TRY(dctk_store_dir_open(store_path, false, &store));
+    size_t n = dctk_dataset_nvars(ds);
+    field_state *f = calloc(n ? n : 1, sizeof *f);
+    dctk_status st = f ? check_all(ds, store, store_path, f) : DCTK_NOMEM();
+    for (size_t v = 0; v < n && st == DCTK_OK; v++) {
+        const dctk_var *var = dctk_dataset_var(ds, v);
+        if (!f[v].a || is_axis(ds, v)) continue;
+        dctk_write_report r;
+        memset(&r, 0, sizeof r);
+        if (f[v].had < var->shape[0]) {
+            dctk_write_opts o = {.store_path = store_path, .threads = ao->threads, .verify = ao->verify,
+                                 .bound_l1 = stored_threshold(dctk_zarr_get_meta(f[v].a))};
+            st = append_field(ds, v, store, f[v].a, f[v].had, &o, &r);
+        }
+        if (ao->notify) ao->notify(ao->user, var, f[v].had, f[v].had < var->shape[0] ? &r : NULL, st);
+    }
+    /* the coordinates along time, whole and exact; then the merge consolidates */
+    for (size_t v = 0; v < n && st == DCTK_OK; v++)
+        if (f[v].a && is_axis(ds, v) && f[v].had < dctk_dataset_var(ds, v)->shape[0])
+            st = dctk_write_lossless(ds, v, store_path, ao->threads);
+    states_free(f, n);
+    dctk_store_close(store);
+    if (st == DCTK_OK) st = dctk_merge_fields(ds, store_path, ao->threads);
+    return st;
+}
