@@ -207,6 +207,11 @@ typedef struct dctk_codec_vt {
     /* Parameters the search solves against the field's gates (DCTK_SOLVE
      * below), ended by an entry whose key is NULL; NULL: none. */
     const struct dctk_codec_solve *solve;
+    /* Filters that pack values into integers without a range check (they
+     * wrap): for a member (a codec object) that does, true with the map
+     * round((x - *offset) * *scale) and the integer type *astype, so that a
+     * writer refuses a field the type cannot hold; NULL or false: none. */
+    bool (*int_packing)(const json_t *codec, double *offset, double *scale, dctk_dtype *astype);
 } dctk_codec_vt;
 
 enum { DCTK_SCOUT_PLAIN = 1, DCTK_SCOUT_SHUFFLED = 2 };

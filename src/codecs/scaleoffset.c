@@ -183,6 +183,19 @@ static const dctk_codec_example fso_examples[] = {
     {NULL, NULL},
 };
 
+static bool fso_int_packing(const json_t *codec, double *offset, double *scale, dctk_dtype *astype) {
+    const json_t *conf = json_object_get(codec, "configuration");
+    const char *at = json_string_value(json_object_get(conf, "astype"));
+    if (!at || dctk_dtype_parse(at, astype) != DCTK_OK || dctk_dtype_is_float(*astype)) {
+        dctk_clear_detail();
+        return false;
+    }
+    const json_t *off = json_object_get(conf, "offset"), *sc = json_object_get(conf, "scale");
+    *offset = off ? json_number_value(off) : 0;
+    *scale = sc ? json_number_value(sc) : 1;
+    return true;
+}
+
 /* Readable and writable, but not a family of the space: the space scales
  * with fixed-offset-scale.rs, which keeps the float type. */
 const dctk_codec_vt dctk_codec_fixedscaleoffset = {
@@ -190,6 +203,7 @@ const dctk_codec_vt dctk_codec_fixedscaleoffset = {
     .create = fso_create, .destroy = filt_destroy, .to_json = fso_to_json, .out_spec = fso_out_spec,
     .encode = fso_encode, .decode = fso_decode,
     .portability = DCTK_PORT_NUMCODECS, .nan_exact = false, .examples = fso_examples,
+    .int_packing = fso_int_packing,
 };
 
 /* --- fixed-offset-scale.rs -------------------------------------------- */

@@ -74,6 +74,7 @@ typedef struct {
     bool on;
     double offset, scale, lo, hi; /* lo, hi: the integer type's range */
     dctk_dtype astype;
+    const char *name;
 } int_packing;
 
 typedef struct {
@@ -100,17 +101,9 @@ static int_packing packing_of(const json_t *codecs) {
     int_packing p = {0};
     const json_t *c = json_array_get(codecs, 0);
     const dctk_codec_vt *t = c ? dctk_codec_type_of(c) : NULL;
-    if (!t || strcmp(t->name, "numcodecs.fixedscaleoffset") != 0) return p;
-    const json_t *conf = json_object_get(c, "configuration");
-    const char *at = json_string_value(json_object_get(conf, "astype"));
-    if (!at || dctk_dtype_parse(at, &p.astype) != DCTK_OK || !int_range(p.astype, &p.lo, &p.hi)) {
-        dctk_clear_detail();
-        return p;
-    }
-    const json_t *off = json_object_get(conf, "offset"), *sc = json_object_get(conf, "scale");
-    p.offset = off ? json_number_value(off) : 0;
-    p.scale = sc ? json_number_value(sc) : 1;
-    p.on = true;
+    if (t && t->int_packing && t->int_packing(c, &p.offset, &p.scale, &p.astype))
+        p.on = int_range(p.astype, &p.lo, &p.hi);
+    p.name = t ? t->name : "";
     return p;
 }
 
@@ -126,9 +119,9 @@ static dctk_status check_packing(const int_packing *p, const dctk_var *var, cons
     if (a > b) { double t = a; a = b, b = t; }
     if (a >= p->lo && b <= p->hi) return DCTK_OK;
     return DCTK_FAIL(DCTK_ERR_BOUND,
-                     "variable '%s': numcodecs.fixedscaleoffset (offset %g, scale %g, astype %s) cannot hold the "
+                     "variable '%s': %s (offset %g, scale %g, astype %s) cannot hold the "
                      "field's values: [%g, %g] packs to [%.0f, %.0f], outside %s's [%.0f, %.0f], so they would wrap; "
-                     "choose an offset and scale that fit", var->name, p->offset, p->scale,
+                     "choose an offset and scale that fit", var->name, p->name, p->offset, p->scale,
                      dctk_dtype_numpy(p->astype), mn, mx, a, b, dctk_dtype_numpy(p->astype), p->lo, p->hi);
 }
 
