@@ -31,3 +31,9 @@ set_tests_properties(verify_exact PROPERTIES TIMEOUT 120)
 # batch_manifest.json accumulates across compress runs (issue 33 item 4).
 dctk_script_test(batch_manifest ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_batch_manifest.py)
 set_tests_properties(batch_manifest PROPERTIES TIMEOUT 300)
+
+# Readers never mix two copies, a store cut mid-swap is never exported whole (issue 37, findings 2
+# and 4): an export held across a rewrite, exports against a writer loop, writers killed between
+# the renames and after the swap (DCTK_TEST_HOLD points of the store protocol).
+dctk_script_test(store_readers ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_store_readers.py)
+set_tests_properties(store_readers PROPERTIES TIMEOUT 240)

@@ -91,6 +91,9 @@ DCTK_API dctk_status dctk_atomic_file_write(dctk_atomic_file *f, const void *p, 
 DCTK_API dctk_status dctk_atomic_file_close(dctk_atomic_file *f, bool keep);
 /* mkdir -p. */
 DCTK_API dctk_status dctk_mkdirs(const char *path);
+/* Tests only (src/core/testhold.c): with DCTK_TEST_HOLD set, hold at the
+ * named point once it has been reached `reached` times. */
+DCTK_API void dctk_test_hold_at(const char *point, size_t reached);
 
 #ifdef __cplusplus
 }

@@ -101,6 +101,10 @@ typedef struct dctk_store_vt {
      * (what is written or removed there would land outside the store); an
      * absent key is fine. May be NULL: a store without links. */
     dctk_status (*no_link)(dctk_store *s, const char *key);
+    /* Which copy of the tree at key is there now: numbers that change when
+     * a writer swaps another copy in (folder device, inode and change time);
+     * all zero when absent. May be NULL: trees are never swapped. */
+    void (*identity)(dctk_store *s, const char *key, uint64_t out[3]);
 } dctk_store_vt;
 
 struct dctk_store {
@@ -321,6 +325,10 @@ typedef struct dctk_zarr_repair_report {
  * temporary files at the root. Paths held by a live writer are left alone.
  * report may be NULL. */
 DCTK_API dctk_status dctk_zarr_repair(dctk_store *s, dctk_zarr_repair_report *report);
+/* Readers: DCTK_ERR_FORMAT naming the field when a writer died between the
+ * two renames of a swap (the field absent, its previous copy aside), which
+ * the next write or merge puts back; nothing is changed. */
+DCTK_API dctk_status dctk_zarr_check_whole(dctk_store *s);
 
 #ifdef __cplusplus
 }

@@ -65,7 +65,8 @@ static dctk_status open_store(inspector *in) {
         return DCTK_FAIL(DCTK_ERR_FORMAT, "%s: not a Zarr store (no zarr.json, .zarray or .zgroup)", in->path);
     in->v3 = info.zarr_format == 3;
     in->root_array = info.is_array;
-    return DCTK_OK;
+    if (!info.is_array && (st = dctk_zarr_check_whole(in->store)) != DCTK_OK) dctk_prefix_detail("%s: ", in->path);
+    return st;
 }
 
 static void print_root(const inspector *in) {

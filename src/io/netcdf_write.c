@@ -123,6 +123,7 @@ static dctk_status open_store(exporter *x) {
         x->root_name = dctk_zarr_array_name(x->store_path);
         return x->root_name ? DCTK_OK : DCTK_NOMEM();
     }
+    if (st == DCTK_OK) st = dctk_zarr_check_whole(x->store); /* never an export without a field */
     if (st == DCTK_OK) st = dctk_zarr_walk(x->store, collect_node, x);
     if (st == DCTK_OK && x->nomem) st = DCTK_NOMEM();
     /* add_root names the store itself when it is not one */

@@ -150,7 +150,7 @@ static dctk_status open_store(const char *path, dctk_dataset *ds, zin *z) {
     dctk_zarr_close(root);
     dctk_clear_detail();
     if (single) collect_array("", NULL, true, &l);
-    else st = dctk_zarr_walk(z->store, collect_array, &l);
+    else if ((st = dctk_zarr_check_whole(z->store)) == DCTK_OK) st = dctk_zarr_walk(z->store, collect_array, &l);
     if (st == DCTK_OK && l.nomem) st = DCTK_NOMEM();
     char *name = single ? dctk_zarr_array_name(path) : NULL;
     if (st == DCTK_OK) st = open_vars(ds, z, l.paths, l.n, name);

@@ -148,6 +148,8 @@ dctk_status dctk_zarr_open(dctk_store *s, const char *path, dctk_zarr_array **ou
     if (!key) return DCTK_NOMEM();
     json_t *doc = NULL;
     dctk_zarr_meta m;
+    uint64_t ident[3] = {0, 0, 0};
+    if (s->vt->identity) s->vt->identity(s, path, ident); /* before the metadata: a swap after it shows */
     dctk_status st = zarr_load_json(s, key, &doc);
     if (st == DCTK_OK) st = open_v3(s, path, doc, &m);
     else if (st == DCTK_ERR_NOT_FOUND) st = zarr_v2_open_meta(s, path, &m);
@@ -155,5 +157,8 @@ dctk_status dctk_zarr_open(dctk_store *s, const char *path, dctk_zarr_array **ou
     json_decref(doc);
     free(key);
     if (st != DCTK_OK) return st;
-    return zarr_array_new(s, path, &m, out);
+    DCTK_TRY(zarr_array_new(s, path, &m, out));
+    (*out)->pinned = s->vt->identity != NULL;
+    memcpy((*out)->ident, ident, sizeof ident);
+    return DCTK_OK;
 }

@@ -137,6 +137,29 @@ dctk_status zarr_refresh_consolidated(dctk_store *s) {
     return st;
 }
 
+/* Drop path (and what lies below it) from the root's consolidated
+ * metadata, if it has any: done before a swap, so that a crash before the
+ * refresh after it leaves no entry describing a copy that is gone. */
+dctk_status zarr_unconsolidate(dctk_store *s, const char *path) {
+    if (s->vt->lock) DCTK_TRY(s->vt->lock(s, true));
+    dctk_zarr_node_info info;
+    json_t *root = NULL;
+    dctk_status st = dctk_zarr_probe(s, "", &info, &root);
+    json_t *nodes = json_object_get(json_object_get(root, "consolidated_metadata"), "metadata");
+    size_t n = strlen(path), dropped = 0;
+    const char *key;
+    json_t *v, *tmp;
+    json_object_foreach_safe(nodes, tmp, key, v) {
+        if (strncmp(key, path, n) || (key[n] && key[n] != '/')) continue;
+        json_object_del(nodes, key);
+        dropped++;
+    }
+    if (st == DCTK_OK && dropped) st = zarr_save_json(s, "zarr.json", root);
+    json_decref(root);
+    if (s->vt->lock) s->vt->lock(s, false);
+    return st;
+}
+
 static dctk_status set_attrs_locked(dctk_store *s, const char *key, const json_t *attrs) {
     json_t *doc = NULL;
     DCTK_TRY(zarr_load_json(s, key, &doc));

@@ -216,12 +216,19 @@ dctk_status dctk_zarr_read(dctk_zarr_array *a, const size_t *start, const size_t
     }
     region r = {a, start, count, out};
     memcpy(pos, lo, sizeof pos);
+    dctk_status st;
     do {
-        dctk_status st = read_outer(&r, pos);
-        if (st != DCTK_OK) {
-            dctk_prefix_detail("array '%s': ", a->path[0] ? a->path : "/");
-            return st;
+        st = read_outer(&r, pos);
+        if (a->pinned && getenv("DCTK_TEST_HOLD")) {
+            char point[1100];
+            snprintf(point, sizeof point, "store: read %s", a->path);
+            dctk_test_hold_at(point, ++a->nread);
         }
-    } while (next_pos(m->ndim, lo, hi, pos));
-    return DCTK_OK;
+    } while (st == DCTK_OK && next_pos(m->ndim, lo, hi, pos));
+    /* Every value must come from the copy whose metadata was read: a writer
+     * that swapped another copy in meanwhile (or removed the old one under
+     * us, whose chunks would then read as fill) makes the read fail. */
+    if (a->pinned && st != DCTK_ERR_NOMEM) st = zarr_check_same_copy(a, st);
+    if (st != DCTK_OK) dctk_prefix_detail("array '%s': ", a->path[0] ? a->path : "/");
+    return st;
 }

@@ -113,6 +113,13 @@ static char *private_path(const char *parent, const char *base, const char *suff
     return p;
 }
 
+static void hold_at(const char *what, const char *path) {
+    if (!getenv("DCTK_TEST_HOLD")) return;
+    char point[1200];
+    snprintf(point, sizeof point, "%s %s", what, path);
+    dctk_test_hold_at(point, 1);
+}
+
 /* Put back an aside copy when path has no node: the swap was cut between its renames. */
 static dctk_status restore_or_drop(dctk_store *s, const char *path, const char *aside, dctk_zarr_repair_report *r) {
     DCTK_TRY(dctk_store_no_link(s, path));
@@ -226,6 +233,7 @@ static dctk_status swap_via_aside(dctk_zarr_stage *g, char **aside) {
     if (!(*aside = private_path(g->parent, g->base, suffix))) return DCTK_NOMEM();
     dctk_status st = dctk_store_rename(g->s, g->path, *aside);
     bool moved = st == DCTK_OK;
+    if (moved) hold_at("store: between the renames", g->path);
     if (st == DCTK_ERR_NOT_FOUND) dctk_clear_detail(), st = DCTK_OK; /* nothing there before */
     if (st == DCTK_OK) st = dctk_store_rename(g->s, g->stage, g->path);
     if (st != DCTK_OK && moved) dctk_store_rename(g->s, *aside, g->path); /* the previous copy goes back */
@@ -236,7 +244,10 @@ static dctk_status swap_via_aside(dctk_zarr_stage *g, char **aside) {
 /* Swap the stage in; *old names what holds the previous copy now (NULL: none). */
 static dctk_status swap_in(dctk_zarr_stage *g, char **old) {
     *old = NULL;
-    dctk_status st = g->s->vt->exchange ? g->s->vt->exchange(g->s, g->stage, g->path) : DCTK_ERR_UNSUPPORTED;
+    const char *no_exchange = getenv("DCTK_TEST_NO_EXCHANGE"); /* tests: the path of file systems without one */
+    dctk_status st = g->s->vt->exchange && !(no_exchange && *no_exchange == '1')
+                         ? g->s->vt->exchange(g->s, g->stage, g->path)
+                         : DCTK_ERR_UNSUPPORTED;
     if (st == DCTK_OK) return (*old = strdup(g->stage)) ? DCTK_OK : DCTK_ERR_NOMEM; /* the stage holds the old copy */
     if (st != DCTK_ERR_UNSUPPORTED && st != DCTK_ERR_NOT_FOUND) return st;
     dctk_clear_detail();
@@ -246,11 +257,15 @@ static dctk_status swap_in(dctk_zarr_stage *g, char **old) {
 dctk_status dctk_zarr_stage_commit(dctk_zarr_stage *g) {
     if (!g->synced) DCTK_TRY(dctk_zarr_stage_sync(g));
     char *old = NULL;
-    dctk_status st = swap_in(g, &old);
+    /* the consolidated metadata loses the entry of the copy being replaced
+     * first: whatever happens next, it never describes a copy that is gone */
+    dctk_status st = zarr_unconsolidate(g->s, g->path);
+    if (st == DCTK_OK) st = swap_in(g, &old);
     if (st != DCTK_OK) {
         free(old);
         return st;
     }
+    hold_at("store: swapped", g->path);
     /* The new array has the name: what follows only tidies up, and a failure
      * there is a warning (a later writer or merge finishes the job). */
     g->committed = true;
@@ -332,6 +347,45 @@ void dctk_zarr_stage_end(dctk_zarr_stage *g) {
     free(g->path);
     free(g->stage);
     free(g);
+}
+
+dctk_status zarr_check_same_copy(const dctk_zarr_array *a, dctk_status st) {
+    uint64_t now[3];
+    a->store->vt->identity(a->store, a->path, now);
+    if (!memcmp(now, a->ident, sizeof now)) return st;
+    const char *slash = strrchr(a->path, '/');
+    char *parent = strndup(a->path, slash ? (size_t)(slash - a->path) : 0);
+    char *lock = parent ? private_path(parent, slash ? slash + 1 : a->path, ".lock") : NULL;
+    dctk_buf b = DCTK_BUF_INIT;
+    char who[256] = "";
+    if (lock && dctk_store_get(a->store, lock, &b) == DCTK_OK)
+        snprintf(who, sizeof who, "%.*s", (int)strcspn((const char *)b.data, " \n"), (const char *)b.data);
+    dctk_clear_detail();
+    dctk_buf_free(&b);
+    free(lock);
+    free(parent);
+    return DCTK_FAIL(DCTK_ERR_BUSY, "another process (%s) replaced it while it was being read, so the values read "
+                     "would mix two copies: read it again once that write has finished",
+                     who[0] ? who : "a writer that has finished since");
+}
+
+dctk_status dctk_zarr_check_whole(dctk_store *s) {
+    char **names = NULL;
+    size_t n = 0;
+    DCTK_TRY(zarr_list_names(s, "", true, &names, &n));
+    dctk_status st = DCTK_OK;
+    char base[1024];
+    for (size_t i = 0; i < n && st == DCTK_OK; i++) {
+        if (private_kind(names[i], base, sizeof base) != PRIV_OLD) continue;
+        dctk_zarr_node_info info;
+        st = dctk_zarr_probe(s, base, &info, NULL);
+        if (st == DCTK_OK && !info.zarr_format)
+            st = DCTK_FAIL(DCTK_ERR_FORMAT, "'%s' is missing: a writer died while replacing it (its previous copy is "
+                           "kept as %s): run merge_compressed_fields on the store to put it back, or write the field "
+                           "again", base, names[i]);
+    }
+    zarr_names_free(names, n);
+    return st;
 }
 
 /* Distinct array names among the private names of the root. */

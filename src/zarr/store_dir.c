@@ -351,6 +351,18 @@ static dctk_status dir_del_tree(dctk_store *s, const char *prefix) {
 
 static dctk_status dir_del(dctk_store *s, const char *key) { return dir_del_tree(s, key); }
 
+static void dir_identity(dctk_store *s, const char *key, uint64_t out[3]) {
+    char *path = full_path((dir_store *)s, key);
+    struct stat sb;
+    out[0] = out[1] = out[2] = 0;
+    if (path && lstat(path, &sb) == 0) {
+        out[0] = (uint64_t)sb.st_dev;
+        out[1] = (uint64_t)sb.st_ino;
+        out[2] = (uint64_t)sb.st_ctim.tv_sec * 1000000000u + (uint64_t)sb.st_ctim.tv_nsec;
+    }
+    free(path);
+}
+
 /* Fail when key, or a folder on the way to it from the root, is a symbolic
  * link: what is written or removed there would land outside the store. */
 static dctk_status dir_no_link(dctk_store *s, const char *key) {
@@ -647,7 +659,7 @@ static void dir_close(dctk_store *s) {
 
 static const dctk_store_vt dir_vt = {
     .get = dir_get, .set = dir_set, .create = dir_create, .del = dir_del, .del_tree = dir_del_tree,
-    .no_link = dir_no_link, .list = dir_list,
+    .no_link = dir_no_link, .identity = dir_identity, .list = dir_list,
     .exists = dir_exists, .size = dir_size, .lock = dir_lock, .close = dir_close, .set_parts = dir_set_parts,
     .rename = dir_rename, .exchange = dir_exchange, .sync = dir_sync, .trylock = dir_trylock, .unlock = dir_unlock, .purge = dir_purge,
     .open_value = dir_open_value, .append_value = dir_append_value, .close_value = dir_close_value,

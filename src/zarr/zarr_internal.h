@@ -25,11 +25,19 @@ struct dctk_zarr_array {
     /* reader state, one thread at a time */
     dctk_codec_ctx *ctx;
     dctk_buf scratch[5]; /* chunk, shard span, shard index, pipeline tmp x2 */
+    size_t nread;           /* chunks (shards) read so far: the test hold's count */
+    bool pinned;            /* opened for reading: ident is the copy whose metadata was read */
+    uint64_t ident[3];      /* the store's identity of the array's folder when opened */
 };
 
 /* Join a node path and a key ("" + "zarr.json" -> "zarr.json"). Returns a
  * malloc'd string or NULL. */
 char *zarr_join(const char *path, const char *key);
+/* st, unless the array's folder is no longer the copy it was opened on:
+ * then DCTK_ERR_BUSY naming the writer (stage.c). */
+dctk_status zarr_check_same_copy(const dctk_zarr_array *a, dctk_status st);
+/* Drop path's entries from the root's consolidated metadata (hierarchy.c). */
+dctk_status zarr_unconsolidate(dctk_store *s, const char *path);
 /* The key of the chunk (or shard) with grid coordinates idx. */
 void zarr_chunk_key(const dctk_zarr_array *a, const size_t *idx, char *buf, size_t cap);
 
