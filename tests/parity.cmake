@@ -6,3 +6,6 @@ dctk_script_test(python_cli ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/parity/te
 # The gates as the Python tool defines them: extremes over the non-zero values at 2 x L1, the gradient's
 # absolute 0.1, --no-l2-gate & co., non-finite budgets refused; against numpy and numcodecs on Tstorm.
 dctk_script_test(gates_python ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/parity/test_gates_python.py)
+# The Python tool's store commands on our stores: open_zarr_and_inspect --head, from_zarr_to_netcdf
+# --compression/--complevel/--max-size, against netCDF4.
+dctk_script_test(commands_python ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/parity/test_commands_python.py)

@@ -3,21 +3,29 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 #include "cli.h"
 #include "dctk/export.h"
 #include "dctk/util.h"
+#include "dctk/zarr.h"
 
 #define CMD "from_zarr_to_netcdf"
 
-static const char *out_path;
-static long deflate_level;
+static const char *out_path, *compression;
+static long deflate_level, complevel;
+static uint64_t max_size;
 
 static const cli_opt opts[] = {
     {"--out", NULL, OPT_STR, &out_path, "FILE.nc",
      "the netCDF file to write, replaced if it exists (default: STORE with .nc for .zarr, never replaced)"},
     {"--deflate-level", NULL, OPT_INT, &deflate_level, "N", "zlib level 0..9, with shuffle (default 1; 0 = none)"},
+    {"--compression", NULL, OPT_STR, &compression, "zlib|none",
+     "the Python tool's: zlib deflates at --complevel, none writes the values as they are (default zlib)"},
+    {"--complevel", NULL, OPT_INT, &complevel, "N", "the Python tool's name of --deflate-level N"},
+    {"--max-size", NULL, OPT_SIZE, &max_size, "SIZE",
+     "refuse to write when the values, uncompressed, exceed SIZE (default 50GB, as the Python tool's)"},
     {0},
 };
 
@@ -31,12 +39,43 @@ static dctk_status default_out(const char *store, char *buf, size_t cap) {
     return DCTK_OK;
 }
 
+/* The values of every array of the store, uncompressed, against --max-size. */
+static int add_array(const char *path, const json_t *meta, bool is_array, void *user) {
+    (void)path;
+    if (!is_array) return 0;
+    dctk_zarr_meta m;
+    if (dctk_zarr_meta_from_json(meta, &m) != DCTK_OK) return 0; /* the export says what is wrong with it */
+    *(uint64_t *)user += (uint64_t)dctk_shape_nelems(m.ndim, m.shape) * dctk_dtype_size(m.dtype);
+    dctk_zarr_meta_clear(&m);
+    return 0;
+}
+
+static dctk_status check_size(const char *store) {
+    dctk_store *s;
+    uint64_t total = 0;
+    if (dctk_store_dir_open(store, false, &s) != DCTK_OK) return DCTK_OK; /* the export names the problem */
+    dctk_status st = dctk_zarr_walk(s, add_array, &total);
+    dctk_store_close(s);
+    if (st != DCTK_OK || total <= max_size) return DCTK_OK;
+    char a[32], b[32];
+    return DCTK_FAIL(DCTK_ERR_ARG, "%s: its values take %s uncompressed, over --max-size %s: not written", store,
+                     dctk_format_size(total, a, sizeof a), dctk_format_size(max_size, b, sizeof b));
+}
+
 static int run(int argc, char **argv) {
-    out_path = NULL;
+    out_path = compression = NULL;
     deflate_level = 1;
+    complevel = -1;
+    max_size = 50000000000ULL;
     const char *pos[1];
     int rc = cli_parse(&cmd_from_zarr_to_netcdf, argc, argv, pos, 1, 1, NULL);
     if (rc) return rc < 0 ? 0 : rc;
+    if (complevel >= 0) deflate_level = complevel;
+    if (compression && strcasecmp(compression, "none") == 0) deflate_level = 0;
+    else if (compression && strcasecmp(compression, "zlib") != 0) {
+        fprintf(stderr, "dc_toolkit %s: --compression takes zlib or none, got '%s'\n", CMD, compression);
+        return 2;
+    }
     if (deflate_level < 0 || deflate_level > 9) {
         fprintf(stderr, "dc_toolkit %s: --deflate-level must be between 0 and 9\n", CMD);
         return 2;
@@ -49,6 +88,7 @@ static int run(int argc, char **argv) {
     if (st == DCTK_OK && !out_path && stat(def, &sb) == 0)
         st = DCTK_FAIL(DCTK_ERR_ARG, "%s exists and may be the dataset the store came from: not overwritten; "
                                      "give --out FILE.nc to choose the file", def);
+    if (st == DCTK_OK) st = check_size(pos[0]);
     dctk_export_opts o = {.deflate_level = (int)deflate_level};
     dctk_export_report r;
     double t0 = dctk_now();
@@ -63,9 +103,6 @@ static int run(int argc, char **argv) {
 }
 
 static const cli_foreign cmd_from_zarr_to_netcdf_foreign[] = {
-    {"--max-size", "not taken yet"},
-    {"--compression", "--deflate-level N (0 = none)"},
-    {"--complevel", "--deflate-level N"},
     {"--threads", "not needed: the copy runs region by region in bounded memory"},
     {0},
 };

@@ -214,6 +214,44 @@ static void print_values(const dctk_zarr_meta *m, const dctk_zarr_summary *s) {
     printf("  of %llu values\n", (unsigned long long)s->nelems);
 }
 
+static long head_n; /* --head: elements per dim of the head slice */
+
+/* The head slice, a[:n, :n, ...], one line per row of its last dimension, as the Python tool shows it. */
+static dctk_status print_head(dctk_zarr_array *a, const dctk_zarr_meta *m) {
+    if (head_n <= 0 || m->ndim == 0) return DCTK_OK;
+    size_t start[DCTK_MAX_DIMS] = {0}, count[DCTK_MAX_DIMS], total = 1;
+    for (int d = 0; d < m->ndim; d++) {
+        count[d] = m->shape[d] < (size_t)head_n ? m->shape[d] : (size_t)head_n;
+        total *= count[d];
+    }
+    printf("  head [");
+    for (int d = 0; d < m->ndim; d++) printf("%s:%zu", d ? ", " : "", count[d]);
+    printf("]%s\n", total ? ":" : ": empty");
+    if (!total) return DCTK_OK;
+    void *buf = malloc(total * dctk_dtype_size(m->dtype));
+    if (!buf) return DCTK_FAIL(DCTK_ERR_NOMEM, "head slice of %zu values", total);
+    dctk_status st = dctk_zarr_read(a, start, count, buf);
+    size_t w = count[m->ndim - 1];
+    for (size_t r = 0; st == DCTK_OK && r < total / w; r++) {
+        printf("    [");
+        size_t rest = r;
+        for (int d = 0; d < m->ndim - 1; d++) { /* the row's index over the leading dims */
+            size_t below = 1;
+            for (int e = d + 1; e < m->ndim - 1; e++) below *= count[e];
+            printf("%s%zu", d ? ", " : "", rest / below);
+            rest %= below;
+        }
+        printf("%s:] ", m->ndim > 1 ? ", " : "");
+        for (size_t j = 0; j < w; j++) {
+            printf("%s", j ? " " : "");
+            print_number(m, dctk_load_f64(m->dtype, buf, r * w + j));
+        }
+        printf("\n");
+    }
+    free(buf);
+    return st;
+}
+
 static dctk_status inspect_array(const inspector *in, const char *path) {
     dctk_zarr_array *a;
     DCTK_TRY(dctk_zarr_open(in->store, path, &a));
@@ -231,6 +269,7 @@ static dctk_status inspect_array(const inspector *in, const char *path) {
         fflush(stdout); /* the listing so far stays ahead of an error on stderr */
         st = dctk_zarr_summarize(a, STATS_BLOCK_BYTES, NPREVIEW, &s);
         if (st == DCTK_OK) print_values(m, &s);
+        if (st == DCTK_OK) st = print_head(a, m);
     }
     dctk_zarr_close(a);
     return st;
@@ -246,8 +285,13 @@ static dctk_status inspect(inspector *in) {
 
 static int run(int argc, char **argv) {
     const char *pos[1];
+    head_n = 4;
     int rc = cli_parse(&cmd_open_zarr_and_inspect, argc, argv, pos, 1, 1, NULL);
     if (rc) return rc < 0 ? 0 : rc;
+    if (head_n < 0 || head_n > 1000) {
+        fprintf(stderr, "dc_toolkit %s: --head takes a number of elements per dimension, 0 to 1000, got %ld\n", CMD, head_n);
+        return 2;
+    }
     inspector in = {.path = pos[0]};
     dctk_status st = inspect(&in);
     fflush(stdout);
@@ -258,26 +302,27 @@ static int run(int argc, char **argv) {
     return st == DCTK_OK ? 0 : cli_fail(CMD, st);
 }
 
-static const cli_foreign cmd_open_zarr_and_inspect_foreign[] = {
-    {"--head", "not taken yet: the first values of each array's first row are shown"},
+static const cli_opt opts[] = {
+    {"--head", NULL, OPT_INT, &head_n, "N",
+     "show the head slice a[:N, :N, ...] of every array, a line per row (default 4, as the Python tool's; 0: none)"},
     {0},
 };
 
 const cli_cmd cmd_open_zarr_and_inspect = {
     .name = CMD,
     .summary = "show the tree, layout, codecs, sizes, provenance and values of a Zarr v2 or v3 store",
-    .usage = "STORE.zarr",
+    .usage = "STORE.zarr [--head N]",
     .help = "Prints the store's format and root attributes, the tree of groups and arrays, and for every\n"
             "array: shape, dimension names, data type, inner chunk and shard shapes, the pipeline by name\n"
             "(compressor | filter | serializer) and its codecs (one JSON object per line), stored bytes\n"
             "(the sizes of its chunk or shard keys), uncompressed bytes and their ratio, the fill value,\n"
             "the dc_toolkit provenance attribute when present (pipeline, predicted_ratio, threshold, ...),\n"
-            "its other attributes, the first values of its first row, and min/max/mean/NaN count of the\n"
-            "stored values, read block by block in bounded memory.\n"
+            "its other attributes, the first values of its first row, min/max/mean/NaN count of the\n"
+            "stored values, read block by block in bounded memory, and the head slice a[:N, :N, ...].\n"
             "A path that is not a Zarr store, or a damaged shard, gives one line on stderr and exit\n"
             "status 1. Example:\n"
             "  dc_toolkit open_zarr_and_inspect out/era5.zarr",
-    .opts = (const cli_opt[]){{0}},
+    .opts = opts,
     .run = run,
-    .foreign = cmd_open_zarr_and_inspect_foreign,
+
 };

@@ -194,10 +194,13 @@ static dctk_status delta_decode(const dctk_codec *base, dctk_codec_ctx *ctx, con
     return DCTK_OK;
 }
 
-/* One member for every dtype: the difference in the array's own type. */
+/* One member for every dtype: the difference in the array's own type. On
+ * floats it is lossy (the running sum that undoes it rounds), so
+ * --without-lossy leaves it out, as the Python tool does: bit exact only. */
 static dctk_status delta_grid(const dctk_grid_in *in, const dctk_grid_sink *sink) {
     const char *dt = dctk_dtype_numpy(in->dtype);
-    return dctk_grid_emit1(sink, dctk_grid_codec(DELTA, json_pack("{s:s,s:s}", "dtype", dt, "astype", dt)), false);
+    return dctk_grid_emit1(sink, dctk_grid_codec(DELTA, json_pack("{s:s,s:s}", "dtype", dt, "astype", dt)),
+                           dctk_dtype_is_float(in->dtype));
 }
 
 static const dctk_codec_example delta_examples[] = {

@@ -287,8 +287,8 @@ static dctk_status fos_decode(const dctk_codec *base, dctk_codec_ctx *ctx, const
 }
 
 /* (x - mean) / std, then (x - min) / (max - min), each when finite and the
- * scale is not zero. Counted as not lossy: the space keeps it without
- * --with-lossy, as the Python tool does. */
+ * scale is not zero. Lossy (the float round trip rounds): --without-lossy
+ * leaves it out, bit exact only, as the Python tool does. */
 static dctk_status fos_grid(const dctk_grid_in *in, const dctk_grid_sink *sink) {
     if (!dctk_dtype_is_float(in->dtype)) return DCTK_OK;
     double off[2] = {in->mean, in->min}, scale[2] = {in->std, in->max - in->min};
@@ -296,7 +296,7 @@ static dctk_status fos_grid(const dctk_grid_in *in, const dctk_grid_sink *sink) 
         if (!isfinite(off[i]) || !isfinite(scale[i]) || fabs(scale[i]) < 1e-12) continue;
         json_t *conf = json_pack("{s:s,s:f,s:f,s:s}", "id", FOS_ID, "offset", off[i], "scale", scale[i], "_version",
                                  FILT_RS_VERSION);
-        DCTK_TRY(dctk_grid_emit1(sink, dctk_grid_codec(FILT_RS_NAME, conf), false));
+        DCTK_TRY(dctk_grid_emit1(sink, dctk_grid_codec(FILT_RS_NAME, conf), true));
     }
     return DCTK_OK;
 }

@@ -163,7 +163,17 @@ if rows:
     check(not any(yes(r["pass_l2"]) for r in rows if not r["error"] and float(r["l2_rel"]) > 1e-9),
           "--l2-gate with --l2-threshold 1e-9 passed a row over it")
 
-# 4. budgets that are not finite numbers, or negative: usage errors (exit 2), one line naming the flag
+# 4. --without-lossy is bit exact, as the Python tool's: no float Delta, no fixed-offset-scale, every row exact
+rows, _, _ = sweep(SRC, "t", os.path.join(tmp, "exact"), "--without-lossy", "--l1-threshold", "0.01",
+                   "--compressor-class", "zstd", "--filter-class", "all", "--serializer-class", "all")
+if rows:
+    names = {json.loads(r[k])["name"] for r in rows for k in ("filter", "serializer") if r[k]}
+    check(not names & {"numcodecs.delta", "dctk.fixedoffsetscale", "fixedoffsetscale"} and
+          not any("fixedoffsetscale" in n for n in names), f"--without-lossy kept a lossy float stage: {names}")
+    check(all(not r["error"] and float(r["l1_rel"]) == 0 and float(r["max_abs_err"]) == 0 for r in rows),
+          "--without-lossy: a row is not bit exact")
+
+# 5. budgets that are not finite numbers, or negative: usage errors (exit 2), one line naming the flag
 for flag, value in (("--l1-threshold", "nan"), ("--l1-threshold", "inf"), ("--q99-threshold", "-1"),
                     ("--gradient-threshold", "nan"), ("--phys-min", "nan")):
     _, _, err = sweep(SRC, "t", os.path.join(tmp, "bad"), "--extremes-sensitive", "--l1-threshold", "0.01",
