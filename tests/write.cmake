@@ -37,3 +37,6 @@ set_tests_properties(batch_manifest PROPERTIES TIMEOUT 300)
 # the renames and after the swap (DCTK_TEST_HOLD points of the store protocol).
 dctk_script_test(store_readers ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_store_readers.py)
 set_tests_properties(store_readers PROPERTIES TIMEOUT 240)
+
+# compress --vars "" names no field: exit 2 with a line, nothing written (issue 37, finding 9).
+dctk_script_test(compress_vars_empty ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_compress_vars_empty.py)

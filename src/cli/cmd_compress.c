@@ -94,6 +94,11 @@ static int sweep_fields(void *user, dctk_compress_want_fn want, void *want_user,
 static dctk_status agree(void *user, dctk_status st) { return dctk_par_agree(user, st); }
 
 static int compress_dataset(const char *cmd, const char *dataset, int argc, char **argv) {
+    if (vars_arg && !vars_arg[strspn(vars_arg, ", \t")]) { /* "" or ",": a run that would do nothing */
+        fprintf(stderr, "dc_toolkit %s: --vars '%s' names no field: give one or more names (A,B), or leave --vars "
+                "out for every data variable\n", cmd, vars_arg);
+        return 2;
+    }
     dctk_evaluate_opts eo;
     int rc = sweep_cli_eval_opts(cmd, &so, &eo);
     if (so.par && rc) return dctk_par_agree(so.par, DCTK_ERR_ARG) == DCTK_OK ? 0 : rc;
