@@ -9,7 +9,8 @@
  * eval_data_size_limit, fingerprint, dtype, sample, inner_chunk_shape,
  * portability, by_portability ({level: a combo with the same keys as the
  * winner's, or null}), name, the SEL metrics (bias_rel ... gradient_rel),
- * gates, metric_config. Non-finite numbers are written as null. Every key
+ * gates, metric_config, then field_bytes, input_bytes and ratio_vs_input when
+ * the input's bytes are known. Non-finite numbers are written as null. Every key
  * but codecs may be missing (a file of an older release, or one a user
  * wrote): the reader gives the defaults below. */
 #ifndef DCTK_BEST_H
@@ -56,6 +57,10 @@ typedef struct dctk_best {
     /* how the sweep measured: shift, range, extremes_cut (defaults where the
      * file has none: 0, 0, +inf); the physical bounds are the gates' */
     dctk_metric_cfg metric_config;
+    /* The field's decoded bytes and its bytes in the input file, written
+     * (with ratio_vs_input = ratio x input_bytes / field_bytes) only when
+     * the input's are known; 0: not known. */
+    uint64_t field_bytes, input_bytes;
     bool has_levels;            /* false: no by_portability */
     dctk_best_combo level[DCTK_PORT_DCTK + 1]; /* codecs NULL: no kept combo at that level */
 } dctk_best;

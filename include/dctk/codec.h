@@ -87,6 +87,10 @@ typedef struct dctk_grid_in {
     /* Second round of the compressors: emit the members again preceded by a
      * whole-chunk byte shuffle, or nothing when that makes no sense. */
     bool after_shuffle;
+    /* A packed input's integer type and packing (decoded = code * scale +
+     * offset); pack_type DCTK_DTYPE_INVALID: not packed. */
+    dctk_dtype pack_type;
+    double pack_scale, pack_offset;
 } dctk_grid_in;
 
 /* Where a grid hook puts its members, in order: `codecs` is a JSON list of

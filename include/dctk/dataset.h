@@ -36,6 +36,15 @@ typedef struct dctk_var {
     double fill;               /* the decoded missing value: NaN for floats */
     const char *units;         /* "" when there is none */
     json_t *attrs;             /* decoded attributes (packing keys removed), an object */
+    /* Packed storage: integers (pack_type, after _Unsigned) that CF decodes
+     * as code * pack_scale + pack_offset (1 and 0 where the attribute is
+     * absent). pack_type DCTK_DTYPE_INVALID (0): not packed. */
+    dctk_dtype pack_type;
+    double pack_scale, pack_offset;
+    /* The variable's bytes in the input file(s): the stored values' size for
+     * a file that keeps them plain; 0 when the reader cannot tell (a netCDF-4
+     * variable behind compression filters, GRIB messages, Zarr chunks). */
+    uint64_t input_bytes;
 } dctk_var;
 
 typedef struct dctk_dataset dctk_dataset;

@@ -200,6 +200,11 @@ typedef struct dctk_space_opts {
     const char *filter_class;
     const char *serializer_class;
     bool with_lossy;
+    /* A packed field's own packing (dctk_var's pack_type, pack_scale,
+     * pack_offset; pack_type 0: not packed): the lossless-equivalent member
+     * of the linear packing family. */
+    dctk_dtype pack_type;
+    double pack_scale, pack_offset;
 } dctk_space_opts;
 
 /* The families of codec kind k (DCTK_CODEC_BB compressors, _AA filters, _AB
@@ -243,8 +248,10 @@ DCTK_API json_t *dctk_space_pipeline(const dctk_space *sp, int c, int f, int s);
  * divides it by |scale|), so it keeps its meaning relative to the range the
  * serializer sees; otherwise the space's entry. */
 DCTK_API json_t *dctk_space_serializer(const dctk_space *sp, int f, int s);
-/* The resolved compressor chain alone, for the given serializer (NULL for c == -1). */
-DCTK_API json_t *dctk_space_compressor(const dctk_space *sp, int c, int s);
+/* The resolved compressor chain alone, after filter f and serializer s (NULL
+ * for c == -1): a filter that changes the type (linear packing to integers)
+ * changes the element size a shuffle sees. */
+DCTK_API json_t *dctk_space_compressor(const dctk_space *sp, int c, int f, int s);
 /* "zstd(level=9) | bitround(keepbits=12) | -": the readable name of a pipeline
  * from its stages' codec lists (NULL for an absent stage). Caller frees. */
 DCTK_API char *dctk_pipeline_name(const json_t *comp, const json_t *filt, const json_t *ser);
@@ -289,10 +296,18 @@ typedef struct dctk_gates {
     double q99;                   /* the extremes' budget; NaN: 2 x l1 (the Python tool's --q99-threshold) */
     double grad;                  /* the gradient's budget, an absolute fraction; NaN: 0.1 (its
                                      --gradient-threshold) */
+    /* Lossless-equivalent, for a field without a budget: a combo whose
+     * relative Linf is at most this counts as exact. A packed field's own
+     * packing gives its values back within a float32 unit in the last place
+     * (FLT_EPSILON of the largest |x|), not bit for bit. NaN: exact only. */
+    double equiv_linf;
 } dctk_gates;
 
 /* No flag given: every threshold NaN, tolerance 0, extremes and gradient off. */
 DCTK_API dctk_gates dctk_gates_none(void);
+/* The gates' lossless-equivalent tolerance for variable var: FLT_EPSILON
+ * when the file packs it (scale_factor/add_offset on integers), else off. */
+DCTK_API void dctk_gates_packed(dctk_gates *g, const dctk_var *var);
 /* True when the gates give no error budget at all (no L1, no absolute
  * error): the field is lossless only. */
 DCTK_API bool dctk_gates_lossless(const dctk_gates *g);
@@ -578,6 +593,9 @@ typedef struct dctk_evaluate_summary {
     char sample_digest[32];     /* dctk_sample_digest of the sample's bytes */
     size_t chunk[DCTK_MAX_DIMS]; /* the inner-chunk shape the sample was evaluated in */
     uint64_t sample_bytes;
+    /* The field's decoded bytes, and its bytes in the input file (0: the
+     * reader cannot tell), so that a ratio is also given against the input. */
+    uint64_t field_bytes, input_bytes;
     double seconds;
     /* Set when the field needed no sweep (a sample all missing, or of one
      * value): why, and that best_{var}.json names a lossless pipeline; no

@@ -56,7 +56,8 @@ struct dctk_write_report {
     int ndim;
     size_t chunk[DCTK_MAX_DIMS], shard[DCTK_MAX_DIMS];
     uint64_t bytes_in, bytes_out;
-    double ratio;
+    double ratio;               /* bytes_in / bytes_out: against the decoded values */
+    uint64_t input_bytes;       /* the variable's bytes in the input file (dctk_var); 0: not known */
     bool verified;              /* read back and measured (the metrics below are set) */
     bool committed;             /* the array took the field's name */
     bool lossless;              /* every codec of the pipeline is lossless */

@@ -249,6 +249,13 @@ static void print_summary(const dctk_var *var, const dctk_evaluate_opts *eo, con
     printf("%s: best combo %s; ratio %.3f, relative L1 %.3e, L2 %.3e, Linf %.3e, max abs error %.6g%s%s\n",
            var->name, s->best_name, b->ratio, b->l1_rel, b->l2_rel, b->linf_rel, b->max_abs_err, units_sep(var),
            var->units);
+    if (s->input_bytes && s->field_bytes) {
+        double r = b->ratio * (double)s->input_bytes / (double)s->field_bytes;
+        char in[32];
+        printf("%s: against the %s it takes in the input file (%s%s): ratio %.3f%s\n", var->name,
+               dctk_format_size(s->input_bytes, in, sizeof in), dctk_dtype_name(var->stored),
+               var->pack_type ? ", packed" : "", r, r < 1 ? ", larger than the input" : "");
+    }
     printf("%s: wrote %s/best_%s.json (indices %d %d %d for compress_with_optimal) and %s/results_%s.parquet\n",
            var->name, eo->where, var->name, b->c, b->f, b->s, eo->where, var->name);
     fflush(stdout); /* one field at a time, also when piped to a log */

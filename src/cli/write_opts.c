@@ -95,7 +95,9 @@ static dctk_status field_gates(const dctk_var *var, const dctk_best *best, const
     }
     if (!bg && dctk_gates_lossless(&asked) && best) asked.l1 = best->threshold; /* a best file of an older sweep */
     char source[256];
-    return dctk_gates_for(&asked, eo->spec, csv, var->name, var->units, g, source, sizeof source);
+    DCTK_TRY(dctk_gates_for(&asked, eo->spec, csv, var->name, var->units, g, source, sizeof source));
+    dctk_gates_packed(g, var);
+    return DCTK_OK;
 }
 
 /* Whether --combo comes with a threshold: its own gates or threshold, or a flag. */

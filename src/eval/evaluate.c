@@ -49,7 +49,7 @@ static dctk_codec_portability combo_level(const dctk_space *sp, int c, int f, in
 /* The row of a combo, with the codec JSON texts and its readable name (caller
  * frees the four strings with free_row). */
 static dctk_result_row make_row(const dctk_space *sp, const char *var, const dctk_combo_result *r) {
-    json_t *comp = dctk_space_compressor(sp, r->c, r->s), *ser = dctk_space_serializer(sp, r->f, r->s);
+    json_t *comp = dctk_space_compressor(sp, r->c, r->f, r->s), *ser = dctk_space_serializer(sp, r->f, r->s);
     const json_t *filt = r->f >= 0 ? sp->filt[r->f].codecs : NULL;
     dctk_result_row row = dctk_combo_row(r);
     row.var = var;
@@ -201,6 +201,8 @@ static dctk_status write_best(const char *dir, const char *var, const char *cons
     b.has_gates = true; /* every gate that was applied, and how the sweep measured, for the verification */
     b.gates = s->gates;
     b.metric_config = *cfg;
+    b.field_bytes = s->field_bytes;
+    b.input_bytes = s->input_bytes;
     char path[4096];
     dctk_status st = dctk_results_best_path(path, sizeof path, dir, var);
     if (st == DCTK_OK) st = best_texts(var, var_dims, sp, s, &b);
@@ -218,6 +220,7 @@ static dctk_status pick_threshold(const dctk_var *var, const dctk_evaluate_opts 
     const char *name = json_string_value(json_object_get(var->attrs, "GRIB_cfVarName"));
     DCTK_TRY(dctk_gates_for(&asked, o->spec, o->thresholds_csv, name ? name : var->name, var->units, &s->gates,
                             s->threshold_source, sizeof s->threshold_source));
+    dctk_gates_packed(&s->gates, var);
     s->threshold = s->gates.l1;
     return DCTK_OK;
 }
@@ -747,6 +750,16 @@ static void report_outside(const dctk_var *var, const void *sample, size_t n, co
                  "they do not count against any combo", var->name, out, n, g->phys_min, g->phys_max);
 }
 
+/* The space options of a field: the classes its spec entry gives, and its
+ * own packing when the file packs it. */
+static dctk_space_opts field_space(const dctk_evaluate_opts *o, const dctk_var *var) {
+    dctk_space_opts vs = dctk_spec_space(o->spec, var->name, &o->space);
+    vs.pack_type = var->pack_type;
+    vs.pack_scale = var->pack_scale;
+    vs.pack_offset = var->pack_offset;
+    return vs;
+}
+
 /* The first lossless compressor of the space a field without a sweep gets
  * (the family whose descriptor says default_lossless, when the class flags
  * allow it), or none. */
@@ -768,7 +781,7 @@ static dctk_status no_sweep(const dctk_var *var, const dctk_sample_stats *stats,
                             dctk_evaluate_summary *s) {
     dctk_space *sp = NULL;
     /* the space a sweep would have built, so compress_with_optimal resolves the same indices */
-    dctk_space_opts vs = dctk_spec_space(o->spec, var->name, &o->space);
+    dctk_space_opts vs = field_space(o, var);
     dctk_space_opts so = dctk_space_opts_for(&vs, &s->gates);
     DCTK_TRY(dctk_space_build(var->dtype, stats, &so, &sp));
     memcpy(s->fingerprint, sp->fingerprint, sizeof s->fingerprint);
@@ -841,7 +854,7 @@ static void say_over_limit(const dctk_var *var, const void *sample, const dctk_s
 static dctk_status sweep_sample(const dctk_var *var, const void *sample, const prepared *pr,
                                 const dctk_evaluate_opts *o, dctk_evaluate_summary *s) {
     dctk_space *sp = NULL;
-    dctk_space_opts vs = dctk_spec_space(o->spec, var->name, &o->space);
+    dctk_space_opts vs = field_space(o, var);
     dctk_space_opts so = dctk_space_opts_for(&vs, &s->gates);
     const char *spec = dctk_spec_path(o->spec);
     bool by_spec = spec && !strncmp(s->threshold_source, spec, strlen(spec));
@@ -913,6 +926,8 @@ dctk_status dctk_evaluate_variable(dctk_dataset *ds, size_t v, const dctk_evalua
     st = share_plan(o, st, s, &pr);
     s->plan = pr.plan;
     s->ndim = var->ndim;
+    s->field_bytes = dctk_shape_nelems(var->ndim, var->shape) * dctk_dtype_size(var->dtype);
+    s->input_bytes = var->input_bytes;
     memcpy(s->sample_shape, pr.plan.shape, sizeof pr.plan.shape);
     s->sample_bytes = pr.plan.nbytes;
     if (st == DCTK_OK && s->scan.constant) {
@@ -947,6 +962,6 @@ dctk_status dctk_space_for_field(dctk_dataset *ds, size_t v, const dctk_evaluate
     /* a constant field's best_{var}.json names a combo of the space built from the scan alone, as no_sweep does */
     if (scan->constant) dctk_sample_stats_of_scan(scan, &stats);
     const dctk_var *var = dctk_dataset_var(ds, v);
-    dctk_space_opts vs = dctk_spec_space(o->spec, var->name, &o->space);
+    dctk_space_opts vs = field_space(o, var);
     return dctk_space_build(var->dtype, &stats, &vs, sp);
 }

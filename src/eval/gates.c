@@ -9,6 +9,7 @@
  * is a gate like the others, and a budget in its own right: a field with
  * neither an L1 threshold nor an absolute one is lossless only, and a combo
  * is then kept only when it changed no value at all. */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -17,8 +18,11 @@
 
 dctk_gates dctk_gates_none(void) {
     return (dctk_gates){.l1 = NAN, .l2 = NAN, .linf = NAN, .bias = NAN, .abs_err = NAN, .pearson_min = NAN,
-                        .ssim_min = NAN, .phys_min = NAN, .phys_max = NAN, .phys_tol = 0, .q99 = NAN, .grad = NAN};
+                        .ssim_min = NAN, .phys_min = NAN, .phys_max = NAN, .phys_tol = 0, .q99 = NAN, .grad = NAN,
+                        .equiv_linf = NAN};
 }
+
+void dctk_gates_packed(dctk_gates *g, const dctk_var *var) { g->equiv_linf = var->pack_type ? FLT_EPSILON : NAN; }
 
 bool dctk_gates_lossless(const dctk_gates *g) { return isnan(g->l1) && isnan(g->abs_err); }
 
@@ -106,7 +110,7 @@ static bool at_least(double v, double min) { return isnan(min) || v >= min; }
 bool dctk_combo_keep(dctk_combo_result *r, const dctk_gates *g) {
     dctk_gates none = dctk_gates_none();
     if (!g) g = &none;
-    bool exact = r->l1_rel == 0 && r->linf_rel == 0;
+    bool exact = (r->l1_rel == 0 && r->linf_rel == 0) || r->linf_rel <= g->equiv_linf; /* NaN: off */
     bool lossless = dctk_gates_lossless(g);
     r->pass_l1 = lossless ? exact : isnan(g->l1) || r->l1_rel <= g->l1;
     r->pass_l2 = lossless || within(r->l2_rel, g->l2);
@@ -168,6 +172,7 @@ json_t *dctk_gates_json(const dctk_gates *g) {
     if (g->extremes) json_object_set_new(j, "q99", limit(!isnan(g->q99) ? g->q99 : 2 * g->l1));
     if (g->gradient) json_object_set_new(j, "gradient_threshold", limit(!isnan(g->grad) ? g->grad : 0.1));
     json_object_set_new(j, "lossless_only", json_boolean(dctk_gates_lossless(g)));
+    if (!isnan(g->equiv_linf)) json_object_set_new(j, "lossless_equivalent_linf", json_real(g->equiv_linf));
     return j;
 }
 
@@ -193,6 +198,7 @@ dctk_gates dctk_gates_from_json(const json_t *j) {
     g.gradient = json_is_true(json_object_get(j, "gradient"));
     g.q99 = num_or(j, "q99", g.extremes ? g.l1 : NAN);
     g.grad = num_or(j, "gradient_threshold", g.gradient ? g.l1 : NAN);
+    g.equiv_linf = num_or(j, "lossless_equivalent_linf", NAN);
     return g;
 }
 
@@ -204,6 +210,10 @@ static void put(char *buf, size_t cap, const char *what, double v) {
 void dctk_gates_describe(const dctk_gates *g, char *buf, size_t cap) {
     if (!cap) return;
     buf[0] = '\0';
+    if (dctk_gates_lossless(g) && !isnan(g->equiv_linf)) {
+        snprintf(buf, cap, "lossless or equivalent (relative Linf <= %.3g: the file's own packing)", g->equiv_linf);
+        return;
+    }
     if (dctk_gates_lossless(g)) {
         snprintf(buf, cap, "lossless only (no error allowed)");
         return;

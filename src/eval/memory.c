@@ -61,7 +61,7 @@ static dctk_codec *member(const json_t *list, size_t i) {
 
 /* The compressor chain c of the space after serializer s: at most two codecs. */
 static int chain_of(const dctk_space *sp, int c, int s, dctk_codec **cd) {
-    json_t *j = dctk_space_compressor(sp, c, s);
+    json_t *j = dctk_space_compressor(sp, c, -1, s);
     int n = 0;
     for (size_t i = 0; j && i < json_array_size(j) && n < 2; i++) cd[n++] = member(j, i);
     json_decref(j);

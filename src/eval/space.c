@@ -31,7 +31,7 @@ static dctk_status push(entry_list *l, json_t *codecs, const char *family, bool 
         l->v = v;
         l->cap = cap;
     }
-    l->v[l->n++] = (dctk_space_entry){codecs, family, lossy};
+    l->v[l->n++] = (dctk_space_entry){codecs, family, lossy, DCTK_DTYPE_INVALID};
     return DCTK_OK;
 }
 
@@ -127,7 +127,8 @@ static dctk_status build_category(entry_list *l, dctk_codec_kind k, const dctk_g
  * after a whole-chunk byte shuffle (DESIGN.md section 4). */
 static dctk_status build_all(entry_list cfs[3], dctk_dtype t, const dctk_sample_stats *st, const dctk_space_opts *o) {
     dctk_grid_in in = {.dtype = t, .mean = st->mean, .std = st->std, .min = st->min, .max = st->max,
-                       .absq01 = st->absq01};
+                       .absq01 = st->absq01, .pack_type = o->pack_type, .pack_scale = o->pack_scale,
+                       .pack_offset = o->pack_offset};
     DCTK_TRY(build_category(&cfs[0], DCTK_CODEC_BB, &in, o->compressor_class, o->with_lossy));
     in.after_shuffle = true;
     DCTK_TRY(build_category(&cfs[0], DCTK_CODEC_BB, &in, o->compressor_class, o->with_lossy));
@@ -163,6 +164,21 @@ void dctk_space_free(dctk_space *sp) {
     free(sp);
 }
 
+/* The type each filter emits, asked of the codec itself. */
+static dctk_status filter_types(dctk_space *sp) {
+    size_t one = 1;
+    dctk_chunk_spec in = dctk_spec_make(sp->dtype, 1, &one), out;
+    for (int f = 0; f < sp->nfilt; f++) {
+        dctk_codec *c = NULL;
+        dctk_status st = dctk_codec_from_json(json_array_get(sp->filt[f].codecs, 0), &c);
+        if (st == DCTK_OK) st = dctk_codec_out_spec(c, &in, &out);
+        dctk_codec_free(c);
+        sp->filt[f].out = st == DCTK_OK ? out.dtype : sp->dtype; /* a member that cannot run fails its combos */
+        if (st == DCTK_ERR_NOMEM) return st;
+    }
+    return DCTK_OK;
+}
+
 dctk_status dctk_space_build(dctk_dtype t, const dctk_sample_stats *st, const dctk_space_opts *o, dctk_space **out) {
     *out = NULL;
     DCTK_TRY(check_class("compressor", o->compressor_class, DCTK_CODEC_BB));
@@ -180,6 +196,7 @@ dctk_status dctk_space_build(dctk_dtype t, const dctk_sample_stats *st, const dc
     *sp = (dctk_space){t, cfs[0].v, cfs[1].v, cfs[2].v, cfs[0].n, cfs[1].n, cfs[2].n, class_none(o->compressor_class),
                        class_none(o->filter_class), class_none(o->serializer_class), "", ""};
     memcpy(sp->dropped, dropped, sizeof dropped);
+    if (rc == DCTK_OK) rc = filter_types(sp);
     if (rc != DCTK_OK) {
         dctk_space_free(sp);
         return rc;
@@ -215,10 +232,11 @@ bool dctk_space_has(const dctk_space *sp, int c, int f, int s) {
  * the array's element size after the plain bytes serializer, 1 after a
  * stream (no elements left to shuffle). Each codec adjusts itself
  * (dctk_codec_vt.resolve). */
-json_t *dctk_space_compressor(const dctk_space *sp, int c, int s) {
+json_t *dctk_space_compressor(const dctk_space *sp, int c, int f, int s) {
     if (c < 0) return NULL;
     json_t *chain = json_deep_copy(sp->comp[c].codecs);
-    size_t es = s >= 0 ? 1 : 0;
+    dctk_dtype packed = f >= 0 && sp->filt[f].out != sp->dtype ? sp->filt[f].out : DCTK_DTYPE_INVALID;
+    size_t es = s >= 0 ? 1 : dctk_dtype_size(packed);
     for (size_t i = 0; i < json_array_size(chain); i++) {
         json_t *cd = json_array_get(chain, i);
         const dctk_codec_vt *t = dctk_codec_type_of(cd);
@@ -264,11 +282,12 @@ json_t *dctk_space_pipeline(const dctk_space *sp, int c, int f, int s) {
     json_t *ser = dctk_space_serializer(sp, f, s);
     if (ser) json_array_extend(list, ser);
     json_decref(ser);
+    dctk_dtype bytes_of = f >= 0 ? sp->filt[f].out : sp->dtype;
     if (s >= 0) {
         /* the serializer is in */
-    } else if (dctk_dtype_size(sp->dtype) == 1) json_array_append_new(list, json_pack("{s:s}", "name", "bytes"));
+    } else if (dctk_dtype_size(bytes_of) == 1) json_array_append_new(list, json_pack("{s:s}", "name", "bytes"));
     else json_array_append_new(list, json_pack("{s:s,s:{s:s}}", "name", "bytes", "configuration", "endian", "little"));
-    json_t *comp = dctk_space_compressor(sp, c, s);
+    json_t *comp = dctk_space_compressor(sp, c, f, s);
     if (comp) json_array_extend(list, comp);
     json_decref(comp);
     return list;

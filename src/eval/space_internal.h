@@ -13,6 +13,7 @@ typedef struct dctk_space_entry {
     json_t *codecs;     /* a list of codec objects (compressors may be two: shuffle + compressor) */
     const char *family; /* "blosc", "bitround", "zfpy", ... */
     bool lossy;
+    dctk_dtype out;     /* filters: the type they emit (the field's unless they pack it into integers) */
 } dctk_space_entry;
 
 struct dctk_space {

@@ -254,7 +254,7 @@ static void make_chains(const sweep *sw, int f, int s, chain *ch, int *nch, int 
     dctk_status st = DCTK_OK;
     for (int c = -(int)sp->comp_none; c < sp->ncomp && st == DCTK_OK; c++) {
         if (!wanted(sw, c, f, s)) continue; /* building codecs costs more than a small part's run */
-        json_t *j = dctk_space_compressor(sp, c, s);
+        json_t *j = dctk_space_compressor(sp, c, f, s);
         char *txt = j ? json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(17)) : strdup("none");
         int k = 0;
         while (k < n && strcmp(texts[k], txt) != 0) k++;

@@ -134,6 +134,14 @@ dctk_status dctk_cf_plan(dctk_dtype stored, const json_t *attrs, dctk_cf *cf, js
     return DCTK_OK;
 }
 
+void dctk_cf_packing(const dctk_cf *cf, dctk_var *v) {
+    bool packed = !dctk_dtype_is_float(cf->in) && (cf->has_scale || cf->has_offset) && dctk_dtype_is_float(cf->out) &&
+                  isfinite(cf->scale) && cf->scale != 0 && isfinite(cf->offset);
+    v->pack_type = packed ? cf->in : DCTK_DTYPE_INVALID;
+    v->pack_scale = packed ? cf->scale : 1;
+    v->pack_offset = packed ? cf->offset : 0;
+}
+
 bool dctk_cf_is_identity(const dctk_cf *cf) {
     /* _Unsigned alone keeps the bytes: only the type name changes */
     return cf->nfill == 0 && !cf->has_scale && !cf->has_offset;

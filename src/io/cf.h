@@ -47,6 +47,11 @@ typedef struct dctk_cf {
  * packing attribute is not numeric or is not a single value. */
 dctk_status dctk_cf_plan(dctk_dtype stored, const json_t *attrs, dctk_cf *cf, json_t **exposed);
 
+/* Packed storage: an integer type with scale_factor or add_offset, decoded
+ * to a float type. Sets v->pack_type, pack_scale and pack_offset (pack_type
+ * DCTK_DTYPE_INVALID when cf is no packing). */
+void dctk_cf_packing(const dctk_cf *cf, dctk_var *v);
+
 /* True when decoding leaves the stored bytes as they are. */
 bool dctk_cf_is_identity(const dctk_cf *cf);
 

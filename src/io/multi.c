@@ -230,6 +230,23 @@ static dctk_status multi_read(dctk_dataset *ds, size_t i, const size_t *start, c
 
 static const dctk_dataset_ops multi_ops = {.close = multi_close, .read = multi_read, .concurrent = false};
 
+/* A variable joined along time: packed only when every file packs it alike
+ * (the codes of one file mean other values in another); its input bytes
+ * are those of all files, unknown when one file's are. */
+static void join_packing(const multi *mu, dctk_var *v) {
+    uint64_t bytes = 0;
+    bool same = true, known = true;
+    for (size_t k = 0; k < mu->n; k++) {
+        const dctk_var *b = dctk_dataset_var(mu->m[k], var_in(mu->m[k], v->name));
+        same = same && b->pack_type == v->pack_type && b->pack_scale == v->pack_scale &&
+               b->pack_offset == v->pack_offset;
+        known = known && b->input_bytes > 0;
+        bytes += b->input_bytes;
+    }
+    if (!same) v->pack_type = DCTK_DTYPE_INVALID, v->pack_scale = 1, v->pack_offset = 0;
+    v->input_bytes = known ? bytes : 0;
+}
+
 /* The first file's variables, those along time with the length of all. */
 static dctk_status copy_vars(dctk_dataset *ds, const multi *mu) {
     const dctk_dataset *a = mu->m[0];
@@ -241,6 +258,7 @@ static dctk_status copy_vars(dctk_dataset *ds, const multi *mu) {
         v->attrs = json_deep_copy(a->vars[i].attrs);
         for (int d = 0; d < v->ndim; d++) v->dims[d] = strdup(a->vars[i].dims[d]);
         if (mu->joined[i]) v->shape[0] = mu->first[mu->n];
+        if (mu->joined[i]) join_packing(mu, v);
         const char *u = json_string_value(json_object_get(v->attrs, "units"));
         v->units = u ? u : "";
         if (!v->name || !v->attrs) return DCTK_NOMEM();

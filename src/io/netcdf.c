@@ -21,6 +21,7 @@
 #include <fcntl.h>
 #include <math.h>
 #include <netcdf.h>
+#include <netcdf_filter.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -195,6 +196,19 @@ static dctk_status fill_dims(const char *path, int ncid, const char *vname, int 
     return DCTK_OK;
 }
 
+/* The bytes the file spends on a variable's values when it keeps them
+ * plain (every classic file; a netCDF-4 variable without compression
+ * filters); 0 when a filter compresses them: libnetcdf does not say how much
+ * space the compressed chunks take. */
+static uint64_t plain_bytes(const nc_impl *im, int varid, const dctk_var *v) {
+    size_t nfilters = 0;
+    if (!im->layout && nc_inq_var_filter_ids(im->ncid, varid, &nfilters, NULL) != NC_NOERR) return 0;
+    if (nfilters) return 0;
+    uint64_t n = dctk_dtype_size(v->stored);
+    for (int d = 0; d < v->ndim; d++) n *= v->shape[d];
+    return n;
+}
+
 /* Fill ds->vars[ds->nvars] for netCDF variable varid and count it, or list
  * it as unsupported. */
 static dctk_status add_var(dctk_dataset *ds, nc_impl *im, int varid) {
@@ -224,6 +238,8 @@ static dctk_status add_var(dctk_dataset *ds, nc_impl *im, int varid) {
     v->has_fill = im->cf[k].nfill > 0;
     v->fill = NAN;
     v->is_coord = ndims == 1 && strcmp(v->dims[0], name) == 0;
+    dctk_cf_packing(&im->cf[k], v);
+    v->input_bytes = plain_bytes(im, varid, v);
     const char *u = json_string_value(json_object_get(v->attrs, "units"));
     v->units = u ? u : "";
     return DCTK_OK;

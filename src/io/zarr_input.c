@@ -78,6 +78,7 @@ static dctk_status fill_var(dctk_var *var, zin_var *v, const char *name) {
     var->stored = m->dtype;
     var->dtype = v->cf.out;
     var->is_coord = m->ndim == 1 && !strcmp(var->dims[0], name);
+    dctk_cf_packing(&v->cf, var);
     var->has_fill = v->cf.nfill > 0 || dctk_dtype_is_float(var->dtype);
     var->fill = NAN;
     var->units = json_string_value(json_object_get(var->attrs, "units"));

@@ -163,6 +163,11 @@ static json_t *best_json(const dctk_best *b) {
         json_object_set_new(j, "gates", dctk_gates_json(&b->gates));
         json_object_set_new(j, "metric_config", metric_config_json(&b->metric_config));
     }
+    if (b->input_bytes && b->field_bytes) {
+        json_object_set_new(j, "field_bytes", json_integer((json_int_t)b->field_bytes));
+        json_object_set_new(j, "input_bytes", json_integer((json_int_t)b->input_bytes));
+        json_object_set_new(j, "ratio_vs_input", num(b->combo.ratio * (double)b->input_bytes / (double)b->field_bytes));
+    }
     return j;
 }
 
@@ -271,6 +276,11 @@ static void read_gates(reader *r, const json_t *o, dctk_best *b) {
     if (isnan(c->extremes_cut)) c->extremes_cut = INFINITY;
 }
 
+static uint64_t count_key(reader *r, const json_t *o, const char *key) {
+    const json_t *v = get(r, o, key, json_is_integer(json_object_get(o, key)));
+    return v && json_integer_value(v) > 0 ? (uint64_t)json_integer_value(v) : 0;
+}
+
 static void read_best(reader *r, const json_t *o, dctk_best *b) {
     b->var = str_key(r, o, "var");
     read_combo(r, o, &b->combo);
@@ -285,6 +295,8 @@ static void read_best(reader *r, const json_t *o, dctk_best *b) {
     read_levels(r, o, b);
     b->name = str_key(r, o, "name");
     read_gates(r, o, b);
+    b->field_bytes = count_key(r, o, "field_bytes");
+    b->input_bytes = count_key(r, o, "input_bytes");
 }
 
 static dctk_status from_json(const json_t *j, const char *origin, dctk_best *b) {

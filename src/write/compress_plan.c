@@ -265,6 +265,13 @@ void dctk_compress_record(compress_job *j, const char *var, const char *status, 
     json_t *p = python_record(status, why, source, best, r, wall_s);
     if (f) stamp(j, f);
     if (p) stamp(j, p);
+    /* the ratio against the variable's bytes in the input file, when the reader knows them */
+    bool known = wrote && r->input_bytes && r->bytes_out;
+    if (f) json_object_set_new(f, "input_bytes", known ? json_integer((json_int_t)r->input_bytes) : json_null());
+    if (f) json_object_set_new(f, "stored_bytes", wrote ? json_integer((json_int_t)r->bytes_out) : json_null());
+    if (f)
+        json_object_set_new(f, "ratio_vs_input", known ? json_real((double)r->input_bytes / (double)r->bytes_out)
+                                                       : json_null());
     if (f) json_object_set_new(j->fields, var, f);
     if (p) json_object_set_new(j->results, var, p);
     free(name);

@@ -302,6 +302,7 @@ static dctk_status write_array(dctk_dataset *ds, size_t v, dctk_store *store, co
     r->bytes_in = ws.bytes_in;
     r->bytes_out = ws.bytes_out;
     r->ratio = ws.bytes_out ? (double)ws.bytes_in / (double)ws.bytes_out : INFINITY;
+    r->input_bytes = dctk_dataset_var(ds, v)->input_bytes;
     return st;
 }
 

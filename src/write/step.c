@@ -181,6 +181,10 @@ static dctk_status say_report(const dctk_write_step *w, const dctk_var *var, con
                  dctk_format_size(r->bytes_out, out, sizeof out), r->ratio,
                  r->write_s > 0 ? (double)r->bytes_in / 1e6 / r->write_s : 0.0);
     free(name);
+    if (wrote && r->input_bytes)
+        dctk_say(w, DCTK_SAY_OUT, "%s: against its %s in the input file: ratio %.3f%s\n", var->name,
+                 dctk_format_size(r->input_bytes, in, sizeof in), (double)r->input_bytes / (double)r->bytes_out,
+                 r->bytes_out > r->input_bytes ? ": the store is larger than the input" : "");
     if (wrote) st = report_drift(w, var, store, best, r, st);
     if (r->verified)
         dctk_say(w, DCTK_SAY_OUT, "%s: %s: relative L1 %.3e, L2 %.3e, Linf %.3e, max abs error %.3g%s%s%s\n",

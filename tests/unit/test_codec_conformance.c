@@ -221,7 +221,7 @@ typedef struct {
 
 static void add_space_members(configs *cf, const dctk_codec_vt *vt, dctk_dtype t) {
     dctk_sample_stats st = {.n = 1, .nfinite = 1, .mean = 280, .std = 10, .min = 250, .max = 310, .absq01 = 251};
-    dctk_space_opts o = {"none", "all", "all", true};
+    dctk_space_opts o = {.compressor_class = "none", .filter_class = "all", .serializer_class = "all", .with_lossy = true};
     dctk_space *sp = NULL;
     assert_int_equal(dctk_space_build(t, &st, &o, &sp), DCTK_OK);
     const dctk_space_entry *lists[2] = {sp->filt, sp->ser};
@@ -277,7 +277,7 @@ static void space_accepted(void **state) {
     (void)state;
     static const dctk_dtype types[] = {DCTK_FLOAT32, DCTK_FLOAT64, DCTK_INT16, DCTK_INT32, DCTK_INT64, DCTK_UINT8};
     dctk_sample_stats st = {.n = 1, .nfinite = 1, .mean = 280, .std = 10, .min = 250, .max = 310, .absq01 = 251};
-    dctk_space_opts o = {NULL, NULL, NULL, true};
+    dctk_space_opts o = {.with_lossy = true};
     for (size_t k = 0; k < sizeof types / sizeof types[0]; k++) {
         dctk_space *sp = NULL;
         assert_int_equal(dctk_space_build(types[k], &st, &o, &sp), DCTK_OK);

@@ -33,7 +33,7 @@ static void stats_skip_non_finite(void **state) {
 
 static dctk_space *space_for(dctk_dtype t, const char *c, const char *f, const char *s, bool lossy) {
     dctk_sample_stats st = {.n = 10, .nfinite = 10, .mean = 280, .std = 10, .min = 250, .max = 310, .absq01 = 251};
-    dctk_space_opts o = {c, f, s, lossy};
+    dctk_space_opts o = {.compressor_class = c, .filter_class = f, .serializer_class = s, .with_lossy = lossy};
     dctk_space *sp = NULL;
     assert_int_equal(dctk_space_build(t, &st, &o, &sp), DCTK_OK);
     return sp;
@@ -82,7 +82,7 @@ static void space_sizes(void **state) {
     assert_int_equal(dctk_space_ncombos(sp), 8 * 1 * 9);
     dctk_space_free(sp);
     dctk_sample_stats st = {0};
-    dctk_space_opts bad = {"snappy", NULL, NULL, true};
+    dctk_space_opts bad = {.compressor_class = "snappy", .with_lossy = true};
     assert_int_equal(dctk_space_build(DCTK_FLOAT32, &st, &bad, &sp), DCTK_ERR_ARG);
     assert_non_null(strstr(dctk_detail(), "blosc"));
 }
@@ -124,12 +124,12 @@ static void space_error_bounded(void **state) {
     assert_int_equal(sp->nser, 8);
     assert_false(sp->ser_none);
     dctk_space_free(sp);
-    dctk_space_opts bad = {"zstd,snappy", NULL, NULL, true};
+    dctk_space_opts bad = {.compressor_class = "zstd,snappy", .with_lossy = true};
     assert_int_equal(dctk_space_build(DCTK_FLOAT32, &st0, &bad, &sp), DCTK_ERR_ARG);
     assert_non_null(strstr(dctk_detail(), "'snappy'"));
     /* a constant sample has no range to take a bound from */
     dctk_sample_stats st = {.n = 10, .nfinite = 10, .mean = 5, .min = 5, .max = 5};
-    dctk_space_opts o = {"none", "none", "sz", true};
+    dctk_space_opts o = {.compressor_class = "none", .filter_class = "none", .serializer_class = "sz", .with_lossy = true};
     assert_int_equal(dctk_space_build(DCTK_FLOAT32, &st, &o, &sp), DCTK_OK);
     assert_int_equal(sp->nser, 0);
     dctk_space_free(sp);
@@ -154,7 +154,7 @@ static void space_order_and_resolution(void **state) {
     dctk_space_combo(sp, 12 * 39, &c, &f, &s);
     assert_true(c == 0 && f == -1 && s == -1);
     /* blosc blosclz 1 auto: byte shuffle of 4-byte elements after bytes, bit shuffle after zfp */
-    char *a = dump(dctk_space_compressor(sp, 0, -1)), *b = dump(dctk_space_compressor(sp, 0, 0));
+    char *a = dump(dctk_space_compressor(sp, 0, -1, -1)), *b = dump(dctk_space_compressor(sp, 0, -1, 0));
     assert_non_null(strstr(a, "\"shuffle\":\"shuffle\""));
     assert_non_null(strstr(a, "\"typesize\":4"));
     assert_non_null(strstr(b, "\"shuffle\":\"bitshuffle\""));
@@ -162,8 +162,8 @@ static void space_order_and_resolution(void **state) {
     free(a), free(b);
     /* the shuffled zstd variants lose their shuffle after a zfp stream */
     int zs = 60 + 19 + 3; /* shuffle + zstd 0 */
-    a = dump(dctk_space_compressor(sp, zs, -1));
-    b = dump(dctk_space_compressor(sp, zs, 0));
+    a = dump(dctk_space_compressor(sp, zs, -1, -1));
+    b = dump(dctk_space_compressor(sp, zs, -1, 0));
     assert_non_null(strstr(a, "numcodecs.shuffle"));
     assert_null(strstr(b, "numcodecs.shuffle"));
     free(a), free(b);
@@ -174,7 +174,7 @@ static void space_order_and_resolution(void **state) {
     dctk_space *sp2 = space_for(DCTK_FLOAT32, NULL, NULL, NULL, true);
     assert_string_equal(sp->fingerprint, sp2->fingerprint);
     dctk_sample_stats st = {.n = 10, .nfinite = 10, .mean = 281, .std = 10, .min = 250, .max = 310, .absq01 = 251};
-    dctk_space_opts o = {NULL, NULL, NULL, true};
+    dctk_space_opts o = {.with_lossy = true};
     dctk_space *sp3;
     assert_int_equal(dctk_space_build(DCTK_FLOAT32, &st, &o, &sp3), DCTK_OK);
     assert_string_not_equal(sp->fingerprint, sp3->fingerprint);

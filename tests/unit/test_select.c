@@ -292,7 +292,7 @@ static void codec_list_names(void **state) {
             for (int s = -1; s < sp->nser; s++) {
                 int c = comps[k];
                 if (!dctk_space_has(sp, c, f, s)) continue;
-                json_t *comp = dctk_space_compressor(sp, c, s), *ser = dctk_space_serializer(sp, f, s);
+                json_t *comp = dctk_space_compressor(sp, c, f, s), *ser = dctk_space_serializer(sp, f, s);
                 json_t *codecs = dctk_space_pipeline(sp, c, f, s);
                 char *a = dctk_pipeline_name(comp, f >= 0 ? sp->filt[f].codecs : NULL, ser);
                 char *b = dctk_codecs_name(codecs);

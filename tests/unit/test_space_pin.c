@@ -61,7 +61,7 @@ static uint64_t resolved_hash(const dctk_space *sp) {
 /* Prints the space's figures (to update by hand only with a reason), then
  * returns whether they match the pin. */
 static bool matches(const pin *p) {
-    dctk_space_opts o = {NULL, NULL, NULL, p->lossy};
+    dctk_space_opts o = {.with_lossy = p->lossy};
     dctk_space *sp = NULL;
     assert_int_equal(dctk_space_build(p->t, &stats, &o, &sp), DCTK_OK);
     char res[32];
