@@ -121,7 +121,7 @@ static int serve(const cli_cmd *cmd, int argc, char **argv, bool vcluster) {
         return 2;
     }
     static const char *const sweep_skip[] = {"--where-to-write", "--field-to-compress", "--resume", "--allow-shared-node",
-                                             "--allow-multi-rank-per-node", "--verbose", "--thresholds-table", NULL};
+                                             "--allow-multi-rank-per-node", "--threads", "--codec-threads", "--verbose", "--thresholds-table", NULL};
     static const char *const write_skip[] = {"--combo", NULL}, *const none[] = {NULL};
     /* the budget first, then the sample and the space */
     static const char *const sweep_first[] = {"--l1-threshold", "--abs-error", "--spec", "--eval-data-size-limit",

@@ -20,6 +20,7 @@ void sweep_cli_defaults(sweep_cli *o) {
     o->with_lossy = true;
     o->pearson_min = o->ssim_min = o->phys_min = o->phys_max = o->abs_err = NAN;
     o->q99 = o->grad = NAN;
+    o->codec_threads = 1;
     o->l2_gate = o->linf_gate = o->bias_gate = o->grad_shortcircuit = true;
 }
 
@@ -101,6 +102,11 @@ int sweep_cli_eval_opts(const char *cmd, const sweep_cli *o, dctk_evaluate_opts 
     dctk_oversub_mode mode;
     if (dctk_oversub_mode_parse(o->oversub, &mode) != DCTK_OK) return cli_fail(cmd, DCTK_ERR_ARG);
     if (dctk_oversubscription_check(mode) != DCTK_OK) return cli_fail(cmd, DCTK_ERR_ARG);
+    if (o->codec_threads != 1) {
+        fprintf(stderr, "dc_toolkit %s: --codec-threads takes 1 only: each codec call runs on one of the "
+                        "--threads-per-rank threads (give more of those instead)\n", cmd);
+        return 2;
+    }
     if (o->threads < 0 || o->threads > 4096) {
         fprintf(stderr, "dc_toolkit %s: --threads-per-rank must be between 1 and 4096\n", cmd);
         return 2;

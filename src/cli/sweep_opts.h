@@ -30,6 +30,7 @@ typedef struct sweep_cli {
     double q99, grad;                   /* --q99-threshold, --gradient-threshold; NaN: not given */
     bool l2_gate, linf_gate, bias_gate; /* the Python tool's --no-l2-gate & co. */
     bool grad_shortcircuit;             /* the Python tool's; nothing to skip here */
+    long codec_threads;                 /* the Python tool's --codec-threads: 1 only */
     const char *search;
     long max_evals;
     dctk_par *par; /* set by sweep_cli_par_begin */
@@ -133,12 +134,9 @@ void sweep_cli_spec_check(const dctk_spec *spec, const dctk_dataset *ds);
     {"--max-inner-chunk-mib", NO_SPLIT_HERE}, {"--spatial-split", NO_SPLIT_HERE},                                  \
     {"--no-spatial-split", NO_SPLIT_HERE},                                                                         \
     {"--memory-threshold", "--max-memory SIZE (a size; default 0.8 x the cgroup limit or physical memory)"},      \
-    {"--threads", "--threads-per-rank N"},                                                                         \
     {"--with-ebcc", "not taken yet: --serializer-class ebcc sweeps our EBCC-style dctk.ebcc"},                   \
     {"--without-ebcc", "not taken yet: --serializer-class ebcc sweeps our EBCC-style dctk.ebcc"},                \
     {"--vertical-floor", "not taken yet: the cascade policy keeps levels by its own floor"},                     \
-    {"--no-resume", "not needed: a sweep starts fresh unless --resume"},                                          \
-    {"--codec-threads", "not needed: each codec call runs on one of our --threads-per-rank threads"},             \
     {"--no-allow-multi-rank-per-node", "not needed: one rank per node is the default"},                          \
     {"--requirements", "not taken yet: give the entry's error as --abs-error or --l1-threshold"},                \
     {"--requirements-unit-factor", "not taken yet: give the entry's error as --abs-error or --l1-threshold"},    \
@@ -152,6 +150,10 @@ void sweep_cli_spec_check(const dctk_spec *spec, const dctk_dataset *ds);
     SPACE_CLI_CLASSES(o),                                                                                          \
     {"--threads-per-rank", NULL, OPT_INT, &(o).threads, "N",                                                       \
      "worker threads (default: the cores this process may use)"},                                               \
+    {"--threads", NULL, OPT_INT, &(o).threads, "N", "the Python tool's name of --threads-per-rank"},             \
+    {"--codec-threads", NULL, OPT_INT, &(o).codec_threads, "N",                                                    \
+     "the Python tool's threads inside one codec call: 1 only (default 1): each call runs on one of the "        \
+     "--threads-per-rank threads"},                                                                              \
     MEMORY_CLI_OPT(o.max_memory),                                                                                  \
     OVERSUB_CLI_OPTS(o),                                                                                           \
     GATE_CLI_OPTS(o),                                                                                              \
@@ -162,8 +164,9 @@ void sweep_cli_spec_check(const dctk_spec *spec, const dctk_dataset *ds);
      "every combo on all of it"},                                                                                  \
     {"--max-evals", NULL, OPT_INT, &(o).max_evals, "N",                                                            \
      "adaptive: at most N combos measured on the whole sample, the most promising first"},                        \
-    {"--resume", NULL, OPT_BOOL, &(o).resume, NULL,                                                                \
-     "continue a sweep that was stopped, from its config_space CSV (one process)"},                               \
+    {"--resume", "--no-resume", OPT_BOOL, &(o).resume, NULL,                                                       \
+     "continue a sweep that was stopped, from its config_space CSV (one process; default: start afresh, "        \
+     "--no-resume as the Python tool's)"},                                                                       \
     {"--allow-shared-node", NULL, OPT_BOOL, &(o).allow_shared_node, NULL,                                          \
      "under MPI, allow several ranks on one node (tests); default: one rank per node"},                          \
     {"--allow-multi-rank-per-node", NULL, OPT_BOOL, &(o).allow_shared_node, NULL,                                  \
