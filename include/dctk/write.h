@@ -139,14 +139,15 @@ DCTK_API dctk_status dctk_merge_fields(dctk_dataset *ds, const char *store_path,
  * input's (else the first difference, naming store, variable and index, and
  * nothing written). Each field is grown by writing only the shards from the
  * first one the new steps touch, with the stored codecs, chunks and shards,
- * staged and verified (masks, lossless exactness, the relative L1 threshold
- * of the array's provenance) before they are moved in and its zarr.json
+ * staged and verified (masks, lossless exactness, the relative L1 bound given
+ * or the threshold of the array's provenance) before they are moved in and its zarr.json
  * names the new shape; the coordinates along time are rewritten exactly; the
  * merge then consolidates. Fields already as long as the input are left
  * alone, so a run cut anywhere is finished by running it again. */
 typedef struct dctk_append_opts {
     int threads;
     bool verify;
+    double bound_l1; /* the relative L1 bound of the new shards; NaN: the threshold the provenance records */
     /* After each data variable: had its stored steps before; r the append's
      * report (NULL when there was nothing to add); st its status. May be NULL. */
     void (*notify)(void *user, const dctk_var *var, size_t had, const dctk_write_report *r, dctk_status st);

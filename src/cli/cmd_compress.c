@@ -138,7 +138,7 @@ static int append_dataset(const char *cmd, const char *dataset) {
     dctk_status st = dctk_dataset_open(dataset, &ds);
     if (st == DCTK_OK) st = dctk_store_path_for(so.where, dataset, store, sizeof store);
     dctk_append_opts ao = {.threads = wo.threads ? (int)wo.threads : dctk_available_cores(), .verify = wo.verify,
-                           .notify = append_notify};
+                           .bound_l1 = so.override_l1, .notify = append_notify};
     if (st == DCTK_OK) st = dctk_append_dataset(ds, store, &ao);
     dctk_dataset_close(ds);
     if (st != DCTK_OK) return cli_fail(cmd, st);

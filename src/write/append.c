@@ -247,7 +247,8 @@ dctk_status dctk_append_dataset(dctk_dataset *ds, const char *store_path, const 
         memset(&r, 0, sizeof r);
         if (f[v].had < var->shape[0]) {
             dctk_write_opts o = {.store_path = store_path, .threads = ao->threads, .verify = ao->verify,
-                                 .bound_l1 = stored_threshold(dctk_zarr_get_meta(f[v].a))};
+                                 .bound_l1 = isnan(ao->bound_l1) ? stored_threshold(dctk_zarr_get_meta(f[v].a))
+                                                             : ao->bound_l1};
             st = append_field(ds, v, store, f[v].a, f[v].had, &o, &r);
         }
         if (ao->notify) ao->notify(ao->user, var, f[v].had, f[v].had < var->shape[0] ? &r : NULL, st);

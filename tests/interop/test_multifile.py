@@ -18,7 +18,8 @@ netCDF4 as 12 monthly files and as one file of 12 months.
   the shard the new month touches is written (the others keep their inodes),
   a partial last shard again whole; a second --append has nothing to add; a
   run whose time does not continue the store, --pipeline with --append and a
-  missing store are refused with one line, the store unchanged; the state a
+  missing store are refused with one line, the store unchanged, and so are
+  a lossy field's new shards that miss the --l1-threshold given; the state a
   cut append leaves (its shard moved in, zarr.json not yet grown, a stage
   left) reads as the 12 months, and running --append again completes it.
 """
@@ -237,6 +238,21 @@ for n in ("fice", "time"):
 code, out, _ = run("compress", glob13, "--where-to-write", grown, "--append", *SHARDED)
 check(code == 0 and "nothing to append" in out, "a second append: exit %d: %s" % (code, out[-300:]))
 same_store(os.path.join(tmp, "one13", "single13.zarr"), store, "appended twice")
+
+# a lossy field's new shards judged by the bound given: missed, nothing moved in
+LOSSY = '{"filter": {"name": "numcodecs.bitround", "configuration": {"keepbits": 8}}, "serializer": null, ' \
+        '"compressor": {"name": "zstd", "configuration": {"level": 3}}}'
+tight = os.path.join(tmp, "tight")
+code, _, err = run("compress", os.path.join(months, "fice_*.nc"), "--where-to-write", tight, "--pipeline", LOSSY,
+                   *SHARDED)
+check(code == 0, "lossy compress of the 12 files: exit %d: %s" % (code, err[-500:]))
+before = files(os.path.join(tight, "fice.zarr"))
+code, _, err = run("compress", glob13, "--where-to-write", tight, "--append", "--l1-threshold", "1e-6", *SHARDED)
+check(code != 0 and "exceeds the bound 1.000e-06" in err, "a lossy append over its bound: exit %d: %s" %
+      (code, err[-300:]))
+check(files(os.path.join(tight, "fice.zarr")) == before, "a lossy append over its bound changed the store")
+check(not [n for n in os.listdir(os.path.join(tight, "fice.zarr")) if n.startswith(".")],
+      "a refused append left %r" % os.listdir(os.path.join(tight, "fice.zarr")))
 
 # what a cut append leaves: the grown shard moved in, zarr.json and the coordinates not yet, a stage
 cut = os.path.join(tmp, "cut")
