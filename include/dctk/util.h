@@ -27,6 +27,11 @@ DCTK_API bool dctk_dynlib_load(const char *soname, const char *what, const char 
 DCTK_API dctk_status dctk_parse_size(const char *s, uint64_t *out);
 /* "1.50 GiB" style, into buf. Returns buf. */
 DCTK_API char *dctk_format_size(uint64_t bytes, char *buf, size_t cap);
+/* A field's units after a number, into buf: " K"; "" for none; and for units
+ * that read as a byte size ("MB" for millibar, "kB"), " MB (the field's
+ * units)", so that they are not taken for the sizes printed beside them.
+ * Returns buf. */
+DCTK_API char *dctk_units_after_number(const char *units, char *buf, size_t cap);
 
 /* --- logging ---------------------------------------------------------- */
 typedef enum { DCTK_LOG_DEBUG = 0, DCTK_LOG_INFO, DCTK_LOG_WARN, DCTK_LOG_ERROR } dctk_log_level;

@@ -218,9 +218,11 @@ static dctk_status choose_slice(dctk_dataset *ds, size_t v, const dctk_pipeline 
     DCTK_TRY(worst_slice(ds, v, p, k, &worst));
     slice_name(var, *k, at, sizeof at);
     if (worst == 0) snprintf(why, cap, "%s%sexact on all %zu slice(s): every error is 0", at, *at ? ": " : "", n);
-    else
-        snprintf(why, cap, "%s%sthe largest max abs error of %zu slice(s), %.3g%s%s", at, *at ? ": " : "", n, worst,
-                 var->units[0] ? " " : "", var->units);
+    else {
+        char un[96];
+        snprintf(why, cap, "%s%sthe largest max abs error of %zu slice(s), %.3g%s", at, *at ? ": " : "", n, worst,
+                 dctk_units_after_number(var->units, un, sizeof un));
+    }
     return DCTK_OK;
 }
 

@@ -225,7 +225,6 @@ static void show_progress(void *user, size_t done, size_t total) {
     cli_test_hold(p->var, p->phase, done);
 }
 
-static const char *units_sep(const dctk_var *var) { return var->units && var->units[0] ? " " : ""; }
 
 static void print_summary(const dctk_var *var, const dctk_evaluate_opts *eo, const dctk_evaluate_summary *s) {
     char sh[128], sz[32], th[32] = "none", counts[160];
@@ -240,7 +239,9 @@ static void print_summary(const dctk_var *var, const dctk_evaluate_opts *eo, con
     printf("%s: %zu combos on a sample %s (%s) in %.1f s; %s; threshold %s (%s)", var->name, s->ncombos,
            dctk_shape_str(var->ndim, s->sample_shape, sh, sizeof sh), dctk_format_size(s->sample_bytes, sz, sizeof sz),
            s->seconds, counts, th, s->threshold_source);
-    if (!isnan(s->gates.abs_err)) printf("; max abs error %.6g%s%s", s->gates.abs_err, units_sep(var), var->units);
+    char un[96];
+    dctk_units_after_number(var->units, un, sizeof un);
+    if (!isnan(s->gates.abs_err)) printf("; max abs error %.6g%s", s->gates.abs_err, un);
     putchar('\n');
     if (eo->search == DCTK_SEARCH_ADAPTIVE && s->nmeasured + s->nleft < s->ncombos)
         printf("%s: adaptive search: %zu combos measured on the whole sample, the other %zu pruned on parts of it "
@@ -252,9 +253,8 @@ static void print_summary(const dctk_var *var, const dctk_evaluate_opts *eo, con
     }
     const dctk_combo_result *b = &s->best_row;
     /* the pipeline by name; the indices only where a command takes them; the worst error in the field's units */
-    printf("%s: best combo %s; ratio %.3f, relative L1 %.3e, L2 %.3e, Linf %.3e, max abs error %.6g%s%s\n",
-           var->name, s->best_name, b->ratio, b->l1_rel, b->l2_rel, b->linf_rel, b->max_abs_err, units_sep(var),
-           var->units);
+    printf("%s: best combo %s; ratio %.3f, relative L1 %.3e, L2 %.3e, Linf %.3e, max abs error %.6g%s\n",
+           var->name, s->best_name, b->ratio, b->l1_rel, b->l2_rel, b->linf_rel, b->max_abs_err, un);
     if (s->input_bytes && s->field_bytes) {
         double r = b->ratio * (double)s->input_bytes / (double)s->field_bytes;
         char in[32];

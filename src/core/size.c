@@ -60,3 +60,12 @@ char *dctk_format_size(uint64_t bytes, char *buf, size_t cap) {
     else snprintf(buf, cap, "%.2f %s", v, names[u]);
     return buf;
 }
+
+char *dctk_units_after_number(const char *units, char *buf, size_t cap) {
+    static const char *const sizes[] = {"B", "KB", "MB", "GB", "TB", "PB", "KIB", "MIB", "GIB", "TIB", "PIB"};
+    bool like_size = false;
+    for (size_t i = 0; units && i < sizeof sizes / sizeof sizes[0]; i++) like_size = like_size || !strcasecmp(units, sizes[i]);
+    if (!units || !units[0]) snprintf(buf, cap, "%s", "");
+    else snprintf(buf, cap, like_size ? " %s (the field's units)" : " %s", units);
+    return buf;
+}

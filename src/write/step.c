@@ -174,9 +174,10 @@ static dctk_status say_report(const dctk_write_step *w, const dctk_var *var, con
     /* an array that was not written (bytes_in counts what was attempted) is not reported as written */
     bool wrote = r->bytes_in && (st == DCTK_OK || r->verified);
     char *name = wrote ? dctk_codecs_name(codecs) : NULL;
+    /* a write verification refused is not "wrote": it says what was tried, the next line why it is not kept */
     if (wrote)
-        dctk_say(w, DCTK_SAY_OUT, "%s: wrote %s/%s with %s (chunks %s, shards %s): %s -> %s, ratio %.3f, %.1f MB/s\n",
-                 var->name, store, var->name, name ? name : "?", dctk_shape_str(r->ndim, r->chunk, ch, sizeof ch),
+        dctk_say(w, DCTK_SAY_OUT, "%s: %s %s/%s with %s (chunks %s, shards %s): %s -> %s, ratio %.3f, %.1f MB/s\n",
+                 var->name, st == DCTK_OK ? "wrote" : "tried (verification refused it)", store, var->name, name ? name : "?", dctk_shape_str(r->ndim, r->chunk, ch, sizeof ch),
                  dctk_shape_str(r->ndim, r->shard, sh, sizeof sh), dctk_format_size(r->bytes_in, in, sizeof in),
                  dctk_format_size(r->bytes_out, out, sizeof out), r->ratio,
                  r->write_s > 0 ? (double)r->bytes_in / 1e6 / r->write_s : 0.0);
@@ -186,10 +187,11 @@ static dctk_status say_report(const dctk_write_step *w, const dctk_var *var, con
                  dctk_format_size(r->input_bytes, in, sizeof in), (double)r->input_bytes / (double)r->bytes_out,
                  r->bytes_out > r->input_bytes ? ": the store is larger than the input" : "");
     if (wrote) st = report_drift(w, var, store, best, r, st);
+    char un[96];
     if (r->verified)
-        dctk_say(w, DCTK_SAY_OUT, "%s: %s: relative L1 %.3e, L2 %.3e, Linf %.3e, max abs error %.3g%s%s%s\n",
+        dctk_say(w, DCTK_SAY_OUT, "%s: %s: relative L1 %.3e, L2 %.3e, Linf %.3e, max abs error %.3g%s%s\n",
                  var->name, st == DCTK_OK ? "verified" : "read back, not kept", r->l1_rel, r->l2_rel, r->linf_rel,
-                 r->max_abs_err, var->units[0] ? " " : "", var->units, r->lossless ? " (lossless)" : "");
+                 r->max_abs_err, dctk_units_after_number(var->units, un, sizeof un), r->lossless ? " (lossless)" : "");
     if (r->verified && best && best->has_gates)
         dctk_say(w, DCTK_SAY_OUT,
                  "%s: bias %.3e, Pearson %.9f, SSIM %.6f, %.2f %% of points over 1e-4 relative error; gates %s\n",

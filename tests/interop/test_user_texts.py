@@ -4,12 +4,26 @@ printed:
   - evaluate_combos --help: the sample is not "evenly spaced along the leading dimension" (the
     sampler takes time steps and levels, at least 3 of each), not every combo is evaluated on it
     (the adaptive search screens on parts), and the threshold flag it names is --l1-threshold
-    (the Python tool's), not only its earlier alias."""
+    (the Python tool's), not only its earlier alias;
+  - a write the verification refuses is not announced as "wrote" (a combo of rectilinear_grid_3D's
+    t whose error is over 1e-3, against the threshold of 1e-4 its best_t.json holds): the line says it was tried
+    and refused, then why;
+  - a field whose units read as a byte size ("MB", millibar in the Python tool's climatologies;
+    here rectilinear_grid_3D's t written by netCDF4 with units "MB") has its errors printed with
+    "(the field's units)", not beside KiB sizes as if it were megabytes."""
+import csv
 import os
+import re
 import subprocess
 import sys
+import tempfile
+
+import netCDF4
 
 DCTK = os.environ["DCTK"]
+SRC = os.path.join(os.environ.get("DCTK_NCARG", "/usr/share/ncarg/data"), "nug", "rectilinear_grid_3D.nc")
+SPACE = ["--eval-data-size-limit", "2MB", "--compressor-class", "zstd", "--filter-class", "none",
+         "--serializer-class", "sz"]
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from checks import check, finish  # noqa: E402
 
@@ -28,4 +42,34 @@ check("--l1-threshold" in desc and desc.find("--l1-threshold") < (desc.find("--o
       "help: --l1-threshold named first: %s" % desc)
 opts = h.split("\noptions:")[1]
 check(opts.find("--l1-threshold") < opts.find("--override-existing-l1-error"), "options: the alias before the flag")
+with tempfile.TemporaryDirectory() as tmp:
+    loose = os.path.join(tmp, "loose")
+    r = run("evaluate_combos", SRC, "--where-to-write", loose, "--field-to-compress", "t", *SPACE,
+            "--l1-threshold", "5e-3")
+    r = run("evaluate_combos", SRC, "--where-to-write", loose, "--field-to-compress", "t", *SPACE,
+            "--l1-threshold", "1e-4", "--resume")
+    check(r.returncode == 0, "sweeps: %s" % r.stderr[-400:])
+    with open(os.path.join(loose, "config_space_t_rank0.csv"), newline="") as f:
+        over = [x for x in csv.DictReader(f) if x["error"] == "" and float(x["l1_rel"]) > 1e-3]
+    check(over, "no combo over 1e-3 in the sweep")
+    combo = [over[0][k] for k in ("comp_idx", "filt_idx", "ser_idx")] if over else ["0", "-1", "2"]
+    r = run("compress_with_optimal", SRC, loose, "t", *combo, *SPACE)
+    out = r.stdout
+    check(r.returncode != 0 and not re.search(r"^t: wrote ", out, re.M), "refused, yet 'wrote': %s" % out)
+    tried = out.find("t: tried (verification refused it) ")
+    check(0 <= tried < out.find("t: read back, not kept: "), "the refusal said in order: %s" % out)
+
+    mb = os.path.join(tmp, "mb.nc")
+    with netCDF4.Dataset(SRC) as src, netCDF4.Dataset(mb, "w") as dst:
+        v = src.variables["t"]
+        for d in v.dimensions:
+            dst.createDimension(d, len(src.dimensions[d]))
+        w = dst.createVariable("p", v.dtype, v.dimensions)
+        w.units = "MB"
+        w[:] = v[:]
+    r = run("evaluate_combos", mb, "--where-to-write", os.path.join(tmp, "mbout"), *SPACE, "--abs-error", "0.05")
+    check(r.returncode == 0, "MB sweep: %s" % r.stderr[-400:])
+    check("max abs error 0.05 MB (the field's units)" in r.stdout and
+          re.search(r"best combo .* max abs error \S+ MB \(the field's units\)$", r.stdout, re.M),
+          "units beside sizes: %s" % r.stdout)
 finish("test_user_texts")
