@@ -75,6 +75,10 @@ DCTK_API dctk_best *dctk_best_with_gates(dctk_best *best, const dctk_gates *g);
 DCTK_API dctk_best *dctk_best_flag_gates(const dctk_var *var, dctk_best *best, const dctk_evaluate_opts *eo,
                                          double bound);
 
+/* What identifies the input a field was written from: {"path", "size",
+ * "mtime_ns"} (the path alone when it is no file, as a glob). New reference. */
+DCTK_API json_t *dctk_source_id(const char *dataset);
+
 /* The combo to write for field var out of its best_VAR.json: best itself when
  * its readers are within w->level, else the file's best within the level, with
  * one line saying which combo would have won, at what ratio, and the flag that

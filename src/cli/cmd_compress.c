@@ -24,7 +24,9 @@ static const cli_opt opts[] = {
      "write with this pipeline, no sweep: a file or inline JSON, {\"compressor\",\"filter\",\"serializer\"}, "
      "a codec list, or a best_VAR.json"},
     {"--skip-existing", "--no-skip-existing", OPT_BOOL, &skip_existing, NULL,
-     "skip fields already complete in the store (default: skip; --no-skip-existing rewrites them)"},
+     "skip fields already complete in the store when written from the same input (size, mtime) with the same "
+     "pipeline, chunks, shards, verification and gate (each change is said and the field rewritten; an array "
+     "with no record of ours is rewritten) (default: skip; --no-skip-existing rewrites them)"},
     {"--append", NULL, OPT_BOOL, &append, NULL,
      "grow DIR's store of this run along time by the steps the input (the run's files so far) has beyond it: "
      "only the new shards are written, with the store's codecs, and verified; no sweep"},
@@ -54,7 +56,9 @@ const cli_cmd cmd_compress = {
     .summary = "sweep what has no sweep result yet, write every field with its best combo, merge",
     .usage = "DATASET DIR [options]",
     .help = "For every data variable (or --vars / --field-to-compress): a field already in DIR/DATASET.zarr is\n"
-            "skipped (--no-skip-existing rewrites it); a field whose DIR/best_FIELD.json still holds for this input\n"
+            "skipped when this run would write it the same way (same input size and mtime, pipeline, chunks,\n"
+            "shards, verification, gate), else rewritten with a line saying what changed (--no-skip-existing\n"
+            "rewrites it anyway); a field whose DIR/best_FIELD.json still holds for this input\n"
             "(same space fingerprint, sample size limit and threshold) is written with it without a sweep; the\n"
             "others are swept (evaluate_combos) and written with their best combo. --pipeline writes every field\n"
             "with one given pipeline and sweeps nothing; its verification gates with a threshold\n"

@@ -151,18 +151,110 @@ static void plan_sweep_or_reuse(compress_job *j, size_t v) {
     j->nsweep++;
 }
 
+/* The pipeline this run would write for field v without a sweep: --pipeline's,
+ * or that of a sweep result that holds (within --codecs), as JSON text; NULL
+ * when only a sweep could tell. *bound gets the gate's L1 bound (NaN: none). */
+static char *pipeline_now(compress_job *j, size_t v, double *bound) {
+    const dctk_var *var = dctk_dataset_var(j->ds, v);
+    json_t *codecs = NULL;
+    dctk_best *best = NULL;
+    *bound = NAN;
+    if (j->pipeline) {
+        if (dctk_pipeline_load(j->o->pipeline, var, &codecs, &best) != DCTK_OK) {
+            dctk_clear_detail();
+            return NULL; /* said when it is written */
+        }
+        *bound = !isnan(j->eo.override_l1) ? j->eo.override_l1 : (best ? best->threshold : NAN);
+    } else {
+        char path[4096], why[512];
+        if (dctk_results_best_path(path, sizeof path, j->where, var->name) == DCTK_OK) best = dctk_best_load(path);
+        if (best && best_holds(j, v, best, why, sizeof why)) {
+            const dctk_best_combo *c = best->combo.portability <= j->wo.level ? &best->combo : &best->level[j->wo.level];
+            codecs = c->codecs ? json_loads(c->codecs, 0, NULL) : NULL;
+            *bound = best->threshold;
+        }
+        dctk_clear_detail();
+    }
+    char *text = codecs ? json_dumps(codecs, JSON_SORT_KEYS | JSON_COMPACT) : NULL;
+    json_decref(codecs);
+    dctk_best_delete(best);
+    return text;
+}
+
+/* a[key] and b[key] equal, or both absent. */
+static bool same_key(const json_t *a, const json_t *b, const char *key) {
+    const json_t *x = json_object_get(a, key), *y = json_object_get(b, key);
+    return (!x && !y) || (x && y && json_equal(x, y));
+}
+
+static bool same_json_text(const json_t *a, const char *b_text) {
+    json_t *b = b_text ? json_loads(b_text, 0, NULL) : NULL;
+    bool same = a && b && json_equal(a, b);
+    json_decref(b);
+    return same;
+}
+
+/* Whether the array of field v in the store is what this run would write:
+ * ours, from the same input (size and mtime), with the same pipeline (when
+ * known without a sweep), chunks, shards, verification and gate. Else why. */
+static bool stored_holds(compress_job *j, dctk_store *store, size_t v, char *why, size_t cap) {
+    const char *name = dctk_dataset_var(j->ds, v)->name;
+    dctk_zarr_node_info info = {0};
+    json_t *doc = NULL;
+    if (dctk_zarr_probe(store, name, &info, &doc) != DCTK_OK) dctk_clear_detail();
+    const json_t *prov = json_object_get(json_object_get(doc, "attributes"), "dc_toolkit");
+    const json_t *src = json_object_get(prov, "source"), *wr = json_object_get(prov, "write");
+    json_t *now = dctk_source_id(j->dataset);
+    double bound = NAN;
+    char *pipe = prov ? pipeline_now(j, v, &bound) : NULL;
+    const json_t *was_bound = json_object_get(wr, "bound_l1");
+    double then_bound = json_is_number(was_bound) ? json_number_value(was_bound) : NAN;
+    uint64_t inner = (uint64_t)(j->wo.inner_chunk_mib * 1048576), shard = (uint64_t)j->wo.shard_mib << 20;
+    json_int_t was_inner = json_integer_value(json_object_get(wr, "inner_chunk_bytes"));
+    json_int_t was_shard = json_integer_value(json_object_get(wr, "shard_bytes"));
+    bool ok = false;
+    if (!prov)
+        snprintf(why, cap, "it has no record of dc_toolkit (written by another program)");
+    else if (!src || !wr)
+        snprintf(why, cap, "its record does not say which input and settings it was written from");
+    else if (!same_key(src, now, "path"))
+        snprintf(why, cap, "written from %s, now %s", json_string_value(json_object_get(src, "path")), j->dataset);
+    else if (!same_key(src, now, "size") || !same_key(src, now, "mtime_ns"))
+        snprintf(why, cap, "the input changed since it was written (size %lld, now %lld; or modified since)",
+                 (long long)json_integer_value(json_object_get(src, "size")),
+                 (long long)json_integer_value(json_object_get(now, "size")));
+    else if (pipe && !same_json_text(json_object_get(prov, "pipeline"), pipe))
+        snprintf(why, cap, "written with another pipeline than this run's");
+    else if (pipe && !same_threshold(then_bound, bound))
+        snprintf(why, cap, "written under the verification gate %g, now %g", then_bound, bound);
+    else if ((uint64_t)was_inner != inner || (uint64_t)was_shard != shard)
+        snprintf(why, cap, "written in inner chunks of %lld bytes and shards of %lld, now %llu and %llu",
+                 (long long)was_inner, (long long)was_shard, (unsigned long long)inner, (unsigned long long)shard);
+    else if (!json_is_true(json_object_get(wr, "verify")) && j->wo.verify)
+        snprintf(why, cap, "written without verification, now verified");
+    else
+        ok = true;
+    free(pipe);
+    json_decref(now);
+    json_decref(doc);
+    return ok;
+}
+
 static void plan_field(compress_job *j, dctk_store *store, size_t v) {
     const char *name = dctk_dataset_var(j->ds, v)->name;
-    if (j->skip_existing && in_store(store, name)) {
+    char why[600] = "";
+    bool there = j->skip_existing && in_store(store, name);
+    if (there && stored_holds(j, store, v, why, sizeof why)) {
         j->plan[v] = PLAN_EXISTS;
         if (j->root)
-            dctk_say(&j->wo, DCTK_SAY_OUT, "%s: already in %s, skipped (--no-skip-existing rewrites it)\n", name, j->store);
+            dctk_say(&j->wo, DCTK_SAY_OUT, "%s: already in %s, skipped (--no-skip-existing rewrites it)\n", name,
+                     j->store);
         dctk_compress_record(j, name, "skipped", "already in the store", "store", NULL, NULL, NULL, 0);
-    } else if (j->pipeline) {
-        j->plan[v] = PLAN_PIPELINE;
-    } else {
-        plan_sweep_or_reuse(j, v);
+        return;
     }
+    if (there && j->root) dctk_say(&j->wo, DCTK_SAY_OUT, "%s: in %s, but %s: rewritten\n", name, j->store, why);
+    if (j->pipeline) j->plan[v] = PLAN_PIPELINE;
+    else plan_sweep_or_reuse(j, v);
 }
 
 int dctk_compress_plan(compress_job *j) {

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "dctk/best.h"
 #include "dctk/chunking.h"
@@ -200,6 +201,24 @@ static dctk_status say_report(const dctk_write_step *w, const dctk_var *var, con
     return st;
 }
 
+json_t *dctk_source_id(const char *dataset) {
+    struct stat sb;
+    if (stat(dataset, &sb) != 0) return json_pack("{s:s}", "path", dataset);
+    return json_pack("{s:s,s:I,s:I}", "path", dataset, "size", (json_int_t)sb.st_size, "mtime_ns",
+                     (json_int_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec);
+}
+
+/* What the write was made from and how, beside the pipeline in the array's
+ * provenance: compress skips an array only when all of it is still so. */
+static void provenance_of_write(json_t *prov, const dctk_write_step *w, const dctk_write_opts *o) {
+    if (!prov) return;
+    json_object_set_new(prov, "source", dctk_source_id(w->dataset));
+    json_object_set_new(prov, "write",
+                        json_pack("{s:I,s:I,s:b,s:o}", "inner_chunk_bytes", (json_int_t)o->inner_chunk_bytes,
+                                  "shard_bytes", (json_int_t)o->shard_bytes, "verify", o->verify, "bound_l1",
+                                  isfinite(o->bound_l1) ? json_real(o->bound_l1) : json_null()));
+}
+
 /* The write options of w, for the dataset's store under w->where. */
 static dctk_status write_opts_for(const dctk_write_step *w, char *store, size_t cap, dctk_write_opts *o) {
     if (!(w->inner_chunk_mib * 1048576 >= 1) || !(w->shard_mib * 1048576 >= 1) || w->threads < 0)
@@ -242,6 +261,7 @@ int dctk_write_step_field(const dctk_write_step *w, dctk_dataset *ds, size_t v, 
         o.accept = w->accept;
         o.accept_user = w->accept_user;
     }
+    provenance_of_write(prov, w, &o);
     st = dctk_write_field(ds, v, &o, r);
     if (status) *status = st;
     if (st == DCTK_OK) /* beside the write's other lines, for bench/memory.py */

@@ -136,7 +136,9 @@ for label, p, name in forms:
           "--pipeline %s: manifest %s" % (label, f))
     # the rest of the file (Topo is skipped), so that the store is merged and zarrita can list it
     rc, so, se = run("compress", ICE, d, "--pipeline", PY, *SPACE)
-    check(rc == 0 and "Topo: already in" in so, "--pipeline %s, then the rest: %s %s" % (label, so, se))
+    # the same pipeline skips Topo; another one rewrites it, saying so
+    said = "Topo: already in" if label == "python-inline" else "but written with another pipeline than this run's"
+    check(rc == 0 and said in so, "--pipeline %s, then the rest: %s %s" % (label, so, se))
     exact_in_store(os.path.join(d, "ice5g_21k_1deg.zarr"), ["Topo", "Icemask"], ICE, "--pipeline " + label)
 d = os.path.join(tmp, "cwo")
 rc, so, se = run("compress_with_optimal", ICE, d, "Icemask", "--pipeline", PY)

@@ -23,6 +23,7 @@ netCDF4 as 12 monthly files and as one file of 12 months.
   cut append leaves (its shard moved in, zarr.json not yet grown, a stage
   left) reads as the 12 months, and running --append again completes it.
 """
+import json
 import os
 import shutil
 import subprocess
@@ -69,14 +70,28 @@ def run(*args):
     return r.returncode, r.stdout, r.stderr
 
 
+def without_source(node):
+    """The metadata less the provenance's "source" (the input a field was written from: the glob or the
+    single file, by design not the same), everywhere it appears (the arrays, the consolidated metadata)."""
+    if isinstance(node, dict):
+        return {k: without_source(v) for k, v in node.items()
+                if not (k == "source" and "pipeline" in node and "python_packages" in node)}
+    if isinstance(node, list):
+        return [without_source(v) for v in node]
+    return node
+
+
 def files(store):
-    """Relative path -> bytes of every file of a store."""
+    """Relative path -> bytes of every file of a store (zarr.json: without the provenance's source)."""
     out = {}
     for d, _, fs in os.walk(store):
         for f in fs:
             p = os.path.join(d, f)
             with open(p, "rb") as fh:
-                out[os.path.relpath(p, store)] = fh.read()
+                data = fh.read()
+            if f == "zarr.json":
+                data = json.dumps(without_source(json.loads(data)), sort_keys=True).encode()
+            out[os.path.relpath(p, store)] = data
     return out
 
 
