@@ -99,6 +99,10 @@ DCTK_API dctk_status dctk_mkdirs(const char *path);
 /* Tests only (src/core/testhold.c): with DCTK_TEST_HOLD set, hold at the
  * named point once it has been reached `reached` times. */
 DCTK_API void dctk_test_hold_at(const char *point, size_t reached);
+/* Whether the hold file at path holds `point` now: its first line starts the
+ * point's name (an empty line: any point when empty_is_any) and the point
+ * has been reached at least as many times as its second line says (1). */
+DCTK_API bool dctk_test_hold_wanted(const char *path, const char *point, size_t reached, bool empty_is_any);
 
 #ifdef __cplusplus
 }

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "dctk/util.h"
 
 static volatile sig_atomic_t caught;
 
@@ -47,23 +48,11 @@ int cli_interrupt_exit(void) { return 128 + (caught ? (int)caught : SIGINT); }
  * exists and still says so. A caught signal ends the hold, so a stop works
  * as at any other moment. A test thus acts on a sweep at a point it chooses,
  * however fast the machine is. */
-static bool hold_wanted(const char *path, const char *phase, size_t done) {
-    FILE *f = fopen(path, "r");
-    if (!f) return false;
-    char want[128] = "", after[32] = "";
-    if (!fgets(want, sizeof want, f)) want[0] = '\0';
-    if (!fgets(after, sizeof after, f)) after[0] = '\0';
-    fclose(f);
-    want[strcspn(want, "\r\n")] = '\0';
-    long n = strtol(after, NULL, 10);
-    return strncmp(phase, want, strlen(want)) == 0 && done >= (size_t)(n > 1 ? n : 1);
-}
-
 void cli_test_hold(const char *var, const char *phase, size_t done) {
     const char *path = getenv("DCTK_TEST_HOLD");
-    if (!path || !*path || !hold_wanted(path, phase, done)) return;
+    if (!path || !*path || !dctk_test_hold_wanted(path, phase, done, true)) return;
     fprintf(stderr, "%s: [test hold] holding in phase '%s' after %zu combos while %s says so\n", var, phase, done,
             path);
     const struct timespec tick = {0, 20 * 1000 * 1000};
-    while (!caught && hold_wanted(path, phase, done)) nanosleep(&tick, NULL);
+    while (!caught && dctk_test_hold_wanted(path, phase, done, true)) nanosleep(&tick, NULL);
 }

@@ -12,7 +12,7 @@
 
 #include "dctk/util.h"
 
-static bool wanted(const char *path, const char *point, size_t reached) {
+bool dctk_test_hold_wanted(const char *path, const char *point, size_t reached, bool empty_is_any) {
     FILE *f = fopen(path, "r");
     if (!f) return false;
     char want[256] = "", after[32] = "";
@@ -21,13 +21,13 @@ static bool wanted(const char *path, const char *point, size_t reached) {
     fclose(f);
     want[strcspn(want, "\r\n")] = '\0';
     long n = strtol(after, NULL, 10);
-    return want[0] && strncmp(point, want, strlen(want)) == 0 && reached >= (size_t)(n > 1 ? n : 1);
+    return (want[0] || empty_is_any) && strncmp(point, want, strlen(want)) == 0 && reached >= (size_t)(n > 1 ? n : 1);
 }
 
 void dctk_test_hold_at(const char *point, size_t reached) {
     const char *path = getenv("DCTK_TEST_HOLD");
-    if (!path || !*path || !wanted(path, point, reached)) return;
+    if (!path || !*path || !dctk_test_hold_wanted(path, point, reached, false)) return;
     fprintf(stderr, "[test hold] holding at '%s' (%zu) while %s says so\n", point, reached, path);
     const struct timespec tick = {0, 20 * 1000 * 1000};
-    while (wanted(path, point, reached)) nanosleep(&tick, NULL);
+    while (dctk_test_hold_wanted(path, point, reached, false)) nanosleep(&tick, NULL);
 }

@@ -97,16 +97,6 @@ static dctk_status check_coordinate(dctk_dataset *ds, size_t v, dctk_zarr_array 
     return st;
 }
 
-/* Whether the pipeline loses nothing. */
-static dctk_status pipeline_lossless(const json_t *codecs, bool *lossless) {
-    dctk_pipeline *p;
-    DCTK_TRY(dctk_pipeline_from_json(codecs, &p));
-    *lossless = true;
-    for (int i = 0; i < p->n; i++) *lossless = *lossless && p->codecs[i]->vt->lossless;
-    dctk_pipeline_free(p);
-    return DCTK_OK;
-}
-
 typedef struct {
     dctk_dataset *ds;
     size_t v;
@@ -158,7 +148,7 @@ static dctk_status append_field(dctk_dataset *ds, size_t v, dctk_store *store, d
     r->ndim = m->ndim;
     memcpy(r->chunk, m->inner, sizeof r->chunk);
     memcpy(r->shard, m->chunk, sizeof r->shard);
-    DCTK_TRY(pipeline_lossless(m->codecs, &r->lossless));
+    DCTK_TRY(dctk_write_pipeline_lossless(m->codecs, &r->lossless));
     size_t per_slab = 1, slab = had / m->chunk[0]; /* outer chunks per step of the grid along time; the first touched */
     for (int d = 1; d < m->ndim; d++) per_slab *= (m->shape[d] + m->chunk[d] - 1) / m->chunk[d];
     size_t unit_begin = slab * per_slab, from = slab * m->chunk[0];

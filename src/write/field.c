@@ -140,7 +140,7 @@ static dctk_status read_input(void *user, const size_t *start, const size_t *cou
     return DCTK_OK;
 }
 
-static dctk_status pipeline_lossless(const json_t *codecs, bool *lossless) {
+dctk_status dctk_write_pipeline_lossless(const json_t *codecs, bool *lossless) {
     dctk_pipeline *p;
     DCTK_TRY(dctk_pipeline_from_json(codecs, &p));
     *lossless = true;
@@ -348,7 +348,7 @@ dctk_status dctk_write_field(dctk_dataset *ds, size_t v, const dctk_write_opts *
     const dctk_var *var = dctk_dataset_var(ds, v);
     r->ndim = var->ndim;
     DCTK_TRY(check_field(var));
-    DCTK_TRY(pipeline_lossless(o->codecs, &r->lossless));
+    DCTK_TRY(dctk_write_pipeline_lossless(o->codecs, &r->lossless));
     dctk_chunk_shape_for(var->dtype, var->ndim, var->shape, o->inner_chunk_bytes, r->chunk);
     dctk_shard_shape_for(var->dtype, var->ndim, var->shape, r->chunk, o->shard_bytes, r->shard);
 

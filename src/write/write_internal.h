@@ -18,6 +18,9 @@ dctk_status dctk_write_verify_from(dctk_dataset *ds, size_t v, dctk_zarr_array *
 dctk_status dctk_write_verify_stage(dctk_dataset *ds, size_t v, dctk_store *store, const char *stage, size_t from,
                                     const dctk_write_opts *o, dctk_write_report *r);
 
+/* Whether every codec of the pipeline (a JSON list) loses nothing. */
+dctk_status dctk_write_pipeline_lossless(const json_t *codecs, bool *lossless);
+
 /* Write variable v whole with the exact coordinate pipeline (staged, verified). */
 dctk_status dctk_write_lossless(dctk_dataset *ds, size_t v, const char *store_path, int threads);
 
