@@ -42,7 +42,3 @@ dctk_script_test(user_texts ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/t
 dctk_script_test(packed ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_packed.py
   $<TARGET_FILE:dctk_zarr_tool>)
 set_tests_properties(packed PROPERTIES TIMEOUT 900)
-# the lossy parameters solved to the budget, checked against numcodecs (issue 31 item 1)
-dctk_script_test(solve_budget ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_solve.py
-  $<TARGET_FILE:dctk_zarr_tool>)
-set_tests_properties(solve_budget PROPERTIES TIMEOUT 600)

@@ -73,12 +73,7 @@ extern "C" {
     X(keep, BOOL, RUN)                                                                                    \
     X(error, STR, ROW) /* "" when the combo ran */                                                        \
     X(fraction, F64, RUN) /* of the sample measured: 1 whole, less when pruned on a part, 0 never run */ \
-    X(status, STR, ROW)   /* what became of the combo: dctk_row_status_name */                           \
-    X(solved, F64, ROW)   /* the parameter the sweep solved for the budget (keepbits, ...); NaN: grid */   \
-    X(trials, I64, ROW)   /* how many members the solve measured; 0: not solved */
-/* Results files of the releases before the solved columns end at status:
- * readers take them with solved NaN and trials 0. */
-#define DCTK_RESULT_NCOLS_UNSOLVED (DCTK_RESULT_NCOLS - 2)
+    X(status, STR, ROW)   /* what became of the combo: dctk_row_status_name */
 
 #define DCTK_RESULT_CTYPE_STR const char *
 #define DCTK_RESULT_CTYPE_I64 int64_t
