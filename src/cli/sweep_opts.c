@@ -318,7 +318,14 @@ static dctk_status agree(const sweep_cli *o, dctk_status st) { return o->par ? d
 static dctk_status open_fields(const char *dataset, const sweep_cli *o, dctk_dataset **ds, size_t *first,
                                size_t *last) {
     *ds = NULL;
-    DCTK_TRY(dctk_dataset_open(dataset, ds));
+    dctk_status st = dctk_dataset_open(dataset, ds);
+    if (st == DCTK_ERR_NOMEM) { /* before any variable: said as the sweep's own memory failures are */
+        char why[800];
+        snprintf(why, sizeof why, "%s", dctk_detail());
+        dctk_set_detail("%s (opening the dataset): lower --eval-data-size-limit or --threads-per-rank, or allow more "
+                        "memory", why);
+    }
+    DCTK_TRY(st);
     *first = 0;
     *last = dctk_dataset_nvars(*ds);
     if (!o->field) return DCTK_OK;

@@ -171,7 +171,8 @@ check(b and be and (key(b) == key(be) or b["ratio"] == be["ratio"]), "few pieces
 # its level 0 the same stream for every order: such stages give the same
 # sizes on the probe and run once, as the first of them; exhaustive measures
 # each on the whole sample, where they give the same ratio with every
-# compressor.
+# compressor. (Since --without-lossy leaves float Delta out, every such stage
+# has no filter: five serializer stages fold here.)
 many = SETTINGS["lossless"] + ["--eval-data-size-limit", "800KB", "--compressor-class", "all",
                                "--serializer-class", "all", "--inner-chunk-mib", "0.0234375"]
 b, rows, err = run("cdf/Tstorm.cdf", "t", many, os.path.join(tmp, "many"))
@@ -186,7 +187,7 @@ for k, r in rows.items():
         check(float(r["fraction"]) == 0 and not kept(r), "many pieces: folded row %s measured or kept" % (k,))
 comps = {k[0] for k in rows_e}
 differ = [(t, v, c) for t, v in twins.items() for c in comps if rows_e[(c,) + t]["ratio"] != rows_e[(c,) + v]["ratio"]]
-check(len(twins) >= 6 and not differ and not any(v in twins for v in twins.values()),
+check(len(twins) >= 5 and not differ and not any(v in twins for v in twins.values()),
       "many pieces: stages folded on the probe %s; on the whole sample they differ in %s" % (sorted(twins), differ[:3]))
 
 # --max-evals: the budget of whole-sample measurements, the winner among them
