@@ -103,9 +103,13 @@ static void fail_records_its_origin_in_debug_builds(void **state) {
     (void)line;
     assert_string_equal(dctk_detail_origin(), "");
 #else
+    /* relative to the checkout (-fmacro-prefix-map), or to the build folder where a compiler
+     * launcher such as ccache rewrites the path first */
     char want[64];
     snprintf(want, sizeof want, "tests/unit/test_core.c:%d", line);
-    assert_string_equal(dctk_detail_origin(), want);
+    const char *at = dctk_detail_origin();
+    size_t n = strlen(at), w = strlen(want);
+    assert_true(n >= w && strcmp(at + n - w, want) == 0 && (n == w || at[n - w - 1] == '/'));
 #endif
     dctk_set_detail("plain");
     assert_string_equal(dctk_detail_origin(), "");
