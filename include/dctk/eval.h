@@ -603,6 +603,9 @@ typedef struct dctk_evaluate_summary {
     char no_sweep[256];
 } dctk_evaluate_summary;
 
+/* What a sweep that ran out of memory says to lower, wherever it ran out. */
+#define DCTK_EVAL_MEMORY_HINT "lower --eval-data-size-limit or --threads-per-rank, or allow more memory"
+
 /* Sample variable v of ds, build the space, sweep it, and write
  * config_space_{var}_rank{N}.csv, results_{var}.parquet and best_{var}.json
  * under o->where. Fields with nothing to evaluate (all missing, zero-length

@@ -323,8 +323,7 @@ static dctk_status open_fields(const char *dataset, const sweep_cli *o, dctk_dat
     if (st == DCTK_ERR_NOMEM) { /* before any variable: said as the sweep's own memory failures are */
         char why[800];
         snprintf(why, sizeof why, "%s", dctk_detail());
-        dctk_set_detail("%s (opening the dataset): lower --eval-data-size-limit or --threads-per-rank, or allow more "
-                        "memory", why);
+        dctk_set_detail("%s (opening the dataset): " DCTK_EVAL_MEMORY_HINT, why);
     }
     DCTK_TRY(st);
     *first = 0;

@@ -911,8 +911,7 @@ static void log_plan(const dctk_var *var, dctk_evaluate_summary *s) {
 static void name_memory(const char *var) {
     char why[800];
     snprintf(why, sizeof why, "%s", dctk_detail());
-    dctk_set_detail("variable '%s': out of memory (%s): lower --eval-data-size-limit or --threads-per-rank, or allow "
-                    "more memory", var, why);
+    dctk_set_detail("variable '%s': out of memory (%s): " DCTK_EVAL_MEMORY_HINT, var, why);
 }
 
 dctk_status dctk_evaluate_variable(dctk_dataset *ds, size_t v, const dctk_evaluate_opts *o,

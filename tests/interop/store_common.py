@@ -6,6 +6,7 @@ holds."""
 import hashlib
 import json
 import os
+import tempfile
 import subprocess
 
 import netCDF4
@@ -73,6 +74,16 @@ def combo_file(tmp, name, var, codecs, threshold=None):
     with open(path, "w") as f:
         json.dump(best, f)
     return path
+
+
+def scratch(name, ntime):
+    """A scratch folder for test NAME with the two input versions of NTIME steps, the output folder, its
+    store's path and a lossless combo file per field: (tmp, values, out, store, combo)."""
+    tmp = tempfile.mkdtemp(prefix="dctk_%s_" % name)
+    values = make_inputs(tmp, ntime)
+    out = os.path.join(tmp, "out")
+    combo = {v: combo_file(tmp, "lossless_%s.json" % v, v, LOSSLESS) for v in FIELDS}
+    return tmp, values, out, os.path.join(out, "big.zarr"), combo
 
 
 def write_cmd(tmp, ver, var, combo, out):

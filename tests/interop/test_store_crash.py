@@ -14,7 +14,6 @@ import random
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -24,11 +23,7 @@ import store_common as sc  # noqa: E402
 ROUNDS = int(sys.argv[1]) if len(sys.argv) > 1 else 8
 SEED = 20261201
 
-tmp = tempfile.mkdtemp(prefix="dctk_store_crash_")
-values = sc.make_inputs(tmp, 4)
-out = os.path.join(tmp, "out")
-store = os.path.join(out, "big.zarr")
-combo = {v: sc.combo_file(tmp, "lossless_%s.json" % v, v, sc.LOSSLESS) for v in sc.FIELDS}
+tmp, values, out, store, combo = sc.scratch("store_crash", 4)
 
 
 def settle(cmd):

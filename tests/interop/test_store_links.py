@@ -17,17 +17,12 @@ e. the results CSV of a sweep is a link to a sentinel file: refused, the file
 import os
 import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from checks import check, finish  # noqa: E402
 import store_common as sc  # noqa: E402
 
-tmp = tempfile.mkdtemp(prefix="dctk_store_links_")
-values = sc.make_inputs(tmp, 2)
-out = os.path.join(tmp, "out")
-store = os.path.join(out, "big.zarr")
-combo = {v: sc.combo_file(tmp, "lossless_%s.json" % v, v, sc.LOSSLESS) for v in sc.FIELDS}
+tmp, values, out, store, combo = sc.scratch("store_links", 2)
 outside = os.path.join(tmp, "outside")
 
 

@@ -22,7 +22,6 @@ import os
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 
 import netCDF4
@@ -32,11 +31,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from checks import check, finish  # noqa: E402
 import store_common as sc  # noqa: E402
 
-tmp = tempfile.mkdtemp(prefix="dctk_store_readers_")
-values = sc.make_inputs(tmp, 8)
-out = os.path.join(tmp, "out")
-store = os.path.join(out, "big.zarr")
-combo = {v: sc.combo_file(tmp, "lossless_%s.json" % v, v, sc.LOSSLESS) for v in sc.FIELDS}
+tmp, values, out, store, combo = sc.scratch("store_readers", 8)
 HOLD = os.path.join(tmp, "hold")
 REPLACED = "replaced it while it was being read"
 

@@ -18,18 +18,13 @@ import os
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from checks import check, finish  # noqa: E402
 import store_common as sc  # noqa: E402
 
-tmp = tempfile.mkdtemp(prefix="dctk_store_safety_")
-values = sc.make_inputs(tmp, 8)
-out = os.path.join(tmp, "out")
-store = os.path.join(out, "big.zarr")
-combo = {v: sc.combo_file(tmp, "lossless_%s.json" % v, v, sc.LOSSLESS) for v in sc.FIELDS}
+tmp, values, out, store, combo = sc.scratch("store_safety", 8)
 
 
 def run(cmd):

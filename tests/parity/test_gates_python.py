@@ -27,6 +27,9 @@ import netCDF4
 import numcodecs
 import numpy as np
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "interop"))
+from metrics_ref import gradient_rel  # noqa: E402
+
 DCTK = os.environ.get("DCTK", "dc_toolkit")
 NCARG = os.environ.get("DCTK_NCARG", "/usr/share/ncarg/data")
 SRC = os.path.join(NCARG, "cdf", "Tstorm.cdf")
@@ -71,16 +74,6 @@ def extremes_rel(x, y, cut):
     tail = np.isfinite(xf) & (np.abs(xf) >= cut)
     e = np.abs(yf[tail] - xf[tail]).sum()
     return e / np.abs(xf[tail]).sum() if e else 0.0
-
-
-def gradient_rel(x, y):
-    num = den = 0.0
-    for ax in (-1, -2):
-        dx, dy = np.diff(x.astype(np.float64), axis=ax), np.diff(y.astype(np.float64), axis=ax)
-        ok = np.isfinite(dx)
-        den += np.abs(dx[ok]).sum()
-        num += np.abs(dy[ok] - dx[ok]).sum()
-    return num / den if num else 0.0
 
 
 def yes(v):
