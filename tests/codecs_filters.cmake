@@ -8,3 +8,6 @@ dctk_script_test(test_filters_interop ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}
 # Timing harness for bench/filters.py.
 add_executable(dctk_bench_filters ${CMAKE_SOURCE_DIR}/bench/bench_filters.c)
 target_link_libraries(dctk_bench_filters PRIVATE dctk)
+
+# Information-content keepbits (dctk_bitinfo_*) against a numpy computation of the method on real fields.
+dctk_script_test(bitinfo ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_bitinfo.py)

@@ -236,6 +236,10 @@ typedef struct dctk_solve_in {
     /* The tightest enabled budget in the field's units, where one is known
      * (the relative L1 threshold x mean |x|, or --abs-error); NaN: none. */
     double abs_budget;
+    /* The sample's shape (C order), so that a hook can pair neighbours
+     * along each axis; ndim 0: the sample is read as one line of n values. */
+    int ndim;
+    const size_t *shape;
 } dctk_solve_in;
 
 /* The range of a solvable parameter for one field: values lo..hi (integers
@@ -256,6 +260,34 @@ typedef struct dctk_codec_solve {
      * NULL when out of memory). */
     json_t *(*member)(const dctk_solve_in *in, double p);
 } dctk_codec_solve;
+
+/* --- information content (src/codecs/bitinfo.c) -------------------------- *
+ * The real information of each bit of a float field (Kloewer et al. 2021):
+ * the mutual information between a bit's values in neighbours along an
+ * axis, exponents in sign-magnitude form, pairs with a NaN left out. */
+typedef struct dctk_bitinfo {
+    int nbits, nexp;     /* 32 and 8 for float32, 64 and 11 for float64 */
+    size_t pairs;        /* neighbour pairs counted */
+    double free_entropy; /* information a fair coin shows at this many pairs and the confidence */
+    double mi[64];       /* mutual information of each bit (bits), sign bit first */
+    double info[64];     /* mi, 0 where it does not exceed free_entropy (insignificant) */
+} dctk_bitinfo;
+
+/* The information of each bit of the n = prod(shape) values x (float32 or
+ * float64, C order) between neighbours along `axis`, insignificant at the
+ * binomial confidence (0.99 in the method's default). */
+DCTK_API dctk_status dctk_bitinfo_along(dctk_dtype t, const void *x, int ndim, const size_t *shape, int axis,
+                                        double confidence, dctk_bitinfo *out);
+/* The free entropy of a fair coin at `pairs` tosses and the confidence. */
+DCTK_API double dctk_bitinfo_free_entropy(size_t pairs, double confidence);
+/* The mantissa bits that keep the fraction `keep` (0 < keep <= 1) of b's
+ * information (bits under 1.5 x the last four bits' information dropped as
+ * rounding noise); 0 when no bit holds significant information. */
+DCTK_API int dctk_bitinfo_keepbits_of(const dctk_bitinfo *b, double keep);
+/* The keepbits holding the fraction `keep` of the sample's information,
+ * the largest over its axes of two or more values (confidence 0.99); -1
+ * when the field is not float32/float64 or has no neighbour pair. */
+DCTK_API int dctk_bitinfo_keepbits(const dctk_solve_in *in, double keep);
 
 struct dctk_codec {
     const dctk_codec_vt *vt;

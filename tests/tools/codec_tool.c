@@ -8,7 +8,13 @@
  * describe the array the first codec sees (for a lone bytes->bytes codec: the
  * array whose bytes it compresses). IN and OUT are raw files. On failure it
  * prints the status and detail and exits 1 (3 for a decode that reported
- * corrupt input, so tests can tell a clean rejection from anything else). */
+ * corrupt input, so tests can tell a clean rejection from anything else).
+ *
+ *   dctk_codec_tool bitinfo DTYPE SHAPE IN KEEP...
+ *
+ * prints, as JSON, the information content of each bit of the raw array IN
+ * along each axis (dctk_bitinfo_along at confidence 0.99) with the keepbits
+ * of each fraction KEEP, and dctk_bitinfo_keepbits over all axes. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +27,54 @@ static int fail(dctk_status st) {
     return (st == DCTK_ERR_CODEC || st == DCTK_ERR_CORRUPT || st == DCTK_ERR_FORMAT) ? 3 : 1;
 }
 
+static json_t *real_list(const double *v, int n) {
+    json_t *a = json_array();
+    for (int i = 0; i < n; i++) json_array_append_new(a, json_real(v[i]));
+    return a;
+}
+
+static int bitinfo(int argc, char **argv) {
+    dctk_solve_in in = {0};
+    size_t shape[DCTK_MAX_DIMS];
+    dctk_status st = dctk_dtype_parse(argv[2], &in.dtype);
+    if (st) return fail(st);
+    for (char *s = argv[3]; *s && in.ndim < DCTK_MAX_DIMS; in.ndim++) {
+        shape[in.ndim] = strtoull(s, &s, 10);
+        if (*s == ',') s++;
+    }
+    in.shape = shape;
+    uint8_t *data;
+    if ((st = dctk_read_file(argv[4], &data, &in.n))) return fail(st);
+    in.n /= dctk_dtype_size(in.dtype);
+    in.sample = data;
+    json_t *axes = json_array(), *all = json_object();
+    for (int axis = 0; axis < in.ndim && !st; axis++) {
+        dctk_bitinfo b;
+        if ((st = dctk_bitinfo_along(in.dtype, data, in.ndim, shape, axis, 0.99, &b))) break;
+        json_t *keep = json_object();
+        for (int k = 5; k < argc; k++) json_object_set_new(keep, argv[k], json_integer(dctk_bitinfo_keepbits_of(&b, atof(argv[k]))));
+        json_array_append_new(axes, json_pack("{s:i,s:I,s:f,s:o,s:o,s:o}", "axis", axis, "pairs", (json_int_t)b.pairs,
+                                              "free_entropy", b.free_entropy, "mi", real_list(b.mi, b.nbits), "info",
+                                              real_list(b.info, b.nbits), "keepbits", keep));
+    }
+    for (int k = 5; k < argc; k++) json_object_set_new(all, argv[k], json_integer(dctk_bitinfo_keepbits(&in, atof(argv[k]))));
+    int rc = st ? fail(st) : 0;
+    if (!rc) {
+        json_t *o = json_pack("{s:o,s:o}", "axes", axes, "keepbits", all);
+        char *text = json_dumps(o, JSON_REAL_PRECISION(17));
+        puts(text);
+        free(text);
+        json_decref(o);
+    } else {
+        json_decref(axes);
+        json_decref(all);
+    }
+    free(data);
+    return rc;
+}
+
 int main(int argc, char **argv) {
+    if (argc >= 5 && strcmp(argv[1], "bitinfo") == 0) return bitinfo(argc, argv);
     if (argc != 7) {
         fprintf(stderr, "usage: dctk_codec_tool encode|decode CODEC_JSON DTYPE SHAPE IN OUT\n");
         return 2;
