@@ -96,6 +96,10 @@ static int sweep_fields(void *user, dctk_compress_want_fn want, void *want_user,
 }
 
 static dctk_status agree(void *user, dctk_status st) { return dctk_par_agree(user, st); }
+static dctk_status share(void *user, void *buf, uint64_t n) { return dctk_par_bcast(user, buf, n); }
+static dctk_status collect(void *user, const char *text, char ***each) {
+    return dctk_par_gather_text(user, text, each);
+}
 
 static int compress_dataset(const char *cmd, const char *dataset, int argc, char **argv) {
     if (vars_arg && !vars_arg[strspn(vars_arg, ", \t")]) { /* "" or ",": a run that would do nothing */
@@ -112,6 +116,8 @@ static int compress_dataset(const char *cmd, const char *dataset, int argc, char
                             .skip_existing = skip_existing, .argc = argc, .argv = (const char *const *)argv,
                             .eval = &eo, .not_writer = !sweep_cli_is_root(&so),
                             .agree = so.par ? agree : NULL, .agree_user = so.par, .sweep = sweep_fields,
+                            .rank = so.par ? dctk_par_rank(so.par) : 0, .size = so.par ? dctk_par_size(so.par) : 1,
+                            .share = so.par ? share : NULL, .collect = so.par ? collect : NULL,
                             .sweep_user = &call};
     write_cli_step(cmd, dataset, so.where, so.inner_chunk_mib, &wo, &o.write);
     return dctk_compress(&o);
