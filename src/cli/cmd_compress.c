@@ -72,7 +72,9 @@ const cli_cmd cmd_compress = {
             "and the flag that writes it. --append grows the store instead: DATASET is the whole run so far\n"
             "('run/t_*.nc'), the store's time coordinate must be where the input's begins, and only the shards of\n"
             "the new steps are written (a partial last shard again, from the input) with each field's stored\n"
-            "pipeline, verified, then moved in. Examples:\n"
+            "pipeline, verified, then moved in. Under mpirun every rank writes: the fields, the largest first, each\n"
+            "to the rank with the fewest bytes so far (a 'write:' line says which), rank 0 merges; DIR must be\n"
+            "shared by the ranks. Examples:\n"
             "  dc_toolkit compress era5.nc out\n"
             "  dc_toolkit compress era5.nc out --vars t2m,q --pipeline out/best_t2m.json\n"
             "  dc_toolkit compress 'run/t_*.nc' out --append",
