@@ -22,7 +22,7 @@ static const cli_opt opts[] = {
     {"--vars", NULL, OPT_STR, &vars_arg, "A,B", "only these fields, comma-separated (default: every data variable)"},
     {"--pipeline", NULL, OPT_STR, &pipeline_arg, "P",
      "write with this pipeline, no sweep: a file or inline JSON, {\"compressor\",\"filter\",\"serializer\"}, "
-     "a codec list, or a best_VAR.json"},
+     "a codec list, a best_VAR.json, or a manifest_VAR.json (the Python tool's; gates on its thresholds)"},
     {"--skip-existing", "--no-skip-existing", OPT_BOOL, &skip_existing, NULL,
      "skip fields already complete in the store when written from the same input (size, mtime) with the same "
      "pipeline, chunks, shards, verification and gate (each change is said and the field rewritten; an array "
