@@ -10,7 +10,9 @@
  * portability, by_portability ({level: a combo with the same keys as the
  * winner's, or null}), name, the SEL metrics (bias_rel ... gradient_rel),
  * gates, metric_config, then field_bytes, input_bytes and ratio_vs_input when
- * the input's bytes are known. Non-finite numbers are written as null. Every key
+ * the input's bytes are known, then information (a float field's information
+ * content: {"keepbits_99", "keepbits_9999", and "winner_keeps" when the
+ * winner was chosen by information}). Non-finite numbers are written as null. Every key
  * but codecs may be missing (a file of an older release, or one a user
  * wrote): the reader gives the defaults below. */
 #ifndef DCTK_BEST_H
@@ -61,6 +63,11 @@ typedef struct dctk_best {
      * (with ratio_vs_input = ratio x input_bytes / field_bytes) only when
      * the input's are known; 0: not known. */
     uint64_t field_bytes, input_bytes;
+    /* The BitRound keepbits holding 99 % and 99.99 % of the sample's real
+     * information (-1: not recorded), and the share the winner keeps when
+     * --keep-information chose it (NaN: it was not). */
+    int info_keepbits[2];
+    double information;
     bool has_levels;            /* false: no by_portability */
     dctk_best_combo level[DCTK_PORT_DCTK + 1]; /* codecs NULL: no kept combo at that level */
 } dctk_best;

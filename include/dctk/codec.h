@@ -108,6 +108,8 @@ typedef struct dctk_codec_example {
     const char *json;  /* the full codec object */
 } dctk_codec_example;
 
+struct dctk_solve_in; /* below: what a family's solve and information hooks see of the field */
+
 typedef struct dctk_codec_vt {
     const char *name;  /* Zarr v3 name written into zarr.json */
     const char *rs_id; /* for "any-numcodecs.array-array": the numcodecs-rs id; else NULL */
@@ -216,6 +218,12 @@ typedef struct dctk_codec_vt {
      * round((x - *offset) * *scale) and the integer type *astype, so that a
      * writer refuses a field the type cannot hold; NULL or false: none. */
     bool (*int_packing)(const json_t *codec, double *offset, double *scale, dctk_dtype *astype);
+    /* Filters that drop what the data's information content does not need
+     * (--keep-information): the member keeping the share (0 < share <= 1)
+     * of the sample's real information (dctk_bitinfo_keepbits), a JSON list
+     * of codec objects (new reference); NULL when it does not apply (not a
+     * float field) or out of memory. NULL hook: none. */
+    json_t *(*information_member)(const struct dctk_solve_in *in, double share);
 } dctk_codec_vt;
 
 enum { DCTK_SCOUT_PLAIN = 1, DCTK_SCOUT_SHUFFLED = 2 };

@@ -301,6 +301,13 @@ typedef struct dctk_gates {
      * packing gives its values back within a float32 unit in the last place
      * (FLT_EPSILON of the largest |x|), not bit for bit. NaN: exact only. */
     double equiv_linf;
+    /* --keep-information F (0 < F <= 1): a BitRound member keeping the
+     * mantissa bits that hold the share F of the field's real information
+     * (dctk_bitinfo_keepbits) joins the space, chosen by information, not by
+     * an error budget. It is a budget in its own right: on a field without
+     * an error budget that member is kept whatever its errors (which its row
+     * reports); with one, it meets the gates as any other. NaN: off. */
+    double information;
 } dctk_gates;
 
 /* No flag given: every threshold NaN, tolerance 0, extremes and gradient off. */
@@ -597,6 +604,9 @@ typedef struct dctk_evaluate_summary {
      * reader cannot tell), so that a ratio is also given against the input. */
     uint64_t field_bytes, input_bytes;
     double seconds;
+    /* The BitRound keepbits that hold 99 % and 99.99 % of the sample's real
+     * information (dctk_bitinfo_keepbits; -1: not a float field). */
+    int info_keepbits[2];
     /* Set when the field needed no sweep (a sample all missing, or of one
      * value): why, and that best_{var}.json names a lossless pipeline; no
      * CSV or Parquet is written then. "" after a sweep. */

@@ -73,7 +73,12 @@ extern "C" {
     X(keep, BOOL, RUN)                                                                                    \
     X(error, STR, ROW) /* "" when the combo ran */                                                        \
     X(fraction, F64, RUN) /* of the sample measured: 1 whole, less when pruned on a part, 0 never run */ \
-    X(status, STR, ROW)   /* what became of the combo: dctk_row_status_name */
+    X(status, STR, ROW)   /* what became of the combo: dctk_row_status_name */                           \
+    X(information, F64, RUN) /* chosen by information (--keep-information): the share kept; NaN: not */
+
+/* The columns of the first release's files, var to status: readers take
+ * such files (and those of any release since), the later columns absent. */
+#define DCTK_RESULT_NCOLS_FIRST 36
 
 #define DCTK_RESULT_CTYPE_STR const char *
 #define DCTK_RESULT_CTYPE_I64 int64_t

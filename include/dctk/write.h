@@ -50,6 +50,11 @@ struct dctk_write_opts {
      * its gates), so the whole field is measured alike; NULL (no gates to
      * judge): the verification measures the norms alone */
     const dctk_metric_cfg *metrics;
+    /* The pipeline was the sweep's winner chosen by information
+     * (--keep-information): the share of the real information it keeps,
+     * which the gates take as its budget on a field without an error
+     * budget; NaN (or 0): chosen otherwise. */
+    double information;
 };
 
 struct dctk_write_report {

@@ -18,7 +18,7 @@ void sweep_cli_defaults(sweep_cli *o) {
     o->oversub = "warn";
     o->override_l1 = NAN;
     o->with_lossy = true;
-    o->pearson_min = o->ssim_min = o->phys_min = o->phys_max = o->abs_err = NAN;
+    o->pearson_min = o->ssim_min = o->phys_min = o->phys_max = o->abs_err = o->keep_info = NAN;
     o->q99 = o->grad = NAN;
     o->codec_threads = 1;
     o->l2_gate = o->linf_gate = o->bias_gate = o->grad_shortcircuit = true;
@@ -45,6 +45,12 @@ int sweep_cli_gates(const char *cmd, const sweep_cli *o, dctk_gates *g) {
             return 2;
         }
     g->abs_err = o->abs_err;
+    g->information = o->keep_info;
+    if (!isnan(o->keep_info) && !(o->keep_info > 0 && o->keep_info <= 1)) {
+        fprintf(stderr, "dc_toolkit %s: --keep-information takes a share of the information, more than 0 and at "
+                        "most 1 (0.99: 99 %%), not %g\n", cmd, o->keep_info);
+        return 2;
+    }
     g->pearson_min = o->pearson_min;
     g->ssim_min = o->ssim_min;
     g->phys_min = o->phys_min;
@@ -256,6 +262,9 @@ static void print_summary(const dctk_var *var, const dctk_evaluate_opts *eo, con
     /* the pipeline by name; the indices only where a command takes them; the worst error in the field's units */
     printf("%s: best combo %s; ratio %.3f, relative L1 %.3e, L2 %.3e, Linf %.3e, max abs error %.6g%s\n",
            var->name, s->best_name, b->ratio, b->l1_rel, b->l2_rel, b->linf_rel, b->max_abs_err, un);
+    if (b->information > 0)
+        printf("%s: chosen by information, not by an error budget: it keeps %.6g of the field's real information "
+               "(--keep-information)\n", var->name, b->information);
     if (s->input_bytes && s->field_bytes) {
         double r = b->ratio * (double)s->input_bytes / (double)s->field_bytes;
         char in[32];

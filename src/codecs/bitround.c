@@ -98,6 +98,13 @@ static bool bitround_identity_member(const json_t *codec, dctk_dtype t) {
     return (t == DCTK_FLOAT32 && keep == 23) || (t == DCTK_FLOAT64 && keep == 52);
 }
 
+/* The keepbits holding the share of the sample's real information. */
+static json_t *bitround_information_member(const dctk_solve_in *in, double share) {
+    int kb = dctk_bitinfo_keepbits(in, share);
+    json_t *c = kb >= 0 ? dctk_grid_codec(BITROUND, json_pack("{s:i}", "keepbits", kb)) : NULL;
+    return c ? json_pack("[o]", c) : NULL;
+}
+
 static const dctk_codec_example bitround_examples[] = {
     {"float32", "{\"name\":\"numcodecs.bitround\",\"configuration\":{\"keepbits\":7}}"},
     {"float64", "{\"name\":\"numcodecs.bitround\",\"configuration\":{\"keepbits\":20}}"},
@@ -110,5 +117,5 @@ const dctk_codec_vt dctk_codec_bitround = {
     .encode = bitround_encode, .decode = bitround_decode,
     .family = "bitround", .portability = DCTK_PORT_NUMCODECS, .nan_exact = true,
     .grid = bitround_grid, .examples = bitround_examples,
-    .identity_member = bitround_identity_member,
+    .identity_member = bitround_identity_member, .information_member = bitround_information_member,
 };

@@ -14,7 +14,6 @@
 #include "dctk/codec.h"
 #include "dctk/dataset.h"
 #include "dctk/eval.h"
-#include "dctk/manifest.h"
 #include "eval/space_internal.h"
 #include "dctk/results.h"
 #include "dctk/threads.h"
@@ -204,6 +203,8 @@ static dctk_status write_best(const char *dir, const char *var, const char *cons
     b.metric_config = *cfg;
     b.field_bytes = s->field_bytes;
     b.input_bytes = s->input_bytes;
+    memcpy(b.info_keepbits, s->info_keepbits, sizeof b.info_keepbits);
+    b.information = s->best >= 0 ? s->best_row.information : NAN;
     char path[4096];
     dctk_status st = dctk_results_best_path(path, sizeof path, dir, var);
     if (st == DCTK_OK) st = best_texts(var, var_dims, sp, s, &b);
@@ -383,6 +384,7 @@ static dctk_status load_resume(const char *path, const dctk_space *sp, const cha
             break;
         }
         r = dctk_combo_of_row(row);
+        r.information = dctk_space_information(sp, f); /* this run's choice, which the gates judge */
         r.keep = dctk_combo_keep(&r, gates); /* thresholds and gates may have changed since: re-gate */
         size_t k = dctk_space_combo_index(sp, c, f, s);
         res[k] = r;
@@ -851,6 +853,47 @@ static void say_over_limit(const dctk_var *var, const void *sample, const dctk_s
              dctk_format_size(o->size_limit, b, sizeof b), eta);
 }
 
+/* The sample's information content (Kloewer et al. 2021, dctk_bitinfo_keepbits):
+ * the keepbits holding 99 % and 99.99 % of it, recorded for the field; with
+ * --keep-information F, each family's member keeping the share F (its
+ * descriptor's information_member) joins the filters, marked as chosen by
+ * information (a member the space holds already is marked instead of
+ * repeated). Every member of a team derives it alike. */
+static dctk_status information_members(const dctk_var *var, const void *sample, const prepared *pr, dctk_space *sp,
+                                       const dctk_evaluate_opts *o, dctk_evaluate_summary *s) {
+    if (!dctk_dtype_is_float(var->dtype)) return DCTK_OK;
+    dctk_solve_in in = {.dtype = var->dtype, .sample = sample, .n = (size_t)(pr->plan.nbytes / dctk_dtype_size(var->dtype)),
+                        .ndim = var->ndim, .shape = pr->plan.shape};
+    static const double shares[2] = {0.99, 0.9999};
+    for (int k = 0; k < 2; k++) s->info_keepbits[k] = dctk_bitinfo_keepbits(&in, shares[k]);
+    double f = s->gates.information;
+    for (const dctk_codec_vt *const *t = dctk_codec_types(); *t && !isnan(f); t++) {
+        json_t *m = (*t)->information_member ? (*t)->information_member(&in, f) : NULL;
+        if (!m) continue;
+        char *name = dctk_pipeline_name(NULL, m, NULL);
+        if (is_writer(o))
+            dctk_log(DCTK_LOG_INFO, "%s: %s keeps %.6g of its real information (%d mantissa bits hold 99 %%, %d hold "
+                     "99.99 %%): it joins the space, chosen by information (--keep-information)", var->name,
+                     name ? name : "?", f, s->info_keepbits[0], s->info_keepbits[1]);
+        free(name);
+        int i = 0;
+        while (i < sp->nfilt && !json_equal(sp->filt[i].codecs, m)) i++;
+        if (i == sp->nfilt) {
+            dctk_space_entry *grown = realloc(sp->filt, sizeof *grown * (size_t)(sp->nfilt + 1));
+            if (!grown) {
+                json_decref(m);
+                return DCTK_NOMEM();
+            }
+            sp->filt = grown;
+            grown[sp->nfilt++] = (dctk_space_entry){.codecs = json_incref(m), .family = (*t)->family, .lossy = true,
+                                                    .out = var->dtype};
+        }
+        sp->filt[i].information = f;
+        json_decref(m);
+    }
+    return DCTK_OK;
+}
+
 /* Everything after the sample is in memory. */
 static dctk_status sweep_sample(const dctk_var *var, const void *sample, const prepared *pr,
                                 const dctk_evaluate_opts *o, dctk_evaluate_summary *s) {
@@ -867,6 +910,7 @@ static dctk_status sweep_sample(const dctk_var *var, const void *sample, const p
                  "swept and written losslessly only; give --l1-threshold X to allow lossy compression",
                  var->name, var->name, var->units ? var->units : "");
     dctk_status st = dctk_space_build(var->dtype, &pr->stats, &so, &sp);
+    if (st == DCTK_OK) st = information_members(var, sample, pr, sp, o, s);
     if (st == DCTK_OK) s->ncombos = dctk_space_ncombos(sp);
     if (st == DCTK_OK && sp->dropped[0]) {
         memcpy(s->dropped, sp->dropped, sizeof s->dropped);
@@ -919,6 +963,7 @@ dctk_status dctk_evaluate_variable(dctk_dataset *ds, size_t v, const dctk_evalua
                                    dctk_evaluate_summary *s) {
     memset(s, 0, sizeof *s);
     s->best = -1;
+    s->info_keepbits[0] = s->info_keepbits[1] = -1;
     double t0 = dctk_now();
     const dctk_var *var = dctk_dataset_var(ds, v);
     prepared pr = {0};
@@ -946,9 +991,6 @@ dctk_status dctk_evaluate_variable(dctk_dataset *ds, size_t v, const dctk_evalua
         name_memory(var->name);
     free(pr.sample);
     s->seconds = dctk_now() - t0;
-    /* the Python tool's record of the sweep, beside best_{var}.json */
-    if (st == DCTK_OK && is_writer(o))
-        st = dctk_manifest_write(dctk_dataset_path(ds), var->name, o, s, o->team ? o->team->size : 1);
     return st;
 }
 

@@ -19,7 +19,7 @@
 dctk_gates dctk_gates_none(void) {
     return (dctk_gates){.l1 = NAN, .l2 = NAN, .linf = NAN, .bias = NAN, .abs_err = NAN, .pearson_min = NAN,
                         .ssim_min = NAN, .phys_min = NAN, .phys_max = NAN, .phys_tol = 0, .q99 = NAN, .grad = NAN,
-                        .equiv_linf = NAN};
+                        .equiv_linf = NAN, .information = NAN};
 }
 
 void dctk_gates_packed(dctk_gates *g, const dctk_var *var) { g->equiv_linf = var->pack_type ? FLT_EPSILON : NAN; }
@@ -49,6 +49,9 @@ static dctk_status check_asked(const dctk_gates *a) {
         return DCTK_FAIL(DCTK_ERR_ARG, "--q99-threshold must be a finite number, 0 or more");
     if (!isnan(a->grad) && !(a->grad >= 0 && isfinite(a->grad)))
         return DCTK_FAIL(DCTK_ERR_ARG, "--gradient-threshold must be a finite number, 0 or more");
+    if (!isnan(a->information) && !(a->information > 0 && a->information <= 1))
+        return DCTK_FAIL(DCTK_ERR_ARG, "--keep-information takes a share of the information, more than 0 and at "
+                         "most 1 (0.99: 99 %%), not %g", a->information);
     if (!(a->phys_tol >= 0)) return DCTK_FAIL(DCTK_ERR_ARG, "--phys-tolerance must be 0 or more");
     if (!isnan(a->phys_min) && !isnan(a->phys_max) && a->phys_min > a->phys_max)
         return DCTK_FAIL(DCTK_ERR_ARG, "--phys-min %g is above --phys-max %g", a->phys_min, a->phys_max);
@@ -107,9 +110,21 @@ dctk_space_opts dctk_space_opts_for(const dctk_space_opts *o, const dctk_gates *
 static bool within(double v, double limit) { return limit == DCTK_GATE_OFF || v <= limit; }
 static bool at_least(double v, double min) { return isnan(min) || v >= min; }
 
+/* A member chosen by information (--keep-information) on a field without an
+ * error budget: the share of information it keeps is its budget, so every
+ * error gate passes (the row still reports the errors); the physical bounds
+ * still apply. */
+static bool keep_by_information(dctk_combo_result *r, const dctk_gates *g) {
+    r->pass_l1 = r->pass_l2 = r->pass_linf = r->pass_bias = r->pass_extremes = r->pass_gradient = r->pass_abs = true;
+    r->pass_phys = !dctk_gates_phys_on(g) || r->phys_ok;
+    bool finite = isfinite(r->ratio) && isfinite(r->l1_rel) && isfinite(r->l2_rel) && isfinite(r->linf_rel);
+    return !r->error[0] && finite && r->pass_phys;
+}
+
 bool dctk_combo_keep(dctk_combo_result *r, const dctk_gates *g) {
     dctk_gates none = dctk_gates_none();
     if (!g) g = &none;
+    if (r->information > 0 && dctk_gates_lossless(g)) return keep_by_information(r, g);
     bool exact = (r->l1_rel == 0 && r->linf_rel == 0) || r->linf_rel <= g->equiv_linf; /* NaN: off */
     bool lossless = dctk_gates_lossless(g);
     r->pass_l1 = lossless ? exact : isnan(g->l1) || r->l1_rel <= g->l1;
@@ -173,6 +188,7 @@ json_t *dctk_gates_json(const dctk_gates *g) {
     if (g->gradient) json_object_set_new(j, "gradient_threshold", limit(!isnan(g->grad) ? g->grad : 0.1));
     json_object_set_new(j, "lossless_only", json_boolean(dctk_gates_lossless(g)));
     if (!isnan(g->equiv_linf)) json_object_set_new(j, "lossless_equivalent_linf", json_real(g->equiv_linf));
+    if (!isnan(g->information)) json_object_set_new(j, "keep_information", json_real(g->information));
     return j;
 }
 
@@ -199,6 +215,7 @@ dctk_gates dctk_gates_from_json(const json_t *j) {
     g.q99 = num_or(j, "q99", g.extremes ? g.l1 : NAN);
     g.grad = num_or(j, "gradient_threshold", g.gradient ? g.l1 : NAN);
     g.equiv_linf = num_or(j, "lossless_equivalent_linf", NAN);
+    g.information = num_or(j, "keep_information", NAN);
     return g;
 }
 
@@ -210,6 +227,10 @@ static void put(char *buf, size_t cap, const char *what, double v) {
 void dctk_gates_describe(const dctk_gates *g, char *buf, size_t cap) {
     if (!cap) return;
     buf[0] = '\0';
+    if (dctk_gates_lossless(g) && !isnan(g->information)) {
+        snprintf(buf, cap, "lossless, or %.6g of the real information (--keep-information)", g->information);
+        return;
+    }
     if (dctk_gates_lossless(g) && !isnan(g->equiv_linf)) {
         snprintf(buf, cap, "lossless or equivalent (relative Linf <= %.3g: the file's own packing)", g->equiv_linf);
         return;
@@ -232,4 +253,7 @@ void dctk_gates_describe(const dctk_gates *g, char *buf, size_t cap) {
         snprintf(buf + n, cap - n, ", extremes l1 <= %.3g", !isnan(g->q99) ? g->q99 : 2 * g->l1);
     n = strlen(buf);
     if (g->gradient && n < cap) snprintf(buf + n, cap - n, ", gradient l1 <= %.3g", !isnan(g->grad) ? g->grad : 0.1);
+    n = strlen(buf);
+    if (!isnan(g->information) && n < cap)
+        snprintf(buf + n, cap - n, "; and a BitRound member keeping %.6g of the real information", g->information);
 }

@@ -31,7 +31,7 @@ static dctk_status push(entry_list *l, json_t *codecs, const char *family, bool 
         l->v = v;
         l->cap = cap;
     }
-    l->v[l->n++] = (dctk_space_entry){codecs, family, lossy, DCTK_DTYPE_INVALID};
+    l->v[l->n++] = (dctk_space_entry){.codecs = codecs, .family = family, .lossy = lossy, .out = DCTK_DTYPE_INVALID};
     return DCTK_OK;
 }
 

@@ -3,6 +3,7 @@
 #ifndef DCTK_SPACE_INTERNAL_H
 #define DCTK_SPACE_INTERNAL_H
 
+#include <math.h>
 #include <stdbool.h>
 
 #include <jansson.h>
@@ -14,6 +15,9 @@ typedef struct dctk_space_entry {
     const char *family; /* "blosc", "bitround", "zfpy", ... */
     bool lossy;
     dctk_dtype out;     /* filters: the type they emit (the field's unless they pack it into integers) */
+    /* A member chosen by information (--keep-information, evaluate.c): the
+     * share of the real information it keeps; 0: not. */
+    double information;
 } dctk_space_entry;
 
 struct dctk_space {
@@ -24,6 +28,12 @@ struct dctk_space {
     char fingerprint[32];                /* "fnv1a64:%016llx" over every codec's JSON in order */
     char dropped[160];                   /* families left out: the sample holds NaN/Inf they cannot carry */
 };
+
+/* The information column of a combo with filter f: the share of the real
+ * information its filter was chosen to keep; NaN: not chosen by information. */
+static inline double dctk_space_information(const dctk_space *sp, int f) {
+    return f >= 0 && sp->filt[f].information > 0 ? sp->filt[f].information : NAN;
+}
 
 /* Keep the entries of v[0..n) whose family carries NaN/Inf bit for bit,
  * freeing the others and naming their families in dropped; returns how many

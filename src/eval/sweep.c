@@ -395,6 +395,7 @@ static void finish_unit(sweep *sw, int f, int s, const stage_acc *a, const char 
         const chain *h = &ch[map[c + 1]];
         memset(r, 0, sizeof *r);
         r->c = c, r->f = f, r->s = s;
+        r->information = dctk_space_information(sp, f);
         r->l1_rel = dctk_norms_l1(&a->norms);
         r->l2_rel = dctk_norms_l2(&a->norms);
         r->linf_rel = dctk_norms_linf(&a->norms);

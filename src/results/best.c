@@ -26,7 +26,7 @@ void dctk_best_combo_init(dctk_best_combo *c) {
 }
 
 void dctk_best_init(dctk_best *b) {
-    *b = (dctk_best){.threshold = NAN, .gates = dctk_gates_none()};
+    *b = (dctk_best){.threshold = NAN, .gates = dctk_gates_none(), .info_keepbits = {-1, -1}, .information = NAN};
     b->metric_config = (dctk_metric_cfg){.extremes_cut = INFINITY, .phys_min = NAN, .phys_max = NAN};
     dctk_best_combo_init(&b->combo);
     for (int p = 0; p <= DCTK_PORT_DCTK; p++) dctk_best_combo_init(&b->level[p]);
@@ -168,6 +168,11 @@ static json_t *best_json(const dctk_best *b) {
         json_object_set_new(j, "input_bytes", json_integer((json_int_t)b->input_bytes));
         json_object_set_new(j, "ratio_vs_input", num(b->combo.ratio * (double)b->input_bytes / (double)b->field_bytes));
     }
+    if (b->info_keepbits[0] >= 0) {
+        json_t *info = json_pack("{s:i,s:i}", "keepbits_99", b->info_keepbits[0], "keepbits_9999", b->info_keepbits[1]);
+        if (info && !isnan(b->information)) json_object_set_new(info, "winner_keeps", json_real(b->information));
+        json_object_set_new(j, "information", info);
+    }
     return j;
 }
 
@@ -297,6 +302,13 @@ static void read_best(reader *r, const json_t *o, dctk_best *b) {
     read_gates(r, o, b);
     b->field_bytes = count_key(r, o, "field_bytes");
     b->input_bytes = count_key(r, o, "input_bytes");
+    const json_t *info = json_object_get(o, "information");
+    const char *const keys[2] = {"keepbits_99", "keepbits_9999"};
+    for (int k = 0; k < 2 && json_is_object(info); k++)
+        if (json_is_integer(json_object_get(info, keys[k])))
+            b->info_keepbits[k] = (int)json_integer_value(json_object_get(info, keys[k]));
+    if (json_is_number(json_object_get(info, "winner_keeps")))
+        b->information = json_number_value(json_object_get(info, "winner_keeps"));
 }
 
 static dctk_status from_json(const json_t *j, const char *origin, dctk_best *b) {

@@ -185,21 +185,29 @@ static bool set_field(dctk_result_row *row, int c, const char *s) {
     return false;
 }
 
+/* The header: every column, or the first ones of the schema down to status
+ * at least (a file of an earlier release, before the columns added since). */
 static dctk_status check_header(const record *r, const char *path) {
-    bool ok = r->nfields == DCTK_RESULT_NCOLS;
-    for (int c = 0; ok && c < DCTK_RESULT_NCOLS; c++) ok = !strcmp(rec_field(r, c), dctk_result_columns[c]);
+    bool ok = r->nfields >= DCTK_RESULT_NCOLS_FIRST && r->nfields <= DCTK_RESULT_NCOLS;
+    for (int c = 0; ok && c < r->nfields; c++) ok = !strcmp(rec_field(r, c), dctk_result_columns[c]);
     if (!ok) return DCTK_FAIL(DCTK_ERR_FORMAT, "%s: not a results CSV (header differs from %s,%s,...)", path,
                               dctk_result_columns[0], dctk_result_columns[1]);
     return DCTK_OK;
 }
 
-static dctk_status record_to_table(const record *r, dctk_result_table *t, const char *path, size_t recno) {
-    if (r->nfields != DCTK_RESULT_NCOLS)
-        return DCTK_FAIL(DCTK_ERR_FORMAT, "%s: record %zu has %d fields, expected %d", path, recno, r->nfields,
-                         DCTK_RESULT_NCOLS);
+/* A row of a file with ncols columns (the header's); the columns it lacks
+ * get what an earlier release meant by their absence: NaN for numbers, 0,
+ * false or "" for the others. */
+static dctk_status record_to_table(const record *r, int ncols, dctk_result_table *t, const char *path,
+                                   size_t recno) {
+    if (r->nfields != ncols)
+        return DCTK_FAIL(DCTK_ERR_FORMAT, "%s: record %zu has %d fields, expected %d", path, recno, r->nfields, ncols);
     dctk_result_row row;
     memset(&row, 0, sizeof row);
-    for (int c = 0; c < DCTK_RESULT_NCOLS; c++)
+    for (int c = ncols; c < DCTK_RESULT_NCOLS; c++)
+        if (dctk_result_cols[c].kind == DCTK_COL_F64) *(double *)((char *)&row + dctk_result_cols[c].offset) = NAN;
+        else if (dctk_result_cols[c].kind == DCTK_COL_STR) *(const char **)((char *)&row + dctk_result_cols[c].offset) = "";
+    for (int c = 0; c < ncols; c++)
         if (!set_field(&row, c, rec_field(r, c)))
             return DCTK_FAIL(DCTK_ERR_FORMAT, "%s: record %zu: column %s: cannot parse '%s'", path, recno,
                              dctk_result_columns[c], rec_field(r, c));
@@ -210,13 +218,15 @@ static dctk_status record_to_table(const record *r, dctk_result_table *t, const 
 static dctk_status parse_text(const char *text, size_t n, dctk_result_table *t, const char *path, size_t *good,
                               record *r) {
     const char *p = text, *end = text + n;
+    int ncols = DCTK_RESULT_NCOLS;
     *good = 0;
     for (size_t recno = 0; p < end; recno++) {
         rec_state s = parse_record(r, &p, end);
         DCTK_TRY(r->st);
         if (s == REC_TORN) return DCTK_OK;
         if (s == REC_BAD) return DCTK_FAIL(DCTK_ERR_FORMAT, "%s: record %zu is not valid CSV", path, recno);
-        DCTK_TRY(recno == 0 ? check_header(r, path) : record_to_table(r, t, path, recno));
+        if (recno == 0) ncols = r->nfields;
+        DCTK_TRY(recno == 0 ? check_header(r, path) : record_to_table(r, ncols, t, path, recno));
         *good = (size_t)(p - text);
     }
     return DCTK_OK;

@@ -231,8 +231,19 @@ static dctk_status write_opts_for(const dctk_write_step *w, char *store, size_t 
         .threads = w->threads ? (int)w->threads : dctk_available_cores(),
         .verify = w->verify,
         .bound_l1 = NAN,
+        .information = NAN,
     };
     return DCTK_OK;
+}
+
+/* The share of the real information codecs keep when they are best's winner
+ * and --keep-information chose it; NaN otherwise. */
+static double information_of(const json_t *codecs, const dctk_best *best) {
+    if (!best || !(best->information > 0)) return NAN;
+    json_t *winner = dctk_best_codecs_json(best);
+    bool same = winner && json_equal(winner, codecs);
+    json_decref(winner);
+    return same ? best->information : NAN;
 }
 
 int dctk_write_step_field(const dctk_write_step *w, dctk_dataset *ds, size_t v, const json_t *codecs,
@@ -257,6 +268,7 @@ int dctk_write_step_field(const dctk_write_step *w, dctk_dataset *ds, size_t v, 
     dctk_gates gates;
     dctk_metric_cfg cfg;
     judge_by_gates(best, &gates, &cfg, &o);
+    o.information = information_of(codecs, best);
     if (w->accept) {
         o.accept = w->accept;
         o.accept_user = w->accept_user;

@@ -17,6 +17,7 @@ export const COLUMNS = [
   ['pass_l1', 'bool'], ['pass_l2', 'bool'], ['pass_linf', 'bool'], ['pass_bias', 'bool'],
   ['pass_phys', 'bool'], ['pass_extremes', 'bool'], ['pass_gradient', 'bool'], ['pass_abs', 'bool'],
   ['portability', 'str'], ['keep', 'bool'], ['error', 'str'], ['fraction', 'f64'], ['status', 'str'],
+  ['information', 'f64'],
 ]
 export const FILES = { awkward: 7, many: 5000, empty: 0 }
 // Rows per row group: dctk_parquet_write's 4096, and 1500 for "many" (the tool
