@@ -408,7 +408,7 @@ typedef struct dctk_sample_part {
 
 /* Cut a sample of `shape`, evaluated in chunks of `chunk`, into about `want`
  * pieces of similar size, in sample order: slabs of each chunk along its
- * outer dimensions. *out is freed by the caller. */
+ * outer dimensions. The caller frees *out with dctk_free. */
 DCTK_API dctk_status dctk_sample_pieces(int ndim, const size_t *shape, const size_t *chunk, size_t want,
                                         dctk_sample_region **out, size_t *n);
 

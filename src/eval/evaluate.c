@@ -645,8 +645,8 @@ static dctk_status search_adaptive(const dctk_var *var, const void *sample, cons
     dctk_search_ops ops = {screen, &x};
     dctk_status st = final && x.have ? DCTK_OK : DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
     if (st == DCTK_OK)
-        st = dctk_search_adaptive(sp, &s->gates, var->ndim, plan->shape, so->chunk, o->max_evals, left_out, &ops,
-                                  final, res);
+        st = dctk_search_adaptive(sp, &s->gates, var->ndim, plan->shape, so->chunk, o->max_evals, left_out, NULL,
+                                  &ops, final, res);
     for (size_t k = 0; k < s->ncombos && st == DCTK_OK; k++) s->nmeasured += final[k];
     if (st == DCTK_OK && o->phase) o->phase(o->progress_user, "finalists on the whole sample");
     rc->done = 0, rc->total = s->nmeasured;

@@ -5,11 +5,11 @@
  * and a compressor's ranking on a stage's bytes changes little from a part of
  * the sample to the whole. So:
  *  1. every stage alone (no compressor) on a probe of the sample: stages that
- *     fail the gates even with their errors divided by PROBE_MARGIN are out;
+ *     fail the gates even with their errors divided by probe_margin are out;
  *  2. a few scout compressors (the first of each family) rank the others on
  *     the probe, by the best ratio any scout gets; stages that gave the same
  *     sizes and errors there are measured once, as the first of them;
- *  3. the best-ranked stages alone on the whole sample, until KEEP_STAGES pass
+ *  3. the best-ranked stages alone on the whole sample, until keep_stages pass
  *     the gates there (and one of each reader level, for compress --codecs):
  *     the gates decide exactly, no compressor changes errors (a lossless
  *     stage's errors are 0 anywhere: its probe decides; a lossless serializer
@@ -30,37 +30,39 @@
  * of ranks makes the same ones. */
 #include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "dctk/alloc.h"
 #include "dctk/codec.h"
 #include "dctk/util.h"
 #include "eval/space_internal.h"
 #include "search.h"
 
-enum {
-    NPIECES = 64,          /* the sample is cut into about this many pieces */
-    MIN_PIECE = 16 << 10,  /* bytes: smaller pieces measure codecs' overhead, not the data */
-    PROBE_PIECE = 16 << 10, /* bytes: the probe's pieces (see choose_stages) */
-    PROBE_PART = 16,       /* the probe is 1/16 of the sample (one piece at least) */
-    KEEP_STAGES = 16,      /* stages that go on to the halving */
-    FINALISTS = 3,    /* the core finalists (without --max-evals), see halving */
-    WIDE_FINALISTS = 32, /* the last round keeps this many, for the close ones (WIDE) */
-    FALLBACK_STAGES = 3, /* distinct stages with a finalist (see add_fallbacks) */
-    ETA = 4,          /* halving: keep 1 in ETA, on ETA times more of the sample */
-    LEAD_STAGES = 5,  /* compressor screening: every compressor on this many stages (see screen_compressors) */
-    LEAD_TOP = 6,     /* ... and the best of the top LEAD_TOP families on one of them runs on every stage */
-    LEVEL_TOP = 2,    /* ... as do the top LEVEL_TOP families each reader level reads */
-    STAGE_KEEP = 4,   /* within-stage round: each stage keeps its best STAGE_KEEP compressors (see within_stages) */
-    FAR_KEEP = 2,     /* ... and a stage far below the best of all its best FAR_KEEP */
+const dctk_search_params dctk_search_defaults = {
+    .npieces = 64,
+    .min_piece = 16 << 10,
+    .probe_piece = 16 << 10,
+    .probe_part = 16,
+    .probe_margin = 4.0,
+    .keep_stages = 16,
+    .lead_stages = 5,
+    .lead_top = 6,
+    .level_top = 2,
+    .stage_keep = 4,
+    .stage_near = 0.995,
+    .far_keep = 2,
+    .eta = 4,
+    .budget = 0.01,
+    .dominance = 1.05,
+    .finalists = 3,
+    .near_best = 0.985,
+    .wide_finalists = 32,
+    .wide = 0.93,
+    .fallback_stages = 3,
 };
-#define PROBE_MARGIN 4.0   /* a stage out on a probe fails the gates by this factor */
-#define BUDGET 0.01        /* each halving round costs about this share of the exhaustive sweep */
-#define NEAR_BEST 0.985    /* core finalists: estimates within 1.5 % of the best */
-#define WIDE 0.93          /* more finalists: estimates within 7 % of the best (see add_close) */
-#define DOMINANCE 1.05     /* beaten by 5 % on every stage */
-#define STAGE_NEAR 0.995   /* ... and those within 0.5 % of its best */
 
 /* --- pieces and parts of the sample ---------------------------------------- */
 
@@ -128,7 +130,7 @@ dctk_status dctk_sample_pieces(int ndim, const size_t *shape, const size_t *chun
             at += slab_chunk(ndim, start, count, per ? per : 1, pass ? *out + at : NULL);
         }
         total = at;
-        if (pass == 0 && !(*out = calloc(total ? total : 1, sizeof **out)))
+        if (pass == 0 && !(*out = dctk_calloc(total ? total : 1, sizeof **out)))
             return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
     }
     *n = total;
@@ -152,6 +154,16 @@ typedef struct {
 } ranked;
 
 typedef struct {
+    ranked *c; /* candidates: key = combo index */
+    size_t n;
+} cands;
+
+/* The search's state: what the phases (see the table at the end) read and
+ * write. Every array lives in one block (carve). */
+typedef struct {
+    const dctk_search_params *p;
+    long max_evals;        /* > 0: at most this many finalists */
+    bool *final;           /* per combo: the caller's finalists */
     const dctk_space *sp;
     const dctk_gates *gates; /* what a kept row meets (evaluate summary) */
     const dctk_search_ops *ops;
@@ -177,6 +189,18 @@ typedef struct {
     size_t *group;         /* per compressor: the first of its group (its family's members but for the level) */
     bool *middle;          /* per compressor: the middle member of its group, which stands for it */
     size_t *twins;         /* per unit: the stages folded into it on the probe (see fold_twins) */
+    dctk_sample_region *probe_pieces; /* the probe's pieces (probe_piece bytes at least) */
+    size_t nprobe;
+    ranked *rk;    /* per unit: the stages ranked on the probe (nrk), then scratch */
+    size_t nrk;
+    cands cs;      /* the pairs left after the screening */
+    size_t m1;     /* the screening's part: 1/m1 of the sample */
+    bool done;     /* the finalists are chosen: no later phase runs */
+    /* scratch of one phase */
+    bool *batch, *pick;
+    int *clevel;
+    ranked *cbuf, *order_buf;
+    size_t *count;
 } search;
 
 static int comp_of(const search *se, size_t i) { return (int)i - (int)se->sp->comp_none; }
@@ -334,12 +358,11 @@ static bool same_probe(const search *se, size_t first, size_t u, size_t v) {
     return true;
 }
 
-/* Stages that gave the same bytes on the probe are measured once: PCodec's
- * delta orders 3 and 7 (try_consecutive) mostly pick the same order, and its
- * level 0 the same stream for every order (15 of Tstorm lossless's 39 stages,
- * which each ran again in every round). The first of a tie in rk (same
- * score, by index) stands for the others, which are out and count with it
- * towards KEEP_STAGES, as they did before they were folded. */
+/* Stages that gave the same bytes on the probe are measured once (PCodec's
+ * delta orders 3 and 7 mostly pick the same order, its level 0 the same
+ * stream for every order). The first of a tie in rk (same score, by index)
+ * stands for the others, which are out and count with it towards
+ * keep_stages, as they did before they were folded. */
 static void fold_twins(search *se, size_t first, ranked *rk, size_t *n) {
     char why[300];
     size_t w = 0;
@@ -383,9 +406,11 @@ static dctk_status probe_stages(search *se, const dctk_sample_part *probe, ranke
         se->stage[u] = *r;
         /* with no compressor, an error is the stage's own */
         bool failed = r->error[0] && comp_of(se, first) < 0;
-        if (failed || (!r->error[0] && fails_by(r, se->gates, PROBE_MARGIN))) {
-            snprintf(why, sizeof why, "its stage %s on %.3g of the sample%s%.80s", failed ? "failed" :
-                     "fails the gates by more than 4x", r->fraction, failed ? ": " : "", r->error);
+        if (failed || (!r->error[0] && fails_by(r, se->gates, se->p->probe_margin))) {
+            char by[64];
+            snprintf(by, sizeof by, "fails the gates by more than %.3gx", se->p->probe_margin);
+            snprintf(why, sizeof why, "its stage %s on %.3g of the sample%s%.80s", failed ? "failed" : by,
+                     r->fraction, failed ? ": " : "", r->error);
             prune_unit(se, u, r, why);
             se->alive[u] = false;
             continue;
@@ -457,19 +482,18 @@ static dctk_status confirm_batch(search *se, const ranked *rk, size_t from, size
 }
 
 /* Step 3: confirm the best-ranked stages on the whole sample, in batches,
- * until KEEP_STAGES pass the gates there. compress writes the best combo
+ * until keep_stages pass the gates there. compress writes the best combo
  * within its --codecs level, so each reader level then gets the best-ranked
  * stage it reads that passes too (the top stages may all be dc_toolkit's
  * own). Stages never reached are out, with their rank. */
 static dctk_status confirm_stages(search *se, ranked *rk, size_t n) {
-    bool *batch = calloc(se->nunits + 1, sizeof *batch);
-    if (!batch) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    bool *batch = se->batch;
     bool level_ok[DCTK_PORT_DCTK + 1] = {false};
     size_t next = 0, passed = 0;
     dctk_status st = DCTK_OK;
-    while (passed < KEEP_STAGES && next < n && st == DCTK_OK) {
+    while (passed < se->p->keep_stages && next < n && st == DCTK_OK) {
         size_t from = next;
-        next += n - next < KEEP_STAGES - passed ? n - next : KEEP_STAGES - passed;
+        next += n - next < se->p->keep_stages - passed ? n - next : se->p->keep_stages - passed;
         st = confirm_batch(se, rk, from, next, batch, &passed, level_ok);
     }
     /* the rest, best first: a stage of a level not yet served moves up to next and is confirmed */
@@ -491,68 +515,47 @@ static dctk_status confirm_stages(search *se, ranked *rk, size_t n) {
         }
         se->alive[u] = false;
     }
-    free(batch);
     return st;
 }
 
 /* How many pieces of `piece` bytes at least to cut the sample into: at most
- * NPIECES, and no chunk cut into slabs smaller than a piece. A slab of a
- * chunk is compressed on its own, so each stream's fixed part (SZ's Huffman
- * table, a header) weighs more on it than on the chunk: on slabs of a third
- * of meccatemp's 24 KiB chunks the winner's SZ stage ranked 38th of 99 pairs
- * by ratio (5.30 against 6.80 on the whole sample). */
+ * npieces, and no chunk cut into slabs smaller than a piece (a slab is
+ * compressed on its own, so each stream's fixed part, SZ's Huffman table or
+ * a header, weighs more on it than on the chunk). */
 static size_t want_pieces(const search *se, size_t piece) {
     size_t esize = dctk_dtype_size(se->sp->dtype), grid[DCTK_MAX_DIMS], celems;
     size_t nchunks = chunk_grid(se->ndim, se->shape, se->chunk, grid, &celems), cbytes = celems * esize;
     uint64_t want = dctk_shape_nelems(se->ndim, se->shape) * esize / piece;
     uint64_t most = (uint64_t)nchunks * (cbytes / piece > 1 ? cbytes / piece : 1);
     want = want < most ? want : most;
-    return want < 1 ? 1 : want < NPIECES ? (size_t)want : NPIECES;
+    return want < 1 ? 1 : want < se->p->npieces ? (size_t)want : se->p->npieces;
 }
 
-/* The probe: 1/PROBE_PART of the sample in pieces of PROBE_PIECE bytes at
- * least. 8 KiB pieces would halve the probe's cost on a small sample, but
- * rank stages too far from the whole (fice, meccatemp, HSURF at 1e-3: the
- * winner's stage ranked 18th to 94th, below the confirmed ones). */
-static dctk_status choose_stages(search *se) {
-    size_t np = 0;
-    dctk_sample_region *pieces = NULL;
-    DCTK_TRY(dctk_sample_pieces(se->ndim, se->shape, se->chunk, want_pieces(se, PROBE_PIECE), &pieces, &np));
-    size_t m = np < PROBE_PART ? np : PROBE_PART;
-    dctk_sample_region *buf = calloc(np + 1, sizeof *buf);
-    ranked *rk = calloc(se->nunits + 1, sizeof *rk);
-    if (!rk || !buf) {
-        free(pieces);
-        free(buf);
-        free(rk);
-        return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
-    }
-    dctk_sample_part probe = part_of(pieces, np, m, buf);
-    size_t n = 0;
-    dctk_status st = probe_stages(se, &probe, rk, &n);
-    if (st == DCTK_OK) st = confirm_stages(se, rk, n);
-    for (size_t j = 0; j < n && st == DCTK_OK; j++)
-        if (se->alive[rk[j].key]) se->order[se->norder++] = rk[j].key;
-    free(rk);
-    free(buf);
-    free(pieces);
-    return st;
+/* Steps 1 and 2 on the probe: 1/probe_part of the sample in pieces of
+ * probe_piece bytes at least. */
+static dctk_status probe_phase(search *se) {
+    size_t m = se->nprobe < se->p->probe_part ? se->nprobe : se->p->probe_part;
+    dctk_sample_part probe = part_of(se->probe_pieces, se->nprobe, m, se->buf);
+    return probe_stages(se, &probe, se->rk, &se->nrk);
+}
+
+/* Step 3, then the stages that passed in rank order (se->order). */
+static dctk_status confirm_phase(search *se) {
+    DCTK_TRY(confirm_stages(se, se->rk, se->nrk));
+    for (size_t j = 0; j < se->nrk; j++)
+        if (se->alive[se->rk[j].key]) se->order[se->norder++] = se->rk[j].key;
+    return DCTK_OK;
 }
 
 /* --- steps 4 to 6: screening, then successive halving over (stage, compressor) pairs ----------- */
 
-typedef struct {
-    ranked *c; /* candidates: key = combo index */
-    size_t n;
-} cands;
-
-/* Compressor i loses to compressor j on every live stage measured, by DOMINANCE. */
+/* Compressor i loses to compressor j on every live stage measured, by dominance. */
 static bool dominated(const search *se, size_t i, size_t j) {
     size_t seen = 0;
     for (size_t u = 0; u < se->nunits; u++) {
         size_t ki = combo(se, u, i), kj = combo(se, u, j);
         if (!se->alive[u] || !se->run[ki] || !se->run[kj]) continue;
-        if (!(score_of(&se->rows[kj]) > DOMINANCE * score_of(&se->rows[ki]))) return false;
+        if (!(score_of(&se->rows[kj]) > se->p->dominance * score_of(&se->rows[ki]))) return false;
         seen++;
     }
     return seen >= 2;
@@ -566,8 +569,8 @@ static void drop_dominated(search *se, cands *cs, double fraction) {
             for (size_t u = 0; u < se->nunits; u++) {
                 size_t k = combo(se, u, i);
                 if (!se->alive[u] || !se->run[k]) continue;
-                prune_combo(se, k, true, "compressor %d beats it by more than 5%% on every stage measured on %.3g "
-                            "of the sample", comp_of(se, j), fraction);
+                prune_combo(se, k, true, "compressor %d beats it by more than %.3g%% on every stage measured on "
+                            "%.3g of the sample", comp_of(se, j), (se->p->dominance - 1) * 100, fraction);
                 se->run[k] = false;
             }
             break;
@@ -614,50 +617,43 @@ static dctk_status halve(search *se, cands *cs, size_t m, size_t keep, const boo
     for (size_t r = 0; r < cs->n; r++) cs->c[r].score = score_of(&se->rows[cs->c[r].key]);
     qsort(cs->c, cs->n, sizeof *cs->c, by_score);
     for (size_t r = cs->n; r-- > 0;) se->lead[unit_of(se, cs->c[r].key)] = (ranked){cs->c[r].key + 1, cs->c[r].score};
-    /* the best `keep`, at most STAGE_KEEP of one stage, so that they span several stages: the
-     * pairs of one stage rise and fall together from a part to the whole (meccatemp lossless,
-     * 480 KB: the winner ranked 43rd of 193 on half the sample, behind 42 pairs of a few stages) */
-    size_t *per = calloc(se->nunits + 1, sizeof *per), n = 0;
-    ranked *order = calloc(cs->n + 1, sizeof *order);
-    if (!per || !order) {
-        free(per), free(order);
-        return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
-    }
+    /* the best `keep`, at most stage_keep of one stage, so that they span several stages (the
+     * pairs of one stage rise and fall together from a part to the whole) */
+    size_t *per = se->count, n = 0;
+    ranked *order = se->order_buf;
+    memset(per, 0, (se->nunits + 1) * sizeof *per);
     for (size_t r = 0, back = cs->n; r < cs->n; r++) { /* the kept ones first, in rank order; the rest go */
         size_t u = unit_of(se, cs->c[r].key);
-        if (n < keep && per[u] < STAGE_KEEP) per[u]++, order[n++] = cs->c[r];
+        if (n < keep && per[u] < se->p->stage_keep) per[u]++, order[n++] = cs->c[r];
         else order[--back] = cs->c[r];
     }
     memcpy(cs->c, order, cs->n * sizeof *cs->c);
-    free(per), free(order);
     keep = n;
     for (size_t r = keep; r < cs->n; r++) {
         size_t k = cs->c[r].key;
-        prune_combo(se, k, true, "not among the %zu best by ratio on %.3g of the sample (at most %d a stage)", keep,
-                    fraction, STAGE_KEEP);
+        prune_combo(se, k, true, "not among the %zu best by ratio on %.3g of the sample (at most %zu a stage)", keep,
+                    fraction, se->p->stage_keep);
     }
     if (cs->n > keep) cs->n = keep;
     return DCTK_OK;
 }
 
-/* The first part: the smallest share of the sample (a power of ETA, at most
- * NPIECES) whose round costs about BUDGET of the exhaustive sweep, and 1/16
- * at least when the sample has 16 pieces: a halving round then fits between
- * it and the whole (a first part of 1/4 left none, so every pair the round
- * within stages kept was a finalist: 293 on a 66 MiB sample). */
+/* The first part: the smallest share of the sample (a power of eta, at most
+ * npieces) whose round costs about budget of the exhaustive sweep, and
+ * 1/eta^2 at least when the sample has that many pieces, so that a halving
+ * round fits between it and the whole. */
 static size_t first_part(const search *se, size_t n) {
-    size_t m = se->npieces >= ETA * ETA ? ETA * ETA : ETA;
-    while (m < NPIECES && (double)n / (double)m > BUDGET * (double)se->ncombos) m *= ETA;
+    size_t m = se->npieces >= se->p->eta * se->p->eta ? se->p->eta * se->p->eta : se->p->eta;
+    while (m < se->p->npieces && (double)n / (double)m > se->p->budget * (double)se->ncombos) m *= se->p->eta;
     return m < se->npieces ? m : se->npieces;
 }
 
 /* compress falls back to the next best lossy stage when the whole field
  * misses a bound the sample met: the best pair of the next best stages is
- * measured too, so FALLBACK_STAGES stages have a kept row. */
+ * measured too, so fallback_stages stages have a kept row. */
 static void add_fallbacks(search *se, bool *final) {
     size_t have = 0, n = 0;
-    ranked *rk = calloc(se->nunits + 1, sizeof *rk);
-    if (!rk) return; /* fewer fallbacks, not a wrong result */
+    ranked *rk = se->rk; /* the probe's ranking is in se->order by now */
     for (size_t u = 0; u < se->nunits; u++) {
         bool any = false;
         for (size_t i = 0; i < se->ncomp && !any; i++) any = final[combo(se, u, i)];
@@ -665,8 +661,7 @@ static void add_fallbacks(search *se, bool *final) {
         if (!any && se->lead[u].key) rk[n++] = (ranked){se->lead[u].key - 1, se->lead[u].score};
     }
     qsort(rk, n, sizeof *rk, by_score);
-    for (size_t r = 0; r < n && have < FALLBACK_STAGES; r++, have++) final[rk[r].key] = true;
-    free(rk);
+    for (size_t r = 0; r < n && have < se->p->fallback_stages; r++, have++) final[rk[r].key] = true;
 }
 
 /* compress writes the best kept combo at or below its --codecs level
@@ -678,22 +673,23 @@ static void add_level_bests(const search *se, bool *final) {
 }
 
 /* The close ones: on a part of a small sample, pairs a few per cent apart
- * swap places on the whole (fice at 1e-3: the whole sample's best ranked 19th
- * on a third of it, 1 % below the first; Tstorm lossless: lzma, the best,
- * 3.5 % below bz2 on 3/10 of it, by its larger overhead on less data), and
- * finalists cost little next to the screening, so every estimate within WIDE
- * of the best is measured too
- * (not with --max-evals: its budget is spent). The rest are pruned. */
+ * swap places on the whole, and finalists cost little next to the
+ * screening, so every estimate within wide of the best is measured too (not
+ * with --max-evals: its budget is spent). The rest are pruned. */
 static void add_close(search *se, const cands *cs, size_t from, bool budget, bool *final) {
     for (size_t r = from; r < cs->n; r++) {
         size_t k = cs->c[r].key;
         if (final[k]) continue;
-        if (!budget && cs->c[r].score >= WIDE * cs->c[0].score) {
+        if (!budget && cs->c[r].score >= se->p->wide * cs->c[0].score) {
             final[k] = true;
             continue;
         }
-        prune_combo(se, k, true, "%s on %.3g of the sample", budget ? "beyond the --max-evals budget by its ratio" :
-                    "its ratio is more than 7% below the best", se->rows[k].fraction);
+        if (budget)
+            prune_combo(se, k, true, "beyond the --max-evals budget by its ratio on %.3g of the sample",
+                        se->rows[k].fraction);
+        else
+            prune_combo(se, k, true, "its ratio is more than %.3g%% below the best on %.3g of the sample",
+                        (1 - se->p->wide) * 100, se->rows[k].fraction);
     }
 }
 
@@ -712,12 +708,12 @@ static int stage_kind(const search *se, size_t u, int pass) {
 }
 
 /* The lead stages: the best-ranked stage of each class, then of each kind,
- * then the next best ones, LEAD_STAGES in all. */
+ * then the next best ones, lead_stages in all. */
 static void pick_leads(search *se) {
     size_t n = 0;
     memset(se->lead_stage, 0, se->nunits * sizeof *se->lead_stage);
     for (int pass = 0; pass < 3; pass++)
-        for (size_t j = 0; j < se->norder && n < LEAD_STAGES; j++) {
+        for (size_t j = 0; j < se->norder && n < se->p->lead_stages; j++) {
             size_t u = se->order[j];
             bool skip = se->lead_stage[u];
             for (size_t e = 0; e < se->norder && pass < 2 && !skip; e++)
@@ -816,11 +812,11 @@ static size_t expand_family(search *se, size_t u, size_t i) {
 /* Dominance across stages, with families sharing a ranking: the
  * compressors run on the lead stages, on part, in two tiers: the middle
  * member of every group, then every member of the best groups of the
- * LEAD_TOP + 2 best families and of the LEVEL_TOP best each reader level
+ * lead_top + 2 best families and of the level_top best each reader level
  * reads (a group's middle level ranks its family closely, and the heavy
  * levels, zstd 22 or lzma 9, cost the most). On every kept stage then, only
- * the best of each of the top LEAD_TOP families of a lead stage, and of the
- * top LEVEL_TOP families each reader level reads (compress writes the best
+ * the best of each of the top lead_top families of a lead stage, and of the
+ * top level_top families each reader level reads (compress writes the best
  * combo a level reads). The other stages' other pairs are pruned here (the
  * lead stages' by the caller). The lead rows stay in se->rows: a phase
  * writes only the rows it runs. */
@@ -834,21 +830,17 @@ static dctk_status screen_compressors(search *se, const dctk_sample_part *part) 
             if (se->middle[i]) se->run[combo(se, u, i)] = se->seen[combo(se, u, i)] = true, nrun++, first = u;
     DCTK_TRY(se->ops->run(se->ops->user, "compressors on the lead stages", part, se->run, false, nrun, se->rows));
     double fraction = nrun ? se->rows[combo(se, first, 0)].fraction : 0;
-    int *clevel = calloc(se->ncomp, sizeof *clevel);
-    ranked *buf = calloc(se->ncomp, sizeof *buf);
-    bool *pick = calloc(se->ncomp, sizeof *pick);
-    if (!clevel || !buf || !pick) {
-        free(clevel), free(buf), free(pick);
-        return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
-    }
+    int *clevel = se->clevel;
+    ranked *buf = se->cbuf;
+    bool *pick = se->pick;
     for (size_t i = 0; i < se->ncomp; i++) clevel[i] = level_of(se, comp_of(se, i), -1, -1);
     memset(se->run, 0, se->ncombos * sizeof *se->run);
     nrun = 0;
     for (size_t u = 0; u < se->nunits; u++) {
         if (!se->lead_stage[u]) continue;
         memset(pick, 0, se->ncomp * sizeof *pick);
-        mark_top(se, u, clevel, DCTK_PORT_DCTK, LEAD_TOP + 2, buf, pick);
-        for (int p = DCTK_PORT_CORE; p < DCTK_PORT_DCTK; p++) mark_top(se, u, clevel, p, LEVEL_TOP, buf, pick);
+        mark_top(se, u, clevel, DCTK_PORT_DCTK, se->p->lead_top + 2, buf, pick);
+        for (int p = DCTK_PORT_CORE; p < DCTK_PORT_DCTK; p++) mark_top(se, u, clevel, p, se->p->level_top, buf, pick);
         for (size_t i = 0; i < se->ncomp; i++) nrun += pick[i] ? expand_family(se, u, i) : 0;
     }
     dctk_status st = DCTK_OK;
@@ -858,17 +850,16 @@ static dctk_status screen_compressors(search *se, const dctk_sample_part *part) 
     memset(se->survivor, 0, se->ncomp * sizeof *se->survivor);
     for (size_t u = 0; u < se->nunits && st == DCTK_OK; u++) {
         if (!se->lead_stage[u]) continue;
-        mark_top(se, u, clevel, DCTK_PORT_DCTK, LEAD_TOP, buf, se->survivor);
-        for (int p = DCTK_PORT_CORE; p < DCTK_PORT_DCTK; p++) mark_top(se, u, clevel, p, LEVEL_TOP, buf, se->survivor);
+        mark_top(se, u, clevel, DCTK_PORT_DCTK, se->p->lead_top, buf, se->survivor);
+        for (int p = DCTK_PORT_CORE; p < DCTK_PORT_DCTK; p++) mark_top(se, u, clevel, p, se->p->level_top, buf, se->survivor);
     }
     for (size_t u = 0; u < se->nunits && st == DCTK_OK; u++)
         for (size_t i = 0; i < se->ncomp && se->alive[u] && !se->lead_stage[u]; i++) {
             if (se->survivor[i]) continue;
             size_t k = combo(se, u, i);
-            prune_combo(se, k, false, "compressor %d is not among the best on the %d lead stages measured on %.3g "
-                        "of the sample", comp_of(se, i), LEAD_STAGES, fraction);
+            prune_combo(se, k, false, "compressor %d is not among the best on the %zu lead stages measured on %.3g "
+                        "of the sample", comp_of(se, i), se->p->lead_stages, fraction);
         }
-    free(clevel), free(buf), free(pick);
     return st;
 }
 
@@ -894,14 +885,11 @@ static void survivors_only(search *se, cands *cs) {
 
 /* Successive halving of compressors within each stage: the survivors of
  * the screening on every kept stage, on the screening's part (where not
- * measured there already); a stage whose best is within WIDE of the best of
- * all (it may win) keeps its best STAGE_KEEP and those within 0.5 % of its
- * best, any other stage its best FAR_KEEP (it may still be a fallback or a
- * reader level's best): lossless stages' bytes tie across many heavy
- * compressors, 17 on each of Tstorm's PCodec stages after a scaling filter,
- * 29 % below the best, all of which ran on half the sample. Only pairs of
- * one stage are compared, on the same bytes, which is what a small part
- * ranks well (across stages it does not: Tstorm at 1e-3, below). */
+ * measured there already); a stage whose best is within wide of the best of
+ * all (it may win) keeps its best stage_keep and those within stage_near of
+ * its best, any other stage its best far_keep (it may still be a fallback or
+ * a reader level's best). Only pairs of one stage are compared, on the same
+ * bytes, which is what a small part ranks well (across stages it does not). */
 static dctk_status within_stages(search *se, cands *cs, size_t m) {
     memset(se->run, 0, se->ncombos * sizeof *se->run);
     size_t nrun = 0;
@@ -914,14 +902,14 @@ static dctk_status within_stages(search *se, cands *cs, size_t m) {
     for (size_t r = 0; r < cs->n; r++) cs->c[r].score = score_of(&se->rows[cs->c[r].key]);
     qsort(cs->c, cs->n, sizeof *cs->c, by_score);
     /* per stage, best first: its rank and its best score; se->lead holds its best pair */
-    size_t *rank = calloc(se->nunits + 1, sizeof *rank);
-    if (!rank) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    size_t *rank = se->count;
+    memset(rank, 0, (se->nunits + 1) * sizeof *rank);
     size_t w = 0;
     for (size_t r = 0; r < cs->n; r++) {
         size_t k = cs->c[r].key, u = unit_of(se, k);
         if (rank[u]++ == 0) se->lead[u] = (ranked){k + 1, cs->c[r].score};
-        bool near = se->lead[u].score >= WIDE * cs->c[0].score; /* a stage that may win */
-        if (rank[u] <= (near ? STAGE_KEEP : FAR_KEEP) || (near && cs->c[r].score >= STAGE_NEAR * se->lead[u].score)) {
+        bool near = se->lead[u].score >= se->p->wide * cs->c[0].score; /* a stage that may win */
+        if (rank[u] <= (near ? se->p->stage_keep : se->p->far_keep) || (near && cs->c[r].score >= se->p->stage_near * se->lead[u].score)) {
             cs->c[w++] = cs->c[r];
             continue;
         }
@@ -929,112 +917,167 @@ static dctk_status within_stages(search *se, cands *cs, size_t m) {
                     rank[u], se->rows[k].fraction);
     }
     cs->n = w;
-    free(rank);
     return DCTK_OK;
 }
 
-/* Steps 4 to 6. The screening and the round within stages run on the part
- * of the first round (one piece of a sample of fewer than ETA pieces), the
- * halving over the pairs left on the growing parts after it. Where no part
- * is left between the screening's and the whole (a sample of a few pieces: a
- * part would be half of it or more, its ranking of pairs across stages costs
- * nearly a whole-sample run and is noisy; Tstorm at 1e-3, 2 pieces: the
- * winner ranked 832nd on one half), every pair left is a finalist: a
- * compressor's ranking within one stage's bytes is what the small part is
- * trusted with. */
-static dctk_status halving(search *se, long max_evals, bool *final) {
-    cands cs = {calloc(se->ncombos ? se->ncombos : 1, sizeof(ranked)), 0};
-    if (!cs.c) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+/* Steps 4 and 5 run on the part of the first round (one piece of a sample
+ * of fewer than eta pieces), the halving over the pairs left on the growing
+ * parts after it. Where no part is left between the screening's and the
+ * whole (a sample of a few pieces, where a part would be half of it or more
+ * and its ranking of pairs across stages costs nearly a whole-sample run
+ * and is noisy), every pair left is a finalist: a compressor's ranking
+ * within one stage's bytes is what the small part is trusted with. */
+static bool has_budget(const search *se) { return se->max_evals > 0; }
+
+/* The core finalists: --max-evals of them, else the params' few. */
+static size_t floor_n(const search *se) { return has_budget(se) ? (size_t)se->max_evals : se->p->finalists; }
+
+/* Step 4: the compressor screening on the first round's part. */
+static dctk_status screen_phase(search *se) {
     size_t nall = 0;
     for (size_t u = 0; u < se->nunits; u++) nall += se->alive[u] ? se->ncomp : 0;
-    bool budget = max_evals > 0;
-    size_t floor_n = budget ? (size_t)max_evals : FINALISTS, last_n = budget ? floor_n : WIDE_FINALISTS;
-    size_t m1 = se->npieces < ETA ? se->npieces : first_part(se, nall);
-    dctk_sample_part part = part_of(se->pieces, se->npieces, m1, se->buf);
-    dctk_status st = screen_compressors(se, &part);
-    if (st == DCTK_OK) survivors_only(se, &cs);
-    if (st == DCTK_OK) st = within_stages(se, &cs, m1);
-    if (st == DCTK_OK && m1 / ETA <= 1 && !budget) {
-        for (size_t r = 0; r < cs.n; r++) final[cs.c[r].key] = true;
-        add_level_bests(se, final);
-        free(cs.c);
-        return DCTK_OK;
+    se->m1 = se->npieces < se->p->eta ? se->npieces : first_part(se, nall);
+    dctk_sample_part part = part_of(se->pieces, se->npieces, se->m1, se->buf);
+    DCTK_TRY(screen_compressors(se, &part));
+    survivors_only(se, &se->cs);
+    return DCTK_OK;
+}
+
+/* Step 5, and the end when no halving round fits and there is no budget. */
+static dctk_status within_phase(search *se) {
+    DCTK_TRY(within_stages(se, &se->cs, se->m1));
+    if (se->m1 / se->p->eta <= 1 && !has_budget(se)) {
+        for (size_t r = 0; r < se->cs.n; r++) se->final[se->cs.c[r].key] = true;
+        add_level_bests(se, se->final);
+        se->done = true;
     }
-    if (st == DCTK_OK && m1 / ETA <= 1) /* a budget: the survivors ranked on the screening's part */
-        st = halve(se, &cs, m1, floor_n, se->alive);
-    for (size_t m = m1 / ETA; m > 1 && st == DCTK_OK; m /= ETA) {
-        size_t keep = m / ETA > 1 ? (cs.n + ETA - 1) / ETA : last_n;
-        st = halve(se, &cs, m, keep < floor_n ? floor_n : keep, NULL);
+    return DCTK_OK;
+}
+
+/* Step 6: halving rounds on growing parts (with a budget and no room for a
+ * round, the survivors ranked on the screening's part). */
+static dctk_status halving_phase(search *se) {
+    size_t eta = se->p->eta, last_n = has_budget(se) ? floor_n(se) : se->p->wide_finalists;
+    if (se->m1 / eta <= 1) DCTK_TRY(halve(se, &se->cs, se->m1, floor_n(se), se->alive));
+    for (size_t m = se->m1 / eta; m > 1; m /= eta) {
+        size_t keep = m / eta > 1 ? (se->cs.n + eta - 1) / eta : last_n;
+        DCTK_TRY(halve(se, &se->cs, m, keep < floor_n(se) ? floor_n(se) : keep, NULL));
     }
-    /* the core: the best floor_n; without a budget, only estimates close to the best */
-    size_t nfinal = cs.n < floor_n ? cs.n : floor_n;
+    return DCTK_OK;
+}
+
+/* Step 7: the core (the best floor_n; without a budget, only estimates
+ * within near_best of the best), the best pair's stage's stage_keep best of
+ * the last round (on the same bytes too, compressors a few per cent apart on
+ * a part swap places on the whole), the fallbacks, each reader level's best
+ * and the close ones. */
+static dctk_status finalists_phase(search *se) {
+    cands *cs = &se->cs;
+    bool budget = has_budget(se), *final = se->final;
+    size_t nfinal = cs->n < floor_n(se) ? cs->n : floor_n(se);
     for (size_t r = 1; r < nfinal && !budget; r++)
-        if (cs.c[r].score < NEAR_BEST * cs.c[0].score) {
+        if (cs->c[r].score < se->p->near_best * cs->c[0].score) {
             nfinal = r;
             break;
         }
-    for (size_t r = 0; r < nfinal; r++) final[cs.c[r].key] = true;
-    /* the best pair's stage keeps its STAGE_KEEP best of the last round: on the same bytes too,
-     * compressors a few per cent apart on a part swap places on the whole (Tstorm lossless,
-     * 297 KB: lzma, shuffled, 7.5 % below bz2 on 1/8 of the sample, 1.2 % above on the whole) */
-    for (size_t r = 0, n = 0; r < cs.n && !budget && n < STAGE_KEEP; r++)
-        if (unit_of(se, cs.c[r].key) == unit_of(se, cs.c[0].key)) final[cs.c[r].key] = true, n++;
-    if (st == DCTK_OK && !budget) add_fallbacks(se, final);
-    if (st == DCTK_OK && !budget) add_level_bests(se, final);
-    if (st == DCTK_OK) add_close(se, &cs, nfinal, budget, final);
-    free(cs.c);
-    return st;
+    for (size_t r = 0; r < nfinal; r++) final[cs->c[r].key] = true;
+    for (size_t r = 0, n = 0; r < cs->n && !budget && n < se->p->stage_keep; r++)
+        if (unit_of(se, cs->c[r].key) == unit_of(se, cs->c[0].key)) final[cs->c[r].key] = true, n++;
+    if (!budget) add_fallbacks(se, final);
+    if (!budget) add_level_bests(se, final);
+    add_close(se, cs, nfinal, budget, final);
+    return DCTK_OK;
+}
+
+/* The search, phase by phase; a phase that fails, or one that chose the
+ * finalists (se->done), ends it. */
+static const struct {
+    const char *name;
+    dctk_status (*run)(search *se);
+} phases[] = {
+    {"stages and scouts on a probe", probe_phase},          /* steps 1 and 2 */
+    {"stages confirmed on the whole sample", confirm_phase}, /* step 3 */
+    {"compressor screening", screen_phase},                  /* step 4 */
+    {"compressors within each stage", within_phase},         /* step 5 */
+    {"halving", halving_phase},                              /* step 6 */
+    {"finalists", finalists_phase},                          /* step 7 */
+};
+
+/* The arrays of the search, carved from one block: a first pass with no
+ * block measures it. */
+typedef struct {
+    char *base;
+    size_t at;
+} block;
+
+static void *carve(block *b, size_t count, size_t size) {
+    size_t align = _Alignof(max_align_t);
+    b->at = (b->at + align - 1) / align * align;
+    void *p = b->base ? b->base + b->at : NULL;
+    b->at += (count ? count : 1) * size;
+    return p;
+}
+
+static void carve_all(search *se, block *b) {
+    size_t n = se->ncombos + 1, nu = se->nunits + 1, nc = se->ncomp + 1;
+    size_t nbuf = (se->npieces > se->nprobe ? se->npieces : se->nprobe) + 1;
+    se->alive = carve(b, nu, sizeof *se->alive);
+    se->stage = carve(b, nu, sizeof *se->stage);
+    se->run = carve(b, n, sizeof *se->run);
+    se->rows = carve(b, n, sizeof *se->rows);
+    se->buf = carve(b, nbuf, sizeof *se->buf);
+    se->lead = carve(b, nu, sizeof *se->lead);
+    se->level = carve(b, n, sizeof *se->level);
+    se->order = carve(b, nu, sizeof *se->order);
+    se->lead_stage = carve(b, nu, sizeof *se->lead_stage);
+    se->survivor = carve(b, nc, sizeof *se->survivor);
+    se->seen = carve(b, n, sizeof *se->seen);
+    se->group = carve(b, nc, sizeof *se->group);
+    se->middle = carve(b, nc, sizeof *se->middle);
+    se->twins = carve(b, nu, sizeof *se->twins);
+    se->rk = carve(b, nu, sizeof *se->rk);
+    se->cs.c = carve(b, n, sizeof *se->cs.c);
+    se->batch = carve(b, nu, sizeof *se->batch);
+    se->pick = carve(b, nc, sizeof *se->pick);
+    se->clevel = carve(b, nc, sizeof *se->clevel);
+    se->cbuf = carve(b, nc, sizeof *se->cbuf);
+    se->order_buf = carve(b, n, sizeof *se->order_buf);
+    se->count = carve(b, nu, sizeof *se->count);
 }
 
 dctk_status dctk_search_adaptive(const dctk_space *sp, const dctk_gates *gates, int ndim, const size_t *shape,
                                  const size_t *chunk, long max_evals, const bool *left_out,
-                                 const dctk_search_ops *ops, bool *final, dctk_combo_result *pruned) {
-    search se = {.sp = sp, .gates = gates, .ops = ops, .ncombos = dctk_space_ncombos(sp),
-                 .nunits = dctk_sweep_nunits(sp), .ncomp = (size_t)sp->ncomp + sp->comp_none, .pruned = pruned,
-                 .ndim = ndim, .shape = shape, .chunk = chunk};
-    dctk_status st = dctk_sample_pieces(ndim, shape, chunk, want_pieces(&se, MIN_PIECE), &se.pieces, &se.npieces);
-    if (st != DCTK_OK) return st;
-    size_t n = se.ncombos ? se.ncombos : 1;
-    se.alive = malloc((se.nunits + 1) * sizeof *se.alive);
-    se.stage = calloc(se.nunits + 1, sizeof *se.stage);
-    se.run = calloc(n, sizeof *se.run);
-    se.rows = calloc(n, sizeof *se.rows);
-    se.buf = calloc(se.npieces + 1, sizeof *se.buf);
-    se.lead = calloc(se.nunits + 1, sizeof *se.lead);
-    se.level = malloc(n);
-    se.order = calloc(se.nunits + 1, sizeof *se.order);
-    se.lead_stage = calloc(se.nunits + 1, sizeof *se.lead_stage);
-    se.survivor = calloc(se.ncomp + 1, sizeof *se.survivor);
-    se.seen = calloc(n, sizeof *se.seen);
-    se.group = calloc(se.ncomp + 1, sizeof *se.group);
-    se.middle = calloc(se.ncomp + 1, sizeof *se.middle);
-    se.twins = calloc(se.nunits + 1, sizeof *se.twins);
-    if (!se.alive || !se.stage || !se.run || !se.rows || !se.buf || !se.lead || !se.level || !se.order ||
-        !se.lead_stage || !se.survivor || !se.seen || !se.group || !se.middle || !se.twins)
-        st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
-    else memset(se.level, -1, n), find_groups(&se);
+                                 const dctk_search_params *params, const dctk_search_ops *ops, bool *final,
+                                 dctk_combo_result *pruned) {
+    search se = {.p = params ? params : &dctk_search_defaults, .max_evals = max_evals, .final = final, .sp = sp,
+                 .gates = gates, .ops = ops, .ncombos = dctk_space_ncombos(sp), .nunits = dctk_sweep_nunits(sp),
+                 .ncomp = (size_t)sp->ncomp + sp->comp_none, .pruned = pruned, .ndim = ndim, .shape = shape,
+                 .chunk = chunk};
+    dctk_status st = dctk_sample_pieces(ndim, shape, chunk, want_pieces(&se, se.p->min_piece), &se.pieces,
+                                        &se.npieces);
+    if (st == DCTK_OK)
+        st = dctk_sample_pieces(ndim, shape, chunk, want_pieces(&se, se.p->probe_piece), &se.probe_pieces, &se.nprobe);
+    block b = {NULL, 0};
+    carve_all(&se, &b);
+    if (st == DCTK_OK && !(b.base = dctk_calloc(1, b.at))) st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    if (st == DCTK_OK) {
+        b.at = 0;
+        carve_all(&se, &b);
+        memset(se.level, -1, se.ncombos + 1);
+        find_groups(&se);
+    }
     for (size_t u = 0; u < se.nunits && st == DCTK_OK; u++) se.alive[u] = !left_out || !left_out[u];
     for (size_t k = 0; k < se.ncombos && st == DCTK_OK; k++) {
         dctk_space_combo(sp, k, &pruned[k].c, &pruned[k].f, &pruned[k].s);
         final[k] = false;
     }
-    if (st == DCTK_OK) st = choose_stages(&se);
-    if (st == DCTK_OK) st = halving(&se, max_evals, final);
-    free(se.alive);
-    free(se.stage);
-    free(se.run);
-    free(se.rows);
-    free(se.buf);
-    free(se.lead);
-    free(se.level);
-    free(se.order);
-    free(se.lead_stage);
-    free(se.survivor);
-    free(se.seen);
-    free(se.group);
-    free(se.middle);
-    free(se.twins);
-    free(se.pieces);
+    for (size_t i = 0; i < sizeof phases / sizeof *phases && st == DCTK_OK && !se.done; i++) {
+        dctk_log(DCTK_LOG_DEBUG, "adaptive search: %s", phases[i].name);
+        st = phases[i].run(&se);
+    }
+    dctk_free(b.base);
+    dctk_free(se.pieces);
+    dctk_free(se.probe_pieces);
     return st;
 }
 

@@ -10,6 +10,37 @@
 
 #include "dctk/eval.h"
 
+/* Every number the search decides by, in one place. Why each value is what
+ * it is (the fields and runs that chose it) is in bench/RESULTS.md, section
+ * "Tuning of the adaptive search"; a change here is measured there first
+ * (bench/search.py). Counts are of pieces, stages, compressors or pairs;
+ * shares are of a ratio (0.985: within 1.5 %). */
+typedef struct dctk_search_params {
+    size_t npieces;         /* the sample is cut into about this many pieces */
+    size_t min_piece;       /* bytes: smaller pieces measure codecs' overhead, not the data */
+    size_t probe_piece;     /* bytes: the probe's pieces */
+    size_t probe_part;      /* the probe is 1/probe_part of the sample (one piece at least) */
+    double probe_margin;    /* a stage out on the probe fails the gates by this factor */
+    size_t keep_stages;     /* stages passing on the whole sample that go on */
+    size_t lead_stages;     /* compressor screening: every compressor on this many stages */
+    size_t lead_top;        /* ... the best of the top lead_top families there run on every stage */
+    size_t level_top;       /* ... as do the top level_top families each reader level reads */
+    size_t stage_keep;      /* a stage that may win keeps its best stage_keep compressors */
+    double stage_near;      /* ... and those within this share of its best */
+    size_t far_keep;        /* any other stage its best far_keep */
+    size_t eta;             /* halving: keep 1 in eta, on eta times more of the sample */
+    double budget;          /* each halving round costs about this share of the exhaustive sweep */
+    double dominance;       /* a compressor beaten by this factor on every stage measured goes */
+    size_t finalists;       /* the core finalists (without --max-evals) */
+    double near_best;       /* ... those within this share of the best estimate */
+    size_t wide_finalists;  /* the last halving round keeps this many */
+    double wide;            /* estimates within this share of the best are finalists too */
+    size_t fallback_stages; /* distinct stages with a finalist (compress's next best) */
+} dctk_search_params;
+
+/* The values every sweep uses. */
+extern const dctk_search_params dctk_search_defaults;
+
 /* Runs one screening phase: the combos marked in run_combo, on part (NULL:
  * the whole sample in production chunks), stages only or with their
  * compressors; their rows land in rows (indexed by combo) on every member of
@@ -26,10 +57,12 @@ typedef struct dctk_search_ops {
  * the sample in .fraction, 0 when its compressor never ran) and the reason in
  * .error. shape and chunk: the sample and its production chunks. Units
  * marked in left_out (may be NULL) are not run, their rows not touched. A
- * row is kept when it meets gates (dctk_combo_keep). */
+ * row is kept when it meets gates (dctk_combo_keep). params: the tuning
+ * (NULL: dctk_search_defaults). */
 dctk_status dctk_search_adaptive(const dctk_space *sp, const dctk_gates *gates, int ndim, const size_t *shape,
                                  const size_t *chunk, long max_evals, const bool *left_out,
-                                 const dctk_search_ops *ops, bool *final, dctk_combo_result *pruned);
+                                 const dctk_search_params *params, const dctk_search_ops *ops, bool *final,
+                                 dctk_combo_result *pruned);
 
 /* Units that can never give a distinct result, left out before any sweep:
  * bitround keeping every mantissa bit (23 of float32, 52 of float64) is the
