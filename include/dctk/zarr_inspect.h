@@ -25,6 +25,11 @@ DCTK_API dctk_status dctk_zarr_stored_bytes(dctk_store *s, const char *path, uin
  * leading dimensions (never below one element). */
 DCTK_API void dctk_zarr_block_shape(const dctk_zarr_meta *m, uint64_t max_bytes, size_t *block);
 
+/* dctk_zarr_block_shape grown by whole blocks, from the last dimension
+ * outward, while a block stays within max_bytes: an array of tiny chunks is
+ * walked many chunks at a time, not one read per chunk. */
+DCTK_API void dctk_zarr_walk_block_shape(const dctk_zarr_meta *m, uint64_t max_bytes, size_t *block);
+
 /* Walk the blocks of a grid in C order. Start with *first = true; each call
  * sets start/count of the next block (clipped at the array's edge) and
  * returns false when there is none left. A shape with a zero has no blocks. */

@@ -27,6 +27,7 @@
 #include "dctk/zarr_inspect.h"
 
 #define NC_CHUNK_MAX_BYTES (4u << 20)
+#define NC_CHUNK_MIN_BYTES (64u << 10)
 #define DEFAULT_BLOCK_BYTES (64u << 20)
 
 typedef struct {
@@ -299,6 +300,10 @@ static dctk_status define_storage(const exporter *x, const node *nd, const dctk_
     memcpy(inner.chunk, m->inner, sizeof inner.chunk);
     size_t chunk[DCTK_MAX_DIMS];
     dctk_zarr_block_shape(&inner, NC_CHUNK_MAX_BYTES, chunk);
+    /* tiny inner chunks (a few values each) are grouped: HDF5 would spend
+     * more on a chunk's bookkeeping than on its values */
+    if (dctk_shape_nelems(m->ndim, chunk) * dctk_dtype_size(m->dtype) < NC_CHUNK_MIN_BYTES)
+        dctk_zarr_walk_block_shape(&inner, NC_CHUNK_MIN_BYTES, chunk);
     int rc = nc_def_var_chunking(nd->grpid, nd->varid, NC_CHUNKED, chunk);
     if (rc != NC_NOERR) return nc_fail(x, rc, "cannot set the chunks of variable", name);
     if (x->deflate > 0 && (rc = nc_def_var_deflate(nd->grpid, nd->varid, 1, 1, x->deflate)) != NC_NOERR)
@@ -394,7 +399,7 @@ static dctk_status define_all(exporter *x) {
 static dctk_status copy_blocks(exporter *x, const node *nd, dctk_zarr_array *a) {
     const dctk_zarr_meta *m = dctk_zarr_get_meta(a);
     size_t block[DCTK_MAX_DIMS], start[DCTK_MAX_DIMS], count[DCTK_MAX_DIMS], es = dctk_dtype_size(m->dtype);
-    dctk_zarr_block_shape(m, x->block_bytes, block);
+    dctk_zarr_walk_block_shape(m, x->block_bytes, block);
     size_t nb = dctk_shape_nelems(m->ndim, block) * es;
     void *buf = malloc(nb ? nb : 1);
     if (!buf) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory for a block of %zu bytes", nb);

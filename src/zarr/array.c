@@ -32,6 +32,7 @@ void dctk_zarr_close(dctk_zarr_array *a) {
     dctk_pipeline_free(a->pipe);
     dctk_codec_ctx_free(a->ctx);
     for (int i = 0; i < 5; i++) dctk_buf_free(&a->scratch[i]);
+    zarr_forget_stored(a);
     dctk_zarr_meta_clear(&a->meta);
     free(a->path);
     free(a);

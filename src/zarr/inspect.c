@@ -59,6 +59,23 @@ void dctk_zarr_block_shape(const dctk_zarr_meta *m, uint64_t max_bytes, size_t *
     }
 }
 
+void dctk_zarr_walk_block_shape(const dctk_zarr_meta *m, uint64_t max_bytes, size_t *block) {
+    size_t es = dctk_dtype_size(m->dtype);
+    dctk_zarr_block_shape(m, max_bytes, block);
+    for (int d = m->ndim - 1; d >= 0; d--) {
+        size_t len = m->shape[d] ? m->shape[d] : 1;
+        if (block[d] < m->chunk[d] && block[d] < len) return; /* cut below a shard: nothing to group */
+        if (block[d] >= len) continue;
+        uint64_t rest = box_bytes(m->ndim, block, es) / block[d], fit = max_bytes / rest / block[d];
+        if (fit >= (len + block[d] - 1) / block[d]) {
+            block[d] = len;
+            continue;
+        }
+        if (fit >= 2) block[d] *= (size_t)fit;
+        return;
+    }
+}
+
 bool dctk_block_next(int ndim, const size_t *shape, const size_t *block, bool *first, size_t *start, size_t *count) {
     if (*first) {
         *first = false;
@@ -129,6 +146,62 @@ static dctk_status read_preview(dctk_zarr_array *a, size_t want, dctk_zarr_summa
     return DCTK_OK;
 }
 
+/* n values equal to the fill value, without reading them. */
+static void add_fill(accum *a, double fill, uint64_t n) {
+    if (n == 0) return;
+    dctk_zarr_summary *s = a->s;
+    s->nelems += n;
+    add_value(a, fill); /* min, max and the counts of one value */
+    uint64_t more = n - 1;
+    if (isnan(fill)) s->n_nan += more;
+    else if (isinf(fill)) s->n_inf += more;
+    else if (more) {
+        s->n_finite += more;
+        double x = fill * (double)more, t = a->sum + x;
+        a->comp += fabs(a->sum) >= fabs(x) ? (a->sum - t) + x : (x - t) + a->sum;
+        a->sum = t;
+    }
+}
+
+/* The box of stored outer chunk lin (C-order grid index), cut at the edge. */
+static void outer_box(const dctk_zarr_meta *m, uint64_t lin, size_t *start, size_t *count) {
+    for (int d = m->ndim - 1; d >= 0; d--) {
+        size_t g = m->shape[d] / m->chunk[d] + (m->shape[d] % m->chunk[d] != 0);
+        start[d] = (size_t)(lin % g) * m->chunk[d];
+        lin /= g;
+        count[d] = m->shape[d] - start[d] < m->chunk[d] ? m->shape[d] - start[d] : m->chunk[d];
+    }
+}
+
+/* The stored outer chunks are read (in blocks of at most block); every other
+ * value is the fill value and is counted as such: the work follows what is
+ * stored, never the shape alone. */
+static dctk_status summarize_stored(dctk_zarr_array *a, const size_t *block, void *buf, accum *acc) {
+    const dctk_zarr_meta *m = &a->meta;
+    dctk_status st = zarr_list_stored(a);
+    if (st != DCTK_OK) {
+        if (st != DCTK_ERR_NOMEM) dctk_prefix_detail("array '%s': ", a->path[0] ? a->path : "/");
+        return st;
+    }
+    uint64_t read = 0;
+    for (size_t k = 0; k < a->nstored; k++) {
+        size_t bstart[DCTK_MAX_DIMS], bcount[DCTK_MAX_DIMS], rel[DCTK_MAX_DIMS], count[DCTK_MAX_DIMS],
+            start[DCTK_MAX_DIMS];
+        outer_box(m, a->stored[k], bstart, bcount);
+        bool first = true;
+        while (dctk_block_next(m->ndim, bcount, block, &first, rel, count)) {
+            for (int d = 0; d < m->ndim; d++) start[d] = bstart[d] + rel[d];
+            DCTK_TRY(dctk_zarr_read(a, start, count, buf));
+            size_t n = dctk_shape_nelems(m->ndim, count);
+            add_block(acc, m->dtype, buf, n);
+            read += n;
+        }
+    }
+    /* the fill value as the reader gives it (its type's rounding) */
+    add_fill(acc, dctk_load_f64(m->dtype, a->fill, 0), (uint64_t)dctk_shape_nelems(m->ndim, m->shape) - read);
+    return DCTK_OK;
+}
+
 dctk_status dctk_zarr_summarize(dctk_zarr_array *a, uint64_t max_block_bytes, size_t npreview,
                                 dctk_zarr_summary *out) {
     memset(out, 0, sizeof *out);
@@ -142,9 +215,13 @@ dctk_status dctk_zarr_summarize(dctk_zarr_array *a, uint64_t max_block_bytes, si
     accum acc = {.s = out};
     dctk_status st = DCTK_OK;
     bool first = true;
-    while (st == DCTK_OK && dctk_block_next(m->ndim, m->shape, block, &first, start, count)) {
-        st = dctk_zarr_read(a, start, count, buf);
-        if (st == DCTK_OK) add_block(&acc, m->dtype, buf, dctk_shape_nelems(m->ndim, count));
+    if (m->ndim > 0 && dctk_shape_nelems(m->ndim, m->shape) > 0) {
+        st = summarize_stored(a, block, buf, &acc);
+    } else {
+        while (st == DCTK_OK && dctk_block_next(m->ndim, m->shape, block, &first, start, count)) {
+            st = dctk_zarr_read(a, start, count, buf);
+            if (st == DCTK_OK) add_block(&acc, m->dtype, buf, dctk_shape_nelems(m->ndim, count));
+        }
     }
     free(buf);
     DCTK_TRY(st);

@@ -176,13 +176,23 @@ static dctk_status read_shard_chunks(const region *r, const size_t *g, const cha
     return DCTK_OK;
 }
 
+/* C-order index of outer chunk g in the array's grid. */
+static uint64_t grid_linear(const dctk_zarr_meta *m, const size_t *g) {
+    uint64_t i = 0;
+    for (int d = 0; d < m->ndim; d++) i = i * (m->shape[d] / m->chunk[d] + (m->shape[d] % m->chunk[d] != 0)) + g[d];
+    return i;
+}
+
 static dctk_status read_outer(const region *r, const size_t *g) {
     dctk_zarr_array *a = r->a;
     char key[1024];
     zarr_chunk_key(a, g, key, sizeof key);
     size_t lo[DCTK_MAX_DIMS] = {0}, hi[DCTK_MAX_DIMS] = {0}, pos[DCTK_MAX_DIMS], co[DCTK_MAX_DIMS];
     uint64_t size;
-    dctk_status st = dctk_store_size(a->store, key, &size);
+    /* a key the listing did not show is not asked for */
+    dctk_status st = a->listed && !zarr_is_stored(a, grid_linear(&a->meta, g))
+                         ? DCTK_ERR_NOT_FOUND
+                         : dctk_store_size(a->store, key, &size);
     if (st == DCTK_ERR_NOT_FOUND) {
         inner_range(r, g, lo, hi);
         memcpy(pos, lo, sizeof pos);
@@ -203,6 +213,38 @@ static dctk_status read_outer(const region *r, const size_t *g) {
     return st;
 }
 
+/* Outer chunks of a region, and after how many a read lists the stored keys. */
+enum { LIST_AFTER = 64 };
+
+static uint64_t outer_count(int ndim, const size_t *lo, const size_t *hi) {
+    uint64_t n = 1;
+    for (int d = 0; d < ndim; d++) n = n > UINT64_MAX / (hi[d] - lo[d] + 1) ? UINT64_MAX : n * (hi[d] - lo[d] + 1);
+    return n;
+}
+
+/* Whether a stored outer chunk lies in the grid box [lo, hi]. The stored
+ * indexes between the box's first and last are looked at, at most as many
+ * as the box has chunks; past that the answer is "maybe" (true) and the read
+ * goes chunk by chunk, so the cost stays within the region's own. */
+static bool any_stored(const dctk_zarr_array *a, const size_t *lo, const size_t *hi) {
+    const dctk_zarr_meta *m = &a->meta;
+    uint64_t first = grid_linear(m, lo), last = grid_linear(m, hi), budget = outer_count(m->ndim, lo, hi);
+    size_t grid[DCTK_MAX_DIMS];
+    for (int d = 0; d < m->ndim; d++) grid[d] = m->shape[d] / m->chunk[d] + (m->shape[d] % m->chunk[d] != 0);
+    for (size_t i = zarr_stored_from(a, first); i < a->nstored && a->stored[i] <= last; i++) {
+        if (budget-- == 0) return true;
+        uint64_t v = a->stored[i];
+        bool in = true;
+        for (int d = m->ndim - 1; d >= 0 && in; d--) {
+            uint64_t c = v % grid[d];
+            v /= grid[d];
+            in = c >= lo[d] && c <= hi[d];
+        }
+        if (in) return true;
+    }
+    return false;
+}
+
 dctk_status dctk_zarr_read(dctk_zarr_array *a, const size_t *start, const size_t *count, void *out) {
     const dctk_zarr_meta *m = &a->meta;
     size_t lo[DCTK_MAX_DIMS] = {0}, hi[DCTK_MAX_DIMS] = {0}, pos[DCTK_MAX_DIMS];
@@ -216,15 +258,26 @@ dctk_status dctk_zarr_read(dctk_zarr_array *a, const size_t *start, const size_t
     }
     region r = {a, start, count, out};
     memcpy(pos, lo, sizeof pos);
-    dctk_status st;
-    do {
+    dctk_status st = DCTK_OK;
+    bool done = false;
+    if (m->ndim > 0 && outer_count(m->ndim, lo, hi) > LIST_AFTER) {
+        /* many keys: list what is stored rather than ask for each */
+        st = zarr_list_stored(a);
+        if (st == DCTK_OK && !any_stored(a, lo, hi)) {
+            size_t zero[DCTK_MAX_DIMS] = {0};
+            zarr_fill_box(m->ndim, dctk_dtype_size(m->dtype), count, a->fill, out, count, zero);
+            done = true;
+        }
+    }
+    while (st == DCTK_OK && !done) {
         st = read_outer(&r, pos);
         if (a->pinned && getenv("DCTK_TEST_HOLD")) {
             char point[1100];
             snprintf(point, sizeof point, "store: read %s", a->path);
             dctk_test_hold_at(point, ++a->nread);
         }
-    } while (st == DCTK_OK && next_pos(m->ndim, lo, hi, pos));
+        done = !next_pos(m->ndim, lo, hi, pos);
+    }
     /* Every value must come from the copy whose metadata was read: a writer
      * that swapped another copy in meanwhile (or removed the old one under
      * us, whose chunks would then read as fill) makes the read fail. */

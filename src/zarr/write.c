@@ -462,6 +462,7 @@ dctk_status dctk_zarr_write(dctk_zarr_array *a, dctk_zarr_read_fn read, void *us
                             dctk_zarr_write_stats *stats) {
     writer w = {.a = a, .read = read, .user = user, .nunits = 1};
     const dctk_zarr_meta *m = &a->meta;
+    zarr_forget_stored(a); /* the keys change: a later read lists them again */
     for (int d = 0; d < m->ndim; d++) {
         w.grid[d] = (m->shape[d] + m->chunk[d] - 1) / m->chunk[d];
         w.nunits *= w.grid[d];

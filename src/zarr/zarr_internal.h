@@ -28,7 +28,19 @@ struct dctk_zarr_array {
     size_t nread;           /* chunks (shards) read so far: the test hold's count */
     bool pinned;            /* opened for reading: ident is the copy whose metadata was read */
     uint64_t ident[3];      /* the store's identity of the array's folder when opened */
+    /* the outer chunks stored, as C-order grid indexes, sorted (keys.c) */
+    bool listed;
+    uint64_t *stored;
+    size_t nstored;
 };
+
+/* List the outer chunk (shard) keys the array has stored, once per handle
+ * (a write through the handle forgets the list). */
+dctk_status zarr_list_stored(dctk_zarr_array *a);
+void zarr_forget_stored(dctk_zarr_array *a);
+/* Position of the first stored index >= lin in the list. */
+size_t zarr_stored_from(const dctk_zarr_array *a, uint64_t lin);
+bool zarr_is_stored(const dctk_zarr_array *a, uint64_t lin);
 
 /* Join a node path and a key ("" + "zarr.json" -> "zarr.json"). Returns a
  * malloc'd string or NULL. */
