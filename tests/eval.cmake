@@ -37,7 +37,8 @@ dctk_script_test(spec_file ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/te
 # the sample over --eval-data-size-limit is said before the sweep, with the time expected (issue 33 item 6)
 dctk_script_test(sample_budget ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_sample_budget.py)
 # the smaller texts a user reads: help, units, plot labels (issue 33 item 7)
-dctk_script_test(user_texts ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_user_texts.py)
+dctk_script_test(user_texts ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_user_texts.py
+  $<TARGET_FILE:dctk_zarr_tool>)
 # packed inputs (integer codes with scale_factor/add_offset) and integer fields (issue 31 item 3)
 dctk_script_test(packed ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_packed.py
   $<TARGET_FILE:dctk_zarr_tool>)

@@ -9,3 +9,6 @@ dctk_script_test(gates_python ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/parity/
 # The Python tool's store commands on our stores: open_zarr_and_inspect --head, from_zarr_to_netcdf
 # --compression/--complevel/--max-size, against netCDF4.
 dctk_script_test(commands_python ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/parity/test_commands_python.py)
+# manifest_{var}.json both ways: ours read by a reader of the Python tool's schema and numcodecs, and
+# one in its format (or ours) driving compress --pipeline, gated by its thresholds; on Tstorm.
+dctk_script_test(manifest_python ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/parity/test_manifest_python.py)

@@ -141,13 +141,23 @@ typedef struct dctk_compress_opts {
     bool not_writer;
     dctk_status (*agree)(void *user, dctk_status st);
     void *agree_user;
+    /* The distributed write (all three given and size > 1): this rank of
+     * `size`; share sends rank 0's n bytes to every rank (dctk_par_bcast),
+     * collect brings every rank's text to rank 0 (dctk_par_gather_text); both
+     * with agree_user. Then the fields are written across the ranks (the
+     * largest first, each to the rank with the least bytes so far), rank 0
+     * gathers their records and merges; not_writer is ignored. */
+    int rank, size;
+    dctk_status (*share)(void *user, void *buf, uint64_t n);
+    dctk_status (*collect)(void *user, const char *text, char ***each);
     dctk_compress_sweep_fn sweep;    /* sweeps the fields without a result that holds */
     void *sweep_user;
 } dctk_compress_opts;
 
 /* Compress the dataset o->write.dataset into DIR/DATASET.zarr. Under MPI
- * every rank plans and sweeps; rank 0 alone writes the fields, the manifest
- * and merges. Returns the exit code of the command: 0 when every field was
+ * every rank plans and sweeps; then every rank writes its share of the
+ * fields (with share and collect; else rank 0 alone writes), and rank 0
+ * writes the manifest and merges; every rank returns the same code. Returns the exit code of the command: 0 when every field was
  * done, 1 when one failed (DIR/batch_manifest.json says which), 2 when the
  * options were refused. */
 DCTK_API int dctk_compress(const dctk_compress_opts *o);

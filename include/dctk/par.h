@@ -64,6 +64,11 @@ DCTK_API dctk_status dctk_par_agree(dctk_par *p, dctk_status st);
  * at most the piece size, so any size fits MPI's int counts. */
 DCTK_API dctk_status dctk_par_bcast(dctk_par *p, void *buf, uint64_t n);
 
+/* Collective: every rank's text (NUL-terminated, at most 2 GiB) on rank 0,
+ * as *each: size strings in rank order (free each and the array); the other
+ * ranks get NULL. Out of memory on rank 0 ends the job. */
+DCTK_API dctk_status dctk_par_gather_text(dctk_par *p, const char *text, char ***each);
+
 /* Collective: the sum of v over the ranks, on every rank. */
 DCTK_API uint64_t dctk_par_sum(dctk_par *p, uint64_t v);
 

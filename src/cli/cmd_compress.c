@@ -22,7 +22,7 @@ static const cli_opt opts[] = {
     {"--vars", NULL, OPT_STR, &vars_arg, "A,B", "only these fields, comma-separated (default: every data variable)"},
     {"--pipeline", NULL, OPT_STR, &pipeline_arg, "P",
      "write with this pipeline, no sweep: a file or inline JSON, {\"compressor\",\"filter\",\"serializer\"}, "
-     "a codec list, or a best_VAR.json"},
+     "a codec list, a best_VAR.json, or a manifest_VAR.json (the Python tool's; gates on its thresholds)"},
     {"--skip-existing", "--no-skip-existing", OPT_BOOL, &skip_existing, NULL,
      "skip fields already complete in the store when written from the same input (size, mtime) with the same "
      "pipeline, chunks, shards, verification and gate (each change is said and the field rewritten; an array "
@@ -72,7 +72,9 @@ const cli_cmd cmd_compress = {
             "and the flag that writes it. --append grows the store instead: DATASET is the whole run so far\n"
             "('run/t_*.nc'), the store's time coordinate must be where the input's begins, and only the shards of\n"
             "the new steps are written (a partial last shard again, from the input) with each field's stored\n"
-            "pipeline, verified, then moved in. Examples:\n"
+            "pipeline, verified, then moved in. Under mpirun every rank writes: the fields, the largest first, each\n"
+            "to the rank with the fewest bytes so far (a 'write:' line says which), rank 0 merges; DIR must be\n"
+            "shared by the ranks. Examples:\n"
             "  dc_toolkit compress era5.nc out\n"
             "  dc_toolkit compress era5.nc out --vars t2m,q --pipeline out/best_t2m.json\n"
             "  dc_toolkit compress 'run/t_*.nc' out --append",
@@ -96,6 +98,10 @@ static int sweep_fields(void *user, dctk_compress_want_fn want, void *want_user,
 }
 
 static dctk_status agree(void *user, dctk_status st) { return dctk_par_agree(user, st); }
+static dctk_status share(void *user, void *buf, uint64_t n) { return dctk_par_bcast(user, buf, n); }
+static dctk_status collect(void *user, const char *text, char ***each) {
+    return dctk_par_gather_text(user, text, each);
+}
 
 static int compress_dataset(const char *cmd, const char *dataset, int argc, char **argv) {
     if (vars_arg && !vars_arg[strspn(vars_arg, ", \t")]) { /* "" or ",": a run that would do nothing */
@@ -112,6 +118,8 @@ static int compress_dataset(const char *cmd, const char *dataset, int argc, char
                             .skip_existing = skip_existing, .argc = argc, .argv = (const char *const *)argv,
                             .eval = &eo, .not_writer = !sweep_cli_is_root(&so),
                             .agree = so.par ? agree : NULL, .agree_user = so.par, .sweep = sweep_fields,
+                            .rank = so.par ? dctk_par_rank(so.par) : 0, .size = so.par ? dctk_par_size(so.par) : 1,
+                            .share = so.par ? share : NULL, .collect = so.par ? collect : NULL,
                             .sweep_user = &call};
     write_cli_step(cmd, dataset, so.where, so.inner_chunk_mib, &wo, &o.write);
     return dctk_compress(&o);

@@ -19,7 +19,7 @@ static const cli_opt opts[] = {
      "take the pipeline from this file (written by evaluate_combos); the indices are then optional"},
     {"--pipeline", NULL, OPT_STR, &pipeline_arg, "P",
      "write with this pipeline, no indices: a file or inline JSON, {\"compressor\",\"filter\",\"serializer\"}, "
-     "a codec list, or a best_VAR.json"},
+     "a codec list, a best_VAR.json, or a manifest_VAR.json (the Python tool's; gates on its thresholds)"},
     SPACE_CLI_OPTS(so),
     GATE_CLI_OPTS(so),
     {"--thresholds-table", NULL, OPT_STR, &so.thresholds, "CSV",

@@ -118,6 +118,37 @@ static dctk_status resolve_combo(const char *combo_path, const char *field, dctk
     return DCTK_OK;
 }
 
+/* A field without a threshold resolves its indices in the lossless space.
+ * When they miss it but name a combo of the space with lossy codecs, the
+ * missing threshold is the reason, said first and once (else the
+ * lossless space's own complaint, st, stands, prefixed by that fact). */
+static dctk_status lossy_only(dctk_dataset *ds, size_t v, const dctk_evaluate_opts *eo, const dctk_space_opts *vs,
+                              const int *idx, dctk_status st) {
+    const dctk_var *var = dctk_dataset_var(ds, v);
+    char why[1024];
+    snprintf(why, sizeof why, "%s", dctk_detail());
+    char no_threshold[512];
+    snprintf(no_threshold, sizeof no_threshold,
+             "variable '%s' has no threshold (no row for '%s' in units '%s' in the table, no --l1-threshold), so "
+             "only lossless combos apply",
+             var->name, var->name, var->units ? var->units : "");
+    dctk_evaluate_opts le = *eo;
+    le.space = *vs;
+    json_t *codecs = NULL;
+    if (!vs->with_lossy || dctk_combo_resolve(ds, v, &le, idx[0], idx[1], idx[2], NULL, &codecs, NULL) != DCTK_OK) {
+        const char *own = strncmp(why, "variable '", 10) == 0 && strstr(why, "': ") ? strstr(why, "': ") + 3 : why;
+        return DCTK_FAIL(st, "%s: %s", no_threshold, own);
+    }
+    char *name = dctk_codecs_name(codecs);
+    json_decref(codecs);
+    st = DCTK_FAIL(DCTK_ERR_ARG,
+                   "%s, and (%d, %d, %d) is '%s', a combo of the space with lossy codecs: give --l1-threshold X to "
+                   "write it",
+                   no_threshold, idx[0], idx[1], idx[2], name ? name : "?");
+    free(name);
+    return st;
+}
+
 /* COMP_IDX FILT_IDX SER_IDX: resolved in the space the sweep built, checked
  * against WHERE/best_FIELD.json when there is one (*best, may stay NULL). */
 static dctk_status resolve_indices(dctk_dataset *ds, size_t v, const char *where, const int *idx,
@@ -135,11 +166,13 @@ static dctk_status resolve_indices(dctk_dataset *ds, size_t v, const char *where
     dctk_evaluate_opts se = *eo;
     dctk_space_opts vs = dctk_spec_space(eo->spec, field, &eo->space);
     se.space = dctk_space_opts_for(&vs, gates);
-    if (st == DCTK_OK && dctk_gates_lossless(gates))
+    bool lossless = st == DCTK_OK && dctk_gates_lossless(gates);
+    if (st == DCTK_OK) st = dctk_combo_resolve(ds, v, &se, idx[0], idx[1], idx[2], fp, codecs, NULL);
+    if (lossless && st != DCTK_OK && st != DCTK_ERR_NOMEM) st = lossy_only(ds, v, eo, &vs, idx, st);
+    else if (lossless && st == DCTK_OK)
         printf("%s: no threshold (no row for '%s' in units '%s' in the table, no --l1-threshold): written "
                "losslessly only; give --l1-threshold X to allow lossy compression\n", field, field,
                var->units ? var->units : "");
-    if (st == DCTK_OK) st = dctk_combo_resolve(ds, v, &se, idx[0], idx[1], idx[2], fp, codecs, NULL);
     if (st != DCTK_OK && fp) {
         char why[1024];
         snprintf(why, sizeof why, "%s", dctk_detail());

@@ -14,6 +14,7 @@
 #include "dctk/codec.h"
 #include "dctk/dataset.h"
 #include "dctk/eval.h"
+#include "dctk/manifest.h"
 #include "eval/space_internal.h"
 #include "dctk/results.h"
 #include "dctk/threads.h"
@@ -991,6 +992,9 @@ dctk_status dctk_evaluate_variable(dctk_dataset *ds, size_t v, const dctk_evalua
         name_memory(var->name);
     free(pr.sample);
     s->seconds = dctk_now() - t0;
+    /* the Python tool's record of the sweep, beside best_{var}.json */
+    if (st == DCTK_OK && is_writer(o))
+        st = dctk_manifest_write(dctk_dataset_path(ds), var->name, o, s, o->team ? o->team->size : 1);
     return st;
 }
 

@@ -347,8 +347,8 @@ static dctk_status define_var_meta(exporter *x, node *nd, const dctk_zarr_meta *
 static dctk_status define_var(exporter *x, node *nd) {
     dctk_zarr_array *a;
     dctk_status st = dctk_zarr_open(x->store, nd->path, &a);
-    if (st != DCTK_OK) {
-        dctk_prefix_detail("%s: array '%s': ", x->store_path, nd->path[0] ? nd->path : "/");
+    if (st != DCTK_OK) { /* the open names the array */
+        dctk_prefix_detail("%s: ", x->store_path);
         return st;
     }
     st = define_var_meta(x, nd, dctk_zarr_get_meta(a));
@@ -425,8 +425,8 @@ static dctk_status copy_all(exporter *x) {
         if (!nd->is_array) continue;
         dctk_zarr_array *a;
         dctk_status st = dctk_zarr_open(x->store, nd->path, &a);
-        if (st != DCTK_OK) {
-            dctk_prefix_detail("%s: array '%s': ", x->store_path, nd->path[0] ? nd->path : "/");
+        if (st != DCTK_OK) { /* the open names the array */
+            dctk_prefix_detail("%s: ", x->store_path);
             return st;
         }
         st = copy_blocks(x, nd, a);

@@ -6,6 +6,8 @@
  * clear of MPI libraries whose internals mishandle messages near 2 GiB. */
 #include <inttypes.h>
 #include <limits.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "dctk/util.h"
 #include "par_internal.h"
@@ -33,4 +35,38 @@ dctk_status dctk_par_bcast(dctk_par *p, void *buf, uint64_t n) {
         i++;
     }
     return p->verbose ? verify(p, buf, n, i) : DCTK_OK;
+}
+
+/* Lengths first, then the texts in one MPI_Gatherv: records of a few KB each. */
+dctk_status dctk_par_gather_text(dctk_par *p, const char *text, char ***each) {
+    *each = NULL;
+    size_t len = strlen(text) + 1;
+    if (len > (size_t)INT_MAX) dctk_par_abort(p, 1, "a text to gather is over 2 GiB");
+    int n = (int)len, *lens = NULL, *offs = NULL;
+    char *all = NULL;
+    bool root = p->rank == 0, alone = !p->mpi || p->size == 1;
+    if (root) {
+        lens = calloc((size_t)p->size, sizeof *lens);
+        offs = calloc((size_t)p->size, sizeof *offs);
+        *each = calloc((size_t)p->size, sizeof **each);
+        if (!lens || !offs || !*each) dctk_par_abort(p, 1, "out of memory while gathering the ranks' records");
+    }
+    if (alone) lens[0] = n;
+    else MPI_Gather(&n, 1, MPI_INT, lens, 1, MPI_INT, 0, p->comm);
+    uint64_t total = 0;
+    for (int r = 0; root && r < p->size; r++) {
+        offs[r] = (int)total;
+        total += (uint64_t)lens[r];
+    }
+    if (root && total > (uint64_t)INT_MAX) dctk_par_abort(p, 1, "the ranks' records are over 2 GiB");
+    if (root && !(all = malloc(total ? total : 1))) dctk_par_abort(p, 1, "out of memory while gathering records");
+    if (alone) memcpy(all, text, len);
+    else MPI_Gatherv(text, n, MPI_CHAR, all, lens, offs, MPI_CHAR, 0, p->comm);
+    for (int r = 0; root && r < p->size; r++)
+        if (!((*each)[r] = strndup(all + offs[r], (size_t)lens[r])))
+            dctk_par_abort(p, 1, "out of memory while gathering records");
+    free(all);
+    free(lens);
+    free(offs);
+    return DCTK_OK;
 }

@@ -122,7 +122,167 @@ static int merge_store(compress_job *j, char *line, size_t cap) {
     return 0;
 }
 
-/* Under MPI every rank plans and sweeps; rank 0 alone writes the fields and merges. */
+/* --- the distributed write -------------------------------------------------- */
+
+static bool distributed(const dctk_compress_opts *o) { return o->size > 1 && o->share && o->collect; }
+
+/* Rank 0, after each field's sweep: noted for the rank that will write it. */
+static void note_swept(void *user, const dctk_var *var, const dctk_evaluate_summary *s) {
+    compress_job *j = user;
+    size_t v;
+    if (dctk_dataset_find(j->ds, var->name, &v) != DCTK_OK) return;
+    j->notes[v] = (compress_note){.swept = 1, .best = s->best, .seconds = s->seconds};
+}
+
+/* What field v needs written this run. */
+static bool to_write(const compress_job *j, size_t v) {
+    compress_plan_kind k = j->plan[v];
+    return k == PLAN_REUSE || k == PLAN_PIPELINE || (k == PLAN_SWEEP && j->notes[v].swept);
+}
+
+static uint64_t field_bytes(const dctk_var *var) {
+    return dctk_shape_nelems(var->ndim, var->shape) * dctk_dtype_size(var->dtype);
+}
+
+typedef struct {
+    size_t v;
+    uint64_t bytes;
+} spread_item;
+
+static int larger_first(const void *a, const void *b) {
+    const spread_item *x = a, *y = b;
+    if (x->bytes != y->bytes) return x->bytes > y->bytes ? -1 : 1;
+    return x->v < y->v ? -1 : x->v > y->v;
+}
+
+/* The fields to write, largest first, each to the rank with the fewest
+ * bytes so far (the lowest rank on a tie): the same on every rank, from the
+ * plan and the shared notes alone. Returns the count; rank_of[k] for items[k]. */
+static size_t spread_fields(const compress_job *j, spread_item *items, int *rank_of, uint64_t *load) {
+    size_t n = 0, nv = dctk_dataset_nvars(j->ds);
+    int size = j->o->size;
+    for (size_t v = 0; v < nv; v++)
+        if (to_write(j, v)) items[n++] = (spread_item){v, field_bytes(dctk_dataset_var(j->ds, v))};
+    qsort(items, n, sizeof *items, larger_first);
+    for (int r = 0; r < size; r++) load[r] = 0;
+    for (size_t k = 0; k < n; k++) {
+        int best = 0;
+        for (int r = 1; r < size; r++)
+            if (load[r] < load[best]) best = r;
+        rank_of[k] = best;
+        load[best] += items[k].bytes;
+    }
+    return n;
+}
+
+/* Rank 0 says once how the write is spread. */
+static void say_spread(const compress_job *j, const spread_item *items, const int *rank_of, size_t n,
+                       const uint64_t *load) {
+    char line[4096];
+    size_t len = (size_t)snprintf(line, sizeof line, "write: %zu field(s) over %d ranks, the largest first:", n,
+                                  j->o->size);
+    for (int r = 0; r < j->o->size && len < sizeof line; r++) {
+        char sz[32];
+        len += (size_t)snprintf(line + len, sizeof line - len, "%s rank %d %s (", r ? ";" : "", r,
+                                dctk_format_size(load[r], sz, sizeof sz));
+        int named = 0;
+        for (size_t k = 0; k < n && len < sizeof line; k++)
+            if (rank_of[k] == r)
+                len += (size_t)snprintf(line + len, sizeof line - len, "%s%s", named++ ? ", " : "",
+                                        dctk_dataset_var(j->ds, items[k].v)->name);
+        if (len < sizeof line) len += (size_t)snprintf(line + len, sizeof line - len, ")");
+    }
+    dctk_say(&j->wo, DCTK_SAY_OUT, "%s\n", line);
+}
+
+/* Write field v on this rank, as the single-rank run would. */
+static void write_here(compress_job *j, size_t v) {
+    double t0 = dctk_now();
+    const dctk_var *var = dctk_dataset_var(j->ds, v);
+    if (j->plan[v] == PLAN_SWEEP) {
+        dctk_evaluate_summary s;
+        memset(&s, 0, sizeof s);
+        s.best = (long)j->notes[v].best;
+        s.seconds = j->notes[v].seconds;
+        write_swept(j, var, &s);
+    } else if (j->plan[v] == PLAN_REUSE) {
+        dctk_best *best = dctk_best_at_level(&j->wo, var->name, j->best[v]);
+        if (best) write_best(j, v, best, j->source[v], t0);
+        else dctk_compress_record(j, var->name, "failed", "no kept combo within --codecs", j->source[v], NULL, NULL,
+                                  NULL, dctk_now() - t0);
+        j->failures += !best;
+        dctk_best_delete(best);
+    } else {
+        dctk_compress_write_pipeline(j, v, j->o->pipeline, write_one);
+    }
+    dctk_log(DCTK_LOG_DEBUG, "wrote field %s (%.1f MB) on this rank in %.2f s", var->name,
+             (double)field_bytes(var) / 1e6, dctk_now() - t0);
+}
+
+/* This rank's records of the fields it wrote and its failures, as JSON text. */
+static char *records_text(const compress_job *j, const spread_item *items, const int *rank_of, size_t n) {
+    json_t *doc = json_pack("{s:{},s:{},s:i}", "fields", "results", "failures", j->failures);
+    for (size_t k = 0; doc && k < n; k++) {
+        if (rank_of[k] != j->o->rank) continue;
+        const char *name = dctk_dataset_var(j->ds, items[k].v)->name;
+        json_t *f = json_object_get(j->fields, name), *r = json_object_get(j->results, name);
+        if (f) json_object_set(json_object_get(doc, "fields"), name, f);
+        if (r) json_object_set(json_object_get(doc, "results"), name, r);
+    }
+    char *text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+    json_decref(doc);
+    return text;
+}
+
+/* Rank 0: the other ranks' records into the manifest, their failures counted. */
+static void take_records(compress_job *j, char **each) {
+    for (int r = 1; r < j->o->size; r++) {
+        json_t *doc = each[r] ? json_loads(each[r], 0, NULL) : NULL;
+        if (!doc) {
+            j->failures++;
+            dctk_say(&j->wo, DCTK_SAY_ERR, "dc_toolkit %s: rank %d sent no readable record of its fields\n",
+                     j->wo.cmd, r);
+            continue;
+        }
+        json_object_update(j->fields, json_object_get(doc, "fields"));
+        json_object_update(j->results, json_object_get(doc, "results"));
+        j->failures += (int)json_integer_value(json_object_get(doc, "failures"));
+        json_decref(doc);
+    }
+}
+
+/* Every rank writes its share of the fields; rank 0 gathers the records.
+ * Returns 0, or an exit code after a failure of the team. */
+static int write_spread(compress_job *j) {
+    const dctk_compress_opts *o = j->o;
+    size_t nv = dctk_dataset_nvars(j->ds);
+    void *user = o->agree_user;
+    /* rank 0's notes of the sweeps to every rank */
+    dctk_status st = o->share(user, j->notes, (uint64_t)nv * sizeof *j->notes);
+    if (st != DCTK_OK) return dctk_say_fail(&j->wo, st);
+    spread_item *items = calloc(nv ? nv : 1, sizeof *items);
+    int *rank_of = calloc(nv ? nv : 1, sizeof *rank_of);
+    uint64_t *load = calloc((size_t)o->size, sizeof *load);
+    if (!items || !rank_of || !load) st = DCTK_NOMEM();
+    st = o->agree ? o->agree(user, st) : st;
+    size_t n = st == DCTK_OK ? spread_fields(j, items, rank_of, load) : 0;
+    if (st == DCTK_OK && j->root && n) say_spread(j, items, rank_of, n, load);
+    for (size_t k = 0; st == DCTK_OK && k < n; k++)
+        if (rank_of[k] == o->rank) write_here(j, items[k].v);
+    char *text = st == DCTK_OK ? records_text(j, items, rank_of, n) : NULL, **each = NULL;
+    if (st == DCTK_OK) st = o->collect(user, text ? text : "", &each);
+    if (st == DCTK_OK && j->root) take_records(j, each);
+    for (int r = 0; each && r < o->size; r++) free(each[r]);
+    free(each);
+    free(text);
+    free(items);
+    free(rank_of);
+    free(load);
+    return st == DCTK_OK ? 0 : dctk_say_fail(&j->wo, st);
+}
+
+/* Under MPI every rank plans and sweeps; the fields are written across the
+ * ranks (distributed) or by rank 0; rank 0 merges. */
 int dctk_compress(const dctk_compress_opts *o) {
     compress_job j = {.o = o, .dataset = o->write.dataset, .where = o->write.where, .wo = o->write,
                       .skip_existing = o->skip_existing, .pipeline = o->pipeline != NULL,
@@ -133,15 +293,29 @@ int dctk_compress(const dctk_compress_opts *o) {
         dctk_compress_job_free(&j);
         return rc;
     }
-    if (j.root) write_without_sweep(&j);
+    bool spread = distributed(o);
+    if (spread) {
+        j.root = o->rank == 0;
+        j.notes = calloc(dctk_dataset_nvars(j.ds) + 1, sizeof *j.notes);
+        if (!j.notes) {
+            dctk_compress_job_free(&j);
+            return dctk_say_fail(&o->write, DCTK_NOMEM());
+        }
+    }
+    if (j.root && !spread) write_without_sweep(&j);
     if (j.nsweep) {
-        int src = o->sweep ? o->sweep(o->sweep_user, want_sweep, &j, write_swept, &j)
+        int src = o->sweep ? o->sweep(o->sweep_user, want_sweep, &j, spread ? note_swept : write_swept, &j)
                            : DCTK_FAIL(DCTK_ERR_ARG, "no sweep given to dctk_compress");
         if (src && !j.failures) j.failures++;
         for (size_t v = 0; j.root && v < dctk_dataset_nvars(j.ds); v++) /* fields whose sweep failed */
-            if (j.plan[v] == PLAN_SWEEP && !json_object_get(j.fields, dctk_dataset_var(j.ds, v)->name))
+            if (j.plan[v] == PLAN_SWEEP &&
+                (spread ? !j.notes[v].swept : !json_object_get(j.fields, dctk_dataset_var(j.ds, v)->name)))
                 dctk_compress_record(&j, dctk_dataset_var(j.ds, v)->name, "failed", "the sweep failed", "sweep", NULL,
                                      NULL, NULL, 0);
+    }
+    if (spread && (rc = write_spread(&j)) != 0) {
+        dctk_compress_job_free(&j);
+        return rc;
     }
     char line[4200] = "";
     if (j.root && j.failures == 0 && (rc = merge_store(&j, line, sizeof line)) != 0) j.failures++;
@@ -149,5 +323,10 @@ int dctk_compress(const dctk_compress_opts *o) {
     if (line[0]) dctk_say(&j.wo, DCTK_SAY_OUT, "%s\n", line);
     int failed = j.failures;
     dctk_compress_job_free(&j);
-    return rc ? rc : (failed ? 1 : 0);
+    int code = rc ? rc : (failed ? 1 : 0);
+    if (spread) { /* every rank ends with rank 0's code */
+        int32_t c = code;
+        if (o->share(o->agree_user, &c, sizeof c) == DCTK_OK) code = c;
+    }
+    return code;
 }

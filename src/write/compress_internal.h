@@ -33,7 +33,17 @@ typedef struct compress_job {
     json_t *flags;   /* the command line, on each record */
     char run_time[32]; /* when this run began (UTC, ISO 8601) */
     int failures;
+    /* the distributed write: what rank 0's sweeps gave, shared with every rank */
+    struct compress_note *notes;
 } compress_job;
+
+/* A field's sweep as rank 0 saw it, for the rank that writes the field. */
+typedef struct compress_note {
+    int32_t swept;   /* the sweep returned (its best file is in DIR when best >= 0) */
+    int32_t pad;
+    int64_t best;    /* the summary's best combo, -1: none kept */
+    double seconds;  /* the sweep's wall time */
+} compress_note;
 
 /* Open the dataset and decide each field's plan, saying a line for each
  * field skipped or reused. Returns 0 or an exit code (error said). */

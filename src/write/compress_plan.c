@@ -293,6 +293,7 @@ void dctk_compress_job_free(compress_job *j) {
     free(j->plan);
     free(j->best);
     free(j->source);
+    free(j->notes);
     json_decref(j->fields);
     json_decref(j->results);
     json_decref(j->flags);
@@ -475,9 +476,8 @@ void dctk_compress_write_pipeline(compress_job *j, size_t v, const char *arg, co
     j->wo.accept = gated ? NULL : dctk_write_accept_advisory;
     j->wo.accept_user = gated ? NULL : &j->wo;
     char *name = dctk_codecs_name(codecs);
-    if (j->root)
-        dctk_say(&j->wo, DCTK_SAY_OUT, "%s: writing the given pipeline %s, no sweep (%s)\n", var->name, name ? name : "?",
-               gated ? "verification gates on the threshold" : "no threshold: verification advisory");
+    dctk_say(&j->wo, DCTK_SAY_OUT, "%s: writing the given pipeline %s, no sweep (%s)\n", var->name, name ? name : "?",
+             gated ? "verification gates on the threshold" : "no threshold: verification advisory");
     free(name);
     write(j, v, codecs, best, "pipeline", false, t0);
     j->wo = saved;

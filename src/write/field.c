@@ -355,6 +355,11 @@ dctk_status dctk_write_field(dctk_dataset *ds, size_t v, const dctk_write_opts *
     /* chunk files are not synced one by one: a full disk or an I/O error the
      * kernel met while writing them back shows up here, before anything is replaced */
     if (st == DCTK_OK) st = dctk_zarr_stage_sync(g);
+    if (st == DCTK_OK && getenv("DCTK_TEST_HOLD")) { /* tests: a writer killed with its field staged, unverified */
+        char point[1100];
+        snprintf(point, sizeof point, "staged %s", var->name);
+        dctk_test_hold_at(point, 1);
+    }
     if (st != DCTK_OK && st != DCTK_ERR_NOMEM && st != DCTK_ERR_BUSY)
         dctk_prefix_detail("%s: variable '%s' not written (its partial array is removed): ", o->store_path, var->name);
     if (st == DCTK_OK && o->verify) st = dctk_write_verify_stage(ds, v, store, dctk_zarr_stage_path(g), 0, o, r);

@@ -7,11 +7,13 @@
 #include "dctk/codec.h"
 #include "dctk/util.h"
 #include "dctk/compress.h"
+#include "dctk/manifest.h"
 
-/* A file when one is there, else the text itself. */
+/* A file when one is there (also as @path, the Python tool's form), else the text itself. */
 static json_t *load_text_or_file(const char *arg) {
     struct stat sb;
     json_error_t err;
+    if (arg[0] == '@' && stat(arg + 1, &sb) == 0 && S_ISREG(sb.st_mode)) arg++;
     bool file = stat(arg, &sb) == 0 && S_ISREG(sb.st_mode);
     json_t *j = file ? json_load_file(arg, 0, &err) : json_loads(arg, 0, &err);
     if (!j)
@@ -119,6 +121,10 @@ static dctk_status trial_chunk(const json_t *codecs, const dctk_var *var) {
     return st;
 }
 
+static dctk_status python_form_codecs(const json_t *p, void *var, json_t **codecs) {
+    return from_python_form(p, var, codecs);
+}
+
 static dctk_status to_codecs(const json_t *p, const dctk_var *var, json_t **codecs, bool *is_best) {
     *is_best = false;
     if (json_is_array(p)) {
@@ -151,13 +157,30 @@ static dctk_best *as_best(const json_t *p) {
     return b;
 }
 
+/* A manifest_{var}.json of the Python tool: best.pipeline, gated by its
+ * effective thresholds and bounds (the verification its compress runs);
+ * *manifest gets the record. */
+static dctk_status from_manifest(const char *arg, const json_t *m, const dctk_var *var, json_t **codecs,
+                                 dctk_best **manifest) {
+    dctk_best *b = dctk_best_new();
+    if (!b) return DCTK_NOMEM();
+    const char *slash = strrchr(arg, '/');
+    dctk_status st = dctk_manifest_to_best(m, slash ? slash + 1 : arg, python_form_codecs, (void *)var, b);
+    if (st == DCTK_OK && !(*codecs = json_loads(b->combo.codecs, 0, NULL))) st = DCTK_NOMEM();
+    if (st == DCTK_OK) *manifest = b;
+    else dctk_best_delete(b);
+    return st;
+}
+
 dctk_status dctk_pipeline_load(const char *arg, const dctk_var *var, json_t **codecs, dctk_best **best) {
     *codecs = NULL;
     if (best) *best = NULL;
     json_t *p = load_text_or_file(arg);
     if (!p) return DCTK_ERR_ARG;
-    bool is_best;
-    dctk_status st = to_codecs(p, var, codecs, &is_best);
+    bool is_best = false;
+    dctk_best *manifest = NULL;
+    dctk_status st = dctk_manifest_is(p) ? from_manifest(arg, p, var, codecs, &manifest)
+                                         : to_codecs(p, var, codecs, &is_best);
     if (st == DCTK_OK && !json_array_size(*codecs)) st = DCTK_FAIL(DCTK_ERR_ARG, "--pipeline: no codecs");
     if (st == DCTK_OK) {
         st = trial_chunk(*codecs, var);
@@ -169,6 +192,11 @@ dctk_status dctk_pipeline_load(const char *arg, const dctk_var *var, json_t **co
         }
     }
     if (st == DCTK_OK && is_best && best && !(*best = as_best(p))) st = DCTK_ERR_ARG;
+    if (st == DCTK_OK && manifest && best) {
+        *best = manifest;
+        manifest = NULL;
+    }
+    dctk_best_delete(manifest);
     if (st != DCTK_OK) {
         json_decref(*codecs);
         *codecs = NULL;

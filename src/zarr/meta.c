@@ -81,7 +81,7 @@ dctk_status zarr_check_grid(const dctk_zarr_meta *m, dctk_status bad) {
     if (m->ndim < 0 || m->ndim > DCTK_MAX_DIMS) return DCTK_FAIL(bad, "%d dimensions is out of range", m->ndim);
     size_t es = dctk_dtype_size(m->dtype);
     if (es == 0) return DCTK_FAIL(bad, "invalid data type");
-    uint64_t bytes = es, chunk_bytes = es, per_shard = 1;
+    uint64_t bytes = es, chunk_bytes = es, per_shard = 1, keys = 1;
     bool fits = true;
     for (int d = 0; d < m->ndim; d++) {
         if (m->chunk[d] == 0 || m->inner[d] == 0) return DCTK_FAIL(bad, "chunk shape has a zero along dim %d", d);
@@ -89,11 +89,19 @@ dctk_status zarr_check_grid(const dctk_zarr_meta *m, dctk_status bad) {
             return DCTK_FAIL(bad, "shard shape %zu is not a multiple of inner chunk %zu along dim %d", m->chunk[d],
                              m->inner[d], d);
         fits = fits && mul_ok(&bytes, m->shape[d]);
+        if (!mul_ok(&keys, m->shape[d] / m->chunk[d] + (m->shape[d] % m->chunk[d] != 0))) keys = UINT64_MAX;
         if (!mul_ok(&chunk_bytes, m->inner[d]) || !mul_ok(&per_shard, m->chunk[d] / m->inner[d]))
             chunk_bytes = per_shard = UINT64_MAX;
     }
     if (!fits || bytes > INT64_MAX)
         return DCTK_FAIL(bad, "shape is too large: the array would hold more than 2^63 bytes");
+    if (keys > ZARR_MAX_GRID_CHUNKS) {
+        char sh[256], ch[256];
+        return DCTK_FAIL(bad, "shape %s in chunks of %s makes a grid of %llu chunks, more keys than a store can hold "
+                         "(at most %llu): not read", dctk_shape_str(m->ndim, m->shape, sh, sizeof sh),
+                         dctk_shape_str(m->ndim, m->chunk, ch, sizeof ch), (unsigned long long)keys,
+                         (unsigned long long)ZARR_MAX_GRID_CHUNKS);
+    }
     if (chunk_bytes > ZARR_MAX_CHUNK_BYTES)
         return DCTK_FAIL(DCTK_ERR_UNSUPPORTED, "a chunk of more than %llu MiB (chunk shape too large) is not supported",
                          (unsigned long long)ZARR_MAX_CHUNK_BYTES >> 20);

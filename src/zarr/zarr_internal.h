@@ -15,6 +15,10 @@
  * held whole in memory, and so is a shard's index. */
 #define ZARR_MAX_CHUNK_BYTES (1ull << 30)
 #define ZARR_MAX_SHARD_CHUNKS (1ull << 24)
+/* Outer chunks (keys) of an array's grid: a file system holds at most 2^32
+ * files (ext4's inode limit), so a larger grid is a forged document, and one
+ * that would have readers enumerate keys forever. */
+#define ZARR_MAX_GRID_CHUNKS (1ull << 32)
 
 struct dctk_zarr_array {
     dctk_store *store;

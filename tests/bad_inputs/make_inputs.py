@@ -129,6 +129,10 @@ store("zarr_fill_string.zarr", with_(["fill_value"], "warm"))
 store("zarr_codecs_object.zarr", with_(["codecs"], {"name": "bytes"}))
 store("zarr_huge_chunk.zarr", dict(with_(["shape"], [2**40, 10]), chunk_grid={
     "name": "regular", "configuration": {"chunk_shape": [2**40, 12]}}))
+# issue 37, finding 6: 400 bytes that describe 2^40 one-value chunks (readers used to stat every key)
+store("zarr_grid_2e40.zarr", dict(meta, shape=[2**40], dimension_names=["time"], chunk_grid={
+    "name": "regular", "configuration": {"chunk_shape": [1]}},
+    codecs=[{"name": "bytes", "configuration": {"endian": "little"}}]))
 
 # shards: the index is the last 6 x 16 + 4 bytes
 body, index = shard[: -(NIDX * 16 + 4)], bytearray(shard[-(NIDX * 16 + 4):-4])

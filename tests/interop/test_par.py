@@ -15,7 +15,7 @@ usage: test_par.py same|adaptive|pieces|refuse|kill|singleton|compress
   kill       SIGKILL on rank 1 mid-sweep ends the job (no hang); every complete
              row of each rank's CSV parses and matches the single-process row.
   singleton  no mpirun: no MPI output, the usual files; mpirun -n 1 agrees.
-  compress   the one-shot command under 2 ranks writes the store once (rank 0).
+  compress   the one-shot command under 2 ranks: the store written, said once (rank 0).
 """
 import csv
 import json

@@ -10,7 +10,13 @@ printed:
     and refused, then why;
   - a field whose units read as a byte size ("MB", millibar in the Python tool's climatologies;
     here rectilinear_grid_3D's t written by netCDF4 with units "MB") has its errors printed with
-    "(the field's units)", not beside KiB sizes as if it were megabytes."""
+    "(the field's units)", not beside KiB sizes as if it were megabytes;
+  - the index form of compress_with_optimal on a field without a threshold (uv300's Gaussian
+    weights gw, no table row) given a lossy row (0 2 -1 of zstd, bitround, none): one line,
+    first, says the field has no threshold and which lossy combo the indices name, not "no combo
+    ... in this space" nor "written losslessly only"; nothing is written. Given --l1-threshold,
+    the same indices write that combo: numcodecs' BitRound with the keepbits the line named, on
+    netCDF4's values, equals the store read back by numcodecs."""
 import csv
 import os
 import re
@@ -19,6 +25,8 @@ import sys
 import tempfile
 
 import netCDF4
+import numcodecs
+import numpy as np
 
 DCTK = os.environ["DCTK"]
 SRC = os.path.join(os.environ.get("DCTK_NCARG", "/usr/share/ncarg/data"), "nug", "rectilinear_grid_3D.nc")
@@ -26,6 +34,7 @@ SPACE = ["--eval-data-size-limit", "2MB", "--compressor-class", "zstd", "--filte
          "--serializer-class", "sz"]
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from checks import check, finish  # noqa: E402
+import zarr_shards  # noqa: E402
 
 
 def run(*args):
@@ -72,4 +81,31 @@ with tempfile.TemporaryDirectory() as tmp:
     check("max abs error 0.05 MB (the field's units)" in r.stdout and
           re.search(r"best combo .* max abs error \S+ MB \(the field's units\)$", r.stdout, re.M),
           "units beside sizes: %s" % r.stdout)
+
+    uv = os.path.join(os.path.dirname(SRC), "..", "cdf", "uv300.nc")
+    narrow = ["--compressor-class", "zstd", "--filter-class", "bitround", "--serializer-class", "none"]
+    out = os.path.join(tmp, "gw")
+    r = run("compress_with_optimal", uv, out, "gw", "0", "2", "-1", *narrow)
+    lines = r.stderr.splitlines()
+    check(r.returncode == 2 and len(lines) == 1, "gw 0 2 -1 without a threshold: exit 2, one line: %r" % r)
+    first = lines[0] if lines else ""
+    m = re.match(r"dc_toolkit compress_with_optimal: variable 'gw' has no threshold \(no row for 'gw' in units "
+                 r"'dimensionless' in the table, no --l1-threshold\), so only lossless combos apply, and "
+                 r"\(0, 2, -1\) is '(zstd\(.*\) \| bitround\(keepbits=(\d+)\) \| -)', a combo of the space "
+                 r"with lossy codecs: give --l1-threshold X to write it$", first)
+    check(m, "the reason first: %r" % first)
+    check("no combo" not in r.stderr + r.stdout and "written losslessly" not in r.stdout,
+          "no second reason: %r" % (r.stdout + r.stderr))
+    store = os.path.join(out, "uv300.zarr")
+    check(not os.path.exists(os.path.join(store, "gw")), "a refused combo left gw in the store")
+    r = run("compress_with_optimal", uv, out, "gw", "0", "2", "-1", *narrow, "--l1-threshold", "1e-3")
+    check(r.returncode == 0 and m and ("with %s (" % m.group(1)) in r.stdout, "the named combo written: %r" % r)
+    if m and r.returncode == 0:
+        with netCDF4.Dataset(uv) as d:
+            gw = np.asarray(d["gw"][:], dtype="<f4")
+        got, _ = zarr_shards.read_store(store, "gw")
+        br = numcodecs.BitRound(keepbits=int(m.group(2)))
+        want = np.asarray(br.decode(br.encode(gw.copy()))).reshape(gw.shape)  # encode rounds its input in place
+        check(np.array_equal(got, want) and not np.array_equal(got, gw),
+              "gw is the BitRound the line named: %s vs %s" % (got[:3], gw[:3]))
 finish("test_user_texts")

@@ -17,7 +17,7 @@ import tempfile
 import numcodecs
 import numpy as np
 
-TOOL = sys.argv[1]
+TOOL = sys.argv[1] if len(sys.argv) > 1 else None  # None: imported for read_store
 ABSENT = 2**64 - 1
 
 

@@ -1,0 +1,234 @@
+#!/usr/bin/python3
+"""The distributed write (issue 36 item 1): `mpirun -n 2 dc_toolkit compress`
+writes the fields across the ranks, on a real multi-field file (nc4uvt.nc of
+libncarg-data: temperature and both winds, 14 levels, three equal fields).
+
+usage: test_par_write.py spread|kill
+
+  spread  2 ranks write the store of one process, file for file and byte for
+          byte, with a pipeline given and with a sweep; each rank says which
+          fields it wrote (--verbose) and both wrote some, as the "write:" line
+          planned (the largest first, each to the least loaded rank); zarrita
+          reads every array as netCDF4 reads the file; every rank exits 0 and
+          the manifest has the three fields written.
+  kill    rank 1 killed with its field staged but not verified (DCTK_TEST_HOLD
+          "staged U", the kill once rank 0 has verified T): the job fails, every
+          array published in the store (T among them) reads back (zarrita) as
+          the input, the killed field is not published, and
+          the same command again completes the store to the one-process store.
+"""
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+import netCDF4
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from checks import check, finish  # noqa: E402
+
+DCTK = os.environ["DCTK"]
+NCARG = os.environ.get("DCTK_NCARG", "/usr/share/ncarg/data")
+FILE = os.path.join(NCARG, "cdf", "nc4uvt.nc")
+FIELDS = ["T", "U", "V"]
+SRC = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+TIMEOUT_SCALE = float(os.environ.get("DCTK_TEST_TIMEOUT_SCALE", "1"))
+PIPELINE = json.dumps({"compressor": {"name": "numcodecs.zlib", "configuration": {"level": 1}},
+                       "filter": None,
+                       "serializer": None})
+# 3 levels a shard: five shards a field, so a field is more than one unit of work
+LAYOUT = ["--inner-chunk-mib", "0.03", "--shard-mib", "0.1", "--threads-per-rank", "1"]
+SWEEP = ["--search", "exhaustive", "--compressor-class", "zstd", "--filter-class", "none", "--serializer-class",
+         "none", "--l1-threshold", "1e-3", "--eval-data-size-limit", "200KB"]
+ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+           OMPI_MCA_rmaps_base_oversubscribe="1")
+STORE = "nc4uvt.zarr"
+
+
+def mpirun(n, args, env=None):
+    cmd = ["mpirun", "-n", str(n), "--oversubscribe", DCTK] + args + ["--allow-shared-node"]
+    return subprocess.run(cmd, capture_output=True, text=True, env=env or ENV, timeout=120 * TIMEOUT_SCALE)
+
+
+def alone(args):
+    env = {k: v for k, v in ENV.items() if not k.startswith(("OMPI_COMM", "PMIX_", "PMI_"))}
+    return subprocess.run([DCTK] + args, capture_output=True, text=True, env=env, timeout=120 * TIMEOUT_SCALE)
+
+
+def files(store):
+    """Relative path -> bytes of every file of a store."""
+    out = {}
+    for d, _, fs in os.walk(store):
+        for f in fs:
+            p = os.path.join(d, f)
+            with open(p, "rb") as fh:
+                out[os.path.relpath(p, store)] = fh.read()
+    return out
+
+
+def same_store(a, b, label):
+    fa, fb = files(a), files(b)
+    check(sorted(fa) == sorted(fb), "%s: the stores hold other files: %s against %s" %
+          (label, sorted(set(fa) ^ set(fb))[:10], len(fb)))
+    differ = sorted(k for k in fa if k in fb and fa[k] != fb[k])
+    check(not differ, "%s: files differ: %s" % (label, differ[:10]))
+    shards = [k for k in fa if k.startswith("T/c/")]
+    check(len(shards) >= 5, "%s: T has %d shards, the test wants several" % (label, len(shards)))
+
+
+def digest(a):
+    import hashlib
+    return hashlib.sha256(np.ascontiguousarray(a).tobytes()).hexdigest()
+
+
+def want_digests():
+    """The values as netCDF4 reads them, missing values NaN (the store's fill)."""
+    with netCDF4.Dataset(FILE) as d:
+        return {n: digest(np.ma.filled(d[n][:].astype(d[n].dtype), np.nan)) for n in FIELDS}
+
+
+def read_store(store, published=False):
+    args = ["node", os.path.join(SRC, "tests", "js", "store_digest.mjs"), store] + (["--published"] if published
+                                                                                     else [])
+    r = subprocess.run(args, capture_output=True, text=True)
+    if r.returncode != 0:
+        return {"error": r.stderr.strip()}
+    return json.loads(r.stdout)
+
+
+def wrote_by_rank(stderr):
+    """{rank: [fields]} from the debug lines "[rank R] debug: wrote field F ..."."""
+    out = {}
+    for line in stderr.splitlines():
+        if "] debug: wrote field " in line and line.startswith("[rank "):
+            rank = int(line[6:line.index("]")])
+            out.setdefault(rank, []).append(line.split("wrote field ", 1)[1].split()[0])
+    return out
+
+
+def planned(stdout):
+    """{rank: [fields]} from the line "write: N field(s) over R ranks, ...: rank 0 SIZE (A, B); rank 1 ..."."""
+    line = next((x for x in stdout.splitlines() if x.startswith("write: ")), "")
+    out = {}
+    for part in line.split(":", 2)[-1].split(";"):
+        part = part.strip()
+        if part.startswith("rank ") and "(" in part:
+            names = part[part.index("(") + 1:part.rindex(")")]
+            out[int(part.split()[1])] = [n.strip() for n in names.split(",") if n.strip()]
+    return out
+
+
+def spread_case(tmp, label, extra):
+    one, two = os.path.join(tmp, label + "1"), os.path.join(tmp, label + "2")
+    p = alone(["compress", FILE, one] + LAYOUT + extra)
+    check(p.returncode == 0, "%s: one process failed: %s" % (label, p.stderr[-800:]))
+    q = mpirun(2, ["compress", FILE, two, "--verbose"] + LAYOUT + extra)
+    check(q.returncode == 0, "%s: 2 ranks failed: %s" % (label, q.stderr[-1500:]))
+    if p.returncode or q.returncode:
+        return
+    same_store(os.path.join(one, STORE), os.path.join(two, STORE), label)
+    plan, done = planned(q.stdout), wrote_by_rank(q.stderr)
+    check(sorted(plan) == [0, 1] and all(plan.values()), "%s: the write line does not give both ranks fields: %s" %
+          (label, plan))
+    check({r: sorted(f) for r, f in done.items()} == {r: sorted(f) for r, f in plan.items()},
+          "%s: the ranks wrote %s, the plan said %s" % (label, done, plan))
+    check(sorted(sum(done.values(), [])) == FIELDS, "%s: fields written: %s" % (label, done))
+    check(q.stdout.count("store:") == 1, "%s: the store is not reported once" % label)
+    want, got = want_digests(), read_store(os.path.join(two, STORE))
+    for n in FIELDS:
+        check(got.get("arrays", {}).get(n, {}).get("sha256") == want[n], "%s: zarrita reads %s: %s" %
+              (label, n, got.get("arrays", {}).get(n, got.get("error"))))
+    with open(os.path.join(two, "batch_manifest.json")) as f:
+        m = json.load(f)
+    check(m.get("written") == 3 and m.get("failed") == 0, "%s: manifest written %s failed %s" %
+          (label, m.get("written"), m.get("failed")))
+    check(sorted(m.get("fields", {})) == FIELDS, "%s: manifest fields %s" % (label, sorted(m.get("fields", {}))))
+    return one
+
+
+def test_spread(tmp):
+    spread_case(tmp, "pipeline", ["--pipeline", PIPELINE])
+    spread_case(tmp, "sweep", SWEEP)
+
+
+def rank_pid(launcher, rank):
+    """The pid of a rank started by mpirun: a child whose environment names the rank."""
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            stat = open("/proc/%s/stat" % pid).read()
+            env = open("/proc/%s/environ" % pid, "rb").read().split(b"\0")
+        except OSError:
+            continue
+        if int(stat.rsplit(")", 1)[1].split()[1]) == launcher and ("OMPI_COMM_WORLD_RANK=%d" % rank).encode() in env:
+            return int(pid)
+    return None
+
+
+def test_kill(tmp):
+    one = os.path.join(tmp, "one")
+    p = alone(["compress", FILE, one, "--pipeline", PIPELINE] + LAYOUT)
+    check(p.returncode == 0, "one process failed: %s" % p.stderr[-800:])
+    where = os.path.join(tmp, "killed")
+    args = ["compress", FILE, where, "--pipeline", PIPELINE, "--verbose"] + LAYOUT + ["--allow-shared-node"]
+    # three equal fields, the largest first to the least loaded rank: T on rank 0, U on rank 1, V on rank 0.
+    # Rank 1 holds once U is staged, before its verification, whatever the speed of this machine.
+    # The kill comes once rank 0 has published T, so the store holds a field of the cut run.
+    hold, log, outlog = os.path.join(tmp, "hold"), os.path.join(tmp, "kill.log"), os.path.join(tmp, "kill.out")
+    with open(hold, "w") as f:
+        f.write("staged U\n1\n")
+    with open(log, "w") as errf, open(outlog, "w") as outf:
+        job = subprocess.Popen(["mpirun", "-n", "2", "--oversubscribe", DCTK] + args, stdout=outf,
+                               stderr=errf, env={**ENV, "DCTK_TEST_HOLD": hold}, text=True, start_new_session=True)
+    deadline = time.time() + 120 * TIMEOUT_SCALE
+    while time.time() < deadline and job.poll() is None and not (
+            "[test hold]" in open(log).read() and "T: verified" in open(outlog).read()):
+        time.sleep(0.05)
+    pid = rank_pid(job.pid, 1)
+    check(job.poll() is None and pid, "the job ended before rank 1 could be killed: %s" % open(log).read()[-800:])
+    if pid:
+        os.kill(pid, signal.SIGKILL)
+    try:
+        job.communicate(timeout=60 * TIMEOUT_SCALE)
+        out = open(outlog).read()
+    except subprocess.TimeoutExpired:
+        os.killpg(job.pid, signal.SIGKILL)
+        job.communicate()
+        check(False, "the job hung after rank 1 was killed")
+        return
+    check(job.returncode != 0, "the job reported success after a rank was killed")
+    check(planned(out).get(1) == ["U"], "rank 1 was to write U: %s" % out[-500:])
+    store = os.path.join(where, STORE)
+    got, want = read_store(store, published=True), want_digests()
+    listed = got.get("listed", [])
+    check("U" not in listed, "the field of the killed rank was published: %s" % listed)
+    check("T" in listed, "T, verified before the kill, is not in the store: %s" % listed)
+    for n in listed:
+        if n in FIELDS:
+            check(got["arrays"][n].get("sha256") == want[n], "published %s does not read back as the input: %s" %
+                  (n, got["arrays"][n]))
+    check(not os.path.exists(os.path.join(where, "batch_manifest.json")) or
+          json.load(open(os.path.join(where, "batch_manifest.json"))).get("written") != 3,
+          "a manifest says the killed run wrote every field")
+    os.unlink(hold)
+    q = mpirun(2, args[:-1])
+    check(q.returncode == 0, "the rerun failed: %s" % q.stderr[-1500:])
+    if q.returncode == 0 and p.returncode == 0:
+        same_store(os.path.join(one, STORE), store, "the rerun")
+        got = read_store(store)
+        for n in FIELDS:
+            check(got.get("arrays", {}).get(n, {}).get("sha256") == want[n], "rerun: zarrita reads %s: %s" %
+                  (n, got.get("arrays", {}).get(n, got.get("error"))))
+
+
+TESTS = {"spread": test_spread, "kill": test_kill}
+
+if __name__ == "__main__":
+    with tempfile.TemporaryDirectory() as tmp:
+        TESTS[sys.argv[1]](tmp)
+    finish("par_write_" + sys.argv[1])
