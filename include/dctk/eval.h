@@ -412,6 +412,17 @@ typedef struct dctk_sample_part {
 DCTK_API dctk_status dctk_sample_pieces(int ndim, const size_t *shape, const size_t *chunk, size_t want,
                                         dctk_sample_region **out, size_t *n);
 
+/* What one sweep measured of its own cost, summed over its threads: the
+ * sweep keeps its own and adds them to dctk_sweep_opts.timers once, at its
+ * end (no shared registry is touched while it runs). */
+typedef struct dctk_sweep_timers {
+    double codec_s;      /* inside codecs, wall clock per thread */
+    double codec_cpu_s;  /* inside codecs, thread CPU time (what the search's cost is measured in) */
+    double codec_user_s; /* ... of which in user space */
+    double metric_s;     /* the selection metrics, wall clock per thread */
+    unsigned long units; /* units run */
+} dctk_sweep_timers;
+
 typedef struct dctk_sweep_opts {
     int threads;
     double threshold;          /* unused: the gates decide */
@@ -454,6 +465,8 @@ typedef struct dctk_sweep_opts {
     /* When set: raised to the most the workers' estimates ever summed to at
      * once in this run (with or without a budget), for the [memcheck] line. */
     uint64_t *mem_peak;
+    /* When set: this sweep's timers are added to it when it ends. */
+    dctk_sweep_timers *timers;
 } dctk_sweep_opts;
 
 /* The memory a worker holds while it runs the combos of one serializer and

@@ -30,6 +30,15 @@ typedef struct {
     size_t done, total;
     bool *have; /* with a team: the rows run here, for the gather */
     const dctk_evaluate_opts *o;
+    /* the cost of this field's sweeps (their own timers, summed), and of each
+     * search phase: given to the timer report once, when the field is done */
+    dctk_sweep_timers timers;
+    struct {
+        char label[64];
+        double codec_cpu_s;
+        unsigned long calls;
+    } phase[16];
+    int nphase;
 } run_ctx;
 
 static char *codec_text(json_t *list) {
@@ -581,13 +590,17 @@ static dctk_status write_left_out(const dctk_space *sp, const char *var, const b
 }
 
 /* Where the search's cost goes (--verbose): one line per phase, and the
- * CPU time inside codecs summed per phase in the timer report (the issue's
- * measure of cost). */
-static void log_phase(const char *var, const char *phase, size_t n, double t0, double c0, double k0) {
-    double codec_s = dctk_timer_total(DCTK_CODEC_CPU_TIMER) - k0;
+ * CPU time inside codecs summed per phase for the timer report (the issue's
+ * measure of cost). k0: rc's codec CPU seconds when the phase began. */
+static void log_phase(run_ctx *rc, const char *var, const char *phase, size_t n, double t0, double c0, double k0) {
+    double codec_s = rc->timers.codec_cpu_s - k0;
     char label[64];
     snprintf(label, sizeof label, "search: %.36s [codec CPU s]", phase);
-    dctk_timer_add(label, codec_s);
+    int i = 0;
+    while (i < rc->nphase && strcmp(rc->phase[i].label, label)) i++;
+    if (i == rc->nphase && i < (int)(sizeof rc->phase / sizeof *rc->phase))
+        snprintf(rc->phase[rc->nphase++].label, sizeof label, "%s", label);
+    if (i < rc->nphase) rc->phase[i].codec_cpu_s += codec_s, rc->phase[i].calls++;
     dctk_log(DCTK_LOG_DEBUG, "%s: %s: %zu combos in %.2f s (%.2f s of CPU, %.2f of them inside codecs)", var, phase,
              n, dctk_now() - t0, (double)clock() / CLOCKS_PER_SEC - c0, codec_s);
 }
@@ -602,6 +615,7 @@ typedef struct {
     const dctk_sweep_opts *base;
     bool *have;
     size_t done, total;
+    run_ctx *rc; /* its timers */
 } screen_ctx;
 
 static void screen_row(void *user, const dctk_combo_result *r) {
@@ -622,9 +636,9 @@ static dctk_status screen(void *user, const char *phase, const dctk_sample_part 
     so.skip_unit = NULL;
     memset(x->have, 0, n * sizeof *x->have);
     x->done = 0, x->total = nrun;
-    double t0 = dctk_now(), c0 = (double)clock() / CLOCKS_PER_SEC, k0 = dctk_timer_total(DCTK_CODEC_CPU_TIMER);
+    double t0 = dctk_now(), c0 = (double)clock() / CLOCKS_PER_SEC, k0 = x->rc->timers.codec_cpu_s;
     dctk_status st = run_sweep(x->sp, x->sample, x->var, x->plan, &so, o, rows);
-    log_phase(x->var->name, phase, nrun, t0, c0, k0);
+    log_phase(x->rc, x->var->name, phase, nrun, t0, c0, k0);
     if (!o->team) return st;
     /* every member decides the next phase from the same rows */
     st = agree(o, st);
@@ -642,7 +656,7 @@ static dctk_status search_adaptive(const dctk_var *var, const void *sample, cons
                                    run_ctx *rc) {
     size_t n = s->ncombos ? s->ncombos : 1;
     bool *final = calloc(n, sizeof *final);
-    screen_ctx x = {sp, sample, var, plan, o, so, calloc(n, sizeof(bool)), 0, 0};
+    screen_ctx x = {sp, sample, var, plan, o, so, calloc(n, sizeof(bool)), 0, 0, rc};
     dctk_search_ops ops = {screen, &x};
     dctk_status st = final && x.have ? DCTK_OK : DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
     if (st == DCTK_OK)
@@ -652,9 +666,9 @@ static dctk_status search_adaptive(const dctk_var *var, const void *sample, cons
     if (st == DCTK_OK && o->phase) o->phase(o->progress_user, "finalists on the whole sample");
     rc->done = 0, rc->total = s->nmeasured;
     so->run_combo = final;
-    double t0 = dctk_now(), c0 = (double)clock() / CLOCKS_PER_SEC, k0 = dctk_timer_total(DCTK_CODEC_CPU_TIMER);
+    double t0 = dctk_now(), c0 = (double)clock() / CLOCKS_PER_SEC, k0 = rc->timers.codec_cpu_s;
     if (st == DCTK_OK) st = run_sweep(sp, sample, var, plan, so, o, res);
-    if (st == DCTK_OK) log_phase(var->name, "finalists on the whole sample", s->nmeasured, t0, c0, k0);
+    if (st == DCTK_OK) log_phase(rc, var->name, "finalists on the whole sample", s->nmeasured, t0, c0, k0);
     for (size_t k = 0; k < s->ncombos && st == DCTK_OK && is_writer(o); k++) {
         if (final[k] || left_out[unit_of_combo(sp, k)]) continue;
         if (have) have[k] = true;
@@ -671,6 +685,17 @@ static dctk_status search_adaptive(const dctk_var *var, const void *sample, cons
     free(x.have);
     free(final);
     return st;
+}
+
+/* The field's sweep figures into the timer report (--verbose), once its
+ * sweeps are over; bench/search.py reads the codec lines. */
+static void report_timers(const run_ctx *rc) {
+    if (!rc->timers.units) return;
+    dctk_timer_add("sweep: inside codecs [thread-s]", rc->timers.codec_s);
+    dctk_timer_add(DCTK_CODEC_CPU_TIMER, rc->timers.codec_cpu_s);
+    dctk_timer_add("sweep: inside codecs, user space [thread CPU s]", rc->timers.codec_user_s);
+    dctk_timer_add("sweep: selection metrics [thread-s]", rc->timers.metric_s);
+    for (int i = 0; i < rc->nphase; i++) dctk_timer_add(rc->phase[i].label, rc->phase[i].codec_cpu_s);
 }
 
 static dctk_status sweep_space(const dctk_var *var, const void *sample, const dctk_sample_plan *plan,
@@ -707,6 +732,7 @@ static dctk_status sweep_space(const dctk_var *var, const void *sample, const dc
     uint64_t held = dctk_memory_resident(), admitted = 0;
     so.memory_budget = dctk_sweep_memory_plan(sp, &cspec, var->name, plan->nbytes, o, is_writer(o));
     so.mem_peak = &admitted;
+    so.timers = &rc.timers;
     double t0 = dctk_now();
     bool adaptive = o->search == DCTK_SEARCH_ADAPTIVE && !resume;
     bool *left_out = NULL, *run_skip = NULL;
@@ -725,6 +751,7 @@ static dctk_status sweep_space(const dctk_var *var, const void *sample, const dc
     if (!adaptive) s->nmeasured = s->ncombos - nleft;
     s->nleft = nleft;
     dctk_timer_add("sweep [wall s]", dctk_now() - t0);
+    report_timers(&rc);
     if (st == DCTK_OK && is_writer(o)) dctk_sweep_memcheck(var->name, held, admitted); /* this member's memory */
     dctk_status cst = dctk_csv_writer_close(rc.csv);
     free(skip);

@@ -75,6 +75,7 @@ typedef struct {
     int alone; /* units that ran alone, being larger than the budget */
     uint64_t est_used; /* the workers' est */
     uint64_t mem_peak; /* the most est_used ever was, for the [memcheck] line */
+    dctk_sweep_timers timers; /* this sweep's (under lock), given to o->timers at its end */
 } sweep;
 
 static void worker_free(worker *w) {
@@ -564,10 +565,13 @@ static dctk_status run_unit(sweep *sw, size_t unit, worker *w) {
     double codec_s = acc.enc_s + acc.dec_s, cpu_s = acc.cpu_s, user_s = acc.user_s;
     for (int i = 0; i < nch; i++)
         codec_s += ch[i].enc_s + ch[i].dec_s, cpu_s += ch[i].cpu_s, user_s += ch[i].user_s;
-    dctk_timer_add("sweep: inside codecs [thread-s]", codec_s);
-    dctk_timer_add(DCTK_CODEC_CPU_TIMER, cpu_s);
-    dctk_timer_add("sweep: inside codecs, user space [thread CPU s]", user_s);
-    dctk_timer_add("sweep: selection metrics [thread-s]", acc.metric_s);
+    pthread_mutex_lock(&sw->lock);
+    sw->timers.codec_s += codec_s;
+    sw->timers.codec_cpu_s += cpu_s;
+    sw->timers.codec_user_s += user_s;
+    sw->timers.metric_s += acc.metric_s;
+    sw->timers.units++;
+    pthread_mutex_unlock(&sw->lock);
     free_chains(ch, nch);
     free(ch);
     free(map);
@@ -647,6 +651,13 @@ dctk_status dctk_sweep_run(const dctk_space *sp, const void *sample, int ndim, c
     sw.nunits = dctk_sweep_nunits(sp);
     if (st == DCTK_OK) st = dctk_parallel_for(nthreads, (size_t)nthreads, work, &sw);
     if (o->mem_peak && sw.mem_peak > *o->mem_peak) *o->mem_peak = sw.mem_peak;
+    if (o->timers) {
+        o->timers->codec_s += sw.timers.codec_s;
+        o->timers->codec_cpu_s += sw.timers.codec_cpu_s;
+        o->timers->codec_user_s += sw.timers.codec_user_s;
+        o->timers->metric_s += sw.timers.metric_s;
+        o->timers->units += sw.timers.units;
+    }
     pthread_cond_destroy(&sw.freed);
     pthread_mutex_destroy(&sw.lock);
     for (int t = 0; t < nthreads; t++) worker_free(&sw.workers[t]);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "dctk/eval.h"
+#include "dctk/util.h"
 #include "eval/space_internal.h"
 
 static void stats_skip_non_finite(void **state) {
@@ -307,8 +308,36 @@ static void sweep_stops_when_asked(void **state) {
     dctk_space_free(sp);
 }
 
+/* Each sweep keeps its own timers and hands them to its caller at the end:
+ * two sweeps with two timer structs each get their own units and codec
+ * time, and the process-wide timer report is not touched while they run. */
+static void sweep_timers_are_the_sweeps(void **state) {
+    (void)state;
+    dctk_space *sp = space_for(DCTK_FLOAT32, "zstd", "none", "none", true);
+    float sample[4096];
+    for (int i = 0; i < 4096; i++) sample[i] = sinf((float)i / 50.0f);
+    size_t shape[1] = {4096};
+    dctk_combo_result *res = calloc(dctk_space_ncombos(sp), sizeof *res);
+    dctk_timer_reset();
+    dctk_sweep_timers a = {0}, b = {0};
+    dctk_sweep_opts o = {.threads = 2, .threshold = NAN, .timers = &a};
+    assert_int_equal(dctk_sweep_run(sp, sample, 1, shape, &o, res), DCTK_OK);
+    assert_int_equal(a.units, dctk_sweep_nunits(sp));
+    assert_true(a.codec_s > 0 && a.codec_cpu_s >= 0 && a.codec_user_s <= a.codec_cpu_s + 1e-9);
+    o.timers = &b;
+    assert_int_equal(dctk_sweep_run(sp, sample, 1, shape, &o, res), DCTK_OK);
+    assert_int_equal(b.units, a.units);
+    assert_true(b.codec_s > 0);
+    assert_int_equal(a.units, dctk_sweep_nunits(sp)); /* the first one's figures stay its own */
+    assert_true(dctk_timer_total("sweep: inside codecs [thread CPU s]") == 0);
+    assert_true(dctk_timer_total("sweep: inside codecs [thread-s]") == 0);
+    free(res);
+    dctk_space_free(sp);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(sweep_timers_are_the_sweeps),
         cmocka_unit_test(stats_skip_non_finite),     cmocka_unit_test(space_sizes),
         cmocka_unit_test(space_order_and_resolution), cmocka_unit_test(thresholds_by_name_and_units),
         cmocka_unit_test(space_error_bounded),       cmocka_unit_test(errbound_after_scaling),
