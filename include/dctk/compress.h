@@ -46,6 +46,9 @@ typedef struct dctk_write_step {
     dctk_codec_portability level; /* the readers the written combo must suit (--codecs) */
     dctk_say_fn say;         /* NULL: silent */
     void *say_user;
+    /* The ranks writing each field together (dctk_write_field_shared), NULL:
+     * this process alone. Only member 0 says, records and tries the next best. */
+    const dctk_write_team *team;
 } dctk_write_step;
 
 /* The defaults of the writing commands (shards of 512 MiB, verify, inner
@@ -146,10 +149,13 @@ typedef struct dctk_compress_opts {
      * collect brings every rank's text to rank 0 (dctk_par_gather_text); both
      * with agree_user. Then the fields are written across the ranks (the
      * largest first, each to the rank with the least bytes so far), rank 0
-     * gathers their records and merges; not_writer is ignored. */
+     * gathers their records and merges; not_writer is ignored. A field of
+     * more than its share (the bytes to write / size) is written by every
+     * rank, each its share of the shards (dctk_write_field_shared), first. */
     int rank, size;
     dctk_status (*share)(void *user, void *buf, uint64_t n);
     dctk_status (*collect)(void *user, const char *text, char ***each);
+    uint64_t (*sum)(void *user, uint64_t v); /* the sum over the ranks (dctk_par_sum); NULL: no field is split */
     dctk_compress_sweep_fn sweep;    /* sweeps the fields without a result that holds */
     void *sweep_user;
 } dctk_compress_opts;

@@ -25,8 +25,32 @@ static const cli_opt opts[] = {
     {"--thresholds-table", NULL, OPT_STR, &so.thresholds, "CSV",
      "threshold table (default: the l1_error_thresholds.csv shipped with dc_toolkit)"},
     WRITE_CLI_OPTS(wo),
+    {"--allow-shared-node", NULL, OPT_BOOL, &so.allow_shared_node, NULL,
+     "under MPI, allow several ranks on one node (tests); default: one rank per node"},
+    {"--verbose", NULL, OPT_BOOL, &so.verbose, NULL, "debug log: which shards each rank wrote"},
     {0},
 };
+
+/* Under mpirun: the ranks write the field together, each its share of the shards. */
+static dctk_write_team team;
+static bool agreed; /* this rank reached the team's agreement before the write */
+
+static dctk_status team_share(void *user, void *buf, uint64_t n) { return dctk_par_bcast(user, buf, n); }
+static dctk_status team_agree(void *user, dctk_status st) { return dctk_par_agree(user, st); }
+static uint64_t team_sum(void *user, uint64_t v) { return dctk_par_sum(user, v); }
+
+/* dctk_write_step_field, by every rank together when there are several. */
+static int write_step(dctk_write_step *step, dctk_dataset *ds, size_t v, const json_t *codecs, const dctk_best *best,
+                      dctk_write_report *r) {
+    if (so.par && dctk_par_size(so.par) > 1) {
+        agreed = true;
+        if (dctk_par_agree(so.par, DCTK_OK) != DCTK_OK) return 1; /* another rank failed before: said there */
+        team = (dctk_write_team){.rank = dctk_par_rank(so.par), .size = dctk_par_size(so.par), .share = team_share,
+                                 .agree = team_agree, .sum = team_sum, .user = so.par};
+        step->team = &team;
+    }
+    return dctk_write_step_field(step, ds, v, codecs, best, NULL, r);
+}
 
 static int run(int argc, char **argv);
 
@@ -42,7 +66,9 @@ const cli_cmd cmd_compress_with_optimal = {
             "back and compares it with the input; only then does it replace an earlier copy of FIELD (a failed\n"
             "check leaves that copy as it was). Another process writing the same FIELD is refused. With --combo,\n"
             "the combo is the best one whose codecs the readers of --codecs decode (default numcodecs). --pipeline\n"
-            "writes a pipeline given as a file or inline JSON instead, with no sweep and no indices. Examples:\n"
+            "writes a pipeline given as a file or inline JSON instead, with no sweep and no indices. Under mpirun\n"
+            "the ranks write the field together, each an even share of its shards; rank 0 verifies, commits and\n"
+            "prints. Examples:\n"
             "  dc_toolkit compress_with_optimal era5.nc out t2m 97 4 -1\n"
             "  dc_toolkit compress_with_optimal era5.nc out t2m --pipeline \\\n"
             "    '{\"filter\": null, \"serializer\": null, \"compressor\": {\"name\": \"zstd\", \"configuration\": {\"level\": 3}}}'",
@@ -69,13 +95,30 @@ static int write_pipeline(const char *cmd, dctk_dataset *ds, size_t v, const cha
         step.accept_user = &step;
     }
     dctk_write_report r;
-    int rc = dctk_write_step_field(&step, ds, v, codecs, best, NULL, &r);
+    int rc = write_step(&step, ds, v, codecs, best, &r);
     json_decref(codecs);
     dctk_best_delete(best);
     return rc;
 }
 
+static int write_field(int argc, char **argv);
+
+/* Under mpirun every rank resolves the same combo and they write the field
+ * together; rank 0 alone prints. */
 static int run(int argc, char **argv) {
+    agreed = false;
+    int rc = write_field(argc, argv);
+    if (so.par && dctk_par_size(so.par) > 1 && !agreed) dctk_par_agree(so.par, DCTK_ERR_ARG); /* failed before */
+    if (so.par && dctk_par_size(so.par) > 1) { /* one exit code for the job: rank 0's */
+        int32_t c = rc;
+        if (dctk_par_bcast(so.par, &c, sizeof c) == DCTK_OK) rc = c;
+    }
+    sweep_cli_par_end(&so);
+    return rc;
+}
+
+
+static int write_field(int argc, char **argv) {
     const char *cmd = "compress_with_optimal";
     sweep_cli_defaults(&so);
     write_cli_defaults(&wo);
@@ -98,6 +141,8 @@ static int run(int argc, char **argv) {
     }
     if (!pipeline_arg && (rc = write_cli_indices(cmd, combo_path, pos[1], pos[2], pos + 3, np - 3, idx))) return rc;
     const char *dataset = pos[0], *where = pos[1], *field = pos[2];
+    if ((rc = sweep_cli_par_begin(cmd, argc, argv, &so))) return rc;
+    if (!sweep_cli_is_root(&so) && !freopen("/dev/null", "w", stdout)) return 1; /* rank 0 prints */
     dctk_evaluate_opts eo;
     if ((rc = sweep_cli_eval_opts(cmd, &so, &eo))) return rc;
     /* this command's own --l1-threshold shadows the gate flag of the same name: it gates --combo too */
@@ -127,7 +172,7 @@ static int run(int argc, char **argv) {
         codecs = dctk_best_codecs_json(pick);
     }
     if (st == DCTK_OK && !codecs) rc = 1; /* nothing within --codecs: said already */
-    else if (st == DCTK_OK) rc = dctk_write_step_field(&step, ds, v, codecs, best, NULL, &r);
+    else if (st == DCTK_OK) rc = write_step(&step, ds, v, codecs, best, &r);
     else rc = cli_fail(cmd, st);
     json_decref(codecs);
     dctk_best_delete(best);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "compress_internal.h"
+#include "dctk/chunking.h"
 #include "dctk/results.h"
 #include "dctk/threads.h"
 #include "dctk/util.h"
@@ -25,7 +26,8 @@ static void write_one(compress_job *j, size_t v, const json_t *codecs, const dct
     dctk_write_report r;
     int rc = dctk_write_step_field(&j->wo, j->ds, v, codecs, best, &st, &r);
     json_t *used = json_incref((json_t *)codecs);
-    if (rc != 0 && st == DCTK_ERR_BOUND && fallback) {
+    /* a field written by the ranks together: rank 0 alone tries the next best */
+    if (rc != 0 && st == DCTK_ERR_BOUND && fallback && !(j->wo.team && j->wo.team->rank != 0)) {
         dctk_best *combo = NULL;
         rc = dctk_write_step_next_best(&j->wo, j->ds, v, &j->eo, best, NEXT_BEST_TRIES, &r, &combo);
         if (combo) {
@@ -155,17 +157,40 @@ static int larger_first(const void *a, const void *b) {
     return x->v < y->v ? -1 : x->v > y->v;
 }
 
-/* The fields to write, largest first, each to the rank with the fewest
- * bytes so far (the lowest rank on a tie): the same on every rank, from the
- * plan and the shared notes alone. Returns the count; rank_of[k] for items[k]. */
+/* The shards (outer chunks) field var is written in. */
+static size_t field_shards(const compress_job *j, const dctk_var *var) {
+    size_t chunk[DCTK_MAX_DIMS], shard[DCTK_MAX_DIMS], n = 1;
+    dctk_chunk_shape_for(var->dtype, var->ndim, var->shape, (uint64_t)(j->wo.inner_chunk_mib * 1048576), chunk);
+    dctk_shard_shape_for(var->dtype, var->ndim, var->shape, chunk, (uint64_t)(j->wo.shard_mib * 1048576), shard);
+    for (int d = 0; d < var->ndim; d++) n *= (var->shape[d] + shard[d] - 1) / shard[d];
+    return n;
+}
+
+/* The fields to write, largest first. A field of more than a rank's share
+ * of all the bytes, in more shards than there are ranks, is split by shards
+ * over every rank (rank_of -1, written first); the others go each to the rank
+ * with the fewest bytes so far (the lowest rank on a tie). The same on every
+ * rank, from the plan and the shared notes alone. Returns the count. */
 static size_t spread_fields(const compress_job *j, spread_item *items, int *rank_of, uint64_t *load) {
     size_t n = 0, nv = dctk_dataset_nvars(j->ds);
     int size = j->o->size;
+    uint64_t total = 0;
     for (size_t v = 0; v < nv; v++)
-        if (to_write(j, v)) items[n++] = (spread_item){v, field_bytes(dctk_dataset_var(j->ds, v))};
+        if (to_write(j, v)) {
+            items[n] = (spread_item){v, field_bytes(dctk_dataset_var(j->ds, v))};
+            total += items[n++].bytes;
+        }
     qsort(items, n, sizeof *items, larger_first);
     for (int r = 0; r < size; r++) load[r] = 0;
     for (size_t k = 0; k < n; k++) {
+        const dctk_var *var = dctk_dataset_var(j->ds, items[k].v);
+        rank_of[k] = 0;
+        if (!j->o->sum || items[k].bytes <= total / (uint64_t)size || field_shards(j, var) < (size_t)size) continue;
+        rank_of[k] = -1;
+        for (int r = 0; r < size; r++) load[r] += items[k].bytes / (uint64_t)size;
+    }
+    for (size_t k = 0; k < n; k++) {
+        if (rank_of[k] < 0) continue;
         int best = 0;
         for (int r = 1; r < size; r++)
             if (load[r] < load[best]) best = r;
@@ -181,16 +206,22 @@ static void say_spread(const compress_job *j, const spread_item *items, const in
     char line[4096];
     size_t len = (size_t)snprintf(line, sizeof line, "write: %zu field(s) over %d ranks, the largest first:", n,
                                   j->o->size);
+    int split = 0;
+    for (size_t k = 0; k < n && len < sizeof line; k++)
+        if (rank_of[k] < 0)
+            len += (size_t)snprintf(line + len, sizeof line - len, "%s%s", split++ ? ", " : " split by shards over "
+                                    "every rank: ", dctk_dataset_var(j->ds, items[k].v)->name);
+    if (split && len < sizeof line) len += (size_t)snprintf(line + len, sizeof line - len, ";");
     for (int r = 0; r < j->o->size && len < sizeof line; r++) {
         char sz[32];
-        len += (size_t)snprintf(line + len, sizeof line - len, "%s rank %d %s (", r ? ";" : "", r,
+        len += (size_t)snprintf(line + len, sizeof line - len, "%s rank %d %s", r ? ";" : "", r,
                                 dctk_format_size(load[r], sz, sizeof sz));
         int named = 0;
         for (size_t k = 0; k < n && len < sizeof line; k++)
             if (rank_of[k] == r)
-                len += (size_t)snprintf(line + len, sizeof line - len, "%s%s", named++ ? ", " : "",
+                len += (size_t)snprintf(line + len, sizeof line - len, "%s%s", named++ ? ", " : " (",
                                         dctk_dataset_var(j->ds, items[k].v)->name);
-        if (len < sizeof line) len += (size_t)snprintf(line + len, sizeof line - len, ")");
+        if (named && len < sizeof line) len += (size_t)snprintf(line + len, sizeof line - len, ")");
     }
     dctk_say(&j->wo, DCTK_SAY_OUT, "%s\n", line);
 }
@@ -267,6 +298,16 @@ static int write_spread(compress_job *j) {
     st = o->agree ? o->agree(user, st) : st;
     size_t n = st == DCTK_OK ? spread_fields(j, items, rank_of, load) : 0;
     if (st == DCTK_OK && j->root && n) say_spread(j, items, rank_of, n, load);
+    dctk_write_team team = {.rank = o->rank, .size = o->size, .share = o->share, .agree = o->agree,
+                            .sum = o->sum, .user = user};
+    for (size_t k = 0; st == DCTK_OK && k < n; k++) { /* the split fields, every rank its shards */
+        if (rank_of[k] >= 0) continue;
+        dctk_write_step saved = j->wo;
+        j->wo.team = &team;
+        if (!j->root) j->wo.say = NULL; /* rank 0 says what the team wrote */
+        write_here(j, items[k].v);
+        j->wo = saved;
+    }
     for (size_t k = 0; st == DCTK_OK && k < n; k++)
         if (rank_of[k] == o->rank) write_here(j, items[k].v);
     char *text = st == DCTK_OK ? records_text(j, items, rank_of, n) : NULL, **each = NULL;

@@ -370,6 +370,103 @@ dctk_status dctk_write_field(dctk_dataset *ds, size_t v, const dctk_write_opts *
     return st;
 }
 
+/* --- one field written by several ranks --------------------------------------- */
+
+/* The shards [*b, *e) of member `rank` of `size`: an even share of n in C order. */
+static void share_of(size_t n, int rank, int size, size_t *b, size_t *e) {
+    *b = (size_t)((unsigned __int128)n * (unsigned)rank / (unsigned)size);
+    *e = (size_t)((unsigned __int128)n * (unsigned)(rank + 1) / (unsigned)size);
+}
+
+/* This member's shards of the staged array at path. */
+static dctk_status write_part(dctk_dataset *ds, size_t v, dctk_store *store, const char *path,
+                              const dctk_write_opts *o, const dctk_write_team *t, dctk_write_report *r) {
+    dctk_zarr_array *a = NULL;
+    DCTK_TRY(dctk_zarr_open(store, path, &a));
+    const dctk_zarr_meta *m = dctk_zarr_get_meta(a);
+    size_t nunits = 1;
+    for (int d = 0; d < m->ndim; d++) nunits *= (m->shape[d] + m->chunk[d] - 1) / m->chunk[d];
+    size_t b, e;
+    share_of(nunits, t->rank, t->size, &b, &e);
+    dctk_status st = DCTK_OK;
+    if (b < e) {
+        input in = {ds, v, packing_of(o->codecs)};
+        dctk_zarr_write_opts wo = {.threads = o->threads, .concurrent_read = dctk_dataset_reads_concurrent(ds),
+                                   .unit_begin = b, .unit_end = e};
+        dctk_zarr_write_stats ws = {0};
+        double t0 = dctk_now();
+        st = dctk_zarr_write(a, read_input, &in, &wo, &ws);
+        r->write_s = dctk_now() - t0;
+        r->bytes_in = ws.bytes_in;
+        r->bytes_out = ws.bytes_out;
+    }
+    dctk_log(DCTK_LOG_DEBUG, "wrote shards %zu to %zu of %zu of field %s on this rank", b, e, nunits,
+             dctk_dataset_var(ds, v)->name);
+    dctk_zarr_close(a);
+    if (st == DCTK_OK && getenv("DCTK_TEST_HOLD")) { /* tests: a rank killed with its part staged */
+        char point[1100];
+        snprintf(point, sizeof point, "staged %s part %d", dctk_dataset_var(ds, v)->name, t->rank);
+        dctk_test_hold_at(point, 1);
+    }
+    return st;
+}
+
+dctk_status dctk_write_field_shared(dctk_dataset *ds, size_t v, const dctk_write_opts *o, const dctk_write_team *t,
+                                    dctk_write_report *r) {
+    memset(r, 0, sizeof *r);
+    const dctk_var *var = dctk_dataset_var(ds, v);
+    bool lead = t->rank == 0;
+    r->ndim = var->ndim;
+    dctk_status st = check_field(var);
+    if (st == DCTK_OK) st = dctk_write_pipeline_lossless(o->codecs, &r->lossless);
+    dctk_chunk_shape_for(var->dtype, var->ndim, var->shape, o->inner_chunk_bytes, r->chunk);
+    dctk_shard_shape_for(var->dtype, var->ndim, var->shape, r->chunk, o->shard_bytes, r->shard);
+    dctk_store *store = NULL;
+    dctk_zarr_stage *g = NULL;
+    char stage[4096] = "";
+    /* member 0: the lock, the repair, the staged array's metadata (write_array over no shard) */
+    if (st == DCTK_OK && lead) st = dctk_store_dir_open(o->store_path, true, &store);
+    if (st == DCTK_OK && lead) st = dctk_zarr_stage_begin(store, var->name, &g);
+    if (st == DCTK_ERR_BUSY) dctk_prefix_detail("%s: ", o->store_path);
+    if (st == DCTK_OK && lead) {
+        snprintf(stage, sizeof stage, "%s", dctk_zarr_stage_path(g));
+        double fill = dctk_dtype_is_float(var->dtype) ? NAN : (var->has_fill ? var->fill : 0);
+        json_t *attrs = array_attrs(var, o->provenance);
+        dctk_zarr_meta m;
+        st = dctk_zarr_meta_init(&m, var->dtype, var->ndim, var->shape, r->chunk, r->shard, fill, o->codecs, attrs,
+                                 (const char *const *)var->dims);
+        json_decref(attrs);
+        if (st == DCTK_OK) {
+            dctk_zarr_array *a = NULL;
+            st = dctk_zarr_create(store, stage, &m, &a);
+            dctk_zarr_meta_clear(&m);
+            dctk_zarr_close(a);
+        }
+    }
+    st = t->agree(t->user, st);
+    if (st == DCTK_OK) st = t->share(t->user, stage, sizeof stage);
+    if (st == DCTK_OK && !lead) st = t->agree(t->user, dctk_store_dir_open(o->store_path, false, &store));
+    else if (st == DCTK_OK) st = t->agree(t->user, DCTK_OK);
+    /* every member: its shards, then the team agrees they are all there */
+    if (st == DCTK_OK) st = t->agree(t->user, write_part(ds, v, store, stage, o, t, r));
+    if (st != DCTK_OK && st != DCTK_ERR_NOMEM && st != DCTK_ERR_BUSY && lead)
+        dctk_prefix_detail("%s: variable '%s' not written (its partial array is removed): ", o->store_path, var->name);
+    uint64_t in = t->sum(t->user, r->bytes_in), out = t->sum(t->user, r->bytes_out);
+    if (lead && st == DCTK_OK) {
+        r->bytes_in = in;
+        r->bytes_out = out;
+        r->ratio = out ? (double)in / (double)out : INFINITY;
+        r->input_bytes = var->input_bytes;
+        st = dctk_zarr_stage_sync(g);
+        if (st == DCTK_OK && o->verify) st = dctk_write_verify_stage(ds, v, store, stage, 0, o, r);
+        if (st == DCTK_OK) st = dctk_zarr_stage_commit(g);
+        r->committed = st == DCTK_OK;
+    }
+    dctk_zarr_stage_end(g);
+    dctk_store_close(store);
+    return t->agree(t->user, st);
+}
+
 /* What a reader installs beyond zarr-python + numcodecs: each codec's package,
  * and for any-numcodecs.* codecs the wrapper that maps them onto numcodecs. */
 static json_t *reader_packages(const json_t *codecs) {

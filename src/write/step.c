@@ -274,8 +274,13 @@ int dctk_write_step_field(const dctk_write_step *w, dctk_dataset *ds, size_t v, 
         o.accept_user = w->accept_user;
     }
     provenance_of_write(prov, w, &o);
-    st = dctk_write_field(ds, v, &o, r);
+    bool shared = w->team && w->team->size > 1;
+    st = shared ? dctk_write_field_shared(ds, v, &o, w->team, r) : dctk_write_field(ds, v, &o, r);
     if (status) *status = st;
+    if (shared && w->team->rank != 0) { /* member 0 says and records what the team wrote */
+        json_decref(prov);
+        return st == DCTK_OK ? 0 : (st == DCTK_ERR_ARG ? 2 : 1);
+    }
     if (st == DCTK_OK) /* beside the write's other lines, for bench/memory.py */
         dctk_say(w, DCTK_SAY_OUT, "%s: [memory] writer: peak estimate %.1f MiB with %d encoder thread(s)\n", var->name,
                  (double)estimate / 1048576, o.threads);

@@ -3,7 +3,7 @@
 writes the fields across the ranks, on a real multi-field file (nc4uvt.nc of
 libncarg-data: temperature and both winds, 14 levels, three equal fields).
 
-usage: test_par_write.py spread|kill
+usage: test_par_write.py spread|kill|split
 
   spread  2 ranks write the store of one process, file for file and byte for
           byte, with a pipeline given and with a sweep; each rank says which
@@ -16,6 +16,13 @@ usage: test_par_write.py spread|kill
           array published in the store (T among them) reads back (zarrita) as
           the input, the killed field is not published, and
           the same command again completes the store to the one-process store.
+  split   one field, more than a rank's share, is split by shards over both
+          ranks: `compress --vars T` and `compress_with_optimal U` under 2 ranks
+          write the one-process store byte for byte, each rank a contiguous
+          share of the shards (--verbose lines), together every shard once;
+          compress_with_optimal prints its lines once; rank 1 killed with its
+          part staged ("staged T part 1") leaves T unpublished, and the rerun
+          completes it to the one-process store.
 """
 import json
 import os
@@ -76,7 +83,7 @@ def same_store(a, b, label):
           (label, sorted(set(fa) ^ set(fb))[:10], len(fb)))
     differ = sorted(k for k in fa if k in fb and fa[k] != fb[k])
     check(not differ, "%s: files differ: %s" % (label, differ[:10]))
-    shards = [k for k in fa if k.startswith("T/c/")]
+    shards = [k for k in fa if k.startswith(("T/c/", "c/"))]
     check(len(shards) >= 5, "%s: T has %d shards, the test wants several" % (label, len(shards)))
 
 
@@ -226,7 +233,89 @@ def test_kill(tmp):
                   (n, got.get("arrays", {}).get(n, got.get("error"))))
 
 
-TESTS = {"spread": test_spread, "kill": test_kill}
+def shard_parts(stderr, field):
+    """{rank: (begin, end, n)} from "[rank R] debug: wrote shards B to E of N of field F on this rank"."""
+    out = {}
+    for line in stderr.splitlines():
+        if line.startswith("[rank ") and "debug: wrote shards " in line and line.split()[-4] == field:
+            w = line.split("wrote shards ", 1)[1].split()
+            out[int(line[6:line.index("]")])] = (int(w[0]), int(w[2]), int(w[4]))
+    return out
+
+
+def check_parts(label, stderr, field):
+    parts = shard_parts(stderr, field)
+    check(sorted(parts) == [0, 1], "%s: the ranks that wrote shards of %s: %s" % (label, field, parts))
+    if sorted(parts) == [0, 1]:
+        (b0, e0, n0), (b1, e1, n1) = parts[0], parts[1]
+        check(b0 == 0 and e0 == b1 and e1 == n0 == n1 and b0 < e0 and b1 < e1 and n0 >= 5,
+              "%s: shards of %s by rank: %s, not every shard once by both" % (label, field, parts))
+
+
+def test_split(tmp):
+    pipe = ["--pipeline", PIPELINE]
+    # compress of one field: more than a rank's share, so both ranks write its shards
+    one, two = os.path.join(tmp, "one"), os.path.join(tmp, "two")
+    p = alone(["compress", FILE, one, "--vars", "T"] + pipe + LAYOUT)
+    q = mpirun(2, ["compress", FILE, two, "--vars", "T", "--verbose"] + pipe + LAYOUT)
+    check(p.returncode == 0 and q.returncode == 0, "compress --vars T: %s %s" % (p.stderr[-600:], q.stderr[-1500:]))
+    if p.returncode == 0 and q.returncode == 0:
+        same_store(os.path.join(one, STORE), os.path.join(two, STORE), "compress --vars T")
+        check_parts("compress --vars T", q.stderr, "T")
+        check("split by shards over every rank: T" in q.stdout, "no line says T is split: %s" % q.stdout[-500:])
+        got = read_store(os.path.join(two, STORE), published=True)
+        check(got.get("arrays", {}).get("T", {}).get("sha256") == want_digests()["T"], "zarrita reads T: %s" %
+              got.get("arrays", {}).get("T", got.get("error")))
+    # compress_with_optimal: the one field over both ranks, its lines printed once
+    p = alone(["compress_with_optimal", FILE, one, "U"] + pipe + LAYOUT)
+    q = mpirun(2, ["compress_with_optimal", FILE, two, "U", "--verbose"] + pipe + LAYOUT)
+    check(p.returncode == 0 and q.returncode == 0, "compress_with_optimal U: %s %s" % (p.stderr[-600:],
+                                                                                        q.stderr[-1500:]))
+    if p.returncode == 0 and q.returncode == 0:
+        check_parts("compress_with_optimal U", q.stderr, "U")
+        check(q.stdout.count("U: wrote ") == 1 and q.stdout.count("U: verified") == 1,
+              "compress_with_optimal under 2 ranks: lines not once: %s" % q.stdout)
+        fa, fb = files(os.path.join(one, STORE, "U")), files(os.path.join(two, STORE, "U"))
+        check(fa == fb and len(fa) >= 6, "compress_with_optimal U: the arrays differ (%d and %d files)" %
+              (len(fa), len(fb)))
+        got = read_store(os.path.join(two, STORE), published=True)
+        check(got.get("arrays", {}).get("U", {}).get("sha256") == want_digests()["U"], "zarrita reads U: %s" %
+              got.get("arrays", {}).get("U", got.get("error")))
+    # rank 1 killed with its part of T staged: T not published; the rerun completes it
+    where = os.path.join(tmp, "killed")
+    args = ["compress", FILE, where, "--vars", "T", "--verbose"] + pipe + LAYOUT + ["--allow-shared-node"]
+    hold, log = os.path.join(tmp, "hold"), os.path.join(tmp, "kill.log")
+    with open(hold, "w") as f:
+        f.write("staged T part 1\n1\n")
+    with open(log, "w") as errf:
+        job = subprocess.Popen(["mpirun", "-n", "2", "--oversubscribe", DCTK] + args, stdout=subprocess.DEVNULL,
+                               stderr=errf, env={**ENV, "DCTK_TEST_HOLD": hold}, text=True, start_new_session=True)
+    deadline = time.time() + 120 * TIMEOUT_SCALE
+    while time.time() < deadline and job.poll() is None and "[test hold]" not in open(log).read():
+        time.sleep(0.05)
+    pid = rank_pid(job.pid, 1)
+    check(job.poll() is None and pid, "the job ended before rank 1 could be killed: %s" % open(log).read()[-800:])
+    if pid:
+        os.kill(pid, signal.SIGKILL)
+    try:
+        job.wait(timeout=60 * TIMEOUT_SCALE)
+    except subprocess.TimeoutExpired:
+        os.killpg(job.pid, signal.SIGKILL)
+        job.wait()
+        check(False, "the job hung after rank 1 was killed")
+        return
+    check(job.returncode != 0, "the job reported success after a rank was killed")
+    store = os.path.join(where, STORE)
+    listed = read_store(store, published=True).get("listed", []) if os.path.isdir(store) else []
+    check("T" not in listed, "T, cut mid-write, was published: %s" % listed)
+    os.unlink(hold)
+    q = mpirun(2, args[:-1])
+    check(q.returncode == 0, "the rerun failed: %s" % q.stderr[-1500:])
+    if q.returncode == 0:
+        same_store(os.path.join(one, STORE, "T"), os.path.join(store, "T"), "the rerun of T")
+
+
+TESTS = {"spread": test_spread, "kill": test_kill, "split": test_split}
 
 if __name__ == "__main__":
     with tempfile.TemporaryDirectory() as tmp:
