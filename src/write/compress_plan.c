@@ -45,6 +45,22 @@ static void mark_all(compress_job *j) {
     }
 }
 
+/* A field without values (a dimension of length 0, such as an unlimited one
+ * with no records yet) has nothing to sweep: the merge stores it as an empty
+ * array with its metadata, as zarr-python does. */
+static void mark_empty(compress_job *j, size_t v) {
+    const dctk_var *var = dctk_dataset_var(j->ds, v);
+    int d = 0;
+    while (d < var->ndim && var->shape[d] > 0) d++;
+    if (d == var->ndim) return;
+    j->plan[v] = PLAN_GRID;
+    if (j->root)
+        dctk_say(&j->wo, DCTK_SAY_OUT, "%s: no values (dimension '%s' has length 0): stored by the merge as an empty "
+                 "array with its metadata\n", var->name, var->dims[d] ? var->dims[d] : "?");
+    dctk_compress_record(j, var->name, "skipped", "no values: stored as an empty array by the merge", "merge", NULL,
+                         NULL, NULL, 0);
+}
+
 /* --- what each one needs ----------------------------------------------------- */
 
 static bool in_store(dctk_store *store, const char *name) {
@@ -278,6 +294,8 @@ int dctk_compress_plan(compress_job *j) {
     if (st == DCTK_OK && j->named) st = mark_named(j, vars, field);
     else if (st == DCTK_OK) mark_all(j);
     if (st != DCTK_OK) return j->root ? dctk_say_fail(&j->wo, st) : 1;
+    for (size_t v = 0; v < n; v++)
+        if (j->plan[v] == PLAN_SWEEP) mark_empty(j, v);
     dctk_store *store = NULL;
     if (dctk_store_dir_open(j->store, false, &store) != DCTK_OK) store = NULL; /* no store yet: nothing in it */
     for (size_t v = 0; v < n; v++)

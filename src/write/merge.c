@@ -77,7 +77,10 @@ static dctk_status check_fields(dctk_dataset *ds, dctk_store *store, const char 
     dctk_status st = DCTK_OK;
     for (size_t v = 0; v < dctk_dataset_nvars(ds) && st == DCTK_OK; v++) {
         const dctk_var *var = dctk_dataset_var(ds, v);
-        bool there = false, lossless = false, axis = is_axis(ds, v);
+        /* a field without values (a dimension of length 0, such as an
+         * unlimited one with no records yet) is stored as an empty array */
+        bool empty = var->ndim > 0 && dctk_shape_nelems(var->ndim, var->shape) == 0;
+        bool there = false, lossless = false, axis = is_axis(ds, v) || empty;
         st = stored_lossless(store, var->name, &there, &lossless);
         if (st != DCTK_OK || (there && (lossless || !axis))) continue;
         if (!axis) {
