@@ -57,6 +57,7 @@ static const key_def keys[] = {
     {"q99-threshold", K_REAL, G(q99)},         {"gradient-threshold", K_REAL, G(grad)},
     {"with-lossy", K_BOOL, E(with_lossy)},     {"compressor-class", K_CLASS, 0},
     {"filter-class", K_CLASS, 1},              {"serializer-class", K_CLASS, 2},
+    {"keep-information", K_REAL, G(information)},
 };
 #undef G
 #undef E
@@ -232,11 +233,11 @@ static dctk_gates layered(const dctk_gates *f, const spec_entry *e, const spec_e
     dctk_gates none = dctk_gates_none(), out = *f;
     const dctk_gates *eg = e ? &e->g : &none, *dg = d ? &d->g : &none;
     double *dst[] = {&out.l1, &out.l2, &out.linf, &out.bias, &out.abs_err, &out.pearson_min, &out.ssim_min,
-                     &out.phys_min, &out.phys_max, &out.q99, &out.grad};
+                     &out.phys_min, &out.phys_max, &out.q99, &out.grad, &out.information};
     const double *ev[] = {&eg->l1, &eg->l2, &eg->linf, &eg->bias, &eg->abs_err, &eg->pearson_min, &eg->ssim_min,
-                          &eg->phys_min, &eg->phys_max, &eg->q99, &eg->grad};
+                          &eg->phys_min, &eg->phys_max, &eg->q99, &eg->grad, &eg->information};
     const double *dv[] = {&dg->l1, &dg->l2, &dg->linf, &dg->bias, &dg->abs_err, &dg->pearson_min, &dg->ssim_min,
-                          &dg->phys_min, &dg->phys_max, &dg->q99, &dg->grad};
+                          &dg->phys_min, &dg->phys_max, &dg->q99, &dg->grad, &dg->information};
     for (size_t k = 0; k < sizeof dst / sizeof dst[0]; k++) *dst[k] = pick(*dst[k], *ev[k], *dv[k]);
     /* the flag's tolerance is 0 when not given */
     if (f->phys_tol == 0) out.phys_tol = pick(NAN, e ? e->g.phys_tol : NAN, d ? d->g.phys_tol : NAN);

@@ -149,6 +149,23 @@ def with_budget(tmp, path, var, x):
           "with L1 1e-6 the winner: %r" % best.get("information"))
 
 
+def by_spec(tmp, path, var, x):
+    """The --spec file's key (the flag without its dashes) per variable, as the flag."""
+    spec = os.path.join(tmp, "spec.json")
+    json.dump({var: {"keep-information": 0.99}}, open(spec, "w"))
+    out = os.path.join(tmp, var + "_spec")
+    r = run("evaluate_combos", path, "--where-to-write", out, "--field-to-compress", var, "--spec", spec, *SPACE)
+    check(r.returncode == 0, "--spec keep-information: %s" % r.stderr)
+    best = json.load(open(os.path.join(out, "best_%s.json" % var)))
+    kb = [c["configuration"]["keepbits"] for c in best["codecs"] if c["name"] == "numcodecs.bitround"]
+    check(best["gates"].get("keep_information") == 0.99 and kb == [keepbits_all_axes(x, 0.99)],
+          "--spec keep-information: gates %r, bitround %r" % (best["gates"], kb))
+    json.dump({var: {"keep-information": 1.5}}, open(spec, "w"))
+    r = run("evaluate_combos", path, "--where-to-write", out, "--field-to-compress", var, "--spec", spec, *SPACE)
+    check(r.returncode != 0 and "--keep-information" in r.stderr, "--spec keep-information 1.5: exit %d %r" %
+          (r.returncode, r.stderr))
+
+
 def refused():
     for bad in ("0", "1.5", "-0.2"):
         r = run("evaluate_combos", os.path.join(NCARG, "cdf", "meccatemp.cdf"), "--where-to-write", "/nonexistent",
@@ -168,6 +185,7 @@ def main():
             path, var, g = make(tmp)
             alone(tmp, path, var, g, 0.9999)
         with_budget(tmp, mecca, "t", t)
+        by_spec(tmp, mecca, "t", t)
     finish("keep_information")
 
 
