@@ -1,9 +1,10 @@
 /* The library's allocator, replaceable once at start-up.
  *
- * Byte buffers (dctk_buf), codec instances, per-thread codec contexts and the
- * codecs' own working memory are allocated through these calls, so a program
+ * Byte buffers (dctk_buf), codec instances, per-thread codec contexts, the
+ * codecs' own working memory, the sweep's workers and chains and the
+ * adaptive search's arrays are allocated through these calls, so a program
  * can account for them and a test can make any one of them fail (see
- * tests/unit/test_codec_alloc.c). Memory that third-party libraries allocate
+ * tests/unit/test_codec_alloc.c, tests/unit/test_sweep_alloc.c). Memory that third-party libraries allocate
  * inside a codec (zstd, zfp, ...) and JSON values do not pass through here. */
 #ifndef DCTK_ALLOC_H
 #define DCTK_ALLOC_H

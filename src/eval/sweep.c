@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dctk/alloc.h"
 #include "dctk/chunking.h"
 #include "dctk/codec.h"
 #include "dctk/eval.h"
@@ -484,12 +485,12 @@ static dctk_status run_unit(sweep *sw, size_t unit, worker *w) {
     int f, s;
     dctk_sweep_unit(sp, unit, &f, &s);
 
-    chain *ch = calloc((size_t)sp->ncomp + 1, sizeof *ch);
-    int *map = calloc((size_t)sp->ncomp + 2, sizeof *map);
+    chain *ch = dctk_calloc((size_t)sp->ncomp + 1, sizeof *ch);
+    int *map = dctk_calloc((size_t)sp->ncomp + 2, sizeof *map);
     int nch = 0;
     if (!ch || !map) {
-        free(ch);
-        free(map);
+        dctk_free(ch);
+        dctk_free(map);
         return DCTK_NOMEM();
     }
     dctk_codec *filt = NULL, *ser = NULL;
@@ -573,8 +574,8 @@ static dctk_status run_unit(sweep *sw, size_t unit, worker *w) {
     sw->timers.units++;
     pthread_mutex_unlock(&sw->lock);
     free_chains(ch, nch);
-    free(ch);
-    free(map);
+    dctk_free(ch);
+    dctk_free(map);
     dctk_codec_free(filt);
     dctk_codec_free(ser);
     /* the buffers are what every unit needs; codec state beyond 4 MiB is let go */
@@ -641,7 +642,7 @@ dctk_status dctk_sweep_run(const dctk_space *sp, const void *sample, int ndim, c
     uint64_t whole = dctk_shape_nelems(ndim, shape) * dctk_dtype_size(sp->dtype);
     sw.fraction = o->part && whole ? (double)sw.nbytes / (double)whole : 1.0;
     int nthreads = o->threads > 0 ? o->threads : 1;
-    sw.workers = calloc((size_t)nthreads, sizeof(worker));
+    sw.workers = dctk_calloc((size_t)nthreads, sizeof(worker));
     if (!sw.workers) return DCTK_NOMEM();
     dctk_status st = DCTK_OK;
     for (int t = 0; t < nthreads && st == DCTK_OK; t++)
@@ -661,7 +662,7 @@ dctk_status dctk_sweep_run(const dctk_space *sp, const void *sample, int ndim, c
     pthread_cond_destroy(&sw.freed);
     pthread_mutex_destroy(&sw.lock);
     for (int t = 0; t < nthreads; t++) worker_free(&sw.workers[t]);
-    free(sw.workers);
+    dctk_free(sw.workers);
     if (st == DCTK_OK && sw.stopped) return DCTK_FAIL(DCTK_ERR_INTERRUPTED, "interrupted");
     if (st == DCTK_OK && sw.nomem_units)
         return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory in %zu of %zu units of the sweep (%s); their combos are not "
