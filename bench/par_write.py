@@ -14,7 +14,9 @@ inner chunks, 64 MiB shards, verification on, --threads-per-rank 1; the 2-rank
 run under mpirun --allow-shared-node. Each round runs both, alternating which
 goes first; prints each run's wall time and the CPU time of its processes, the
 median wall-time speedup (target >= 1.7x), that the stores are the same byte for
-byte, and the load average before and after (the machine's 2 cores are shared).
+byte, and the load average before and after (the machine's 2 cores are shared),
+and, in the same run, how much a second CPU-bound process gains on the machine
+now (two busy loops at once against one): the ceiling of any 2-rank speedup.
 """
 import filecmp
 import os
@@ -56,6 +58,22 @@ def build(path, mb):
             for k in range(nt):
                 v[k] = base[n] * np.float32(1 + 1e-4 * k)
     return nt, nt * step * len(NAMES)
+
+
+SPIN = "x = 0\nfor i in range(20_000_000):\n    x += i\n"
+
+
+def machine_parallelism():
+    """Wall of one CPU-bound process over that of two at once: about 1 on an idle 2-core machine,
+    under 0.5 when other work leaves no second core; the bound on any 2-rank speedup measured now."""
+    t0 = time.perf_counter()
+    subprocess.run([sys.executable, "-c", SPIN], check=True)
+    one = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    ps = [subprocess.Popen([sys.executable, "-c", SPIN]) for _ in range(2)]
+    for p in ps:
+        p.wait()
+    return one, time.perf_counter() - t0
 
 
 def children_cpu():
@@ -110,6 +128,7 @@ def main():
                 wall, cpu, out = run(cmd, env)
                 res[k].append((wall, cpu))
                 plan = next((x for x in out.splitlines() if x.startswith("write:")), plan)
+        spin1, spin2 = machine_parallelism()
         same = same_tree(os.path.join(tmp, "one", "fields.zarr"), os.path.join(tmp, "two", "fields.zarr"))
         print("distributed write: %d float32 fields of %d steps x 14 x 64 x 128 (%.0f MB in all, from nc4uvt.nc's "
               "T, U, V), zstd 3, 16 MiB chunks, 64 MiB shards, verified; %d round(s) alternated; load average %s "
@@ -124,6 +143,8 @@ def main():
         two = statistics.median(w for w, _ in res["2 ranks x 1 thread"])
         print("  speedup 2 ranks / 1 rank (median wall): %.2fx (target >= 1.7x); stores identical byte for byte: %s"
               % (one / two, "yes" if same else "NO"))
+        print("  the machine now: one busy loop %.1f s, two at once %.1f s: two processes get %.2fx the throughput "
+              "of one (2.0x on an idle 2-core machine)" % (spin1, spin2, 2 * spin1 / spin2))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
