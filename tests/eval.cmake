@@ -49,3 +49,8 @@ set_tests_properties(packed PROPERTIES TIMEOUT 900)
 # read back by numcodecs; refused shares.
 dctk_script_test(keep_information ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_keep_information.py
                  $<TARGET_FILE:dctk_zarr_tool>)
+
+# the lossy parameters solved to the budget, checked against numcodecs (issue 31 item 1)
+dctk_script_test(solve_budget ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_solve.py
+  $<TARGET_FILE:dctk_zarr_tool>)
+set_tests_properties(solve_budget PROPERTIES TIMEOUT 600)

@@ -251,12 +251,15 @@ typedef struct dctk_solve_in {
 } dctk_solve_in;
 
 /* The range of a solvable parameter for one field: values lo..hi (integers
- * when `integer`; the search bisects on a log scale when `log`, for
- * tolerances spanning decades). `safe` is the end with the smaller error
- * (lo or hi); `seed` a first guess inside the range (NaN: the middle). */
+ * when `integer`; the powers of two from lo to hi when `pow2`, for a codec
+ * that rounds its parameter to one, as zfp's tolerance; else the search
+ * bisects on a log scale when `log`, for bounds spanning decades, or a
+ * linear one). `safe` is the end with the smaller error (lo or hi); `seed`
+ * a first guess inside the range (NaN: none, the bisection starts in the
+ * middle). */
 typedef struct dctk_solve_range {
     double lo, hi, safe, seed;
-    bool integer, log;
+    bool integer, pow2, log;
 } dctk_solve_range;
 
 typedef struct dctk_codec_solve {

@@ -74,10 +74,13 @@ extern "C" {
     X(error, STR, ROW) /* "" when the combo ran */                                                        \
     X(fraction, F64, RUN) /* of the sample measured: 1 whole, less when pruned on a part, 0 never run */ \
     X(status, STR, ROW)   /* what became of the combo: dctk_row_status_name */                           \
-    X(information, F64, RUN) /* chosen by information (--keep-information): the share kept; NaN: not */
+    X(information, F64, RUN) /* chosen by information (--keep-information): the share kept; NaN: not */ \
+    X(solved, F64, ROW)   /* the parameter the sweep solved for the budget (keepbits, ...); NaN: grid */   \
+    X(trials, I64, ROW)   /* how many members the solve measured; 0: not solved */
 
 /* The columns of the first release's files, var to status: readers take
- * such files (and those of any release since), the later columns absent. */
+ * such files (and those of any release since), the later columns absent
+ * (solved NaN, trials 0). */
 #define DCTK_RESULT_NCOLS_FIRST 36
 
 #define DCTK_RESULT_CTYPE_STR const char *

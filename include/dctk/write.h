@@ -22,10 +22,18 @@ DCTK_API dctk_status dctk_store_path_for(const char *where, const char *dataset,
 /* The pipeline of combo (c, f, s) for variable v: the space is derived again
  * as the sweep derived it (dctk_space_for_field with the sweep's options eo)
  * and the indices resolved in it. When expect_fingerprint is given and
- * differs from the rebuilt space, DCTK_ERR_ARG says so. *codecs is a new
- * reference; fingerprint (32 bytes) may be NULL. */
+ * differs from the rebuilt space, DCTK_ERR_ARG says so. A combo with a
+ * member the sweep solved for the field's budget (a filter or serializer
+ * index past the space's own members) is DCTK_ERR_NOT_FOUND: no rebuilt
+ * space holds it, the sweep's best file or results row names its pipeline
+ * (dctk_result_row_pipeline). *codecs is a new reference; fingerprint (32
+ * bytes) may be NULL. */
 DCTK_API dctk_status dctk_combo_resolve(dctk_dataset *ds, size_t v, const dctk_evaluate_opts *eo, int c, int f, int s,
                                         const char *expect_fingerprint, json_t **codecs, char *fingerprint);
+/* The Zarr v3 codec list a results row names by its stages' JSON (filter,
+ * serializer or the plain bytes one for dtype t, compressor), or NULL when
+ * the row names none that parses (or out of memory). New reference. */
+DCTK_API json_t *dctk_result_row_pipeline(const dctk_result_row *r, dctk_dtype t);
 
 typedef struct dctk_write_report dctk_write_report;
 typedef struct dctk_write_opts dctk_write_opts;

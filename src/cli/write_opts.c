@@ -149,6 +149,31 @@ static dctk_status lossy_only(dctk_dataset *ds, size_t v, const dctk_evaluate_op
     return st;
 }
 
+/* A combo with a solved member (dctk_combo_resolve said DCTK_ERR_NOT_FOUND,
+ * the space's fingerprint matching): its pipeline from WHERE's best file
+ * when it is the winner there, else from the row of the sweep's results
+ * with those indices. Keeps the resolver's detail when neither has it. */
+static dctk_status solved_member(const char *where, const dctk_var *var, const int *idx, const dctk_best *best,
+                                 json_t **codecs) {
+    const dctk_best_combo *c = best ? &best->combo : NULL;
+    if (c && c->has_indices && c->comp_idx == idx[0] && c->filt_idx == idx[1] && c->ser_idx == idx[2] && c->codecs)
+        return (*codecs = dctk_best_codecs_json(best)) ? DCTK_OK : DCTK_NOMEM();
+    char why[1024], path[4096];
+    snprintf(why, sizeof why, "%s", dctk_detail());
+    dctk_result_table t = DCTK_RESULT_TABLE_INIT;
+    if (dctk_results_parquet_path(path, sizeof path, where, var->name) != DCTK_OK || dctk_results_read(path, &t) != DCTK_OK) {
+        dctk_result_table_free(&t);
+        return DCTK_FAIL(DCTK_ERR_NOT_FOUND, "%s", why);
+    }
+    for (size_t i = 0; i < t.n && !*codecs; i++) {
+        const dctk_result_row *r = &t.rows[i];
+        if (r->comp_idx == idx[0] && r->filt_idx == idx[1] && r->ser_idx == idx[2])
+            *codecs = dctk_result_row_pipeline(r, var->dtype);
+    }
+    dctk_result_table_free(&t);
+    return *codecs ? DCTK_OK : DCTK_FAIL(DCTK_ERR_NOT_FOUND, "%s", why);
+}
+
 /* COMP_IDX FILT_IDX SER_IDX: resolved in the space the sweep built, checked
  * against WHERE/best_FIELD.json when there is one (*best, may stay NULL). */
 static dctk_status resolve_indices(dctk_dataset *ds, size_t v, const char *where, const int *idx,
@@ -168,6 +193,8 @@ static dctk_status resolve_indices(dctk_dataset *ds, size_t v, const char *where
     se.space = dctk_space_opts_for(&vs, gates);
     bool lossless = st == DCTK_OK && dctk_gates_lossless(gates);
     if (st == DCTK_OK) st = dctk_combo_resolve(ds, v, &se, idx[0], idx[1], idx[2], fp, codecs, NULL);
+    /* past the grid: a member solved for the budget (a lossless space has none) */
+    if (!lossless && st == DCTK_ERR_NOT_FOUND) st = solved_member(where, var, idx, *best, codecs);
     if (lossless && st != DCTK_OK && st != DCTK_ERR_NOMEM) st = lossy_only(ds, v, eo, &vs, idx, st);
     else if (lossless && st == DCTK_OK)
         printf("%s: no threshold (no row for '%s' in units '%s' in the table, no --l1-threshold): written "

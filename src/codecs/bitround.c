@@ -6,6 +6,8 @@
  * which is numcodecs' arithmetic on the signed view, carried over unchanged
  * because two's-complement addition wraps identically. keepbits = M is the
  * identity. Decoding is a copy. */
+#include <math.h>
+
 #include "filter_util.h"
 
 #define BITROUND "numcodecs.bitround"
@@ -105,6 +107,25 @@ static json_t *bitround_information_member(const dctk_solve_in *in, double share
     return c ? json_pack("[o]", c) : NULL;
 }
 
+/* keepbits over every value from 0 to the mantissa (the safe end). */
+static bool bitround_range(const dctk_solve_in *in, dctk_solve_range *out) {
+    if (!dctk_dtype_is_float(in->dtype)) return false;
+    *out = (dctk_solve_range){.lo = 0, .hi = in->dtype == DCTK_FLOAT64 ? 52 : 23, .integer = true, .seed = NAN};
+    out->safe = out->hi;
+    return true;
+}
+
+static json_t *bitround_member(const dctk_solve_in *in, double p) {
+    (void)in;
+    json_t *c = dctk_grid_codec(BITROUND, json_pack("{s:i}", "keepbits", (int)p));
+    return c ? json_pack("[o]", c) : NULL;
+}
+
+static const dctk_codec_solve bitround_solve[] = {
+    {.key = "keepbits", .range = bitround_range, .member = bitround_member},
+    {NULL, NULL, NULL},
+};
+
 static const dctk_codec_example bitround_examples[] = {
     {"float32", "{\"name\":\"numcodecs.bitround\",\"configuration\":{\"keepbits\":7}}"},
     {"float64", "{\"name\":\"numcodecs.bitround\",\"configuration\":{\"keepbits\":20}}"},
@@ -118,4 +139,5 @@ const dctk_codec_vt dctk_codec_bitround = {
     .family = "bitround", .portability = DCTK_PORT_NUMCODECS, .nan_exact = true,
     .grid = bitround_grid, .examples = bitround_examples,
     .identity_member = bitround_identity_member, .information_member = bitround_information_member,
+    .solve = bitround_solve,
 };

@@ -311,6 +311,29 @@ static dctk_status ebcc_grid(const dctk_grid_in *in, const dctk_grid_sink *sink)
     return DCTK_OK;
 }
 
+/* The absolute error bound, on a log scale from 1/64 to 64 times the budget
+ * in the field's units (else 1e-9 to 1 of the range). */
+static bool ebcc_range(const dctk_solve_in *in, dctk_solve_range *out) {
+    double range = in->max - in->min, b = in->abs_budget;
+    if (!dctk_dtype_is_float(in->dtype) || !isfinite(range) || !(range > 0)) return false;
+    bool known = isfinite(b) && b > 0;
+    *out = (dctk_solve_range){.lo = known ? b / 64 : range * 1e-9, .hi = known ? b * 64 : range, .log = true,
+                              .seed = NAN};
+    out->safe = out->lo;
+    return true;
+}
+
+static json_t *ebcc_member(const dctk_solve_in *in, double p) {
+    (void)in;
+    json_t *c = dctk_grid_codec(EBCC, json_pack("{s:f,s:f}", "error_bound", p, "base_rmse", 1.0));
+    return c ? json_pack("[o]", c) : NULL;
+}
+
+static const dctk_codec_solve ebcc_solve[] = {
+    {.key = "error_bound", .range = ebcc_range, .member = ebcc_member},
+    {NULL, NULL, NULL},
+};
+
 static const dctk_codec_example ebcc_examples[] = {
     {"float32", "{\"name\":\"dctk.ebcc\",\"configuration\":{\"error_bound\":0.01,\"base_rmse\":1.0}}"},
     {"float64", "{\"name\":\"dctk.ebcc\",\"configuration\":{\"error_bound\":1e-9,\"base_rmse\":1.0}}"},
@@ -331,5 +354,5 @@ const dctk_codec_vt dctk_codec_ebcc = {
     .family = "ebcc", .portability = DCTK_PORT_DCTK, .package = "dctk-codecs",
     .nan_exact = true, .ctx_type = &dctk_zstd_ctx_type,
     .grid = ebcc_grid, .work_mem = ebcc_work_mem, .examples = ebcc_examples,
-    .bound_key = "error_bound",
+    .bound_key = "error_bound", .solve = ebcc_solve,
 };

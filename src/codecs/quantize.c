@@ -149,6 +149,25 @@ static dctk_status quantize_grid(const dctk_grid_in *in, const dctk_grid_sink *s
     return DCTK_OK;
 }
 
+/* digits from 1 to the dtype's decimal digits (the safe end). */
+static bool quantize_range(const dctk_solve_in *in, dctk_solve_range *out) {
+    if (!dctk_dtype_is_float(in->dtype)) return false;
+    *out = (dctk_solve_range){.lo = 1, .hi = in->dtype == DCTK_FLOAT64 ? 15 : 7, .integer = true, .seed = NAN};
+    out->safe = out->hi;
+    return true;
+}
+
+static json_t *quantize_member(const dctk_solve_in *in, double p) {
+    const char *dt = dctk_dtype_numpy(in->dtype);
+    json_t *c = dctk_grid_codec(QUANTIZE, json_pack("{s:i,s:s,s:s}", "digits", (int)p, "dtype", dt, "astype", dt));
+    return c ? json_pack("[o]", c) : NULL;
+}
+
+static const dctk_codec_solve quantize_solve[] = {
+    {.key = "digits", .range = quantize_range, .member = quantize_member},
+    {NULL, NULL, NULL},
+};
+
 static const dctk_codec_example quantize_examples[] = {
     {"float32", "{\"name\":\"numcodecs.quantize\",\"configuration\":{\"digits\":3,\"dtype\":\"<f4\",\"astype\":\"<f4\"}}"},
     {"float64", "{\"name\":\"numcodecs.quantize\",\"configuration\":{\"digits\":7,\"dtype\":\"<f8\",\"astype\":\"<f8\"}}"},
@@ -160,5 +179,5 @@ const dctk_codec_vt dctk_codec_quantize = {
     .create = quantize_create, .destroy = filt_destroy, .to_json = quantize_to_json, .out_spec = quantize_out_spec,
     .encode = quantize_encode, .decode = quantize_decode,
     .family = "quantize", .portability = DCTK_PORT_NUMCODECS, .nan_exact = true,
-    .grid = quantize_grid, .examples = quantize_examples,
+    .grid = quantize_grid, .examples = quantize_examples, .solve = quantize_solve,
 };

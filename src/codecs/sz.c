@@ -247,6 +247,38 @@ static dctk_status sz_grid(const dctk_grid_in *in, const dctk_grid_sink *sink) {
     return DCTK_OK;
 }
 
+/* The absolute error bound, on a log scale from 1/64 to 64 times the budget
+ * in the field's units (else 1e-6 to 1 of the range): the worst error is
+ * within the bound, the mean error about half of it. */
+static bool sz_range(const dctk_solve_in *in, dctk_solve_range *out) {
+    double range = in->max - in->min, b = in->abs_budget;
+    if (!dctk_dtype_is_float(in->dtype) || !isfinite(range) || !(range > 0)) return false;
+    bool known = isfinite(b) && b > 0;
+    *out = (dctk_solve_range){.lo = known ? b / 64 : range * 1e-6, .hi = known ? b * 64 : range, .log = true,
+                              .seed = NAN};
+    out->safe = out->lo;
+    return true;
+}
+
+static json_t *sz_member(const char *predictor, double p) {
+    json_t *c = dctk_grid_codec(SZ, json_pack("{s:f,s:s}", "error_bound", p, "predictor", predictor));
+    return c ? json_pack("[o]", c) : NULL;
+}
+static json_t *sz_interp_member(const dctk_solve_in *in, double p) {
+    (void)in;
+    return sz_member("interp", p);
+}
+static json_t *sz_lorenzo_member(const dctk_solve_in *in, double p) {
+    (void)in;
+    return sz_member("lorenzo", p);
+}
+
+static const dctk_codec_solve sz_solve[] = {
+    {.key = "error_bound", .range = sz_range, .member = sz_interp_member},
+    {.key = "error_bound", .range = sz_range, .member = sz_lorenzo_member},
+    {NULL, NULL, NULL},
+};
+
 static const dctk_codec_example sz_examples[] = {
     {"float32", "{\"name\":\"dctk.sz\",\"configuration\":{\"error_bound\":0.01,\"predictor\":\"lorenzo\"}}"},
     {"float64", "{\"name\":\"dctk.sz\",\"configuration\":{\"error_bound\":1e-6,\"predictor\":\"interp\"}}"},
@@ -267,5 +299,5 @@ const dctk_codec_vt dctk_codec_sz = {
     .family = "sz", .portability = DCTK_PORT_DCTK, .package = "dctk-codecs",
     .nan_exact = true, .ctx_type = &dctk_zstd_ctx_type,
     .grid = sz_grid, .work_mem = sz_work_mem, .examples = sz_examples,
-    .bound_key = "error_bound",
+    .bound_key = "error_bound", .solve = sz_solve,
 };

@@ -305,6 +305,56 @@ static dctk_status zfpy_grid(const dctk_grid_in *in, const dctk_grid_sink *sink)
     return DCTK_OK;
 }
 
+/* --- solved members: one parameter per mode ------------------------------ */
+
+/* Fixed accuracy: the tolerance, which zfp rounds down to a power of two,
+ * over the powers of two from 1/64 to 1024 times the budget in the field's
+ * units (the worst error is within the tolerance, the mean error well
+ * below it), else over the field's range. */
+static bool zfpy_tolerance_range(const dctk_solve_in *in, dctk_solve_range *out) {
+    double range = in->max - in->min, b = isfinite(in->abs_budget) && in->abs_budget > 0 ? in->abs_budget : range;
+    if (!dctk_dtype_is_float(in->dtype) || !isfinite(b) || !(b > 0)) return false;
+    int e = (int)floor(log2(b));
+    *out = (dctk_solve_range){.lo = ldexp(1.0, e - 6), .hi = ldexp(1.0, e + 10), .pow2 = true, .seed = NAN};
+    out->safe = out->lo;
+    return true;
+}
+
+/* Fixed precision and fixed rate: 1 .. the bits of the type (the safe end). */
+static bool zfpy_bits_range(const dctk_solve_in *in, dctk_solve_range *out) {
+    if (!dctk_dtype_is_float(in->dtype)) return false;
+    *out = (dctk_solve_range){.lo = 1, .hi = in->dtype == DCTK_FLOAT64 ? 64 : 32, .integer = true, .seed = NAN};
+    out->safe = out->hi;
+    return true;
+}
+
+static json_t *zfpy_member(int mode, double tol, int rate, int prec) {
+    json_t *conf = json_pack("{s:i,s:o,s:i,s:i}", "mode", mode, "tolerance", tol >= 0 ? json_real(tol) : json_integer(-1),
+                             "rate", rate, "precision", prec);
+    json_t *c = dctk_grid_codec(ZFPY, conf);
+    return c ? json_pack("[o]", c) : NULL;
+}
+
+static json_t *zfpy_tolerance_member(const dctk_solve_in *in, double p) {
+    (void)in;
+    return zfpy_member(MODE_ACCURACY, p, -1, -1);
+}
+static json_t *zfpy_precision_member(const dctk_solve_in *in, double p) {
+    (void)in;
+    return zfpy_member(MODE_PRECISION, -1, -1, (int)p);
+}
+static json_t *zfpy_rate_member(const dctk_solve_in *in, double p) {
+    (void)in;
+    return zfpy_member(MODE_RATE, -1, (int)p, -1);
+}
+
+static const dctk_codec_solve zfpy_solve[] = {
+    {.key = "tolerance", .range = zfpy_tolerance_range, .member = zfpy_tolerance_member},
+    {.key = "precision", .range = zfpy_bits_range, .member = zfpy_precision_member},
+    {.key = "rate", .range = zfpy_bits_range, .member = zfpy_rate_member},
+    {NULL, NULL, NULL},
+};
+
 static const dctk_codec_example zfpy_examples[] = {
     {"float32", "{\"name\":\"numcodecs.zfpy\",\"configuration\":{\"mode\":2,\"rate\":8}}"},
     {"float64", "{\"name\":\"numcodecs.zfpy\",\"configuration\":{\"mode\":3,\"precision\":16}}"},
@@ -319,7 +369,7 @@ const dctk_codec_vt dctk_codec_zfpy = {
     .create = zfpy_create, .destroy = zfpy_destroy, .to_json = zfpy_to_json,
     .encode = zfpy_encode, .decode = zfpy_decode, .bound = zfpy_bound, .work_mem = zfpy_work_mem,
     .family = "zfpy", .family_alias = "zfp", .portability = DCTK_PORT_NUMCODECS, .nan_exact = false,
-    .grid = zfpy_grid, .examples = zfpy_examples,
+    .grid = zfpy_grid, .examples = zfpy_examples, .solve = zfpy_solve,
 };
 
 static const dctk_codec_example zfpy_flat_examples[] = {

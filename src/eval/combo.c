@@ -6,7 +6,7 @@
 #include "dctk/eval.h"
 
 dctk_result_row dctk_combo_row(const dctk_combo_result *r) {
-    dctk_result_row row = {.comp_idx = r->c, .filt_idx = r->f, .ser_idx = r->s, .error = r->error};
+    dctk_result_row row = {.comp_idx = r->c, .filt_idx = r->f, .ser_idx = r->s, .error = r->error, .solved = NAN};
 #define COPY(name, kind, role) DCTK_RESULT_IN_COMBO_##role(row.name = r->name;)
     DCTK_RESULT_SCHEMA(COPY)
 #undef COPY

@@ -68,6 +68,12 @@ static dctk_result_row make_row(const dctk_space *sp, const char *var, const dct
     row.serializer = ser ? codec_text(ser) : strdup("");
     row.name = dctk_pipeline_name(comp, filt, ser);
     row.portability = dctk_portability_name(combo_level(sp, r->c, r->f, r->s));
+    /* the solved stage: its filter's parameter, else its serializer's */
+    const dctk_space_entry *solved = r->f >= 0 && !isnan(sp->filt[r->f].solved) ? &sp->filt[r->f]
+                                     : r->s >= 0 && !isnan(sp->ser[r->s].solved) ? &sp->ser[r->s]
+                                                                                 : NULL;
+    row.solved = solved ? solved->solved : NAN;
+    row.trials = solved ? solved->trials : 0;
     json_decref(comp);
     json_decref(ser);
     return row;
@@ -365,6 +371,10 @@ static dctk_status check_complete(const bool *have, size_t n) {
     return DCTK_OK;
 }
 
+/* The adaptive search solves the lossy parameters on every SOLVE_EVERY-th of
+ * about SOLVE_PIECES pieces of the sample, then confirms on the whole. */
+enum { SOLVE_PIECES = 64, SOLVE_EVERY = 4 };
+
 /* The sweep, its CSV, and (with a team) the gather of every member's rows. */
 /* --- resuming ----------------------------------------------------------------- */
 
@@ -388,6 +398,8 @@ static dctk_status load_resume(const char *path, const dctk_space *sp, const cha
         bool same = want.compressor && !strcmp(want.compressor, row->compressor) && !strcmp(want.filter, row->filter) &&
                     !strcmp(want.serializer, row->serializer) && !strcmp(row->var, var);
         if (want.compressor) free_row(&want);
+        /* a member solved at another budget: solved again now, its rows measured anew */
+        if (!same && (f >= sp->nfilt_grid || s >= sp->nser_grid) && !strcmp(row->var, var)) continue;
         if (!same) {
             st = DCTK_FAIL(DCTK_ERR_ARG, "%s: row %zu is not combo (%d, %d, %d) of this codec space: the CSV comes "
                            "from another sample or other class flags; run without --resume", path, i + 1, c, f, s);
@@ -922,6 +934,38 @@ static dctk_status information_members(const dctk_var *var, const void *sample, 
     return DCTK_OK;
 }
 
+/* The space's solvable parameters solved against the field's gates (solve.c),
+ * on a part of the sample for the adaptive search (then confirmed on the
+ * whole), on the whole sample for the exhaustive one. Every member of a
+ * team solves alike, from the same sample. */
+static dctk_status solve_space(const dctk_var *var, const void *sample, const prepared *pr, dctk_space *sp,
+                               const dctk_evaluate_opts *o, dctk_evaluate_summary *s, const dctk_space_opts *so,
+                               const dctk_metric_cfg *cfg) {
+    dctk_sweep_opts w = {.threads = o->threads, .threshold = s->threshold, .gates = &s->gates, .metrics = *cfg,
+                         .stop = o->stop};
+    dctk_chunk_shape_for(var->dtype, var->ndim, var->shape, o->inner_chunk_bytes, w.chunk);
+    size_t n = (size_t)(pr->plan.nbytes / dctk_dtype_size(var->dtype));
+    dctk_sample_region *pieces = NULL;
+    size_t np = 0;
+    dctk_sample_part part = {0};
+    bool adaptive = o->search == DCTK_SEARCH_ADAPTIVE && !o->resume;
+    if (adaptive) DCTK_TRY(dctk_sample_pieces(var->ndim, pr->plan.shape, w.chunk, SOLVE_PIECES, &pieces, &np));
+    /* every SOLVE_EVERY-th piece, spread over the sample; a sample of a few pieces is solved whole */
+    size_t m = 0;
+    for (size_t i = 0; i < np; i += SOLVE_EVERY) pieces[m++] = pieces[i];
+    part = (dctk_sample_part){pieces, m};
+    int nf = sp->nfilt, ns = sp->nser, trials = 0;
+    double t0 = dctk_now(), k0 = dctk_timer_total(DCTK_CODEC_CPU_TIMER);
+    dctk_status st = dctk_space_solve(sp, sample, n, var->ndim, pr->plan.shape, &w, np >= 2 * SOLVE_EVERY ? &part : NULL,
+                                      so, &pr->stats, &trials);
+    free(pieces);
+    dctk_timer_add("search: solving [codec CPU s]", dctk_timer_total(DCTK_CODEC_CPU_TIMER) - k0);
+    if (st == DCTK_OK && trials && is_writer(o))
+        dctk_log(DCTK_LOG_INFO, "%s: solved the lossy parameters for the budget: %d new members (%d measurements, "
+                 "%.2f s)", var->name, sp->nfilt - nf + sp->nser - ns, trials, dctk_now() - t0);
+    return st;
+}
+
 /* Everything after the sample is in memory. */
 static dctk_status sweep_sample(const dctk_var *var, const void *sample, const prepared *pr,
                                 const dctk_evaluate_opts *o, dctk_evaluate_summary *s) {
@@ -939,7 +983,6 @@ static dctk_status sweep_sample(const dctk_var *var, const void *sample, const p
                  var->name, var->name, var->units ? var->units : "");
     dctk_status st = dctk_space_build(var->dtype, &pr->stats, &so, &sp);
     if (st == DCTK_OK) st = information_members(var, sample, pr, sp, o, s);
-    if (st == DCTK_OK) s->ncombos = dctk_space_ncombos(sp);
     if (st == DCTK_OK && sp->dropped[0]) {
         memcpy(s->dropped, sp->dropped, sizeof s->dropped);
         if (is_writer(o))
@@ -952,6 +995,8 @@ static dctk_status sweep_sample(const dctk_var *var, const void *sample, const p
     cfg.phys_max = s->gates.phys_max;
     cfg.phys_tol = s->gates.phys_tol;
     if (dctk_gates_phys_on(&s->gates) && is_writer(o)) report_outside(var, sample, (size_t)(pr->plan.nbytes / dctk_dtype_size(var->dtype)), &s->gates);
+    if (st == DCTK_OK) st = solve_space(var, sample, pr, sp, o, s, &so, &cfg);
+    if (st == DCTK_OK) s->ncombos = dctk_space_ncombos(sp);
     dctk_combo_result *res = st == DCTK_OK ? calloc(s->ncombos ? s->ncombos : 1, sizeof *res) : NULL;
     bool *have = res && o->team ? calloc(s->ncombos ? s->ncombos : 1, sizeof *have) : NULL;
     if (st == DCTK_OK && (!res || (o->team && !have))) st = DCTK_NOMEM();

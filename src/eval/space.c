@@ -31,7 +31,7 @@ static dctk_status push(entry_list *l, json_t *codecs, const char *family, bool 
         l->v = v;
         l->cap = cap;
     }
-    l->v[l->n++] = (dctk_space_entry){.codecs = codecs, .family = family, .lossy = lossy, .out = DCTK_DTYPE_INVALID};
+    l->v[l->n++] = (dctk_space_entry){.codecs = codecs, .family = family, .lossy = lossy, .out = DCTK_DTYPE_INVALID, .solved = NAN};
     return DCTK_OK;
 }
 
@@ -60,6 +60,11 @@ static bool class_wants(const char *cls, const dctk_codec_vt *type) {
         t += n + (t[n] == ',');
     }
     return false;
+}
+bool dctk_space_wants(const dctk_space_opts *o, const dctk_codec_vt *t) {
+    const char *cls = t->kind == DCTK_CODEC_AA ? o->filter_class : t->kind == DCTK_CODEC_AB ? o->serializer_class
+                                                                                             : o->compressor_class;
+    return t->family && class_wants(cls, t) && (o->with_lossy || t->lossless);
 }
 static bool class_none(const char *cls) { return !cls || class_has(cls, "all") || class_has(cls, "none"); }
 
@@ -194,8 +199,10 @@ dctk_status dctk_space_build(dctk_dtype t, const dctk_sample_stats *st, const dc
         cfs[2].n = dctk_space_drop_nonfinite(cfs[2].v, cfs[2].n, t, dropped, sizeof dropped);
     }
     *sp = (dctk_space){t, cfs[0].v, cfs[1].v, cfs[2].v, cfs[0].n, cfs[1].n, cfs[2].n, class_none(o->compressor_class),
-                       class_none(o->filter_class), class_none(o->serializer_class), "", ""};
+                       class_none(o->filter_class), class_none(o->serializer_class), "", "", 0, 0};
     memcpy(sp->dropped, dropped, sizeof dropped);
+    sp->nfilt_grid = sp->nfilt;
+    sp->nser_grid = sp->nser;
     if (rc == DCTK_OK) rc = filter_types(sp);
     if (rc != DCTK_OK) {
         dctk_space_free(sp);

@@ -18,6 +18,11 @@ typedef struct dctk_space_entry {
     /* A member chosen by information (--keep-information, evaluate.c): the
      * share of the real information it keeps; 0: not. */
     double information;
+    /* A member the solver found for the field's budget (solve.c): the
+     * solved parameter's value (NaN: a member of the grid) and how many
+     * measurements of members it took. */
+    double solved;
+    int trials;
 } dctk_space_entry;
 
 struct dctk_space {
@@ -27,6 +32,10 @@ struct dctk_space {
     bool comp_none, filt_none, ser_none; /* whether index -1 is part of the category */
     char fingerprint[32];                /* "fnv1a64:%016llx" over every codec's JSON in order */
     char dropped[160];                   /* families left out: the sample holds NaN/Inf they cannot carry */
+    /* The grid's members, which the fingerprint covers and a rebuild gives
+     * again; filters and serializers from these indices on were solved for
+     * the field's budget (appended by dctk_space_solve). */
+    int nfilt_grid, nser_grid;
 };
 
 /* The information column of a combo with filter f: the share of the real
@@ -34,6 +43,21 @@ struct dctk_space {
 static inline double dctk_space_information(const dctk_space *sp, int f) {
     return f >= 0 && sp->filt[f].information > 0 ? sp->filt[f].information : NAN;
 }
+/* Whether the class flags of o select type t's family (and --without-lossy
+ * leaves it, when lossy). */
+bool dctk_space_wants(const dctk_space_opts *o, const dctk_codec_vt *t);
+
+/* The parameters of the lossy families the space holds, solved against the
+ * gates on the sample (solve.c): each family's solved member is appended to
+ * the space's filters or serializers (a member the grid already holds is
+ * marked instead). part: where the bisection measures (NULL: the whole
+ * sample); a member solved on a part is confirmed on the whole sample, and
+ * one that fails there steps back towards the safe end. base gives the
+ * threads, gates, metrics and chunk shape; sample holds n values. *trials
+ * counts the members measured. */
+dctk_status dctk_space_solve(dctk_space *sp, const void *sample, size_t n, int ndim, const size_t *shape,
+                             const dctk_sweep_opts *base, const dctk_sample_part *part, const dctk_space_opts *o,
+                             const dctk_sample_stats *st, int *trials);
 
 /* Keep the entries of v[0..n) whose family carries NaN/Inf bit for bit,
  * freeing the others and naming their families in dropped; returns how many

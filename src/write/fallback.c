@@ -61,12 +61,41 @@ static dctk_status combo_of(const dctk_best *missed, const dctk_result_row *r, c
     return st;
 }
 
-/* One try: resolve row r in the rebuilt space and write v with it. */
+/* Append the codec list of JSON text s (a row's stage) to list; false when
+ * it is not one. */
+static bool append_stage(json_t *list, const char *s) {
+    json_t *stage = s && *s ? json_loads(s, 0, NULL) : NULL; /* one codec object, or a list (shuffle + zstd) */
+    bool ok = stage && (json_is_array(stage) ? json_array_extend(list, stage) == 0
+                                             : json_is_object(stage) && json_array_append(list, stage) == 0);
+    json_decref(stage);
+    return ok;
+}
+
+/* A solved member's pipeline, which a rebuilt space does not hold: the row
+ * names it by its stages' JSON. */
+json_t *dctk_result_row_pipeline(const dctk_result_row *r, dctk_dtype t) {
+    json_t *list = json_array();
+    bool ok = list && (!*r->filter || append_stage(list, r->filter));
+    if (ok && *r->serializer) ok = append_stage(list, r->serializer);
+    else if (ok && dctk_dtype_size(t) == 1) ok = json_array_append_new(list, json_pack("{s:s}", "name", "bytes")) == 0;
+    else if (ok) ok = json_array_append_new(list, json_pack("{s:s,s:{s:s}}", "name", "bytes", "configuration",
+                                                            "endian", "little")) == 0;
+    if (ok && *r->compressor) ok = append_stage(list, r->compressor);
+    if (!ok) json_decref(list);
+    return ok ? list : NULL;
+}
+
+/* One try: resolve row r in the rebuilt space (or, for a solved member, take
+ * the pipeline the row names) and write v with it. */
 static dctk_status try_row(dctk_dataset *ds, size_t v, const dctk_write_opts *base, const dctk_write_fallback *f,
                            const dctk_result_row *r) {
     json_t *codecs = NULL;
-    DCTK_TRY(dctk_combo_resolve(ds, v, f->sweep, (int)r->comp_idx, (int)r->filt_idx, (int)r->ser_idx,
-                                f->missed->fingerprint, &codecs, NULL));
+    dctk_status rs = dctk_combo_resolve(ds, v, f->sweep, (int)r->comp_idx, (int)r->filt_idx, (int)r->ser_idx,
+                                        f->missed->fingerprint, &codecs, NULL);
+    if (rs == DCTK_ERR_NOT_FOUND && !(codecs = dctk_result_row_pipeline(r, dctk_dataset_var(ds, v)->dtype)))
+        return DCTK_FAIL(DCTK_ERR_FORMAT, "variable '%s': the results row of combo (%d, %d, %d) names no pipeline",
+                         dctk_dataset_var(ds, v)->name, (int)r->comp_idx, (int)r->filt_idx, (int)r->ser_idx);
+    if (rs != DCTK_OK && rs != DCTK_ERR_NOT_FOUND) return rs;
     dctk_best combo;
     dctk_status st = combo_of(f->missed, r, codecs, &combo);
     json_t *prov = st == DCTK_OK ? dctk_write_provenance(codecs, &combo) : NULL;

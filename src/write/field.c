@@ -52,6 +52,13 @@ dctk_status dctk_combo_resolve(dctk_dataset *ds, size_t v, const dctk_evaluate_o
                        "use the same --eval-data-size-limit, --sampling-policy, --dim-kind, --inner-chunk-mib and class "
                        "flags",
                        var->name, fp, expect);
+    else if (!dctk_space_has(sp, c, f, s) && c >= lo[0] && c < n[0] && f >= lo[1] && s >= lo[2] &&
+             (f >= n[1] || s >= n[2]))
+        st = DCTK_FAIL(DCTK_ERR_NOT_FOUND,
+                       "variable '%s': combo (%d, %d, %d) holds a member the sweep solved for its budget (after the "
+                       "space's %d filters and %d serializers), which no rebuilt space holds: take the pipeline from "
+                       "the sweep's best file (--combo) or its results",
+                       var->name, c, f, s, n[1], n[2]);
     else if (!dctk_space_has(sp, c, f, s))
         st = DCTK_FAIL(DCTK_ERR_ARG,
                        "variable '%s': no combo (%d, %d, %d) in this space: comp_idx in [%d, %d), filt_idx in [%d, %d), "

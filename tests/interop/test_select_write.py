@@ -11,8 +11,9 @@
      leave them, so the gate is what holds the bounds; re-gating those rows
      with other bounds is refused (pass_phys needs the decoded values);
   3. re-gating: `evaluate_combos --resume` with other thresholds evaluates
-     nothing again, says how many rows it reused, and its keep column and best
-     follow the new gates (recomputed here from the recorded metrics);
+     no member of the grid again (only the members solved for the new budget
+     run), says how many rows it reused, and its keep column and best follow
+     the new gates (recomputed here from the recorded metrics);
   4. verification checks every gate: compress_with_optimal of a combo that
      misses the gates asked for exits 1, names the failed gates and leaves no
      array (not even a partial one) in the store.
@@ -21,6 +22,7 @@ import csv
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -125,25 +127,29 @@ def regate(tmp):
     first = rows_of(out, "t")
     r = run(*base, "--l1-threshold", "1e-2", "--l2-threshold", "off", "--pearson-min", "0.9999", "--resume")
     check(r.returncode == 0, "re-gating: " + r.stderr[-800:])
-    check("reused %d recorded rows of %d" % (len(first), len(first)) in r.stderr and "0 combos left" in r.stderr,
-          "re-gating does not say it reused every row: " + r.stderr[-600:])
+    # every row of the grid's members is reused; only the members solved for the new budget run (issue 31)
+    grid = [x for x in first if x["solved"] in ("", "nan")]
     again = rows_of(out, "t")
-    check(len(again) == len(first), "re-gating appended rows: %d -> %d" % (len(first), len(again)))
-    # keep under the new gates, from the recorded metrics
+    m = re.search(r"reused (\d+) recorded rows of (\d+)", r.stderr)
+    check(m and int(m.group(1)) >= len(grid), "re-gating does not say it reused the grid's rows: " + r.stderr[-600:])
+    new = again[int(m.group(1)):] if m else []  # the CSV holds the reused rows first, then the new ones
+    check(new and all(x["solved"] not in ("", "nan") for x in new),
+          "re-gating ran rows other than solved members: %s" % [x["name"] for x in new if x["solved"] in ("", "nan")][:3])
+    # keep under the new gates, from the recorded metrics (grid rows) and the new solved rows
     t = 1e-2
     want = {}
-    for x in first:
-        vals = [float(x[k]) for k in ("ratio", "l1_rel", "l2_rel", "linf_rel")]
-        want[(x["comp_idx"], x["filt_idx"], x["ser_idx"])] = (
-            x["error"] == "" and all(math.isfinite(v) for v in vals) and vals[1] <= t and vals[3] <= 10 * t and
-            abs(float(x["bias_rel"])) <= 0.5 * t and float(x["pearson"]) >= 0.9999)
+    latest = {(x["comp_idx"], x["filt_idx"], x["ser_idx"]): x for x in grid + new}
+    for k, x in latest.items():
+        vals = [float(x[c]) for c in ("ratio", "l1_rel", "l2_rel", "linf_rel")]
+        want[k] = (x["error"] == "" and all(math.isfinite(v) for v in vals) and vals[1] <= t and vals[3] <= 10 * t and
+                   abs(float(x["bias_rel"])) <= 0.5 * t and float(x["pearson"]) >= 0.9999)
     b = json.load(open(os.path.join(out, "best_t.json")))
     kept = [k for k, v in want.items() if v]
-    top = max(kept, key=lambda k: float(next(x["ratio"] for x in first if (x["comp_idx"], x["filt_idx"], x["ser_idx"]) == k)))
+    top = max(kept, key=lambda k: float(latest[k]["ratio"]))
     check(b["gates"]["l1"] == t and b["gates"]["l2"] is None and b["gates"]["pearson_min"] == 0.9999,
           "best gates after re-gating: %s" % b["gates"])
-    ratios = {(x["comp_idx"], x["filt_idx"], x["ser_idx"]): float(x["ratio"]) for x in first}
-    check(b["ratio"] == ratios[top], "best after re-gating has ratio %s, the recorded rows say %s" % (b["ratio"], ratios[top]))
+    check(b["ratio"] == float(latest[top]["ratio"]),
+          "best after re-gating has ratio %s, the rows say %s" % (b["ratio"], latest[top]["ratio"]))
     print("re-gating: %d rows reused, %d kept under the new gates, best %s" % (len(first), len(kept), b["name"]))
     return out
 
