@@ -10,6 +10,7 @@ import ctypes
 import ctypes.util
 import json
 import math
+import zlib
 
 import numpy as np
 import numcodecs
@@ -66,7 +67,45 @@ def filter_codec(j, dtype):
     raise ValueError(name)
 
 
-def compressor_chain(j):
+class LibDeflate:
+    """gzip and numcodecs.zlib as dc_toolkit encodes them: through libdeflate (src/codecs/deflate.c),
+    whose streams are ordinary RFC 1952/1950 ones but not zlib's bytes, so numcodecs' GZip/Zlib
+    cannot give their sizes. The C library is called through ctypes, and every stream is inflated
+    back by Python's zlib, which must return the input."""
+    _lib = None
+
+    def __init__(self, gzip, level):
+        if LibDeflate._lib is None:
+            lib = ctypes.CDLL(ctypes.util.find_library("deflate") or "libdeflate.so.0")
+            lib.libdeflate_alloc_compressor.restype = ctypes.c_void_p
+            lib.libdeflate_alloc_compressor.argtypes = [ctypes.c_int]
+            for f in ("libdeflate_gzip_compress", "libdeflate_zlib_compress"):
+                getattr(lib, f).restype = ctypes.c_size_t
+                getattr(lib, f).argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t,
+                                            ctypes.c_void_p, ctypes.c_size_t]
+            LibDeflate._lib = lib
+        self.gzip = gzip
+        # zlib's level -1 is its default 6; libdeflate has no such alias
+        self.handle = LibDeflate._lib.libdeflate_alloc_compressor(6 if level < 0 else level)
+
+    def encode(self, buf):
+        data = bytes(buf)
+        cap = len(data) + len(data) // 8 + 1024
+        out = ctypes.create_string_buffer(cap)
+        f = LibDeflate._lib.libdeflate_gzip_compress if self.gzip else LibDeflate._lib.libdeflate_zlib_compress
+        n = f(self.handle, data, len(data), out, cap)
+        if n == 0:
+            raise RuntimeError("libdeflate failed")
+        enc = out.raw[:n]
+        back = zlib.decompress(enc, 31 if self.gzip else 15)
+        if back != data:
+            raise AssertionError("Python's zlib does not inflate libdeflate's stream to its input")
+        return enc
+
+
+def compressor_chain(j, deflate="numcodecs"):
+    """The compressors of a combo. deflate="libdeflate" sizes gzip and numcodecs.zlib with the
+    library dc_toolkit encodes them with (see LibDeflate); "numcodecs" with zlib's own bytes."""
     if not j:
         return []
     out = []
@@ -82,6 +121,8 @@ def compressor_chain(j):
         elif name == "zstd":
             # level 0 is zstd's default (3); numcodecs 0.11 reads 0 as its own default, 1
             out.append(("plain", 1, numcodecs.Zstd(level=conf["level"] or 3)))
+        elif name in ("gzip", "numcodecs.zlib") and deflate == "libdeflate":
+            out.append(("plain", 1, LibDeflate(name == "gzip", conf["level"])))
         elif name == "gzip":
             out.append(("plain", 1, numcodecs.GZip(level=conf["level"])))
         elif name == "numcodecs.zlib":
@@ -107,11 +148,11 @@ def zfp_folded(f):
     return np.ascontiguousarray(f).reshape(dims)
 
 
-def run_combo(sample, chunk, row):
+def run_combo(sample, chunk, row, deflate="numcodecs"):
     dtype = sample.dtype
     filt = filter_codec(json.loads(row["filter"]) if row["filter"] else None, dtype)
     ser = json.loads(row["serializer"]) if row["serializer"] else None
-    comps = compressor_chain(json.loads(row["compressor"]) if row["compressor"] else None)
+    comps = compressor_chain(json.loads(row["compressor"]) if row["compressor"] else None, deflate)
     zfp = ZFPY(**{k: ser["configuration"][k] for k in ("mode", "tolerance", "rate", "precision")}) if ser else None
     stored = 0
     sums = np.zeros(6)  # sum|x|, sum x^2, max|x|, sum|e|, sum e^2, max|e|

@@ -6,17 +6,27 @@ field from libncarg-data, then:
   - the CSV has exactly one row per combo of the space, none duplicated;
   - best_VAR.json names the highest ratio among the kept rows, and `keep`
     agrees with the default gates (and with the metrics being finite) on every row;
-  - for 60 combos drawn at random, numpy + Debian's numcodecs apply the same
-    pipeline to the same sample, chunk by chunk, and get the same ratio and
+  - for 60 combos drawn at random, and 3 with each solved member numcodecs
+    has, numpy + Debian's numcodecs apply the same pipeline (the row's own
+    codec JSON) to the same sample, chunk by chunk, and get the same ratio and
     relative L1/L2/Linf errors within 1e-6 relative. The two numcodecs-rs
     filters (asinh, fixed-offset-scale), which numcodecs 0.11 lacks, are
-    recomputed from their formulas with numpy and the C library's asinh.
+    recomputed from their formulas with numpy and the C library's asinh;
+    gzip and numcodecs.zlib, which dc_toolkit deflates with libdeflate (other
+    bytes than zlib's), are sized by libdeflate through ctypes and inflated
+    back by Python's zlib (pipeline_ref.LibDeflate).
+
+The space is the grid (98 compressors, 11 filters, 38 serializers, each with
+none) and the members the solver added after it for this budget (issue 31
+item 1): filter and serializer indices past the grid's, each a member with its
+solved value in its rows, as many as the console's "N new members".
 """
 import csv
 import json
 import math
 import os
 import random
+import re
 import subprocess
 import sys
 import tempfile
@@ -65,6 +75,7 @@ def main():
            "--search", "exhaustive"]  # every row measured, to check each
     # 3 runs of 3 adjacent time steps of the 31 (the chunk is 3 slabs deep): production-shaped chunks
     r = subprocess.run(cmd, capture_output=True, text=True)
+    console = r.stderr + r.stdout
     check(r.returncode == 0, "evaluate_combos failed: " + r.stderr[-2000:])
     if r.returncode:
         return
@@ -72,8 +83,25 @@ def main():
         best = json.load(f)
     with open(os.path.join(out, "config_space_%s_rank0.csv" % VAR), newline="") as f:
         rows = list(csv.DictReader(f))
-    # float32: 98 compressors, 11 filters, 9 + 4 + 4 + 12 + 9 serializers (zfp, sz, ebcc, pcodec, zfp.rs), each with none
-    check(len(rows) == 99 * 12 * 39, "rows: %d, expected %d" % (len(rows), 99 * 12 * 39))
+    # float32 grid: 98 compressors, 11 filters, 9 + 4 + 4 + 12 + 9 serializers (zfp, sz, ebcc, pcodec, zfp.rs),
+    # each with none; the solved members follow the grid's filters and serializers
+    GRID_C, GRID_F, GRID_S = 99, 12, 39
+    solved_f = sorted({int(r["filt_idx"]) for r in rows if int(r["filt_idx"]) >= GRID_F - 1})
+    solved_s = sorted({int(r["ser_idx"]) for r in rows if int(r["ser_idx"]) >= GRID_S - 1})
+    check(solved_f == list(range(GRID_F - 1, GRID_F - 1 + len(solved_f))), "solved filters not after the grid: %s" % solved_f)
+    check(solved_s == list(range(GRID_S - 1, GRID_S - 1 + len(solved_s))), "solved serializers not after the grid: %s"
+          % solved_s)
+    said = re.search(r"solved the lossy parameters for the budget: (\d+) new members", console)
+    check(said is not None, "no solve line on the console")
+    check(said is None or int(said.group(1)) == len(solved_f) + len(solved_s),
+          "console says %s new members, the rows hold %d" % (said and said.group(1), len(solved_f) + len(solved_s)))
+    check(len(solved_f) + len(solved_s) > 0, "no solved member at a 1e-3 budget")
+    for r in rows:  # a solved member's rows carry its value (the filter's, else the serializer's)
+        if int(r["filt_idx"]) in solved_f or int(r["ser_idx"]) in solved_s:
+            check(math.isfinite(float(r["solved"])) and int(r["trials"]) > 0,
+                  "solved member's row without its value: %s" % {k: r[k] for k in ("filter", "serializer", "solved")})
+    n_f, n_s = GRID_F + len(solved_f), GRID_S + len(solved_s)
+    check(len(rows) == GRID_C * n_f * n_s, "rows: %d, expected %d x %d x %d" % (len(rows), GRID_C, n_f, n_s))
     keys = {(int(r["comp_idx"]), int(r["filt_idx"]), int(r["ser_idx"])) for r in rows}
     check(len(keys) == len(rows), "duplicate combos in the CSV")
 
@@ -96,7 +124,9 @@ def main():
     # (without a filter the serializer's input is the data), the others recomputed with numcodecs
     is_ours = lambda r: '"dctk.' in r["serializer"]
     ours = [r for r in rows if is_ours(r)]
-    check(len(ours) == 99 * 12 * 8, "dctk.* rows: %d" % len(ours))
+    # 4 dctk.sz and 4 dctk.ebcc in the grid, and the solved ones
+    n_ours = 8 + len({r["ser_idx"] for r in ours if int(r["ser_idx"]) in solved_s})
+    check(len(ours) == GRID_C * n_f * n_ours, "dctk.* rows: %d, expected %d" % (len(ours), GRID_C * n_f * n_ours))
     for r in ours:
         bound = json.loads(r["serializer"])["configuration"]["error_bound"]
         check(r["error"] == "" or r["error"].startswith("left out: "), "%s failed: %s" % (r["serializer"], r["error"]))
@@ -108,8 +138,12 @@ def main():
           and '"zfp.rs"' not in r["serializer"]]
     random.seed(20261130)
     picks = random.sample(ok, 60)
+    # and 3 rows of each solved member numcodecs can run, whatever their compressor
+    for idx, key in [(i, "filt_idx") for i in solved_f] + [(i, "ser_idx") for i in solved_s]:
+        mine = [r for r in ok if int(r[key]) == idx]
+        picks += random.sample(mine, min(3, len(mine)))
     for r in picks:
-        ratio, l1, l2, linf = run_combo(sample, chunk, r)
+        ratio, l1, l2, linf = run_combo(sample, chunk, r, deflate="libdeflate")
         tol = 1e-6
         combo = (r["comp_idx"], r["filt_idx"], r["ser_idx"])
         check(close(ratio, float(r["ratio"]), tol), "%s ratio %r vs ours %s" % (combo, ratio, r["ratio"]))

@@ -18,6 +18,7 @@ export const COLUMNS = [
   ['pass_phys', 'bool'], ['pass_extremes', 'bool'], ['pass_gradient', 'bool'], ['pass_abs', 'bool'],
   ['portability', 'str'], ['keep', 'bool'], ['error', 'str'], ['fraction', 'f64'], ['status', 'str'],
   ['information', 'f64'],
+  ['solved', 'f64'], ['trials', 'i64'],
 ]
 export const FILES = { awkward: 7, many: 5000, empty: 0 }
 // Rows per row group: dctk_parquet_write's 4096, and 1500 for "many" (the tool

@@ -20,7 +20,20 @@ try {
     '--override-existing-l1-error', '1e-3'], { encoding: 'utf8' })
   assert.equal(r.status, 0, r.stderr)
   const csv = byCombo(readCsvRows(join(dir, 'config_space_t_rank0.csv')))
-  assert.equal(csv.length, 6 * 12 * 39) // lz4 and its shuffled variant x 3, every filter and serializer (zfp, sz, ebcc, pcodec, zfp.rs)
+  // lz4 and its shuffled variant x 3, every filter and serializer of the grid (11 filters; zfp, sz, ebcc, pcodec,
+  // zfp.rs: 38 serializers; each with none), and the members solved for the budget after the grid's (issue 31 item 1)
+  const GRID_F = 12; const GRID_S = 39
+  const past = (key, grid) => [...new Set(csv.map(r => Number(r[key])).filter(i => i >= grid - 1))].sort((a, b) => a - b)
+  const solvedF = past('filt_idx', GRID_F); const solvedS = past('ser_idx', GRID_S)
+  assert.deepEqual(solvedF, solvedF.map((_, k) => GRID_F - 1 + k), 'solved filters follow the grid')
+  assert.deepEqual(solvedS, solvedS.map((_, k) => GRID_S - 1 + k), 'solved serializers follow the grid')
+  assert.ok(solvedF.length + solvedS.length > 0, 'members solved for 1e-3')
+  for (const row of csv) {
+    if (solvedF.includes(Number(row.filt_idx)) || solvedS.includes(Number(row.ser_idx))) {
+      assert.ok(Number.isFinite(row.solved) && row.trials > 0n, `solved member's row ${row.filter} ${row.serializer}`)
+    }
+  }
+  assert.equal(csv.length, 6 * (GRID_F + solvedF.length) * (GRID_S + solvedS.length))
   const parquet = join(dir, 'results_t.parquet')
 
   const instance = await DuckDBInstance.create(':memory:')
