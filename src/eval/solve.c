@@ -280,7 +280,7 @@ dctk_status dctk_space_solve(dctk_space *sp, const void *sample, size_t n, int n
     if (!o->with_lossy || !base->gates || dctk_gates_lossless(base->gates)) return DCTK_OK;
     dctk_solve_in in = {.dtype = sp->dtype, .mean = st->mean, .std = st->std, .min = st->min, .max = st->max,
                         .absq01 = st->absq01, .sample = sample, .n = n,
-                        .abs_budget = abs_budget(base->gates, sample, n, sp->dtype)};
+                        .abs_budget = abs_budget(base->gates, sample, n, sp->dtype), .ndim = ndim, .shape = shape};
     job jobs[MAX_JOBS];
     int njobs = 0;
     for (const dctk_codec_vt *const *t = dctk_codec_types(); *t; t++) {
