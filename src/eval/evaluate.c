@@ -955,11 +955,19 @@ static dctk_status solve_space(const dctk_var *var, const void *sample, const pr
     for (size_t i = 0; i < np; i += SOLVE_EVERY) pieces[m++] = pieces[i];
     part = (dctk_sample_part){pieces, m};
     int nf = sp->nfilt, ns = sp->nser, trials = 0;
-    double t0 = dctk_now(), k0 = dctk_timer_total(DCTK_CODEC_CPU_TIMER);
+    dctk_sweep_timers cost = {0}; /* the solve's own sweeps, part of the search's cost */
+    w.timers = &cost;
+    double t0 = dctk_now();
     dctk_status st = dctk_space_solve(sp, sample, n, var->ndim, pr->plan.shape, &w, np >= 2 * SOLVE_EVERY ? &part : NULL,
                                       so, &pr->stats, &trials);
     free(pieces);
-    dctk_timer_add("search: solving [codec CPU s]", dctk_timer_total(DCTK_CODEC_CPU_TIMER) - k0);
+    if (cost.units) {
+        dctk_timer_add("search: solving [codec CPU s]", cost.codec_cpu_s);
+        dctk_timer_add(DCTK_CODEC_CPU_TIMER, cost.codec_cpu_s);
+        dctk_timer_add("sweep: inside codecs [thread-s]", cost.codec_s);
+        dctk_timer_add("sweep: inside codecs, user space [thread CPU s]", cost.codec_user_s);
+        dctk_timer_add("sweep: selection metrics [thread-s]", cost.metric_s);
+    }
     if (st == DCTK_OK && trials && is_writer(o))
         dctk_log(DCTK_LOG_INFO, "%s: solved the lossy parameters for the budget: %d new members (%d measurements, "
                  "%.2f s)", var->name, sp->nfilt - nf + sp->nser - ns, trials, dctk_now() - t0);
