@@ -299,6 +299,9 @@ DCTK_API int dctk_bitinfo_keepbits_of(const dctk_bitinfo *b, double keep);
  * the largest over its axes of two or more values (confidence 0.99); -1
  * when the field is not float32/float64 or has no neighbour pair. */
 DCTK_API int dctk_bitinfo_keepbits(const dctk_solve_in *in, double keep);
+/* The same for n shares at once (one pass over the sample per axis): out[i]
+ * the keepbits of keep[i]. */
+DCTK_API void dctk_bitinfo_keepbits_many(const dctk_solve_in *in, const double *keep, int n, int *out);
 
 struct dctk_codec {
     const dctk_codec_vt *vt;

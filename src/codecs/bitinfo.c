@@ -181,19 +181,26 @@ int dctk_bitinfo_keepbits_of(const dctk_bitinfo *b, double keep) {
     return nman;
 }
 
-int dctk_bitinfo_keepbits(const dctk_solve_in *in, double keep) {
-    if (!in->sample || !in->n || (in->dtype != DCTK_FLOAT32 && in->dtype != DCTK_FLOAT64)) return -1;
+void dctk_bitinfo_keepbits_many(const dctk_solve_in *in, const double *keep, int n, int *out) {
+    for (int i = 0; i < n; i++) out[i] = -1;
+    if (!in->sample || !in->n || (in->dtype != DCTK_FLOAT32 && in->dtype != DCTK_FLOAT64)) return;
     size_t flat = in->n;
     int ndim = in->ndim > 0 ? in->ndim : 1;
     const size_t *shape = in->ndim > 0 ? in->shape : &flat;
-    int best = -1;
-    for (int axis = 0; axis < ndim; axis++) {
+    for (int axis = 0; axis < ndim; axis++) { /* one pass over the sample per axis, whatever n */
         dctk_bitinfo b;
         if (shape[axis] < 2 || dctk_bitinfo_along(in->dtype, in->sample, ndim, shape, axis, 0.99, &b) != DCTK_OK ||
             !b.pairs)
             continue;
-        int k = dctk_bitinfo_keepbits_of(&b, keep);
-        if (k > best) best = k;
+        for (int i = 0; i < n; i++) {
+            int k = dctk_bitinfo_keepbits_of(&b, keep[i]);
+            if (k > out[i]) out[i] = k;
+        }
     }
-    return best;
+}
+
+int dctk_bitinfo_keepbits(const dctk_solve_in *in, double keep) {
+    int k;
+    dctk_bitinfo_keepbits_many(in, &keep, 1, &k);
+    return k;
 }

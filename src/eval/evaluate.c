@@ -905,7 +905,7 @@ static dctk_status information_members(const dctk_var *var, const void *sample, 
     dctk_solve_in in = {.dtype = var->dtype, .sample = sample, .n = (size_t)(pr->plan.nbytes / dctk_dtype_size(var->dtype)),
                         .ndim = var->ndim, .shape = pr->plan.shape};
     static const double shares[2] = {0.99, 0.9999};
-    for (int k = 0; k < 2; k++) s->info_keepbits[k] = dctk_bitinfo_keepbits(&in, shares[k]);
+    dctk_bitinfo_keepbits_many(&in, shares, 2, s->info_keepbits); /* the sample read once per axis for both */
     double f = s->gates.information;
     for (const dctk_codec_vt *const *t = dctk_codec_types(); *t && !isnan(f); t++) {
         json_t *m = (*t)->information_member ? (*t)->information_member(&in, f) : NULL;
