@@ -12,3 +12,6 @@ dctk_script_test(commands_python ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/pari
 # manifest_{var}.json both ways: ours read by a reader of the Python tool's schema and numcodecs, and
 # one in its format (or ours) driving compress --pipeline, gated by its thresholds; on Tstorm.
 dctk_script_test(manifest_python ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/parity/test_manifest_python.py)
+# The Python tool's compress switches for their effect: --cr-drift-tol/--cr-drift-gate, --no-verify-gate,
+# --no-continue-on-error, --consolidate/--no-consolidate, on Tstorm and uv300.
+dctk_script_test(compress_switches ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/parity/test_compress_switches.py)

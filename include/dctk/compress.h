@@ -49,6 +49,16 @@ typedef struct dctk_write_step {
     /* The ranks writing each field together (dctk_write_field_shared), NULL:
      * this process alone. Only member 0 says, records and tries the next best. */
     const dctk_write_team *team;
+    /* The Python tool's --no-verify-gate: a field whose verification fails
+     * the thresholds is stored all the same, with a line (the mask and a
+     * lossless pipeline's exactness still refuse it). */
+    bool verify_advisory;
+    /* Its compression-ratio drift check against the sweep's prediction: a
+     * line when |achieved - predicted| / predicted exceeds cr_drift_tol
+     * (default 0.25); with cr_drift_gate a ratio that falls short by more
+     * fails the field (not stored). */
+    double cr_drift_tol;
+    bool cr_drift_gate;
 } dctk_write_step;
 
 /* The defaults of the writing commands (shards of 512 MiB, verify, inner
@@ -158,6 +168,15 @@ typedef struct dctk_compress_opts {
     uint64_t (*sum)(void *user, uint64_t v); /* the sum over the ranks (dctk_par_sum); NULL: no field is split */
     dctk_compress_sweep_fn sweep;    /* sweeps the fields without a result that holds */
     void *sweep_user;
+    /* The Python tool's --no-continue-on-error: once a field failed, the
+     * others are neither swept nor written (recorded as skipped, saying
+     * why); one process only (under MPI every field is done). */
+    bool stop_on_error;
+    /* Its --no-consolidate: no merge and no consolidation at the end, and
+     * the root's consolidated metadata, if any, dropped (merge_compressed_fields
+     * makes it later). Otherwise a whole-file run merges, and a run of named
+     * fields (--vars) consolidates the store's metadata. */
+    bool no_consolidate;
 } dctk_compress_opts;
 
 /* Compress the dataset o->write.dataset into DIR/DATASET.zarr. Under MPI

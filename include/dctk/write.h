@@ -80,6 +80,8 @@ struct dctk_write_report {
     dctk_combo_result metrics;  /* with verify: the norms of the whole field, and every selection metric
                                  * when o->metrics was given (else those are NaN) */
     double write_s, verify_s;
+    bool drift_failed;          /* the write step's --cr-drift-gate refused it: a ratio, not an error, so no
+                                 * next best combo is tried (dctk_write_step_field sets it) */
 };
 
 /* Masks kept (no missing value comes back a number, no finite value comes

@@ -277,6 +277,9 @@ DCTK_API dctk_status dctk_zarr_group_set_attrs(dctk_store *s, const char *path, 
  * (kind inline, must_understand false), keeping the root's attributes. Holds
  * the store lock, so consolidations from several processes do not lose nodes. */
 DCTK_API dctk_status dctk_zarr_consolidate(dctk_store *s);
+/* Drop the root group's consolidated metadata, if it has any (readers then
+ * list the store): *dropped says whether there was some (may be NULL). */
+DCTK_API dctk_status dctk_zarr_unconsolidate(dctk_store *s, bool *dropped);
 
 /* --- staged writes ------------------------------------------------------ */
 

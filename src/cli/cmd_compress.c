@@ -15,6 +15,9 @@ static sweep_cli so;
 static write_cli wo;
 static const char *vars_arg, *pipeline_arg;
 static bool skip_existing, append;
+/* the Python tool's write-step switches */
+static bool verify_gate, cr_drift_gate, continue_on_error, consolidate;
+static double cr_drift_tol;
 
 static const cli_opt opts[] = {
     {"--where-to-write", NULL, OPT_STR, &so.where, "DIR", "folder for results and the store (or the second argument)"},
@@ -30,6 +33,22 @@ static const cli_opt opts[] = {
     {"--append", NULL, OPT_BOOL, &append, NULL,
      "grow DIR's store of this run along time by the steps the input (the run's files so far) has beyond it: "
      "only the new shards are written, with the store's codecs, and verified; no sweep"},
+    {"--verify-gate", "--no-verify-gate", OPT_BOOL, &verify_gate, NULL,
+     "the Python tool's: a field whose verification fails the thresholds is not stored (default); "
+     "--no-verify-gate stores it with a line (a missing value turned into a number, or a lossless pipeline that "
+     "changed values, still refuses it)"},
+    {"--cr-drift-tol", NULL, OPT_REAL, &cr_drift_tol, "F",
+     "the Python tool's: a line when the achieved ratio is off the sweep's predicted one by more than this "
+     "fraction (default 0.25)"},
+    {"--cr-drift-gate", "--no-cr-drift-gate", OPT_BOOL, &cr_drift_gate, NULL,
+     "the Python tool's: fail a field whose ratio falls short of the sweep's by more than --cr-drift-tol, "
+     "not stored (default: the line only)"},
+    {"--continue-on-error", "--no-continue-on-error", OPT_BOOL, &continue_on_error, NULL,
+     "the Python tool's: after a field fails, go on with the others (default); --no-continue-on-error "
+     "stops there, the rest recorded as skipped (one process; exit 1 either way)"},
+    {"--consolidate", "--no-consolidate", OPT_BOOL, &consolidate, NULL,
+     "the Python tool's: end by consolidating the store's metadata, a whole-file run by merging (default); "
+     "--no-consolidate leaves that to merge_compressed_fields and drops any earlier consolidated metadata"},
     SWEEP_CLI_OPTS(so),
     WRITE_CLI_BASE_OPTS(wo),
     {0},
@@ -37,15 +56,6 @@ static const cli_opt opts[] = {
 
 static const cli_foreign foreign[] = {
     SWEEP_CLI_FOREIGN,
-    {"--verify-gate", "not taken yet: a field whose verification fails is not put in the store"},
-    {"--no-verify-gate", "not taken yet: a field whose verification fails is not put in the store"},
-    {"--cr-drift-tol", "not taken yet: batch_manifest.json records the predicted and achieved ratio"},
-    {"--cr-drift-gate", "not taken yet: batch_manifest.json records the predicted and achieved ratio"},
-    {"--no-cr-drift-gate", "not taken yet: batch_manifest.json records the predicted and achieved ratio"},
-    {"--continue-on-error", "not taken yet: the other fields are written, and the exit status is 1"},
-    {"--no-continue-on-error", "not taken yet: the other fields are written, and the exit status is 1"},
-    {"--consolidate", "not taken yet: compress always ends with merge_compressed_fields"},
-    {"--no-consolidate", "not taken yet: compress always ends with merge_compressed_fields"},
     {0},
 };
 
@@ -64,7 +74,10 @@ const cli_cmd cmd_compress = {
             "with one given pipeline and sweeps nothing; its verification gates with a threshold\n"
             "(--override-existing-l1-error, or the one in a best_VAR.json) and is advisory without one. CF bounds\n"
             "and grid geometry (bounds targets, *_bnds, *_vertices) are not swept in whole-file runs: the merge\n"
-            "copies them losslessly. Then merge_compressed_fields. DIR/batch_manifest.json records per field what\n"
+            "copies them losslessly. Then merge_compressed_fields (a --vars run consolidates the store's metadata\n"
+            "only; --no-consolidate neither). A verification that fails the thresholds keeps the field out of the\n"
+            "store (--no-verify-gate stores it with a line); an achieved ratio off the sweep's by more than\n"
+            "--cr-drift-tol is said, and with --cr-drift-gate one short of it fails the field. DIR/batch_manifest.json records per field what\n"
             "happened, the pipeline, predicted and achieved ratio, the verification, the wall time, the run's time\n"
             "and flags (also in the Python tool's schema: results, any_error), keeping the fields of earlier runs\n"
             "into the same store; the exit status is 1 when any field failed. The combo written is the best whose codecs the readers of --codecs\n"
@@ -122,8 +135,11 @@ static int compress_dataset(const char *cmd, const char *dataset, int argc, char
                             .rank = so.par ? dctk_par_rank(so.par) : 0, .size = so.par ? dctk_par_size(so.par) : 1,
                             .share = so.par ? share : NULL, .collect = so.par ? collect : NULL,
                             .sum = so.par ? sum : NULL,
-                            .sweep_user = &call};
+                            .sweep_user = &call, .stop_on_error = !continue_on_error, .no_consolidate = !consolidate};
     write_cli_step(cmd, dataset, so.where, so.inner_chunk_mib, &wo, &o.write);
+    o.write.verify_advisory = !verify_gate;
+    o.write.cr_drift_tol = cr_drift_tol;
+    o.write.cr_drift_gate = cr_drift_gate;
     return dctk_compress(&o);
 }
 
@@ -167,6 +183,9 @@ static int run(int argc, char **argv) {
     vars_arg = pipeline_arg = NULL;
     skip_existing = true;
     append = false;
+    verify_gate = continue_on_error = consolidate = true;
+    cr_drift_gate = false;
+    cr_drift_tol = 0.25;
     const char *pos[2];
     int np = 0;
     int rc = cli_parse(&cmd_compress, argc, argv, pos, 1, 2, &np);
@@ -177,6 +196,10 @@ static int run(int argc, char **argv) {
     wo.max_memory = so.max_memory;
     if (!so.where) {
         fprintf(stderr, "dc_toolkit %s: give DIR (second argument or --where-to-write)\n", cmd);
+        return 2;
+    }
+    if (!(cr_drift_tol >= 0 && cr_drift_tol <= 10)) {
+        fprintf(stderr, "dc_toolkit %s: --cr-drift-tol %g: give a fraction from 0 to 10\n", cmd, cr_drift_tol);
         return 2;
     }
     if ((rc = sweep_cli_par_begin(cmd, argc, argv, &so))) return rc;

@@ -7,12 +7,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "compress_internal.h"
 #include "dctk/chunking.h"
 #include "dctk/results.h"
 #include "dctk/threads.h"
 #include "dctk/util.h"
+#include "dctk/zarr.h"
 
 /* combos tried after the best when the whole field misses the bound */
 enum { NEXT_BEST_TRIES = 5 };
@@ -26,8 +28,8 @@ static void write_one(compress_job *j, size_t v, const json_t *codecs, const dct
     dctk_write_report r;
     int rc = dctk_write_step_field(&j->wo, j->ds, v, codecs, best, &st, &r);
     json_t *used = json_incref((json_t *)codecs);
-    /* a field written by the ranks together: rank 0 alone tries the next best */
-    if (rc != 0 && st == DCTK_ERR_BOUND && fallback && !(j->wo.team && j->wo.team->rank != 0)) {
+    /* a field written by the ranks together: rank 0 alone tries the next best; a ratio failure tries none */
+    if (rc != 0 && st == DCTK_ERR_BOUND && fallback && !r.drift_failed && !(j->wo.team && j->wo.team->rank != 0)) {
         dctk_best *combo = NULL;
         rc = dctk_write_step_next_best(&j->wo, j->ds, v, &j->eo, best, NEXT_BEST_TRIES, &r, &combo);
         if (combo) {
@@ -77,11 +79,21 @@ static void write_swept(void *user, const dctk_var *var, const dctk_evaluate_sum
     dctk_best_delete(best);
 }
 
+/* --no-continue-on-error after a failure (one process: a team decides alike on every rank). */
+static bool stopped(const compress_job *j) { return j->o->stop_on_error && j->failures > 0 && j->o->size <= 1; }
+
+static const char *const STOPPED = "not written: an earlier field failed (--no-continue-on-error)";
+
 /* The fields that need no sweep: with --pipeline, or a sweep result that still holds. */
 static void write_without_sweep(compress_job *j) {
     for (size_t v = 0; v < dctk_dataset_nvars(j->ds); v++) {
         double t0 = dctk_now();
-        if (j->plan[v] == PLAN_REUSE) { /* the earlier sweep's best within --codecs */
+        if ((j->plan[v] == PLAN_REUSE || j->plan[v] == PLAN_PIPELINE) && stopped(j)) {
+            const char *name = dctk_dataset_var(j->ds, v)->name;
+            dctk_say(&j->wo, DCTK_SAY_OUT, "%s: %s\n", name, STOPPED);
+            dctk_compress_record(j, name, "skipped", STOPPED, j->plan[v] == PLAN_REUSE ? j->source[v] : "pipeline",
+                                 NULL, NULL, NULL, 0);
+        } else if (j->plan[v] == PLAN_REUSE) { /* the earlier sweep's best within --codecs */
             const char *name = dctk_dataset_var(j->ds, v)->name;
             dctk_best *best = dctk_best_at_level(&j->wo, name, j->best[v]);
             if (best) write_best(j, v, best, j->source[v], t0);
@@ -98,7 +110,7 @@ static void write_without_sweep(compress_job *j) {
 static bool want_sweep(void *user, const dctk_dataset *ds, size_t v) {
     (void)ds;
     const compress_job *j = user;
-    return j->plan[v] == PLAN_SWEEP;
+    return j->plan[v] == PLAN_SWEEP && !stopped(j);
 }
 
 /* Variables a store does not get (text variables, what a reader leaves
@@ -110,13 +122,41 @@ static void say_skipped(const compress_job *j) {
                  j->wo.cmd, dctk_dataset_path(j->ds), name, why ? why : "its reader leaves it out");
 }
 
-/* Merge a whole-file run; *line gets the closing "store:" line, said last. */
-static int merge_store(compress_job *j, char *line, size_t cap) {
-    if (j->named) {
-        snprintf(line, cap, "store: %s (the fields named; run merge_compressed_fields once every field is in)",
-                 j->store);
+/* --no-consolidate: the root's consolidated metadata dropped, if any. */
+static int unconsolidate(compress_job *j, char *line, size_t cap) {
+    dctk_store *store = NULL;
+    bool dropped = false;
+    struct stat sb;
+    dctk_status st = stat(j->store, &sb) == 0 ? dctk_store_dir_open(j->store, false, &store) : DCTK_OK;
+    if (st == DCTK_OK && store) st = dctk_zarr_unconsolidate(store, &dropped);
+    dctk_store_close(store);
+    if (st != DCTK_OK) return dctk_say_fail(&j->wo, st);
+    snprintf(line, cap, "store: %s (not consolidated, --no-consolidate%s: merge_compressed_fields does it)", j->store,
+             dropped ? "; its earlier consolidated metadata dropped" : "");
+    return 0;
+}
+
+/* A run of named fields: the store's metadata consolidated (readers list it in one read). */
+static int consolidate_named(compress_job *j, char *line, size_t cap) {
+    struct stat sb;
+    if (stat(j->store, &sb) != 0) { /* nothing was written: no store to consolidate */
+        snprintf(line, cap, "store: %s (not created: no field was written)", j->store);
         return 0;
     }
+    dctk_store *store = NULL;
+    dctk_status st = dctk_store_dir_open(j->store, false, &store);
+    if (st == DCTK_OK) st = dctk_zarr_consolidate(store);
+    dctk_store_close(store);
+    if (st != DCTK_OK) return dctk_say_fail(&j->wo, st);
+    snprintf(line, cap, "store: %s (the fields named, metadata consolidated; run merge_compressed_fields once every "
+             "field is in for the coordinates and the dataset's attributes)", j->store);
+    return 0;
+}
+
+/* Merge a whole-file run; *line gets the closing "store:" line, said last. */
+static int merge_store(compress_job *j, char *line, size_t cap) {
+    if (j->o->no_consolidate) return unconsolidate(j, line, cap);
+    if (j->named) return consolidate_named(j, line, cap);
     dctk_status st = dctk_merge_fields(j->ds, j->store, j->wo.threads ? (int)j->wo.threads : dctk_available_cores());
     if (st != DCTK_OK) return dctk_say_fail(&j->wo, st);
     say_skipped(j);
@@ -345,21 +385,27 @@ int dctk_compress(const dctk_compress_opts *o) {
     }
     if (j.root && !spread) write_without_sweep(&j);
     if (j.nsweep) {
-        int src = o->sweep ? o->sweep(o->sweep_user, want_sweep, &j, spread ? note_swept : write_swept, &j)
-                           : DCTK_FAIL(DCTK_ERR_ARG, "no sweep given to dctk_compress");
+        int src = stopped(&j) ? 0
+                  : o->sweep ? o->sweep(o->sweep_user, want_sweep, &j, spread ? note_swept : write_swept, &j)
+                             : DCTK_FAIL(DCTK_ERR_ARG, "no sweep given to dctk_compress");
         if (src && !j.failures) j.failures++;
-        for (size_t v = 0; j.root && v < dctk_dataset_nvars(j.ds); v++) /* fields whose sweep failed */
+        for (size_t v = 0; j.root && v < dctk_dataset_nvars(j.ds); v++) /* fields whose sweep failed or never ran */
             if (j.plan[v] == PLAN_SWEEP &&
-                (spread ? !j.notes[v].swept : !json_object_get(j.fields, dctk_dataset_var(j.ds, v)->name)))
-                dctk_compress_record(&j, dctk_dataset_var(j.ds, v)->name, "failed", "the sweep failed", "sweep", NULL,
-                                     NULL, NULL, 0);
+                (spread ? !j.notes[v].swept : !json_object_get(j.fields, dctk_dataset_var(j.ds, v)->name))) {
+                bool skipped = stopped(&j);
+                if (skipped) dctk_say(&j.wo, DCTK_SAY_OUT, "%s: %s\n", dctk_dataset_var(j.ds, v)->name, STOPPED);
+                dctk_compress_record(&j, dctk_dataset_var(j.ds, v)->name, skipped ? "skipped" : "failed",
+                                     skipped ? STOPPED : "the sweep failed", "sweep", NULL, NULL, NULL, 0);
+            }
     }
     if (spread && (rc = write_spread(&j)) != 0) {
         dctk_compress_job_free(&j);
         return rc;
     }
-    char line[4200] = "";
-    if (j.root && j.failures == 0 && (rc = merge_store(&j, line, sizeof line)) != 0) j.failures++;
+    char line[4600] = "";
+    /* a whole-file merge needs every field; the others also tidy a store that holds only part of the run */
+    if (j.root && (j.failures == 0 || j.named || o->no_consolidate) && (rc = merge_store(&j, line, sizeof line)) != 0)
+        j.failures++;
     if (j.root) dctk_compress_manifest_write(&j);
     if (line[0]) dctk_say(&j.wo, DCTK_SAY_OUT, "%s\n", line);
     int failed = j.failures;

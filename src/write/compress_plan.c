@@ -210,6 +210,14 @@ static bool same_json_text(const json_t *a, const char *b_text) {
     return same;
 }
 
+/* Whether an array written without the drift gate fell short of the sweep's
+ * ratio by more than this run's --cr-drift-gate allows. */
+static bool drift_short(const json_t *prov, const json_t *wr, const dctk_write_step *w) {
+    const json_t *d = json_object_get(prov, "ratio_drift_pct");
+    return w->cr_drift_gate && !json_is_true(json_object_get(wr, "cr_drift_gate")) && json_is_number(d) &&
+           json_number_value(d) < -100 * w->cr_drift_tol;
+}
+
 /* Whether the array of field v in the store is what this run would write:
  * ours, from the same input (size and mtime), with the same pipeline (when
  * known without a sweep), chunks, shards, verification and gate. Else why. */
@@ -248,6 +256,11 @@ static bool stored_holds(compress_job *j, dctk_store *store, size_t v, char *why
                  (long long)was_inner, (long long)was_shard, (unsigned long long)inner, (unsigned long long)shard);
     else if (!json_is_true(json_object_get(wr, "verify")) && j->wo.verify)
         snprintf(why, cap, "written without verification, now verified");
+    else if (json_is_false(json_object_get(wr, "verify_gate")) && !j->wo.verify_advisory && j->wo.verify)
+        snprintf(why, cap, "written with --no-verify-gate, now its verification gates");
+    else if (drift_short(prov, wr, &j->wo))
+        snprintf(why, cap, "its ratio fell %.1f %% short of the sweep's (written without --cr-drift-gate)",
+                 -json_number_value(json_object_get(prov, "ratio_drift_pct")));
     else
         ok = true;
     free(pipe);

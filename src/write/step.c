@@ -167,6 +167,47 @@ static dctk_status report_drift(const dctk_write_step *w, const dctk_var *var, c
     return st == DCTK_OK ? record_drift(store, var->name, r->ratio, drift) : st;
 }
 
+/* The step's own judgement around the verification's (inner): the Python
+ * tool's --no-verify-gate and its ratio drift gate, judged on the staged
+ * array before it replaces anything. */
+typedef struct {
+    const dctk_write_step *w;
+    dctk_write_accept_fn inner;
+    void *inner_user;
+    double predicted; /* the sweep's ratio; NaN: none */
+    bool drift_failed;
+} step_judge;
+
+static dctk_status judge_drift(step_judge *j, const dctk_var *var, const dctk_write_report *r) {
+    double pred = j->predicted, tol = j->w->cr_drift_tol;
+    if (!isfinite(pred) || !(pred > 0) || !isfinite(r->ratio)) return DCTK_OK;
+    double drift = (r->ratio - pred) / pred;
+    if (!(fabs(drift) > tol)) return DCTK_OK;
+    if (drift < 0 && j->w->cr_drift_gate) {
+        j->drift_failed = true;
+        return DCTK_FAIL(DCTK_ERR_BOUND, "variable '%s': cr-drift gate FAILED: ratio %.3f is %.1f %% short of the "
+                         "sweep's %.3f, beyond --cr-drift-tol %g", var->name, r->ratio, -100 * drift, pred, tol);
+    }
+    dctk_say(j->w, DCTK_SAY_OUT, "%s: [cr-drift] WARNING: ratio %.3f is %+.1f %% off the sweep's %.3f, beyond "
+             "--cr-drift-tol %g%s\n", var->name, r->ratio, 100 * drift, pred, tol,
+             drift > 0 ? " (better than predicted)" : " (--cr-drift-gate fails such a field)");
+    return DCTK_OK;
+}
+
+static dctk_status step_accept(const dctk_var *var, const dctk_write_opts *o, const dctk_write_report *r) {
+    step_judge *j = o->accept_user;
+    dctk_write_opts inner = *o;
+    inner.accept_user = j->inner_user;
+    dctk_status st = (j->inner ? j->inner : dctk_write_accept_default)(var, &inner, r);
+    if (st == DCTK_ERR_BOUND && j->w->verify_advisory) {
+        dctk_say(j->w, DCTK_SAY_OUT, "%s: [verify-gate] FAIL (advisory, --no-verify-gate): %s\n", var->name,
+                 dctk_detail());
+        dctk_clear_detail();
+        st = DCTK_OK;
+    }
+    return st == DCTK_OK ? judge_drift(j, var, r) : st;
+}
+
 /* What a write achieved, beside the sweep's prediction when known.
  * codecs: the pipeline written, named on the "wrote" line. */
 static dctk_status say_report(const dctk_write_step *w, const dctk_var *var, const char *store, const json_t *codecs,
@@ -214,9 +255,11 @@ static void provenance_of_write(json_t *prov, const dctk_write_step *w, const dc
     if (!prov) return;
     json_object_set_new(prov, "source", dctk_source_id(w->dataset));
     json_object_set_new(prov, "write",
-                        json_pack("{s:I,s:I,s:b,s:o}", "inner_chunk_bytes", (json_int_t)o->inner_chunk_bytes,
+                        json_pack("{s:I,s:I,s:b,s:o,s:b,s:b,s:f}", "inner_chunk_bytes", (json_int_t)o->inner_chunk_bytes,
                                   "shard_bytes", (json_int_t)o->shard_bytes, "verify", o->verify, "bound_l1",
-                                  isfinite(o->bound_l1) ? json_real(o->bound_l1) : json_null()));
+                                  isfinite(o->bound_l1) ? json_real(o->bound_l1) : json_null(), "verify_gate",
+                                  !w->verify_advisory, "cr_drift_gate", w->cr_drift_gate, "cr_drift_tol",
+                                  w->cr_drift_tol));
 }
 
 /* The write options of w, for the dataset's store under w->where. */
@@ -273,9 +316,14 @@ int dctk_write_step_field(const dctk_write_step *w, dctk_dataset *ds, size_t v, 
         o.accept = w->accept;
         o.accept_user = w->accept_user;
     }
+    step_judge judge = {.w = w, .inner = o.accept, .inner_user = o.accept_user,
+                        .predicted = best ? best->combo.ratio : NAN};
+    o.accept = step_accept;
+    o.accept_user = &judge;
     provenance_of_write(prov, w, &o);
     bool shared = w->team && w->team->size > 1;
     st = shared ? dctk_write_field_shared(ds, v, &o, w->team, r) : dctk_write_field(ds, v, &o, r);
+    r->drift_failed = judge.drift_failed;
     if (status) *status = st;
     if (shared && w->team->rank != 0) { /* member 0 says and records what the team wrote */
         json_decref(prov);
@@ -360,7 +408,7 @@ int dctk_write_step_next_best(const dctk_write_step *w, dctk_dataset *ds, size_t
 
 void dctk_write_step_defaults(dctk_write_step *w) {
     *w = (dctk_write_step){.cmd = "compress", .inner_chunk_mib = 16, .shard_mib = 512, .verify = true,
-                           .bound_l1 = NAN, .level = DCTK_PORT_NUMCODECS};
+                           .bound_l1 = NAN, .level = DCTK_PORT_NUMCODECS, .cr_drift_tol = 0.25};
 }
 
 void dctk_say(const dctk_write_step *w, dctk_say_to to, const char *fmt, ...) {

@@ -126,6 +126,23 @@ dctk_status dctk_zarr_consolidate(dctk_store *s) {
     return st;
 }
 
+dctk_status dctk_zarr_unconsolidate(dctk_store *s, bool *dropped) {
+    if (dropped) *dropped = false;
+    if (s->vt->lock) DCTK_TRY(s->vt->lock(s, true));
+    dctk_zarr_node_info info;
+    json_t *root = NULL;
+    dctk_status st = dctk_zarr_probe(s, "", &info, &root);
+    bool had = st == DCTK_OK && json_object_get(root, "consolidated_metadata") != NULL;
+    if (had) {
+        json_object_del(root, "consolidated_metadata");
+        st = zarr_save_json(s, "zarr.json", root);
+    }
+    if (dropped) *dropped = had && st == DCTK_OK;
+    json_decref(root);
+    if (s->vt->lock) s->vt->lock(s, false);
+    return st;
+}
+
 dctk_status zarr_refresh_consolidated(dctk_store *s) {
     if (s->vt->lock) DCTK_TRY(s->vt->lock(s, true));
     dctk_zarr_node_info info;
