@@ -42,6 +42,8 @@ set_tests_properties(store_readers PROPERTIES TIMEOUT 240)
 dctk_script_test(compress_vars_empty ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_compress_vars_empty.py)
 # A field without values (an unlimited dimension with no records): stored empty, merged, read by zarrita and xarray.
 dctk_script_test(zero_length ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_zero_length.py)
+# --append refuses new steps a stored FixedScaleOffset's int16 cannot hold.
+dctk_script_test(append_wrap ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_append_wrap.py)
 # compress skips a stored field only when it would write the same (issue 32 item 5): each change said
 # and rewritten, an array with no record of ours rewritten.
 dctk_script_test(skip_rules ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_skip_rules.py)

@@ -97,16 +97,6 @@ static dctk_status check_coordinate(dctk_dataset *ds, size_t v, dctk_zarr_array 
     return st;
 }
 
-typedef struct {
-    dctk_dataset *ds;
-    size_t v;
-} input;
-
-static dctk_status read_input(void *user, const size_t *start, const size_t *count, void *out) {
-    input *in = user;
-    return dctk_dataset_read(in->ds, in->v, start, count, out);
-}
-
 /* The provenance's achieved ratio (and drift from the prediction), when it
  * records one, for the grown array: its whole size in, all its shards out. */
 static dctk_status update_ratio(dctk_store *store, const char *stage, dctk_zarr_array *live, size_t unit_begin,
@@ -162,12 +152,13 @@ static dctk_status append_field(dctk_dataset *ds, size_t v, dctk_store *store, d
     dctk_zarr_array *a = NULL;
     if (st == DCTK_OK) st = dctk_zarr_create(store, dctk_zarr_stage_path(g), &nm, &a);
     dctk_zarr_meta_clear(&nm);
-    input in = {ds, v};
+    dctk_write_input in; /* the stored pipeline's integer packing must hold the new steps too */
+    dctk_write_input_init(&in, ds, v, m->codecs);
     dctk_zarr_write_opts wo = {.threads = o->threads, .concurrent_read = dctk_dataset_reads_concurrent(ds),
                                .unit_begin = unit_begin};
     dctk_zarr_write_stats ws = {0};
     double t0 = dctk_now();
-    if (st == DCTK_OK) st = dctk_zarr_write(a, read_input, &in, &wo, &ws);
+    if (st == DCTK_OK) st = dctk_zarr_write(a, dctk_write_read_input, &in, &wo, &ws);
     r->write_s = dctk_now() - t0;
     dctk_zarr_close(a);
     r->bytes_in = ws.bytes_in;

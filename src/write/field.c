@@ -74,22 +74,6 @@ dctk_status dctk_combo_resolve(dctk_dataset *ds, size_t v, const dctk_evaluate_o
 
 /* --- writing ---------------------------------------------------------------- */
 
-/* A FixedScaleOffset first in the pipeline packing into integers: the
- * packed values must fit its integer type, or they wrap (numcodecs casts
- * without a check) and the field comes back tens of kelvin off. */
-typedef struct {
-    bool on;
-    double offset, scale, lo, hi; /* lo, hi: the integer type's range */
-    dctk_dtype astype;
-    const char *name;
-} int_packing;
-
-typedef struct {
-    dctk_dataset *ds;
-    size_t v;
-    int_packing pack;
-} input;
-
 static bool int_range(dctk_dtype t, double *lo, double *hi) {
     switch (t) {
     case DCTK_INT8: *lo = INT8_MIN, *hi = INT8_MAX; return true;
@@ -104,8 +88,8 @@ static bool int_range(dctk_dtype t, double *lo, double *hi) {
     }
 }
 
-static int_packing packing_of(const json_t *codecs) {
-    int_packing p = {0};
+static dctk_write_packing packing_of(const json_t *codecs) {
+    dctk_write_packing p = {0};
     const json_t *c = json_array_get(codecs, 0);
     const dctk_codec_vt *t = c ? dctk_codec_type_of(c) : NULL;
     if (t && t->int_packing && t->int_packing(c, &p.offset, &p.scale, &p.astype))
@@ -115,7 +99,7 @@ static int_packing packing_of(const json_t *codecs) {
 }
 
 /* Refuse a block whose packed values leave the integer type. */
-static dctk_status check_packing(const int_packing *p, const dctk_var *var, const void *x, size_t n) {
+static dctk_status check_packing(const dctk_write_packing *p, const dctk_var *var, const void *x, size_t n) {
     double mn = INFINITY, mx = -INFINITY;
     for (size_t i = 0; i < n; i++) {
         double v = dctk_load_f64(var->dtype, x, i);
@@ -132,8 +116,14 @@ static dctk_status check_packing(const int_packing *p, const dctk_var *var, cons
                      dctk_dtype_numpy(p->astype), mn, mx, a, b, dctk_dtype_numpy(p->astype), p->lo, p->hi);
 }
 
-static dctk_status read_input(void *user, const size_t *start, const size_t *count, void *out) {
-    input *in = user;
+void dctk_write_input_init(dctk_write_input *in, dctk_dataset *ds, size_t v, const json_t *codecs) {
+    in->ds = ds;
+    in->v = v;
+    in->pack = packing_of(codecs);
+}
+
+dctk_status dctk_write_read_input(void *user, const size_t *start, const size_t *count, void *out) {
+    dctk_write_input *in = user;
     DCTK_TRY(dctk_dataset_read(in->ds, in->v, start, count, out));
     const dctk_var *var = dctk_dataset_var(in->ds, in->v);
     if (in->pack.on) return check_packing(&in->pack, var, out, dctk_shape_nelems(var->ndim, count));
@@ -305,11 +295,12 @@ static dctk_status write_array(dctk_dataset *ds, size_t v, dctk_store *store, co
         r->ratio = 1;
         return DCTK_OK;
     }
-    input in = {ds, v, packing_of(o->codecs)};
+    dctk_write_input in;
+    dctk_write_input_init(&in, ds, v, o->codecs);
     dctk_zarr_write_opts wo = {.threads = o->threads, .concurrent_read = dctk_dataset_reads_concurrent(ds)};
     dctk_zarr_write_stats ws = {0};
     double t0 = dctk_now();
-    st = dctk_zarr_write(a, read_input, &in, &wo, &ws);
+    st = dctk_zarr_write(a, dctk_write_read_input, &in, &wo, &ws);
     r->write_s = dctk_now() - t0;
     dctk_zarr_close(a);
     r->bytes_in = ws.bytes_in;
@@ -401,12 +392,13 @@ static dctk_status write_part(dctk_dataset *ds, size_t v, dctk_store *store, con
     share_of(nunits, t->rank, t->size, &b, &e);
     dctk_status st = DCTK_OK;
     if (b < e) {
-        input in = {ds, v, packing_of(o->codecs)};
+        dctk_write_input in;
+        dctk_write_input_init(&in, ds, v, o->codecs);
         dctk_zarr_write_opts wo = {.threads = o->threads, .concurrent_read = dctk_dataset_reads_concurrent(ds),
                                    .unit_begin = b, .unit_end = e};
         dctk_zarr_write_stats ws = {0};
         double t0 = dctk_now();
-        st = dctk_zarr_write(a, read_input, &in, &wo, &ws);
+        st = dctk_zarr_write(a, dctk_write_read_input, &in, &wo, &ws);
         r->write_s = dctk_now() - t0;
         r->bytes_in = ws.bytes_in;
         r->bytes_out = ws.bytes_out;

@@ -18,6 +18,29 @@ dctk_status dctk_write_verify_from(dctk_dataset *ds, size_t v, dctk_zarr_array *
 dctk_status dctk_write_verify_stage(dctk_dataset *ds, size_t v, dctk_store *store, const char *stage, size_t from,
                                     const dctk_write_opts *o, dctk_write_report *r);
 
+/* A FixedScaleOffset first in the pipeline packing into integers: the
+ * packed values must fit its integer type, or they wrap (numcodecs casts
+ * without a check) and the field comes back tens of kelvin off. */
+typedef struct {
+    bool on;
+    double offset, scale, lo, hi; /* lo, hi: the integer type's range */
+    dctk_dtype astype;
+    const char *name;
+} dctk_write_packing;
+
+/* What every write reads its values through (dctk_write_read_input, a
+ * dctk_zarr_read_fn): variable v of ds, each block refused (DCTK_ERR_BOUND,
+ * a line naming the packing and the range) when the pipeline's integer
+ * packing cannot hold it, before anything is encoded. */
+typedef struct {
+    dctk_dataset *ds;
+    size_t v;
+    dctk_write_packing pack;
+} dctk_write_input;
+
+void dctk_write_input_init(dctk_write_input *in, dctk_dataset *ds, size_t v, const json_t *codecs);
+dctk_status dctk_write_read_input(void *user, const size_t *start, const size_t *count, void *out);
+
 /* Whether every codec of the pipeline (a JSON list) loses nothing. */
 dctk_status dctk_write_pipeline_lossless(const json_t *codecs, bool *lossless);
 
