@@ -1,6 +1,7 @@
 # The Zarr engine: stores, metadata, sharding, writer and reader, v2 input,
 # consolidation; checked against zarrita, numcodecs and zarr-python.
 dctk_unit_test(test_zarr unit/test_zarr.c)
+dctk_unit_test(test_zarr_alloc unit/test_zarr_alloc.c)
 # The staging protocol (per-writer stage, verify before replace, swap, repair) and the node probe.
 dctk_unit_test(test_zarr_stage unit/test_zarr_stage.c)
 

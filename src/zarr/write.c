@@ -26,6 +26,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 
+#include "dctk/alloc.h"
 #include "dctk/chunking.h"
 #include "zarr_internal.h"
 
@@ -395,9 +396,9 @@ static void merge_stats(dctk_zarr_write_stats *to, const dctk_zarr_write_stats *
 
 /* Start the threads (the calling thread is one of them) and wait for all. */
 static dctk_status run_workers(writer *w, int nthreads) {
-    worker *ks = calloc((size_t)nthreads, sizeof *ks);
-    pthread_t *tids = calloc((size_t)nthreads, sizeof *tids);
-    bool *started = calloc((size_t)nthreads, sizeof *started);
+    worker *ks = dctk_calloc((size_t)nthreads, sizeof *ks);
+    pthread_t *tids = dctk_calloc((size_t)nthreads, sizeof *tids);
+    bool *started = dctk_calloc((size_t)nthreads, sizeof *started);
     dctk_status st = ks && tids && started ? DCTK_OK : DCTK_NOMEM();
     for (int t = 0; t < nthreads && st == DCTK_OK; t++) {
         ks[t].w = w;
@@ -407,13 +408,13 @@ static dctk_status run_workers(writer *w, int nthreads) {
         started[t] = pthread_create(&tids[t], NULL, work, &ks[t]) == 0;
     if (st == DCTK_OK) work(&ks[0]);
     for (int t = 0; t < nthreads && ks; t++) {
-        if (started[t]) pthread_join(tids[t], NULL);
+        if (started && started[t]) pthread_join(tids[t], NULL);
         merge_stats(&w->stats, &ks[t].stats);
         worker_free(&ks[t]);
     }
-    free(ks);
-    free(tids);
-    free(started);
+    dctk_free(ks);
+    dctk_free(tids);
+    dctk_free(started);
     return st;
 }
 
@@ -422,13 +423,13 @@ static void jobs_free(writer *w) {
         shard_job *job = &w->jobs[u];
         dctk_store_writer_close(job->out, false); /* a failed write: its shard does not appear */
         for (size_t i = 0; job->slots && i < w->ninner; i++) dctk_buf_free(&job->slots[i]);
-        free(job->slots);
-        free(job->present);
-        free(job->ready);
-        free(job->index);
+        dctk_free(job->slots);
+        dctk_free(job->present);
+        dctk_free(job->ready);
+        dctk_free(job->index);
         if (job->index) pthread_mutex_destroy(&job->mu);
     }
-    free(w->jobs);
+    dctk_free(w->jobs);
     w->jobs = NULL;
 }
 
@@ -440,13 +441,13 @@ static dctk_status plan_split(writer *w, int nthreads) {
     w->nitems = w->nunits;
     if (!m->sharded || w->nunits == 0 || (size_t)nthreads <= w->nunits || (w->ninner = zarr_inner_grid(m, ig)) < 2)
         return DCTK_OK;
-    w->jobs = calloc(w->nunits, sizeof *w->jobs);
+    w->jobs = dctk_calloc(w->nunits, sizeof *w->jobs);
     for (size_t u = 0; w->jobs && u < w->nunits; u++) {
         shard_job *job = &w->jobs[u];
-        job->slots = calloc(w->ninner, sizeof(dctk_buf));
-        job->present = calloc(w->ninner, sizeof(bool));
-        job->ready = calloc(w->ninner, sizeof(bool));
-        if ((job->index = malloc(zarr_index_bytes(w->ninner, true)))) pthread_mutex_init(&job->mu, NULL);
+        job->slots = dctk_calloc(w->ninner, sizeof(dctk_buf));
+        job->present = dctk_calloc(w->ninner, sizeof(bool));
+        job->ready = dctk_calloc(w->ninner, sizeof(bool));
+        if ((job->index = dctk_malloc(zarr_index_bytes(w->ninner, true)))) pthread_mutex_init(&job->mu, NULL);
         if (!job->slots || !job->present || !job->ready || !job->index) {
             jobs_free(w);
             break;
