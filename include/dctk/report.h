@@ -109,6 +109,7 @@ DCTK_API dctk_status dctk_plot_cluster_curve(const dctk_cluster_curve *c, const 
 typedef struct dctk_analyze_opts {
     const char *var;
     double threshold;  /* relative L1 bound, NaN when unknown */
+    double l2_gate, linf_gate; /* the relative L2 and Linf gates the sweep applied, NaN (or off) when unknown */
     int clusters;      /* 0: per panel, the k of 3..dctk_cluster_k_max(n) with the best silhouette */
     int64_t best[3];   /* the winner's comp_idx, filt_idx, ser_idx (from best_VAR.json), marked when has_best */
     bool has_best;

@@ -34,7 +34,10 @@ const cli_cmd cmd_analyze_clustering = {
             "and the threshold and the winner from DIR/best_VAR.json. For each of relative L1, L2 and Linf:\n"
             "k-means over the standardised (ratio, error) of the kept combos with centroids (k suited to the\n"
             "number of points), the Pareto front (higher ratio, lower error), the winner as a red diamond,\n"
-            "combos over the threshold in grey; threshold and winner only when best_VAR.json has them. Writes DIR/analyze_clustering_VAR.png,\n"
+            "rejected combos (a gate failed) as grey rings, and each panel's bound as a dashed red line (the\n"
+            "L1 threshold, the L2 and Linf gates, --linf-threshold among them) when best_VAR.json has them.\n"
+            "The error axes are all logarithmic when one panel's errors span more than two decades.\n"
+            "Writes DIR/analyze_clustering_VAR.png,\n"
             ".svg and .html; the HTML page works offline and shows a combo's codecs and indices on hover.\n"
             "Example:\n"
             "  dc_toolkit analyze_clustering --where-to-write out --var t2m",
@@ -49,11 +52,16 @@ static void load_best(dctk_analyze_opts *o, char *what, size_t cap) {
     dctk_best_init(&b);
     bool have = dctk_results_best_path(path, sizeof path, where, var) == DCTK_OK && dctk_best_read(path, &b) == DCTK_OK;
     o->threshold = b.threshold;
+    o->l2_gate = b.has_gates ? b.gates.l2 : NAN;
+    o->linf_gate = b.has_gates ? b.gates.linf : NAN;
     o->has_best = have && b.combo.has_indices;
     o->best[0] = b.combo.comp_idx;
     o->best[1] = b.combo.filt_idx;
     o->best[2] = b.combo.ser_idx;
     if (!have) snprintf(what, cap, "no threshold and no winner marked (no %s)", path);
+    else if (isfinite(o->threshold) && isfinite(o->linf_gate))
+        snprintf(what, cap, "relative L1 threshold %.3g, L2 %.3g and Linf %.3g gates from %s", o->threshold,
+                 o->l2_gate, o->linf_gate, path);
     else if (isfinite(o->threshold)) snprintf(what, cap, "relative L1 threshold %.3g from %s", o->threshold, path);
     else snprintf(what, cap, "no threshold (%s has none)", path);
     dctk_best_free(&b);

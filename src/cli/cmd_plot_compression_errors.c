@@ -96,13 +96,22 @@ static double *coord(dctk_dataset *ds, const char *dim, size_t n) {
     return d;
 }
 
+/* CF's units of a longitude: degrees_east, degree_east, degree_E, degrees_E,
+ * degreeE, degreesE (any case). */
+static bool lon_units(const char *u) {
+    if (!u || strncasecmp(u, "degree", 6) != 0) return false;
+    u += 6;
+    if (*u == 's' || *u == 'S') u++;
+    if (*u == '_') u++;
+    return strcasecmp(u, "east") == 0 || strcasecmp(u, "e") == 0;
+}
+
 static bool looks_like_lon(dctk_dataset *ds, const dctk_var *var) {
     const char *d = var->dims[var->ndim - 1];
     size_t c;
     if (strncasecmp(d, "lon", 3) == 0 || strcasecmp(d, "x") == 0) return true;
     if (dctk_dataset_find(ds, d, &c) != DCTK_OK) return false;
-    const char *u = dctk_dataset_var(ds, c)->units;
-    return u && strncasecmp(u, "degree", 6) == 0 && strchr("eE", u[strlen(u) - 1]);
+    return lon_units(dctk_dataset_var(ds, c)->units);
 }
 
 typedef struct {

@@ -8,9 +8,11 @@
  * threshold line has something to separate. Rows the adaptive search pruned
  * carry the figures of a part of the sample, not measurements of it, and rows
  * left out or failed have none: none of them is drawn, the subtitle counts
- * them. The y axis turns
- * logarithmic when the positive errors span more than two decades (lossless
- * combos, error 0, then sit on the bottom edge), and the x axis when the
+ * them. The y axes turn
+ * logarithmic when one panel's positive errors span more than two decades
+ * (lossless combos, error 0, then sit on the bottom edge): all three, so that
+ * they read alike. Each panel draws its bound: the L1 threshold, the L2 and
+ * Linf gates of best_VAR.json (--linf-threshold among them). The x axis when the
  * ratios span more than a factor 20. Clustering always works on the linear,
  * standardised values, as the Python tool's k-means did. */
 #include <math.h>
@@ -110,7 +112,7 @@ static dctk_status pareto_panel(an_panel *p, const double *xy) {
 }
 
 /* Axis ranges from every point of the panel, the threshold included. */
-static void scale_panel(const dctk_result_table *t, an_panel *p, double threshold, int i) {
+static void scale_panel(const dctk_result_table *t, an_panel *p, bool force_log, int i) {
     plot_axes *a = &p->ax;
     double pos_min = INFINITY, ymax = -INFINITY;
     *a = (plot_axes){80 + i * (PANEL_W + 95), PANEL_Y, PANEL_W, PANEL_H, INFINITY, -INFINITY, 0, 0, false, false, false};
@@ -122,12 +124,11 @@ static void scale_panel(const dctk_result_table *t, an_panel *p, double threshol
         if (e > 0) pos_min = fmin(pos_min, e);
         p->nzero += !(e > 0);
     }
-    if (p->threshold_here && isfinite(threshold) && threshold > 0)
-        ymax = fmax(ymax, threshold), pos_min = fmin(pos_min, threshold);
+    if (isfinite(p->bound) && p->bound > 0) ymax = fmax(ymax, p->bound), pos_min = fmin(pos_min, p->bound);
     if (p->npts == 0) a->xmin = 1, a->xmax = 2;
     a->xlog = a->xmin > 0 && a->xmax / a->xmin > 20; /* ratios multiply: 2 to 4 matters like 50 to 100 */
     axes_pad(&a->xmin, &a->xmax, a->xlog ? 0.03 : 0.04, a->xlog);
-    a->ylog = isfinite(pos_min) && ymax / pos_min > 100;
+    a->ylog = isfinite(pos_min) && (ymax / pos_min > 100 || (force_log && ymax > pos_min));
     a->ymin = a->ylog ? pos_min / (p->nzero ? 10 : 1) : fmin(0, isfinite(pos_min) ? pos_min : 0);
     a->ymax = isfinite(ymax) ? ymax : 1;
     axes_pad(&a->ymin, &a->ymax, a->ylog ? 0.03 : 0.05, a->ylog);
@@ -155,13 +156,19 @@ static dctk_status layout(an_figure *f) {
         an_panel *p = &f->p[i];
         p->col = dctk_report_metric_column(metrics[i].metric);
         p->label = metrics[i].label;
-        p->threshold_here = i == 0;
+        double bound = i == 0 ? f->o->threshold : i == 1 ? f->o->l2_gate : f->o->linf_gate;
+        p->bound = isfinite(bound) && bound > 0 ? bound : NAN; /* DCTK_GATE_OFF, unset (0): no line */
         st = collect(f->t, p);
         if (st == DCTK_OK) st = cluster_panel(f->t, f->o->clusters, p, xy);
         if (st == DCTK_OK) st = pareto_panel(p, xy);
-        if (st == DCTK_OK) scale_panel(f->t, p, f->o->threshold, i);
+        if (st == DCTK_OK) scale_panel(f->t, p, false, i);
         p->best = find_best(f->t, f->o, p);
     }
+    /* one kind of error axis: a linear panel beside logarithmic ones reads as a different story */
+    bool any_log = false;
+    for (int i = 0; i < AN_PANELS; i++) any_log = any_log || f->p[i].ax.ylog;
+    for (int i = 0; i < AN_PANELS && st == DCTK_OK && any_log; i++)
+        if (!f->p[i].ax.ylog) scale_panel(f->t, &f->p[i], true, i);
     free(xy);
     return st;
 }

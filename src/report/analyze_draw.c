@@ -35,8 +35,9 @@ static void draw_centroids(cairo_t *cr, const an_panel *p) {
     }
 }
 
-static void draw_threshold(cairo_t *cr, const an_panel *p, double thr) {
-    if (!p->threshold_here || !isfinite(thr) || !(thr > 0 || !p->ax.ylog)) return;
+static void draw_threshold(cairo_t *cr, const an_panel *p, int i) {
+    double thr = p->bound;
+    if (!isfinite(thr) || !(thr > 0 || !p->ax.ylog)) return;
     double y = axes_py(&p->ax, thr), dash[] = {6, 4};
     char buf[64];
     cairo_save(cr);
@@ -46,7 +47,7 @@ static void draw_threshold(cairo_t *cr, const an_panel *p, double thr) {
     cairo_move_to(cr, p->ax.x, y);
     cairo_line_to(cr, p->ax.x + p->ax.w, y);
     cairo_stroke(cr);
-    snprintf(buf, sizeof buf, "threshold %.3g", thr);
+    snprintf(buf, sizeof buf, i == 0 ? "threshold %.3g" : "gate %.3g", thr);
     /* above the line, or under it when the line runs along the top of the frame */
     text_at(cr, p->ax.x + p->ax.w - 4, y - 8 < p->ax.y + 8 ? y + 9 : y - 8, buf, 9, ALIGN_RIGHT, 0, false);
     cairo_restore(cr);
@@ -60,7 +61,7 @@ static void draw_best(cairo_t *cr, const an_panel *p) {
     draw_marker(cr, MARK_DIAMOND, q->px, q->py, 6.5, RED, 1);
 }
 
-static void draw_panel(cairo_t *cr, const an_panel *p, double thr) {
+static void draw_panel(cairo_t *cr, const an_panel *p, int i) {
     char title[160], note[96];
     if (p->k == 1) snprintf(title, sizeof title, "ratio vs %s (too few points for clusters)", p->label + 9);
     else if (p->k > 0)
@@ -73,7 +74,7 @@ static void draw_panel(cairo_t *cr, const an_panel *p, double thr) {
     draw_points(cr, p);
     draw_front(cr, p);
     draw_centroids(cr, p);
-    draw_threshold(cr, p, thr);
+    draw_threshold(cr, p, i);
     draw_best(cr, p);
     if (p->ax.ylog && p->nzero) {
         snprintf(note, sizeof note, "%zu lossless (error 0) on the bottom edge", p->nzero);
@@ -87,7 +88,8 @@ static void draw_panel(cairo_t *cr, const an_panel *p, double thr) {
  * winner entry without a winner, no grey entry when no combo was rejected. */
 static void draw_legend(cairo_t *cr, const an_figure *f, double y) {
     const an_panel *p = &f->p[0];
-    bool thr = isfinite(f->o->threshold), grey = p->npts > p->nkept;
+    bool thr = false, grey = p->npts > p->nkept;
+    for (int i = 0; i < AN_PANELS; i++) thr = thr || isfinite(f->p[i].bound);
     double x = f->w / 2 - 300 - (thr ? 60 : 0) - (p->best >= 0 ? 60 : 0) - (grey ? 90 : 0), dash[] = {6, 4};
     x = legend_item(cr, x, y, MARK_CIRCLE, cluster_color(0), "kept combo (colour: k-means cluster)");
     x = legend_item(cr, x, y, MARK_CROSS, BLACK, "centroid");
@@ -104,7 +106,8 @@ static void draw_legend(cairo_t *cr, const an_figure *f, double y) {
     cairo_stroke(cr);
     cairo_restore(cr);
     cairo_set_source_rgb(cr, 0.15, 0.15, 0.15);
-    text_at(cr, x + 28, y, "L1 threshold", 9.5, ALIGN_LEFT, 0, false);
+    text_at(cr, x + 28, y, isfinite(f->p[1].bound) || isfinite(f->p[2].bound) ? "threshold / gate" : "L1 threshold",
+            9.5, ALIGN_LEFT, 0, false);
 }
 
 /* The winner by its readable name, under the subtitle. */
@@ -136,5 +139,5 @@ void an_draw(cairo_t *cr, void *user) {
     text_at(cr, f->w / 2, 42, sub, 10.5, ALIGN_CENTER, 0, false);
     draw_winner(cr, f, 58);
     draw_legend(cr, f, 78);
-    for (int i = 0; i < AN_PANELS; i++) draw_panel(cr, &f->p[i], f->o->threshold);
+    for (int i = 0; i < AN_PANELS; i++) draw_panel(cr, &f->p[i], i);
 }

@@ -56,7 +56,14 @@ static json_t *panel_json(const an_panel *p) {
     json_t *front = json_array();
     for (size_t j = 0; j < p->nfront; j++) json_array_append_new(front, json_integer((json_int_t)p->pts[p->front[j]].row));
     json_int_t best = p->best >= 0 ? (json_int_t)p->pts[p->best].row : -1;
-    return json_pack("{s:s,s:i,s:o,s:o,s:I}", "label", p->label, "k", p->k, "pts", pts, "front", front, "best", best);
+    /* the axes as drawn, and the bound's line (null: none): what the figure shows, for readers of the page */
+    const plot_axes *a = &p->ax;
+    bool line = isfinite(p->bound) && (p->bound > 0 || !a->ylog);
+    json_t *axes = json_pack("{s:f,s:f,s:f,s:f,s:f,s:f,s:b}", "x", a->x, "y", a->y, "w", a->w, "h", a->h, "ymin",
+                             a->ymin, "ymax", a->ymax, "ylog", a->ylog);
+    return json_pack("{s:s,s:i,s:o,s:o,s:I,s:o,s:o,s:o}", "label", p->label, "k", p->k, "pts", pts, "front", front,
+                     "best", best, "axes", axes, "bound", dctk_json_real_or_null(line ? p->bound : NAN), "bound_py",
+                     dctk_json_real_or_null(line ? round(axes_py(a, p->bound) * 100) / 100 : NAN));
 }
 
 static char *data_json(const an_figure *f) {

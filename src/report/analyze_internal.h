@@ -28,7 +28,7 @@ typedef struct an_panel {
     double centers[2 * 16]; /* centroids in data units */
     size_t *front;         /* indices into pts, by ratio descending */
     size_t nfront;
-    bool threshold_here;   /* the L1 panel draws the threshold */
+    double bound;          /* this panel's threshold or gate (NaN: none drawn) */
     long best;             /* index into pts of the winner, -1 when none */
 } an_panel;
 

@@ -174,7 +174,7 @@ static void draw_map(cairo_t *cr, const err_fig *f, int i, double cx, double cy,
     }
     double w = cw - 130, h = w * aspect;
     if (h > ch - 70) h = ch - 70, w = h / aspect;
-    plot_axes a = {cx + 55 + (cw - 130 - w) / 2, cy + 28, w, h, 0, 0, 0, 0, false, false, true};
+    plot_axes a = {cx + 55 + (cw - 130 - w) / 2, cy + 34, w, h, 0, 0, 0, 0, false, false, true};
     extent(in->lon, in->nlon, &a.xmin, &a.xmax);
     extent(in->lat, in->nlat, &a.ymin, &a.ymax);
     cairo_surface_t *img = raster(f, m, &g, lo, hi);

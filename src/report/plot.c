@@ -378,5 +378,6 @@ void colorbar_draw(cairo_t *cr, double x, double y, double w, double h, double l
         fmt_tick(t, step, buf, sizeof buf);
         text_at(cr, x + w + 5, py, buf, 8, ALIGN_LEFT, 0, false);
     }
-    if (label) text_at(cr, x + w + 48, y + h / 2, label, 9, ALIGN_CENTER, -M_PI / 2, false);
+    /* the units above the bar: at its right they sat against the next panel's axis label ("K lat") */
+    if (label) text_at(cr, x + w / 2, y - 8, label, 8.5, ALIGN_CENTER, 0, false);
 }

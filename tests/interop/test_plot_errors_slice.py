@@ -5,7 +5,8 @@ first time step rounded to integers, which bitround keeps exactly: a plot of
 the first slice would show no error at all. The expected worst slice and its
 max abs error come from numcodecs' BitRound on the values netCDF4 reads, with
 the keepbits our command prints. Also: --index picks a slice, an index out of
-range is one line and exit 2, and a lossless pipeline is said exact everywhere.
+range is one line and exit 2, and a lossless pipeline is said exact everywhere. A last
+dimension in degrees_east (or degree_E) is a longitude, one in metres gets the note.
 
 Run by ctest with DCTK and DCTK_NCARG set.
 """
@@ -75,6 +76,27 @@ with tempfile.TemporaryDirectory() as tmp:
     r = plot(path, os.path.join(tmp, "c"), "0", "-1", "-1", "--compressor-class", "zstd", "--filter-class", "none",
              "--serializer-class", "none")
     check(r.returncode == 0 and "exact on all 31 slice(s)" in r.stdout, f"lossless: {r.stdout} {r.stderr}")
+
+    # the last dimension's coordinate says it is a longitude by its CF units (issue 33 item 7: degrees_east was
+    # called "not a longitude"); a dimension that says nothing of the kind still gets the note
+    with netCDF4.Dataset(os.path.join(NCARG, "cdf", "meccatemp.cdf")) as src:
+        lons = np.asarray(src["lon"][:], dtype=np.float64)
+    for name, lon_units, note in (("east", "degrees_east", False), ("xe", "degree_E", False),
+                                  ("col", "m", True)):
+        p = os.path.join(tmp, name + ".nc")
+        with netCDF4.Dataset(p, "w") as ds:
+            for d, n in zip(("time", "lat", name), t.shape):
+                ds.createDimension(d, n)
+            c = ds.createVariable(name, "f8", (name,))
+            c.units = lon_units
+            c[:] = lons
+            v = ds.createVariable("t", "f4", ("time", "lat", name))
+            v.units = units
+            v[:] = t
+        r = plot(p, os.path.join(tmp, name), "0", "-1", "-1", "--compressor-class", "zstd", "--filter-class", "none",
+                 "--serializer-class", "none")
+        said = "'%s', not a longitude" % name in r.stderr
+        check(r.returncode == 0 and said == note, f"{name} in {lon_units}: note {said}: {r.stderr}")
 
 if failures:
     sys.exit("test_plot_errors_slice: %d failure(s)" % len(failures))
