@@ -15,37 +15,7 @@
 
 #include "codec_cases.h"
 #include "dctk/alloc.h"
-
-static struct {
-    long count, fail_at, live;
-    bool failed;
-} al;
-
-static void *t_malloc(void *user, size_t n) {
-    (void)user;
-    if (++al.count == al.fail_at) {
-        al.failed = true;
-        return NULL;
-    }
-    void *p = malloc(n);
-    if (p) al.live++;
-    return p;
-}
-
-static void *t_realloc(void *user, void *p, size_t n) {
-    if (!p) return t_malloc(user, n);
-    if (++al.count == al.fail_at) {
-        al.failed = true;
-        return NULL;
-    }
-    return realloc(p, n);
-}
-
-static void t_free(void *user, void *p) {
-    (void)user;
-    al.live--;
-    free(p);
-}
+#include "failing_alloc.h"
 
 static double *field;
 static size_t field_n;
@@ -72,19 +42,18 @@ static dctk_status round_trip(const dctk_codec_example *e) {
 
 static void every_allocation_fails_cleanly(void **state) {
     (void)state;
-    dctk_allocator a = {t_malloc, t_realloc, t_free, NULL};
-    dctk_set_allocator(&a);
+    failing_alloc_install();
     for (const dctk_codec_vt *const *t = dctk_codec_types(); *t; t++) {
         const dctk_codec_example *e = &(*t)->examples[0];
-        al.count = al.live = 0, al.fail_at = 0, al.failed = false;
+        failing_alloc_reset(0);
         if (round_trip(e) != DCTK_OK) fail_msg("%s: %s", e->json, dctk_detail());
         assert_int_equal(al.live, 0);
         long total = al.count;
         for (long k = 1; k <= total; k++) {
-            al.count = al.live = 0, al.fail_at = k, al.failed = false;
+            failing_alloc_reset(k);
             dctk_clear_detail();
             dctk_status st = round_trip(e);
-            if (al.live != 0) fail_msg("%s, allocation %ld of %ld failed: %ld blocks leaked", e->json, k, total, al.live);
+            if (al.live != 0) fail_msg("%s, allocation %ld of %ld failed: %ld blocks leaked", e->json, k, total, (long)al.live);
             if (st == DCTK_OK) continue; /* a fallback took over */
             if (st != DCTK_ERR_NOMEM || !*dctk_detail())
                 fail_msg("%s, allocation %ld of %ld failed: status %d (%s)", e->json, k, total, st, dctk_detail());

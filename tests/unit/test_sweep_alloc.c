@@ -18,31 +18,8 @@
 
 #include "codec_cases.h"
 #include "dctk/alloc.h"
+#include "failing_alloc.h"
 #include "dctk/eval.h"
-
-static struct {
-    long count, fail_at, live;
-} al;
-
-static void *t_malloc(void *user, size_t n) {
-    (void)user;
-    if (++al.count == al.fail_at) return NULL;
-    void *p = malloc(n);
-    if (p) al.live++;
-    return p;
-}
-
-static void *t_realloc(void *user, void *p, size_t n) {
-    if (!p) return t_malloc(user, n);
-    if (++al.count == al.fail_at) return NULL;
-    return realloc(p, n);
-}
-
-static void t_free(void *user, void *p) {
-    (void)user;
-    if (p) al.live--;
-    free(p);
-}
 
 enum { NY = 40, NX = 64 };
 
@@ -74,9 +51,8 @@ static void every_allocation_of_a_sweep_fails_cleanly(void **state) {
     dctk_combo_result *ref = calloc(nc, sizeof *ref), *rows = calloc(nc, sizeof *rows);
     assert_true(ref && rows);
 
-    dctk_allocator a = {t_malloc, t_realloc, t_free, NULL};
-    dctk_set_allocator(&a);
-    al.count = al.live = 0, al.fail_at = 0;
+    failing_alloc_install();
+    failing_alloc_reset(0);
     if (sweep(sp, x, ref) != DCTK_OK) fail_msg("the sweep without a failure: %s", dctk_detail());
     assert_int_equal(al.live, 0);
     size_t lossy = 0;
@@ -89,10 +65,10 @@ static void every_allocation_of_a_sweep_fails_cleanly(void **state) {
     assert_true(total > 10);
     long nomem = 0;
     for (long f = 1; f <= total; f++) {
-        al.count = al.live = 0, al.fail_at = f;
+        failing_alloc_reset(f);
         dctk_clear_detail();
         dctk_status st = sweep(sp, x, rows);
-        if (al.live != 0) fail_msg("allocation %ld of %ld failed: %ld blocks leaked", f, total, al.live);
+        if (al.live != 0) fail_msg("allocation %ld of %ld failed: %ld blocks leaked", f, total, (long)al.live);
         if (st != DCTK_OK) {
             if (st != DCTK_ERR_NOMEM || !*dctk_detail())
                 fail_msg("allocation %ld of %ld failed: status %d (%s)", f, total, st, dctk_detail());

@@ -16,31 +16,8 @@
 
 #include "codec_cases.h"
 #include "dctk/alloc.h"
+#include "failing_alloc.h"
 #include "dctk/zarr.h"
-
-static struct {
-    _Atomic long count, fail_at, live;
-} al;
-
-static void *t_malloc(void *user, size_t n) {
-    (void)user;
-    if (++al.count == al.fail_at) return NULL;
-    void *p = malloc(n);
-    if (p) al.live++;
-    return p;
-}
-
-static void *t_realloc(void *user, void *p, size_t n) {
-    if (!p) return t_malloc(user, n);
-    if (++al.count == al.fail_at) return NULL;
-    return realloc(p, n);
-}
-
-static void t_free(void *user, void *p) {
-    (void)user;
-    if (p) al.live--;
-    free(p);
-}
 
 enum { NY = 40, NX = 64 };
 
@@ -78,12 +55,9 @@ static void every_allocation_of_a_write_fails_cleanly(void **state) {
     static float x[NY * NX], back[NY * NX];
     for (size_t i = 0; i < NY * NX; i++) x[i] = (float)field[i];
     free(field);
-    dctk_allocator a = {t_malloc, t_realloc, t_free, NULL};
-    dctk_set_allocator(&a);
+    failing_alloc_install();
     for (int threads = 1; threads <= 2; threads++) {
-        al.count = 0;
-        al.live = 0;
-        al.fail_at = 0;
+        failing_alloc_reset(0);
         memset(back, 0, sizeof back);
         if (write_field(x, threads, back) != DCTK_OK) fail_msg("the write without a failure: %s", dctk_detail());
         assert_int_equal(al.live, 0);
@@ -91,9 +65,7 @@ static void every_allocation_of_a_write_fails_cleanly(void **state) {
         long total = al.count, nomem = 0;
         assert_true(total > 10);
         for (long f = 1; f <= total; f++) {
-            al.count = 0;
-            al.live = 0;
-            al.fail_at = f;
+            failing_alloc_reset(f);
             dctk_clear_detail();
             memset(back, 0, sizeof back);
             dctk_status st = write_field(x, threads, back);
