@@ -201,7 +201,6 @@ typedef struct {
     int *clevel;
     ranked *cbuf, *order_buf;
     size_t *count;
-    const size_t *first_of; /* per combo: the lowest index of its pipeline (NULL: each its own) */
 } search;
 
 static int comp_of(const search *se, size_t i) { return (int)i - (int)se->sp->comp_none; }
@@ -871,14 +870,6 @@ static void survivors_only(search *se, cands *cs) {
         for (size_t i = 0; i < se->ncomp && se->alive[u]; i++) {
             size_t k = combo(se, u, i);
             if (se->survivor[i]) {
-                /* a compressor resolved to another's pipeline on this stage: that one stands for it */
-                size_t r = se->first_of ? se->first_of[k] : k;
-                int rc, rf, rs;
-                dctk_space_combo(se->sp, r, &rc, &rf, &rs);
-                if (r != k && se->survivor[rc + (int)se->sp->comp_none]) {
-                    prune_combo(se, k, se->seen[k], "the same pipeline as comp_idx %d on this stage", rc);
-                    continue;
-                }
                 cs->c[cs->n++] = (ranked){k, 0};
                 continue;
             }
@@ -1055,13 +1046,13 @@ static void carve_all(search *se, block *b) {
 }
 
 dctk_status dctk_search_adaptive(const dctk_space *sp, const dctk_gates *gates, int ndim, const size_t *shape,
-                                 const size_t *chunk, long max_evals, const bool *left_out, const size_t *first_of,
+                                 const size_t *chunk, long max_evals, const bool *left_out,
                                  const dctk_search_params *params, const dctk_search_ops *ops, bool *final,
                                  dctk_combo_result *pruned) {
     search se = {.p = params ? params : &dctk_search_defaults, .max_evals = max_evals, .final = final, .sp = sp,
                  .gates = gates, .ops = ops, .ncombos = dctk_space_ncombos(sp), .nunits = dctk_sweep_nunits(sp),
                  .ncomp = (size_t)sp->ncomp + sp->comp_none, .pruned = pruned, .ndim = ndim, .shape = shape,
-                 .chunk = chunk, .first_of = first_of};
+                 .chunk = chunk};
     dctk_status st = dctk_sample_pieces(ndim, shape, chunk, want_pieces(&se, se.p->min_piece), &se.pieces,
                                         &se.npieces);
     if (st == DCTK_OK)
