@@ -82,11 +82,17 @@ DCTK_API void dctk_best_delete(dctk_best *b);
 DCTK_API json_t *dctk_best_codecs_json(const dctk_best *b);
 /* Record the gates g in best (created when NULL); NULL when out of memory. */
 DCTK_API dctk_best *dctk_best_with_gates(dctk_best *best, const dctk_gates *g);
-/* A --pipeline write with --abs-error: the flags' gates (the relative L1
- * bound when given, NaN otherwise; no table, as the Python tool) recorded in
- * best (created when NULL; returned). best unchanged without --abs-error. */
-DCTK_API dctk_best *dctk_best_flag_gates(const dctk_var *var, dctk_best *best, const dctk_evaluate_opts *eo,
-                                         double bound);
+/* The gates a write of a given pipeline (--pipeline) is judged by, recorded
+ * in *best (created when NULL): with a budget on the command line (flag_l1,
+ * the relative L1 bound, NaN when not given, or --abs-error), the flags'
+ * gates at that budget (no table, as the Python tool); else the gates of the
+ * best file *best (its sweep's), any other gate flag given over them; else
+ * the gates the threshold it records derives. Every enabled gate, the
+ * physical bounds included, is then verified (with the field's own metric
+ * config when a gate needs one). *gated is false when there is no threshold
+ * at all: the verification is then advisory. */
+DCTK_API dctk_status dctk_best_pipeline_gates(dctk_dataset *ds, size_t v, const dctk_evaluate_opts *eo, double flag_l1,
+                                              dctk_best **best, bool *gated);
 
 /* What identifies the input a field was written from: {"path", "size",
  * "mtime_ns"} (the path alone when it is no file, as a glob). New reference. */

@@ -646,6 +646,11 @@ DCTK_API dctk_status dctk_evaluate_variable(struct dctk_dataset *ds, size_t v, c
  * combo of it. scan's arrays are freed. */
 DCTK_API dctk_status dctk_space_for_field(struct dctk_dataset *ds, size_t v, const dctk_evaluate_opts *o,
                                           dctk_space **sp, dctk_field_scan *scan);
+/* How dctk_evaluate_variable would measure variable v (the metric config of
+ * its sample statistics: shift, range, extremes cut), for a write judged by
+ * gates without a sweep (--pipeline); the physical bounds are left off. */
+DCTK_API dctk_status dctk_metric_cfg_for_field(struct dctk_dataset *ds, size_t v, const dctk_evaluate_opts *o,
+                                               dctk_metric_cfg *cfg);
 
 
 #ifdef __cplusplus

@@ -87,10 +87,16 @@ static int write_pipeline(const char *cmd, dctk_dataset *ds, size_t v, const cha
     if (st != DCTK_OK) return cli_fail(cmd, st);
     if (best && best->var && strcmp(best->var, field_name(ds, v)) != 0) best->combo.ratio = NAN;
     wo.bound_l1 = !isnan(gate_l1) ? gate_l1 : NAN;
-    best = dctk_best_flag_gates(dctk_dataset_var(ds, v), best, eo, wo.bound_l1);
+    bool gated = false;
+    st = dctk_best_pipeline_gates(ds, v, eo, wo.bound_l1, &best, &gated);
+    if (st != DCTK_OK) {
+        json_decref(codecs);
+        dctk_best_delete(best);
+        return cli_fail(cmd, st);
+    }
     dctk_write_step step;
     write_cli_step(cmd, dataset, where, so.inner_chunk_mib, &wo, &step);
-    if (isnan(wo.bound_l1) && !(best && isfinite(best->threshold)) && isnan(eo->gates.abs_err)) {
+    if (!gated) {
         step.accept = dctk_write_accept_advisory;
         step.accept_user = &step;
     }

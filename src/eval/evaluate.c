@@ -1094,3 +1094,18 @@ dctk_status dctk_space_for_field(dctk_dataset *ds, size_t v, const dctk_evaluate
     dctk_space_opts vs = field_space(o, var);
     return dctk_space_build(var->dtype, &stats, &vs, sp);
 }
+
+dctk_status dctk_metric_cfg_for_field(dctk_dataset *ds, size_t v, const dctk_evaluate_opts *o, dctk_metric_cfg *cfg) {
+    dctk_sample_opts so = sample_opts(o);
+    dctk_sample_plan plan;
+    dctk_sample_stats stats;
+    dctk_field_scan scan;
+    memset(&scan, 0, sizeof scan);
+    void *sample = NULL;
+    dctk_status st = dctk_sample_prepare(ds, v, &so, o->dim_kinds, o->inner_chunk_bytes, &scan, &plan, &stats, &sample);
+    free(sample);
+    dctk_field_scan_free(&scan);
+    if (st == DCTK_OK && scan.constant) dctk_sample_stats_of_scan(&scan, &stats);
+    if (st == DCTK_OK) *cfg = dctk_metric_cfg_of(&stats);
+    return st;
+}

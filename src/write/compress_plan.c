@@ -338,9 +338,10 @@ static json_t *num_or_null(double x) { return isfinite(x) ? json_real(x) : json_
 
 static json_t *verification(const dctk_write_report *r) {
     if (!r || !r->verified) return json_null();
-    return json_pack("{s:o,s:o,s:o,s:o,s:I,s:b}", "l1_rel", num_or_null(r->l1_rel), "l2_rel", num_or_null(r->l2_rel),
+    return json_pack("{s:o,s:o,s:o,s:o,s:I,s:I,s:b}", "l1_rel", num_or_null(r->l1_rel), "l2_rel",
+                     num_or_null(r->l2_rel),
                      "linf_rel", num_or_null(r->linf_rel), "max_abs_err", num_or_null(r->max_abs_err), "mask_lost",
-                     (json_int_t)r->mask_lost, "lossless", r->lossless);
+                     (json_int_t)r->mask_lost, "mask_gained", (json_int_t)r->mask_gained, "lossless", r->lossless);
 }
 
 /* The run's time and flags, on every record it makes. */
@@ -501,15 +502,26 @@ void dctk_compress_write_pipeline(compress_job *j, size_t v, const char *arg, co
     }
     if (best && best->var && strcmp(best->var, var->name) != 0) best->combo.ratio = NAN; /* another field's prediction */
     double bound = !isnan(j->eo.override_l1) ? j->eo.override_l1 : (best ? best->threshold : NAN);
-    best = dctk_best_flag_gates(var, best, &j->eo, bound);
-    bool gated = !isnan(bound) || (j->eo.gates_set && !isnan(j->eo.gates.abs_err));
+    bool gated = false;
+    st = dctk_best_pipeline_gates(j->ds, v, &j->eo, j->eo.override_l1, &best, &gated);
+    if (st != DCTK_OK) {
+        dctk_say(&j->wo, DCTK_SAY_ERR, "dc_toolkit compress: %s: %s\n", j->dataset, dctk_detail());
+        dctk_compress_record(j, var->name, "failed", dctk_detail(), "pipeline", codecs, NULL, NULL, dctk_now() - t0);
+        j->failures++;
+        json_decref(codecs);
+        dctk_best_delete(best);
+        return;
+    }
+    if (gated && isnan(bound)) bound = best->gates.l1; /* an absolute budget alone: NaN */
     dctk_write_step saved = j->wo;
     j->wo.bound_l1 = bound;
     j->wo.accept = gated ? NULL : dctk_write_accept_advisory;
     j->wo.accept_user = gated ? NULL : &j->wo;
-    char *name = dctk_codecs_name(codecs);
-    dctk_say(&j->wo, DCTK_SAY_OUT, "%s: writing the given pipeline %s, no sweep (%s)\n", var->name, name ? name : "?",
-             gated ? "verification gates on the threshold" : "no threshold: verification advisory");
+    char *name = dctk_codecs_name(codecs), want[512] = "";
+    if (gated) dctk_gates_describe(&best->gates, want, sizeof want);
+    dctk_say(&j->wo, DCTK_SAY_OUT, "%s: writing the given pipeline %s, no sweep (%s%s)\n", var->name,
+             name ? name : "?", gated ? "verification gates on the threshold: " : "no threshold: verification advisory",
+             want);
     free(name);
     write(j, v, codecs, best, "pipeline", false, t0);
     j->wo = saved;

@@ -96,15 +96,59 @@ dctk_best *dctk_best_with_gates(dctk_best *best, const dctk_gates *g) {
     return best;
 }
 
-dctk_best *dctk_best_flag_gates(const dctk_var *var, dctk_best *best, const dctk_evaluate_opts *eo, double bound) {
-    if (!eo->gates_set || isnan(eo->gates.abs_err)) return best;
-    dctk_gates asked = eo->gates, g;
-    asked.l1 = bound;
-    char source[256];
-    if (dctk_gates_resolve(&asked, NULL, var->name, var->units, &g, source, sizeof source) != DCTK_OK) return best;
-    dctk_best *with = dctk_best_with_gates(best, &g);
-    return with ? with : best;
+/* The other gates' flags, where given, over the gates g of a best file. */
+static void flags_over(dctk_gates *g, const dctk_gates *f) {
+    const double *from[] = {&f->l2, &f->linf, &f->bias, &f->pearson_min, &f->ssim_min, &f->q99, &f->grad};
+    double *to[] = {&g->l2, &g->linf, &g->bias, &g->pearson_min, &g->ssim_min, &g->q99, &g->grad};
+    for (size_t k = 0; k < sizeof to / sizeof *to; k++)
+        if (!isnan(*from[k])) *to[k] = *from[k];
+    if (dctk_gates_phys_on(f)) {
+        if (!isnan(f->phys_min)) g->phys_min = f->phys_min;
+        if (!isnan(f->phys_max)) g->phys_max = f->phys_max;
+        g->phys_tol = f->phys_tol;
+    }
+    g->extremes |= f->extremes;
+    g->gradient |= f->gradient;
 }
+
+/* Whether judging by g needs the field's own metric config (the sweep's
+ * shift, range and extremes cut), not the defaults. */
+static bool needs_field_cfg(const dctk_gates *g) {
+    return !isnan(g->pearson_min) || !isnan(g->ssim_min) || g->extremes ||
+           (dctk_gates_phys_on(g) && g->phys_tol > 0);
+}
+
+dctk_status dctk_best_pipeline_gates(dctk_dataset *ds, size_t v, const dctk_evaluate_opts *eo, double flag_l1,
+                                     dctk_best **best, bool *gated) {
+    const dctk_var *var = dctk_dataset_var(ds, v);
+    dctk_best *b = *best;
+    dctk_gates asked = eo->gates_set ? eo->gates : dctk_gates_none(), g;
+    asked.l1 = flag_l1;
+    *gated = false;
+    bool flag_budget = !isnan(asked.l1) || !isnan(asked.abs_err);
+    bool own_cfg = false;
+    if (b && b->has_gates && !flag_budget && !dctk_gates_lossless(&b->gates)) { /* the sweep's, the flags over them */
+        g = b->gates;
+        flags_over(&g, &asked);
+        own_cfg = true;
+    } else {
+        if (!flag_budget && b) asked.l1 = b->threshold; /* the threshold the file records */
+        if (dctk_gates_lossless(&asked)) return DCTK_OK; /* no threshold: the verification is advisory */
+        char source[256];
+        DCTK_TRY(dctk_gates_resolve(&asked, NULL, var->name, var->units, &g, source, sizeof source));
+        dctk_gates_packed(&g, var);
+        own_cfg = b && b->has_gates && isfinite(b->metric_config.range) && b->metric_config.range > 0;
+    }
+    dctk_metric_cfg cfg = b && own_cfg ? b->metric_config : dctk_metric_cfg_of(NULL);
+    if (!own_cfg && needs_field_cfg(&g)) DCTK_TRY(dctk_metric_cfg_for_field(ds, v, eo, &cfg));
+    if (!(b = dctk_best_with_gates(b, &g))) return DCTK_NOMEM();
+    b->metric_config = cfg;
+    if (isnan(b->threshold)) b->threshold = g.l1; /* the bound the manifest records */
+    *best = b;
+    *gated = true;
+    return DCTK_OK;
+}
+
 /* How the sweep measured and judged, from best_VAR.json: false when it says nothing. */
 static bool best_gates(const dctk_best *best, dctk_gates *g, dctk_metric_cfg *cfg) {
     if (!best || !best->has_gates) return false;
