@@ -31,12 +31,14 @@ extern "C" {
 /* The error column a metric name selects: "L1", "L2", "LInf" (any case;
  * "Linf" too). Returns the column index in dctk_result_columns, or -1. */
 DCTK_API int dctk_report_metric_column(const char *name);
-/* Like dctk_report_metric_column, also taking the selection metrics by column
- * name (bias_rel, pearson, psnr_db, ssim, rel_err_frac, extremes_rel,
- * gradient_rel), which dctk_report_row_value gives as errors: |bias_rel|,
- * 1 - pearson, 1 - ssim, 10^(-psnr_db/20) (RMSE over the range). */
+/* Like dctk_report_metric_column, also taking the selection metrics (the
+ * row schema's SEL columns: bias_rel, pearson, psnr_db, ssim, rel_err_frac,
+ * extremes_rel, gradient_rel) by column name, which dctk_report_row_value
+ * gives as errors: |bias_rel|, 1 - pearson, 1 - ssim, 10^(-psnr_db/20) (RMSE
+ * over the range). */
 DCTK_API int dctk_report_error_column(const char *name);
-/* The value of column col (a double column) of a row. */
+/* The value of column col of a row, a selection metric as an error (above);
+ * NaN when col is not a double column. */
 DCTK_API double dctk_report_row_value(const dctk_result_row *r, int col);
 
 /* --- clustering -------------------------------------------------------------- */

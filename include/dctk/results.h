@@ -92,7 +92,8 @@ extern "C" {
 
 /* Role filters for generating code from the schema: DCTK_RESULT_IN_COMBO_##role(x)
  * keeps x for a column of dctk_combo_result, _METRIC_ for a measurement (MET,
- * TOP, SEL), _BEST_ for a metric of a best file's combos (TOP, SEL). */
+ * TOP, SEL), _BEST_ for a metric of a best file's combos (TOP, SEL), _SEL_
+ * for a selection metric (SEL). */
 #define DCTK_RESULT_KEEP_(...) __VA_ARGS__
 #define DCTK_RESULT_DROP_(...)
 #define DCTK_RESULT_IN_COMBO_ROW DCTK_RESULT_DROP_
@@ -113,6 +114,12 @@ extern "C" {
 #define DCTK_RESULT_IN_BEST_TOP DCTK_RESULT_KEEP_
 #define DCTK_RESULT_IN_BEST_TOPX DCTK_RESULT_KEEP_
 #define DCTK_RESULT_IN_BEST_SEL DCTK_RESULT_KEEP_
+#define DCTK_RESULT_IN_SEL_ROW DCTK_RESULT_DROP_
+#define DCTK_RESULT_IN_SEL_RUN DCTK_RESULT_DROP_
+#define DCTK_RESULT_IN_SEL_MET DCTK_RESULT_DROP_
+#define DCTK_RESULT_IN_SEL_TOP DCTK_RESULT_DROP_
+#define DCTK_RESULT_IN_SEL_TOPX DCTK_RESULT_DROP_
+#define DCTK_RESULT_IN_SEL_SEL DCTK_RESULT_KEEP_
 
 /* One combo's outcome: a field per schema column, in schema order. */
 typedef struct dctk_result_row {

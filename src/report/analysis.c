@@ -1,6 +1,9 @@
 /* The numbers behind the figures: which rows are plotted, the elbow and
  * silhouette curves, and the Pareto front of ratio against error. */
 #include <math.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -20,39 +23,38 @@ int dctk_report_metric_column(const char *name) {
     return -1;
 }
 
+/* Whether each column is a selection metric (the schema's SEL role). */
+#define IS_SEL_(name, kind, role) 0 DCTK_RESULT_IN_SEL_##role(+1),
+static const bool selection[DCTK_RESULT_NCOLS] = {DCTK_RESULT_SCHEMA(IS_SEL_)};
+
 int dctk_report_error_column(const char *name) {
-    static const char *const extra[] = {"bias_rel", "pearson", "psnr_db", "ssim", "rel_err_frac", "extremes_rel",
-                                        "gradient_rel"};
     int c = dctk_report_metric_column(name);
-    for (size_t m = 0; c < 0 && name && m < sizeof extra / sizeof extra[0]; m++) {
-        if (strcasecmp(name, extra[m]) != 0) continue;
-        for (int k = 0; k < DCTK_RESULT_NCOLS; k++)
-            if (strcmp(dctk_result_columns[k], extra[m]) == 0) c = k;
-    }
+    for (int k = 0; c < 0 && name && k < DCTK_RESULT_NCOLS; k++)
+        if (selection[k] && strcasecmp(name, dctk_result_columns[k]) == 0) c = k;
     return c;
 }
 
-/* The selection metrics as errors (0 is perfect, lower is better), for a log axis. */
-static double selection_error(const dctk_result_row *r, const char *name) {
-    if (strcmp(name, "bias_rel") == 0) return fabs(r->bias_rel);
-    if (strcmp(name, "pearson") == 0) return 1 - r->pearson;
-    if (strcmp(name, "ssim") == 0) return 1 - r->ssim;
-    if (strcmp(name, "psnr_db") == 0) return pow(10, -r->psnr_db / 20); /* RMSE over the range */
-    if (strcmp(name, "rel_err_frac") == 0) return r->rel_err_frac;
-    if (strcmp(name, "extremes_rel") == 0) return r->extremes_rel;
-    if (strcmp(name, "gradient_rel") == 0) return r->gradient_rel;
-    return NAN;
+/* Where each double column of a row sits (SIZE_MAX: not a double). */
+#define AT_STR(name) SIZE_MAX
+#define AT_I64(name) SIZE_MAX
+#define AT_BOOL(name) SIZE_MAX
+#define AT_F64(name) offsetof(dctk_result_row, name)
+#define AT_(name, kind, role) AT_##kind(name),
+static const size_t double_at[DCTK_RESULT_NCOLS] = {DCTK_RESULT_SCHEMA(AT_)};
+
+/* A selection metric as an error (0 is perfect, lower is better), for a log axis. */
+static double selection_error(const char *name, double v) {
+    if (strcmp(name, "bias_rel") == 0) return fabs(v);
+    if (strcmp(name, "pearson") == 0 || strcmp(name, "ssim") == 0) return 1 - v;
+    if (strcmp(name, "psnr_db") == 0) return pow(10, -v / 20); /* RMSE over the range */
+    return v;
 }
 
 double dctk_report_row_value(const dctk_result_row *r, int col) {
-    const char *name = col >= 0 && col < DCTK_RESULT_NCOLS ? dctk_result_columns[col] : "";
-    if (strcmp(name, "ratio") == 0) return r->ratio;
-    if (strcmp(name, "l1_rel") == 0) return r->l1_rel;
-    if (strcmp(name, "l2_rel") == 0) return r->l2_rel;
-    if (strcmp(name, "linf_rel") == 0) return r->linf_rel;
-    if (strcmp(name, "euclidean") == 0) return r->euclidean;
-    if (strcmp(name, "max_abs_err") == 0) return r->max_abs_err;
-    return selection_error(r, name);
+    if (col < 0 || col >= DCTK_RESULT_NCOLS || double_at[col] == SIZE_MAX) return NAN;
+    double v;
+    memcpy(&v, (const char *)r + double_at[col], sizeof v);
+    return selection[col] ? selection_error(dctk_result_columns[col], v) : v;
 }
 
 dctk_status dctk_report_points(const dctk_result_table *t, int err_col, double **xy, size_t **idx, size_t *n) {

@@ -194,6 +194,9 @@ static void failed_gates(const dctk_result_row *x, const dctk_gates *g, char *bu
     dctk_combo_failed_gates(&c, g, buf, cap);
 }
 
+/* ", bias_rel, ...": the selection metrics' names (the row schema's SEL columns). */
+#define SEL_NAME_(name, kind, role) DCTK_RESULT_IN_SEL_##role(", " #name)
+
 /* The scatter of one field: every row measured on the whole sample (kept or
  * rejected) with finite ratio and error, k-means over the kept ones (k of 3..9
  * by silhouette, as analyze_clustering), the Pareto front of the kept ones, the
@@ -208,8 +211,7 @@ static void get_results(web_ctx *w, const char *id, const web_req *q, web_reply 
     int col = dctk_report_error_column(metric ? metric : "L1");
     if (!var || !*var || strchr(var, '/')) return (void)web_error(r, 400, "results need ?var=FIELD");
     if (col < 0)
-        return (void)web_error(r, 400, "metric must be L1, L2, LInf or one of bias_rel, pearson, psnr_db, ssim, "
-                                       "rel_err_frac, extremes_rel, gradient_rel");
+        return (void)web_error(r, 400, "metric must be one of L1, L2, LInf" DCTK_RESULT_SCHEMA(SEL_NAME_));
     char path[PATH_MAX];
     dctk_results_parquet_path(path, sizeof path, out, var);
     if (access(path, F_OK) != 0) dctk_results_csv_path(path, sizeof path, out, var, 0);

@@ -174,8 +174,9 @@ static dctk_status read_both(dctk_dataset *ds, size_t v, dctk_zarr_array *a, con
 }
 
 /* The selection metrics of a verification that measured the norms alone. */
+#define SEL_NAN_(name, kind, role) DCTK_RESULT_IN_SEL_##role(m->name = NAN;)
 static void metrics_unmeasured(dctk_combo_result *m) {
-    m->bias_rel = m->pearson = m->psnr_db = m->ssim = m->rel_err_frac = m->extremes_rel = m->gradient_rel = NAN;
+    DCTK_RESULT_SCHEMA(SEL_NAN_)
     m->phys_ok = true; /* no bounds to hold */
 }
 

@@ -255,6 +255,51 @@ static void metric_names(void **state) {
     assert_int_equal(dctk_report_metric_column("L3"), -1);
 }
 
+/* The error columns are the norms and the selection metrics of the row
+ * schema (README "Thresholds and selection"), by column name in any case;
+ * dctk_report_row_value reads any double column and gives the selection
+ * metrics as errors (0 perfect). */
+static void error_columns_and_values(void **state) {
+    (void)state;
+    const char *sel[] = {"bias_rel", "pearson", "psnr_db", "ssim", "rel_err_frac", "extremes_rel", "gradient_rel"};
+    for (size_t i = 0; i < sizeof sel / sizeof sel[0]; i++) {
+        int c = dctk_report_error_column(sel[i]);
+        assert_true(c >= 0);
+        assert_string_equal(dctk_result_columns[c], sel[i]);
+        assert_int_equal(dctk_report_metric_column(sel[i]), -1);
+    }
+    assert_string_equal(dctk_result_columns[dctk_report_error_column("SSIM")], "ssim");
+    assert_string_equal(dctk_result_columns[dctk_report_error_column("linf")], "linf_rel");
+    const char *not_errors[] = {"ratio", "euclidean", "encode_mbps", "var", "pass_l1", "fraction", "", "L3"};
+    for (size_t i = 0; i < sizeof not_errors / sizeof not_errors[0]; i++)
+        assert_int_equal(dctk_report_error_column(not_errors[i]), -1);
+    assert_int_equal(dctk_report_error_column(NULL), -1);
+
+    dctk_result_row r = {.var = "t", .comp_idx = 3, .ratio = 3.5, .l1_rel = 1e-3, .encode_mbps = 250,
+                         .bias_rel = -0.25, .pearson = 0.875, .psnr_db = 40, .ssim = 0.75,
+                         .rel_err_frac = 0.125, .gradient_rel = 0.5, .keep = true};
+    struct {
+        const char *name;
+        double want;
+    } cases[] = {{"ratio", 3.5},   {"l1_rel", 1e-3},      {"encode_mbps", 250}, {"bias_rel", 0.25},
+                 {"pearson", 0.125}, {"psnr_db", 0.01},   {"ssim", 0.25},       {"rel_err_frac", 0.125},
+                 {"gradient_rel", 0.5}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int c = -1;
+        for (int k = 0; k < DCTK_RESULT_NCOLS; k++)
+            if (!strcmp(dctk_result_columns[k], cases[i].name)) c = k;
+        assert_true(c >= 0);
+        double v = dctk_report_row_value(&r, c);
+        if (fabs(v - cases[i].want) > 1e-15 * fabs(cases[i].want))
+            fail_msg("%s: %.17g, want %.17g", cases[i].name, v, cases[i].want);
+    }
+    for (int k = 0; k < DCTK_RESULT_NCOLS; k++)
+        if (!strcmp(dctk_result_columns[k], "var") || !strcmp(dctk_result_columns[k], "comp_idx") ||
+            !strcmp(dctk_result_columns[k], "keep"))
+            assert_true(isnan(dctk_report_row_value(&r, k)));
+    assert_true(isnan(dctk_report_row_value(&r, -1)) && isnan(dctk_report_row_value(&r, DCTK_RESULT_NCOLS)));
+}
+
 /* --- figures -------------------------------------------------------------------- */
 
 static void assert_file_starts(const char *path, const char *magic) {
@@ -384,6 +429,7 @@ int main(void) {
         cmocka_unit_test(standardize_constant_column),
         cmocka_unit_test(pareto_front),
         cmocka_unit_test(metric_names),
+        cmocka_unit_test(error_columns_and_values),
         cmocka_unit_test(figures_written),
         cmocka_unit_test(error_panel_written),
     };
