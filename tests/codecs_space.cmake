@@ -1,4 +1,5 @@
 dctk_unit_test(test_space_pin unit/test_space_pin.c)
+dctk_unit_test(test_space_stable unit/test_space_stable.c)
 dctk_unit_test(test_codec_conformance unit/test_codec_conformance.c)
 dctk_unit_test(test_codec_alloc unit/test_codec_alloc.c)
 dctk_unit_test(test_codec_knowledge unit/test_codec_knowledge.c)

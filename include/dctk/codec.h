@@ -152,6 +152,12 @@ typedef struct dctk_codec_vt {
     /* The space proposes the family only when a class names it, not under
      * "all" (a family whose members the search has not been tuned for). */
     bool on_request;
+    /* Compressors of the first release's space (the Python tool's seven
+     * families): the space lists every plain member of these, then every one
+     * again behind a byte shuffle. A family without it, as every family added
+     * since, lists its plain and then its shuffled members after those, in
+     * registry order, so that adding one at the end shifts no saved index. */
+    bool space_v1;
     dctk_codec_portability portability;
     /* PLUGIN and DCTK: the Python package a reader installs to decode it
      * (written into a store's provenance); NULL for the others. */

@@ -222,6 +222,13 @@ typedef enum { DCTK_SPACE_COMPRESSOR, DCTK_SPACE_FILTER, DCTK_SPACE_SERIALIZER }
 DCTK_API dctk_dtype dctk_space_dtype(const dctk_space *sp);
 /* "fnv1a64:%016llx" over every codec's JSON in order (under 32 bytes). */
 DCTK_API const char *dctk_space_fingerprint(const dctk_space *sp);
+/* Whether a space with fingerprint fp (a saved sweep's) is this one, or this
+ * one less members appended at the end of its categories since (a codec
+ * family added last in its category, docs/adding-a-codec.md): then *found,
+ * and n[] gets that space's number of compressors, filters and serializers
+ * of the grid (solved members came after those), whose indices name the
+ * same pipelines here. DCTK_ERR_NOMEM only when out of memory. */
+DCTK_API dctk_status dctk_space_match(const dctk_space *sp, const char *fp, int n[3], bool *found);
 /* The indices of one category are [*lo, *n): *lo is -1 when "none" is one of
  * them, else 0. */
 DCTK_API void dctk_space_range(const dctk_space *sp, dctk_space_category cat, int *lo, int *n);

@@ -21,13 +21,15 @@ DCTK_API dctk_status dctk_store_path_for(const char *where, const char *dataset,
 
 /* The pipeline of combo (c, f, s) for variable v: the space is derived again
  * as the sweep derived it (dctk_space_for_field with the sweep's options eo)
- * and the indices resolved in it. When expect_fingerprint is given and
- * differs from the rebuilt space, DCTK_ERR_ARG says so. A combo with a
+ * and the indices resolved in it. When expect_fingerprint is given, the
+ * indices are those of the space it names: the rebuilt one, or the rebuilt
+ * one less members of codec families added since (dctk_space_match), whose
+ * indices name the same pipelines; any other is DCTK_ERR_ARG. A combo with a
  * member the sweep solved for the field's budget (a filter or serializer
- * index past the space's own members) is DCTK_ERR_NOT_FOUND: no rebuilt
+ * index past that space's own members) is DCTK_ERR_NOT_FOUND: no rebuilt
  * space holds it, the sweep's best file or results row names its pipeline
  * (dctk_result_row_pipeline). *codecs is a new reference; fingerprint (32
- * bytes) may be NULL. */
+ * bytes, may be NULL) gets the rebuilt space's once it is built. */
 DCTK_API dctk_status dctk_combo_resolve(dctk_dataset *ds, size_t v, const dctk_evaluate_opts *eo, int c, int f, int s,
                                         const char *expect_fingerprint, json_t **codecs, char *fingerprint);
 /* The Zarr v3 codec list a results row names by its stages' JSON (filter,

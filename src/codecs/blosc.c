@@ -235,7 +235,7 @@ const dctk_codec_vt dctk_codec_blosc = {
     .name = "blosc", .kind = DCTK_CODEC_BB, .lossless = true,
     .create = blosc_create, .destroy = dctk_cmp_destroy, .to_json = blosc_to_json,
     .encode = blosc_encode, .decode = blosc_decode, .bound = blosc_bound, .work_mem = blosc_work_mem,
-    .family = "blosc", .portability = DCTK_PORT_CORE, .nan_exact = true,
+    .space_v1 = true, .family = "blosc", .portability = DCTK_PORT_CORE, .nan_exact = true,
     .grid = blosc_grid, .resolve = blosc_resolve, .examples = blosc_examples,
     .scout = DCTK_SCOUT_PLAIN, .level_key = "clevel", .v2_id = "blosc", .from_v2 = blosc_from_v2,
 };

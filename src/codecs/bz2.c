@@ -175,7 +175,7 @@ const dctk_codec_vt dctk_codec_bz2 = {
     .name = "numcodecs.bz2", .kind = DCTK_CODEC_BB, .lossless = true,
     .create = bz2_create, .destroy = dctk_cmp_destroy, .to_json = bz2_to_json,
     .encode = bz2_encode, .decode = bz2_decode, .bound = bz2_bound, .work_mem = bz2_work_mem,
-    .family = "bz2", .portability = DCTK_PORT_NUMCODECS, .nan_exact = true,
+    .space_v1 = true, .family = "bz2", .portability = DCTK_PORT_NUMCODECS, .nan_exact = true,
     .grid = bz2_grid, .examples = bz2_examples, .ctx_type = &bz2_ctx_type,
     .level_key = "level",
 };

@@ -69,6 +69,12 @@ json_t *dctk_codec_object(const char *name, json_t *conf);
         o_;                                             \
     })
 
+/* Tests only: type t joins the registry after its own types, as a family
+ * added last (docs/adding-a-codec.md), for the rest of the process. Call it
+ * before any thread reads the registry. DCTK_ERR_ARG when its few slots are
+ * taken. */
+dctk_status dctk_codec_register_test(const dctk_codec_vt *t);
+
 /* The codec types of each family, defined in their files. */
 extern const dctk_codec_vt dctk_codec_bytes;
 extern const dctk_codec_vt dctk_codec_crc32c;

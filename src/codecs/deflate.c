@@ -220,7 +220,7 @@ const dctk_codec_vt dctk_codec_gzip = {
     .name = "gzip", .kind = DCTK_CODEC_BB, .lossless = true,
     .create = gzip_create, .destroy = dctk_cmp_destroy, .to_json = deflate_to_json,
     .encode = deflate_encode, .decode = deflate_decode, .bound = deflate_bound, .work_mem = deflate_work_mem,
-    .family = "gzip", .portability = DCTK_PORT_CORE, .nan_exact = true,
+    .space_v1 = true, .family = "gzip", .portability = DCTK_PORT_CORE, .nan_exact = true,
     .grid = gzip_grid, .examples = gzip_examples, .ctx_type = &deflate_ctx_type,
     .level_key = "level", .v2_id = "gzip",
 };
@@ -229,7 +229,7 @@ const dctk_codec_vt dctk_codec_zlib = {
     .name = "numcodecs.zlib", .kind = DCTK_CODEC_BB, .lossless = true,
     .create = zlib_create, .destroy = dctk_cmp_destroy, .to_json = deflate_to_json,
     .encode = deflate_encode, .decode = deflate_decode, .bound = deflate_bound, .work_mem = deflate_work_mem,
-    .family = "zlib", .portability = DCTK_PORT_NUMCODECS, .nan_exact = true,
+    .space_v1 = true, .family = "zlib", .portability = DCTK_PORT_NUMCODECS, .nan_exact = true,
     .grid = zlib_grid, .examples = zlib_examples, .ctx_type = &deflate_ctx_type,
     .scout = DCTK_SCOUT_PLAIN, .level_key = "level",
 };

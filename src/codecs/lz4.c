@@ -88,7 +88,7 @@ const dctk_codec_vt dctk_codec_lz4 = {
     .name = "numcodecs.lz4", .kind = DCTK_CODEC_BB, .lossless = true,
     .create = lz4_create, .destroy = dctk_cmp_destroy, .to_json = lz4_to_json,
     .encode = lz4_encode, .decode = lz4_decode, .bound = lz4_bound,
-    .family = "lz4", .portability = DCTK_PORT_NUMCODECS, .nan_exact = true,
+    .space_v1 = true, .family = "lz4", .portability = DCTK_PORT_NUMCODECS, .nan_exact = true,
     .grid = lz4_grid, .examples = lz4_examples,
     .scout = DCTK_SCOUT_PLAIN, .level_key = "acceleration",
 };

@@ -258,7 +258,7 @@ const dctk_codec_vt dctk_codec_lzma = {
     .name = "numcodecs.lzma", .kind = DCTK_CODEC_BB, .lossless = true,
     .create = xz_create, .destroy = dctk_cmp_destroy, .to_json = xz_to_json,
     .encode = xz_encode, .decode = xz_decode, .bound = xz_bound, .work_mem = xz_work_mem,
-    .family = "lzma", .portability = DCTK_PORT_NUMCODECS, .nan_exact = true,
+    .space_v1 = true, .family = "lzma", .portability = DCTK_PORT_NUMCODECS, .nan_exact = true,
     .grid = xz_grid, .examples = xz_examples, .ctx_type = &xz_ctx_type,
     .level_key = "preset",
 };

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "dctk/alloc.h"
 #include "dctk/codec.h"
 #include "dctk/eval.h"
 #include "eval/space_internal.h"
@@ -116,46 +117,119 @@ static dctk_status sink_emit(void *user, json_t *codecs, bool lossy) {
     return push(s->l, codecs, s->family, lossy);
 }
 
+/* The members of family t, when the class selects it. */
+static dctk_status build_family(entry_list *l, const dctk_codec_vt *t, const dctk_grid_in *in, const char *cls,
+                                bool with_lossy) {
+    if (!t->grid || !class_wants(cls, t)) return DCTK_OK;
+    sink_state s = {l, t->family, with_lossy};
+    dctk_grid_sink sink = {sink_emit, &s};
+    return t->grid(in, &sink);
+}
+
 /* One round over the families of category k that the class selects. */
 static dctk_status build_category(entry_list *l, dctk_codec_kind k, const dctk_grid_in *in, const char *cls,
                                   bool with_lossy) {
-    FOR_FAMILY(t, k) {
-        if (!(*t)->grid || !class_wants(cls, *t)) continue;
-        sink_state s = {l, (*t)->family, with_lossy};
-        dctk_grid_sink sink = {sink_emit, &s};
-        DCTK_TRY((*t)->grid(in, &sink));
+    FOR_FAMILY(t, k) DCTK_TRY(build_family(l, *t, in, cls, with_lossy));
+    return DCTK_OK;
+}
+
+/* Compressors: the first release's families (space_v1) list their members,
+ * then all of them again after a whole-chunk byte shuffle (DESIGN.md section
+ * 4); each family since lists its plain and then its shuffled members after
+ * those, in registry order, so that one added at the end moves no index. */
+static dctk_status build_compressors(entry_list *l, dctk_grid_in in, const char *cls, bool with_lossy) {
+    for (int round = 0; round < 2; round++) {
+        in.after_shuffle = round == 1;
+        FOR_FAMILY(t, DCTK_CODEC_BB) if ((*t)->space_v1) DCTK_TRY(build_family(l, *t, &in, cls, with_lossy));
+    }
+    FOR_FAMILY(t, DCTK_CODEC_BB) {
+        if ((*t)->space_v1) continue;
+        for (int round = 0; round < 2; round++) {
+            in.after_shuffle = round == 1;
+            DCTK_TRY(build_family(l, *t, &in, cls, with_lossy));
+        }
     }
     return DCTK_OK;
 }
 
-/* Compressors come in two rounds: each family's members, then those again
- * after a whole-chunk byte shuffle (DESIGN.md section 4). */
 static dctk_status build_all(entry_list cfs[3], dctk_dtype t, const dctk_sample_stats *st, const dctk_space_opts *o) {
     dctk_grid_in in = {.dtype = t, .mean = st->mean, .std = st->std, .min = st->min, .max = st->max,
                        .absq01 = st->absq01, .pack_type = o->pack_type, .pack_scale = o->pack_scale,
                        .pack_offset = o->pack_offset};
-    DCTK_TRY(build_category(&cfs[0], DCTK_CODEC_BB, &in, o->compressor_class, o->with_lossy));
-    in.after_shuffle = true;
-    DCTK_TRY(build_category(&cfs[0], DCTK_CODEC_BB, &in, o->compressor_class, o->with_lossy));
-    in.after_shuffle = false;
+    DCTK_TRY(build_compressors(&cfs[0], in, o->compressor_class, o->with_lossy));
     DCTK_TRY(build_category(&cfs[1], DCTK_CODEC_AA, &in, o->filter_class, o->with_lossy));
     return build_category(&cfs[2], DCTK_CODEC_AB, &in, o->serializer_class, o->with_lossy);
 }
 
-static void fingerprint(dctk_space *sp) {
+/* The fingerprint hashes each category's "none" mark, then the JSON text of
+ * each of its entries (with the terminating NUL), categories in order. */
+static uint64_t hash_mark(uint64_t h, bool none) { return dctk_fnv1a64(h, none ? "N" : "-", 1); }
+static uint64_t hash_text(uint64_t h, const char *s) { return dctk_fnv1a64(h, s, strlen(s) + 1); }
+static char *entry_text(const dctk_space_entry *e) {
+    return json_dumps(e->codecs, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(17));
+}
+
+static dctk_status fingerprint(dctk_space *sp) {
     uint64_t h = DCTK_FNV64_INIT;
     const dctk_space_entry *lists[3] = {sp->comp, sp->filt, sp->ser};
     int ns[3] = {sp->ncomp, sp->nfilt, sp->nser};
     bool nones[3] = {sp->comp_none, sp->filt_none, sp->ser_none};
     for (int k = 0; k < 3; k++) {
-        h = dctk_fnv1a64(h, nones[k] ? "N" : "-", 1);
+        h = hash_mark(h, nones[k]);
         for (int i = 0; i < ns[k]; i++) {
-            char *s = json_dumps(lists[k][i].codecs, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(17));
-            h = dctk_fnv1a64(h, s, strlen(s) + 1);
+            char *s = entry_text(&lists[k][i]);
+            if (!s) return DCTK_NOMEM();
+            h = hash_text(h, s);
             free(s);
         }
     }
     snprintf(sp->fingerprint, sizeof sp->fingerprint, "fnv1a64:%016llx", (unsigned long long)h);
+    return DCTK_OK;
+}
+
+/* The prefix lengths (a, b, c) of the three categories whose fingerprint is
+ * want, given every grid entry's text t[k][i]; false: none. */
+static bool find_prefix(char *const *t[3], const int ns[3], const bool nones[3], uint64_t want, int n[3]) {
+    uint64_t ha = hash_mark(DCTK_FNV64_INIT, nones[0]);
+    for (int a = 0; a <= ns[0]; a++) {
+        uint64_t hb = hash_mark(ha, nones[1]);
+        for (int b = 0; b <= ns[1]; b++) {
+            uint64_t hc = hash_mark(hb, nones[2]);
+            for (int c = 0; c <= ns[2]; c++) {
+                if (hc == want) {
+                    n[0] = a, n[1] = b, n[2] = c;
+                    return true;
+                }
+                if (c < ns[2]) hc = hash_text(hc, t[2][c]);
+            }
+            if (b < ns[1]) hb = hash_text(hb, t[1][b]);
+        }
+        if (a < ns[0]) ha = hash_text(ha, t[0][a]);
+    }
+    return false;
+}
+
+dctk_status dctk_space_match(const dctk_space *sp, const char *fp, int n[3], bool *found) {
+    const int ns[3] = {sp->ncomp, sp->nfilt_grid, sp->nser_grid};
+    const bool nones[3] = {sp->comp_none, sp->filt_none, sp->ser_none};
+    *found = fp && strcmp(fp, sp->fingerprint) == 0;
+    if (*found) memcpy(n, ns, sizeof ns);
+    unsigned long long want;
+    char tail;
+    if (*found || !fp || strlen(fp) != 24 || sscanf(fp, "fnv1a64:%16llx%c", &want, &tail) != 1) return DCTK_OK;
+    size_t total = (size_t)ns[0] + (size_t)ns[1] + (size_t)ns[2];
+    char **text = dctk_calloc(total + 1, sizeof *text);
+    if (!text) return DCTK_NOMEM();
+    const dctk_space_entry *lists[3] = {sp->comp, sp->filt, sp->ser};
+    char *const *t[3] = {text, text + ns[0], text + ns[0] + ns[1]};
+    dctk_status st = DCTK_OK;
+    for (int k = 0, i = 0; k < 3 && st == DCTK_OK; k++)
+        for (int e = 0; e < ns[k] && st == DCTK_OK; e++, i++)
+            if (!(text[i] = entry_text(&lists[k][e]))) st = DCTK_NOMEM();
+    if (st == DCTK_OK) *found = find_prefix(t, ns, nones, (uint64_t)want, n);
+    for (size_t i = 0; i < total; i++) free(text[i]);
+    dctk_free(text);
+    return st;
 }
 
 void dctk_space_free(dctk_space *sp) {
@@ -204,11 +278,11 @@ dctk_status dctk_space_build(dctk_dtype t, const dctk_sample_stats *st, const dc
     sp->nfilt_grid = sp->nfilt;
     sp->nser_grid = sp->nser;
     if (rc == DCTK_OK) rc = filter_types(sp);
+    if (rc == DCTK_OK) rc = fingerprint(sp);
     if (rc != DCTK_OK) {
         dctk_space_free(sp);
         return rc;
     }
-    fingerprint(sp);
     *out = sp;
     return DCTK_OK;
 }

@@ -132,10 +132,16 @@ static bool best_holds(compress_job *j, size_t v, const dctk_best *best, char *w
     const char *fp = best->fingerprint;
     const dctk_best_combo *c = &best->combo;
     json_t *codecs = NULL, *had = dctk_best_codecs_json(best);
-    dctk_status st = dctk_combo_resolve(j->ds, v, &j->eo, c->comp_idx, c->filt_idx, c->ser_idx, fp, &codecs, NULL);
+    char fp_now[32] = "";
+    dctk_status st = dctk_combo_resolve(j->ds, v, &j->eo, c->comp_idx, c->filt_idx, c->ser_idx, fp, &codecs, fp_now);
     /* a solved member: the same sample (fingerprint) and budget solve it again the same */
     bool same = (st == DCTK_OK && fp && json_equal(codecs, had)) || (st == DCTK_ERR_NOT_FOUND && fp && had);
     if (!same) snprintf(why, cap, "%s", st != DCTK_OK ? dctk_detail() : "its pipeline is not this input's any more");
+    /* the indices resolve in a space grown since (codecs added), whose new members the sweep never tried */
+    if (same && strcmp(fp_now, fp) != 0) {
+        snprintf(why, cap, "swept in a smaller codec space (fingerprint %s, now %s)", fp, fp_now);
+        same = false;
+    }
     json_decref(codecs);
     json_decref(had);
     return same;

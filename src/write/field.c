@@ -42,32 +42,32 @@ dctk_status dctk_combo_resolve(dctk_dataset *ds, size_t v, const dctk_evaluate_o
     dctk_space *sp;
     dctk_field_scan scan;
     DCTK_TRY(dctk_space_for_field(ds, v, eo, &sp, &scan));
-    dctk_status st = DCTK_OK;
     const char *fp = dctk_space_fingerprint(sp);
+    if (fingerprint) snprintf(fingerprint, 32, "%s", fp);
     int lo[3], n[3];
     for (int k = 0; k < 3; k++) dctk_space_range(sp, (dctk_space_category)k, &lo[k], &n[k]);
-    if (expect && strcmp(expect, fp) != 0)
+    /* the sweep's space: this one, or this one less the members of codecs added since */
+    bool same = true;
+    dctk_status st = expect ? dctk_space_match(sp, expect, n, &same) : DCTK_OK;
+    if (st == DCTK_OK && !same)
         st = DCTK_FAIL(DCTK_ERR_ARG,
                        "variable '%s': the codec space differs from the one the sweep used (fingerprint %s, sweep %s): "
                        "use the same --eval-data-size-limit, --sampling-policy, --dim-kind, --inner-chunk-mib and class "
                        "flags",
                        var->name, fp, expect);
-    else if (!dctk_space_has(sp, c, f, s) && c >= lo[0] && c < n[0] && f >= lo[1] && s >= lo[2] &&
-             (f >= n[1] || s >= n[2]))
+    bool in_range = c >= lo[0] && f >= lo[1] && s >= lo[2];
+    if (st == DCTK_OK && in_range && c < n[0] && (f >= n[1] || s >= n[2]))
         st = DCTK_FAIL(DCTK_ERR_NOT_FOUND,
                        "variable '%s': combo (%d, %d, %d) holds a member the sweep solved for its budget (after the "
                        "space's %d filters and %d serializers), which no rebuilt space holds: take the pipeline from "
                        "the sweep's best file (--combo) or its results",
                        var->name, c, f, s, n[1], n[2]);
-    else if (!dctk_space_has(sp, c, f, s))
+    else if (st == DCTK_OK && !(in_range && c < n[0] && dctk_space_has(sp, c, f, s)))
         st = DCTK_FAIL(DCTK_ERR_ARG,
                        "variable '%s': no combo (%d, %d, %d) in this space: comp_idx in [%d, %d), filt_idx in [%d, %d), "
                        "ser_idx in [%d, %d)",
                        var->name, c, f, s, lo[0], n[0], lo[1], n[1], lo[2], n[2]);
-    if (st == DCTK_OK) {
-        *codecs = dctk_space_pipeline(sp, c, f, s);
-        if (fingerprint) snprintf(fingerprint, 32, "%s", fp);
-    }
+    if (st == DCTK_OK) *codecs = dctk_space_pipeline(sp, c, f, s);
     dctk_space_free(sp);
     return st;
 }

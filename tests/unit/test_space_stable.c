@@ -1,0 +1,260 @@
+/* Stable combo identity (issue 35 item 2, docs/adding-a-codec.md): a codec
+ * family added at the end of its category moves no index a sweep saved
+ * before. The test takes a real field's space and a saved sweep's indices
+ * and best file, then registers three families the way a new one joins (a
+ * compressor, a filter and a serializer, after the registry's own), and
+ * checks that:
+ *  - the space keeps every earlier member at its index and appends the new
+ *    ones (the compressor's plain members, then its shuffled ones);
+ *  - the saved fingerprint still names the earlier space as a prefix of the
+ *    new one (dctk_space_match), with its counts;
+ *  - the saved indices resolve to the same pipelines (dctk_combo_resolve with
+ *    the saved fingerprint), a solved member's index past the earlier grid is
+ *    still "take it from the best file", not the new filter, and an index of
+ *    the new members is refused in the saved space's terms;
+ *  - the saved best file reads back and its winner's indices resolve to the
+ *    pipeline it records. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "codecs/codec_internal.h"
+#include "codecs/compressor_util.h"
+#include "dctk/best.h"
+#include "dctk/dataset.h"
+#include "dctk/eval.h"
+#include "dctk/write.h"
+#include "eval/space_internal.h"
+#include "unit/tmpdir.h"
+
+/* --- three families added last ------------------------------------------------ */
+
+static json_t *copy_conf(int v) { return json_pack("{s:i}", "level", v); }
+static dctk_status copy_grid(const dctk_grid_in *in, const dctk_grid_sink *sink) {
+    static const int levels[] = {1, 2};
+    return dctk_cmp_grid(in, sink, "dctk.test_copy", copy_conf, levels, 2);
+}
+static dctk_status one_create(const json_t *conf, dctk_codec **out) {
+    (void)conf;
+    *out = dctk_calloc(1, sizeof **out);
+    return *out ? DCTK_OK : DCTK_NOMEM();
+}
+static void one_destroy(dctk_codec *c) { dctk_free(c); }
+static dctk_status filter_grid(const dctk_grid_in *in, const dctk_grid_sink *sink) {
+    (void)in;
+    return dctk_grid_emit1(sink, dctk_grid_codec("dctk.test_filter", NULL), false);
+}
+static dctk_status ser_grid(const dctk_grid_in *in, const dctk_grid_sink *sink) {
+    (void)in;
+    return dctk_grid_emit1(sink, dctk_grid_codec("dctk.test_serializer", NULL), true);
+}
+
+static const dctk_codec_vt test_copy = {.name = "dctk.test_copy", .kind = DCTK_CODEC_BB, .lossless = true,
+                                        .create = one_create, .destroy = one_destroy, .family = "test_copy",
+                                        .portability = DCTK_PORT_DCTK, .nan_exact = true, .grid = copy_grid};
+static const dctk_codec_vt test_filter = {.name = "dctk.test_filter", .kind = DCTK_CODEC_AA, .lossless = true,
+                                          .create = one_create, .destroy = one_destroy, .family = "test_filter",
+                                          .portability = DCTK_PORT_DCTK, .nan_exact = true, .grid = filter_grid};
+static const dctk_codec_vt test_ser = {.name = "dctk.test_serializer", .kind = DCTK_CODEC_AB, .lossless = false,
+                                       .create = one_create, .destroy = one_destroy, .family = "test_serializer",
+                                       .portability = DCTK_PORT_DCTK, .nan_exact = true, .grid = ser_grid};
+
+/* --- helpers -------------------------------------------------------------------- */
+
+static char *text_of(json_t *j) {
+    assert_non_null(j);
+    char *s = json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(17));
+    assert_non_null(s);
+    json_decref(j);
+    return s;
+}
+
+/* The index triples the test follows: every compressor, filter and
+ * serializer of the earlier space in some combo, "none" included. */
+typedef struct {
+    int c, f, s;
+} triple;
+
+static size_t triples_of(const dctk_space *sp, triple *t, size_t cap) {
+    size_t n = 0;
+    for (int c = -1; c < sp->ncomp && n < cap; c++) t[n++] = (triple){c, -1, -1};
+    for (int c = 0; c < sp->ncomp && n < cap; c++) t[n++] = (triple){c, c % sp->nfilt, c % sp->nser};
+    for (int f = -1; f < sp->nfilt && n < cap; f++) t[n++] = (triple){sp->ncomp - 1, f, -1};
+    for (int s = -1; s < sp->nser && n < cap; s++) t[n++] = (triple){0, sp->nfilt - 1, s};
+    return n;
+}
+
+static dctk_evaluate_opts field_opts(void) {
+    dctk_evaluate_opts eo;
+    memset(&eo, 0, sizeof eo);
+    eo.size_limit = 4u << 20;
+    eo.memory = UINT64_MAX;
+    eo.inner_chunk_bytes = 1u << 20;
+    eo.threads = 1;
+    eo.override_l1 = NAN;
+    eo.gates = dctk_gates_none();
+    eo.space.with_lossy = true;
+    return eo;
+}
+
+static const dctk_sample_stats stats = {
+    .n = 1000, .nfinite = 1000, .mean = 280.125, .std = 10.3, .min = 250.2, .max = 310.7, .absq01 = 251.01};
+
+enum { MAXT = 512 };
+
+static void adding_codecs_moves_no_index(void **state) {
+    (void)state;
+    char path[512], dir[256], best_path[512];
+    const char *root = getenv("DCTK_NCARG");
+    snprintf(path, sizeof path, "%s/nug/rectilinear_grid_3D.nc", root ? root : "/usr/share/ncarg/data");
+    dctk_dataset *ds;
+    size_t v;
+    if (dctk_dataset_open(path, &ds) != DCTK_OK || dctk_dataset_find(ds, "t", &v) != DCTK_OK)
+        fail_msg("%s: %s", path, dctk_detail());
+    dctk_evaluate_opts eo = field_opts();
+
+    /* before: the space of the pinned statistics, and the field's as a sweep saw it */
+    dctk_space *sp0;
+    assert_int_equal(dctk_space_build(DCTK_FLOAT32, &stats, &eo.space, &sp0), DCTK_OK);
+    static triple t[MAXT];
+    size_t nt = triples_of(sp0, t, MAXT);
+    static char *before[MAXT];
+    for (size_t i = 0; i < nt; i++) before[i] = text_of(dctk_space_pipeline(sp0, t[i].c, t[i].f, t[i].s));
+    int n0[3] = {sp0->ncomp, sp0->nfilt, sp0->nser};
+    char fp0[32];
+    snprintf(fp0, sizeof fp0, "%s", sp0->fingerprint);
+
+    dctk_space *field0;
+    dctk_field_scan scan;
+    assert_int_equal(dctk_space_for_field(ds, v, &eo, &field0, &scan), DCTK_OK);
+    int ncomp0 = field0->ncomp, nfilt0 = field0->nfilt, nser0 = field0->nser;
+    dctk_space_free(field0);
+    assert_true(ncomp0 > 60 && nfilt0 > 2 && nser0 > 4);
+    const triple saved[] = {{-1, -1, -1}, {3, 2, -1}, {ncomp0 - 8, -1, 4}, {ncomp0 - 1, nfilt0 - 1, nser0 - 1},
+                            {60, 0, 0}};
+    enum { NSAVED = sizeof saved / sizeof saved[0] };
+    char *saved_codecs[NSAVED], field_fp[32] = "";
+    for (size_t i = 0; i < NSAVED; i++) {
+        json_t *codecs;
+        if (dctk_combo_resolve(ds, v, &eo, saved[i].c, saved[i].f, saved[i].s, NULL, &codecs, field_fp) != DCTK_OK)
+            fail_msg("(%d, %d, %d): %s", saved[i].c, saved[i].f, saved[i].s, dctk_detail());
+        saved_codecs[i] = text_of(codecs);
+    }
+
+    /* a best file saved then, its winner a member solved for the budget: past the grid's filters */
+    assert_int_equal(tmpdir_make(dir, sizeof dir, "dctk-space-stable"), 0);
+    assert_int_equal(dctk_results_best_path(best_path, sizeof best_path, dir, "t"), DCTK_OK);
+    const char *solved = "[{\"name\":\"numcodecs.bitround\",\"configuration\":{\"keepbits\":7}},"
+                         "{\"name\":\"bytes\",\"configuration\":{\"endian\":\"little\"}},"
+                         "{\"name\":\"zstd\",\"configuration\":{\"level\":9,\"checksum\":false}}]";
+    dctk_best b;
+    dctk_best_init(&b);
+    b.combo.has_indices = true, b.combo.comp_idx = 20, b.combo.filt_idx = nfilt0, b.combo.ser_idx = -1;
+    assert_int_equal(dctk_best_set_str(&b.combo.codecs, solved), DCTK_OK);
+    assert_int_equal(dctk_best_set_str(&b.var, "t"), DCTK_OK);
+    assert_int_equal(dctk_best_set_str(&b.fingerprint, field_fp), DCTK_OK);
+    assert_int_equal(dctk_best_write(best_path, &b), DCTK_OK);
+    dctk_best_free(&b);
+
+    /* three families join, last in their categories */
+    assert_int_equal(dctk_codec_register_test(&test_copy), DCTK_OK);
+    assert_int_equal(dctk_codec_register_test(&test_filter), DCTK_OK);
+    assert_int_equal(dctk_codec_register_test(&test_ser), DCTK_OK);
+
+    /* the space: every earlier member where it was, the new ones after */
+    dctk_space *sp1;
+    assert_int_equal(dctk_space_build(DCTK_FLOAT32, &stats, &eo.space, &sp1), DCTK_OK);
+    assert_int_equal(sp1->ncomp, n0[0] + 4);
+    assert_int_equal(sp1->nfilt, n0[1] + 1);
+    assert_int_equal(sp1->nser, n0[2] + 1);
+    assert_string_not_equal(sp1->fingerprint, fp0);
+    for (size_t i = 0; i < nt; i++) {
+        char *now = text_of(dctk_space_pipeline(sp1, t[i].c, t[i].f, t[i].s));
+        if (strcmp(now, before[i]))
+            fail_msg("(%d, %d, %d) was %s, now %s", t[i].c, t[i].f, t[i].s, before[i], now);
+        free(now);
+    }
+    for (int k = 0; k < 4; k++) {
+        json_t *cs = sp1->comp[n0[0] + k].codecs;
+        assert_int_equal(json_array_size(cs), k < 2 ? 1 : 2); /* plain, then behind a shuffle */
+        const char *last = json_string_value(json_object_get(json_array_get(cs, json_array_size(cs) - 1), "name"));
+        assert_string_equal(last, "dctk.test_copy");
+    }
+    assert_string_equal(json_string_value(json_object_get(json_array_get(sp1->filt[n0[1]].codecs, 0), "name")),
+                        "dctk.test_filter");
+    assert_string_equal(json_string_value(json_object_get(json_array_get(sp1->ser[n0[2]].codecs, 0), "name")),
+                        "dctk.test_serializer");
+
+    /* the saved fingerprint names the earlier space, a prefix of this one */
+    int n[3] = {0};
+    bool found = false;
+    assert_int_equal(dctk_space_match(sp1, fp0, n, &found), DCTK_OK);
+    assert_true(found);
+    assert_memory_equal(n, n0, sizeof n);
+    assert_int_equal(dctk_space_match(sp1, sp1->fingerprint, n, &found), DCTK_OK);
+    assert_true(found && n[0] == sp1->ncomp && n[1] == sp1->nfilt && n[2] == sp1->nser);
+    assert_int_equal(dctk_space_match(sp1, "fnv1a64:0123456789abcdef", n, &found), DCTK_OK);
+    assert_false(found);
+    assert_int_equal(dctk_space_match(sp1, "not a fingerprint", n, &found), DCTK_OK);
+    assert_false(found);
+    /* a space with fewer members is no prefix of the earlier one */
+    assert_int_equal(dctk_space_match(sp0, sp1->fingerprint, n, &found), DCTK_OK);
+    assert_false(found);
+
+    /* the saved indices resolve as they did, in the saved space's terms */
+    char now_fp[32];
+    for (size_t i = 0; i < NSAVED; i++) {
+        json_t *codecs;
+        if (dctk_combo_resolve(ds, v, &eo, saved[i].c, saved[i].f, saved[i].s, field_fp, &codecs, now_fp) != DCTK_OK)
+            fail_msg("(%d, %d, %d) after: %s", saved[i].c, saved[i].f, saved[i].s, dctk_detail());
+        char *s = text_of(codecs);
+        assert_string_equal(s, saved_codecs[i]);
+        free(s);
+    }
+    assert_string_not_equal(now_fp, field_fp);
+    json_t *codecs = NULL;
+    /* a solved filter of the saved sweep: still past that sweep's grid, not the new filter */
+    assert_int_equal(dctk_combo_resolve(ds, v, &eo, 0, nfilt0, -1, field_fp, &codecs, NULL), DCTK_ERR_NOT_FOUND);
+    assert_int_equal(dctk_combo_resolve(ds, v, &eo, 0, -1, nser0, field_fp, &codecs, NULL), DCTK_ERR_NOT_FOUND);
+    /* the new compressor is no member of the saved space, but is of today's */
+    assert_int_equal(dctk_combo_resolve(ds, v, &eo, ncomp0, -1, -1, field_fp, &codecs, NULL), DCTK_ERR_ARG);
+    assert_null(codecs);
+    assert_int_equal(dctk_combo_resolve(ds, v, &eo, ncomp0, -1, -1, NULL, &codecs, NULL), DCTK_OK);
+    char *s = text_of(codecs);
+    assert_non_null(strstr(s, "dctk.test_copy"));
+    free(s);
+    /* another space altogether is still refused */
+    assert_int_equal(dctk_combo_resolve(ds, v, &eo, 0, -1, -1, "fnv1a64:0123456789abcdef", &codecs, NULL),
+                     DCTK_ERR_ARG);
+
+    /* the saved best file: read back, its solved winner as recorded */
+    assert_int_equal(dctk_best_read(best_path, &b), DCTK_OK);
+    assert_string_equal(b.fingerprint, field_fp);
+    assert_int_equal(b.combo.filt_idx, nfilt0);
+    assert_int_equal(dctk_combo_resolve(ds, v, &eo, b.combo.comp_idx, b.combo.filt_idx, b.combo.ser_idx,
+                                        b.fingerprint, &codecs, NULL),
+                     DCTK_ERR_NOT_FOUND);
+    json_t *want = json_loads(solved, 0, NULL), *got = json_loads(b.combo.codecs, 0, NULL);
+    assert_true(json_equal(want, got));
+    json_decref(want), json_decref(got);
+    dctk_best_free(&b);
+
+    for (size_t i = 0; i < nt; i++) free(before[i]);
+    for (size_t i = 0; i < NSAVED; i++) free(saved_codecs[i]);
+    dctk_space_free(sp0);
+    dctk_space_free(sp1);
+    dctk_dataset_close(ds);
+    tmpdir_remove(dir);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {cmocka_unit_test(adding_codecs_moves_no_index)};
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
