@@ -1,11 +1,12 @@
 /* The library's allocator, replaceable once at start-up.
  *
  * Byte buffers (dctk_buf), codec instances, per-thread codec contexts, the
- * codecs' own working memory, the sweep's workers and chains, the adaptive
- * search's arrays and the Zarr writer's workers and shard jobs are allocated
- * through these calls, so a program can account for them and a test can make
- * any one of them fail (tests/unit/test_codec_alloc.c, test_sweep_alloc.c,
- * test_zarr_alloc.c). Memory that third-party libraries allocate
+ * codecs' own working memory, the sweep's workers and chains, the plane
+ * metrics' rows, the adaptive search's arrays, the Zarr writer's workers and
+ * shard jobs, the memory store's entries and the write step's verification
+ * blocks are allocated through these calls, so a program can account for
+ * them and a test can make any one of them fail (tests/unit/test_codec_alloc.c,
+ * test_sweep_alloc.c, test_zarr_alloc.c). Memory that third-party libraries allocate
  * inside a codec (zstd, zfp, ...) and JSON values do not pass through here. */
 #ifndef DCTK_ALLOC_H
 #define DCTK_ALLOC_H

@@ -176,9 +176,10 @@ DCTK_API void dctk_metrics_add(dctk_norms *a, const dctk_metric_cfg *cfg, dctk_d
                                const void *y, size_t count);
 /* The plane metrics (SSIM, gradients) of the valid region `count` of one
  * chunk laid out with shape `chunk` (C order): planes are the last two
- * dimensions; a 1-D chunk has gradients along its one dimension and no SSIM. */
-DCTK_API void dctk_metrics_add_planes(dctk_norms *a, const dctk_metric_cfg *cfg, dctk_dtype t, int ndim,
-                                      const size_t *chunk, const size_t *count, const void *x, const void *y);
+ * dimensions; a 1-D chunk has gradients along its one dimension and no SSIM.
+ * DCTK_ERR_NOMEM (a adds nothing) when its row buffers cannot be had. */
+DCTK_API dctk_status dctk_metrics_add_planes(dctk_norms *a, const dctk_metric_cfg *cfg, dctk_dtype t, int ndim,
+                                             const size_t *chunk, const size_t *count, const void *x, const void *y);
 /* Relative errors; 0 when there is no error at all (even if x is all zero). */
 DCTK_API double dctk_norms_l1(const dctk_norms *a);
 DCTK_API double dctk_norms_l2(const dctk_norms *a);

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dctk/alloc.h"
 #include "dctk/eval.h"
 #include "dctk/util.h"
 
@@ -203,15 +204,21 @@ static void plane(plane_ws *p, dctk_norms *a, dctk_dtype t, const void *x, const
     }
 }
 
-void dctk_metrics_add_planes(dctk_norms *a, const dctk_metric_cfg *cfg, dctk_dtype t, int ndim, const size_t *chunk,
-                             const size_t *count, const void *x, const void *y) {
-    if (ndim < 1) return;
+dctk_status dctk_metrics_add_planes(dctk_norms *a, const dctk_metric_cfg *cfg, dctk_dtype t, int ndim,
+                                    const size_t *chunk, const size_t *count, const void *x, const void *y) {
+    if (ndim < 1) return DCTK_OK;
     size_t w = count[ndim - 1], h = ndim >= 2 ? count[ndim - 2] : 1, rs = chunk[ndim - 1];
+    if (w == 0) return DCTK_OK;
     double L = cfg->range > 0 && isfinite(cfg->range) ? cfg->range : 1;
     plane_ws p = {.w = w, .c1 = (0.01 * L) * (0.01 * L), .c2 = (0.03 * L) * (0.03 * L), .shift = cfg->shift};
-    p.ring = malloc(sizeof(double) * 2 * SSIM_WIN * (w ? w : 1));
-    p.col = malloc(sizeof(double) * NQ * (w ? w : 1));
-    if (!p.ring || !p.col || w == 0) goto done; /* out of memory: the plane metrics stay unmeasured (NaN) */
+    p.ring = dctk_malloc(sizeof(double) * 2 * SSIM_WIN * w);
+    p.col = dctk_malloc(sizeof(double) * NQ * w);
+    if (!p.ring || !p.col) {
+        dctk_free(p.ring);
+        dctk_free(p.col);
+        return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory for the plane metrics (SSIM, gradients) of rows of %zu values",
+                         w);
+    }
     /* planes: every index of the leading dimensions within count */
     int lead = ndim >= 2 ? ndim - 2 : 0;
     size_t idx[DCTK_MAX_DIMS] = {0}, nplanes = dctk_shape_nelems(lead, count);
@@ -222,9 +229,9 @@ void dctk_metrics_add_planes(dctk_norms *a, const dctk_metric_cfg *cfg, dctk_dty
         plane(&p, a, t, x, y, po * pstride, h, rs);
         for (int d = lead - 1; d >= 0 && ++idx[d] == count[d]; d--) idx[d] = 0;
     }
-done:
-    free(p.ring);
-    free(p.col);
+    dctk_free(p.ring);
+    dctk_free(p.col);
+    return DCTK_OK;
 }
 
 /* --- the metrics ------------------------------------------------------------------ */

@@ -30,6 +30,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "dctk/alloc.h"
 #include "dctk/codec.h"
 #include "dctk/util.h"
 #include "dctk/write.h"
@@ -82,7 +83,7 @@ static dctk_status check_coordinate(dctk_dataset *ds, size_t v, dctk_zarr_array 
     size_t start[DCTK_MAX_DIMS] = {0}, count[DCTK_MAX_DIMS];
     memcpy(count, var->shape, sizeof count);
     count[0] = had;
-    void *x = malloc(had * rest * es + 1), *y = malloc(had * rest * es + 1);
+    void *x = dctk_malloc(had * rest * es + 1), *y = dctk_malloc(had * rest * es + 1);
     dctk_status st = x && y ? DCTK_OK : DCTK_NOMEM();
     if (st == DCTK_OK && had) st = dctk_zarr_read(a, start, count, y);
     if (st == DCTK_OK && had) st = dctk_dataset_read(ds, v, start, count, x);
@@ -92,8 +93,8 @@ static dctk_status check_coordinate(dctk_dataset *ds, size_t v, dctk_zarr_array 
         st = DCTK_FAIL(DCTK_ERR_FORMAT, "%s: coordinate '%s' at index %zu is %.17g in the store and %.17g in the input: "
                        "the input does not continue this store", store_path, var->name, i / rest, yv, xv);
     }
-    free(x);
-    free(y);
+    dctk_free(x);
+    dctk_free(y);
     return st;
 }
 

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dctk/alloc.h"
 #include "dctk/codec.h"
 #include "dctk/report.h"
 #include "dctk/results.h"
@@ -39,7 +40,7 @@ static bool within(const dctk_result_row *r, const char *max) {
 /* The kept rows of the sweep that ran, within the level, best sample ratio first. */
 static dctk_status kept_rows(const dctk_result_table *t, const char *max, const dctk_result_row ***kept, size_t *n) {
     *n = 0;
-    if (!(*kept = malloc(sizeof **kept * (t->n ? t->n : 1)))) return DCTK_NOMEM();
+    if (!(*kept = dctk_malloc(sizeof **kept * (t->n ? t->n : 1)))) return DCTK_NOMEM();
     for (size_t i = 0; i < t->n; i++)
         if (t->rows[i].keep && !t->rows[i].error[0] && within(&t->rows[i], max)) (*kept)[(*n)++] = &t->rows[i];
     qsort(*kept, *n, sizeof **kept, by_ratio_desc);
@@ -121,7 +122,7 @@ dctk_status dctk_write_next_best(dctk_dataset *ds, size_t v, const dctk_write_op
     DCTK_TRY(dctk_results_read(f->results_path, &t));
     const dctk_result_row **kept = NULL;
     size_t n = 0;
-    stage *failed = malloc(sizeof *failed * (size_t)(f->tries + 1));
+    stage *failed = dctk_malloc(sizeof *failed * (size_t)(f->tries + 1));
     dctk_status st = failed ? kept_rows(&t, f->max_portability, &kept, &n) : DCTK_NOMEM();
     int nfailed = 0;
     if (st == DCTK_OK)
@@ -138,8 +139,8 @@ dctk_status dctk_write_next_best(dctk_dataset *ds, size_t v, const dctk_write_op
     if (st == DCTK_ERR_BOUND && *tried == 0)
         st = DCTK_FAIL(DCTK_ERR_BOUND, "variable '%s': no other kept lossy stage to try",
                        dctk_dataset_var(ds, v)->name);
-    free(failed);
-    free(kept);
+    dctk_free(failed);
+    dctk_free(kept);
     dctk_result_table_free(&t);
     return st;
 }

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dctk/alloc.h"
 #include "dctk/chunking.h"
 #include "dctk/codec.h"
 #include "dctk/write.h"
@@ -188,7 +189,7 @@ dctk_status dctk_write_verify_from(dctk_dataset *ds, size_t v, dctk_zarr_array *
                                    size_t from, const dctk_metric_cfg *cfg, int threads, dctk_write_report *r) {
     const dctk_var *var = dctk_dataset_var(ds, v);
     size_t es = dctk_dtype_size(var->dtype), n = dctk_shape_nelems(var->ndim, block);
-    void *x = malloc(n * es), *y = malloc(n * es);
+    void *x = dctk_malloc(n * es), *y = dctk_malloc(n * es);
     dctk_status st = x && y ? DCTK_OK : DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory for verification");
     size_t grid[DCTK_MAX_DIMS], shape[DCTK_MAX_DIMS], nblocks = 1;
     for (int d = 0; d < var->ndim; d++) {
@@ -204,11 +205,11 @@ dctk_status dctk_write_verify_from(dctk_dataset *ds, size_t v, dctk_zarr_array *
         st = read_both(ds, v, a, start, count, x, y, threads);
         if (st == DCTK_OK) {
             dctk_metrics_add(&norms, cfg, var->dtype, x, y, dctk_shape_nelems(var->ndim, count));
-            if (cfg) dctk_metrics_add_planes(&norms, cfg, var->dtype, var->ndim, count, count, x, y);
+            if (cfg) st = dctk_metrics_add_planes(&norms, cfg, var->dtype, var->ndim, count, count, x, y);
         }
     }
-    free(x);
-    free(y);
+    dctk_free(x);
+    dctk_free(y);
     DCTK_TRY(st);
     r->l1_rel = dctk_norms_l1(&norms);
     r->l2_rel = dctk_norms_l2(&norms);

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "dctk/alloc.h"
 #include "dctk/codec.h"
 #include "dctk/util.h"
 #include "dctk/compress.h"
@@ -104,7 +105,7 @@ static dctk_status trial_chunk(const json_t *codecs, const dctk_var *var) {
     for (int d = 0; d < var->ndim; d++) shape[d] = var->shape[d] < 4 ? (var->shape[d] ? var->shape[d] : 1) : 4;
     dctk_chunk_spec spec = dctk_spec_make(var->dtype, var->ndim, shape);
     size_t nb = dctk_spec_nbytes(&spec);
-    void *src = calloc(1, nb ? nb : 1), *back = calloc(1, nb ? nb : 1);
+    void *src = dctk_calloc(1, nb ? nb : 1), *back = dctk_calloc(1, nb ? nb : 1);
     dctk_codec_ctx *ctx = dctk_codec_ctx_new();
     dctk_buf out = DCTK_BUF_INIT, tmp[2] = {DCTK_BUF_INIT, DCTK_BUF_INIT};
     dctk_status st = src && back && ctx ? DCTK_OK : DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
@@ -115,8 +116,8 @@ static dctk_status trial_chunk(const json_t *codecs, const dctk_var *var) {
     dctk_buf_free(&tmp[0]);
     dctk_buf_free(&tmp[1]);
     dctk_codec_ctx_free(ctx);
-    free(src);
-    free(back);
+    dctk_free(src);
+    dctk_free(back);
     dctk_pipeline_free(p);
     return st;
 }

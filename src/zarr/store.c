@@ -3,7 +3,15 @@
 #include <pthread.h>
 #include <stdio.h>
 
+#include "dctk/alloc.h"
 #include "zarr_internal.h"
+
+/* A copy of s from the library's allocator (dctk_free it); NULL when out of memory. */
+static char *dup_str(const char *s) {
+    size_t n = strlen(s) + 1;
+    char *d = dctk_malloc(n);
+    return d ? memcpy(d, s, n) : NULL;
+}
 
 static dctk_status check_key(const char *key) {
     if (!key || key[0] == '/' || strstr(key, "..") || strstr(key, "//"))
@@ -77,16 +85,16 @@ struct dctk_store_writer {
 dctk_status dctk_store_writer_open(dctk_store *s, const char *key, dctk_store_writer **out) {
     *out = NULL;
     DCTK_TRY(check_key(key));
-    dctk_store_writer *w = calloc(1, sizeof *w);
-    if (!w || !(w->key = strdup(key))) {
-        free(w);
+    dctk_store_writer *w = dctk_calloc(1, sizeof *w);
+    if (!w || !(w->key = dup_str(key))) {
+        dctk_free(w);
         return DCTK_NOMEM();
     }
     w->s = s;
     dctk_status st = s->vt->open_value ? s->vt->open_value(s, key, &w->handle) : DCTK_OK;
     if (st != DCTK_OK) {
-        free(w->key);
-        free(w);
+        dctk_free(w->key);
+        dctk_free(w);
         return st;
     }
     *out = w;
@@ -105,8 +113,8 @@ dctk_status dctk_store_writer_close(dctk_store_writer *w, bool keep) {
     if (w->handle) st = w->s->vt->close_value(w->handle, keep);
     else if (keep) st = w->s->vt->set(w->s, w->key, w->buf.data ? w->buf.data : (const void *)"", w->buf.size);
     dctk_buf_free(&w->buf);
-    free(w->key);
-    free(w);
+    dctk_free(w->key);
+    dctk_free(w);
     return st;
 }
 
@@ -239,23 +247,23 @@ static dctk_status mem_get(dctk_store *s, const char *key, uint64_t off, uint64_
 
 /* Store a copy of p under key; the caller holds the mutex. */
 static dctk_status mem_put(mem_store *m, const char *key, const void *p, size_t n) {
-    uint8_t *copy = malloc(n ? n : 1);
+    uint8_t *copy = dctk_malloc(n ? n : 1);
     if (!copy) return DCTK_NOMEM();
     if (n) memcpy(copy, p, n);
     mem_entry *e = mem_find(m, key);
     if (!e) {
         if (m->n == m->cap) {
             size_t cap = m->cap ? 2 * m->cap : 64;
-            mem_entry *v = realloc(m->e, cap * sizeof *v);
-            if (!v) return free(copy), DCTK_NOMEM();
+            mem_entry *v = dctk_realloc(m->e, cap * sizeof *v);
+            if (!v) return dctk_free(copy), DCTK_NOMEM();
             m->e = v, m->cap = cap;
         }
         e = &m->e[m->n];
-        if (!(e->key = strdup(key))) return free(copy), DCTK_NOMEM();
+        if (!(e->key = dup_str(key))) return dctk_free(copy), DCTK_NOMEM();
         e->data = NULL;
         m->n++;
     }
-    free(e->data);
+    dctk_free(e->data);
     e->data = copy;
     e->n = n;
     return DCTK_OK;
@@ -283,8 +291,8 @@ static dctk_status mem_del(dctk_store *s, const char *key) {
     pthread_mutex_lock(&m->mu);
     mem_entry *e = mem_find(m, key);
     if (e) {
-        free(e->key);
-        free(e->data);
+        dctk_free(e->key);
+        dctk_free(e->data);
         *e = m->e[--m->n];
     }
     pthread_mutex_unlock(&m->mu);
@@ -360,11 +368,11 @@ static dctk_status mem_move(mem_store *m, const char *from, const char *to) {
     for (size_t i = 0; i < m->n; i++) {
         char *k = m->e[i].key;
         if (strncmp(k, from, a) || (k[a] != '\0' && k[a] != '/')) continue;
-        char *nk = malloc(b + strlen(k + a) + 1);
+        char *nk = dctk_malloc(b + strlen(k + a) + 1);
         if (!nk) return DCTK_NOMEM();
         memcpy(nk, to, b);
         strcpy(nk + b, k + a);
-        free(k);
+        dctk_free(k);
         m->e[i].key = nk;
     }
     return DCTK_OK;
@@ -402,7 +410,7 @@ static dctk_status mem_trylock(dctk_store *s, const char *name, const char *what
     *handle = NULL;
     bool created = false;
     dctk_status st = mem_create(s, name, what, strlen(what), &created);
-    if (st == DCTK_OK && created && !(*handle = strdup(name))) {
+    if (st == DCTK_OK && created && !(*handle = dup_str(name))) {
         mem_del(s, name);
         st = DCTK_NOMEM();
     }
@@ -420,16 +428,16 @@ static dctk_status mem_trylock(dctk_store *s, const char *name, const char *what
 static void mem_unlock(dctk_store *s, void *handle) {
     if (!handle) return;
     mem_del(s, handle);
-    free(handle);
+    dctk_free(handle);
 }
 
 static void mem_close(dctk_store *s) {
     mem_store *m = (mem_store *)s;
-    for (size_t i = 0; i < m->n; i++) free(m->e[i].key), free(m->e[i].data);
-    free(m->e);
+    for (size_t i = 0; i < m->n; i++) dctk_free(m->e[i].key), dctk_free(m->e[i].data);
+    dctk_free(m->e);
     pthread_mutex_destroy(&m->mu);
     pthread_mutex_destroy(&m->lock);
-    free(m);
+    dctk_free(m);
 }
 
 static const dctk_store_vt mem_vt = {
@@ -439,7 +447,7 @@ static const dctk_store_vt mem_vt = {
 };
 
 dctk_status dctk_store_mem_new(dctk_store **out) {
-    mem_store *m = calloc(1, sizeof *m);
+    mem_store *m = dctk_calloc(1, sizeof *m);
     if (!m) return DCTK_NOMEM();
     m->base.vt = &mem_vt;
     pthread_mutex_init(&m->mu, NULL);

@@ -9,6 +9,7 @@
  * same order every run. */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <math.h>
 #include <stdio.h>
@@ -30,6 +31,8 @@ static dctk_status sweep(const dctk_space *sp, const float *x, dctk_combo_result
     memset(rows, 0, dctk_space_ncombos(sp) * sizeof *rows);
     return dctk_sweep_run(sp, x, 2, shape, &o, rows);
 }
+
+static bool same(double a, double b) { return a == b || (isnan(a) && isnan(b)); }
 
 static void every_allocation_of_a_sweep_fails_cleanly(void **state) {
     (void)state;
@@ -77,7 +80,8 @@ static void every_allocation_of_a_sweep_fails_cleanly(void **state) {
         }
         for (size_t k = 0; k < nc; k++)
             if (rows[k].keep != ref[k].keep || strcmp(rows[k].error, ref[k].error) || rows[k].l1_rel != ref[k].l1_rel ||
-                !(rows[k].ratio == ref[k].ratio || (isnan(rows[k].ratio) && isnan(ref[k].ratio))))
+                !same(rows[k].ratio, ref[k].ratio) || !same(rows[k].ssim, ref[k].ssim) ||
+                !same(rows[k].gradient_rel, ref[k].gradient_rel))
                 fail_msg("allocation %ld of %ld failed, the sweep succeeded with combo %zu changed: keep %d, "
                          "ratio %g, '%s' (without the failure: %d, %g, '%s')", f, total, k, rows[k].keep,
                          rows[k].ratio, rows[k].error, ref[k].keep, ref[k].ratio, ref[k].error);
@@ -89,7 +93,43 @@ static void every_allocation_of_a_sweep_fails_cleanly(void **state) {
     dctk_space_free(sp);
 }
 
+/* The plane metrics' row buffers: a failure is out of memory with a detail,
+ * nothing added to the sums (it used to leave SSIM and the gradients NaN
+ * without a word). */
+static void plane_metrics_out_of_memory(void **state) {
+    (void)state;
+    size_t n = 0;
+    double *field = case_real_field(&n);
+    assert_non_null(field);
+    assert_true(n >= NY * NX);
+    float x[NY * NX], y[NY * NX];
+    for (size_t i = 0; i < NY * NX; i++) x[i] = (float)field[i], y[i] = (float)field[i] * 1.001f;
+    free(field);
+    dctk_sample_stats stats;
+    dctk_sample_stats_of(DCTK_FLOAT32, x, NY * NX, &stats);
+    dctk_metric_cfg cfg = dctk_metric_cfg_of(&stats);
+    size_t shape[2] = {NY, NX};
+    dctk_norms ref = {0}, a, zero = {0};
+    failing_alloc_install();
+    failing_alloc_reset(0);
+    assert_int_equal(dctk_metrics_add_planes(&ref, &cfg, DCTK_FLOAT32, 2, shape, shape, x, y), DCTK_OK);
+    assert_true(ref.ssim_n > 0 && ref.grad_abs_dx > 0 && isfinite(dctk_norms_ssim(&ref)));
+    long total = al.count;
+    assert_true(total >= 2);
+    for (long f = 1; f <= total; f++) {
+        failing_alloc_reset(f);
+        dctk_clear_detail();
+        a = zero;
+        assert_int_equal(dctk_metrics_add_planes(&a, &cfg, DCTK_FLOAT32, 2, shape, shape, x, y), DCTK_ERR_NOMEM);
+        assert_true(*dctk_detail());
+        assert_memory_equal(&a, &zero, sizeof a);
+        assert_int_equal(al.live, 0);
+    }
+    dctk_set_allocator(NULL);
+}
+
 int main(void) {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(every_allocation_of_a_sweep_fails_cleanly)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(every_allocation_of_a_sweep_fails_cleanly),
+                                       cmocka_unit_test(plane_metrics_out_of_memory)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
