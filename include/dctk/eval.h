@@ -73,10 +73,6 @@ typedef struct dctk_sample_opts {
     uint64_t memory;            /* bytes this process may use (dctk_available_memory); 0: no cap */
     const char *memory_source;  /* what set it, for the lines */
     int threads;                /* workers, each holding a few chunk buffers */
-    /* The levels the cascade policy keeps before it adds time steps
-     * (--vertical-floor); 0: max(4, ceil(log2 levels)). */
-    int vertical_floor;
-    bool no_spatial_split;      /* --no-spatial-split: the production chunk keeps whole slices */
 } dctk_sample_opts;
 
 enum { DCTK_SAMPLE_MAX_RUNS = 256 };
@@ -100,7 +96,6 @@ typedef struct dctk_sample_plan {
     size_t shape[DCTK_MAX_DIMS]; /* the sample's shape */
     uint64_t nbytes, field_bytes, budget;
     dctk_sample_policy policy;
-    int vertical_floor;         /* dctk_sample_opts.vertical_floor */
     char notes[768]; /* what changed the budget: raised to the minimum, shrunk by memory */
     char kind_notes[1024]; /* dimensions whose names the rules do not know: the kind each got and why */
 } dctk_sample_plan;
@@ -321,13 +316,6 @@ typedef struct dctk_gates {
      * an error budget that member is kept whatever its errors (which its row
      * reports); with one, it meets the gates as any other. NaN: off. */
     double information;
-    /* --target-ratio R (R >= 1): the budget is a compression ratio, not an
-     * error. A combo is kept when its ratio reaches R; the winner is the kept
-     * combo with the smallest relative L1 (ties: the higher ratio); the other
-     * gates are reported against the field's budgets (pass_* columns), not
-     * applied. Solvable parameters are solved for the smallest error whose
-     * ratio reaches R. NaN: off. */
-    double target_ratio;
 } dctk_gates;
 
 /* No flag given: every threshold NaN, tolerance 0, extremes and gradient off. */
@@ -500,20 +488,19 @@ DCTK_API uint64_t dctk_sweep_unit_memory(const dctk_chunk_spec *chunk, const dct
  * for chunks of `chunk`: a worker's peak; *heaviest names its pipeline
  * (cap bytes). */
 /* The memory budget of one process: max_memory when set, else the fraction
- * (0: DCTK_MEMORY_FRACTION; the Python tool's --memory-threshold) of
- * dctk_memory_total shared by ranks_on_node ranks; *source (may be NULL)
- * says which. */
+ * DCTK_MEMORY_FRACTION of dctk_memory_total shared by ranks_on_node ranks;
+ * *source (may be NULL) says which. */
 #define DCTK_MEMORY_FRACTION 0.8
-DCTK_API uint64_t dctk_memory_budget(uint64_t max_memory, double fraction, int ranks_on_node, const char **source);
+DCTK_API uint64_t dctk_memory_budget(uint64_t max_memory, int ranks_on_node, const char **source);
 /* The encoder threads of a field's write (field_bytes in shards of
  * shard_bytes, predicted ratio; NaN: unknown) that fit the budget (of
- * dctk_memory_budget(max_memory, fraction, 1)): threads, or fewer when the write's
+ * dctk_memory_budget(max_memory, 1)): threads, or fewer when the write's
  * estimated peak would exceed it. Logs field var's [memory] line (the
  * estimate, the threads, the budget): at debug level when threads fit.
  * *estimate (may be NULL): the write's estimated peak with those threads. */
 DCTK_API int dctk_writer_threads(const json_t *codecs, const dctk_chunk_spec *chunk, uint64_t shard_bytes,
                                  uint64_t field_bytes, double ratio, int threads, uint64_t max_memory,
-                                 double fraction, const char *var, uint64_t *estimate);
+                                 const char *var, uint64_t *estimate);
 DCTK_API uint64_t dctk_sweep_peak_memory(const dctk_space *sp, const dctk_chunk_spec *chunk, char *heaviest,
                                          size_t cap);
 
@@ -540,12 +527,6 @@ DCTK_API void dctk_combo_set_metrics(dctk_combo_result *r, const dctk_norms *n, 
 DCTK_API void dctk_combo_failed_gates(const dctk_combo_result *r, const dctk_gates *g, char *buf, size_t cap);
 /* The best kept combo (highest ratio; ties: lowest combo order), or -1. */
 DCTK_API long dctk_sweep_best(const dctk_combo_result *results, size_t n);
-/* Whether kept combo a ranks before b under g: the higher ratio, or with
- * --target-ratio (g->target_ratio) the smaller relative L1, then the higher
- * ratio. */
-DCTK_API bool dctk_combo_better(const dctk_combo_result *a, const dctk_combo_result *b, const dctk_gates *g);
-/* dctk_sweep_best ranked by dctk_combo_better under g (NULL: by ratio). */
-DCTK_API long dctk_sweep_best_by(const dctk_combo_result *results, size_t n, const dctk_gates *g);
 
 /* --- one variable, end to end ------------------------------------------------ */
 
@@ -585,19 +566,11 @@ typedef struct dctk_evaluate_opts {
     const char *dim_kinds;      /* --dim-kind NAME=KIND,...; NULL: metadata and names */
     uint64_t memory;            /* memory cap for the sample: 0 asks dctk_available_memory, UINT64_MAX none */
     uint64_t inner_chunk_bytes; /* the writer's inner-chunk target */
-    /* --no-spatial-split: a slice over the target is one chunk, not split
-     * (dctk_chunk_shape_split); a line when the chunk is then over
-     * max_inner_chunk_bytes (--max-inner-chunk-mib; 0: 256 MiB) */
-    bool no_spatial_split;
-    uint64_t max_inner_chunk_bytes;
-    int vertical_floor;         /* --vertical-floor (dctk_sample_opts); 0: the default */
     int threads;
-    /* The memory budget of this process (--max-memory); 0: memory_fraction
-     * (--memory-threshold; 0: DCTK_MEMORY_FRACTION) of what the node allows
-     * (dctk_memory_total), shared by ranks_on_node ranks (0 or 1: this
-     * process alone). */
+    /* The memory budget of this process (--max-memory); 0: a safety fraction
+     * of what the node allows (dctk_memory_total), shared by ranks_on_node
+     * ranks (0 or 1: this process alone). */
     uint64_t max_memory;
-    double memory_fraction;
     int ranks_on_node;
     double override_l1;         /* NaN: use the table (the same as gates.l1; either may be set) */
     dctk_gates gates;           /* as asked (flags); zeroed opts: set with dctk_gates_none() */
@@ -624,10 +597,6 @@ typedef struct dctk_evaluate_opts {
     long max_evals;
     /* adaptive: a new phase starts (progress then counts its combos); NULL: none */
     void (*phase)(void *user, const char *phase);
-    /* The writer's --codecs (core, numcodecs, plugin, all): the top level of
-     * best_{var}.json is the best combo its readers decode, the one compress
-     * writes at that level; NULL: numcodecs, compress's default. */
-    const char *codecs_level;
 } dctk_evaluate_opts;
 
 typedef struct dctk_evaluate_summary {
@@ -635,19 +604,9 @@ typedef struct dctk_evaluate_summary {
     dctk_row_counts counts;     /* the rows by status (kept, rejected, failed, pruned, left out) */
     size_t nmeasured;           /* combos measured on the whole sample (all but those left out when exhaustive) */
     size_t nleft;               /* combos left out before the sweep (they can never give a distinct result) */
-    /* The best kept combo whose readers are within the writer's level
-     * (codecs_level; the overall winner when none is): combo index, -1 when
-     * none was kept. */
-    long best;
+    long best;                  /* combo index, -1 when none was kept */
     dctk_combo_result best_row;
     char best_name[512];        /* its readable pipeline (dctk_pipeline_name), "" when none */
-    dctk_codec_portability level; /* the writer's level best was chosen at */
-    /* The best kept combo of every level, the same as best unless a combo
-     * beyond the level has a higher ratio; its readers' level. */
-    long winner;
-    dctk_combo_result winner_row;
-    char winner_name[512];
-    dctk_codec_portability winner_portability;
     double threshold;
     dctk_gates gates;           /* the gates applied */
     char threshold_source[256];
@@ -700,30 +659,6 @@ DCTK_API dctk_status dctk_space_for_field(struct dctk_dataset *ds, size_t v, con
  * gates without a sweep (--pipeline); the physical bounds are left off. */
 DCTK_API dctk_status dctk_metric_cfg_for_field(struct dctk_dataset *ds, size_t v, const dctk_evaluate_opts *o,
                                                dctk_metric_cfg *cfg);
-/* The same space without reading the field: from where/space_VAR.json, the
- * record the sweep wrote beside best_VAR.json (the sample's statistics, the
- * members it added past the grid, the input's identity and the sampling
- * options). The grid is built again from the recorded statistics with o's
- * space options, so other class flags still give another fingerprint; the
- * recorded members follow when the grid is the sweep's. *sp stays NULL, with
- * why set (one clause), when there is no record or it does not hold for this
- * input (a file changed: size, time or inode) or these sampling options; the
- * caller then rebuilds with dctk_space_for_field. */
-DCTK_API dctk_status dctk_space_recorded(struct dctk_dataset *ds, size_t v, const dctk_evaluate_opts *o,
-                                         const char *where, dctk_space **sp, char *why, size_t cap);
-/* "{dir}/space_{var}.json". */
-DCTK_API dctk_status dctk_space_record_path(char *buf, size_t cap, const char *dir, const char *var);
-
-/* The sample dctk_evaluate_variable would take of variable v with options o,
- * as best_{var}.json's "sample" records it: the plan (dims with their runs,
- * shape, bytes, tiles) and the digest of its bytes; a field the scan finds
- * constant has no sample ({} then). *sample is a new reference. */
-DCTK_API dctk_status dctk_sample_taken(struct dctk_dataset *ds, size_t v, const dctk_evaluate_opts *o,
-                                       json_t **sample);
-/* Whether two such records (or best_{var}.json's) describe the same sample:
- * the same dims, runs and tiles, shape, bytes and digest, whatever limit or
- * policy made them (a field under every limit is sampled whole alike). */
-DCTK_API bool dctk_sample_same(const json_t *a, const json_t *b);
 
 
 #ifdef __cplusplus

@@ -32,14 +32,6 @@ DCTK_API dctk_status dctk_store_path_for(const char *where, const char *dataset,
  * bytes, may be NULL) gets the rebuilt space's once it is built. */
 DCTK_API dctk_status dctk_combo_resolve(dctk_dataset *ds, size_t v, const dctk_evaluate_opts *eo, int c, int f, int s,
                                         const char *expect_fingerprint, json_t **codecs, char *fingerprint);
-/* The same, in the space the sweep recorded in where/space_VAR.json
- * (dctk_space_recorded), which also holds the members it solved: the field
- * is not read. When the record is missing or does not hold, the space is
- * rebuilt from the field as above and why (cap bytes; may be NULL) says why,
- * "" otherwise. where NULL: dctk_combo_resolve. */
-DCTK_API dctk_status dctk_combo_resolve_at(dctk_dataset *ds, size_t v, const dctk_evaluate_opts *eo, const char *where,
-                                           int c, int f, int s, const char *expect_fingerprint, json_t **codecs,
-                                           char *fingerprint, char *why, size_t cap);
 /* The Zarr v3 codec list a results row names by its stages' JSON (filter,
  * serializer or the plain bytes one for dtype t, compressor), or NULL when
  * the row names none that parses (or out of memory). New reference. */
@@ -57,7 +49,6 @@ struct dctk_write_opts {
     const char *store_path;     /* the .zarr folder (created when missing) */
     const json_t *codecs;       /* the pipeline (borrowed) */
     uint64_t inner_chunk_bytes; /* --inner-chunk-mib */
-    bool no_spatial_split;      /* --no-spatial-split (dctk_chunk_shape_split) */
     uint64_t shard_bytes;       /* --shard-mib */
     int threads;
     bool verify;
@@ -144,10 +135,6 @@ DCTK_API dctk_status dctk_write_field_shared(dctk_dataset *ds, size_t v, const d
  * threshold, fingerprint, sample limit, gates and predicted ratio. New
  * reference. */
 DCTK_API json_t *dctk_write_provenance(const json_t *codecs, const dctk_best *combo);
-/* The Python packages a reader of codecs installs beyond zarr-python and
- * numcodecs (each codec's, and zarr-any-numcodecs for any-numcodecs.*
- * codecs): a new JSON array of strings, empty for a numcodecs pipeline. */
-DCTK_API json_t *dctk_codecs_reader_packages(const json_t *codecs);
 
 /* The next-best policy. The sweep judged combos on a sample; the whole field
  * can miss a bound the sample met. */
@@ -184,38 +171,6 @@ DCTK_API dctk_status dctk_write_next_best(dctk_dataset *ds, size_t v, const dctk
  * says so); the root group gets the dataset's global attributes and the
  * consolidated metadata. */
 DCTK_API dctk_status dctk_merge_fields(dctk_dataset *ds, const char *store_path, int threads);
-
-/* from_nc_to_zarr: every variable of ds, coordinates included, into the Zarr
- * v3 store at store_path (created when missing) with the plain bytes
- * serializer alone (no filter, no compressor, no sharding), its attributes
- * and dimension names, the dataset's attributes on the root, and the
- * metadata consolidated when asked. The values are ds's: decoded
- * (dctk_dataset_open) or as stored (dctk_dataset_open_stored, the fill value
- * then the variable's _FillValue). Chunks: the input's (source_chunks; a
- * variable the input keeps contiguous is one chunk), else at most
- * DCTK_COPY_CHUNK_BYTES with whole trailing dimensions first. */
-#define DCTK_COPY_CHUNK_BYTES (128u << 20)
-typedef struct dctk_copy_opts {
-    bool source_chunks;
-    bool consolidate;
-    int threads;
-    /* after each variable: its chunk shape and the bytes stored; may be NULL */
-    void (*notify)(void *user, const dctk_var *var, const size_t *chunk, uint64_t bytes);
-    void *user;
-} dctk_copy_opts;
-DCTK_API dctk_status dctk_copy_to_zarr(dctk_dataset *ds, const char *store_path, const dctk_copy_opts *o);
-/* What a store of ds lacks before it is complete (what the merge of
- * dctk_merge_fields gives): the data variables not in it yet (the merge
- * refuses until they are), the coordinate and CF bounds variables not
- * stored or stored lossily (the merge writes them), and whether the root's
- * consolidated metadata lists every array of ds the store holds. Names are
- * comma separated, "" when none (cut at the buffer's end with "..."). */
-typedef struct dctk_store_gaps {
-    char fields[1024];
-    char coords[1024];
-    bool consolidated;
-} dctk_store_gaps;
-DCTK_API dctk_status dctk_store_gaps_of(dctk_dataset *ds, const char *store_path, dctk_store_gaps *g);
 /* Appending along time (src/write/append.c): the store of a run grows by the
  * steps the input has beyond it. The input is the whole run (its files so
  * far); each data variable in the store must agree with it but for a longer

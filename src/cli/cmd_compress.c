@@ -45,8 +45,7 @@ static const cli_opt opts[] = {
      "not stored (default: the line only)"},
     {"--continue-on-error", "--no-continue-on-error", OPT_BOOL, &continue_on_error, NULL,
      "the Python tool's: after a field fails, go on with the others (default); --no-continue-on-error "
-     "stops there, the rest recorded as skipped (under mpirun the ranks stop together after the round of fields "
-     "in which one failed; exit 1 either way)"},
+     "stops there, the rest recorded as skipped (one process; exit 1 either way)"},
     {"--consolidate", "--no-consolidate", OPT_BOOL, &consolidate, NULL,
      "the Python tool's: end by consolidating the store's metadata, a whole-file run by merging (default); "
      "--no-consolidate leaves that to merge_compressed_fields and drops any earlier consolidated metadata"},
@@ -70,8 +69,7 @@ const cli_cmd cmd_compress = {
             "skipped when this run would write it the same way (same input size and mtime, pipeline, chunks,\n"
             "shards, verification, gate), else rewritten with a line saying what changed (--no-skip-existing\n"
             "rewrites it anyway); a field whose DIR/best_FIELD.json still holds for this input\n"
-            "(same space fingerprint, sample and threshold: the sample's plan and digest decide, not the text of\n"
-            "--eval-data-size-limit) is written with it without a sweep; the\n"
+            "(same space fingerprint, sample size limit and threshold) is written with it without a sweep; the\n"
             "others are swept (evaluate_combos) and written with their best combo. --pipeline writes every field\n"
             "with one given pipeline and sweeps nothing; with a threshold (--override-existing-l1-error, or the\n"
             "one in a best_VAR.json) its verification gates on every enabled gate (L1, L2, Linf, bias, --phys-min,\n"
@@ -130,7 +128,6 @@ static int compress_dataset(const char *cmd, const char *dataset, int argc, char
     int rc = sweep_cli_eval_opts(cmd, &so, &eo);
     if (so.par && rc) return dctk_par_agree(so.par, DCTK_ERR_ARG) == DCTK_OK ? 0 : rc;
     if (rc) return rc;
-    so.stop_after_failure = !continue_on_error;
     sweep_call call = {.cmd = cmd, .dataset = dataset};
     dctk_compress_opts o = {.vars = vars_arg, .field = so.field, .pipeline = pipeline_arg,
                             .skip_existing = skip_existing, .argc = argc, .argv = (const char *const *)argv,
@@ -140,7 +137,7 @@ static int compress_dataset(const char *cmd, const char *dataset, int argc, char
                             .share = so.par ? share : NULL, .collect = so.par ? collect : NULL,
                             .sum = so.par ? sum : NULL,
                             .sweep_user = &call, .stop_on_error = !continue_on_error, .no_consolidate = !consolidate};
-    write_cli_step(cmd, dataset, so.where, &eo, &wo, &o.write);
+    write_cli_step(cmd, dataset, so.where, so.inner_chunk_mib, &wo, &o.write);
     o.write.verify_advisory = !verify_gate;
     o.write.cr_drift_tol = cr_drift_tol;
     o.write.cr_drift_gate = cr_drift_gate;
@@ -196,8 +193,6 @@ static int run(int argc, char **argv) {
     if (rc) return rc < 0 ? 0 : rc;
     if (np == 2) so.where = pos[1];
     if ((rc = write_cli_check_level(cmd, &wo))) return rc;
-    /* the sweep's best file names first what this run writes */
-    so.codecs_level = wo.level == DCTK_PORT_DCTK ? "all" : dctk_portability_name(wo.level);
     wo.threads = so.threads; /* one thread count for the sweep and the writer */
     wo.max_memory = so.max_memory;
     if (!so.where) {

@@ -25,7 +25,6 @@ static const cli_opt opts[] = {
     {"--thresholds-table", NULL, OPT_STR, &so.thresholds, "CSV",
      "threshold table (default: the l1_error_thresholds.csv shipped with dc_toolkit)"},
     WRITE_CLI_OPTS(wo),
-    MEMORY_SHARE_CLI_OPT(so.memory_threshold),
     {"--allow-shared-node", NULL, OPT_BOOL, &so.allow_shared_node, NULL,
      "under MPI, allow several ranks on one node (tests); default: one rank per node"},
     {"--verbose", NULL, OPT_BOOL, &so.verbose, NULL, "debug log: which shards each rank wrote"},
@@ -59,12 +58,10 @@ const cli_cmd cmd_compress_with_optimal = {
     .name = "compress_with_optimal",
     .summary = "write one field with a chosen combo into DIR/DATASET.zarr, then verify it",
     .usage = "DATASET DIR FIELD COMP_IDX FILT_IDX SER_IDX [options]",
-    .help = "Resolves the combo (COMP_IDX, FILT_IDX, SER_IDX; -1 = none) in the codec space that\n"
-            "evaluate_combos recorded in DIR/space_FIELD.json, without reading the field (when the record is\n"
-            "missing, or the input or the sampling options changed since the sweep, the space is rebuilt from\n"
-            "the field, with a line); the same --eval-data-size-limit and class flags are needed (a different\n"
-            "space is refused when DIR/best_FIELD.json records another fingerprint, while one that codecs added\n"
-            "since only extend keeps every index), or takes the pipeline from\n"
+    .help = "Resolves the combo (COMP_IDX, FILT_IDX, SER_IDX; -1 = none) against the codec space that\n"
+            "evaluate_combos used (same --eval-data-size-limit and class flags; a different space is refused\n"
+            "when DIR/best_FIELD.json records another fingerprint, while one that codecs added since only\n"
+            "extend keeps every index), or takes the pipeline from\n"
             "--combo. Streams the whole field into DIR/DATASET.zarr as the array FIELD, in inner\n"
             "chunks of --inner-chunk-mib grouped into shards of --shard-mib, under a staging name, then reads it\n"
             "back and compares it with the input; only then does it replace an earlier copy of FIELD (a failed\n"
@@ -99,7 +96,7 @@ static int write_pipeline(const char *cmd, dctk_dataset *ds, size_t v, const cha
         return cli_fail(cmd, st);
     }
     dctk_write_step step;
-    write_cli_step(cmd, dataset, where, eo, &wo, &step);
+    write_cli_step(cmd, dataset, where, so.inner_chunk_mib, &wo, &step);
     if (!gated) {
         step.accept = dctk_write_accept_advisory;
         step.accept_user = &step;
@@ -139,8 +136,7 @@ static int write_field(int argc, char **argv) {
     int rc = cli_parse(&cmd_compress_with_optimal, argc, argv, pos, 3, 6, &np);
     if (rc) return rc < 0 ? 0 : rc;
     if ((rc = write_cli_check_level(cmd, &wo))) return rc;
-    gate_l1 = so.override_l1; /* --l1-threshold: the bound the verification gates on, also of --combo and indices */
-    wo.bound_l1 = gate_l1;    /* and the one the store's provenance records */
+    gate_l1 = so.override_l1; /* --l1-threshold: with --pipeline, the bound the verification gates on */
     int idx[3];
     if (pipeline_arg && (combo_path || np > 3)) {
         fprintf(stderr, "dc_toolkit %s: --pipeline replaces the indices and --combo: give only one\n", cmd);
@@ -167,7 +163,7 @@ static int write_field(int argc, char **argv) {
     json_t *codecs = NULL;
     dctk_write_step step;
     dctk_write_report r;
-    write_cli_step(cmd, dataset, where, &eo, &wo, &step);
+    write_cli_step(cmd, dataset, where, so.inner_chunk_mib, &wo, &step);
     st = dctk_dataset_find(ds, field, &v);
     if (st == DCTK_OK && pipeline_arg) {
         rc = write_pipeline(cmd, ds, v, dataset, where, &eo);

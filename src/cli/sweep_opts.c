@@ -18,38 +18,10 @@ void sweep_cli_defaults(sweep_cli *o) {
     o->oversub = "warn";
     o->override_l1 = NAN;
     o->with_lossy = true;
-    o->pearson_min = o->ssim_min = o->phys_min = o->phys_max = o->abs_err = o->keep_info = o->target_ratio = NAN;
+    o->pearson_min = o->ssim_min = o->phys_min = o->phys_max = o->abs_err = o->keep_info = NAN;
     o->q99 = o->grad = NAN;
     o->codec_threads = 1;
     o->l2_gate = o->linf_gate = o->bias_gate = o->grad_shortcircuit = true;
-    o->spatial_split = true;
-    o->max_inner_chunk_mib = 256;
-    o->memory_threshold = NAN;
-}
-
-/* The Python tool's chunk and sampling flags; 0 or the exit code of a usage error (printed). */
-static int layout_flags(const char *cmd, const sweep_cli *o) {
-    if (!(o->inner_chunk_mib * 1048576 >= 1)) {
-        fprintf(stderr, "dc_toolkit %s: --inner-chunk-mib must be positive\n", cmd);
-        return 2;
-    }
-    if (!(o->max_inner_chunk_mib * 1048576 >= 1)) {
-        fprintf(stderr, "dc_toolkit %s: --max-inner-chunk-mib must be positive\n", cmd);
-        return 2;
-    }
-    if (o->vertical_floor && (o->vertical_floor < 3 || o->vertical_floor > 100000)) {
-        fprintf(stderr, "dc_toolkit %s: --vertical-floor takes 3 levels or more (the sample keeps at least 3), "
-                        "not %ld\n", cmd, o->vertical_floor);
-        return 2;
-    }
-    return 0;
-}
-
-void sweep_cli_layout(const sweep_cli *o, dctk_evaluate_opts *eo) {
-    eo->inner_chunk_bytes = (uint64_t)(o->inner_chunk_mib * 1048576);
-    eo->no_spatial_split = !o->spatial_split;
-    eo->max_inner_chunk_bytes = (uint64_t)(o->max_inner_chunk_mib * 1048576);
-    eo->vertical_floor = (int)o->vertical_floor;
 }
 
 /* "off" or a positive number; NULL (not given) is NaN: the default multiple. */
@@ -77,12 +49,6 @@ int sweep_cli_gates(const char *cmd, const sweep_cli *o, dctk_gates *g) {
     if (!isnan(o->keep_info) && !(o->keep_info > 0 && o->keep_info <= 1)) {
         fprintf(stderr, "dc_toolkit %s: --keep-information takes a share of the information, more than 0 and at "
                         "most 1 (0.99: 99 %%), not %g\n", cmd, o->keep_info);
-        return 2;
-    }
-    g->target_ratio = o->target_ratio;
-    if (!isnan(o->target_ratio) && !(o->target_ratio >= 1 && isfinite(o->target_ratio))) {
-        fprintf(stderr, "dc_toolkit %s: --target-ratio takes a compression ratio of 1 or more, not %g\n", cmd,
-                o->target_ratio);
         return 2;
     }
     g->pearson_min = o->pearson_min;
@@ -135,8 +101,10 @@ const char *sweep_default_thresholds(void) {
 
 int sweep_cli_eval_opts(const char *cmd, const sweep_cli *o, dctk_evaluate_opts *eo) {
     memset(eo, 0, sizeof *eo);
-    double share;
-    if (layout_flags(cmd, o) || cli_memory_share(cmd, o->memory_threshold, &share)) return 2;
+    if (!(o->inner_chunk_mib * 1048576 >= 1)) {
+        fprintf(stderr, "dc_toolkit %s: --inner-chunk-mib must be positive\n", cmd);
+        return 2;
+    }
     dctk_oversub_mode mode;
     if (dctk_oversub_mode_parse(o->oversub, &mode) != DCTK_OK) return cli_fail(cmd, DCTK_ERR_ARG);
     if (dctk_oversubscription_check(mode) != DCTK_OK) return cli_fail(cmd, DCTK_ERR_ARG);
@@ -160,12 +128,6 @@ int sweep_cli_eval_opts(const char *cmd, const sweep_cli *o, dctk_evaluate_opts 
     if (o->max_evals < 0 || (o->max_evals > 0 && search != DCTK_SEARCH_ADAPTIVE)) {
         fprintf(stderr, "dc_toolkit %s: --max-evals takes a positive count and needs --search adaptive (an exhaustive "
                 "sweep measures every combo)\n", cmd);
-        return 2;
-    }
-    dctk_codec_portability level;
-    if (o->codecs_level && (!dctk_portability_parse(o->codecs_level, &level) || !strcmp(o->codecs_level, "dctk"))) {
-        fprintf(stderr, "dc_toolkit %s: --codecs: '%s' is not one of core, numcodecs, plugin, all\n", cmd,
-                o->codecs_level);
         return 2;
     }
     if (o->thresholds && access(o->thresholds, R_OK) != 0) {
@@ -196,9 +158,9 @@ int sweep_cli_eval_opts(const char *cmd, const sweep_cli *o, dctk_evaluate_opts 
         .sampling_policy = policy,
         .memory = memory,
         .dim_kinds = o->dim_kinds,
+        .inner_chunk_bytes = (uint64_t)(o->inner_chunk_mib * 1048576),
         .threads = o->threads ? (int)o->threads : dctk_available_cores(),
         .max_memory = o->max_memory,
-        .memory_fraction = share,
         .override_l1 = o->override_l1,
         .thresholds_csv = o->thresholds ? o->thresholds : sweep_default_thresholds(),
         .spec = spec,
@@ -207,9 +169,7 @@ int sweep_cli_eval_opts(const char *cmd, const sweep_cli *o, dctk_evaluate_opts 
         .resume = o->resume,
         .search = search,
         .max_evals = o->max_evals,
-        .codecs_level = o->codecs_level,
     };
-    sweep_cli_layout(o, eo);
     return 0;
 }
 
@@ -302,28 +262,9 @@ static void print_summary(const dctk_var *var, const dctk_evaluate_opts *eo, con
     /* the pipeline by name; the indices only where a command takes them; the worst error in the field's units */
     printf("%s: best combo %s; ratio %.3f, relative L1 %.3e, L2 %.3e, Linf %.3e, max abs error %.6g%s\n",
            var->name, s->best_name, b->ratio, b->l1_rel, b->l2_rel, b->linf_rel, b->max_abs_err, un);
-    /* one meaning of best: the line above is what compress writes at the level; the winner of every level beside it */
-    const char *flag = s->winner_portability == DCTK_PORT_DCTK ? "all" : dctk_portability_name(s->winner_portability);
-    if (s->winner >= 0 && s->winner != s->best)
-        printf("%s: that is the best combo at reader level '%s' (what compress writes); the overall winner, "
-               "%s (ratio %.3f, readers: %s), is best_%s.json's overall_winner: compress --codecs %s writes it\n",
-               var->name, dctk_portability_name(s->level), s->winner_name, s->winner_row.ratio,
-               dctk_portability_name(s->winner_portability), var->name, flag);
-    else if (s->winner >= 0 && s->winner_portability > s->level)
-        printf("%s: no kept combo is read at level '%s': best_%s.json names the overall winner (readers: %s), which "
-               "compress writes only with --codecs %s\n", var->name, dctk_portability_name(s->level), var->name,
-               dctk_portability_name(s->winner_portability), flag);
     if (b->information > 0)
         printf("%s: chosen by information, not by an error budget: it keeps %.6g of the field's real information "
                "(--keep-information)\n", var->name, b->information);
-    if (!isnan(s->gates.target_ratio)) {
-        char failed[128];
-        dctk_combo_failed_gates(b, &s->gates, failed, sizeof failed);
-        bool budget = !isnan(s->gates.l1) || !isnan(s->gates.abs_err);
-        printf("%s: the smallest relative L1 of the combos whose ratio reaches %g (--target-ratio); the field's other "
-               "gates %s%s\n", var->name, s->gates.target_ratio, !budget ? "have no error budget to report against"
-               : failed[0] ? "missed: " : "met", budget ? failed : "");
-    }
     if (s->input_bytes && s->field_bytes) {
         double r = b->ratio * (double)s->input_bytes / (double)s->field_bytes;
         char in[32];
@@ -473,7 +414,7 @@ int sweep_cli_run(const char *cmd, const char *dataset, const sweep_cli *o, swee
         if (st != DCTK_OK) {
             if (root) fprintf(stderr, "dc_toolkit %s: %s: %s\n", cmd, dataset, dctk_detail());
             failures++;
-            if (st == DCTK_ERR_INTERRUPTED || o->stop_after_failure) break;
+            if (st == DCTK_ERR_INTERRUPTED) break;
             continue;
         }
         swept++;

@@ -38,16 +38,13 @@ static void say_stdio(void *user, dctk_say_to to, const char *text) {
     if (text[0] && text[strlen(text) - 1] == '\n') fflush(f);
 }
 
-void write_cli_step(const char *cmd, const char *dataset, const char *where, const dctk_evaluate_opts *eo,
+void write_cli_step(const char *cmd, const char *dataset, const char *where, double inner_chunk_mib,
                     const write_cli *w, dctk_write_step *out) {
     dctk_write_step_defaults(out);
     out->cmd = cmd;
     out->dataset = dataset;
     out->where = where;
-    out->inner_chunk_mib = (double)eo->inner_chunk_bytes / 1048576.0;
-    out->no_spatial_split = eo->no_spatial_split;
-    out->max_inner_chunk_bytes = eo->max_inner_chunk_bytes;
-    out->memory_fraction = eo->memory_fraction;
+    out->inner_chunk_mib = inner_chunk_mib;
     out->shard_mib = w->shard_mib;
     out->threads = w->threads;
     out->max_memory = w->max_memory;
@@ -125,8 +122,8 @@ static dctk_status resolve_combo(const char *combo_path, const char *field, dctk
  * When they miss it but name a combo of the space with lossy codecs, the
  * missing threshold is the reason, said first and once (else the
  * lossless space's own complaint, st, stands, prefixed by that fact). */
-static dctk_status lossy_only(dctk_dataset *ds, size_t v, const char *where, const dctk_evaluate_opts *eo,
-                              const dctk_space_opts *vs, const int *idx, dctk_status st) {
+static dctk_status lossy_only(dctk_dataset *ds, size_t v, const dctk_evaluate_opts *eo, const dctk_space_opts *vs,
+                              const int *idx, dctk_status st) {
     const dctk_var *var = dctk_dataset_var(ds, v);
     char why[1024];
     snprintf(why, sizeof why, "%s", dctk_detail());
@@ -138,8 +135,7 @@ static dctk_status lossy_only(dctk_dataset *ds, size_t v, const char *where, con
     dctk_evaluate_opts le = *eo;
     le.space = *vs;
     json_t *codecs = NULL;
-    if (!vs->with_lossy ||
-        dctk_combo_resolve_at(ds, v, &le, where, idx[0], idx[1], idx[2], NULL, &codecs, NULL, NULL, 0) != DCTK_OK) {
+    if (!vs->with_lossy || dctk_combo_resolve(ds, v, &le, idx[0], idx[1], idx[2], NULL, &codecs, NULL) != DCTK_OK) {
         const char *own = strncmp(why, "variable '", 10) == 0 && strstr(why, "': ") ? strstr(why, "': ") + 3 : why;
         return DCTK_FAIL(st, "%s: %s", no_threshold, own);
     }
@@ -159,14 +155,9 @@ static dctk_status lossy_only(dctk_dataset *ds, size_t v, const char *where, con
  * with those indices. Keeps the resolver's detail when neither has it. */
 static dctk_status solved_member(const char *where, const dctk_var *var, const int *idx, const dctk_best *best,
                                  json_t **codecs) {
-    /* the top level, the overall winner or a level's best */
-    const dctk_best_combo *named[2 + DCTK_PORT_DCTK + 1] = {best ? &best->combo : NULL, best ? &best->winner : NULL};
-    for (int p = DCTK_PORT_CORE; best && p <= DCTK_PORT_DCTK; p++) named[2 + p] = &best->level[p];
-    for (size_t k = 0; k < sizeof named / sizeof named[0]; k++) {
-        const dctk_best_combo *c = named[k];
-        if (c && c->has_indices && c->comp_idx == idx[0] && c->filt_idx == idx[1] && c->ser_idx == idx[2] && c->codecs)
-            return (*codecs = json_loads(c->codecs, 0, NULL)) ? DCTK_OK : DCTK_NOMEM();
-    }
+    const dctk_best_combo *c = best ? &best->combo : NULL;
+    if (c && c->has_indices && c->comp_idx == idx[0] && c->filt_idx == idx[1] && c->ser_idx == idx[2] && c->codecs)
+        return (*codecs = dctk_best_codecs_json(best)) ? DCTK_OK : DCTK_NOMEM();
     char why[1024], path[4096];
     snprintf(why, sizeof why, "%s", dctk_detail());
     dctk_result_table t = DCTK_RESULT_TABLE_INIT;
@@ -201,15 +192,10 @@ static dctk_status resolve_indices(dctk_dataset *ds, size_t v, const char *where
     dctk_space_opts vs = dctk_spec_space(eo->spec, field, &eo->space);
     se.space = dctk_space_opts_for(&vs, gates);
     bool lossless = st == DCTK_OK && dctk_gates_lossless(gates);
-    char no_record[1024] = "";
-    if (st == DCTK_OK)
-        st = dctk_combo_resolve_at(ds, v, &se, where, idx[0], idx[1], idx[2], fp, codecs, NULL, no_record,
-                                   sizeof no_record);
-    /* a sweep of this version records its space; without the record the field was read again */
-    if (*best && no_record[0]) printf("%s: %s: the codec space was rebuilt from the field\n", field, no_record);
+    if (st == DCTK_OK) st = dctk_combo_resolve(ds, v, &se, idx[0], idx[1], idx[2], fp, codecs, NULL);
     /* past the grid: a member solved for the budget (a lossless space has none) */
     if (!lossless && st == DCTK_ERR_NOT_FOUND) st = solved_member(where, var, idx, *best, codecs);
-    if (lossless && st != DCTK_OK && st != DCTK_ERR_NOMEM) st = lossy_only(ds, v, where, eo, &vs, idx, st);
+    if (lossless && st != DCTK_OK && st != DCTK_ERR_NOMEM) st = lossy_only(ds, v, eo, &vs, idx, st);
     else if (lossless && st == DCTK_OK)
         printf("%s: no threshold (no row for '%s' in units '%s' in the table, no --l1-threshold): written "
                "losslessly only; give --l1-threshold X to allow lossy compression\n", field, field,

@@ -1,14 +1,10 @@
 /* One variable end to end: sample, space, sweep, and the three result files
  * (per-rank CSV streamed row by row, Parquet, best_{var}.json). */
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -90,20 +86,15 @@ static void free_row(dctk_result_row *row) {
     free((char *)row->name);
 }
 
-/* A combo's readable pipeline into name (cap bytes), for the console. */
-static void name_combo(const dctk_space *sp, const dctk_combo_result *b, char *name, size_t cap) {
+/* s->best_name from s->best_row, for the console. */
+static void name_best(const dctk_space *sp, dctk_evaluate_summary *s) {
+    const dctk_combo_result *b = &s->best_row;
     if (!dctk_space_has(sp, b->c, b->f, b->s)) return;
     json_t *codecs = dctk_space_pipeline(sp, b->c, b->f, b->s);
     char *n = codecs ? dctk_codecs_name(codecs) : NULL;
-    snprintf(name, cap, "%s", n ? n : "");
+    snprintf(s->best_name, sizeof s->best_name, "%s", n ? n : "");
     free(n);
     json_decref(codecs);
-}
-
-/* s->best_name and s->winner_name from their rows. */
-static void name_best(const dctk_space *sp, dctk_evaluate_summary *s) {
-    name_combo(sp, &s->best_row, s->best_name, sizeof s->best_name);
-    name_combo(sp, &s->winner_row, s->winner_name, sizeof s->winner_name);
 }
 
 static void on_result(void *user, const dctk_combo_result *r) {
@@ -161,13 +152,12 @@ static bool best_combo(const dctk_space *sp, const dctk_combo_result *r, dctk_be
 /* For each reader level, the best kept combo whose every codec is read at
  * that level or a lower one, so a writer limited to a level chooses without
  * re-running anything. */
-static bool best_by_level(const dctk_space *sp, const dctk_combo_result *res, size_t n, const dctk_gates *g,
-                          dctk_best *b) {
+static bool best_by_level(const dctk_space *sp, const dctk_combo_result *res, size_t n, dctk_best *b) {
     long best[DCTK_PORT_DCTK + 1] = {-1, -1, -1, -1};
     for (size_t k = 0; k < n; k++) {
         if (!res[k].keep) continue;
         for (int p = combo_level(sp, res[k].c, res[k].f, res[k].s); p <= DCTK_PORT_DCTK; p++)
-            if (best[p] < 0 || dctk_combo_better(&res[k], &res[best[p]], g)) best[p] = (long)k;
+            if (best[p] < 0 || res[k].ratio > res[best[p]].ratio) best[p] = (long)k;
     }
     bool ok = true;
     for (int p = DCTK_PORT_CORE; p <= DCTK_PORT_DCTK; p++)
@@ -234,10 +224,7 @@ static dctk_status write_best(const char *dir, const char *var, const char *cons
     char path[4096];
     dctk_status st = dctk_results_best_path(path, sizeof path, dir, var);
     if (st == DCTK_OK) st = best_texts(var, var_dims, sp, s, &b);
-    b.has_reader_level = b.has_winner = true;
-    b.reader_level = s->level;
-    if (st == DCTK_OK && (!best_combo(sp, &s->best_row, &b.combo) || !best_combo(sp, &s->winner_row, &b.winner) ||
-                          (res && !best_by_level(sp, res, n, &s->gates, &b))))
+    if (st == DCTK_OK && (!best_combo(sp, &s->best_row, &b.combo) || (res && !best_by_level(sp, res, n, &b))))
         st = DCTK_NOMEM();
     if (st == DCTK_OK) st = dctk_best_write(path, &b);
     dctk_best_free(&b);
@@ -260,15 +247,9 @@ static dctk_status pick_threshold(const dctk_var *var, const dctk_evaluate_opts 
  * for here, so that a test or a caller can also pass one. */
 static dctk_sample_opts sample_opts(const dctk_evaluate_opts *o) {
     dctk_sample_opts so = {.limit = o->size_limit, .policy = o->sampling_policy, .threads = o->threads,
-                           .memory = o->memory, .memory_source = "--memory-cap", .vertical_floor = o->vertical_floor,
-                           .no_spatial_split = o->no_spatial_split};
+                           .memory = o->memory, .memory_source = "--memory-cap"};
     if (o->memory == 0) {
         so.memory = dctk_available_memory(&so.memory_source);
-        uint64_t share = o->memory_fraction > 0 ? dctk_memory_budget(0, o->memory_fraction, o->ranks_on_node, NULL) : 0;
-        if (share && share < so.memory) { /* the Python tool's: the sample fits this share of the node */
-            so.memory = share;
-            so.memory_source = "--memory-threshold";
-        }
         dctk_log(DCTK_LOG_DEBUG, "memory this process may use: %llu bytes (%s)", (unsigned long long)so.memory,
                  so.memory_source);
     }
@@ -281,7 +262,6 @@ typedef struct {
     dctk_sample_plan plan;
     dctk_sample_stats stats;
     void *sample;
-    const char *input; /* the dataset's path, for the space record */
 } prepared;
 
 /* Member 0 (or a lone process): threshold, scan, plan, sample, output folder. */
@@ -370,52 +350,15 @@ static dctk_status run_sweep(const dctk_space *sp, const void *sample, const dct
 
 /* --- after the sweep --------------------------------------------------------- */
 
-/* --target-ratio with no combo reaching it: refused, with the highest ratio
- * the sweep measured (its rows are written). */
-static dctk_status no_target(const dctk_var *var, const dctk_space *sp, const dctk_combo_result *res,
-                             const dctk_evaluate_summary *s) {
-    long top = -1;
-    for (size_t k = 0; k < s->ncombos; k++)
-        if (!res[k].error[0] && isfinite(res[k].ratio) && (top < 0 || res[k].ratio > res[top].ratio)) top = (long)k;
-    if (top < 0)
-        return DCTK_FAIL(DCTK_ERR_BOUND, "variable '%s': no pipeline reaches ratio %g (--target-ratio): none ran",
-                         var->name, s->gates.target_ratio);
-    json_t *codecs = dctk_space_pipeline(sp, res[top].c, res[top].f, res[top].s);
-    char *name = codecs ? dctk_codecs_name(codecs) : NULL;
-    json_decref(codecs);
-    dctk_status st = DCTK_FAIL(DCTK_ERR_BOUND, "variable '%s': no pipeline reaches ratio %g (--target-ratio): the "
-                               "highest on the sample is %.3f, %s", var->name, s->gates.target_ratio, res[top].ratio,
-                               name ? name : "?");
-    free(name);
-    return st;
-}
-
-/* The best kept combo whose readers are within level (by the order of g); -1: none. */
-static long best_within(const dctk_space *sp, const dctk_combo_result *res, size_t n, const dctk_gates *g,
-                        dctk_codec_portability level) {
-    long best = -1;
-    for (size_t k = 0; k < n; k++)
-        if (res[k].keep && (best < 0 || dctk_combo_better(&res[k], &res[best], g)) &&
-            combo_level(sp, res[k].c, res[k].f, res[k].s) <= level)
-            best = (long)k;
-    return best;
-}
-
 /* Member 0 (or a lone process): Parquet, counts, best_{var}.json. */
 static dctk_status write_results(const dctk_var *var, const dctk_space *sp, const dctk_combo_result *res,
                                  const dctk_evaluate_opts *o, dctk_evaluate_summary *s, const dctk_metric_cfg *cfg) {
     char path[4096];
     DCTK_TRY(dctk_results_parquet_path(path, sizeof path, o->where, var->name));
     DCTK_TRY(write_parquet(path, sp, var->name, res, s->ncombos));
-    s->winner = dctk_sweep_best_by(res, s->ncombos, &s->gates);
+    s->best = dctk_sweep_best(res, s->ncombos);
     for (size_t k = 0; k < s->ncombos; k++) dctk_row_counts_add(&s->counts, res[k].keep, res[k].error);
-    if (s->winner < 0 && !isnan(s->gates.target_ratio)) return no_target(var, sp, res, s);
-    if (s->winner < 0) return DCTK_OK;
-    s->winner_row = res[s->winner];
-    s->winner_portability = combo_level(sp, s->winner_row.c, s->winner_row.f, s->winner_row.s);
-    s->best = s->winner_portability <= s->level ? s->winner
-                                                : best_within(sp, res, s->ncombos, &s->gates, s->level);
-    if (s->best < 0) s->best = s->winner; /* nothing within the level: the file names the winner, compress says so */
+    if (s->best < 0) return DCTK_OK;
     s->best_row = res[s->best];
     name_best(sp, s);
     return write_best(o->where, var->name, (const char *const *)var->dims, sp, o, s, cfg, res, s->ncombos);
@@ -440,9 +383,11 @@ enum { SOLVE_PIECES = 64, SOLVE_EVERY = 4 };
  * not there, skip marks the units all of whose combos are there, *ndone
  * counts the rows taken. A missing CSV resumes nothing. Every recorded row
  * counts: a stage cut short runs only the compressors it lacks. */
-static dctk_status load_csv(const char *path, const dctk_space *sp, const char *var, const dctk_gates *gates,
-                            bool pruned_unknown, dctk_combo_result *res, bool *todo, size_t *ndone, size_t *nagain) {
+static dctk_status load_resume(const char *path, const dctk_space *sp, const char *var, const dctk_gates *gates,
+                               dctk_combo_result *res, bool *todo, bool *skip, size_t *ndone) {
     dctk_result_table t = DCTK_RESULT_TABLE_INIT;
+    size_t n = dctk_space_ncombos(sp);
+    for (size_t k = 0; k < n; k++) todo[k] = true;
     dctk_status st = dctk_csv_read(path, &t, NULL);
     if (st == DCTK_ERR_NOT_FOUND) return DCTK_OK;
     for (size_t i = 0; i < t.n && st == DCTK_OK; i++) {
@@ -460,12 +405,6 @@ static dctk_status load_csv(const char *path, const dctk_space *sp, const char *
                            "from another sample or other class flags; run without --resume", path, i + 1, c, f, s);
             break;
         }
-        /* pruned by a search under other gates: what it measured on parts of the sample cannot say how it
-         * fares under these, so it runs again (on the whole sample, as --resume goes on exhaustively) */
-        if (pruned_unknown && row->error && !strncmp(row->error, "pruned: ", 8)) {
-            ++*nagain;
-            continue;
-        }
         r = dctk_combo_of_row(row);
         r.information = dctk_space_information(sp, f); /* this run's choice, which the gates judge */
         r.keep = dctk_combo_keep(&r, gates); /* thresholds and gates may have changed since: re-gate */
@@ -474,106 +413,14 @@ static dctk_status load_csv(const char *path, const dctk_space *sp, const char *
         *ndone += todo[k];
         todo[k] = false;
     }
-    dctk_result_table_free(&t);
-    return st;
-}
-
-/* Whether name is "config_space_{var}_rank{N}.csv"; *rank gets N. */
-static bool rank_csv_name(const char *name, const char *var, int *rank) {
-    size_t lv = strlen(var);
-    if (strncmp(name, "config_space_", 13) || strncmp(name + 13, var, lv) || strncmp(name + 13 + lv, "_rank", 5))
-        return false;
-    const char *d = name + 18 + lv, *e = d;
-    while (*e >= '0' && *e <= '9') e++;
-    if (e == d || e - d > 6 || strcmp(e, ".csv")) return false;
-    *rank = atoi(d);
-    return true;
-}
-
-/* The ranks whose CSV of var is in dir, ascending (at most cap). */
-static size_t rank_csvs(const char *dir, const char *var, int *ranks, size_t cap) {
-    DIR *dp = opendir(dir);
-    size_t n = 0;
-    struct dirent *e;
-    while (dp && (e = readdir(dp)) != NULL)
-        if (n < cap && rank_csv_name(e->d_name, var, &ranks[n])) n++;
-    if (dp) closedir(dp);
-    for (size_t i = 1; i < n; i++) /* a few names: insertion sort */
-        for (size_t j = i; j > 0 && ranks[j - 1] > ranks[j]; j--) {
-            int t = ranks[j];
-            ranks[j] = ranks[j - 1];
-            ranks[j - 1] = t;
-        }
-    return n;
-}
-
-enum { MAX_RANK_CSVS = 4096 };
-
-/* Remove the CSVs of var in dir of every rank from `from` on (a CSV that is
- * a link is refused, as every results file). */
-static dctk_status drop_rank_csvs(const char *dir, const char *var, int from) {
-    int *ranks = malloc(MAX_RANK_CSVS * sizeof *ranks);
-    if (!ranks) return DCTK_NOMEM();
-    size_t n = rank_csvs(dir, var, ranks, MAX_RANK_CSVS);
-    dctk_status st = DCTK_OK;
-    for (size_t i = 0; i < n && st == DCTK_OK; i++) {
-        char path[4096];
-        if (ranks[i] < from) continue;
-        st = dctk_results_csv_path(path, sizeof path, dir, var, ranks[i]);
-        if (st == DCTK_OK && unlink(path) != 0 && errno != ENOENT)
-            st = DCTK_FAIL(DCTK_ERR_IO, "%s: cannot remove an earlier run's rows: %s", path, strerror(errno));
-    }
-    free(ranks);
-    return st;
-}
-
-/* Take the rows of an earlier run's CSVs, every rank's (an MPI run writes
- * one per rank), into res, as load_csv; skip marks the units all of whose
- * combos are there. No CSV resumes nothing. */
-static dctk_status load_resume(const char *dir, const dctk_space *sp, const char *var, const dctk_gates *gates,
-                               bool pruned_unknown, dctk_combo_result *res, bool *todo, bool *skip, size_t *ndone) {
-    size_t n = dctk_space_ncombos(sp), nagain = 0;
-    for (size_t k = 0; k < n; k++) todo[k] = true;
-    int *ranks = malloc(MAX_RANK_CSVS * sizeof *ranks);
-    if (!ranks) return DCTK_NOMEM();
-    size_t nr = rank_csvs(dir, var, ranks, MAX_RANK_CSVS);
-    dctk_status st = DCTK_OK;
-    for (size_t i = 0; i < nr && st == DCTK_OK; i++) {
-        char path[4096];
-        st = dctk_results_csv_path(path, sizeof path, dir, var, ranks[i]);
-        if (st == DCTK_OK) st = load_csv(path, sp, var, gates, pruned_unknown, res, todo, ndone, &nagain);
-    }
-    if (st == DCTK_OK && nr > 1)
-        dctk_log(DCTK_LOG_INFO, "%s: --resume: read the rows of %zu ranks' CSVs", var, nr);
-    free(ranks);
     for (size_t u = 0; u < dctk_sweep_nunits(sp) && st == DCTK_OK; u++) {
         int f, s;
         dctk_sweep_unit(sp, u, &f, &s);
         skip[u] = true;
         for (int c = -(int)sp->comp_none; c < sp->ncomp; c++) skip[u] = skip[u] && !todo[dctk_space_combo_index(sp, c, f, s)];
     }
-    if (st == DCTK_OK && nagain)
-        dctk_log(DCTK_LOG_INFO, "%s: --resume: %zu rows were pruned by a search under other gates than these (or "
-                 "unknown ones): they run again on the whole sample", var, nagain);
+    dctk_result_table_free(&t);
     return st;
-}
-
-/* Whether the rows of the CSV were judged under these gates: the earlier
- * run's best_VAR.json records the gates its search pruned by. Unknown (no
- * such file, or one without gates) counts as other gates. */
-static bool same_gates_as_before(const char *dir, const char *var, const dctk_gates *now) {
-    char path[4096];
-    dctk_best best;
-    dctk_best_init(&best);
-    bool known = dctk_results_best_path(path, sizeof path, dir, var) == DCTK_OK &&
-                 dctk_best_read(path, &best) == DCTK_OK && best.has_gates;
-    json_t *was = known ? dctk_gates_json(&best.gates) : NULL, *is = known ? dctk_gates_json(now) : NULL;
-    bool same = known && was && is && json_equal(was, is);
-    json_decref(was);
-    json_decref(is);
-    dctk_best_free(&best);
-    if (!known) dctk_clear_detail();
-    return same;
 }
 
 /* pass_phys is the one gate measured on the decoded values: rows recorded with
@@ -869,41 +716,24 @@ static dctk_status sweep_space(const dctk_var *var, const void *sample, const dc
     char path[4096];
     run_ctx rc = {.sp = sp, .var = var->name, .total = s->ncombos, .have = have, .o = o};
     dctk_status st = dctk_results_csv_path(path, sizeof path, o->where, var->name, o->rank);
-    bool resume = o->resume, pruned_unknown = false;
+    bool resume = o->resume;
+    if (resume && o->team)
+        return DCTK_FAIL(DCTK_ERR_ARG, "--resume works in one process: resume without mpirun, or rerun without it");
     /* the sample is evaluated with the inner chunks the writer will use for the whole field */
     size_t chunk[DCTK_MAX_DIMS] = {0};
-    dctk_chunk_shape_split(var->dtype, var->ndim, var->shape, o->inner_chunk_bytes, !o->no_spatial_split, chunk);
-    if (is_writer(o))
-        dctk_chunk_warn_whole(var->name, var->dtype, var->ndim, chunk, !o->no_spatial_split, o->max_inner_chunk_bytes);
+    dctk_chunk_shape_for(var->dtype, var->ndim, var->shape, o->inner_chunk_bytes, chunk);
     if (st == DCTK_OK && is_writer(o)) st = check_state(var, sp, o, s, chunk, &resume);
-    if (st == DCTK_OK && resume && is_writer(o)) pruned_unknown = !same_gates_as_before(o->where, var->name, &s->gates);
-    st = agree(o, st);
-    if (st == DCTK_OK && o->team) { /* member 0 decided whether and how to resume */
-        uint8_t d[2] = {resume, pruned_unknown};
-        st = o->team->share(o->team->user, d, sizeof d);
-        resume = d[0], pruned_unknown = d[1];
-    }
     bool *skip = resume ? calloc(dctk_sweep_nunits(sp) + 1, sizeof *skip) : NULL;
     bool *todo = resume ? calloc(s->ncombos + 1, sizeof *todo) : NULL;
     if (st == DCTK_OK && resume && (!skip || !todo)) st = DCTK_NOMEM();
-    /* every member reads every rank's rows: the same combos are left to run everywhere */
-    if (st == DCTK_OK && resume)
-        st = load_resume(o->where, sp, var->name, &s->gates, pruned_unknown, res, todo, skip, &rc.done);
+    if (st == DCTK_OK && resume) st = load_resume(path, sp, var->name, &s->gates, res, todo, skip, &rc.done);
     s->nreused = rc.done;
     if (st == DCTK_OK && rc.done) st = same_phys_bounds(o->where, var->name, &s->gates);
-    st = agree(o, st); /* every member has read the CSVs before member 0 rewrites them */
-    /* member 0's CSV gets every recorded row, the other ranks' CSVs go (their rows are in it); a fresh sweep
-     * drops every other rank's CSV of an earlier run, so that no later --resume reads stale rows */
-    if (st == DCTK_OK && is_writer(o) && resume) st = keep_done_rows(path, sp, var->name, res, todo);
-    if (st == DCTK_OK && is_writer(o)) st = drop_rank_csvs(o->where, var->name, resume ? 1 : (o->team ? o->team->size : 1));
-    for (size_t k = 0; have && todo && is_writer(o) && k < s->ncombos; k++)
-        if (!todo[k]) have[k] = true; /* the recorded rows are member 0's for the gather */
-    if (st == DCTK_OK && rc.done && is_writer(o))
+    if (st == DCTK_OK && resume && access(path, F_OK) == 0) st = keep_done_rows(path, sp, var->name, res, todo);
+    if (st == DCTK_OK && rc.done)
         dctk_log(DCTK_LOG_INFO, "%s: resuming: reused %zu recorded rows of %zu (re-gated, not evaluated again); "
                  "%zu combos left to evaluate", var->name, rc.done, s->ncombos, s->ncombos - rc.done);
-    st = agree(o, st);
-    /* member 0 appends to the rows it keeps; the others start their CSVs afresh */
-    if (st == DCTK_OK) st = dctk_csv_writer_open(path, resume && is_writer(o), false, &rc.csv, NULL);
+    if (st == DCTK_OK) st = dctk_csv_writer_open(path, resume, false, &rc.csv, NULL);
     st = agree(o, st);
     dctk_sweep_opts so = {.threads = o->threads, .threshold = s->threshold, .gates = &s->gates,
                           .metrics = *cfg, .on_result = on_result, .user = &rc, .run_combo = todo, .stop = o->stop};
@@ -916,11 +746,7 @@ static dctk_status sweep_space(const dctk_var *var, const void *sample, const dc
     so.mem_peak = &admitted;
     so.timers = &rc.timers;
     double t0 = dctk_now();
-    bool by_ratio = !isnan(s->gates.target_ratio);
-    bool adaptive = o->search == DCTK_SEARCH_ADAPTIVE && !resume && !by_ratio;
-    if (st == DCTK_OK && by_ratio && o->search == DCTK_SEARCH_ADAPTIVE && !resume && is_writer(o))
-        dctk_log(DCTK_LOG_INFO, "%s: --target-ratio: every combo runs on the whole sample (the adaptive search ranks "
-                 "by ratio, not by error); narrow the classes to sweep fewer", var->name);
+    bool adaptive = o->search == DCTK_SEARCH_ADAPTIVE && !resume;
     bool *left_out = NULL, *run_skip = NULL;
     char why[200];
     size_t nleft = 0;
@@ -969,7 +795,7 @@ static void report_outside(const dctk_var *var, const void *sample, size_t n, co
 
 /* The space options of a field: the classes its spec entry gives, and its
  * own packing when the file packs it. */
-dctk_space_opts dctk_field_space_opts(const dctk_evaluate_opts *o, const dctk_var *var) {
+static dctk_space_opts field_space(const dctk_evaluate_opts *o, const dctk_var *var) {
     dctk_space_opts vs = dctk_spec_space(o->spec, var->name, &o->space);
     vs.pack_type = var->pack_type;
     vs.pack_scale = var->pack_scale;
@@ -994,20 +820,17 @@ static int plain_compressor(const dctk_space *sp) {
  * field of zeros, and an all-missing field has no error at all):
  * best_{var}.json names a lossless pipeline, so that compress writes the
  * field and the dataset can be merged. */
-static dctk_status no_sweep(const char *input, const dctk_var *var, const dctk_sample_stats *stats,
-                            const dctk_evaluate_opts *o, dctk_evaluate_summary *s) {
+static dctk_status no_sweep(const dctk_var *var, const dctk_sample_stats *stats, const dctk_evaluate_opts *o,
+                            dctk_evaluate_summary *s) {
     dctk_space *sp = NULL;
     /* the space a sweep would have built, so compress_with_optimal resolves the same indices */
-    dctk_space_opts vs = dctk_field_space_opts(o, var);
+    dctk_space_opts vs = field_space(o, var);
     dctk_space_opts so = dctk_space_opts_for(&vs, &s->gates);
     DCTK_TRY(dctk_space_build(var->dtype, stats, &so, &sp));
     memcpy(s->fingerprint, sp->fingerprint, sizeof s->fingerprint);
     int c = plain_compressor(sp);
     s->best_row = (dctk_combo_result){.c = c, .f = -1, .s = -1, .ratio = NAN, .keep = true};
     s->best = dctk_space_has(sp, c, -1, -1) ? (long)dctk_space_combo_index(sp, c, -1, -1) : 0;
-    s->winner = s->best;
-    s->winner_row = s->best_row;
-    s->winner_portability = combo_level(sp, c, -1, -1);
     name_best(sp, s);
     s->threshold = NAN; /* lossless: nothing to bound */
     snprintf(s->threshold_source, sizeof s->threshold_source, "none: lossless, no sweep");
@@ -1018,7 +841,6 @@ static dctk_status no_sweep(const char *input, const dctk_var *var, const dctk_s
     dctk_metric_cfg cfg = dctk_metric_cfg_of(stats);
     const char *const *dims = (const char *const *)var->dims;
     dctk_status st = is_writer(o) ? write_best(o->where, var->name, dims, sp, o, s, &cfg, NULL, 0) : DCTK_OK;
-    if (st == DCTK_OK && is_writer(o)) st = dctk_space_record_write(o->where, input, var, sp, stats, o);
     dctk_space_free(sp);
     return st;
 }
@@ -1036,7 +858,7 @@ static double time_a_few(const dctk_var *var, const void *sample, const dctk_sam
     if (run && res && few) {
         for (size_t i = 0; i < few; i++) run[dctk_sample_index(i, few, n)] = true;
         dctk_sweep_opts so = {.threads = 1, .gates = &s->gates, .metrics = *cfg, .run_combo = run, .stop = o->stop};
-        dctk_chunk_shape_split(var->dtype, var->ndim, var->shape, o->inner_chunk_bytes, !o->no_spatial_split, so.chunk);
+        dctk_chunk_shape_for(var->dtype, var->ndim, var->shape, o->inner_chunk_bytes, so.chunk);
         double t0 = dctk_now();
         if (dctk_sweep_run(sp, sample, var->ndim, plan->shape, &so, res) == DCTK_OK) secs = (dctk_now() - t0) / (double)few;
     }
@@ -1118,10 +940,10 @@ static dctk_status information_members(const dctk_var *var, const void *sample, 
  * team solves alike, from the same sample. */
 static dctk_status solve_space(const dctk_var *var, const void *sample, const prepared *pr, dctk_space *sp,
                                const dctk_evaluate_opts *o, dctk_evaluate_summary *s, const dctk_space_opts *so,
-                               const dctk_metric_cfg *cfg, int ninfo) {
+                               const dctk_metric_cfg *cfg) {
     dctk_sweep_opts w = {.threads = o->threads, .threshold = s->threshold, .gates = &s->gates, .metrics = *cfg,
                          .stop = o->stop};
-    dctk_chunk_shape_split(var->dtype, var->ndim, var->shape, o->inner_chunk_bytes, !o->no_spatial_split, w.chunk);
+    dctk_chunk_shape_for(var->dtype, var->ndim, var->shape, o->inner_chunk_bytes, w.chunk);
     size_t n = (size_t)(pr->plan.nbytes / dctk_dtype_size(var->dtype));
     dctk_sample_region *pieces = NULL;
     size_t np = 0;
@@ -1137,7 +959,7 @@ static dctk_status solve_space(const dctk_var *var, const void *sample, const pr
     w.timers = &cost;
     double t0 = dctk_now();
     dctk_status st = dctk_space_solve(sp, sample, n, var->ndim, pr->plan.shape, &w, np >= 2 * SOLVE_EVERY ? &part : NULL,
-                                      so, &pr->stats, &s->info_keepbits[0], &trials);
+                                      so, &pr->stats, &trials);
     free(pieces);
     if (cost.units) {
         dctk_timer_add("search: solving [codec CPU s]", cost.codec_cpu_s);
@@ -1146,13 +968,9 @@ static dctk_status solve_space(const dctk_var *var, const void *sample, const pr
         dctk_timer_add("sweep: inside codecs, user space [thread CPU s]", cost.codec_user_s);
         dctk_timer_add("sweep: selection metrics [thread-s]", cost.metric_s);
     }
-    int nsolved = sp->nfilt - nf + sp->nser - ns;
-    char info[96] = "";
-    if (ninfo) snprintf(info, sizeof info, ", %d chosen by information (--keep-information)", ninfo);
-    /* N: every member past the grid's, the solved ones and those chosen by information */
     if (st == DCTK_OK && trials && is_writer(o))
-        dctk_log(DCTK_LOG_INFO, "%s: solved the lossy parameters for the budget: %d new members (%d solved in %d "
-                 "measurements, %.2f s%s)", var->name, nsolved + ninfo, nsolved, trials, dctk_now() - t0, info);
+        dctk_log(DCTK_LOG_INFO, "%s: solved the lossy parameters for the budget: %d new members (%d measurements, "
+                 "%.2f s)", var->name, sp->nfilt - nf + sp->nser - ns, trials, dctk_now() - t0);
     return st;
 }
 
@@ -1160,7 +978,7 @@ static dctk_status solve_space(const dctk_var *var, const void *sample, const pr
 static dctk_status sweep_sample(const dctk_var *var, const void *sample, const prepared *pr,
                                 const dctk_evaluate_opts *o, dctk_evaluate_summary *s) {
     dctk_space *sp = NULL;
-    dctk_space_opts vs = dctk_field_space_opts(o, var);
+    dctk_space_opts vs = field_space(o, var);
     dctk_space_opts so = dctk_space_opts_for(&vs, &s->gates);
     const char *spec = dctk_spec_path(o->spec);
     bool by_spec = spec && !strncmp(s->threshold_source, spec, strlen(spec));
@@ -1172,9 +990,7 @@ static dctk_status sweep_sample(const dctk_var *var, const void *sample, const p
                  "swept and written losslessly only; give --l1-threshold X to allow lossy compression",
                  var->name, var->name, var->units ? var->units : "");
     dctk_status st = dctk_space_build(var->dtype, &pr->stats, &so, &sp);
-    int nfilt = sp ? sp->nfilt : 0;
     if (st == DCTK_OK) st = information_members(var, sample, pr, sp, o, s);
-    int ninfo = sp ? sp->nfilt - nfilt : 0; /* members chosen by information, new to the space */
     if (st == DCTK_OK && sp->dropped[0]) {
         memcpy(s->dropped, sp->dropped, sizeof s->dropped);
         if (is_writer(o))
@@ -1187,7 +1003,7 @@ static dctk_status sweep_sample(const dctk_var *var, const void *sample, const p
     cfg.phys_max = s->gates.phys_max;
     cfg.phys_tol = s->gates.phys_tol;
     if (dctk_gates_phys_on(&s->gates) && is_writer(o)) report_outside(var, sample, (size_t)(pr->plan.nbytes / dctk_dtype_size(var->dtype)), &s->gates);
-    if (st == DCTK_OK) st = solve_space(var, sample, pr, sp, o, s, &so, &cfg, ninfo);
+    if (st == DCTK_OK) st = solve_space(var, sample, pr, sp, o, s, &so, &cfg);
     if (st == DCTK_OK) s->ncombos = dctk_space_ncombos(sp);
     dctk_combo_result *res = st == DCTK_OK ? calloc(s->ncombos ? s->ncombos : 1, sizeof *res) : NULL;
     bool *have = res && o->team ? calloc(s->ncombos ? s->ncombos : 1, sizeof *have) : NULL;
@@ -1199,7 +1015,6 @@ static dctk_status sweep_sample(const dctk_var *var, const void *sample, const p
         st = sweep_space(var, sample, &pr->plan, sp, o, s, &cfg, res, have);
     }
     if (st == DCTK_OK && is_writer(o)) st = write_results(var, sp, res, o, s, &cfg);
-    if (st == DCTK_OK && is_writer(o)) st = dctk_space_record_write(o->where, pr->input, var, sp, &pr->stats, o);
     free(have);
     free(res);
     dctk_space_free(sp);
@@ -1225,62 +1040,15 @@ static void name_memory(const char *var) {
     dctk_set_detail("variable '%s': out of memory (%s): " DCTK_EVAL_MEMORY_HINT, var, why);
 }
 
-/* One sweep of a field into a folder at a time: a second one, in another
- * process, would append its rows to the first's CSV and each would take
- * the other's rows for its own. The lock is DIR/.sweep_VAR.lock, held with
- * flock(2) (a sweep that dies releases it) and empty: it takes no room on a
- * disk the sweep may fill. The holder removes it; a taker checks that the
- * file it locked is still the one under the name. */
-static dctk_status lock_sweep(const char *where, const char *var, int *fd) {
-    char path[4200];
-    *fd = -1;
-    DCTK_TRY(dctk_mkdirs(where));
-    snprintf(path, sizeof path, "%s/.sweep_%s.lock", where, var);
-    for (int tries = 0; tries < 100; tries++) {
-        int f = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
-        if (f < 0 && errno == ELOOP)
-            return DCTK_FAIL(DCTK_ERR_ARG, "%s: the sweep's lock file is a symbolic link: refusing to use it", path);
-        if (f < 0) return DCTK_FAIL(DCTK_ERR_IO, "%s: cannot open the sweep's lock: %s", path, strerror(errno));
-        if (flock(f, LOCK_EX | LOCK_NB) != 0) {
-            int e = errno;
-            close(f);
-            if (e == EWOULDBLOCK)
-                return DCTK_FAIL(DCTK_ERR_BUSY, "%s: another sweep of '%s' is writing into this folder (it holds %s): "
-                                 "wait for it to end, or give another --where-to-write", where, var, path);
-            return DCTK_FAIL(DCTK_ERR_IO, "%s: lock: %s", path, strerror(e));
-        }
-        struct stat a, b;
-        if (fstat(f, &a) == 0 && lstat(path, &b) == 0 && a.st_ino == b.st_ino && a.st_dev == b.st_dev) {
-            *fd = f;
-            return DCTK_OK;
-        }
-        close(f); /* its holder removed it meanwhile: take the new one */
-    }
-    return DCTK_FAIL(DCTK_ERR_BUSY, "%s: the sweep's lock of '%s' keeps being replaced", where, var);
-}
-
-static void unlock_sweep(const char *where, const char *var, int fd) {
-    if (fd < 0) return;
-    char path[4200];
-    snprintf(path, sizeof path, "%s/.sweep_%s.lock", where, var);
-    unlink(path);
-    close(fd);
-}
-
 dctk_status dctk_evaluate_variable(dctk_dataset *ds, size_t v, const dctk_evaluate_opts *o,
                                    dctk_evaluate_summary *s) {
     memset(s, 0, sizeof *s);
-    s->best = s->winner = -1;
-    s->level = DCTK_PORT_NUMCODECS;
-    if (o->codecs_level && !dctk_portability_parse(o->codecs_level, &s->level))
-        return DCTK_FAIL(DCTK_ERR_ARG, "--codecs: '%s' is not one of core, numcodecs, plugin, all", o->codecs_level);
+    s->best = -1;
     s->info_keepbits[0] = s->info_keepbits[1] = -1;
     double t0 = dctk_now();
     const dctk_var *var = dctk_dataset_var(ds, v);
-    prepared pr = {.input = dctk_dataset_path(ds)};
-    int lock = -1;
-    dctk_status st = is_writer(o) ? lock_sweep(o->where, var->name, &lock) : DCTK_OK;
-    if (st == DCTK_OK && is_writer(o)) st = plan_variable(ds, v, o, s, &pr);
+    prepared pr = {0};
+    dctk_status st = is_writer(o) ? plan_variable(ds, v, o, s, &pr) : DCTK_OK;
     st = share_plan(o, st, s, &pr);
     s->plan = pr.plan;
     s->ndim = var->ndim;
@@ -1292,7 +1060,7 @@ dctk_status dctk_evaluate_variable(dctk_dataset *ds, size_t v, const dctk_evalua
         /* the scan found one value or none: every member knows it from the plan it shared */
         dctk_sample_stats stats;
         dctk_sample_stats_of_scan(&s->scan, &stats);
-        st = no_sweep(dctk_dataset_path(ds), var, &stats, o, s);
+        st = no_sweep(var, &stats, o, s);
     } else {
         if (st == DCTK_OK && is_writer(o)) log_plan(var, s);
         st = share_sample(o, st, &pr);
@@ -1307,39 +1075,7 @@ dctk_status dctk_evaluate_variable(dctk_dataset *ds, size_t v, const dctk_evalua
     /* the Python tool's record of the sweep, beside best_{var}.json */
     if (st == DCTK_OK && is_writer(o))
         st = dctk_manifest_write(dctk_dataset_path(ds), var->name, o, s, o->team ? o->team->size : 1);
-    unlock_sweep(o->where, var->name, lock);
     return st;
-}
-
-dctk_status dctk_sample_taken(dctk_dataset *ds, size_t v, const dctk_evaluate_opts *o, json_t **sample) {
-    *sample = NULL;
-    dctk_sample_opts so = sample_opts(o);
-    dctk_sample_plan plan;
-    dctk_sample_stats stats;
-    dctk_field_scan scan;
-    void *data = NULL;
-    DCTK_TRY(dctk_sample_prepare(ds, v, &so, o->dim_kinds, o->inner_chunk_bytes, &scan, &plan, &stats, &data));
-    dctk_field_scan_free(&scan);
-    if (scan.constant) {
-        free(data);
-        return (*sample = json_object()) ? DCTK_OK : DCTK_NOMEM();
-    }
-    char digest[32];
-    dctk_sample_digest(data, plan.nbytes, digest);
-    free(data);
-    *sample = dctk_sample_plan_json(&plan, (const char *const *)dctk_dataset_var(ds, v)->dims);
-    if (*sample) json_object_set_new(*sample, "digest", json_string(digest));
-    return *sample ? DCTK_OK : DCTK_NOMEM();
-}
-
-bool dctk_sample_same(const json_t *a, const json_t *b) {
-    static const char *const keys[] = {"dims", "shape", "bytes", "tiles", "digest"};
-    if (!json_is_object(a) || !json_is_object(b)) return false;
-    for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
-        const json_t *x = json_object_get(a, keys[k]), *y = json_object_get(b, keys[k]);
-        if ((x || y) && !(x && y && json_equal(x, y))) return false;
-    }
-    return true;
 }
 
 dctk_status dctk_space_for_field(dctk_dataset *ds, size_t v, const dctk_evaluate_opts *o, dctk_space **sp,
@@ -1355,7 +1091,7 @@ dctk_status dctk_space_for_field(dctk_dataset *ds, size_t v, const dctk_evaluate
     /* a constant field's best_{var}.json names a combo of the space built from the scan alone, as no_sweep does */
     if (scan->constant) dctk_sample_stats_of_scan(scan, &stats);
     const dctk_var *var = dctk_dataset_var(ds, v);
-    dctk_space_opts vs = dctk_field_space_opts(o, var);
+    dctk_space_opts vs = field_space(o, var);
     return dctk_space_build(var->dtype, &stats, &vs, sp);
 }
 

@@ -43,9 +43,6 @@ struct dctk_space {
 static inline double dctk_space_information(const dctk_space *sp, int f) {
     return f >= 0 && sp->filt[f].information > 0 ? sp->filt[f].information : NAN;
 }
-/* The type a filter member (a list of codec objects) emits on dtype t, asked
- * of the codec itself; t when it cannot say. */
-dctk_dtype dctk_space_member_out(dctk_dtype t, const json_t *codecs);
 /* Whether the class flags of o select type t's family (and --without-lossy
  * leaves it, when lossy). */
 bool dctk_space_wants(const dctk_space_opts *o, const dctk_codec_vt *t);
@@ -56,22 +53,11 @@ bool dctk_space_wants(const dctk_space_opts *o, const dctk_codec_vt *t);
  * marked instead). part: where the bisection measures (NULL: the whole
  * sample); a member solved on a part is confirmed on the whole sample, and
  * one that fails there steps back towards the safe end. base gives the
- * threads, gates, metrics and chunk shape; sample holds n values;
- * info_keepbits99 the keepbits of 99 % of its information when known (a
- * seed; NULL: the hooks compute what they need). *trials counts the
- * members measured. */
+ * threads, gates, metrics and chunk shape; sample holds n values. *trials
+ * counts the members measured. */
 dctk_status dctk_space_solve(dctk_space *sp, const void *sample, size_t n, int ndim, const size_t *shape,
                              const dctk_sweep_opts *base, const dctk_sample_part *part, const dctk_space_opts *o,
-                             const dctk_sample_stats *st, const int *info_keepbits99, int *trials);
-
-/* The space options of a field: the classes its spec entry gives, and its
- * own packing when the file packs it (evaluate.c). */
-dctk_space_opts dctk_field_space_opts(const dctk_evaluate_opts *o, const dctk_var *var);
-/* DIR/space_VAR.json (space_record.c): the space sp of var, built from
- * stats, with the identity of the input it was sampled from and o's
- * sampling options, for dctk_space_recorded. */
-dctk_status dctk_space_record_write(const char *where, const char *input, const dctk_var *var, const dctk_space *sp,
-                                    const dctk_sample_stats *stats, const dctk_evaluate_opts *o);
+                             const dctk_sample_stats *st, int *trials);
 
 /* Keep the entries of v[0..n) whose family carries NaN/Inf bit for bit,
  * freeing the others and naming their families in dropped; returns how many

@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "core/json_num.h"
-#include "dctk/chunking.h"
 #include "dctk/codec.h"
 #include "dctk/dataset.h"
 #include "dctk/manifest.h"
@@ -80,12 +79,6 @@ static json_t *args_json(const dctk_evaluate_opts *o) {
     json_object_set_new(j, "eval_data_size_limit", json_integer((json_int_t)o->size_limit));
     double mib = (double)o->inner_chunk_bytes / 1048576.0;
     json_object_set_new(j, "inner_chunk_mib", mib == floor(mib) ? json_integer((json_int_t)mib) : json_real(mib));
-    uint64_t cap = o->max_inner_chunk_bytes ? o->max_inner_chunk_bytes : DCTK_MAX_INNER_CHUNK_DEFAULT;
-    double max = (double)cap / 1048576.0;
-    json_object_set_new(j, "max_inner_chunk_mib", max == floor(max) ? json_integer((json_int_t)max) : json_real(max));
-    json_object_set_new(j, "spatial_split", json_boolean(!o->no_spatial_split));
-    double share = o->memory_fraction > 0 ? o->memory_fraction : DCTK_MEMORY_FRACTION;
-    json_object_set_new(j, "memory_threshold", json_real(share));
     json_object_set_new(j, "compressor_class", json_string(or_all(o->space.compressor_class)));
     json_object_set_new(j, "filter_class", json_string(or_all(o->space.filter_class)));
     json_object_set_new(j, "serializer_class", json_string(or_all(o->space.serializer_class)));
@@ -93,7 +86,6 @@ static json_t *args_json(const dctk_evaluate_opts *o) {
     json_object_set_new(j, "with_ebcc", json_false());
     json_object_set_new(j, "sampling_policy",
                         json_string(o->sampling_policy == DCTK_SAMPLE_BALANCED ? "balanced" : "cascade"));
-    json_object_set_new(j, "vertical_floor", o->vertical_floor > 0 ? json_integer(o->vertical_floor) : json_null());
     json_object_set_new(j, "l1_threshold", budget(l1));
     json_object_set_new(j, "l2_threshold", gate_on(a.l2) ? budget(a.l2) : json_null());
     json_object_set_new(j, "linf_threshold", gate_on(a.linf) ? budget(a.linf) : json_null());
@@ -139,7 +131,10 @@ static json_t *combo_json(const dctk_best_combo *c) {
  * which our compress also writes by default: the winner, or the best file's
  * best at that level; NULL when none was kept. */
 static const dctk_best_combo *readable(const dctk_best *b) {
-    return b && b->combo.codecs ? dctk_best_for_level(b, DCTK_PORT_NUMCODECS) : NULL;
+    if (!b || !b->combo.codecs) return NULL;
+    if (b->combo.portability <= DCTK_PORT_NUMCODECS) return &b->combo;
+    const dctk_best_combo *c = b->has_levels ? &b->level[DCTK_PORT_NUMCODECS] : NULL;
+    return c && c->codecs ? c : NULL;
 }
 
 static json_t *env_json(void) {
@@ -156,8 +151,7 @@ static json_t *manifest_json(const char *dataset, const char *var, const dctk_ev
     double cut = b && g->extremes ? b->metric_config.extremes_cut : NAN;
     const dctk_best_combo *c = readable(b);
     json_t *best = c ? combo_json(c) : json_null();
-    const dctk_best_combo *w = b && b->winner.codecs ? &b->winner : b ? &b->combo : NULL;
-    json_t *winner = w && w->codecs ? combo_json(w) : json_null();
+    json_t *winner = b && b->combo.codecs ? combo_json(&b->combo) : json_null();
     if (!best || !winner) {
         json_decref(best);
         json_decref(winner);
@@ -262,7 +256,6 @@ dctk_status dctk_manifest_to_best(const json_t *m, const char *origin, dctk_mani
     json_t *codecs = NULL;
     DCTK_TRY(codecs_of(pipeline, user, &codecs));
     out->combo.codecs = json_dumps(codecs, JSON_COMPACT | JSON_REAL_PRECISION(17));
-    out->combo.portability = dctk_codecs_portability(codecs); /* the readers it needs, as a best file says */
     json_decref(codecs);
     out->combo.ratio = number_or(best, "ratio", NAN);
     out->combo.l1_rel = number_or(best, "l1_rel", NAN);

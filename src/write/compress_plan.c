@@ -4,11 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "compress_internal.h"
-#include "dctk/chunking.h"
-#include "dctk/manifest.h"
 #include "dctk/results.h"
 #include "dctk/util.h"
 #include "dctk/zarr.h"
@@ -86,23 +83,10 @@ static dctk_gates gates_now(const compress_job *j, const dctk_var *var) {
     return g;
 }
 
-/* The inner chunk shape a sweep of field var would use now, as the sweep
- * state records it; NULL when var is not in the input. */
-static json_t *chunk_shape_now(const compress_job *j, const char *var) {
-    size_t v, chunk[DCTK_MAX_DIMS];
-    if (dctk_dataset_find(j->ds, var, &v) != DCTK_OK) return dctk_clear_detail(), NULL;
-    const dctk_var *x = dctk_dataset_var(j->ds, v);
-    dctk_chunk_shape_split(x->dtype, x->ndim, x->shape, j->eo.inner_chunk_bytes, !j->eo.no_spatial_split, chunk);
-    json_t *a = json_array();
-    for (int d = 0; a && d < x->ndim; d++) json_array_append_new(a, json_integer((json_int_t)chunk[d]));
-    return a;
-}
-
 /* DIR/sweep_state_VAR.json, when the sweep wrote one: what its rows were
  * measured on. The write must use the same inner chunk (the sweep's ratios
- * are per chunk); *limit gets the sample limit it was swept with (0: not
- * said), which decides nothing by itself (same_sample does). */
-static bool state_holds(const compress_job *j, const char *var, uint64_t *limit, char *why, size_t cap) {
+ * are per chunk) and the same sample limit. */
+static bool state_holds(const compress_job *j, const char *var, char *why, size_t cap) {
     char path[4096];
     snprintf(path, sizeof path, "%s/sweep_state_%s.json", j->where, var);
     json_t *state = json_load_file(path, 0, NULL);
@@ -110,85 +94,29 @@ static bool state_holds(const compress_job *j, const char *var, uint64_t *limit,
     const json_t *ic = json_object_get(state, "inner_chunk_bytes");
     const json_t *lim = json_object_get(state, "eval_data_size_limit");
     bool ok = true;
-    json_t *shape_now = chunk_shape_now(j, var);
-    const json_t *shape_then = json_object_get(state, "inner_chunk_shape");
     if (json_is_integer(ic) && (uint64_t)json_integer_value(ic) != j->eo.inner_chunk_bytes) {
         snprintf(why, cap, "swept in inner chunks of %lld bytes, now %llu", (long long)json_integer_value(ic),
                  (unsigned long long)j->eo.inner_chunk_bytes);
         ok = false;
-    } else if (shape_now && json_is_array(shape_then) && !json_equal(shape_then, shape_now)) {
-        char *a = json_dumps(shape_then, JSON_COMPACT), *b = json_dumps(shape_now, JSON_COMPACT);
-        snprintf(why, cap, "swept in inner chunks %s, now %s (--spatial-split)", a ? a : "?", b ? b : "?");
-        free(a), free(b);
+    } else if (json_is_integer(lim) && (uint64_t)json_integer_value(lim) != j->eo.size_limit) {
+        snprintf(why, cap, "sweep_state: swept with --eval-data-size-limit %lld", (long long)json_integer_value(lim));
         ok = false;
     }
-    *limit = json_is_integer(lim) && json_integer_value(lim) > 0 ? (uint64_t)json_integer_value(lim) : 0;
     json_decref(state);
-    json_decref(shape_now);
     return ok;
 }
 
-/* A sweep made with another --eval-data-size-limit holds when the sample it
- * measured is the one this run takes (the same plan and the same bytes: a
- * field under both limits is sampled whole alike); else why. *note gets
- * what was compared, for the line that reuses it. */
-/* A limit as the flag takes it: 5GB, 300KB, or bytes (B). */
-static void limit_str(uint64_t n, char *buf, size_t cap) {
-    static const struct {
-        uint64_t f;
-        const char *u;
-    } units[] = {{1000000000000ULL, "TB"}, {1000000000ULL, "GB"}, {1000000ULL, "MB"}, {1000ULL, "KB"}};
-    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
-        if (n >= units[i].f && n % units[i].f == 0) {
-            snprintf(buf, cap, "%llu%s", (unsigned long long)(n / units[i].f), units[i].u);
-            return;
-        }
-    snprintf(buf, cap, "%lluB", (unsigned long long)n);
-}
-
-static bool same_sample(compress_job *j, size_t v, const dctk_best *best, uint64_t then, char *why, size_t cap,
-                        char *note, size_t note_cap) {
-    char was[32], now[32];
-    limit_str(then, was, sizeof was);
-    limit_str(j->eo.size_limit, now, sizeof now);
-    json_t *recorded = best->sample ? json_loads(best->sample, 0, NULL) : NULL, *taken = NULL;
-    dctk_status st = recorded ? dctk_sample_taken(j->ds, v, &j->eo, &taken) : DCTK_OK;
-    bool same = st == DCTK_OK && recorded && dctk_sample_same(recorded, taken);
-    const char *plan = json_string_value(json_object_get(recorded, "plan"));
-    const char *digest = json_string_value(json_object_get(recorded, "digest"));
-    const char *other = json_string_value(json_object_get(taken, "plan"));
-    if (same)
-        snprintf(note, note_cap, "; swept with --eval-data-size-limit %s, now %s: the same sample (%s, digest %s)", was,
-                 now, plan ? plan : "none: a constant field", digest ? digest : "none");
-    else if (!recorded)
-        snprintf(why, cap, "swept with --eval-data-size-limit %s, now %s, and its best file does not say which sample it "
-                 "measured", was, now);
-    else if (st != DCTK_OK)
-        snprintf(why, cap, "swept with --eval-data-size-limit %s, now %s, and this run's sample cannot be taken: %s", was,
-                 now, dctk_detail());
-    else
-        snprintf(why, cap, "swept with --eval-data-size-limit %s on %s, now %s takes another sample (%s)", was,
-                 plan ? plan : "?", now, other ? other : "none: a constant field");
-    if (st != DCTK_OK) dctk_clear_detail();
-    json_decref(recorded);
-    json_decref(taken);
-    return same;
-}
-
 /* Whether best (DIR/best_VAR.json) still holds for field v of this input:
- * the same sample (same_sample, when the limit differs) and threshold, and
- * the space rebuilt from this input's sample has its fingerprint and gives
- * the same pipeline. Else why; *note (note_cap bytes, may be 0) says what
- * the reuse rests on beyond that. */
-static bool best_holds(compress_job *j, size_t v, const dctk_best *best, char *why, size_t cap, char *note,
-                       size_t note_cap) {
+ * the same sample size limit and threshold, and the space rebuilt from this
+ * input's sample has its fingerprint and gives the same pipeline. Else why. */
+static bool best_holds(compress_job *j, size_t v, const dctk_best *best, char *why, size_t cap) {
     const dctk_var *var = dctk_dataset_var(j->ds, v);
-    uint64_t state_limit = 0;
-    if (note_cap) note[0] = '\0';
-    if (!state_holds(j, var->name, &state_limit, why, cap)) return false;
-    uint64_t limit = best->eval_data_size_limit ? best->eval_data_size_limit : state_limit;
-    /* another limit: the sample it gives decides, not the flag's text */
-    if (limit && limit != j->eo.size_limit && !same_sample(j, v, best, limit, why, cap, note, note_cap)) return false;
+    if (best->eval_data_size_limit && best->eval_data_size_limit != j->eo.size_limit) {
+        snprintf(why, cap, "swept with --eval-data-size-limit %llu, now %llu",
+                 (unsigned long long)best->eval_data_size_limit, (unsigned long long)j->eo.size_limit);
+        return false;
+    }
+    if (!state_holds(j, var->name, why, cap)) return false;
     dctk_gates now = gates_now(j, var);
     double then = best->threshold, abs_then = best->has_gates ? best->gates.abs_err : NAN;
     const char *src = best->threshold_source;
@@ -205,9 +133,7 @@ static bool best_holds(compress_job *j, size_t v, const dctk_best *best, char *w
     const dctk_best_combo *c = &best->combo;
     json_t *codecs = NULL, *had = dctk_best_codecs_json(best);
     char fp_now[32] = "";
-    /* in the space the sweep recorded, when it holds for this input: no read of the field */
-    dctk_status st = dctk_combo_resolve_at(j->ds, v, &j->eo, j->where, c->comp_idx, c->filt_idx, c->ser_idx, fp,
-                                           &codecs, fp_now, NULL, 0);
+    dctk_status st = dctk_combo_resolve(j->ds, v, &j->eo, c->comp_idx, c->filt_idx, c->ser_idx, fp, &codecs, fp_now);
     /* a solved member: the same sample (fingerprint) and budget solve it again the same */
     bool same = (st == DCTK_OK && fp && json_equal(codecs, had)) || (st == DCTK_ERR_NOT_FOUND && fp && had);
     if (!same) snprintf(why, cap, "%s", st != DCTK_OK ? dctk_detail() : "its pipeline is not this input's any more");
@@ -221,56 +147,22 @@ static bool best_holds(compress_job *j, size_t v, const dctk_best *best, char *w
     return same;
 }
 
-/* Without DIR/best_VAR.json, the sweep result of the Python tool's
- * evaluate_combos, DIR/manifest_VAR.json, as a best record (its pipeline
- * checked against field v), with its path; NULL when there is none or it
- * does not fit (a line says why when say). */
-static dctk_best *python_result(compress_job *j, size_t v, char *path, size_t cap, bool say) {
-    const dctk_var *var = dctk_dataset_var(j->ds, v);
-    if (dctk_manifest_path(path, cap, j->where, var->name) != DCTK_OK || access(path, R_OK) != 0) return NULL;
-    json_t *codecs = NULL;
-    dctk_best *best = NULL;
-    if (dctk_pipeline_load(path, var, &codecs, &best) != DCTK_OK) {
-        if (say && j->root) dctk_say(&j->wo, DCTK_SAY_OUT, "%s: %s does not give a pipeline for it (%s): sweeping\n",
-                              var->name, path, dctk_detail());
-        dctk_clear_detail();
-    }
-    json_decref(codecs);
-    return best;
-}
-
-/* A manifest_VAR.json holds unless this run asks for another L1 budget. */
-static bool python_result_holds(const compress_job *j, const dctk_best *best, char *why, size_t cap) {
-    double now = j->eo.gates_set && !isnan(j->eo.gates.l1) ? j->eo.gates.l1 : j->eo.override_l1;
-    if (isnan(now) || same_threshold(now, best->threshold)) return true;
-    snprintf(why, cap, "swept with threshold %g, now %g", best->threshold, now);
-    return false;
-}
-
-/* PLAN_REUSE when DIR/best_VAR.json holds, or without it the Python tool's
- * DIR/manifest_VAR.json, else PLAN_SWEEP (with a line when a result was there
- * but no longer holds). */
+/* PLAN_REUSE when DIR/best_VAR.json holds, else PLAN_SWEEP (with a line when
+ * a result was there but no longer holds). */
 static void plan_sweep_or_reuse(compress_job *j, size_t v) {
     const dctk_var *var = dctk_dataset_var(j->ds, v);
     char path[4096], why[512] = "";
     dctk_best *best = dctk_results_best_path(path, sizeof path, j->where, var->name) == DCTK_OK
                           ? dctk_best_load(path) : NULL;
-    bool python = !best && (best = python_result(j, v, path, sizeof path, true)) != NULL;
-    char note[768] = "";
-    if (best && (python ? python_result_holds(j, best, why, sizeof why)
-                        : best_holds(j, v, best, why, sizeof why, note, sizeof note))) {
+    if (best && best_holds(j, v, best, why, sizeof why)) {
         j->plan[v] = PLAN_REUSE;
         j->best[v] = best;
         j->source[v] = strdup(path);
         if (j->root) {
             json_t *codecs = dctk_best_codecs_json(best);
             char *name = codecs ? dctk_codecs_name(codecs) : NULL;
-            if (python)
-                dctk_say(&j->wo, DCTK_SAY_OUT, "%s: using the Python tool's sweep result %s (%s): no sweep\n",
-                         var->name, path, name ? name : "?");
-            else
-                dctk_say(&j->wo, DCTK_SAY_OUT, "%s: using the sweep result %s (%s; space fingerprint %s%s): no sweep\n",
-                         var->name, path, name ? name : "?", best->fingerprint ? best->fingerprint : "(null)", note);
+            dctk_say(&j->wo, DCTK_SAY_OUT, "%s: using the sweep result %s (%s; space fingerprint %s): no sweep\n", var->name, path,
+                   name ? name : "?", best->fingerprint ? best->fingerprint : "(null)");
             free(name);
             json_decref(codecs);
         }
@@ -298,12 +190,9 @@ static char *pipeline_now(compress_job *j, size_t v, double *bound) {
     } else {
         char path[4096], why[512];
         if (dctk_results_best_path(path, sizeof path, j->where, var->name) == DCTK_OK) best = dctk_best_load(path);
-        bool python = !best && (best = python_result(j, v, path, sizeof path, false)) != NULL;
-        bool holds = best && (python ? python_result_holds(j, best, why, sizeof why)
-                                     : best_holds(j, v, best, why, sizeof why, NULL, 0));
-        if (holds) {
-            const dctk_best_combo *c = dctk_best_for_level(best, j->wo.level);
-            codecs = c && c->codecs ? json_loads(c->codecs, 0, NULL) : NULL;
+        if (best && best_holds(j, v, best, why, sizeof why)) {
+            const dctk_best_combo *c = best->combo.portability <= j->wo.level ? &best->combo : &best->level[j->wo.level];
+            codecs = c->codecs ? json_loads(c->codecs, 0, NULL) : NULL;
             *bound = best->threshold;
         }
         dctk_clear_detail();
@@ -371,9 +260,6 @@ static bool stored_holds(compress_job *j, dctk_store *store, size_t v, char *why
     else if ((uint64_t)was_inner != inner || (uint64_t)was_shard != shard)
         snprintf(why, cap, "written in inner chunks of %lld bytes and shards of %lld, now %llu and %llu",
                  (long long)was_inner, (long long)was_shard, (unsigned long long)inner, (unsigned long long)shard);
-    else if (json_is_false(json_object_get(wr, "spatial_split")) != j->wo.no_spatial_split)
-        snprintf(why, cap, "written %s, now %s", j->wo.no_spatial_split ? "splitting slices" : "--no-spatial-split",
-                 j->wo.no_spatial_split ? "--no-spatial-split" : "splitting slices");
     else if (!json_is_true(json_object_get(wr, "verify")) && j->wo.verify)
         snprintf(why, cap, "written without verification, now verified");
     else if (json_is_false(json_object_get(wr, "verify_gate")) && !j->wo.verify_advisory && j->wo.verify)

@@ -38,44 +38,15 @@ dctk_status dctk_store_path_for(const char *where, const char *dataset, char *bu
 
 dctk_status dctk_combo_resolve(dctk_dataset *ds, size_t v, const dctk_evaluate_opts *eo, int c, int f, int s,
                                const char *expect, json_t **codecs, char *fingerprint) {
-    return dctk_combo_resolve_at(ds, v, eo, NULL, c, f, s, expect, codecs, fingerprint, NULL, 0);
-}
-
-/* The space the sweep recorded in where, when it holds and is the one expect
- * names (or one that codecs added since only extend); else NULL, why said. */
-static dctk_status recorded_space(dctk_dataset *ds, size_t v, const dctk_evaluate_opts *eo, const char *where,
-                                  const char *expect, dctk_space **sp, char *why, size_t cap) {
-    DCTK_TRY(dctk_space_recorded(ds, v, eo, where, sp, why, cap));
-    int n[3];
-    bool same = true;
-    dctk_status st = *sp && expect ? dctk_space_match(*sp, expect, n, &same) : DCTK_OK;
-    if (*sp && (st != DCTK_OK || !same)) {
-        /* a record of another sweep than the best file's: the field says which space these options give */
-        snprintf(why, cap, "%s/space_%s.json records another space (%s) than the sweep's best file", where,
-                 dctk_dataset_var(ds, v)->name, dctk_space_fingerprint(*sp));
-        dctk_space_free(*sp);
-        *sp = NULL;
-    }
-    return st;
-}
-
-dctk_status dctk_combo_resolve_at(dctk_dataset *ds, size_t v, const dctk_evaluate_opts *eo, const char *where, int c,
-                                  int f, int s, const char *expect, json_t **codecs, char *fingerprint, char *why,
-                                  size_t cap) {
     *codecs = NULL;
-    if (why && cap) why[0] = '\0';
     const dctk_var *var = dctk_dataset_var(ds, v);
-    dctk_space *sp = NULL;
-    char no_record[1024] = "";
-    if (where) DCTK_TRY(recorded_space(ds, v, eo, where, expect, &sp, no_record, sizeof no_record));
-    if (why && cap) snprintf(why, cap, "%s", no_record);
+    dctk_space *sp;
     dctk_field_scan scan;
-    if (!sp) DCTK_TRY(dctk_space_for_field(ds, v, eo, &sp, &scan));
+    DCTK_TRY(dctk_space_for_field(ds, v, eo, &sp, &scan));
     const char *fp = dctk_space_fingerprint(sp);
     if (fingerprint) snprintf(fingerprint, 32, "%s", fp);
-    int lo[3], n[3], top[3];
+    int lo[3], n[3];
     for (int k = 0; k < 3; k++) dctk_space_range(sp, (dctk_space_category)k, &lo[k], &n[k]);
-    memcpy(top, n, sizeof top);
     /* the sweep's space: this one, or this one less the members of codecs added since */
     bool same = true;
     dctk_status st = expect ? dctk_space_match(sp, expect, n, &same) : DCTK_OK;
@@ -85,15 +56,12 @@ dctk_status dctk_combo_resolve_at(dctk_dataset *ds, size_t v, const dctk_evaluat
                        "use the same --eval-data-size-limit, --sampling-policy, --dim-kind, --inner-chunk-mib and class "
                        "flags",
                        var->name, fp, expect);
-    /* the sweep's own space: the members it solved past the grid are here too when its record gave it */
-    bool exact = !expect || strcmp(expect, fp) == 0;
-    int past_f = exact ? top[1] : n[1], past_s = exact ? top[2] : n[2];
     bool in_range = c >= lo[0] && f >= lo[1] && s >= lo[2];
-    if (st == DCTK_OK && in_range && c < n[0] && (f >= past_f || s >= past_s))
+    if (st == DCTK_OK && in_range && c < n[0] && (f >= n[1] || s >= n[2]))
         st = DCTK_FAIL(DCTK_ERR_NOT_FOUND,
                        "variable '%s': combo (%d, %d, %d) holds a member the sweep solved for its budget (after the "
-                       "space's %d filters and %d serializers), which no space rebuilt from the field holds: take the "
-                       "pipeline from the sweep's best file (--combo) or its results",
+                       "space's %d filters and %d serializers), which no rebuilt space holds: take the pipeline from "
+                       "the sweep's best file (--combo) or its results",
                        var->name, c, f, s, n[1], n[2]);
     else if (st == DCTK_OK && !(in_range && c < n[0] && dctk_space_has(sp, c, f, s)))
         st = DCTK_FAIL(DCTK_ERR_ARG,
@@ -292,8 +260,6 @@ dctk_status dctk_write_accept_gates(const dctk_var *var, const dctk_write_opts *
     plain.bound_l1 = NAN; /* the gates judge the error */
     DCTK_TRY(dctk_write_accept_default(var, &plain, r));
     if (!g) return DCTK_OK;
-    /* --target-ratio: the ratio is the budget (the cr-drift gate judges the whole field's); errors are reported */
-    if (!isnan(g->target_ratio)) return DCTK_OK;
     dctk_combo_result m = r->metrics;
     m.information = o->information;
     if (dctk_combo_keep(&m, g)) return DCTK_OK;
@@ -378,7 +344,7 @@ dctk_status dctk_write_field(dctk_dataset *ds, size_t v, const dctk_write_opts *
     r->ndim = var->ndim;
     DCTK_TRY(check_field(var));
     DCTK_TRY(dctk_write_pipeline_lossless(o->codecs, &r->lossless));
-    dctk_chunk_shape_split(var->dtype, var->ndim, var->shape, o->inner_chunk_bytes, !o->no_spatial_split, r->chunk);
+    dctk_chunk_shape_for(var->dtype, var->ndim, var->shape, o->inner_chunk_bytes, r->chunk);
     dctk_shard_shape_for(var->dtype, var->ndim, var->shape, r->chunk, o->shard_bytes, r->shard);
 
     dctk_store *store;
@@ -458,7 +424,7 @@ dctk_status dctk_write_field_shared(dctk_dataset *ds, size_t v, const dctk_write
     r->ndim = var->ndim;
     dctk_status st = check_field(var);
     if (st == DCTK_OK) st = dctk_write_pipeline_lossless(o->codecs, &r->lossless);
-    dctk_chunk_shape_split(var->dtype, var->ndim, var->shape, o->inner_chunk_bytes, !o->no_spatial_split, r->chunk);
+    dctk_chunk_shape_for(var->dtype, var->ndim, var->shape, o->inner_chunk_bytes, r->chunk);
     dctk_shard_shape_for(var->dtype, var->ndim, var->shape, r->chunk, o->shard_bytes, r->shard);
     dctk_store *store = NULL;
     dctk_zarr_stage *g = NULL;
@@ -508,7 +474,7 @@ dctk_status dctk_write_field_shared(dctk_dataset *ds, size_t v, const dctk_write
 
 /* What a reader installs beyond zarr-python + numcodecs: each codec's package,
  * and for any-numcodecs.* codecs the wrapper that maps them onto numcodecs. */
-json_t *dctk_codecs_reader_packages(const json_t *codecs) {
+static json_t *reader_packages(const json_t *codecs) {
     json_t *pk = json_array();
     size_t i, k;
     const json_t *c, *have;
@@ -550,7 +516,7 @@ json_t *dctk_write_provenance(const json_t *codecs, const dctk_best *combo) {
 #endif
     dctk_codec_portability level = dctk_codecs_portability(codecs);
     json_t *p = json_pack("{s:s,s:O,s:s,s:o}", "version", DCTK_VERSION, "pipeline", codecs, "portability",
-                          dctk_portability_name(level), "python_packages", dctk_codecs_reader_packages(codecs));
+                          dctk_portability_name(level), "python_packages", reader_packages(codecs));
     if (p && combo) provenance_of_best(p, combo);
     return p;
 }

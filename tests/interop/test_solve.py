@@ -10,10 +10,7 @@ between the grid's 1, 10, 19, 23 no longer rounds to the next grid member),
 the adaptive search finds the same winner as the exhaustive sweep, and the
 pipeline the winner names, written with --combo and read back by zarr-python,
 is within the budget of netCDF4's values. --resume at a new budget re-solves:
-its solved row is the new budget's, and the grid rows are reused. The seeded
-solve (issue 31 item 5: BitRound's error model for the budget) finds the same
-keepbits as the plain bisection (DCTK_TEST_SOLVE_UNSEEDED), in fewer trials
-over the cases."""
+its solved row is the new budget's, and the grid rows are reused."""
 import csv
 import json
 import os
@@ -34,10 +31,10 @@ SPACE = ["--filter-class", "bitround", "--compressor-class", "zstd", "--serializ
          "--threads-per-rank", "2", "--eval-data-size-limit", "50MB"]
 
 
-def sweep(path, var, budget, where, extra=(), env=None):
+def sweep(path, var, budget, where, extra=()):
     r = subprocess.run([DCTK, "evaluate_combos", os.path.join(NCARG, path), "--where-to-write", where,
                         "--field-to-compress", var, "--override-existing-l1-error", str(budget)] + SPACE + list(extra),
-                       capture_output=True, text=True, timeout=600, env=dict(os.environ, **(env or {})))
+                       capture_output=True, text=True, timeout=600)
     check(r.returncode == 0, "%s %s: exit %d: %s" % (path, var, r.returncode, r.stderr[-600:]))
     with open(os.path.join(where, "best_%s.json" % var)) as f:
         best = json.load(f)
@@ -74,7 +71,6 @@ def keepbits(row):
 # small fields: the sample is the whole field, so numcodecs sees what the sweep saw
 CASES = [("cdf/meccatemp.cdf", "t", 1e-3), ("cdf/meccatemp.cdf", "t", 1e-2), ("cdf/Tstorm.cdf", "t", 1e-4),
          ("cdf/sst30e_netcdf.nc", "sst", 1e-4)]
-trials = []
 for path, var, budget in CASES:
     x = values(path, var)
     where = os.path.join(tmp, "%s_%s_%g" % (os.path.basename(path), var, budget))
@@ -105,17 +101,6 @@ for path, var, budget in CASES:
     # adaptive: the same winner
     ba, ra, _ = sweep(path, var, budget, where + "_ad", ["--search", "adaptive"])
     check(ba["codecs"] == best["codecs"], "%s %g: adaptive %s, exhaustive %s" % (var, budget, ba["name"], best["name"]))
-    # the seed (issue 31 item 5): the same keepbits without it, and the trials of both
-    _, ru, _ = sweep(path, var, budget, where + "_unseeded", ["--search", "exhaustive"],
-                     {"DCTK_TEST_SOLVE_UNSEEDED": "1"})
-    unseeded = [r for r in ru if r["solved"] not in ("", "nan")]
-    check(unseeded and int(float(unseeded[0]["solved"])) == k,
-          "%s %g: unseeded solve gives %s, seeded %d" % (var, budget, unseeded and unseeded[0]["solved"], k))
-    trials.append((int(solved[0]["trials"]), int(unseeded[0]["trials"]) if unseeded else 0))
-    print("%s %g: keepbits %d: %d trials seeded, %d unseeded" % (var, budget, k, *trials[-1]))
-
-check(sum(t[0] for t in trials) < sum(t[1] for t in trials), "the seeded solves took %s trials, the unseeded %s" %
-      ([t[0] for t in trials], [t[1] for t in trials]))
 
 # the winner written with --combo and read back: within the budget of netCDF4's values
 path, var, budget = CASES[0]

@@ -19,8 +19,7 @@ field from libncarg-data, then:
 The space is the grid (98 compressors, 11 filters, 38 serializers, each with
 none) and the members the solver added after it for this budget (issue 31
 item 1): filter and serializer indices past the grid's, each a member with its
-solved value in its rows, as many as the console's "N new members" (every member
-past the grid: the solved ones, and any chosen by information, none here).
+solved value in its rows, as many as the console's "N new members".
 """
 import csv
 import json
@@ -113,19 +112,11 @@ def main():
         want = (r["error"] == "" and all(math.isfinite(v) for v in vals) and vals[1] <= THRESHOLD and
                 vals[2] <= 2 * THRESHOLD and vals[3] <= 10 * THRESHOLD and abs(float(r["bias_rel"])) <= 0.5 * THRESHOLD)
         check((r["keep"] == "true") == want, "keep disagrees with the threshold: %s" % r)
-    # the overall winner is the top kept row; the top level, what compress writes by default, the top kept
-    # row zarr-python with numcodecs reads (its portability column)
     top = max(kept, key=lambda r: float(r["ratio"]))
-    win = best.get("overall_winner", best)
-    check(float(top["ratio"]) == win["ratio"], "winner ratio %s is not the top kept %s" % (win["ratio"], top["ratio"]))
+    check(float(top["ratio"]) == best["ratio"], "best ratio %s is not the top kept %s" % (best["ratio"], top["ratio"]))
     check((int(top["comp_idx"]), int(top["filt_idx"]), int(top["ser_idx"])) ==
-          (win["comp_idx"], win["filt_idx"], win["ser_idx"]) or float(top["ratio"]) == win["ratio"],
+          (best["comp_idx"], best["filt_idx"], best["ser_idx"]) or float(top["ratio"]) == best["ratio"],
           "best combo differs")
-    readable = max((r for r in kept if r["portability"] in ("core", "numcodecs")), key=lambda r: float(r["ratio"]))
-    check(best["reader_level"] == "numcodecs" and float(readable["ratio"]) == best["ratio"] and
-          best["portability"] in ("core", "numcodecs"),
-          "best_%s.json's top level %s (%s) is not the top kept row numcodecs reads, %s" %
-          (VAR, best["ratio"], best["portability"], readable["ratio"]))
 
     sample = load_sample(best)
     chunk = best["inner_chunk_shape"]
@@ -138,13 +129,7 @@ def main():
     check(len(ours) == GRID_C * n_f * n_ours, "dctk.* rows: %d, expected %d" % (len(ours), GRID_C * n_f * n_ours))
     for r in ours:
         bound = json.loads(r["serializer"])["configuration"]["error_bound"]
-        # a filter that packs into integers (FixedScaleOffset) hands these float-only serializers its integer type
-        f = json.loads(r["filter"]) if r["filter"] else {}
-        f = f[0] if isinstance(f, list) else f
-        packs = f.get("name") == "numcodecs.fixedscaleoffset" and f["configuration"]["astype"][1:2] in ("i", "u")
-        refused = packs and re.search(r"int\d+ is not supported \(float32 and float64 are\)", r["error"])
-        check(r["error"] == "" or r["error"].startswith("left out: ") or refused,
-              "%s failed: %s" % (r["serializer"], r["error"]))
+        check(r["error"] == "" or r["error"].startswith("left out: "), "%s failed: %s" % (r["serializer"], r["error"]))
         if r["filt_idx"] == "-1":
             check(float(r["max_abs_err"]) <= bound, "%s: max error %s" % (r["serializer"], r["max_abs_err"]))
     # numcodecs 0.11 has no PCodec either: its rows are checked by test_pcodec and test_pcodec_sweep;
