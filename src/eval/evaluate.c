@@ -1078,34 +1078,37 @@ dctk_status dctk_evaluate_variable(dctk_dataset *ds, size_t v, const dctk_evalua
     return st;
 }
 
+/* The statistics the field's sample gives (the scan's own for a constant
+ * field, as no_sweep takes them), the sample itself dropped. */
+static dctk_status field_stats(dctk_dataset *ds, size_t v, const dctk_evaluate_opts *o, dctk_field_scan *scan,
+                               dctk_sample_stats *stats) {
+    dctk_sample_opts so = sample_opts(o);
+    dctk_sample_plan plan;
+    void *sample = NULL;
+    DCTK_TRY(dctk_sample_prepare(ds, v, &so, o->dim_kinds, o->inner_chunk_bytes, scan, &plan, stats, &sample));
+    free(sample);
+    dctk_field_scan_free(scan);
+    if (scan->constant) dctk_sample_stats_of_scan(scan, stats);
+    return DCTK_OK;
+}
+
 dctk_status dctk_space_for_field(dctk_dataset *ds, size_t v, const dctk_evaluate_opts *o, dctk_space **sp,
                                  dctk_field_scan *scan) {
     *sp = NULL;
-    dctk_sample_opts so = sample_opts(o);
-    dctk_sample_plan plan;
     dctk_sample_stats stats;
-    void *sample = NULL;
-    DCTK_TRY(dctk_sample_prepare(ds, v, &so, o->dim_kinds, o->inner_chunk_bytes, scan, &plan, &stats, &sample));
-    free(sample);
-    dctk_field_scan_free(scan);
     /* a constant field's best_{var}.json names a combo of the space built from the scan alone, as no_sweep does */
-    if (scan->constant) dctk_sample_stats_of_scan(scan, &stats);
+    DCTK_TRY(field_stats(ds, v, o, scan, &stats));
     const dctk_var *var = dctk_dataset_var(ds, v);
     dctk_space_opts vs = field_space(o, var);
     return dctk_space_build(var->dtype, &stats, &vs, sp);
 }
 
 dctk_status dctk_metric_cfg_for_field(dctk_dataset *ds, size_t v, const dctk_evaluate_opts *o, dctk_metric_cfg *cfg) {
-    dctk_sample_opts so = sample_opts(o);
-    dctk_sample_plan plan;
     dctk_sample_stats stats;
     dctk_field_scan scan;
     memset(&scan, 0, sizeof scan);
-    void *sample = NULL;
-    dctk_status st = dctk_sample_prepare(ds, v, &so, o->dim_kinds, o->inner_chunk_bytes, &scan, &plan, &stats, &sample);
-    free(sample);
+    dctk_status st = field_stats(ds, v, o, &scan, &stats);
     dctk_field_scan_free(&scan);
-    if (st == DCTK_OK && scan.constant) dctk_sample_stats_of_scan(&scan, &stats);
     if (st == DCTK_OK) *cfg = dctk_metric_cfg_of(&stats);
     return st;
 }
