@@ -15,3 +15,10 @@ dctk_script_test(manifest_python ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/pari
 # The Python tool's compress switches for their effect: --cr-drift-tol/--cr-drift-gate, --no-verify-gate,
 # --no-continue-on-error, --consolidate/--no-consolidate, on Tstorm and uv300.
 dctk_script_test(compress_switches ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/parity/test_compress_switches.py)
+# The Python tool's chunk, sample and memory flags for their effect: --vertical-floor (the plan its rule
+# gives), --spatial-split/--no-spatial-split and --max-inner-chunk-mib (sweep, store, re-sweep),
+# --memory-threshold (the sweep's and the writer's budget); on contour.cdf and Tstorm.
+dctk_script_test(layout_python ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/parity/test_layout_python.py)
+# from_nc_to_zarr: a packed, chunked netCDF-4 file into an uncompressed store, values as stored or
+# CF-decoded (xarray's), source chunks or one; zarrita reads every variable as netCDF4 does.
+dctk_script_test(nc_to_zarr ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/parity/test_nc_to_zarr.py)

@@ -4,6 +4,7 @@
 #ifndef DCTK_CHUNKING_H
 #define DCTK_CHUNKING_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "dctk/array.h"
@@ -18,6 +19,18 @@ extern "C" {
  * target_bytes, and a huge single slice gets (1, m, lon). Never below one
  * element per dimension, never above the field. Zero-length dims give 1. */
 DCTK_API void dctk_chunk_shape_for(dctk_dtype t, int ndim, const size_t *shape, uint64_t target_bytes, size_t *chunk);
+/* The same, or with spatial_split false (the Python tool's --no-spatial-split)
+ * every dimension after the first whole: (k, lat, lon) with k as large as
+ * fits, at least 1, however large one slice is. */
+DCTK_API void dctk_chunk_shape_split(dctk_dtype t, int ndim, const size_t *shape, uint64_t target_bytes,
+                                     bool spatial_split, size_t *chunk);
+
+/* The Python tool's --max-inner-chunk-mib: a warning line naming var when a
+ * chunk kept whole by --no-spatial-split (spatial_split false) is over
+ * max_bytes (0: 256 MiB). Returns whether it is. */
+#define DCTK_MAX_INNER_CHUNK_DEFAULT (256u << 20)
+DCTK_API bool dctk_chunk_warn_whole(const char *var, dctk_dtype t, int ndim, const size_t *chunk, bool spatial_split,
+                                    uint64_t max_bytes);
 
 /* A shard: a whole number of chunks along every dimension, grown from the
  * innermost dimension outwards like the chunk, at most target_bytes (but at

@@ -36,9 +36,12 @@ typedef struct dctk_write_step {
     const char *dataset;     /* the input (names the store) */
     const char *where;       /* DIR: the store DIR/DATASET.zarr and the sweep's files */
     double inner_chunk_mib;  /* --inner-chunk-mib */
+    bool no_spatial_split;   /* --no-spatial-split: whole slices per chunk (dctk_chunk_shape_split) */
+    uint64_t max_inner_chunk_bytes; /* --max-inner-chunk-mib: a line above it with no_spatial_split; 0: 256 MiB */
     double shard_mib;        /* --shard-mib (fractions allowed) */
     long threads;            /* encoder threads; 0: the cores this process may use */
     uint64_t max_memory;     /* --max-memory; 0: the default budget */
+    double memory_fraction;  /* --memory-threshold: the default budget's share; 0: DCTK_MEMORY_FRACTION */
     bool verify;             /* read back and compare */
     double bound_l1;         /* the gate on relative L1; NaN: the best file's threshold, if any */
     dctk_write_accept_fn accept; /* NULL: the sweep's gates or the library's default */

@@ -45,6 +45,9 @@ typedef struct dctk_var {
      * a file that keeps them plain; 0 when the reader cannot tell (a netCDF-4
      * variable behind compression filters, GRIB messages, Zarr chunks). */
     uint64_t input_bytes;
+    /* The chunks the input file keeps the variable in (a netCDF-4 chunked
+     * variable); all 0 when it is contiguous or the reader cannot tell. */
+    size_t input_chunk[DCTK_MAX_DIMS];
 } dctk_var;
 
 typedef struct dctk_dataset dctk_dataset;
@@ -81,6 +84,10 @@ DCTK_API void dctk_dataset_dim_kind_note(const dctk_dataset *ds, size_t v, int d
 /* Open by content. Errors name the file and the problem in the detail. */
 DCTK_API dctk_status dctk_dataset_open(const char *path, dctk_dataset **out);
 DCTK_API void dctk_dataset_close(dctk_dataset *ds); /* accepts NULL */
+/* A netCDF file with its values as stored: no CF decoding (no _Unsigned, no
+ * mask, no scale_factor or add_offset: dtype is the stored type) and every
+ * attribute as written. Other formats are DCTK_ERR_UNSUPPORTED. */
+DCTK_API dctk_status dctk_dataset_open_stored(const char *path, dctk_dataset **out);
 
 DCTK_API const char *dctk_dataset_path(const dctk_dataset *ds);
 DCTK_API dctk_format dctk_dataset_format(const dctk_dataset *ds);

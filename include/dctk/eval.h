@@ -73,6 +73,10 @@ typedef struct dctk_sample_opts {
     uint64_t memory;            /* bytes this process may use (dctk_available_memory); 0: no cap */
     const char *memory_source;  /* what set it, for the lines */
     int threads;                /* workers, each holding a few chunk buffers */
+    /* The levels the cascade policy keeps before it adds time steps
+     * (--vertical-floor); 0: max(4, ceil(log2 levels)). */
+    int vertical_floor;
+    bool no_spatial_split;      /* --no-spatial-split: the production chunk keeps whole slices */
 } dctk_sample_opts;
 
 enum { DCTK_SAMPLE_MAX_RUNS = 256 };
@@ -96,6 +100,7 @@ typedef struct dctk_sample_plan {
     size_t shape[DCTK_MAX_DIMS]; /* the sample's shape */
     uint64_t nbytes, field_bytes, budget;
     dctk_sample_policy policy;
+    int vertical_floor;         /* dctk_sample_opts.vertical_floor */
     char notes[768]; /* what changed the budget: raised to the minimum, shrunk by memory */
     char kind_notes[1024]; /* dimensions whose names the rules do not know: the kind each got and why */
 } dctk_sample_plan;
@@ -488,19 +493,20 @@ DCTK_API uint64_t dctk_sweep_unit_memory(const dctk_chunk_spec *chunk, const dct
  * for chunks of `chunk`: a worker's peak; *heaviest names its pipeline
  * (cap bytes). */
 /* The memory budget of one process: max_memory when set, else the fraction
- * DCTK_MEMORY_FRACTION of dctk_memory_total shared by ranks_on_node ranks;
- * *source (may be NULL) says which. */
+ * (0: DCTK_MEMORY_FRACTION; the Python tool's --memory-threshold) of
+ * dctk_memory_total shared by ranks_on_node ranks; *source (may be NULL)
+ * says which. */
 #define DCTK_MEMORY_FRACTION 0.8
-DCTK_API uint64_t dctk_memory_budget(uint64_t max_memory, int ranks_on_node, const char **source);
+DCTK_API uint64_t dctk_memory_budget(uint64_t max_memory, double fraction, int ranks_on_node, const char **source);
 /* The encoder threads of a field's write (field_bytes in shards of
  * shard_bytes, predicted ratio; NaN: unknown) that fit the budget (of
- * dctk_memory_budget(max_memory, 1)): threads, or fewer when the write's
+ * dctk_memory_budget(max_memory, fraction, 1)): threads, or fewer when the write's
  * estimated peak would exceed it. Logs field var's [memory] line (the
  * estimate, the threads, the budget): at debug level when threads fit.
  * *estimate (may be NULL): the write's estimated peak with those threads. */
 DCTK_API int dctk_writer_threads(const json_t *codecs, const dctk_chunk_spec *chunk, uint64_t shard_bytes,
                                  uint64_t field_bytes, double ratio, int threads, uint64_t max_memory,
-                                 const char *var, uint64_t *estimate);
+                                 double fraction, const char *var, uint64_t *estimate);
 DCTK_API uint64_t dctk_sweep_peak_memory(const dctk_space *sp, const dctk_chunk_spec *chunk, char *heaviest,
                                          size_t cap);
 
@@ -566,11 +572,19 @@ typedef struct dctk_evaluate_opts {
     const char *dim_kinds;      /* --dim-kind NAME=KIND,...; NULL: metadata and names */
     uint64_t memory;            /* memory cap for the sample: 0 asks dctk_available_memory, UINT64_MAX none */
     uint64_t inner_chunk_bytes; /* the writer's inner-chunk target */
+    /* --no-spatial-split: a slice over the target is one chunk, not split
+     * (dctk_chunk_shape_split); a line when the chunk is then over
+     * max_inner_chunk_bytes (--max-inner-chunk-mib; 0: 256 MiB) */
+    bool no_spatial_split;
+    uint64_t max_inner_chunk_bytes;
+    int vertical_floor;         /* --vertical-floor (dctk_sample_opts); 0: the default */
     int threads;
-    /* The memory budget of this process (--max-memory); 0: a safety fraction
-     * of what the node allows (dctk_memory_total), shared by ranks_on_node
-     * ranks (0 or 1: this process alone). */
+    /* The memory budget of this process (--max-memory); 0: memory_fraction
+     * (--memory-threshold; 0: DCTK_MEMORY_FRACTION) of what the node allows
+     * (dctk_memory_total), shared by ranks_on_node ranks (0 or 1: this
+     * process alone). */
     uint64_t max_memory;
+    double memory_fraction;
     int ranks_on_node;
     double override_l1;         /* NaN: use the table (the same as gates.l1; either may be set) */
     dctk_gates gates;           /* as asked (flags); zeroed opts: set with dctk_gates_none() */

@@ -49,6 +49,7 @@ struct dctk_write_opts {
     const char *store_path;     /* the .zarr folder (created when missing) */
     const json_t *codecs;       /* the pipeline (borrowed) */
     uint64_t inner_chunk_bytes; /* --inner-chunk-mib */
+    bool no_spatial_split;      /* --no-spatial-split (dctk_chunk_shape_split) */
     uint64_t shard_bytes;       /* --shard-mib */
     int threads;
     bool verify;
@@ -171,6 +172,26 @@ DCTK_API dctk_status dctk_write_next_best(dctk_dataset *ds, size_t v, const dctk
  * says so); the root group gets the dataset's global attributes and the
  * consolidated metadata. */
 DCTK_API dctk_status dctk_merge_fields(dctk_dataset *ds, const char *store_path, int threads);
+
+/* from_nc_to_zarr: every variable of ds, coordinates included, into the Zarr
+ * v3 store at store_path (created when missing) with the plain bytes
+ * serializer alone (no filter, no compressor, no sharding), its attributes
+ * and dimension names, the dataset's attributes on the root, and the
+ * metadata consolidated when asked. The values are ds's: decoded
+ * (dctk_dataset_open) or as stored (dctk_dataset_open_stored, the fill value
+ * then the variable's _FillValue). Chunks: the input's (source_chunks; a
+ * variable the input keeps contiguous is one chunk), else at most
+ * DCTK_COPY_CHUNK_BYTES with whole trailing dimensions first. */
+#define DCTK_COPY_CHUNK_BYTES (128u << 20)
+typedef struct dctk_copy_opts {
+    bool source_chunks;
+    bool consolidate;
+    int threads;
+    /* after each variable: its chunk shape and the bytes stored; may be NULL */
+    void (*notify)(void *user, const dctk_var *var, const size_t *chunk, uint64_t bytes);
+    void *user;
+} dctk_copy_opts;
+DCTK_API dctk_status dctk_copy_to_zarr(dctk_dataset *ds, const char *store_path, const dctk_copy_opts *o);
 /* Appending along time (src/write/append.c): the store of a run grows by the
  * steps the input has beyond it. The input is the whole run (its files so
  * far); each data variable in the store must agree with it but for a longer

@@ -161,3 +161,15 @@ int cli_fail(const char *cmd, dctk_status st) {
             at[0] ? ")" : "");
     return st == DCTK_ERR_ARG ? 2 : 1;
 }
+
+int cli_memory_share(const char *cmd, double given, double *fraction) {
+    *fraction = 0;
+    if (isnan(given)) return 0;
+    if (!(given >= 0.05 && given <= 0.95)) {
+        fprintf(stderr, "dc_toolkit %s: --memory-threshold takes a share of the memory from 0.05 to 0.95, not %g "
+                        "(--max-memory takes a size)\n", cmd, given);
+        return 2;
+    }
+    *fraction = given;
+    return 0;
+}

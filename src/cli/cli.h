@@ -89,7 +89,7 @@ int cli_print_bash_completion(FILE *f, const cli_cmd *const *table, size_t n);
 /* Each command file defines one of these. */
 extern const cli_cmd cmd_inspect_dataset, cmd_evaluate_combos, cmd_compress_with_optimal,
     cmd_merge_compressed_fields, cmd_open_zarr_and_inspect, cmd_from_zarr_to_netcdf, cmd_perform_clustering,
-    cmd_analyze_clustering, cmd_plot_compression_errors, cmd_compress;
+    cmd_analyze_clustering, cmd_plot_compression_errors, cmd_compress, cmd_from_nc_to_zarr;
 #ifdef DCTK_WEB
 extern const cli_cmd cmd_run_web_ui, cmd_run_web_ui_vcluster; /* cmd_web.c, built with DCTK_WEB */
 #endif
@@ -100,5 +100,12 @@ extern const cli_cmd cmd_run_web_ui, cmd_run_web_ui_vcluster; /* cmd_web.c, buil
      "memory this process may use: sample, worker buffers and codec working memory; heavy codecs then run on "    \
      "fewer threads at a time (default: 0.8 x the cgroup limit, else the physical memory, shared by the ranks of " \
      "a node)"}
+/* The Python tool's form of the default budget's share. */
+#define MEMORY_SHARE_CLI_OPT(field)                                                                                \
+    {"--memory-threshold", NULL, OPT_REAL, &(field), "F",                                                          \
+     "the Python tool's: the share of the cgroup limit, else the physical memory, the default budget takes, "     \
+     "0.05 to 0.95 (default 0.8); the sample is planned within it too"}
+/* 0 (not given: the default share) or F; else a usage error (printed): 2. */
+int cli_memory_share(const char *cmd, double given, double *fraction);
 
 #endif

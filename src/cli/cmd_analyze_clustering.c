@@ -29,8 +29,9 @@ static int run(int argc, char **argv);
 const cli_cmd cmd_analyze_clustering = {
     .name = "analyze_clustering",
     .summary = "ratio against L1/L2/Linf with clusters, Pareto fronts, the winner and the threshold (PNG, SVG, HTML)",
-    .usage = "--where-to-write DIR --var VAR [options]",
-    .help = "Reads DIR/results_VAR.parquet (or DIR/config_space_VAR_rank0.csv when there is no Parquet file)\n"
+    .usage = "[RESULTS] [--where-to-write DIR --var VAR] [options]",
+    .help = "Reads DIR/results_VAR.parquet (or DIR/config_space_VAR_rank0.csv when there is no Parquet file),\n"
+            "or RESULTS as the Python tool takes it (DIR/results_VAR.parquet: DIR and VAR from its path),\n"
             "and the threshold and the winner from DIR/best_VAR.json. For each of relative L1, L2 and Linf:\n"
             "k-means over the standardised (ratio, error) of the kept combos with centroids (k suited to the\n"
             "number of points), the Pareto front (higher ratio, lower error), the winner as a red diamond,\n"
@@ -39,8 +40,9 @@ const cli_cmd cmd_analyze_clustering = {
             "The error axes are all logarithmic when one panel's errors span more than two decades.\n"
             "Writes DIR/analyze_clustering_VAR.png,\n"
             ".svg and .html; the HTML page works offline and shows a combo's codecs and indices on hover.\n"
-            "Example:\n"
-            "  dc_toolkit analyze_clustering --where-to-write out --var t2m",
+            "Examples:\n"
+            "  dc_toolkit analyze_clustering --where-to-write out --var t2m\n"
+            "  dc_toolkit analyze_clustering out/results_t2m.parquet",
     .opts = opts,
     .run = run,
 };
@@ -110,14 +112,45 @@ static int analyze(const char *cmd, const char *path, const dctk_result_table *t
     return 0;
 }
 
+/* The Python tool's positional RESULTS: DIR from its folder, VAR from its
+ * name (results_VAR.parquet or config_space_VAR_rank0.csv) unless given. */
+static int from_results(const char *cmd, const char *path, char *dir, size_t cap, char *name, size_t ncap) {
+    if (results) {
+        fprintf(stderr, "dc_toolkit %s: give RESULTS or --results, not both\n", cmd);
+        return 2;
+    }
+    results = path;
+    const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+    if (!slash) snprintf(dir, cap, ".");
+    else if (slash == path) snprintf(dir, cap, "/");
+    else snprintf(dir, cap, "%.*s", (int)(slash - path), path);
+    if (!where) where = dir;
+    size_t n = strlen(base);
+    if (!strncmp(base, "results_", 8) && n > 16 && !strcmp(base + n - 8, ".parquet"))
+        snprintf(name, ncap, "%.*s", (int)(n - 16), base + 8);
+    else if (!strncmp(base, "config_space_", 13) && n > 23 && !strcmp(base + n - 10, "_rank0.csv"))
+        snprintf(name, ncap, "%.*s", (int)(n - 23), base + 13);
+    if (!var && name[0]) var = name;
+    if (!var) {
+        fprintf(stderr, "dc_toolkit %s: %s: not named results_VAR.parquet: give --var VAR\n", cmd, path);
+        return 2;
+    }
+    return 0;
+}
+
 static int run(int argc, char **argv) {
     const char *cmd = "analyze_clustering";
     where = var = results = out_prefix = NULL;
     clusters = 0;
-    int rc = cli_parse(&cmd_analyze_clustering, argc, argv, NULL, 0, 0, NULL);
+    const char *pos[1];
+    int np = 0;
+    int rc = cli_parse(&cmd_analyze_clustering, argc, argv, pos, 0, 1, &np);
     if (rc) return rc < 0 ? 0 : rc;
+    char dir[4096], name[512] = "";
+    if (np == 1 && (rc = from_results(cmd, pos[0], dir, sizeof dir, name, sizeof name))) return rc;
     if (!where || !var) {
-        fprintf(stderr, "dc_toolkit %s: --where-to-write DIR and --var VAR are required\n", cmd);
+        fprintf(stderr, "dc_toolkit %s: give RESULTS (DIR/results_VAR.parquet), or --where-to-write DIR and --var "
+                        "VAR\n", cmd);
         return 2;
     }
     if (clusters < 0 || clusters > 16) {

@@ -45,7 +45,8 @@ static const cli_opt opts[] = {
      "not stored (default: the line only)"},
     {"--continue-on-error", "--no-continue-on-error", OPT_BOOL, &continue_on_error, NULL,
      "the Python tool's: after a field fails, go on with the others (default); --no-continue-on-error "
-     "stops there, the rest recorded as skipped (one process; exit 1 either way)"},
+     "stops there, the rest recorded as skipped (under mpirun the ranks stop together after the round of fields "
+     "in which one failed; exit 1 either way)"},
     {"--consolidate", "--no-consolidate", OPT_BOOL, &consolidate, NULL,
      "the Python tool's: end by consolidating the store's metadata, a whole-file run by merging (default); "
      "--no-consolidate leaves that to merge_compressed_fields and drops any earlier consolidated metadata"},
@@ -128,6 +129,7 @@ static int compress_dataset(const char *cmd, const char *dataset, int argc, char
     int rc = sweep_cli_eval_opts(cmd, &so, &eo);
     if (so.par && rc) return dctk_par_agree(so.par, DCTK_ERR_ARG) == DCTK_OK ? 0 : rc;
     if (rc) return rc;
+    so.stop_after_failure = !continue_on_error;
     sweep_call call = {.cmd = cmd, .dataset = dataset};
     dctk_compress_opts o = {.vars = vars_arg, .field = so.field, .pipeline = pipeline_arg,
                             .skip_existing = skip_existing, .argc = argc, .argv = (const char *const *)argv,
@@ -137,7 +139,7 @@ static int compress_dataset(const char *cmd, const char *dataset, int argc, char
                             .share = so.par ? share : NULL, .collect = so.par ? collect : NULL,
                             .sum = so.par ? sum : NULL,
                             .sweep_user = &call, .stop_on_error = !continue_on_error, .no_consolidate = !consolidate};
-    write_cli_step(cmd, dataset, so.where, so.inner_chunk_mib, &wo, &o.write);
+    write_cli_step(cmd, dataset, so.where, &eo, &wo, &o.write);
     o.write.verify_advisory = !verify_gate;
     o.write.cr_drift_tol = cr_drift_tol;
     o.write.cr_drift_gate = cr_drift_gate;

@@ -25,6 +25,7 @@ static const cli_opt opts[] = {
     {"--thresholds-table", NULL, OPT_STR, &so.thresholds, "CSV",
      "threshold table (default: the l1_error_thresholds.csv shipped with dc_toolkit)"},
     WRITE_CLI_OPTS(wo),
+    MEMORY_SHARE_CLI_OPT(so.memory_threshold),
     {"--allow-shared-node", NULL, OPT_BOOL, &so.allow_shared_node, NULL,
      "under MPI, allow several ranks on one node (tests); default: one rank per node"},
     {"--verbose", NULL, OPT_BOOL, &so.verbose, NULL, "debug log: which shards each rank wrote"},
@@ -96,7 +97,7 @@ static int write_pipeline(const char *cmd, dctk_dataset *ds, size_t v, const cha
         return cli_fail(cmd, st);
     }
     dctk_write_step step;
-    write_cli_step(cmd, dataset, where, so.inner_chunk_mib, &wo, &step);
+    write_cli_step(cmd, dataset, where, eo, &wo, &step);
     if (!gated) {
         step.accept = dctk_write_accept_advisory;
         step.accept_user = &step;
@@ -163,7 +164,7 @@ static int write_field(int argc, char **argv) {
     json_t *codecs = NULL;
     dctk_write_step step;
     dctk_write_report r;
-    write_cli_step(cmd, dataset, where, so.inner_chunk_mib, &wo, &step);
+    write_cli_step(cmd, dataset, where, &eo, &wo, &step);
     st = dctk_dataset_find(ds, field, &v);
     if (st == DCTK_OK && pipeline_arg) {
         rc = write_pipeline(cmd, ds, v, dataset, where, &eo);

@@ -6,21 +6,31 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "dctk/codec.h"
-#include "dctk/write.h"
+#include "dctk/compress.h"
+#include "dctk/manifest.h"
 #include "dctk/report.h"
+#include "dctk/results.h"
+#include "dctk/write.h"
 #include "dctk/util.h"
 #include "sweep_opts.h"
 #include "write_opts.h"
 
 static sweep_cli so;
-static const char *combo_path;
+static const char *combo_path, *pipeline_arg, *manifest_dir;
 static long slice_opt;
 
 static const cli_opt opts[] = {
     {"--combo", NULL, OPT_STR, &combo_path, "best_FIELD.json",
      "take the pipeline from this file (written by evaluate_combos); the indices are then optional"},
+    {"--pipeline", NULL, OPT_STR, &pipeline_arg, "P",
+     "the Python tool's: plot this pipeline, no indices: a file or inline JSON, {\"compressor\",\"filter\","
+     "\"serializer\"}, a codec list, a best_FIELD.json or a manifest_FIELD.json"},
+    {"--manifest-dir", NULL, OPT_STR, &manifest_dir, "D",
+     "the Python tool's: without indices, --combo or --pipeline, plot the best of D/manifest_FIELD.json (else "
+     "D/best_FIELD.json) (default D: DIR)"},
     {"--index", NULL, OPT_INT, &slice_opt, "I",
      "plot the I-th 2-D slice (counted over the leading dimensions, C order: the time step of (time, lat, lon));"
      " default: the slice where the pipeline's error is largest"},
@@ -31,27 +41,24 @@ static const cli_opt opts[] = {
 
 static int run(int argc, char **argv);
 
-static const cli_foreign cmd_plot_compression_errors_foreign[] = {
-    {"--pipeline", "not taken yet: --combo best_FIELD.json"},
-    {"--manifest-dir", "not taken yet: --combo DIR/best_FIELD.json"},
-    {0},
-};
-
 const cli_cmd cmd_plot_compression_errors = {
     .name = "plot_compression_errors",
     .summary = "3x3 panel of a combo's errors on the (lat, lon) slice where they are largest, and its 180-degree shift (PDF, PNG)",
-    .usage = "DATASET DIR FIELD COMP_IDX FILT_IDX SER_IDX [options]",
+    .usage = "DATASET DIR FIELD [COMP_IDX FILT_IDX SER_IDX] [options]",
     .help = "Resolves the combo as compress_with_optimal does (same --eval-data-size-limit and class flags,\n"
-            "or --combo best_FIELD.json), takes a 2-D slice of FIELD over its last two dimensions (lat, lon):\n"
+            "or --combo best_FIELD.json), or takes --pipeline P, or without any of them the best of\n"
+            "manifest_FIELD.json (else best_FIELD.json) in --manifest-dir D (default DIR), as the Python tool\n"
+            "does. It takes a 2-D slice of FIELD over its last two dimensions (lat, lon):\n"
             "by default the one where the pipeline's absolute error is largest (every slice is tried; a\n"
             "pipeline exact everywhere is said so), or the one --index names. It runs the pipeline on it as\n"
             "one chunk, and again on the slice rolled by half its longitudes. Writes DIR/FIELD_compression_errors.pdf and .png:\n"
             "original, decoded and absolute error, the same for the shifted field, and three differences that\n"
             "show whether the pipeline treats the periodic seam like any other longitude. Example:\n"
-            "  dc_toolkit plot_compression_errors era5.nc out t2m 3 10 -1",
+            "  dc_toolkit plot_compression_errors era5.nc out t2m 3 10 -1\n"
+            "  dc_toolkit plot_compression_errors era5.nc out t2m --pipeline '{\"compressor\": null, \"filter\": null, "
+            "\"serializer\": null}'",
     .opts = opts,
     .run = run,
-    .foreign = cmd_plot_compression_errors_foreign,
 };
 
 /* Encode and decode one slice as a single chunk; *stored gets the encoded size. */
@@ -276,15 +283,38 @@ static int check_field(const char *cmd, dctk_dataset *ds, const dctk_var *var) {
     return 0;
 }
 
+/* The Python tool's ways to name the pipeline (--pipeline, else the sweep's
+ * file in --manifest-dir or DIR) into *arg, or NULL when indices or --combo
+ * name it; 0 or the exit code of a usage error (printed). */
+static int python_form(const char *cmd, const char *where, const char *field, int np, char *buf, size_t cap,
+                       const char **arg) {
+    *arg = NULL;
+    if ((pipeline_arg || manifest_dir) && (combo_path || np > 3)) {
+        fprintf(stderr, "dc_toolkit %s: --pipeline and --manifest-dir replace the indices and --combo: give only "
+                        "one way\n", cmd);
+        return 2;
+    }
+    if (pipeline_arg) return *arg = pipeline_arg, 0;
+    if (combo_path || np > 3) return 0;
+    const char *dir = manifest_dir ? manifest_dir : where;
+    if (dctk_manifest_path(buf, cap, dir, field) == DCTK_OK && access(buf, R_OK) == 0) return *arg = buf, 0;
+    if (dctk_results_best_path(buf, cap, dir, field) == DCTK_OK && access(buf, R_OK) == 0) return *arg = buf, 0;
+    fprintf(stderr, "dc_toolkit %s: %s holds no manifest_%s.json or best_%s.json: give COMP_IDX FILT_IDX SER_IDX, "
+                    "--combo, --pipeline or --manifest-dir\n", cmd, dir, field, field);
+    return 2;
+}
+
 static int run(int argc, char **argv) {
-    const char *cmd = "plot_compression_errors", *pos[6];
+    const char *cmd = "plot_compression_errors", *pos[6], *given;
     int np = 0, idx[3] = {-1, -1, -1};
     sweep_cli_defaults(&so);
-    combo_path = NULL;
+    combo_path = pipeline_arg = manifest_dir = NULL;
     slice_opt = -1;
     int rc = cli_parse(&cmd_plot_compression_errors, argc, argv, pos, 3, 6, &np);
     if (rc) return rc < 0 ? 0 : rc;
-    if ((rc = write_cli_indices(cmd, combo_path, pos[1], pos[2], pos + 3, np - 3, idx))) return rc;
+    char file[4096];
+    if ((rc = python_form(cmd, pos[1], pos[2], np, file, sizeof file, &given))) return rc;
+    if (!given && (rc = write_cli_indices(cmd, combo_path, pos[1], pos[2], pos + 3, np - 3, idx))) return rc;
     dctk_evaluate_opts eo;
     if ((rc = sweep_cli_eval_opts(cmd, &so, &eo))) return rc;
     dctk_dataset *ds;
@@ -293,7 +323,9 @@ static int run(int argc, char **argv) {
     dctk_status st = dctk_dataset_open(pos[0], &ds);
     if (st != DCTK_OK) return cli_fail(cmd, st);
     st = dctk_dataset_find(ds, pos[2], &v);
-    if (st == DCTK_OK && (rc = check_field(cmd, ds, dctk_dataset_var(ds, v))) == 0)
+    if (st == DCTK_OK && (rc = check_field(cmd, ds, dctk_dataset_var(ds, v))) == 0 && given)
+        st = dctk_pipeline_load(given, dctk_dataset_var(ds, v), &codecs, NULL);
+    else if (st == DCTK_OK && rc == 0)
         st = write_cli_resolve(ds, v, pos[1], combo_path, idx, &eo, &codecs, NULL);
     if (st != DCTK_OK) rc = cli_fail(cmd, st);
     else if (rc == 0) rc = plot(cmd, ds, v, codecs, pos[1]);

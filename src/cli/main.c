@@ -11,7 +11,7 @@ static const cli_cmd *const table[] = {
     &cmd_compress,           &cmd_evaluate_combos,       &cmd_compress_with_optimal,
     &cmd_merge_compressed_fields, &cmd_inspect_dataset,  &cmd_open_zarr_and_inspect,
     &cmd_from_zarr_to_netcdf, &cmd_perform_clustering,   &cmd_analyze_clustering,
-    &cmd_plot_compression_errors,
+    &cmd_plot_compression_errors, &cmd_from_nc_to_zarr,
 #ifdef DCTK_WEB
     &cmd_run_web_ui,         &cmd_run_web_ui_vcluster,
 #endif
@@ -21,7 +21,6 @@ static const cli_cmd *const table[] = {
 /* The Python dc_toolkit's commands we do not have, and what to use instead. */
 static const cli_foreign foreign[] = {
     {"run_local_ui", "run_web_ui (no desktop UI; the web UI runs locally)"},
-    {"from_nc_to_zarr", "not taken yet: compress DATASET DIR --pipeline with a lossless pipeline"},
     {"compress_fields_from_results", "compress DATASET DIR"},
     {0},
 };

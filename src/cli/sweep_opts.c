@@ -22,6 +22,34 @@ void sweep_cli_defaults(sweep_cli *o) {
     o->q99 = o->grad = NAN;
     o->codec_threads = 1;
     o->l2_gate = o->linf_gate = o->bias_gate = o->grad_shortcircuit = true;
+    o->spatial_split = true;
+    o->max_inner_chunk_mib = 256;
+    o->memory_threshold = NAN;
+}
+
+/* The Python tool's chunk and sampling flags; 0 or the exit code of a usage error (printed). */
+static int layout_flags(const char *cmd, const sweep_cli *o) {
+    if (!(o->inner_chunk_mib * 1048576 >= 1)) {
+        fprintf(stderr, "dc_toolkit %s: --inner-chunk-mib must be positive\n", cmd);
+        return 2;
+    }
+    if (!(o->max_inner_chunk_mib * 1048576 >= 1)) {
+        fprintf(stderr, "dc_toolkit %s: --max-inner-chunk-mib must be positive\n", cmd);
+        return 2;
+    }
+    if (o->vertical_floor && (o->vertical_floor < 3 || o->vertical_floor > 100000)) {
+        fprintf(stderr, "dc_toolkit %s: --vertical-floor takes 3 levels or more (the sample keeps at least 3), "
+                        "not %ld\n", cmd, o->vertical_floor);
+        return 2;
+    }
+    return 0;
+}
+
+void sweep_cli_layout(const sweep_cli *o, dctk_evaluate_opts *eo) {
+    eo->inner_chunk_bytes = (uint64_t)(o->inner_chunk_mib * 1048576);
+    eo->no_spatial_split = !o->spatial_split;
+    eo->max_inner_chunk_bytes = (uint64_t)(o->max_inner_chunk_mib * 1048576);
+    eo->vertical_floor = (int)o->vertical_floor;
 }
 
 /* "off" or a positive number; NULL (not given) is NaN: the default multiple. */
@@ -101,10 +129,8 @@ const char *sweep_default_thresholds(void) {
 
 int sweep_cli_eval_opts(const char *cmd, const sweep_cli *o, dctk_evaluate_opts *eo) {
     memset(eo, 0, sizeof *eo);
-    if (!(o->inner_chunk_mib * 1048576 >= 1)) {
-        fprintf(stderr, "dc_toolkit %s: --inner-chunk-mib must be positive\n", cmd);
-        return 2;
-    }
+    double share;
+    if (layout_flags(cmd, o) || cli_memory_share(cmd, o->memory_threshold, &share)) return 2;
     dctk_oversub_mode mode;
     if (dctk_oversub_mode_parse(o->oversub, &mode) != DCTK_OK) return cli_fail(cmd, DCTK_ERR_ARG);
     if (dctk_oversubscription_check(mode) != DCTK_OK) return cli_fail(cmd, DCTK_ERR_ARG);
@@ -158,9 +184,9 @@ int sweep_cli_eval_opts(const char *cmd, const sweep_cli *o, dctk_evaluate_opts 
         .sampling_policy = policy,
         .memory = memory,
         .dim_kinds = o->dim_kinds,
-        .inner_chunk_bytes = (uint64_t)(o->inner_chunk_mib * 1048576),
         .threads = o->threads ? (int)o->threads : dctk_available_cores(),
         .max_memory = o->max_memory,
+        .memory_fraction = share,
         .override_l1 = o->override_l1,
         .thresholds_csv = o->thresholds ? o->thresholds : sweep_default_thresholds(),
         .spec = spec,
@@ -170,6 +196,7 @@ int sweep_cli_eval_opts(const char *cmd, const sweep_cli *o, dctk_evaluate_opts 
         .search = search,
         .max_evals = o->max_evals,
     };
+    sweep_cli_layout(o, eo);
     return 0;
 }
 
@@ -414,7 +441,7 @@ int sweep_cli_run(const char *cmd, const char *dataset, const sweep_cli *o, swee
         if (st != DCTK_OK) {
             if (root) fprintf(stderr, "dc_toolkit %s: %s: %s\n", cmd, dataset, dctk_detail());
             failures++;
-            if (st == DCTK_ERR_INTERRUPTED) break;
+            if (st == DCTK_ERR_INTERRUPTED || o->stop_after_failure) break;
             continue;
         }
         swept++;

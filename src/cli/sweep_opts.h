@@ -12,6 +12,10 @@ typedef struct sweep_cli {
     const char *where, *field;
     uint64_t size_limit;
     double inner_chunk_mib; /* MiB; fractions allowed */
+    bool spatial_split;     /* the Python tool's --spatial-split/--no-spatial-split (default on) */
+    double max_inner_chunk_mib; /* its --max-inner-chunk-mib: a line above it with --no-spatial-split */
+    long vertical_floor;    /* its --vertical-floor; 0: the cascade policy's own */
+    double memory_threshold; /* its --memory-threshold, a share of the node's memory; NaN: not given */
     long threads;
     const char *oversub;
     double override_l1;
@@ -21,6 +25,7 @@ typedef struct sweep_cli {
     const char *sampling_policy, *dim_kinds, *memory_cap;
     uint64_t max_memory; /* --max-memory; 0: the default budget */
     bool allow_shared_node, verbose, resume;
+    bool stop_after_failure; /* compress --no-continue-on-error: no field swept after one failed */
     /* the gates (README "Selection"): strings take a number or "off" */
     const char *l2_s, *linf_s, *bias_s;
     double abs_err; /* --abs-error, in the field's units; NaN: not given */
@@ -61,8 +66,16 @@ typedef struct sweep_cli {
      "all, none, or one of {serializers} (default all); any class may be a list: none,zfpy"},                     \
     {"--with-lossy", "--without-lossy", OPT_BOOL, &(o).with_lossy, NULL,                                           \
      "include lossy filters and serializers (default: with)"},                                                    \
+    {"--spatial-split", "--no-spatial-split", OPT_BOOL, &(o).spatial_split, NULL,                                  \
+     "split the spatial dims (the innermost first) when one time step is over --inner-chunk-mib (default); "     \
+     "--no-spatial-split keeps a whole time step per chunk"},                                                    \
+    {"--max-inner-chunk-mib", NULL, OPT_REAL, &(o).max_inner_chunk_mib, "MIB",                                     \
+     "with --no-spatial-split, a warning line when a chunk is over this (default 256)"},                         \
     {"--sampling-policy", NULL, OPT_STR, &(o).sampling_policy, "cascade|balanced",                                 \
      "how the sample budget is split between time steps and levels (default cascade: levels first)"},           \
+    {"--vertical-floor", NULL, OPT_INT, &(o).vertical_floor, "N",                                                  \
+     "levels the cascade policy keeps before it adds time steps, 3 or more (default max(4, ceil(log2 levels))); " \
+     "a budget that cannot hold them with 3 time steps lowers it, down to 3"},                                   \
     {"--dim-kind", NULL, OPT_STR, &(o).dim_kinds, "NAME=KIND,...",                                                 \
      "a dimension's kind when its metadata does not say: time, vertical, horizontal or other"},                  \
     {"--memory-cap", NULL, OPT_STR, &(o).memory_cap, "auto|off|SIZE",                                              \
@@ -130,14 +143,9 @@ void sweep_cli_spec_check(const dctk_spec *spec, const dctk_dataset *ds);
 
 /* The Python tool's sweep options we do not take, each refused with a line
  * naming our equivalent (tests/parity/python_cli.txt lists them all). */
-#define NO_SPLIT_HERE "not taken yet: our chunks split spatial dims whenever a time step exceeds --inner-chunk-mib"
 #define SWEEP_CLI_FOREIGN                                                                                          \
-    {"--max-inner-chunk-mib", NO_SPLIT_HERE}, {"--spatial-split", NO_SPLIT_HERE},                                  \
-    {"--no-spatial-split", NO_SPLIT_HERE},                                                                         \
-    {"--memory-threshold", "--max-memory SIZE (a size; default 0.8 x the cgroup limit or physical memory)"},      \
     {"--with-ebcc", "not taken yet: --serializer-class ebcc sweeps our EBCC-style dctk.ebcc"},                   \
     {"--without-ebcc", "not taken yet: --serializer-class ebcc sweeps our EBCC-style dctk.ebcc"},                \
-    {"--vertical-floor", "not taken yet: the cascade policy keeps levels by its own floor"},                     \
     {"--no-allow-multi-rank-per-node", "not needed: one rank per node is the default"},                          \
     {"--requirements", "not taken yet: give the entry's error as --abs-error or --l1-threshold"},                \
     {"--requirements-unit-factor", "not taken yet: give the entry's error as --abs-error or --l1-threshold"},    \
@@ -156,6 +164,7 @@ void sweep_cli_spec_check(const dctk_spec *spec, const dctk_dataset *ds);
      "the Python tool's threads inside one codec call: 1 only (default 1): each call runs on one of the "        \
      "--threads-per-rank threads"},                                                                              \
     MEMORY_CLI_OPT(o.max_memory),                                                                                  \
+    MEMORY_SHARE_CLI_OPT(o.memory_threshold),                                                                      \
     OVERSUB_CLI_OPTS(o),                                                                                           \
     GATE_CLI_OPTS(o),                                                                                              \
     {"--keep-information", NULL, OPT_REAL, &(o).keep_info, "F",                                                    \
@@ -185,6 +194,8 @@ void sweep_cli_defaults(sweep_cli *o);
 /* The threshold table shipped with dc_toolkit (installed copy first), or NULL. */
 const char *sweep_default_thresholds(void);
 int sweep_cli_eval_opts(const char *cmd, const sweep_cli *o, dctk_evaluate_opts *eo);
+/* The chunk and sample layout flags into eo (checked by sweep_cli_eval_opts). */
+void sweep_cli_layout(const sweep_cli *o, dctk_evaluate_opts *eo);
 
 /* Join the MPI job when launched by mpirun or srun (else run alone), and
  * refuse several ranks on one node unless --allow-shared-node. Returns 0, or

@@ -38,13 +38,16 @@ static void say_stdio(void *user, dctk_say_to to, const char *text) {
     if (text[0] && text[strlen(text) - 1] == '\n') fflush(f);
 }
 
-void write_cli_step(const char *cmd, const char *dataset, const char *where, double inner_chunk_mib,
+void write_cli_step(const char *cmd, const char *dataset, const char *where, const dctk_evaluate_opts *eo,
                     const write_cli *w, dctk_write_step *out) {
     dctk_write_step_defaults(out);
     out->cmd = cmd;
     out->dataset = dataset;
     out->where = where;
-    out->inner_chunk_mib = inner_chunk_mib;
+    out->inner_chunk_mib = (double)eo->inner_chunk_bytes / 1048576.0;
+    out->no_spatial_split = eo->no_spatial_split;
+    out->max_inner_chunk_bytes = eo->max_inner_chunk_bytes;
+    out->memory_fraction = eo->memory_fraction;
     out->shard_mib = w->shard_mib;
     out->threads = w->threads;
     out->max_memory = w->max_memory;

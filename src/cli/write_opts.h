@@ -45,9 +45,10 @@ void write_cli_defaults(write_cli *w);
  * code of a usage error (message printed). */
 int write_cli_check_level(const char *cmd, write_cli *w);
 
-/* The library's write step for these flags (dctk/compress.h), saying its
- * lines on stdout and stderr as every command does. */
-void write_cli_step(const char *cmd, const char *dataset, const char *where, double inner_chunk_mib,
+/* The library's write step for these flags (dctk/compress.h) and the chunk
+ * layout and memory share of the sweep's (eo), saying its lines on stdout
+ * and stderr as every command does. */
+void write_cli_step(const char *cmd, const char *dataset, const char *where, const dctk_evaluate_opts *eo,
                     const write_cli *w, dctk_write_step *out);
 
 /* COMP_IDX FILT_IDX SER_IDX from pos[0..2] (np of them given) unless --combo is

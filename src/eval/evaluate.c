@@ -247,9 +247,15 @@ static dctk_status pick_threshold(const dctk_var *var, const dctk_evaluate_opts 
  * for here, so that a test or a caller can also pass one. */
 static dctk_sample_opts sample_opts(const dctk_evaluate_opts *o) {
     dctk_sample_opts so = {.limit = o->size_limit, .policy = o->sampling_policy, .threads = o->threads,
-                           .memory = o->memory, .memory_source = "--memory-cap"};
+                           .memory = o->memory, .memory_source = "--memory-cap", .vertical_floor = o->vertical_floor,
+                           .no_spatial_split = o->no_spatial_split};
     if (o->memory == 0) {
         so.memory = dctk_available_memory(&so.memory_source);
+        uint64_t share = o->memory_fraction > 0 ? dctk_memory_budget(0, o->memory_fraction, o->ranks_on_node, NULL) : 0;
+        if (share && share < so.memory) { /* the Python tool's: the sample fits this share of the node */
+            so.memory = share;
+            so.memory_source = "--memory-threshold";
+        }
         dctk_log(DCTK_LOG_DEBUG, "memory this process may use: %llu bytes (%s)", (unsigned long long)so.memory,
                  so.memory_source);
     }
@@ -721,7 +727,9 @@ static dctk_status sweep_space(const dctk_var *var, const void *sample, const dc
         return DCTK_FAIL(DCTK_ERR_ARG, "--resume works in one process: resume without mpirun, or rerun without it");
     /* the sample is evaluated with the inner chunks the writer will use for the whole field */
     size_t chunk[DCTK_MAX_DIMS] = {0};
-    dctk_chunk_shape_for(var->dtype, var->ndim, var->shape, o->inner_chunk_bytes, chunk);
+    dctk_chunk_shape_split(var->dtype, var->ndim, var->shape, o->inner_chunk_bytes, !o->no_spatial_split, chunk);
+    if (is_writer(o))
+        dctk_chunk_warn_whole(var->name, var->dtype, var->ndim, chunk, !o->no_spatial_split, o->max_inner_chunk_bytes);
     if (st == DCTK_OK && is_writer(o)) st = check_state(var, sp, o, s, chunk, &resume);
     bool *skip = resume ? calloc(dctk_sweep_nunits(sp) + 1, sizeof *skip) : NULL;
     bool *todo = resume ? calloc(s->ncombos + 1, sizeof *todo) : NULL;
@@ -858,7 +866,7 @@ static double time_a_few(const dctk_var *var, const void *sample, const dctk_sam
     if (run && res && few) {
         for (size_t i = 0; i < few; i++) run[dctk_sample_index(i, few, n)] = true;
         dctk_sweep_opts so = {.threads = 1, .gates = &s->gates, .metrics = *cfg, .run_combo = run, .stop = o->stop};
-        dctk_chunk_shape_for(var->dtype, var->ndim, var->shape, o->inner_chunk_bytes, so.chunk);
+        dctk_chunk_shape_split(var->dtype, var->ndim, var->shape, o->inner_chunk_bytes, !o->no_spatial_split, so.chunk);
         double t0 = dctk_now();
         if (dctk_sweep_run(sp, sample, var->ndim, plan->shape, &so, res) == DCTK_OK) secs = (dctk_now() - t0) / (double)few;
     }
@@ -943,7 +951,7 @@ static dctk_status solve_space(const dctk_var *var, const void *sample, const pr
                                const dctk_metric_cfg *cfg) {
     dctk_sweep_opts w = {.threads = o->threads, .threshold = s->threshold, .gates = &s->gates, .metrics = *cfg,
                          .stop = o->stop};
-    dctk_chunk_shape_for(var->dtype, var->ndim, var->shape, o->inner_chunk_bytes, w.chunk);
+    dctk_chunk_shape_split(var->dtype, var->ndim, var->shape, o->inner_chunk_bytes, !o->no_spatial_split, w.chunk);
     size_t n = (size_t)(pr->plan.nbytes / dctk_dtype_size(var->dtype));
     dctk_sample_region *pieces = NULL;
     size_t np = 0;

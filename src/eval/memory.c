@@ -101,22 +101,32 @@ uint64_t dctk_sweep_peak_memory(const dctk_space *sp, const dctk_chunk_spec *chu
     return peak;
 }
 
-uint64_t dctk_memory_budget(uint64_t max_memory, int ranks_on_node, const char **source) {
+uint64_t dctk_memory_budget(uint64_t max_memory, double fraction, int ranks_on_node, const char **source) {
     if (max_memory) {
         if (source) *source = "--max-memory";
         return max_memory;
     }
     uint64_t total = dctk_memory_total(source);
     if (total == UINT64_MAX) return 0; /* nothing says: no budget */
-    return (uint64_t)((double)total * DCTK_MEMORY_FRACTION) / (uint64_t)(ranks_on_node > 1 ? ranks_on_node : 1);
+    double f = fraction > 0 ? fraction : DCTK_MEMORY_FRACTION;
+    return (uint64_t)((double)total * f) / (uint64_t)(ranks_on_node > 1 ? ranks_on_node : 1);
 }
 
 static double mib(uint64_t b) { return (double)b / 1048576.0; }
 
+/* " x F" and who shares it, after the source of a budget not given as a size. */
+static const char *share_of(uint64_t max_memory, double f, int ranks_on_node, char *buf, size_t cap) {
+    if (max_memory) return "";
+    snprintf(buf, cap, " x %.3g%s", f, ranks_on_node > 1 ? ", shared by the ranks of this node" : "");
+    return buf;
+}
+
 uint64_t dctk_sweep_memory_plan(const dctk_space *sp, const dctk_chunk_spec *chunk, const char *var,
                                 uint64_t sample_bytes, const dctk_evaluate_opts *o, bool print) {
     const char *source = "unknown";
-    uint64_t budget = dctk_memory_budget(o->max_memory, o->ranks_on_node, &source);
+    uint64_t budget = dctk_memory_budget(o->max_memory, o->memory_fraction, o->ranks_on_node, &source);
+    double f = o->memory_fraction > 0 ? o->memory_fraction : DCTK_MEMORY_FRACTION;
+    char how[96];
     char heaviest[160];
     uint64_t peak = dctk_sweep_peak_memory(sp, chunk, heaviest, sizeof heaviest);
     int threads = o->threads > 0 ? o->threads : 1;
@@ -131,8 +141,7 @@ uint64_t dctk_sweep_memory_plan(const dctk_space *sp, const dctk_chunk_spec *chu
         dctk_log(DCTK_LOG_INFO, "%s: [memory] sample %s, per-thread peak estimate %.1f MiB (%s), threads %d "
                  "(%d at a time for the heaviest units), budget %.1f MiB (%s%s), %.1f MiB held before the sweep",
                  var, sample, mib(peak), heaviest, threads, at_once, mib(budget), source,
-                 o->max_memory ? "" : o->ranks_on_node > 1 ? " x 0.8, shared by the ranks of this node" : " x 0.8",
-                 mib(held));
+                 share_of(o->max_memory, f, o->ranks_on_node, how, sizeof how), mib(held));
     else if (print)
         dctk_log(DCTK_LOG_INFO, "%s: [memory] sample %s, per-thread peak estimate %.1f MiB (%s), threads %d, "
                  "no budget (no limit known)", var, sample, mib(peak), heaviest, threads);
@@ -179,9 +188,10 @@ static uint64_t writer_peak(uint64_t per_chunk, uint64_t chunk, uint64_t field, 
 }
 
 int dctk_writer_threads(const json_t *codecs, const dctk_chunk_spec *chunk, uint64_t shard_bytes, uint64_t field_bytes,
-                        double ratio, int threads, uint64_t max_memory, const char *var, uint64_t *estimate) {
+                        double ratio, int threads, uint64_t max_memory, double fraction, const char *var,
+                        uint64_t *estimate) {
     const char *source = "unknown";
-    uint64_t budget = dctk_memory_budget(max_memory, 1, &source);
+    uint64_t budget = dctk_memory_budget(max_memory, fraction, 1, &source);
     if (!(ratio >= 1)) ratio = 1; /* unknown: the raw size, the most a kept output takes */
     uint64_t n = dctk_spec_nbytes(chunk), held = dctk_memory_resident();
     /* a serializer that is the last codec writes what the ratio says */
@@ -190,8 +200,11 @@ int dctk_writer_threads(const json_t *codecs, const dctk_chunk_spec *chunk, uint
     while (t > 1 && budget && held + writer_peak(per, n, field_bytes, shard_bytes, ratio, t) > budget) t--;
     uint64_t peak = held + writer_peak(per, n, field_bytes, shard_bytes, ratio, t);
     if (estimate) *estimate = peak;
-    char b[96] = "no budget (no limit known)";
-    if (budget) snprintf(b, sizeof b, "budget %.1f MiB (%s)", mib(budget), source);
+    char b[200] = "no budget (no limit known)";
+    char how[96];
+    if (budget)
+        snprintf(b, sizeof b, "budget %.1f MiB (%s%s)", mib(budget), source,
+                 share_of(max_memory, fraction > 0 ? fraction : DCTK_MEMORY_FRACTION, 1, how, sizeof how));
     /* a line of its own only when it changes the threads (a failed write's one line stays one) */
     dctk_log(t < threads ? DCTK_LOG_INFO : DCTK_LOG_DEBUG,
              "%s: [memory] writer: peak estimate %.1f MiB (%.1f MiB held before, chunk pipeline %.1f MiB per thread, "

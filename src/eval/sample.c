@@ -214,7 +214,8 @@ static void split_budget(const dctk_sample_plan *p, const shape_info *si, double
         kv = clampz(b / kt, mv, nv);
         kt = clampz(b / kv, mt, nt);
     } else {
-        /* a floor of levels, max(4, ceil(log2 levels)) in runs, lowered until 3 time steps fit */
+        /* a floor of levels, --vertical-floor or max(4, ceil(log2 levels)), in runs, lowered until 3 time
+         * steps fit */
         double levels = 1, run = 1;
         for (int d = 0; d < p->ndim; d++)
             if (p->kind[d] == DCTK_DIM_VERTICAL) {
@@ -223,6 +224,7 @@ static void split_budget(const dctk_sample_plan *p, const shape_info *si, double
             }
         size_t fl = 4;
         while ((double)((size_t)1 << fl) < levels && fl < 62) fl++;
+        if (p->vertical_floor > 0) fl = (size_t)p->vertical_floor;
         size_t fv = clampz((size_t)ceil((double)fl / run), mv, nv);
         while (fv > mv && fv * mt > b) fv--;
         kt = clampz(b / fv, mt, nt);
@@ -456,6 +458,7 @@ static dctk_status plan_init(dctk_sample_plan *p, dctk_dtype t, int ndim, const 
     if (ndim > DCTK_MAX_DIMS) return DCTK_FAIL(DCTK_ERR_UNSUPPORTED, "more than %d dimensions", DCTK_MAX_DIMS);
     p->ndim = ndim;
     p->policy = o->policy;
+    p->vertical_floor = o->vertical_floor;
     p->field_bytes = dctk_dtype_size(t);
     for (int d = 0; d < ndim; d++) {
         if (shape[d] == 0) return DCTK_FAIL(DCTK_ERR_FORMAT, "dimension %d has length zero: nothing to compress", d);
@@ -698,7 +701,7 @@ dctk_status dctk_sample_prepare(dctk_dataset *ds, size_t v, const dctk_sample_op
         kind[d] = dctk_dataset_dim_kind(ds, v, d, dim_kinds, NULL);
     }
     if (var->ndim < 1) return DCTK_FAIL(DCTK_ERR_UNSUPPORTED, "variable '%s' is a scalar: nothing to sample", var->name);
-    dctk_chunk_shape_for(var->dtype, var->ndim, var->shape, inner_chunk_bytes, chunk);
+    dctk_chunk_shape_split(var->dtype, var->ndim, var->shape, inner_chunk_bytes, !o->no_spatial_split, chunk);
     /* scan blocks of 64 MiB, or less when the memory is tight */
     uint64_t block = 64u << 20;
     if (o->memory && o->memory / 8 < block) block = o->memory / 8;

@@ -100,11 +100,7 @@ static dctk_status pick_backend(const char *path, open_fn *fn) {
     return sniff_file(path, st.st_size, fn);
 }
 
-dctk_status dctk_dataset_open(const char *path, dctk_dataset **out) {
-    *out = NULL;
-    if (!path || !*path) return DCTK_FAIL(DCTK_ERR_ARG, "no dataset path given");
-    open_fn fn;
-    DCTK_TRY(pick_backend(path, &fn));
+static dctk_status open_with(const char *path, open_fn fn, dctk_dataset **out) {
     dctk_dataset *ds = calloc(1, sizeof *ds);
     if (!ds || !(ds->path = strdup(path))) {
         free(ds);
@@ -118,6 +114,24 @@ dctk_status dctk_dataset_open(const char *path, dctk_dataset **out) {
     }
     *out = ds;
     return DCTK_OK;
+}
+
+dctk_status dctk_dataset_open(const char *path, dctk_dataset **out) {
+    *out = NULL;
+    if (!path || !*path) return DCTK_FAIL(DCTK_ERR_ARG, "no dataset path given");
+    open_fn fn;
+    DCTK_TRY(pick_backend(path, &fn));
+    return open_with(path, fn, out);
+}
+
+dctk_status dctk_dataset_open_stored(const char *path, dctk_dataset **out) {
+    *out = NULL;
+    if (!path || !*path) return DCTK_FAIL(DCTK_ERR_ARG, "no dataset path given");
+    open_fn fn;
+    DCTK_TRY(pick_backend(path, &fn));
+    if (fn != dctk_netcdf_open)
+        return DCTK_FAIL(DCTK_ERR_UNSUPPORTED, "%s: not a netCDF file: only netCDF values are read as stored", path);
+    return open_with(path, dctk_netcdf_open_stored, out);
 }
 
 static void free_var(dctk_var *v) {

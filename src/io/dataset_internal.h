@@ -33,6 +33,8 @@ struct dctk_dataset {
  * nothing allocated in ds beyond what dctk_dataset_close frees, and set a
  * detail naming the file and the problem. */
 dctk_status dctk_netcdf_open(const char *path, dctk_dataset *ds);
+/* The same, without CF decoding (dctk_dataset_open_stored). */
+dctk_status dctk_netcdf_open_stored(const char *path, dctk_dataset *ds);
 dctk_status dctk_grib_open(const char *path, dctk_dataset *ds);
 dctk_status dctk_zarr_input_open(const char *path, dctk_dataset *ds);
 /* Several files as one dataset joined along time (multi.c): the files a glob

@@ -43,6 +43,7 @@ typedef struct nc_impl {
     dctk_nc3_var *layout; /* classic files: per netCDF varid; NULL for netCDF-4 */
     size_t nlayout;
     int fd; /* classic files: for the direct reads; -1 otherwise */
+    bool stored; /* dctk_dataset_open_stored: no CF decoding, attributes as written */
 } nc_impl;
 
 static dctk_status nc_fail(int rc, const char *path, const char *var, const char *what) {
@@ -223,12 +224,17 @@ static dctk_status add_var(dctk_dataset *ds, nc_impl *im, int varid) {
     DCTK_TRY(read_attrs(ds->path, im->ncid, varid, &raw));
     size_t k = ds->nvars;
     dctk_var *v = &ds->vars[k];
-    if (dctk_cf_plan(dtype_of(t), raw, &im->cf[k], &v->attrs) != DCTK_OK) {
+    if (dctk_cf_plan(dtype_of(t), im->stored ? NULL : raw, &im->cf[k], &v->attrs) != DCTK_OK) {
         json_decref(raw);
         mark_unsupported(ds, name, dctk_detail());
         return DCTK_OK;
     }
-    json_decref(raw);
+    if (im->stored) { /* the attributes as written, packing and fill keys included */
+        json_decref(v->attrs);
+        v->attrs = raw;
+    } else {
+        json_decref(raw);
+    }
     ds->nvars++; /* from here on close frees the entry */
     if (!(v->name = strdup(name))) return DCTK_FAIL(DCTK_ERR_NOMEM, "%s: out of memory", ds->path);
     DCTK_TRY(fill_dims(ds->path, im->ncid, name, ndims, dimids, v));
@@ -240,6 +246,10 @@ static dctk_status add_var(dctk_dataset *ds, nc_impl *im, int varid) {
     v->is_coord = ndims == 1 && strcmp(v->dims[0], name) == 0;
     dctk_cf_packing(&im->cf[k], v);
     v->input_bytes = plain_bytes(im, varid, v);
+    int storage = NC_CONTIGUOUS;
+    size_t cs[NC_MAX_VAR_DIMS];
+    if (ndims && nc_inq_var_chunking(im->ncid, varid, &storage, cs) == NC_NOERR && storage == NC_CHUNKED)
+        for (int d = 0; d < ndims; d++) v->input_chunk[d] = cs[d];
     const char *u = json_string_value(json_object_get(v->attrs, "units"));
     v->units = u ? u : "";
     return DCTK_OK;
@@ -357,7 +367,7 @@ static dctk_status open_locked(const char *path, dctk_dataset *ds, nc_impl *im) 
     return read_vars(ds, im);
 }
 
-dctk_status dctk_netcdf_open(const char *path, dctk_dataset *ds) {
+static dctk_status netcdf_open(const char *path, dctk_dataset *ds, bool stored) {
     /* libnetcdf reads missing bytes of a truncated classic file as fill
      * values without complaint; check the size against the header first. */
     dctk_nc3_var *layout;
@@ -370,6 +380,7 @@ dctk_status dctk_netcdf_open(const char *path, dctk_dataset *ds) {
     }
     im->layout = layout;
     im->nlayout = nlayout;
+    im->stored = stored;
     im->fd = layout ? open(path, O_RDONLY | O_CLOEXEC) : -1; /* without it, libnetcdf reads everything */
     ds->format = DCTK_FMT_NETCDF;
     pthread_mutex_lock(&nc_lock);
@@ -382,3 +393,6 @@ dctk_status dctk_netcdf_open(const char *path, dctk_dataset *ds) {
     }
     return st;
 }
+
+dctk_status dctk_netcdf_open(const char *path, dctk_dataset *ds) { return netcdf_open(path, ds, false); }
+dctk_status dctk_netcdf_open_stored(const char *path, dctk_dataset *ds) { return netcdf_open(path, ds, true); }

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "core/json_num.h"
+#include "dctk/chunking.h"
 #include "dctk/codec.h"
 #include "dctk/dataset.h"
 #include "dctk/manifest.h"
@@ -79,6 +80,12 @@ static json_t *args_json(const dctk_evaluate_opts *o) {
     json_object_set_new(j, "eval_data_size_limit", json_integer((json_int_t)o->size_limit));
     double mib = (double)o->inner_chunk_bytes / 1048576.0;
     json_object_set_new(j, "inner_chunk_mib", mib == floor(mib) ? json_integer((json_int_t)mib) : json_real(mib));
+    uint64_t cap = o->max_inner_chunk_bytes ? o->max_inner_chunk_bytes : DCTK_MAX_INNER_CHUNK_DEFAULT;
+    double max = (double)cap / 1048576.0;
+    json_object_set_new(j, "max_inner_chunk_mib", max == floor(max) ? json_integer((json_int_t)max) : json_real(max));
+    json_object_set_new(j, "spatial_split", json_boolean(!o->no_spatial_split));
+    double share = o->memory_fraction > 0 ? o->memory_fraction : DCTK_MEMORY_FRACTION;
+    json_object_set_new(j, "memory_threshold", json_real(share));
     json_object_set_new(j, "compressor_class", json_string(or_all(o->space.compressor_class)));
     json_object_set_new(j, "filter_class", json_string(or_all(o->space.filter_class)));
     json_object_set_new(j, "serializer_class", json_string(or_all(o->space.serializer_class)));
@@ -86,6 +93,7 @@ static json_t *args_json(const dctk_evaluate_opts *o) {
     json_object_set_new(j, "with_ebcc", json_false());
     json_object_set_new(j, "sampling_policy",
                         json_string(o->sampling_policy == DCTK_SAMPLE_BALANCED ? "balanced" : "cascade"));
+    json_object_set_new(j, "vertical_floor", o->vertical_floor > 0 ? json_integer(o->vertical_floor) : json_null());
     json_object_set_new(j, "l1_threshold", budget(l1));
     json_object_set_new(j, "l2_threshold", gate_on(a.l2) ? budget(a.l2) : json_null());
     json_object_set_new(j, "linf_threshold", gate_on(a.linf) ? budget(a.linf) : json_null());
@@ -256,6 +264,7 @@ dctk_status dctk_manifest_to_best(const json_t *m, const char *origin, dctk_mani
     json_t *codecs = NULL;
     DCTK_TRY(codecs_of(pipeline, user, &codecs));
     out->combo.codecs = json_dumps(codecs, JSON_COMPACT | JSON_REAL_PRECISION(17));
+    out->combo.portability = dctk_codecs_portability(codecs); /* the readers it needs, as a best file says */
     json_decref(codecs);
     out->combo.ratio = number_or(best, "ratio", NAN);
     out->combo.l1_rel = number_or(best, "l1_rel", NAN);

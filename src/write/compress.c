@@ -81,6 +81,7 @@ static void write_swept(void *user, const dctk_var *var, const dctk_evaluate_sum
 
 /* --no-continue-on-error after a failure (one process: a team decides alike on every rank). */
 static bool stopped(const compress_job *j) { return j->o->stop_on_error && j->failures > 0 && j->o->size <= 1; }
+static void write_here(compress_job *j, size_t v);
 
 static const char *const STOPPED = "not written: an earlier field failed (--no-continue-on-error)";
 
@@ -200,7 +201,8 @@ static int larger_first(const void *a, const void *b) {
 /* The shards (outer chunks) field var is written in. */
 static size_t field_shards(const compress_job *j, const dctk_var *var) {
     size_t chunk[DCTK_MAX_DIMS], shard[DCTK_MAX_DIMS], n = 1;
-    dctk_chunk_shape_for(var->dtype, var->ndim, var->shape, (uint64_t)(j->wo.inner_chunk_mib * 1048576), chunk);
+    dctk_chunk_shape_split(var->dtype, var->ndim, var->shape, (uint64_t)(j->wo.inner_chunk_mib * 1048576),
+                           !j->wo.no_spatial_split, chunk);
     dctk_shard_shape_for(var->dtype, var->ndim, var->shape, chunk, (uint64_t)(j->wo.shard_mib * 1048576), shard);
     for (int d = 0; d < var->ndim; d++) n *= (var->shape[d] + shard[d] - 1) / shard[d];
     return n;
@@ -322,6 +324,52 @@ static void take_records(compress_job *j, char **each) {
     }
 }
 
+/* Whether any rank counts a failure (collective: every rank calls it alike). */
+static bool team_failed(const compress_job *j, int here) {
+    return j->o->sum(j->o->agree_user, here > 0 ? 1 : 0) > 0;
+}
+
+static void skip_stopped(compress_job *j, size_t v) {
+    const char *name = dctk_dataset_var(j->ds, v)->name;
+    dctk_say(&j->wo, DCTK_SAY_OUT, "%s: %s\n", name, STOPPED);
+    dctk_compress_record(j, name, "skipped", STOPPED, j->plan[v] == PLAN_REUSE ? j->source[v] : "pipeline", NULL,
+                         NULL, NULL, 0);
+}
+
+/* This rank's own fields. With --no-continue-on-error in rounds, the r-th
+ * field of every rank at once, the ranks agreeing after each round whether
+ * one failed: then the fields not begun are recorded skipped (halt: from the
+ * start). The rounds are as many on every rank (the spread is the same). */
+static void write_own(compress_job *j, const spread_item *items, const int *rank_of, size_t n, bool halt) {
+    const dctk_compress_opts *o = j->o;
+    if (!o->stop_on_error) {
+        for (size_t k = 0; k < n; k++)
+            if (rank_of[k] == o->rank) write_here(j, items[k].v);
+        return;
+    }
+    size_t rounds = 0, *mine = calloc(n ? n : 1, sizeof *mine), nmine = 0;
+    for (int r = 0; r < o->size; r++) {
+        size_t c = 0;
+        for (size_t k = 0; k < n; k++) c += rank_of[k] == r;
+        rounds = c > rounds ? c : rounds;
+    }
+    for (size_t k = 0; mine && k < n; k++)
+        if (rank_of[k] == o->rank) mine[nmine++] = k;
+    for (size_t r = 0; r < rounds; r++) {
+        int had = j->failures;
+        if (r < nmine && halt) skip_stopped(j, items[mine[r]].v);
+        else if (r < nmine) write_here(j, items[mine[r]].v);
+        halt = halt || team_failed(j, mine ? j->failures - had : 1);
+    }
+    for (size_t k = 0; !mine && k < n; k++) /* out of memory for the list: none of them written */
+        if (rank_of[k] == o->rank) {
+            dctk_compress_record(j, dctk_dataset_var(j->ds, items[k].v)->name, "failed", "out of memory", "write",
+                                 NULL, NULL, NULL, 0);
+            j->failures++;
+        }
+    free(mine);
+}
+
 /* Every rank writes its share of the fields; rank 0 gathers the records.
  * Returns 0, or an exit code after a failure of the team. */
 static int write_spread(compress_job *j) {
@@ -340,16 +388,23 @@ static int write_spread(compress_job *j) {
     if (st == DCTK_OK && j->root && n) say_spread(j, items, rank_of, n, load);
     dctk_write_team team = {.rank = o->rank, .size = o->size, .share = o->share, .agree = o->agree,
                             .sum = o->sum, .user = user};
+    /* --no-continue-on-error: the ranks agree after each split field and each round of their own fields */
+    bool halt = o->stop_on_error && st == DCTK_OK && team_failed(j, j->failures);
     for (size_t k = 0; st == DCTK_OK && k < n; k++) { /* the split fields, every rank its shards */
         if (rank_of[k] >= 0) continue;
+        if (halt) {
+            if (j->root) skip_stopped(j, items[k].v);
+            continue;
+        }
         dctk_write_step saved = j->wo;
         j->wo.team = &team;
         if (!j->root) j->wo.say = NULL; /* rank 0 says what the team wrote */
+        int had = j->failures;
         write_here(j, items[k].v);
         j->wo = saved;
+        halt = o->stop_on_error && team_failed(j, j->failures - had);
     }
-    for (size_t k = 0; st == DCTK_OK && k < n; k++)
-        if (rank_of[k] == o->rank) write_here(j, items[k].v);
+    write_own(j, items, rank_of, n, halt);
     char *text = st == DCTK_OK ? records_text(j, items, rank_of, n) : NULL, **each = NULL;
     if (st == DCTK_OK) st = o->collect(user, text ? text : "", &each);
     if (st == DCTK_OK && j->root) take_records(j, each);
@@ -392,7 +447,7 @@ int dctk_compress(const dctk_compress_opts *o) {
         for (size_t v = 0; j.root && v < dctk_dataset_nvars(j.ds); v++) /* fields whose sweep failed or never ran */
             if (j.plan[v] == PLAN_SWEEP &&
                 (spread ? !j.notes[v].swept : !json_object_get(j.fields, dctk_dataset_var(j.ds, v)->name))) {
-                bool skipped = stopped(&j);
+                bool skipped = o->stop_on_error && j.failures > 0;
                 if (skipped) dctk_say(&j.wo, DCTK_SAY_OUT, "%s: %s\n", dctk_dataset_var(j.ds, v)->name, STOPPED);
                 dctk_compress_record(&j, dctk_dataset_var(j.ds, v)->name, skipped ? "skipped" : "failed",
                                      skipped ? STOPPED : "the sweep failed", "sweep", NULL, NULL, NULL, 0);

@@ -4,8 +4,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "compress_internal.h"
+#include "dctk/chunking.h"
+#include "dctk/manifest.h"
 #include "dctk/results.h"
 #include "dctk/util.h"
 #include "dctk/zarr.h"
@@ -83,6 +86,18 @@ static dctk_gates gates_now(const compress_job *j, const dctk_var *var) {
     return g;
 }
 
+/* The inner chunk shape a sweep of field var would use now, as the sweep
+ * state records it; NULL when var is not in the input. */
+static json_t *chunk_shape_now(const compress_job *j, const char *var) {
+    size_t v, chunk[DCTK_MAX_DIMS];
+    if (dctk_dataset_find(j->ds, var, &v) != DCTK_OK) return dctk_clear_detail(), NULL;
+    const dctk_var *x = dctk_dataset_var(j->ds, v);
+    dctk_chunk_shape_split(x->dtype, x->ndim, x->shape, j->eo.inner_chunk_bytes, !j->eo.no_spatial_split, chunk);
+    json_t *a = json_array();
+    for (int d = 0; a && d < x->ndim; d++) json_array_append_new(a, json_integer((json_int_t)chunk[d]));
+    return a;
+}
+
 /* DIR/sweep_state_VAR.json, when the sweep wrote one: what its rows were
  * measured on. The write must use the same inner chunk (the sweep's ratios
  * are per chunk) and the same sample limit. */
@@ -94,15 +109,23 @@ static bool state_holds(const compress_job *j, const char *var, char *why, size_
     const json_t *ic = json_object_get(state, "inner_chunk_bytes");
     const json_t *lim = json_object_get(state, "eval_data_size_limit");
     bool ok = true;
+    json_t *shape_now = chunk_shape_now(j, var);
+    const json_t *shape_then = json_object_get(state, "inner_chunk_shape");
     if (json_is_integer(ic) && (uint64_t)json_integer_value(ic) != j->eo.inner_chunk_bytes) {
         snprintf(why, cap, "swept in inner chunks of %lld bytes, now %llu", (long long)json_integer_value(ic),
                  (unsigned long long)j->eo.inner_chunk_bytes);
+        ok = false;
+    } else if (shape_now && json_is_array(shape_then) && !json_equal(shape_then, shape_now)) {
+        char *a = json_dumps(shape_then, JSON_COMPACT), *b = json_dumps(shape_now, JSON_COMPACT);
+        snprintf(why, cap, "swept in inner chunks %s, now %s (--spatial-split)", a ? a : "?", b ? b : "?");
+        free(a), free(b);
         ok = false;
     } else if (json_is_integer(lim) && (uint64_t)json_integer_value(lim) != j->eo.size_limit) {
         snprintf(why, cap, "sweep_state: swept with --eval-data-size-limit %lld", (long long)json_integer_value(lim));
         ok = false;
     }
     json_decref(state);
+    json_decref(shape_now);
     return ok;
 }
 
@@ -147,22 +170,54 @@ static bool best_holds(compress_job *j, size_t v, const dctk_best *best, char *w
     return same;
 }
 
-/* PLAN_REUSE when DIR/best_VAR.json holds, else PLAN_SWEEP (with a line when
- * a result was there but no longer holds). */
+/* Without DIR/best_VAR.json, the sweep result of the Python tool's
+ * evaluate_combos, DIR/manifest_VAR.json, as a best record (its pipeline
+ * checked against field v), with its path; NULL when there is none or it
+ * does not fit (a line says why when say). */
+static dctk_best *python_result(compress_job *j, size_t v, char *path, size_t cap, bool say) {
+    const dctk_var *var = dctk_dataset_var(j->ds, v);
+    if (dctk_manifest_path(path, cap, j->where, var->name) != DCTK_OK || access(path, R_OK) != 0) return NULL;
+    json_t *codecs = NULL;
+    dctk_best *best = NULL;
+    if (dctk_pipeline_load(path, var, &codecs, &best) != DCTK_OK) {
+        if (say && j->root) dctk_say(&j->wo, DCTK_SAY_OUT, "%s: %s does not give a pipeline for it (%s): sweeping\n",
+                              var->name, path, dctk_detail());
+        dctk_clear_detail();
+    }
+    json_decref(codecs);
+    return best;
+}
+
+/* A manifest_VAR.json holds unless this run asks for another L1 budget. */
+static bool python_result_holds(const compress_job *j, const dctk_best *best, char *why, size_t cap) {
+    double now = j->eo.gates_set && !isnan(j->eo.gates.l1) ? j->eo.gates.l1 : j->eo.override_l1;
+    if (isnan(now) || same_threshold(now, best->threshold)) return true;
+    snprintf(why, cap, "swept with threshold %g, now %g", best->threshold, now);
+    return false;
+}
+
+/* PLAN_REUSE when DIR/best_VAR.json holds, or without it the Python tool's
+ * DIR/manifest_VAR.json, else PLAN_SWEEP (with a line when a result was there
+ * but no longer holds). */
 static void plan_sweep_or_reuse(compress_job *j, size_t v) {
     const dctk_var *var = dctk_dataset_var(j->ds, v);
     char path[4096], why[512] = "";
     dctk_best *best = dctk_results_best_path(path, sizeof path, j->where, var->name) == DCTK_OK
                           ? dctk_best_load(path) : NULL;
-    if (best && best_holds(j, v, best, why, sizeof why)) {
+    bool python = !best && (best = python_result(j, v, path, sizeof path, true)) != NULL;
+    if (best && (python ? python_result_holds(j, best, why, sizeof why) : best_holds(j, v, best, why, sizeof why))) {
         j->plan[v] = PLAN_REUSE;
         j->best[v] = best;
         j->source[v] = strdup(path);
         if (j->root) {
             json_t *codecs = dctk_best_codecs_json(best);
             char *name = codecs ? dctk_codecs_name(codecs) : NULL;
-            dctk_say(&j->wo, DCTK_SAY_OUT, "%s: using the sweep result %s (%s; space fingerprint %s): no sweep\n", var->name, path,
-                   name ? name : "?", best->fingerprint ? best->fingerprint : "(null)");
+            if (python)
+                dctk_say(&j->wo, DCTK_SAY_OUT, "%s: using the Python tool's sweep result %s (%s): no sweep\n",
+                         var->name, path, name ? name : "?");
+            else
+                dctk_say(&j->wo, DCTK_SAY_OUT, "%s: using the sweep result %s (%s; space fingerprint %s): no sweep\n",
+                         var->name, path, name ? name : "?", best->fingerprint ? best->fingerprint : "(null)");
             free(name);
             json_decref(codecs);
         }
@@ -190,7 +245,10 @@ static char *pipeline_now(compress_job *j, size_t v, double *bound) {
     } else {
         char path[4096], why[512];
         if (dctk_results_best_path(path, sizeof path, j->where, var->name) == DCTK_OK) best = dctk_best_load(path);
-        if (best && best_holds(j, v, best, why, sizeof why)) {
+        bool python = !best && (best = python_result(j, v, path, sizeof path, false)) != NULL;
+        bool holds = best && (python ? python_result_holds(j, best, why, sizeof why)
+                                     : best_holds(j, v, best, why, sizeof why));
+        if (holds) {
             const dctk_best_combo *c = best->combo.portability <= j->wo.level ? &best->combo : &best->level[j->wo.level];
             codecs = c->codecs ? json_loads(c->codecs, 0, NULL) : NULL;
             *bound = best->threshold;
@@ -260,6 +318,9 @@ static bool stored_holds(compress_job *j, dctk_store *store, size_t v, char *why
     else if ((uint64_t)was_inner != inner || (uint64_t)was_shard != shard)
         snprintf(why, cap, "written in inner chunks of %lld bytes and shards of %lld, now %llu and %llu",
                  (long long)was_inner, (long long)was_shard, (unsigned long long)inner, (unsigned long long)shard);
+    else if (json_is_false(json_object_get(wr, "spatial_split")) != j->wo.no_spatial_split)
+        snprintf(why, cap, "written %s, now %s", j->wo.no_spatial_split ? "splitting slices" : "--no-spatial-split",
+                 j->wo.no_spatial_split ? "--no-spatial-split" : "splitting slices");
     else if (!json_is_true(json_object_get(wr, "verify")) && j->wo.verify)
         snprintf(why, cap, "written without verification, now verified");
     else if (json_is_false(json_object_get(wr, "verify_gate")) && !j->wo.verify_advisory && j->wo.verify)

@@ -344,7 +344,7 @@ dctk_status dctk_write_field(dctk_dataset *ds, size_t v, const dctk_write_opts *
     r->ndim = var->ndim;
     DCTK_TRY(check_field(var));
     DCTK_TRY(dctk_write_pipeline_lossless(o->codecs, &r->lossless));
-    dctk_chunk_shape_for(var->dtype, var->ndim, var->shape, o->inner_chunk_bytes, r->chunk);
+    dctk_chunk_shape_split(var->dtype, var->ndim, var->shape, o->inner_chunk_bytes, !o->no_spatial_split, r->chunk);
     dctk_shard_shape_for(var->dtype, var->ndim, var->shape, r->chunk, o->shard_bytes, r->shard);
 
     dctk_store *store;
@@ -424,7 +424,7 @@ dctk_status dctk_write_field_shared(dctk_dataset *ds, size_t v, const dctk_write
     r->ndim = var->ndim;
     dctk_status st = check_field(var);
     if (st == DCTK_OK) st = dctk_write_pipeline_lossless(o->codecs, &r->lossless);
-    dctk_chunk_shape_for(var->dtype, var->ndim, var->shape, o->inner_chunk_bytes, r->chunk);
+    dctk_chunk_shape_split(var->dtype, var->ndim, var->shape, o->inner_chunk_bytes, !o->no_spatial_split, r->chunk);
     dctk_shard_shape_for(var->dtype, var->ndim, var->shape, r->chunk, o->shard_bytes, r->shard);
     dctk_store *store = NULL;
     dctk_zarr_stage *g = NULL;

@@ -299,7 +299,8 @@ static void provenance_of_write(json_t *prov, const dctk_write_step *w, const dc
     if (!prov) return;
     json_object_set_new(prov, "source", dctk_source_id(w->dataset));
     json_object_set_new(prov, "write",
-                        json_pack("{s:I,s:I,s:b,s:o,s:b,s:b,s:f}", "inner_chunk_bytes", (json_int_t)o->inner_chunk_bytes,
+                        json_pack("{s:I,s:b,s:I,s:b,s:o,s:b,s:b,s:f}", "inner_chunk_bytes",
+                                  (json_int_t)o->inner_chunk_bytes, "spatial_split", !o->no_spatial_split,
                                   "shard_bytes", (json_int_t)o->shard_bytes, "verify", o->verify, "bound_l1",
                                   isfinite(o->bound_l1) ? json_real(o->bound_l1) : json_null(), "verify_gate",
                                   !w->verify_advisory, "cr_drift_gate", w->cr_drift_gate, "cr_drift_tol",
@@ -314,6 +315,7 @@ static dctk_status write_opts_for(const dctk_write_step *w, char *store, size_t 
     *o = (dctk_write_opts){
         .store_path = store,
         .inner_chunk_bytes = (uint64_t)(w->inner_chunk_mib * 1048576),
+        .no_spatial_split = w->no_spatial_split,
         .shard_bytes = (uint64_t)(w->shard_mib * 1048576),
         .threads = w->threads ? (int)w->threads : dctk_available_cores(),
         .verify = w->verify,
@@ -346,11 +348,15 @@ int dctk_write_step_field(const dctk_write_step *w, dctk_dataset *ds, size_t v, 
     o.provenance = prov;
     const dctk_var *var = dctk_dataset_var(ds, v);
     dctk_chunk_spec spec = dctk_spec_make(var->dtype, var->ndim, var->shape);
-    dctk_chunk_shape_for(var->dtype, var->ndim, var->shape, o.inner_chunk_bytes, spec.shape);
+    dctk_chunk_shape_split(var->dtype, var->ndim, var->shape, o.inner_chunk_bytes, !o.no_spatial_split, spec.shape);
+    if (!w->team || w->team->rank == 0)
+        dctk_chunk_warn_whole(var->name, var->dtype, var->ndim, spec.shape, !o.no_spatial_split,
+                              w->max_inner_chunk_bytes);
     uint64_t field = dctk_shape_nelems(var->ndim, var->shape) * dctk_dtype_size(var->dtype);
     uint64_t estimate = 0;
     o.threads = dctk_writer_threads(codecs, &spec, o.shard_bytes < field ? o.shard_bytes : field, field,
-                                    best ? best->combo.ratio : NAN, o.threads, w->max_memory, var->name, &estimate);
+                                    best ? best->combo.ratio : NAN, o.threads, w->max_memory, w->memory_fraction,
+                                    var->name, &estimate);
     o.bound_l1 = isnan(w->bound_l1) ? (best ? best->threshold : NAN) : w->bound_l1;
     dctk_gates gates;
     dctk_metric_cfg cfg;

@@ -1,7 +1,9 @@
 /* Chunk and shard shapes that follow the field's dimensions. */
+#include <stdio.h>
 #include <string.h>
 
 #include "dctk/chunking.h"
+#include "dctk/util.h"
 
 /* Fill out[] from the innermost dimension outwards: whole units of unit[d]
  * while the product stays within budget elements, then as many as fit of the
@@ -32,6 +34,25 @@ void dctk_chunk_shape_for(dctk_dtype t, int ndim, const size_t *shape, uint64_t 
     }
     size_t es = dctk_dtype_size(t) ? dctk_dtype_size(t) : 1;
     grow(ndim, one, lim, (double)target_bytes / (double)es, chunk);
+}
+
+void dctk_chunk_shape_split(dctk_dtype t, int ndim, const size_t *shape, uint64_t target_bytes, bool spatial_split,
+                            size_t *chunk) {
+    dctk_chunk_shape_for(t, ndim, shape, target_bytes, chunk);
+    if (spatial_split || ndim < 2 || chunk[0] > 1) return;
+    for (int d = 1; d < ndim; d++) chunk[d] = shape[d] ? shape[d] : 1;
+}
+
+bool dctk_chunk_warn_whole(const char *var, dctk_dtype t, int ndim, const size_t *chunk, bool spatial_split,
+                           uint64_t max_bytes) {
+    uint64_t bytes = dctk_shape_nelems(ndim, chunk) * dctk_dtype_size(t);
+    uint64_t cap = max_bytes ? max_bytes : DCTK_MAX_INNER_CHUNK_DEFAULT;
+    if (spatial_split || bytes <= cap) return false;
+    char sh[128];
+    dctk_log(DCTK_LOG_WARN, "%s: --no-spatial-split keeps whole slices: inner chunks %s of %.1f MiB, over "
+             "--max-inner-chunk-mib %.4g (readers and writers hold a chunk at a time)", var,
+             dctk_shape_str(ndim, chunk, sh, sizeof sh), (double)bytes / 1048576.0, (double)cap / 1048576.0);
+    return true;
 }
 
 void dctk_shard_shape_for(dctk_dtype t, int ndim, const size_t *shape, const size_t *chunk, uint64_t target_bytes,

@@ -1,6 +1,11 @@
 """The bookkeeping of the script tests: count checks, keep failures, and end
-with the closing line ctest's logs and CI read ('N passed, N failed')."""
+with the closing line ctest's logs and CI read ('N passed, N failed'); and
+the program under test (DCTK) with its runner, and the real data (NCARG)."""
+import os
 import sys
+
+DCTK = os.environ.get("DCTK", "dc_toolkit")
+NCARG = os.environ.get("DCTK_NCARG", "/usr/share/ncarg/data")
 
 failures = []
 checks = 0
@@ -11,6 +16,18 @@ def check(cond, msg):
     checks += 1
     if not cond:
         failures.append(msg)
+
+
+def run(*args, code=0, env=None):
+    """dc_toolkit with args (each str()'d), checked to exit with code; the
+    CompletedProcess (stdout, stderr as text)."""
+    import subprocess
+
+    r = subprocess.run([DCTK, *map(str, args)], capture_output=True, text=True,
+                       env=None if env is None else {**os.environ, **env})
+    check(r.returncode == code, "%s: exit %d, expected %d: %s %s" % (
+        " ".join(map(str, args)), r.returncode, code, r.stdout[-1500:], r.stderr[-800:]))
+    return r
 
 
 def finish(label):

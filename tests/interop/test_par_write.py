@@ -3,7 +3,7 @@
 writes the fields across the ranks, on a real multi-field file (nc4uvt.nc of
 libncarg-data: temperature and both winds, 14 levels, three equal fields).
 
-usage: test_par_write.py spread|kill|split
+usage: test_par_write.py spread|kill|split|stop
 
   spread  2 ranks write the store of one process, file for file and byte for
           byte, with a pipeline given and with a sweep; each rank says which
@@ -23,6 +23,8 @@ usage: test_par_write.py spread|kill|split
           compress_with_optimal prints its lines once; rank 1 killed with its
           part staged ("staged T part 1") leaves T unpublished, and the rerun
           completes it to the one-process store.
+  stop    --no-continue-on-error: the ranks stop together after the round of
+          fields in which one failed, the rest recorded skipped (test_stop).
 """
 import json
 import os
@@ -315,7 +317,38 @@ def test_split(tmp):
         same_store(os.path.join(one, STORE, "T"), os.path.join(store, "T"), "the rerun of T")
 
 
-TESTS = {"spread": test_spread, "kill": test_kill, "split": test_split}
+def test_stop(tmp):
+    """--no-continue-on-error under 2 ranks (issue 32 item 3): a manifest in the Python tool's schema whose
+    L1 budget its BitRound pipeline cannot meet fails every field it writes. The three fields go to the
+    ranks in two rounds (two at once, then one): with --no-continue-on-error both fields of the first
+    round fail and the third is recorded skipped, with its line; with --continue-on-error all three fail.
+    Exit 1 either way."""
+    manifest = os.path.join(tmp, "tight.json")
+    pipeline = {"compressor": {"name": "numcodecs.zlib", "configuration": {"level": 1}},
+                "filter": {"name": "numcodecs.bitround", "configuration": {"keepbits": 4}}, "serializer": None}
+    with open(manifest, "w") as f:
+        json.dump({"command": "evaluate_combos", "var": "T", "args": {},
+                   "effective_thresholds": {"l1": 1e-9, "l2": None, "linf": None, "bias": None, "q99": None},
+                   "phys_min": None, "phys_max": None, "phys_slack": 0.0,
+                   "best": {"name": "Zlib | BitRound(4) | -", "pipeline": pipeline, "ratio": 3.0, "l1_rel": 1e-3}},
+                  f)
+    for flag, skipped in (("--no-continue-on-error", 1), ("--continue-on-error", 0)):
+        where = os.path.join(tmp, flag)
+        q = mpirun(2, ["compress", FILE, where, "--pipeline", manifest, flag])
+        check(q.returncode == 1, "%s: exit %d, expected 1: %s" % (flag, q.returncode, q.stderr[-800:]))
+        try:
+            with open(os.path.join(where, "batch_manifest.json")) as f:
+                status = {k: v.get("status") for k, v in json.load(f)["fields"].items()}
+        except (OSError, ValueError) as e:
+            status = {"error": str(e)}
+        got = sorted(status.get(n, "?") for n in FIELDS)
+        want = sorted(["failed"] * (3 - skipped) + ["skipped"] * skipped)
+        check(got == want, "%s: the fields' status %s, expected %s" % (flag, status, want))
+        check(("not written: an earlier field failed" in q.stdout) == bool(skipped),
+              "%s: the stop line: %s" % (flag, q.stdout[-800:]))
+
+
+TESTS = {"spread": test_spread, "kill": test_kill, "split": test_split, "stop": test_stop}
 
 if __name__ == "__main__":
     with tempfile.TemporaryDirectory() as tmp:

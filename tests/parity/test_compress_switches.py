@@ -31,26 +31,11 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "interop"))
 import zarr_shards  # noqa: E402
+from checks import NCARG, check, finish, run  # noqa: E402
 
-DCTK = os.environ.get("DCTK", "dc_toolkit")
-NCARG = os.environ.get("DCTK_NCARG", "/usr/share/ncarg/data")
 SRC = os.environ.get("DCTK_SRC") or os.path.dirname(os.path.dirname(HERE))
 TSTORM = os.path.join(NCARG, "cdf", "Tstorm.cdf")
 UV = os.path.join(NCARG, "cdf", "uv300.nc")
-failures = []
-
-
-def check(ok, what):
-    if not ok:
-        failures.append(what)
-        print("FAIL", what)
-
-
-def run(*args, code=0):
-    r = subprocess.run([DCTK, *map(str, args)], capture_output=True, text=True)
-    check(r.returncode == code, f"{' '.join(map(str, args))}: exit {r.returncode}, expected {code}: "
-          f"{r.stdout[-1500:]} {r.stderr[-800:]}")
-    return r
 
 
 def values(path, name):
@@ -168,5 +153,4 @@ check("consolidated_metadata" not in json.load(open(rootp)) and "consolidated me
 run("merge_compressed_fields", UV, d)
 check("consolidated_metadata" in json.load(open(rootp)), "merge_compressed_fields did not consolidate")
 
-print("FAILED: %d" % len(failures) if failures else "OK")
-sys.exit(1 if failures else 0)
+finish("compress_switches")

@@ -11,7 +11,10 @@
 - a manifest built here in the Python tool's format (numcodecs names, null serializer) drives
   `compress --pipeline` (and `@file`) likewise; with effective_thresholds.l1 tighter than its
   pipeline can meet, the write is refused (exit 1, nothing stored): the manifest's thresholds gate
-  it; a manifest whose sweep kept nothing ("best": null) exits 2 with one line.
+  it; a manifest whose sweep kept nothing ("best": null) exits 2 with one line;
+- `compress DATASET DIR` takes a Python-written DIR/manifest_t.json as the sweep's result, as its
+  compress does: no sweep, the store numcodecs' round trip of its pipeline; asked for another L1
+  budget, it says the result no longer holds and sweeps.
 
 Data: t of Tstorm.cdf (NCAR's example data), swept in the zstd x bitround x plain-bytes space, so
 that numcodecs 0.11 decodes every winner.
@@ -21,7 +24,6 @@ that numcodecs 0.11 decodes every winner.
 import json
 import math
 import os
-import subprocess
 import sys
 import tempfile
 
@@ -31,25 +33,9 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "interop"))
 import zarr_shards  # noqa: E402  (our shards, read with numcodecs alone)
+from checks import NCARG, check, failures, finish, run  # noqa: E402
 
-DCTK = os.environ.get("DCTK", "dc_toolkit")
-NCARG = os.environ.get("DCTK_NCARG", "/usr/share/ncarg/data")
 SRC = os.path.join(NCARG, "cdf", "Tstorm.cdf")
-failures = []
-
-
-def check(ok, what):
-    if not ok:
-        failures.append(what)
-        print("FAIL", what)
-
-
-def run(*args, code=0):
-    r = subprocess.run([DCTK, *map(str, args)], capture_output=True, text=True)
-    check(r.returncode == code, f"{' '.join(map(str, args))}: exit {r.returncode}, expected {code}: "
-          f"{r.stdout[-800:]} {r.stderr[-800:]}")
-    return r
-
 
 # --- a reader of the Python tool's schema ---------------------------------------------------------
 
@@ -129,7 +115,7 @@ run("evaluate_combos", SRC, "--where-to-write", sweep, "--field-to-compress", "t
 mpath = os.path.join(sweep, "manifest_t.json")
 check(os.path.isfile(mpath), "evaluate_combos wrote no manifest_t.json beside best_t.json")
 if failures:
-    sys.exit(1)
+    finish("manifest_python")
 
 # --- ours, read as theirs -------------------------------------------------------------------------
 r = read_manifest(mpath)
@@ -221,5 +207,23 @@ res = run("compress_with_optimal", SRC, os.path.join(tmp, "empty_out"), "t", "--
 check(len(res.stderr.strip().splitlines()) == 1 and "kept no combo" in res.stderr,
       f"a manifest with best null: {res.stderr!r}")
 
-print("FAILED: %d" % len(failures) if failures else "OK")
-sys.exit(1 if failures else 0)
+# --- compress DIR takes a Python-written manifest_t.json as the sweep's result: no sweep -----------------
+d = os.path.join(tmp, "python_sweep")
+os.makedirs(d)
+theirs(os.path.join(d, "manifest_t.json"), 0.01)
+res = run("compress", SRC, d)
+check("using the Python tool's sweep result" in res.stdout, f"compress DIR did not take manifest_t.json: {res.stdout}")
+check(not os.path.exists(os.path.join(d, "results_t.parquet")), "compress DIR swept t although manifest_t.json holds")
+got, stored = zarr_shards.read_store(os.path.join(d, "Tstorm.zarr"), "t")
+check(stored > 0 and np.array_equal(got, want, equal_nan=True),
+      "compress DIR with a Python manifest: the store differs from numcodecs' round trip of its best.pipeline")
+with open(os.path.join(d, "batch_manifest.json")) as f:
+    rec = json.load(f)["fields"].get("t", {})
+check(rec.get("status") == "written", f"batch_manifest.json's record of t: {rec}")
+# another L1 budget than its sweep's: it no longer holds, and t is swept
+res = run("compress", SRC, d, "--l1-threshold", "0.001", "--compressor-class", "zstd", "--filter-class", "bitround",
+          "--serializer-class", "none", "--no-skip-existing")
+check("no longer holds (swept with threshold 0.01, now 0.001): sweeping again" in res.stdout
+      and os.path.exists(os.path.join(d, "results_t.parquet")), f"a changed budget did not sweep again: {res.stdout}")
+
+finish("manifest_python")
