@@ -6,7 +6,8 @@
  * layer owns by the specification (bytes, transpose, crc32c,
  * sharding_indexed). It also checks that the facts the search and writers
  * ask for are declared: one default lossless compressor, scouts, the
- * coordinate pipeline, unique v2 ids, and solvable parameters that parse. */
+ * coordinate pipeline, unique v2 ids, solvable parameters that parse, and
+ * the first release's seven compressor families (space_v1) and no more. */
 #include <dirent.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -133,12 +134,13 @@ static void scanner_sees_code_not_comments(void **state) {
 
 static void descriptors_declare_the_facts(void **state) {
     (void)state;
-    int lossless = 0, scouts = 0, shuffled_scouts = 0, coordinate = 0, solvable = 0;
+    int lossless = 0, scouts = 0, shuffled_scouts = 0, coordinate = 0, solvable = 0, first_release = 0;
     for (const dctk_codec_vt *const *t = dctk_codec_types(); *t; t++) {
         lossless += (*t)->default_lossless;
         scouts += ((*t)->scout & DCTK_SCOUT_PLAIN) != 0;
         shuffled_scouts += ((*t)->scout & DCTK_SCOUT_SHUFFLED) != 0;
-        if ((*t)->default_lossless || (*t)->scout) assert_int_equal((*t)->kind, DCTK_CODEC_BB);
+        if ((*t)->default_lossless || (*t)->scout || (*t)->space_v1) assert_int_equal((*t)->kind, DCTK_CODEC_BB);
+        first_release += (*t)->space_v1 && (*t)->family && (*t)->grid;
         if ((*t)->coordinate) {
             coordinate++;
             dctk_codec *c = NULL;
@@ -171,6 +173,9 @@ static void descriptors_declare_the_facts(void **state) {
     assert_int_equal(lossless, 1);
     assert_true(scouts >= 1 && shuffled_scouts >= 1);
     assert_int_equal(coordinate, 1);
+    /* the first release's compressor families (the Python tool's seven, DESIGN.md section 4) keep
+     * their index layout; a family added since must not join them (test_space_stable) */
+    assert_int_equal(first_release, 7);
     (void)solvable;
 }
 
