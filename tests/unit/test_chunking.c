@@ -32,6 +32,29 @@ static void huge_slice_splits_inner(void **state) {
     assert_int_equal(c[0], 250);
 }
 
+/* --no-spatial-split: a slice over the target stays whole; within it nothing changes. */
+static void whole_slices(void **state) {
+    (void)state;
+    size_t shape[3] = {64, 33, 36}, c[3];
+    dctk_chunk_shape_split(DCTK_FLOAT32, 3, shape, 2097, true, c); /* one slice is 4752 B */
+    assert_int_equal(c[0], 1);
+    assert_int_equal(c[1], 14);
+    assert_int_equal(c[2], 36);
+    dctk_chunk_shape_split(DCTK_FLOAT32, 3, shape, 2097, false, c);
+    assert_int_equal(c[0], 1);
+    assert_int_equal(c[1], 33);
+    assert_int_equal(c[2], 36);
+    dctk_chunk_shape_split(DCTK_FLOAT32, 3, shape, 3 * 4752, false, c); /* three slices fit: as before */
+    assert_int_equal(c[0], 3);
+    assert_int_equal(c[1], 33);
+    size_t row[1] = {1000};
+    dctk_chunk_shape_split(DCTK_FLOAT32, 1, row, 400, false, c); /* no spatial dim to keep whole */
+    assert_int_equal(c[0], 100);
+    assert_false(dctk_chunk_warn_whole("t", DCTK_FLOAT32, 3, (size_t[]){1, 33, 36}, false, 4752));
+    assert_true(dctk_chunk_warn_whole("t", DCTK_FLOAT32, 3, (size_t[]){1, 33, 36}, false, 4751));
+    assert_false(dctk_chunk_warn_whole("t", DCTK_FLOAT32, 3, (size_t[]){1, 33, 36}, true, 4751));
+}
+
 static void small_and_degenerate(void **state) {
     (void)state;
     size_t shape[2] = {3, 0}, c[2];
@@ -62,6 +85,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(time_lat_lon),
         cmocka_unit_test(huge_slice_splits_inner),
+        cmocka_unit_test(whole_slices),
         cmocka_unit_test(small_and_degenerate),
         cmocka_unit_test(pad_edges_replicates),
     };
