@@ -65,3 +65,27 @@ def trinidad_write_input(tmp):
     with open(combo, "w") as f:
         json.dump({"var": "data", "codecs": SHUFFLE_ZLIB1}, f)
     return src, combo
+
+
+# The three fields of bench/compress.py (and bench/index_form.py): label, file under NCARG,
+# variable, copies along a new time axis (1: the field as it is)
+COMPRESS_FIELDS = [("trinidad", "cdf/trinidad.nc", "data", 1), ("rect_t", "nug/rectilinear_grid_3D.nc", "t", 28),
+                   ("fice", "cdf/fice.nc", "fice", 40)]
+
+
+def compress_input(path, src, var, copies):
+    """The real field, or `copies` of it concatenated along a new time axis (each copy offset
+    by 0.01 so that no two are equal bit for bit), as a netCDF 64-bit offset file; its size."""
+    with netCDF4.Dataset(os.path.join(NCARG, src)) as s, netCDF4.Dataset(path, "w", format="NETCDF3_64BIT_OFFSET") as d:
+        v = s[var]
+        x = np.ma.filled(v[...].astype(np.float32), np.nan)
+        dims = v.dimensions if copies == 1 else ("copy",) + v.dimensions
+        shape = x.shape if copies == 1 else (copies,) + x.shape
+        for name, n in zip(dims, shape):
+            d.createDimension(name, n)
+        out = d.createVariable(var, "f4", dims)
+        if copies == 1:
+            out[...] = x
+        for i in range(copies if copies > 1 else 0):
+            out[i] = x + np.float32(0.01 * i)
+    return os.path.getsize(path)

@@ -49,8 +49,7 @@ import sys
 import tempfile
 import time
 
-import netCDF4
-import numpy as np
+from benchlib import COMPRESS_FIELDS as FIELDS, compress_input as make_input
 
 
 def threads_flag(binary):
@@ -58,7 +57,6 @@ def threads_flag(binary):
     h = subprocess.run([binary, "compress_with_optimal", "--help"], capture_output=True, text=True)
     return "--threads-per-rank" if "--threads-per-rank" in h.stdout + h.stderr else "--threads"
 
-NCARG = os.environ.get("DCTK_NCARG", "/usr/share/ncarg/data")
 build = sys.argv[1] if len(sys.argv) > 1 else "build"
 zlib_build = sys.argv[2] if len(sys.argv) > 2 and sys.argv[2] else None
 RUNS = int(sys.argv[3]) if len(sys.argv) > 3 else 5
@@ -67,28 +65,9 @@ ONLY = [x for x in os.environ.get("ONLY", "").split(",") if x]
 CHUNK_MIB = os.environ.get("CHUNK_MIB", "4")
 THREADS = 2
 exe = os.path.join(build, "dc_toolkit")
-FIELDS = [("trinidad", "cdf/trinidad.nc", "data", 1), ("rect_t", "nug/rectilinear_grid_3D.nc", "t", 28),
-          ("fice", "cdf/fice.nc", "fice", 40)]
 BYTES = {"name": "bytes", "configuration": {"endian": "little"}}
 SHUFFLE = {"name": "numcodecs.shuffle", "configuration": {"elementsize": 4}}
 ZLIB1 = {"name": "numcodecs.zlib", "configuration": {"level": 1}}
-
-
-def make_input(path, src, var, copies):
-    """The real field, or `copies` of it concatenated along a new time axis."""
-    with netCDF4.Dataset(os.path.join(NCARG, src)) as s, netCDF4.Dataset(path, "w", format="NETCDF3_64BIT_OFFSET") as d:
-        v = s[var]
-        x = np.ma.filled(v[...].astype(np.float32), np.nan)
-        dims = v.dimensions if copies == 1 else ("copy",) + v.dimensions
-        shape = x.shape if copies == 1 else (copies,) + x.shape
-        for name, n in zip(dims, shape):
-            d.createDimension(name, n)
-        out = d.createVariable(var, "f4", dims)
-        if copies == 1:
-            out[...] = x
-        for i in range(copies if copies > 1 else 0):
-            out[i] = x + np.float32(0.01 * i)
-    return os.path.getsize(path)
 
 
 def timed(cmd):

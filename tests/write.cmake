@@ -48,3 +48,9 @@ dctk_script_test(append_wrap ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/
 # and rewritten, an array with no record of ours rewritten.
 dctk_script_test(skip_rules ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_skip_rules.py)
 set_tests_properties(skip_rules PROPERTIES TIMEOUT 300)
+
+# The index form from the space the sweep recorded (issue 36 item 3): space_VAR.json beside best_VAR.json;
+# compress_with_optimal C F S reads no more of the input than --pipeline (strace), the same shards as the
+# space rebuilt from the field, numcodecs' decode = numcodecs' BitRound; a touched input falls back with a line.
+dctk_script_test(index_form ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_index_form.py)
+set_tests_properties(index_form PROPERTIES TIMEOUT 300)

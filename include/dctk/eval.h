@@ -673,6 +673,19 @@ DCTK_API dctk_status dctk_space_for_field(struct dctk_dataset *ds, size_t v, con
  * gates without a sweep (--pipeline); the physical bounds are left off. */
 DCTK_API dctk_status dctk_metric_cfg_for_field(struct dctk_dataset *ds, size_t v, const dctk_evaluate_opts *o,
                                                dctk_metric_cfg *cfg);
+/* The same space without reading the field: from where/space_VAR.json, the
+ * record the sweep wrote beside best_VAR.json (the sample's statistics, the
+ * members it added past the grid, the input's identity and the sampling
+ * options). The grid is built again from the recorded statistics with o's
+ * space options, so other class flags still give another fingerprint; the
+ * recorded members follow when the grid is the sweep's. *sp stays NULL, with
+ * why set (one clause), when there is no record or it does not hold for this
+ * input (a file changed: size, time or inode) or these sampling options; the
+ * caller then rebuilds with dctk_space_for_field. */
+DCTK_API dctk_status dctk_space_recorded(struct dctk_dataset *ds, size_t v, const dctk_evaluate_opts *o,
+                                         const char *where, dctk_space **sp, char *why, size_t cap);
+/* "{dir}/space_{var}.json". */
+DCTK_API dctk_status dctk_space_record_path(char *buf, size_t cap, const char *dir, const char *var);
 
 
 #ifdef __cplusplus

@@ -32,6 +32,14 @@ DCTK_API dctk_status dctk_store_path_for(const char *where, const char *dataset,
  * bytes, may be NULL) gets the rebuilt space's once it is built. */
 DCTK_API dctk_status dctk_combo_resolve(dctk_dataset *ds, size_t v, const dctk_evaluate_opts *eo, int c, int f, int s,
                                         const char *expect_fingerprint, json_t **codecs, char *fingerprint);
+/* The same, in the space the sweep recorded in where/space_VAR.json
+ * (dctk_space_recorded), which also holds the members it solved: the field
+ * is not read. When the record is missing or does not hold, the space is
+ * rebuilt from the field as above and why (cap bytes; may be NULL) says why,
+ * "" otherwise. where NULL: dctk_combo_resolve. */
+DCTK_API dctk_status dctk_combo_resolve_at(dctk_dataset *ds, size_t v, const dctk_evaluate_opts *eo, const char *where,
+                                           int c, int f, int s, const char *expect_fingerprint, json_t **codecs,
+                                           char *fingerprint, char *why, size_t cap);
 /* The Zarr v3 codec list a results row names by its stages' JSON (filter,
  * serializer or the plain bytes one for dtype t, compressor), or NULL when
  * the row names none that parses (or out of memory). New reference. */

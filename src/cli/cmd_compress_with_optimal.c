@@ -59,10 +59,12 @@ const cli_cmd cmd_compress_with_optimal = {
     .name = "compress_with_optimal",
     .summary = "write one field with a chosen combo into DIR/DATASET.zarr, then verify it",
     .usage = "DATASET DIR FIELD COMP_IDX FILT_IDX SER_IDX [options]",
-    .help = "Resolves the combo (COMP_IDX, FILT_IDX, SER_IDX; -1 = none) against the codec space that\n"
-            "evaluate_combos used (same --eval-data-size-limit and class flags; a different space is refused\n"
-            "when DIR/best_FIELD.json records another fingerprint, while one that codecs added since only\n"
-            "extend keeps every index), or takes the pipeline from\n"
+    .help = "Resolves the combo (COMP_IDX, FILT_IDX, SER_IDX; -1 = none) in the codec space that\n"
+            "evaluate_combos recorded in DIR/space_FIELD.json, without reading the field (when the record is\n"
+            "missing, or the input or the sampling options changed since the sweep, the space is rebuilt from\n"
+            "the field, with a line); the same --eval-data-size-limit and class flags are needed (a different\n"
+            "space is refused when DIR/best_FIELD.json records another fingerprint, while one that codecs added\n"
+            "since only extend keeps every index), or takes the pipeline from\n"
             "--combo. Streams the whole field into DIR/DATASET.zarr as the array FIELD, in inner\n"
             "chunks of --inner-chunk-mib grouped into shards of --shard-mib, under a staging name, then reads it\n"
             "back and compares it with the input; only then does it replace an earlier copy of FIELD (a failed\n"

@@ -125,8 +125,8 @@ static dctk_status resolve_combo(const char *combo_path, const char *field, dctk
  * When they miss it but name a combo of the space with lossy codecs, the
  * missing threshold is the reason, said first and once (else the
  * lossless space's own complaint, st, stands, prefixed by that fact). */
-static dctk_status lossy_only(dctk_dataset *ds, size_t v, const dctk_evaluate_opts *eo, const dctk_space_opts *vs,
-                              const int *idx, dctk_status st) {
+static dctk_status lossy_only(dctk_dataset *ds, size_t v, const char *where, const dctk_evaluate_opts *eo,
+                              const dctk_space_opts *vs, const int *idx, dctk_status st) {
     const dctk_var *var = dctk_dataset_var(ds, v);
     char why[1024];
     snprintf(why, sizeof why, "%s", dctk_detail());
@@ -138,7 +138,8 @@ static dctk_status lossy_only(dctk_dataset *ds, size_t v, const dctk_evaluate_op
     dctk_evaluate_opts le = *eo;
     le.space = *vs;
     json_t *codecs = NULL;
-    if (!vs->with_lossy || dctk_combo_resolve(ds, v, &le, idx[0], idx[1], idx[2], NULL, &codecs, NULL) != DCTK_OK) {
+    if (!vs->with_lossy ||
+        dctk_combo_resolve_at(ds, v, &le, where, idx[0], idx[1], idx[2], NULL, &codecs, NULL, NULL, 0) != DCTK_OK) {
         const char *own = strncmp(why, "variable '", 10) == 0 && strstr(why, "': ") ? strstr(why, "': ") + 3 : why;
         return DCTK_FAIL(st, "%s: %s", no_threshold, own);
     }
@@ -195,10 +196,15 @@ static dctk_status resolve_indices(dctk_dataset *ds, size_t v, const char *where
     dctk_space_opts vs = dctk_spec_space(eo->spec, field, &eo->space);
     se.space = dctk_space_opts_for(&vs, gates);
     bool lossless = st == DCTK_OK && dctk_gates_lossless(gates);
-    if (st == DCTK_OK) st = dctk_combo_resolve(ds, v, &se, idx[0], idx[1], idx[2], fp, codecs, NULL);
+    char no_record[1024] = "";
+    if (st == DCTK_OK)
+        st = dctk_combo_resolve_at(ds, v, &se, where, idx[0], idx[1], idx[2], fp, codecs, NULL, no_record,
+                                   sizeof no_record);
+    /* a sweep of this version records its space; without the record the field was read again */
+    if (*best && no_record[0]) printf("%s: %s: the codec space was rebuilt from the field\n", field, no_record);
     /* past the grid: a member solved for the budget (a lossless space has none) */
     if (!lossless && st == DCTK_ERR_NOT_FOUND) st = solved_member(where, var, idx, *best, codecs);
-    if (lossless && st != DCTK_OK && st != DCTK_ERR_NOMEM) st = lossy_only(ds, v, eo, &vs, idx, st);
+    if (lossless && st != DCTK_OK && st != DCTK_ERR_NOMEM) st = lossy_only(ds, v, where, eo, &vs, idx, st);
     else if (lossless && st == DCTK_OK)
         printf("%s: no threshold (no row for '%s' in units '%s' in the table, no --l1-threshold): written "
                "losslessly only; give --l1-threshold X to allow lossy compression\n", field, field,

@@ -268,6 +268,7 @@ typedef struct {
     dctk_sample_plan plan;
     dctk_sample_stats stats;
     void *sample;
+    const char *input; /* the dataset's path, for the space record */
 } prepared;
 
 /* Member 0 (or a lone process): threshold, scan, plan, sample, output folder. */
@@ -803,7 +804,7 @@ static void report_outside(const dctk_var *var, const void *sample, size_t n, co
 
 /* The space options of a field: the classes its spec entry gives, and its
  * own packing when the file packs it. */
-static dctk_space_opts field_space(const dctk_evaluate_opts *o, const dctk_var *var) {
+dctk_space_opts dctk_field_space_opts(const dctk_evaluate_opts *o, const dctk_var *var) {
     dctk_space_opts vs = dctk_spec_space(o->spec, var->name, &o->space);
     vs.pack_type = var->pack_type;
     vs.pack_scale = var->pack_scale;
@@ -828,11 +829,11 @@ static int plain_compressor(const dctk_space *sp) {
  * field of zeros, and an all-missing field has no error at all):
  * best_{var}.json names a lossless pipeline, so that compress writes the
  * field and the dataset can be merged. */
-static dctk_status no_sweep(const dctk_var *var, const dctk_sample_stats *stats, const dctk_evaluate_opts *o,
-                            dctk_evaluate_summary *s) {
+static dctk_status no_sweep(const char *input, const dctk_var *var, const dctk_sample_stats *stats,
+                            const dctk_evaluate_opts *o, dctk_evaluate_summary *s) {
     dctk_space *sp = NULL;
     /* the space a sweep would have built, so compress_with_optimal resolves the same indices */
-    dctk_space_opts vs = field_space(o, var);
+    dctk_space_opts vs = dctk_field_space_opts(o, var);
     dctk_space_opts so = dctk_space_opts_for(&vs, &s->gates);
     DCTK_TRY(dctk_space_build(var->dtype, stats, &so, &sp));
     memcpy(s->fingerprint, sp->fingerprint, sizeof s->fingerprint);
@@ -849,6 +850,7 @@ static dctk_status no_sweep(const dctk_var *var, const dctk_sample_stats *stats,
     dctk_metric_cfg cfg = dctk_metric_cfg_of(stats);
     const char *const *dims = (const char *const *)var->dims;
     dctk_status st = is_writer(o) ? write_best(o->where, var->name, dims, sp, o, s, &cfg, NULL, 0) : DCTK_OK;
+    if (st == DCTK_OK && is_writer(o)) st = dctk_space_record_write(o->where, input, var, sp, stats, o);
     dctk_space_free(sp);
     return st;
 }
@@ -986,7 +988,7 @@ static dctk_status solve_space(const dctk_var *var, const void *sample, const pr
 static dctk_status sweep_sample(const dctk_var *var, const void *sample, const prepared *pr,
                                 const dctk_evaluate_opts *o, dctk_evaluate_summary *s) {
     dctk_space *sp = NULL;
-    dctk_space_opts vs = field_space(o, var);
+    dctk_space_opts vs = dctk_field_space_opts(o, var);
     dctk_space_opts so = dctk_space_opts_for(&vs, &s->gates);
     const char *spec = dctk_spec_path(o->spec);
     bool by_spec = spec && !strncmp(s->threshold_source, spec, strlen(spec));
@@ -1023,6 +1025,7 @@ static dctk_status sweep_sample(const dctk_var *var, const void *sample, const p
         st = sweep_space(var, sample, &pr->plan, sp, o, s, &cfg, res, have);
     }
     if (st == DCTK_OK && is_writer(o)) st = write_results(var, sp, res, o, s, &cfg);
+    if (st == DCTK_OK && is_writer(o)) st = dctk_space_record_write(o->where, pr->input, var, sp, &pr->stats, o);
     free(have);
     free(res);
     dctk_space_free(sp);
@@ -1055,7 +1058,7 @@ dctk_status dctk_evaluate_variable(dctk_dataset *ds, size_t v, const dctk_evalua
     s->info_keepbits[0] = s->info_keepbits[1] = -1;
     double t0 = dctk_now();
     const dctk_var *var = dctk_dataset_var(ds, v);
-    prepared pr = {0};
+    prepared pr = {.input = dctk_dataset_path(ds)};
     dctk_status st = is_writer(o) ? plan_variable(ds, v, o, s, &pr) : DCTK_OK;
     st = share_plan(o, st, s, &pr);
     s->plan = pr.plan;
@@ -1068,7 +1071,7 @@ dctk_status dctk_evaluate_variable(dctk_dataset *ds, size_t v, const dctk_evalua
         /* the scan found one value or none: every member knows it from the plan it shared */
         dctk_sample_stats stats;
         dctk_sample_stats_of_scan(&s->scan, &stats);
-        st = no_sweep(var, &stats, o, s);
+        st = no_sweep(dctk_dataset_path(ds), var, &stats, o, s);
     } else {
         if (st == DCTK_OK && is_writer(o)) log_plan(var, s);
         st = share_sample(o, st, &pr);
@@ -1107,7 +1110,7 @@ dctk_status dctk_space_for_field(dctk_dataset *ds, size_t v, const dctk_evaluate
     /* a constant field's best_{var}.json names a combo of the space built from the scan alone, as no_sweep does */
     DCTK_TRY(field_stats(ds, v, o, scan, &stats));
     const dctk_var *var = dctk_dataset_var(ds, v);
-    dctk_space_opts vs = field_space(o, var);
+    dctk_space_opts vs = dctk_field_space_opts(o, var);
     return dctk_space_build(var->dtype, &stats, &vs, sp);
 }
 

@@ -59,6 +59,15 @@ dctk_status dctk_space_solve(dctk_space *sp, const void *sample, size_t n, int n
                              const dctk_sweep_opts *base, const dctk_sample_part *part, const dctk_space_opts *o,
                              const dctk_sample_stats *st, int *trials);
 
+/* The space options of a field: the classes its spec entry gives, and its
+ * own packing when the file packs it (evaluate.c). */
+dctk_space_opts dctk_field_space_opts(const dctk_evaluate_opts *o, const dctk_var *var);
+/* DIR/space_VAR.json (space_record.c): the space sp of var, built from
+ * stats, with the identity of the input it was sampled from and o's
+ * sampling options, for dctk_space_recorded. */
+dctk_status dctk_space_record_write(const char *where, const char *input, const dctk_var *var, const dctk_space *sp,
+                                    const dctk_sample_stats *stats, const dctk_evaluate_opts *o);
+
 /* Keep the entries of v[0..n) whose family carries NaN/Inf bit for bit,
  * freeing the others and naming their families in dropped; returns how many
  * stay (space_nan.c). */

@@ -156,7 +156,9 @@ static bool best_holds(compress_job *j, size_t v, const dctk_best *best, char *w
     const dctk_best_combo *c = &best->combo;
     json_t *codecs = NULL, *had = dctk_best_codecs_json(best);
     char fp_now[32] = "";
-    dctk_status st = dctk_combo_resolve(j->ds, v, &j->eo, c->comp_idx, c->filt_idx, c->ser_idx, fp, &codecs, fp_now);
+    /* in the space the sweep recorded, when it holds for this input: no read of the field */
+    dctk_status st = dctk_combo_resolve_at(j->ds, v, &j->eo, j->where, c->comp_idx, c->filt_idx, c->ser_idx, fp,
+                                           &codecs, fp_now, NULL, 0);
     /* a solved member: the same sample (fingerprint) and budget solve it again the same */
     bool same = (st == DCTK_OK && fp && json_equal(codecs, had)) || (st == DCTK_ERR_NOT_FOUND && fp && had);
     if (!same) snprintf(why, cap, "%s", st != DCTK_OK ? dctk_detail() : "its pipeline is not this input's any more");

@@ -91,8 +91,13 @@ json_t *dctk_result_row_pipeline(const dctk_result_row *r, dctk_dtype t) {
 static dctk_status try_row(dctk_dataset *ds, size_t v, const dctk_write_opts *base, const dctk_write_fallback *f,
                            const dctk_result_row *r) {
     json_t *codecs = NULL;
-    dctk_status rs = dctk_combo_resolve(ds, v, f->sweep, (int)r->comp_idx, (int)r->filt_idx, (int)r->ser_idx,
-                                        f->missed->fingerprint, &codecs, NULL);
+    char where[4096]; /* the sweep's folder, where its results and its space record are */
+    snprintf(where, sizeof where, "%s", f->results_path);
+    char *slash = strrchr(where, '/');
+    if (slash) *slash = '\0';
+    else snprintf(where, sizeof where, ".");
+    dctk_status rs = dctk_combo_resolve_at(ds, v, f->sweep, where, (int)r->comp_idx, (int)r->filt_idx,
+                                           (int)r->ser_idx, f->missed->fingerprint, &codecs, NULL, NULL, 0);
     if (rs == DCTK_ERR_NOT_FOUND && !(codecs = dctk_result_row_pipeline(r, dctk_dataset_var(ds, v)->dtype)))
         return DCTK_FAIL(DCTK_ERR_FORMAT, "variable '%s': the results row of combo (%d, %d, %d) names no pipeline",
                          dctk_dataset_var(ds, v)->name, (int)r->comp_idx, (int)r->filt_idx, (int)r->ser_idx);

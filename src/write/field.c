@@ -38,15 +38,44 @@ dctk_status dctk_store_path_for(const char *where, const char *dataset, char *bu
 
 dctk_status dctk_combo_resolve(dctk_dataset *ds, size_t v, const dctk_evaluate_opts *eo, int c, int f, int s,
                                const char *expect, json_t **codecs, char *fingerprint) {
+    return dctk_combo_resolve_at(ds, v, eo, NULL, c, f, s, expect, codecs, fingerprint, NULL, 0);
+}
+
+/* The space the sweep recorded in where, when it holds and is the one expect
+ * names (or one that codecs added since only extend); else NULL, why said. */
+static dctk_status recorded_space(dctk_dataset *ds, size_t v, const dctk_evaluate_opts *eo, const char *where,
+                                  const char *expect, dctk_space **sp, char *why, size_t cap) {
+    DCTK_TRY(dctk_space_recorded(ds, v, eo, where, sp, why, cap));
+    int n[3];
+    bool same = true;
+    dctk_status st = *sp && expect ? dctk_space_match(*sp, expect, n, &same) : DCTK_OK;
+    if (*sp && (st != DCTK_OK || !same)) {
+        /* a record of another sweep than the best file's: the field says which space these options give */
+        snprintf(why, cap, "%s/space_%s.json records another space (%s) than the sweep's best file", where,
+                 dctk_dataset_var(ds, v)->name, dctk_space_fingerprint(*sp));
+        dctk_space_free(*sp);
+        *sp = NULL;
+    }
+    return st;
+}
+
+dctk_status dctk_combo_resolve_at(dctk_dataset *ds, size_t v, const dctk_evaluate_opts *eo, const char *where, int c,
+                                  int f, int s, const char *expect, json_t **codecs, char *fingerprint, char *why,
+                                  size_t cap) {
     *codecs = NULL;
+    if (why && cap) why[0] = '\0';
     const dctk_var *var = dctk_dataset_var(ds, v);
-    dctk_space *sp;
+    dctk_space *sp = NULL;
+    char no_record[1024] = "";
+    if (where) DCTK_TRY(recorded_space(ds, v, eo, where, expect, &sp, no_record, sizeof no_record));
+    if (why && cap) snprintf(why, cap, "%s", no_record);
     dctk_field_scan scan;
-    DCTK_TRY(dctk_space_for_field(ds, v, eo, &sp, &scan));
+    if (!sp) DCTK_TRY(dctk_space_for_field(ds, v, eo, &sp, &scan));
     const char *fp = dctk_space_fingerprint(sp);
     if (fingerprint) snprintf(fingerprint, 32, "%s", fp);
-    int lo[3], n[3];
+    int lo[3], n[3], top[3];
     for (int k = 0; k < 3; k++) dctk_space_range(sp, (dctk_space_category)k, &lo[k], &n[k]);
+    memcpy(top, n, sizeof top);
     /* the sweep's space: this one, or this one less the members of codecs added since */
     bool same = true;
     dctk_status st = expect ? dctk_space_match(sp, expect, n, &same) : DCTK_OK;
@@ -56,12 +85,15 @@ dctk_status dctk_combo_resolve(dctk_dataset *ds, size_t v, const dctk_evaluate_o
                        "use the same --eval-data-size-limit, --sampling-policy, --dim-kind, --inner-chunk-mib and class "
                        "flags",
                        var->name, fp, expect);
+    /* the sweep's own space: the members it solved past the grid are here too when its record gave it */
+    bool exact = !expect || strcmp(expect, fp) == 0;
+    int past_f = exact ? top[1] : n[1], past_s = exact ? top[2] : n[2];
     bool in_range = c >= lo[0] && f >= lo[1] && s >= lo[2];
-    if (st == DCTK_OK && in_range && c < n[0] && (f >= n[1] || s >= n[2]))
+    if (st == DCTK_OK && in_range && c < n[0] && (f >= past_f || s >= past_s))
         st = DCTK_FAIL(DCTK_ERR_NOT_FOUND,
                        "variable '%s': combo (%d, %d, %d) holds a member the sweep solved for its budget (after the "
-                       "space's %d filters and %d serializers), which no rebuilt space holds: take the pipeline from "
-                       "the sweep's best file (--combo) or its results",
+                       "space's %d filters and %d serializers), which no space rebuilt from the field holds: take the "
+                       "pipeline from the sweep's best file (--combo) or its results",
                        var->name, c, f, s, n[1], n[2]);
     else if (st == DCTK_OK && !(in_range && c < n[0] && dctk_space_has(sp, c, f, s)))
         st = DCTK_FAIL(DCTK_ERR_ARG,
