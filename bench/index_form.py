@@ -56,6 +56,7 @@ def shuffle_zlib1(sweep, var):
     with open(os.path.join(sweep, "config_space_%s_rank0.csv" % var), newline="") as f:
         for row in csv.DictReader(f):
             comp = json.loads(row["compressor"]) if row["compressor"] else []
+            comp = comp if isinstance(comp, list) else [comp]
             names = [c["name"] for c in comp]
             zl = [c for c in comp if c["name"] == "numcodecs.zlib"]
             if names == ["numcodecs.shuffle", "numcodecs.zlib"] and zl[0]["configuration"]["level"] == 1:
