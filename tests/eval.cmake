@@ -54,3 +54,6 @@ dctk_script_test(keep_information ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/int
 dctk_script_test(solve_budget ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_solve.py
   $<TARGET_FILE:dctk_zarr_tool>)
 set_tests_properties(solve_budget PROPERTIES TIMEOUT 600)
+# stock linear packing: numcodecs FixedScaleOffset with its scale solved to the budget (issue 31 item 2)
+dctk_script_test(linear_packing ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_linear_packing.py)
+set_tests_properties(linear_packing PROPERTIES TIMEOUT 600)

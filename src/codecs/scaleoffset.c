@@ -12,6 +12,7 @@
  *   encode (x - o) * (1 / s), decode fma(y, s, o), in the data's own float
  *   type, no rounding, no type change. */
 #include <math.h>
+#include <stdint.h>
 
 #include "filter_util.h"
 
@@ -220,6 +221,62 @@ static dctk_status fso_grid(const dctk_grid_in *in, const dctk_grid_sink *sink) 
     return DCTK_OK;
 }
 
+/* --- lossy linear packing, its scale solved to the budget ----------------- *
+ * Issue 31 item 2: round((x - offset) * scale) into the narrowest integer
+ * type, the offset at the middle of the sample's finite range, the scale
+ * solved against the field's gates (src/eval/solve.c). The error of a
+ * member is at most 0.5 / scale (a quarter of that on average); more scale,
+ * less error: the safe end is the largest scale, 2^24 levels each side for
+ * float32 data (finer than its own rounding), 2^30 for float64 (int32 holds
+ * them). A field whose values leave the sample's range packs past the type
+ * on write, which the writer refuses (write/field.c, int_packing); a field
+ * with NaN or Inf has no member (nan_exact false: the space drops it). */
+
+static double fso_middle(const dctk_solve_in *in) {
+    double m = in->min + (in->max - in->min) / 2;
+    return in->dtype == DCTK_FLOAT32 ? (double)(float)m : m;
+}
+
+/* The narrowest integer type that holds the levels a..b. */
+static dctk_dtype fso_narrowest(double a, double b) {
+    static const struct { dctk_dtype t; double lo, hi; } types[] = {
+        {DCTK_INT8, INT8_MIN, INT8_MAX},     {DCTK_UINT8, 0, UINT8_MAX},   {DCTK_INT16, INT16_MIN, INT16_MAX},
+        {DCTK_UINT16, 0, UINT16_MAX},        {DCTK_INT32, INT32_MIN, INT32_MAX},
+    };
+    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
+        if (a >= types[i].lo && b <= types[i].hi) return types[i].t;
+    return DCTK_DTYPE_INVALID;
+}
+
+static bool fso_range(const dctk_solve_in *in, dctk_solve_range *out) {
+    double half = (in->max - in->min) / 2;
+    if (!dctk_dtype_is_float(in->dtype) || !isfinite(half) || !(half > 0)) return false;
+    double lo = 1 / half, hi = ldexp(1, in->dtype == DCTK_FLOAT32 ? 24 : 30) / half, b = in->abs_budget, seed = NAN;
+    if (isfinite(b) && b > 0) { /* a mean error of 20 budgets is out of reach: start the range there */
+        lo = fmin(fmax(lo, 0.0125 / b), hi);
+        seed = fmin(fmax(0.25 / b, lo), hi); /* uniform rounding: mean error 0.25 / scale */
+    }
+    if (!isfinite(lo) || !isfinite(hi) || !(lo > 0)) return false;
+    *out = (dctk_solve_range){.lo = lo, .hi = hi, .safe = hi, .seed = seed, .log = true};
+    return true;
+}
+
+static json_t *fso_member(const dctk_solve_in *in, double p) {
+    bool f32 = in->dtype == DCTK_FLOAT32;
+    double off = fso_middle(in), sc = f32 ? (double)(float)p : p;
+    /* one level of margin each side: the codec rounds in the data's own type */
+    dctk_dtype at = fso_narrowest(nearbyint((in->min - off) * sc) - 1, nearbyint((in->max - off) * sc) + 1);
+    json_t *conf = json_pack("{s:o,s:o,s:s,s:s}", "offset", json_real(off), "scale", json_real(sc), "dtype",
+                             dctk_dtype_numpy(in->dtype), "astype", dctk_dtype_numpy(at ? at : DCTK_INT32));
+    json_t *c = conf ? dctk_grid_codec(FSO, conf) : NULL;
+    return c ? json_pack("[o]", c) : NULL;
+}
+
+static const dctk_codec_solve fso_solve[] = {
+    {.key = "scale", .range = fso_range, .member = fso_member},
+    {NULL, NULL, NULL},
+};
+
 /* numcodecs' linear packing into integers: the family "fixedscaleoffset"
  * (the Python tool's class name). */
 const dctk_codec_vt dctk_codec_fixedscaleoffset = {
@@ -228,7 +285,7 @@ const dctk_codec_vt dctk_codec_fixedscaleoffset = {
     .encode = fso_encode, .decode = fso_decode,
     .family = "fixedscaleoffset",
     .portability = DCTK_PORT_NUMCODECS, .nan_exact = false, .grid = fso_grid, .examples = fso_examples,
-    .int_packing = fso_int_packing,
+    .int_packing = fso_int_packing, .solve = fso_solve,
 };
 
 /* --- fixed-offset-scale.rs -------------------------------------------- */

@@ -117,7 +117,8 @@ static dctk_status trial_add(trial_space *ts, const dctk_solve_in *in, job *jobs
     bool filter = j->type->kind == DCTK_CODEC_AA;
     dctk_space_entry *v = filter ? ts->sp.filt : ts->sp.ser;
     int *n = filter ? &ts->sp.nfilt : &ts->sp.nser;
-    v[*n] = (dctk_space_entry){.codecs = m, .family = j->type->family, .lossy = true, .solved = NAN};
+    v[*n] = (dctk_space_entry){.codecs = m, .family = j->type->family, .lossy = true, .solved = NAN,
+                               .out = filter ? dctk_space_member_out(in->dtype, m) : DCTK_DTYPE_INVALID};
     (filter ? ts->owner_f : ts->owner_s)[*n] = ji;
     (filter ? ts->q_f : ts->q_s)[*n] = q;
     (*n)++;
@@ -255,7 +256,8 @@ static dctk_status add_member(dctk_space *sp, const dctk_solve_in *in, const job
     }
     *v = grown;
     grown[(*n)++] = (dctk_space_entry){.codecs = m, .family = j->type->family, .lossy = true,
-                                       .solved = value_at(j, j->good), .trials = j->trials};
+                                       .solved = value_at(j, j->good), .trials = j->trials,
+                                       .out = filter ? dctk_space_member_out(in->dtype, m) : DCTK_DTYPE_INVALID};
     return DCTK_OK;
 }
 

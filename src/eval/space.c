@@ -243,6 +243,17 @@ void dctk_space_free(dctk_space *sp) {
     free(sp);
 }
 
+dctk_dtype dctk_space_member_out(dctk_dtype t, const json_t *codecs) {
+    size_t one = 1;
+    dctk_chunk_spec in = dctk_spec_make(t, 1, &one), out;
+    dctk_codec *c = NULL;
+    dctk_status st = dctk_codec_from_json(json_array_get(codecs, 0), &c);
+    if (st == DCTK_OK) st = dctk_codec_out_spec(c, &in, &out);
+    dctk_codec_free(c);
+    dctk_clear_detail();
+    return st == DCTK_OK ? out.dtype : t;
+}
+
 /* The type each filter emits, asked of the codec itself. */
 static dctk_status filter_types(dctk_space *sp) {
     size_t one = 1;
@@ -271,6 +282,14 @@ dctk_status dctk_space_build(dctk_dtype t, const dctk_sample_stats *st, const dc
     if (rc == DCTK_OK && st && st->nfinite < st->n) { /* NaN or Inf in the sample */
         cfs[1].n = dctk_space_drop_nonfinite(cfs[1].v, cfs[1].n, t, dropped, sizeof dropped);
         cfs[2].n = dctk_space_drop_nonfinite(cfs[2].v, cfs[2].n, t, dropped, sizeof dropped);
+        /* and the families the solver would add a member of (dctk_space_solve skips them) */
+        for (const dctk_codec_vt *const *v = dctk_codec_types(); *v; v++) {
+            size_t len = strlen(dropped);
+            if (!(*v)->solve || (*v)->nan_exact || (*v)->kind == DCTK_CODEC_BB || !dctk_space_wants(o, *v) ||
+                strstr(dropped, (*v)->family) || len >= sizeof dropped)
+                continue;
+            snprintf(dropped + len, sizeof dropped - len, "%s%s", len ? ", " : "", (*v)->family);
+        }
     }
     *sp = (dctk_space){t, cfs[0].v, cfs[1].v, cfs[2].v, cfs[0].n, cfs[1].n, cfs[2].n, class_none(o->compressor_class),
                        class_none(o->filter_class), class_none(o->serializer_class), "", "", 0, 0};

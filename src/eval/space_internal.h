@@ -43,6 +43,9 @@ struct dctk_space {
 static inline double dctk_space_information(const dctk_space *sp, int f) {
     return f >= 0 && sp->filt[f].information > 0 ? sp->filt[f].information : NAN;
 }
+/* The type a filter member (a list of codec objects) emits on dtype t, asked
+ * of the codec itself; t when it cannot say. */
+dctk_dtype dctk_space_member_out(dctk_dtype t, const json_t *codecs);
 /* Whether the class flags of o select type t's family (and --without-lossy
  * leaves it, when lossy). */
 bool dctk_space_wants(const dctk_space_opts *o, const dctk_codec_vt *t);

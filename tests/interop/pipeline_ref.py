@@ -55,6 +55,13 @@ def filter_codec(j, dtype):
         return numcodecs.BitRound(keepbits=conf["keepbits"])
     if name == "numcodecs.quantize":
         return numcodecs.Quantize(digits=conf["digits"], dtype=conf["dtype"], astype=conf["astype"])
+    if name == "numcodecs.fixedscaleoffset":  # integers of astype between the filter and the serializer
+        c = numcodecs.FixedScaleOffset(offset=conf["offset"], scale=conf["scale"], dtype=conf["dtype"],
+                                       astype=conf["astype"])
+        # numcodecs' FixedScaleOffset hands back flat arrays: the block's shape again
+        return ("fso", lambda x: np.asarray(c.encode(x)).reshape(x.shape),
+                lambda y: np.asarray(c.decode(np.ascontiguousarray(y).astype(conf["astype"]))).astype(dtype)
+                .reshape(y.shape))
     if conf.get("id") == "asinh.rs":
         w = dtype.type(conf["linear_width"])
         asinh, sinh = _libm_ufunc("asinhf", "asinh", dtype), _libm_ufunc("sinhf", "sinh", dtype)
@@ -175,7 +182,7 @@ def run_combo(sample, chunk, row, deflate="numcodecs"):
         if filt is None:
             y = back
         elif isinstance(filt, tuple):
-            y = filt[2](back.astype(dtype))
+            y = filt[2](back if filt[0] == "fso" else back.astype(dtype))
         else:
             y = np.frombuffer(filt.decode(np.ascontiguousarray(back)), dtype=dtype).reshape(block.shape)
         x = block[valid].astype(np.float64)
