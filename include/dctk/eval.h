@@ -321,6 +321,13 @@ typedef struct dctk_gates {
      * an error budget that member is kept whatever its errors (which its row
      * reports); with one, it meets the gates as any other. NaN: off. */
     double information;
+    /* --target-ratio R (R >= 1): the budget is a compression ratio, not an
+     * error. A combo is kept when its ratio reaches R; the winner is the kept
+     * combo with the smallest relative L1 (ties: the higher ratio); the other
+     * gates are reported against the field's budgets (pass_* columns), not
+     * applied. Solvable parameters are solved for the smallest error whose
+     * ratio reaches R. NaN: off. */
+    double target_ratio;
 } dctk_gates;
 
 /* No flag given: every threshold NaN, tolerance 0, extremes and gradient off. */
@@ -533,6 +540,12 @@ DCTK_API void dctk_combo_set_metrics(dctk_combo_result *r, const dctk_norms *n, 
 DCTK_API void dctk_combo_failed_gates(const dctk_combo_result *r, const dctk_gates *g, char *buf, size_t cap);
 /* The best kept combo (highest ratio; ties: lowest combo order), or -1. */
 DCTK_API long dctk_sweep_best(const dctk_combo_result *results, size_t n);
+/* Whether kept combo a ranks before b under g: the higher ratio, or with
+ * --target-ratio (g->target_ratio) the smaller relative L1, then the higher
+ * ratio. */
+DCTK_API bool dctk_combo_better(const dctk_combo_result *a, const dctk_combo_result *b, const dctk_gates *g);
+/* dctk_sweep_best ranked by dctk_combo_better under g (NULL: by ratio). */
+DCTK_API long dctk_sweep_best_by(const dctk_combo_result *results, size_t n, const dctk_gates *g);
 
 /* --- one variable, end to end ------------------------------------------------ */
 

@@ -18,7 +18,7 @@ void sweep_cli_defaults(sweep_cli *o) {
     o->oversub = "warn";
     o->override_l1 = NAN;
     o->with_lossy = true;
-    o->pearson_min = o->ssim_min = o->phys_min = o->phys_max = o->abs_err = o->keep_info = NAN;
+    o->pearson_min = o->ssim_min = o->phys_min = o->phys_max = o->abs_err = o->keep_info = o->target_ratio = NAN;
     o->q99 = o->grad = NAN;
     o->codec_threads = 1;
     o->l2_gate = o->linf_gate = o->bias_gate = o->grad_shortcircuit = true;
@@ -77,6 +77,12 @@ int sweep_cli_gates(const char *cmd, const sweep_cli *o, dctk_gates *g) {
     if (!isnan(o->keep_info) && !(o->keep_info > 0 && o->keep_info <= 1)) {
         fprintf(stderr, "dc_toolkit %s: --keep-information takes a share of the information, more than 0 and at "
                         "most 1 (0.99: 99 %%), not %g\n", cmd, o->keep_info);
+        return 2;
+    }
+    g->target_ratio = o->target_ratio;
+    if (!isnan(o->target_ratio) && !(o->target_ratio >= 1 && isfinite(o->target_ratio))) {
+        fprintf(stderr, "dc_toolkit %s: --target-ratio takes a compression ratio of 1 or more, not %g\n", cmd,
+                o->target_ratio);
         return 2;
     }
     g->pearson_min = o->pearson_min;
@@ -292,6 +298,14 @@ static void print_summary(const dctk_var *var, const dctk_evaluate_opts *eo, con
     if (b->information > 0)
         printf("%s: chosen by information, not by an error budget: it keeps %.6g of the field's real information "
                "(--keep-information)\n", var->name, b->information);
+    if (!isnan(s->gates.target_ratio)) {
+        char failed[128];
+        dctk_combo_failed_gates(b, &s->gates, failed, sizeof failed);
+        bool budget = !isnan(s->gates.l1) || !isnan(s->gates.abs_err);
+        printf("%s: the smallest relative L1 of the combos whose ratio reaches %g (--target-ratio); the field's other "
+               "gates %s%s\n", var->name, s->gates.target_ratio, !budget ? "have no error budget to report against"
+               : failed[0] ? "missed: " : "met", budget ? failed : "");
+    }
     if (s->input_bytes && s->field_bytes) {
         double r = b->ratio * (double)s->input_bytes / (double)s->field_bytes;
         char in[32];

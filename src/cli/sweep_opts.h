@@ -30,6 +30,7 @@ typedef struct sweep_cli {
     const char *l2_s, *linf_s, *bias_s;
     double abs_err; /* --abs-error, in the field's units; NaN: not given */
     double keep_info; /* --keep-information F; NaN: not given */
+    double target_ratio; /* --target-ratio R; NaN: not given */
     const char *spec; /* --spec FILE */
     double pearson_min, ssim_min, phys_min, phys_max, phys_tol;
     bool extremes, gradient;
@@ -171,6 +172,10 @@ void sweep_cli_spec_check(const dctk_spec *spec, const dctk_dataset *ds);
      "add a BitRound member keeping the mantissa bits that hold the share F (0 < F <= 1, e.g. 0.99) of the "       \
      "field's real information (Kloewer et al. 2021), chosen by information, not by the error budget; a budget "   \
      "in its own right: with it alone a float field may take that member (its errors reported), else lossless"},  \
+    {"--target-ratio", NULL, OPT_REAL, &(o).target_ratio, "R",                                                     \
+     "the budget is a compression ratio: the pipeline with the smallest relative L1 whose ratio reaches R (ties: "  \
+     "the higher ratio), the other gates reported, not applied; every combo runs on the whole sample, and each "   \
+     "solvable parameter is solved for the smallest error that reaches R"},                                       \
     {"--thresholds-table", NULL, OPT_STR, &(o).thresholds, "CSV",                                                  \
      "threshold table (default: the l1_error_thresholds.csv shipped with dc_toolkit)"},                           \
     {"--search", NULL, OPT_STR, &(o).search, "adaptive|exhaustive",                                                \

@@ -152,12 +152,13 @@ static bool best_combo(const dctk_space *sp, const dctk_combo_result *r, dctk_be
 /* For each reader level, the best kept combo whose every codec is read at
  * that level or a lower one, so a writer limited to a level chooses without
  * re-running anything. */
-static bool best_by_level(const dctk_space *sp, const dctk_combo_result *res, size_t n, dctk_best *b) {
+static bool best_by_level(const dctk_space *sp, const dctk_combo_result *res, size_t n, const dctk_gates *g,
+                          dctk_best *b) {
     long best[DCTK_PORT_DCTK + 1] = {-1, -1, -1, -1};
     for (size_t k = 0; k < n; k++) {
         if (!res[k].keep) continue;
         for (int p = combo_level(sp, res[k].c, res[k].f, res[k].s); p <= DCTK_PORT_DCTK; p++)
-            if (best[p] < 0 || res[k].ratio > res[best[p]].ratio) best[p] = (long)k;
+            if (best[p] < 0 || dctk_combo_better(&res[k], &res[best[p]], g)) best[p] = (long)k;
     }
     bool ok = true;
     for (int p = DCTK_PORT_CORE; p <= DCTK_PORT_DCTK; p++)
@@ -224,7 +225,7 @@ static dctk_status write_best(const char *dir, const char *var, const char *cons
     char path[4096];
     dctk_status st = dctk_results_best_path(path, sizeof path, dir, var);
     if (st == DCTK_OK) st = best_texts(var, var_dims, sp, s, &b);
-    if (st == DCTK_OK && (!best_combo(sp, &s->best_row, &b.combo) || (res && !best_by_level(sp, res, n, &b))))
+    if (st == DCTK_OK && (!best_combo(sp, &s->best_row, &b.combo) || (res && !best_by_level(sp, res, n, &s->gates, &b))))
         st = DCTK_NOMEM();
     if (st == DCTK_OK) st = dctk_best_write(path, &b);
     dctk_best_free(&b);
@@ -357,14 +358,35 @@ static dctk_status run_sweep(const dctk_space *sp, const void *sample, const dct
 
 /* --- after the sweep --------------------------------------------------------- */
 
+/* --target-ratio with no combo reaching it: refused, with the highest ratio
+ * the sweep measured (its rows are written). */
+static dctk_status no_target(const dctk_var *var, const dctk_space *sp, const dctk_combo_result *res,
+                             const dctk_evaluate_summary *s) {
+    long top = -1;
+    for (size_t k = 0; k < s->ncombos; k++)
+        if (!res[k].error[0] && isfinite(res[k].ratio) && (top < 0 || res[k].ratio > res[top].ratio)) top = (long)k;
+    if (top < 0)
+        return DCTK_FAIL(DCTK_ERR_BOUND, "variable '%s': no pipeline reaches ratio %g (--target-ratio): none ran",
+                         var->name, s->gates.target_ratio);
+    json_t *codecs = dctk_space_pipeline(sp, res[top].c, res[top].f, res[top].s);
+    char *name = codecs ? dctk_codecs_name(codecs) : NULL;
+    json_decref(codecs);
+    dctk_status st = DCTK_FAIL(DCTK_ERR_BOUND, "variable '%s': no pipeline reaches ratio %g (--target-ratio): the "
+                               "highest on the sample is %.3f, %s", var->name, s->gates.target_ratio, res[top].ratio,
+                               name ? name : "?");
+    free(name);
+    return st;
+}
+
 /* Member 0 (or a lone process): Parquet, counts, best_{var}.json. */
 static dctk_status write_results(const dctk_var *var, const dctk_space *sp, const dctk_combo_result *res,
                                  const dctk_evaluate_opts *o, dctk_evaluate_summary *s, const dctk_metric_cfg *cfg) {
     char path[4096];
     DCTK_TRY(dctk_results_parquet_path(path, sizeof path, o->where, var->name));
     DCTK_TRY(write_parquet(path, sp, var->name, res, s->ncombos));
-    s->best = dctk_sweep_best(res, s->ncombos);
+    s->best = dctk_sweep_best_by(res, s->ncombos, &s->gates);
     for (size_t k = 0; k < s->ncombos; k++) dctk_row_counts_add(&s->counts, res[k].keep, res[k].error);
+    if (s->best < 0 && !isnan(s->gates.target_ratio)) return no_target(var, sp, res, s);
     if (s->best < 0) return DCTK_OK;
     s->best_row = res[s->best];
     name_best(sp, s);
@@ -755,7 +777,11 @@ static dctk_status sweep_space(const dctk_var *var, const void *sample, const dc
     so.mem_peak = &admitted;
     so.timers = &rc.timers;
     double t0 = dctk_now();
-    bool adaptive = o->search == DCTK_SEARCH_ADAPTIVE && !resume;
+    bool by_ratio = !isnan(s->gates.target_ratio);
+    bool adaptive = o->search == DCTK_SEARCH_ADAPTIVE && !resume && !by_ratio;
+    if (st == DCTK_OK && by_ratio && o->search == DCTK_SEARCH_ADAPTIVE && !resume && is_writer(o))
+        dctk_log(DCTK_LOG_INFO, "%s: --target-ratio: every combo runs on the whole sample (the adaptive search ranks "
+                 "by ratio, not by error); narrow the classes to sweep fewer", var->name);
     bool *left_out = NULL, *run_skip = NULL;
     char why[200];
     size_t nleft = 0;

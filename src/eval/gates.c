@@ -19,12 +19,12 @@
 dctk_gates dctk_gates_none(void) {
     return (dctk_gates){.l1 = NAN, .l2 = NAN, .linf = NAN, .bias = NAN, .abs_err = NAN, .pearson_min = NAN,
                         .ssim_min = NAN, .phys_min = NAN, .phys_max = NAN, .phys_tol = 0, .q99 = NAN, .grad = NAN,
-                        .equiv_linf = NAN, .information = NAN};
+                        .equiv_linf = NAN, .information = NAN, .target_ratio = NAN};
 }
 
 void dctk_gates_packed(dctk_gates *g, const dctk_var *var) { g->equiv_linf = var->pack_type ? FLT_EPSILON : NAN; }
 
-bool dctk_gates_lossless(const dctk_gates *g) { return isnan(g->l1) && isnan(g->abs_err); }
+bool dctk_gates_lossless(const dctk_gates *g) { return isnan(g->l1) && isnan(g->abs_err) && isnan(g->target_ratio); }
 
 bool dctk_gates_phys_on(const dctk_gates *g) { return !isnan(g->phys_min) || !isnan(g->phys_max); }
 
@@ -52,6 +52,8 @@ static dctk_status check_asked(const dctk_gates *a) {
     if (!isnan(a->information) && !(a->information > 0 && a->information <= 1))
         return DCTK_FAIL(DCTK_ERR_ARG, "--keep-information takes a share of the information, more than 0 and at "
                          "most 1 (0.99: 99 %%), not %g", a->information);
+    if (!isnan(a->target_ratio) && !(a->target_ratio >= 1 && isfinite(a->target_ratio)))
+        return DCTK_FAIL(DCTK_ERR_ARG, "--target-ratio takes a compression ratio of 1 or more, not %g", a->target_ratio);
     if (!(a->phys_tol >= 0)) return DCTK_FAIL(DCTK_ERR_ARG, "--phys-tolerance must be 0 or more");
     if (!isnan(a->phys_min) && !isnan(a->phys_max) && a->phys_min > a->phys_max)
         return DCTK_FAIL(DCTK_ERR_ARG, "--phys-min %g is above --phys-max %g", a->phys_min, a->phys_max);
@@ -88,7 +90,9 @@ dctk_status dctk_gates_resolve(const dctk_gates *asked, const char *csv, const c
         char why[512];
         snprintf(why, sizeof why, "%s", source);
         snprintf(source, cap, "%s%s%s", why, why[0] ? "; " : "none: ",
-                 isnan(out->abs_err) ? "lossless only" : "no relative L1 budget, an absolute error budget only");
+                 !isnan(out->target_ratio) ? "a ratio budget only (--target-ratio)"
+                 : isnan(out->abs_err)        ? "lossless only"
+                                              : "no relative L1 budget, an absolute error budget only");
     }
     out->l2 = derive(asked->l2, table.l2, 2, out->l1);
     out->linf = derive(asked->linf, table.linf, 10, out->l1);
@@ -121,9 +125,33 @@ static bool keep_by_information(dctk_combo_result *r, const dctk_gates *g) {
     return !r->error[0] && finite && r->pass_phys;
 }
 
+/* A gate reported under --target-ratio: against its budget where the field
+ * has one; without one it passes. */
+static bool reported(double v, double limit) { return isnan(limit) || within(v, limit); }
+
+/* --target-ratio: the ratio decides; each other gate is reported. */
+static bool keep_by_ratio(dctk_combo_result *r, const dctk_gates *g) {
+    r->pass_l1 = reported(r->l1_rel, g->l1);
+    r->pass_l2 = reported(r->l2_rel, g->l2);
+    r->pass_linf = reported(r->linf_rel, g->linf);
+    r->pass_bias = reported(fabs(r->bias_rel), g->bias);
+    r->pass_phys = !dctk_gates_phys_on(g) || r->phys_ok;
+    r->pass_extremes = !g->extremes || reported(r->extremes_rel, !isnan(g->q99) ? g->q99 : 2 * g->l1);
+    r->pass_gradient = !g->gradient || reported(r->gradient_rel, !isnan(g->grad) ? g->grad : 0.1);
+    r->pass_abs = reported(r->max_abs_err, g->abs_err);
+    bool finite = isfinite(r->ratio) && isfinite(r->l1_rel) && isfinite(r->l2_rel) && isfinite(r->linf_rel);
+    return !r->error[0] && finite && r->ratio >= g->target_ratio;
+}
+
+bool dctk_combo_better(const dctk_combo_result *a, const dctk_combo_result *b, const dctk_gates *g) {
+    if (g && !isnan(g->target_ratio) && a->l1_rel != b->l1_rel) return a->l1_rel < b->l1_rel;
+    return a->ratio > b->ratio;
+}
+
 bool dctk_combo_keep(dctk_combo_result *r, const dctk_gates *g) {
     dctk_gates none = dctk_gates_none();
     if (!g) g = &none;
+    if (!isnan(g->target_ratio)) return keep_by_ratio(r, g);
     if (r->information > 0 && dctk_gates_lossless(g)) return keep_by_information(r, g);
     bool exact = (r->l1_rel == 0 && r->linf_rel == 0) || r->linf_rel <= g->equiv_linf; /* NaN: off */
     bool lossless = dctk_gates_lossless(g);
@@ -189,6 +217,7 @@ json_t *dctk_gates_json(const dctk_gates *g) {
     json_object_set_new(j, "lossless_only", json_boolean(dctk_gates_lossless(g)));
     if (!isnan(g->equiv_linf)) json_object_set_new(j, "lossless_equivalent_linf", json_real(g->equiv_linf));
     if (!isnan(g->information)) json_object_set_new(j, "keep_information", json_real(g->information));
+    if (!isnan(g->target_ratio)) json_object_set_new(j, "target_ratio", json_real(g->target_ratio));
     return j;
 }
 
@@ -216,6 +245,7 @@ dctk_gates dctk_gates_from_json(const json_t *j) {
     g.grad = num_or(j, "gradient_threshold", g.gradient ? g.l1 : NAN);
     g.equiv_linf = num_or(j, "lossless_equivalent_linf", NAN);
     g.information = num_or(j, "keep_information", NAN);
+    g.target_ratio = num_or(j, "target_ratio", NAN);
     return g;
 }
 
@@ -227,6 +257,10 @@ static void put(char *buf, size_t cap, const char *what, double v) {
 void dctk_gates_describe(const dctk_gates *g, char *buf, size_t cap) {
     if (!cap) return;
     buf[0] = '\0';
+    if (!isnan(g->target_ratio)) {
+        snprintf(buf, cap, "ratio >= %.6g, the smallest relative L1 (--target-ratio)", g->target_ratio);
+        return;
+    }
     if (dctk_gates_lossless(g) && !isnan(g->information)) {
         snprintf(buf, cap, "lossless, or %.6g of the real information (--keep-information)", g->information);
         return;

@@ -18,6 +18,13 @@
  * whole sample and steps back towards the safe end while it fails there.
  * Nothing assumes the error to be monotonic beyond choosing where to look.
  *
+ * Under --target-ratio the question turns round: the member of the smallest
+ * error whose ratio reaches the target. A position then passes when the
+ * member, followed by one of the space's compressors (of a large space,
+ * the first and the last of each family, plain and after a shuffle),
+ * reaches the ratio; positions count from the other end (0: the most compression), so
+ * the same search settles on the passing position nearest the safe end.
+ *
  * The solved members go after the grid's (the fingerprint and the grid's
  * indices stay those of the space a rebuild gives); a member the grid holds
  * already is marked instead of repeated. The solve is deterministic (the
@@ -37,6 +44,7 @@ enum {
     MAX_POINTS = 4,  /* positions one parameter measures per round */
     STEP_BACK = 4,   /* steps towards the safe end a confirmation tries */
     MAX_JOBS = 32,
+    RATIO_COMPRESSORS = 16, /* --target-ratio: a space of at most this many measures each member with all */
 };
 
 typedef struct {
@@ -46,10 +54,12 @@ typedef struct {
     int n, good, bad, trials;
     int pos[MAX_POINTS], npos;
     bool confirmed, failed;
+    bool by_ratio; /* --target-ratio: position 0 is the other end */
 } job;
 
 /* The value at position q of j's range (0: the safe end). */
 static double value_at(const job *j, int q) {
+    if (j->by_ratio) q = j->n - q;
     const dctk_solve_range *r = &j->r;
     double other = r->safe == r->lo ? r->hi : r->lo, t = j->n ? (double)q / j->n : 0;
     if (r->integer) return r->safe == r->lo ? r->lo + q : r->hi - q;
@@ -66,8 +76,9 @@ static int position_of(const job *j, double p) {
     return best;
 }
 
-static bool job_open(const dctk_codec_vt *t, const dctk_codec_solve *e, const dctk_solve_in *in, job *j) {
-    *j = (job){.type = t, .e = e};
+static bool job_open(const dctk_codec_vt *t, const dctk_codec_solve *e, const dctk_solve_in *in, bool by_ratio,
+                     job *j) {
+    *j = (job){.type = t, .e = e, .by_ratio = by_ratio};
     if (!e->range(in, &j->r) || !(j->r.lo <= j->r.hi)) return false;
     if ((j->r.log || j->r.pow2) && !(j->r.lo > 0)) return false;
     j->n = j->r.integer ? (int)(j->r.hi - j->r.lo)
@@ -104,6 +115,8 @@ typedef struct {
 } trial_space;
 
 static void trial_free(trial_space *ts) {
+    for (int i = 0; i < ts->sp.ncomp; i++) json_decref(ts->sp.comp[i].codecs);
+    free(ts->sp.comp);
     for (int i = 0; i < ts->sp.nfilt; i++) json_decref(ts->sp.filt[i].codecs);
     for (int i = 0; i < ts->sp.nser; i++) json_decref(ts->sp.ser[i].codecs);
     free(ts->sp.filt);
@@ -129,10 +142,38 @@ static dctk_status trial_add(trial_space *ts, const dctk_solve_in *in, job *jobs
 /* Whether a measured member passes: it ran, kept its mask and met every gate. */
 static bool passes(const dctk_combo_result *r) { return r->keep && !r->error[0]; }
 
+/* --target-ratio: the compressors a member is measured with: all of a space
+ * of at most RATIO_COMPRESSORS, else the first and the last of each family,
+ * plain and after a shuffle (the space lists a family's members by level). */
+static bool ratio_compressor(const dctk_space *sp, int c) {
+    if (sp->ncomp <= RATIO_COMPRESSORS) return true;
+    bool shuffled = json_array_size(sp->comp[c].codecs) > 1, first = true, last = true;
+    for (int e = 0; e < sp->ncomp; e++) {
+        if (e == c || strcmp(sp->comp[e].family, sp->comp[c].family) ||
+            (json_array_size(sp->comp[e].codecs) > 1) != shuffled)
+            continue;
+        if (e < c) first = false;
+        else last = false;
+    }
+    return first || last;
+}
+
+static dctk_status trial_compressors(trial_space *ts, const dctk_space *sp) {
+    if (!sp->ncomp) return DCTK_OK;
+    if (!(ts->sp.comp = calloc((size_t)sp->ncomp, sizeof *ts->sp.comp))) return DCTK_NOMEM();
+    for (int c = 0; c < sp->ncomp; c++) {
+        if (!ratio_compressor(sp, c)) continue;
+        ts->sp.comp[ts->sp.ncomp] = sp->comp[c];
+        json_incref(sp->comp[c].codecs);
+        ts->sp.ncomp++;
+    }
+    return DCTK_OK;
+}
+
 /* Measure every job's chosen positions (pos[0..npos)) on part (NULL: the
  * whole sample); out[ji][i] says whether pos[i] passed. */
-static dctk_status measure(job *jobs, int njobs, const dctk_solve_in *in, const void *sample, int ndim,
-                           const size_t *shape, const dctk_sweep_opts *base, const dctk_sample_part *part,
+static dctk_status measure(const dctk_space *sp, job *jobs, int njobs, const dctk_solve_in *in, const void *sample,
+                           int ndim, const size_t *shape, const dctk_sweep_opts *base, const dctk_sample_part *part,
                            bool out[][MAX_POINTS]) {
     int total = 0;
     for (int ji = 0; ji < njobs; ji++) total += jobs[ji].npos;
@@ -143,6 +184,8 @@ static dctk_status measure(job *jobs, int njobs, const dctk_solve_in *in, const 
     ts.sp.filt = calloc((size_t)total, sizeof *ts.sp.filt);
     ts.sp.ser = calloc((size_t)total, sizeof *ts.sp.ser);
     dctk_status st = ts.sp.filt && ts.sp.ser ? DCTK_OK : DCTK_NOMEM();
+    bool by_ratio = !isnan(base->gates->target_ratio);
+    if (st == DCTK_OK && by_ratio) st = trial_compressors(&ts, sp);
     for (int ji = 0; ji < njobs && st == DCTK_OK; ji++)
         for (int i = 0; i < jobs[ji].npos && st == DCTK_OK; i++) st = trial_add(&ts, in, jobs, ji, jobs[ji].pos[i]);
     ts.sp.nfilt_grid = ts.sp.nfilt, ts.sp.nser_grid = ts.sp.nser;
@@ -150,21 +193,25 @@ static dctk_status measure(job *jobs, int njobs, const dctk_solve_in *in, const 
     dctk_combo_result *rows = st == DCTK_OK ? calloc(ncombos, sizeof *rows) : NULL;
     bool *run = st == DCTK_OK ? calloc(ncombos, sizeof *run) : NULL;
     if (st == DCTK_OK && (!rows || !run)) st = DCTK_NOMEM();
-    for (int f = 0; f < ts.sp.nfilt && st == DCTK_OK; f++) run[dctk_space_combo_index(&ts.sp, -1, f, -1)] = true;
-    for (int s = 0; s < ts.sp.nser && st == DCTK_OK; s++) run[dctk_space_combo_index(&ts.sp, -1, -1, s)] = true;
+    for (int c = -1; c < ts.sp.ncomp && st == DCTK_OK; c++) {
+        for (int f = 0; f < ts.sp.nfilt; f++) run[dctk_space_combo_index(&ts.sp, c, f, -1)] = true;
+        for (int s = 0; s < ts.sp.nser; s++) run[dctk_space_combo_index(&ts.sp, c, -1, s)] = true;
+    }
     dctk_sweep_opts so = *base;
     so.on_result = NULL, so.next_unit = NULL, so.skip_unit = NULL, so.part = part, so.run_combo = run;
-    so.stage_only = true, so.mem_peak = NULL;
+    so.stage_only = !by_ratio, so.mem_peak = NULL;
     if (st == DCTK_OK) st = dctk_sweep_run(&ts.sp, sample, ndim, shape, &so, rows);
     for (int f = 0; f < ts.sp.nfilt && st == DCTK_OK; f++) {
         job *j = &jobs[ts.owner_f[f]];
         for (int i = 0; i < j->npos; i++)
-            if (j->pos[i] == ts.q_f[f]) out[ts.owner_f[f]][i] = passes(&rows[dctk_space_combo_index(&ts.sp, -1, f, -1)]);
+            for (int c = -1; c < ts.sp.ncomp && j->pos[i] == ts.q_f[f]; c++)
+                out[ts.owner_f[f]][i] |= passes(&rows[dctk_space_combo_index(&ts.sp, c, f, -1)]);
     }
     for (int s = 0; s < ts.sp.nser && st == DCTK_OK; s++) {
         job *j = &jobs[ts.owner_s[s]];
         for (int i = 0; i < j->npos; i++)
-            if (j->pos[i] == ts.q_s[s]) out[ts.owner_s[s]][i] = passes(&rows[dctk_space_combo_index(&ts.sp, -1, -1, s)]);
+            for (int c = -1; c < ts.sp.ncomp && j->pos[i] == ts.q_s[s]; c++)
+                out[ts.owner_s[s]][i] |= passes(&rows[dctk_space_combo_index(&ts.sp, c, -1, s)]);
     }
     free(rows);
     free(run);
@@ -182,8 +229,8 @@ static void narrow(job *j, const bool *ok) {
     /* a failure below the new good (not monotonic): the bisection still only settles on a measured pass */
 }
 
-static dctk_status bisect(job *jobs, int njobs, const dctk_solve_in *in, const void *sample, int ndim,
-                          const size_t *shape, const dctk_sweep_opts *base, const dctk_sample_part *part) {
+static dctk_status bisect(const dctk_space *sp, job *jobs, int njobs, const dctk_solve_in *in, const void *sample,
+                          int ndim, const size_t *shape, const dctk_sweep_opts *base, const dctk_sample_part *part) {
     int k = base->threads > 1 ? base->threads : 1;
     if (k > MAX_POINTS) k = MAX_POINTS;
     for (;;) {
@@ -194,7 +241,7 @@ static dctk_status bisect(job *jobs, int njobs, const dctk_solve_in *in, const v
         }
         if (!active) return DCTK_OK;
         bool ok[MAX_JOBS][MAX_POINTS] = {{false}};
-        DCTK_TRY(measure(jobs, njobs, in, sample, ndim, shape, base, part, ok));
+        DCTK_TRY(measure(sp, jobs, njobs, in, sample, ndim, shape, base, part, ok));
         for (int ji = 0; ji < njobs; ji++) narrow(&jobs[ji], ok[ji]);
     }
 }
@@ -205,8 +252,8 @@ static dctk_status bisect(job *jobs, int njobs, const dctk_solve_in *in, const v
  * STEP_BACK steps away: what the bisection on the whole sample finds where
  * the error grows with the parameter near it. good ends at the furthest
  * position measured passing on the whole sample; failed when none did. */
-static dctk_status confirm(job *jobs, int njobs, const dctk_solve_in *in, const void *sample, int ndim,
-                           const size_t *shape, const dctk_sweep_opts *base) {
+static dctk_status confirm(const dctk_space *sp, job *jobs, int njobs, const dctk_solve_in *in, const void *sample,
+                           int ndim, const size_t *shape, const dctk_sweep_opts *base) {
     int next[MAX_JOBS], pass[MAX_JOBS], fail[MAX_JOBS];
     for (int ji = 0; ji < njobs; ji++) next[ji] = jobs[ji].good, pass[ji] = -1, fail[ji] = jobs[ji].n + 1;
     for (int round = 0; round <= STEP_BACK + 1; round++) {
@@ -219,7 +266,7 @@ static dctk_status confirm(job *jobs, int njobs, const dctk_solve_in *in, const 
         }
         if (!active) break;
         bool ok[MAX_JOBS][MAX_POINTS] = {{false}};
-        DCTK_TRY(measure(jobs, njobs, in, sample, ndim, shape, base, NULL, ok));
+        DCTK_TRY(measure(sp, jobs, njobs, in, sample, ndim, shape, base, NULL, ok));
         for (int ji = 0; ji < njobs; ji++) {
             if (!jobs[ji].npos) continue;
             int q = jobs[ji].pos[0];
@@ -289,11 +336,11 @@ dctk_status dctk_space_solve(dctk_space *sp, const void *sample, size_t n, int n
         if (!(*t)->solve || !dctk_space_wants(o, *t)) continue;
         if (st->nfinite < st->n && !(*t)->nan_exact) continue; /* the space drops it: NaN/Inf it cannot carry */
         for (const dctk_codec_solve *e = (*t)->solve; e->key && njobs < MAX_JOBS; e++)
-            njobs += job_open(*t, e, &in, &jobs[njobs]);
+            njobs += job_open(*t, e, &in, !isnan(base->gates->target_ratio), &jobs[njobs]);
     }
     if (!njobs) return DCTK_OK;
-    DCTK_TRY(bisect(jobs, njobs, &in, sample, ndim, shape, base, part));
-    if (part) DCTK_TRY(confirm(jobs, njobs, &in, sample, ndim, shape, base));
+    DCTK_TRY(bisect(sp, jobs, njobs, &in, sample, ndim, shape, base, part));
+    if (part) DCTK_TRY(confirm(sp, jobs, njobs, &in, sample, ndim, shape, base));
     for (int ji = 0; ji < njobs; ji++) {
         *trials += jobs[ji].trials;
         if (jobs[ji].good >= 0 && !jobs[ji].failed) DCTK_TRY(add_member(sp, &in, &jobs[ji]));

@@ -671,9 +671,11 @@ dctk_status dctk_sweep_run(const dctk_space *sp, const void *sample, int ndim, c
     return st;
 }
 
-long dctk_sweep_best(const dctk_combo_result *r, size_t n) {
+long dctk_sweep_best(const dctk_combo_result *r, size_t n) { return dctk_sweep_best_by(r, n, NULL); }
+
+long dctk_sweep_best_by(const dctk_combo_result *r, size_t n, const dctk_gates *g) {
     long best = -1;
     for (size_t k = 0; k < n; k++)
-        if (r[k].keep && (best < 0 || r[k].ratio > r[best].ratio)) best = (long)k;
+        if (r[k].keep && (best < 0 || dctk_combo_better(&r[k], &r[best], g))) best = (long)k;
     return best;
 }

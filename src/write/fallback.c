@@ -29,6 +29,13 @@ static int by_ratio_desc(const void *a, const void *b) {
     return (x < y) - (x > y);
 }
 
+/* --target-ratio: the smallest relative L1 first, the higher ratio between equal errors. */
+static int by_l1_asc(const void *a, const void *b) {
+    const dctk_result_row *x = *(const dctk_result_row *const *)a, *y = *(const dctk_result_row *const *)b;
+    if (x->l1_rel != y->l1_rel) return (x->l1_rel > y->l1_rel) - (x->l1_rel < y->l1_rel);
+    return (x->ratio < y->ratio) - (x->ratio > y->ratio);
+}
+
 /* Whether row r's readers are within the level (a row without the column,
  * from an older sweep, counts as dctk). */
 static bool within(const dctk_result_row *r, const char *max) {
@@ -37,13 +44,15 @@ static bool within(const dctk_result_row *r, const char *max) {
     return dctk_portability_parse(r->portability, &p) && p <= lim;
 }
 
-/* The kept rows of the sweep that ran, within the level, best sample ratio first. */
-static dctk_status kept_rows(const dctk_result_table *t, const char *max, const dctk_result_row ***kept, size_t *n) {
+/* The kept rows of the sweep that ran, within the level, best sample ratio
+ * first (by_l1, --target-ratio: the smallest relative L1 first). */
+static dctk_status kept_rows(const dctk_result_table *t, const char *max, bool by_l1, const dctk_result_row ***kept,
+                             size_t *n) {
     *n = 0;
     if (!(*kept = dctk_malloc(sizeof **kept * (t->n ? t->n : 1)))) return DCTK_NOMEM();
     for (size_t i = 0; i < t->n; i++)
         if (t->rows[i].keep && !t->rows[i].error[0] && within(&t->rows[i], max)) (*kept)[(*n)++] = &t->rows[i];
-    qsort(*kept, *n, sizeof **kept, by_ratio_desc);
+    qsort(*kept, *n, sizeof **kept, by_l1 ? by_l1_asc : by_ratio_desc);
     return DCTK_OK;
 }
 
@@ -128,7 +137,8 @@ dctk_status dctk_write_next_best(dctk_dataset *ds, size_t v, const dctk_write_op
     const dctk_result_row **kept = NULL;
     size_t n = 0;
     stage *failed = dctk_malloc(sizeof *failed * (size_t)(f->tries + 1));
-    dctk_status st = failed ? kept_rows(&t, f->max_portability, &kept, &n) : DCTK_NOMEM();
+    bool by_l1 = f->missed->has_gates && !isnan(f->missed->gates.target_ratio);
+    dctk_status st = failed ? kept_rows(&t, f->max_portability, by_l1, &kept, &n) : DCTK_NOMEM();
     int nfailed = 0;
     if (st == DCTK_OK)
         failed[nfailed++] = (stage){f->missed->combo.filt_idx, f->missed->combo.ser_idx};

@@ -292,6 +292,8 @@ dctk_status dctk_write_accept_gates(const dctk_var *var, const dctk_write_opts *
     plain.bound_l1 = NAN; /* the gates judge the error */
     DCTK_TRY(dctk_write_accept_default(var, &plain, r));
     if (!g) return DCTK_OK;
+    /* --target-ratio: the ratio is the budget (the cr-drift gate judges the whole field's); errors are reported */
+    if (!isnan(g->target_ratio)) return DCTK_OK;
     dctk_combo_result m = r->metrics;
     m.information = o->information;
     if (dctk_combo_keep(&m, g)) return DCTK_OK;
