@@ -3,18 +3,26 @@
  * a sweep's winner or resumes a sweep reads it back. One struct, one writer,
  * one reader and one path function: no other code knows the file's keys.
  *
+ * The top level names one combo: the one compress writes by default, the
+ * best whose every codec the readers of reader_level decode (the sweep's
+ * --codecs, default numcodecs); overall_winner is the best of every level
+ * beside it, named as such.
+ *
  * Keys, in file order: var, comp_idx, filt_idx, ser_idx, codecs (the
  * pipeline's Zarr v3 codec list), the TOP metrics of the row schema (ratio,
  * l1_rel, l2_rel, linf_rel, and max_abs_err when known), threshold, threshold_source,
  * eval_data_size_limit, fingerprint, dtype, sample, inner_chunk_shape,
- * portability, by_portability ({level: a combo with the same keys as the
- * winner's, or null}), name, the SEL metrics (bias_rel ... gradient_rel),
+ * portability, reader_level, overall_winner (a combo with the same keys,
+ * its portability and name), by_portability ({level: a combo with the same
+ * keys as the top level's, or null}), name, the SEL metrics (bias_rel ... gradient_rel),
  * gates, metric_config, then field_bytes, input_bytes and ratio_vs_input when
  * the input's bytes are known, then information (a float field's information
  * content: {"keepbits_99", "keepbits_9999", and "winner_keeps" when the
  * winner was chosen by information}). Non-finite numbers are written as null. Every key
  * but codecs may be missing (a file of an older release, or one a user
- * wrote): the reader gives the defaults below. */
+ * wrote): the reader gives the defaults below; a file without
+ * overall_winner (of an earlier release, whose top level was the overall
+ * winner) reads with the top level as the winner. */
 #ifndef DCTK_BEST_H
 #define DCTK_BEST_H
 
@@ -44,7 +52,13 @@ typedef struct dctk_best_combo {
 
 typedef struct dctk_best {
     char *var;                  /* NULL: not said */
-    dctk_best_combo combo;      /* the winner, at the top level of the file */
+    dctk_best_combo combo;      /* the top level of the file: what compress writes at reader_level */
+    /* The best of every level (overall_winner; the top level's copy for a
+     * file without one); codecs NULL: none. */
+    dctk_best_combo winner;
+    bool has_winner;            /* false: not in the file (it is not written back) */
+    bool has_reader_level;      /* false: the file does not say */
+    dctk_codec_portability reader_level;
     double threshold;           /* the relative L1 threshold; NaN: none */
     char *threshold_source;     /* where it came from; NULL: not a sweep's record */
     uint64_t eval_data_size_limit; /* 0: not recorded */
@@ -53,7 +67,7 @@ typedef struct dctk_best {
     char *sample;               /* how the sample was taken, JSON text (plan, scan, digest); NULL: none */
     int ndim;                   /* of inner_chunk_shape; 0: not recorded */
     size_t inner_chunk_shape[DCTK_MAX_DIMS];
-    char *name;                 /* the winner's readable pipeline; NULL: not recorded */
+    char *name;                 /* the top level's readable pipeline; NULL: not recorded */
     bool has_gates;             /* false: a file from before the gates */
     dctk_gates gates;
     /* how the sweep measured: shift, range, extremes_cut (defaults where the
@@ -83,6 +97,11 @@ DCTK_API dctk_status dctk_best_copy(dctk_best *dst, const dctk_best *src);
 DCTK_API dctk_status dctk_best_combo_copy(dctk_best_combo *dst, const dctk_best_combo *src);
 /* Replace a string member (*dst) with a copy of s (NULL clears it). */
 DCTK_API dctk_status dctk_best_set_str(char **dst, const char *s);
+
+/* The combo of b a writer limited to level writes: the overall winner when
+ * its readers are within the level, else the best at the level, else the
+ * top level when within it; NULL when none is. */
+DCTK_API const dctk_best_combo *dctk_best_for_level(const dctk_best *b, dctk_codec_portability level);
 
 /* "{dir}/best_{var}.json" into buf; DCTK_ERR_ARG when cap is too small. */
 DCTK_API dctk_status dctk_results_best_path(char *buf, size_t cap, const char *dir, const char *var);

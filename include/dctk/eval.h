@@ -624,6 +624,10 @@ typedef struct dctk_evaluate_opts {
     long max_evals;
     /* adaptive: a new phase starts (progress then counts its combos); NULL: none */
     void (*phase)(void *user, const char *phase);
+    /* The writer's --codecs (core, numcodecs, plugin, all): the top level of
+     * best_{var}.json is the best combo its readers decode, the one compress
+     * writes at that level; NULL: numcodecs, compress's default. */
+    const char *codecs_level;
 } dctk_evaluate_opts;
 
 typedef struct dctk_evaluate_summary {
@@ -631,9 +635,19 @@ typedef struct dctk_evaluate_summary {
     dctk_row_counts counts;     /* the rows by status (kept, rejected, failed, pruned, left out) */
     size_t nmeasured;           /* combos measured on the whole sample (all but those left out when exhaustive) */
     size_t nleft;               /* combos left out before the sweep (they can never give a distinct result) */
-    long best;                  /* combo index, -1 when none was kept */
+    /* The best kept combo whose readers are within the writer's level
+     * (codecs_level; the overall winner when none is): combo index, -1 when
+     * none was kept. */
+    long best;
     dctk_combo_result best_row;
     char best_name[512];        /* its readable pipeline (dctk_pipeline_name), "" when none */
+    dctk_codec_portability level; /* the writer's level best was chosen at */
+    /* The best kept combo of every level, the same as best unless a combo
+     * beyond the level has a higher ratio; its readers' level. */
+    long winner;
+    dctk_combo_result winner_row;
+    char winner_name[512];
+    dctk_codec_portability winner_portability;
     double threshold;
     dctk_gates gates;           /* the gates applied */
     char threshold_source[256];
@@ -699,6 +713,17 @@ DCTK_API dctk_status dctk_space_recorded(struct dctk_dataset *ds, size_t v, cons
                                          const char *where, dctk_space **sp, char *why, size_t cap);
 /* "{dir}/space_{var}.json". */
 DCTK_API dctk_status dctk_space_record_path(char *buf, size_t cap, const char *dir, const char *var);
+
+/* The sample dctk_evaluate_variable would take of variable v with options o,
+ * as best_{var}.json's "sample" records it: the plan (dims with their runs,
+ * shape, bytes, tiles) and the digest of its bytes; a field the scan finds
+ * constant has no sample ({} then). *sample is a new reference. */
+DCTK_API dctk_status dctk_sample_taken(struct dctk_dataset *ds, size_t v, const dctk_evaluate_opts *o,
+                                       json_t **sample);
+/* Whether two such records (or best_{var}.json's) describe the same sample:
+ * the same dims, runs and tiles, shape, bytes and digest, whatever limit or
+ * policy made them (a field under every limit is sampled whole alike). */
+DCTK_API bool dctk_sample_same(const json_t *a, const json_t *b);
 
 
 #ifdef __cplusplus

@@ -144,6 +144,10 @@ DCTK_API dctk_status dctk_write_field_shared(dctk_dataset *ds, size_t v, const d
  * threshold, fingerprint, sample limit, gates and predicted ratio. New
  * reference. */
 DCTK_API json_t *dctk_write_provenance(const json_t *codecs, const dctk_best *combo);
+/* The Python packages a reader of codecs installs beyond zarr-python and
+ * numcodecs (each codec's, and zarr-any-numcodecs for any-numcodecs.*
+ * codecs): a new JSON array of strings, empty for a numcodecs pipeline. */
+DCTK_API json_t *dctk_codecs_reader_packages(const json_t *codecs);
 
 /* The next-best policy. The sweep judged combos on a sample; the whole field
  * can miss a bound the sample met. */
@@ -200,6 +204,18 @@ typedef struct dctk_copy_opts {
     void *user;
 } dctk_copy_opts;
 DCTK_API dctk_status dctk_copy_to_zarr(dctk_dataset *ds, const char *store_path, const dctk_copy_opts *o);
+/* What a store of ds lacks before it is complete (what the merge of
+ * dctk_merge_fields gives): the data variables not in it yet (the merge
+ * refuses until they are), the coordinate and CF bounds variables not
+ * stored or stored lossily (the merge writes them), and whether the root's
+ * consolidated metadata lists every array of ds the store holds. Names are
+ * comma separated, "" when none (cut at the buffer's end with "..."). */
+typedef struct dctk_store_gaps {
+    char fields[1024];
+    char coords[1024];
+    bool consolidated;
+} dctk_store_gaps;
+DCTK_API dctk_status dctk_store_gaps_of(dctk_dataset *ds, const char *store_path, dctk_store_gaps *g);
 /* Appending along time (src/write/append.c): the store of a run grows by the
  * steps the input has beyond it. The input is the whole run (its files so
  * far); each data variable in the store must agree with it but for a longer

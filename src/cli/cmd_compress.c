@@ -70,7 +70,8 @@ const cli_cmd cmd_compress = {
             "skipped when this run would write it the same way (same input size and mtime, pipeline, chunks,\n"
             "shards, verification, gate), else rewritten with a line saying what changed (--no-skip-existing\n"
             "rewrites it anyway); a field whose DIR/best_FIELD.json still holds for this input\n"
-            "(same space fingerprint, sample size limit and threshold) is written with it without a sweep; the\n"
+            "(same space fingerprint, sample and threshold: the sample's plan and digest decide, not the text of\n"
+            "--eval-data-size-limit) is written with it without a sweep; the\n"
             "others are swept (evaluate_combos) and written with their best combo. --pipeline writes every field\n"
             "with one given pipeline and sweeps nothing; with a threshold (--override-existing-l1-error, or the\n"
             "one in a best_VAR.json) its verification gates on every enabled gate (L1, L2, Linf, bias, --phys-min,\n"
@@ -195,6 +196,8 @@ static int run(int argc, char **argv) {
     if (rc) return rc < 0 ? 0 : rc;
     if (np == 2) so.where = pos[1];
     if ((rc = write_cli_check_level(cmd, &wo))) return rc;
+    /* the sweep's best file names first what this run writes */
+    so.codecs_level = wo.level == DCTK_PORT_DCTK ? "all" : dctk_portability_name(wo.level);
     wo.threads = so.threads; /* one thread count for the sweep and the writer */
     wo.max_memory = so.max_memory;
     if (!so.where) {

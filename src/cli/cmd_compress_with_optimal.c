@@ -139,7 +139,8 @@ static int write_field(int argc, char **argv) {
     int rc = cli_parse(&cmd_compress_with_optimal, argc, argv, pos, 3, 6, &np);
     if (rc) return rc < 0 ? 0 : rc;
     if ((rc = write_cli_check_level(cmd, &wo))) return rc;
-    gate_l1 = so.override_l1; /* --l1-threshold: with --pipeline, the bound the verification gates on */
+    gate_l1 = so.override_l1; /* --l1-threshold: the bound the verification gates on, also of --combo and indices */
+    wo.bound_l1 = gate_l1;    /* and the one the store's provenance records */
     int idx[3];
     if (pipeline_arg && (combo_path || np > 3)) {
         fprintf(stderr, "dc_toolkit %s: --pipeline replaces the indices and --combo: give only one\n", cmd);

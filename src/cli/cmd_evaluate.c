@@ -11,6 +11,9 @@ static sweep_cli o;
 static const cli_opt opts[] = {
     {"--where-to-write", NULL, OPT_STR, &o.where, "DIR", "folder for the results (or give it as the second argument)"},
     {"--field-to-compress", NULL, OPT_STR, &o.field, "VAR", "evaluate only this field (default: every data variable)"},
+    {"--codecs", NULL, OPT_STR, &o.codecs_level, "LEVEL",
+     "the readers the store will have: best_VAR.json names first the best combo whose codecs they decode, the one "
+     "compress --codecs LEVEL writes: core, numcodecs, plugin or all (default numcodecs)"},
     SWEEP_CLI_OPTS(o),
     {0},
 };
@@ -33,8 +36,10 @@ const cli_cmd cmd_evaluate_combos = {
             "(--l1-threshold, or the table l1_error_thresholds.csv by short name and units) and that pass\n"
             "every other gate. Writes, per field VAR: config_space_VAR_rank0.csv (a row per combo as it\n"
             "finishes, its status column kept, rejected, failed, pruned or left out), results_VAR.parquet\n"
-            "(the same rows), best_VAR.json (the winner, for compress_with_optimal) and manifest_VAR.json\n"
-            "(the same in the Python tool's schema, its best readable by zarr-python with numcodecs). Example:\n"
+            "(the same rows), best_VAR.json (the combo compress writes: the best whose codecs the readers of\n"
+            "--codecs decode, default numcodecs; the overall winner beside it as overall_winner when a combo\n"
+            "of a higher level has a higher ratio) and manifest_VAR.json (the same in the Python tool's\n"
+            "schema). Example:\n"
             "  dc_toolkit evaluate_combos era5.nc --where-to-write out --field-to-compress t2m\n"
             "On a cluster, run one MPI rank per node (threads inside it): rank 0 reads and broadcasts the\n"
             "sample, units of work are handed out across ranks, each rank writes config_space_VAR_rankN.csv\n"

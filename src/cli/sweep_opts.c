@@ -162,6 +162,12 @@ int sweep_cli_eval_opts(const char *cmd, const sweep_cli *o, dctk_evaluate_opts 
                 "sweep measures every combo)\n", cmd);
         return 2;
     }
+    dctk_codec_portability level;
+    if (o->codecs_level && (!dctk_portability_parse(o->codecs_level, &level) || !strcmp(o->codecs_level, "dctk"))) {
+        fprintf(stderr, "dc_toolkit %s: --codecs: '%s' is not one of core, numcodecs, plugin, all\n", cmd,
+                o->codecs_level);
+        return 2;
+    }
     if (o->thresholds && access(o->thresholds, R_OK) != 0) {
         fprintf(stderr, "dc_toolkit %s: %s: cannot read the threshold table\n", cmd, o->thresholds);
         return 2;
@@ -201,6 +207,7 @@ int sweep_cli_eval_opts(const char *cmd, const sweep_cli *o, dctk_evaluate_opts 
         .resume = o->resume,
         .search = search,
         .max_evals = o->max_evals,
+        .codecs_level = o->codecs_level,
     };
     sweep_cli_layout(o, eo);
     return 0;
@@ -295,6 +302,17 @@ static void print_summary(const dctk_var *var, const dctk_evaluate_opts *eo, con
     /* the pipeline by name; the indices only where a command takes them; the worst error in the field's units */
     printf("%s: best combo %s; ratio %.3f, relative L1 %.3e, L2 %.3e, Linf %.3e, max abs error %.6g%s\n",
            var->name, s->best_name, b->ratio, b->l1_rel, b->l2_rel, b->linf_rel, b->max_abs_err, un);
+    /* one meaning of best: the line above is what compress writes at the level; the winner of every level beside it */
+    const char *flag = s->winner_portability == DCTK_PORT_DCTK ? "all" : dctk_portability_name(s->winner_portability);
+    if (s->winner >= 0 && s->winner != s->best)
+        printf("%s: that is the best combo at reader level '%s' (what compress writes); the overall winner, "
+               "%s (ratio %.3f, readers: %s), is best_%s.json's overall_winner: compress --codecs %s writes it\n",
+               var->name, dctk_portability_name(s->level), s->winner_name, s->winner_row.ratio,
+               dctk_portability_name(s->winner_portability), var->name, flag);
+    else if (s->winner >= 0 && s->winner_portability > s->level)
+        printf("%s: no kept combo is read at level '%s': best_%s.json names the overall winner (readers: %s), which "
+               "compress writes only with --codecs %s\n", var->name, dctk_portability_name(s->level), var->name,
+               dctk_portability_name(s->winner_portability), flag);
     if (b->information > 0)
         printf("%s: chosen by information, not by an error budget: it keeps %.6g of the field's real information "
                "(--keep-information)\n", var->name, b->information);

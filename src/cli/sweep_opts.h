@@ -40,6 +40,9 @@ typedef struct sweep_cli {
     long codec_threads;                 /* the Python tool's --codec-threads: 1 only */
     const char *search;
     long max_evals;
+    /* --codecs of the writer (evaluate_combos' own, compress's): best_VAR.json
+     * names first the best combo its readers decode; NULL: numcodecs */
+    const char *codecs_level;
     dctk_par *par; /* set by sweep_cli_par_begin */
     /* When set, sweep exactly the variables for which it returns true (the
      * same answer on every rank), instead of field or the data variables. */

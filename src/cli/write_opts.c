@@ -159,9 +159,14 @@ static dctk_status lossy_only(dctk_dataset *ds, size_t v, const char *where, con
  * with those indices. Keeps the resolver's detail when neither has it. */
 static dctk_status solved_member(const char *where, const dctk_var *var, const int *idx, const dctk_best *best,
                                  json_t **codecs) {
-    const dctk_best_combo *c = best ? &best->combo : NULL;
-    if (c && c->has_indices && c->comp_idx == idx[0] && c->filt_idx == idx[1] && c->ser_idx == idx[2] && c->codecs)
-        return (*codecs = dctk_best_codecs_json(best)) ? DCTK_OK : DCTK_NOMEM();
+    /* the top level, the overall winner or a level's best */
+    const dctk_best_combo *named[2 + DCTK_PORT_DCTK + 1] = {best ? &best->combo : NULL, best ? &best->winner : NULL};
+    for (int p = DCTK_PORT_CORE; best && p <= DCTK_PORT_DCTK; p++) named[2 + p] = &best->level[p];
+    for (size_t k = 0; k < sizeof named / sizeof named[0]; k++) {
+        const dctk_best_combo *c = named[k];
+        if (c && c->has_indices && c->comp_idx == idx[0] && c->filt_idx == idx[1] && c->ser_idx == idx[2] && c->codecs)
+            return (*codecs = json_loads(c->codecs, 0, NULL)) ? DCTK_OK : DCTK_NOMEM();
+    }
     char why[1024], path[4096];
     snprintf(why, sizeof why, "%s", dctk_detail());
     dctk_result_table t = DCTK_RESULT_TABLE_INIT;

@@ -86,15 +86,20 @@ static void free_row(dctk_result_row *row) {
     free((char *)row->name);
 }
 
-/* s->best_name from s->best_row, for the console. */
-static void name_best(const dctk_space *sp, dctk_evaluate_summary *s) {
-    const dctk_combo_result *b = &s->best_row;
+/* A combo's readable pipeline into name (cap bytes), for the console. */
+static void name_combo(const dctk_space *sp, const dctk_combo_result *b, char *name, size_t cap) {
     if (!dctk_space_has(sp, b->c, b->f, b->s)) return;
     json_t *codecs = dctk_space_pipeline(sp, b->c, b->f, b->s);
     char *n = codecs ? dctk_codecs_name(codecs) : NULL;
-    snprintf(s->best_name, sizeof s->best_name, "%s", n ? n : "");
+    snprintf(name, cap, "%s", n ? n : "");
     free(n);
     json_decref(codecs);
+}
+
+/* s->best_name and s->winner_name from their rows. */
+static void name_best(const dctk_space *sp, dctk_evaluate_summary *s) {
+    name_combo(sp, &s->best_row, s->best_name, sizeof s->best_name);
+    name_combo(sp, &s->winner_row, s->winner_name, sizeof s->winner_name);
 }
 
 static void on_result(void *user, const dctk_combo_result *r) {
@@ -225,7 +230,10 @@ static dctk_status write_best(const char *dir, const char *var, const char *cons
     char path[4096];
     dctk_status st = dctk_results_best_path(path, sizeof path, dir, var);
     if (st == DCTK_OK) st = best_texts(var, var_dims, sp, s, &b);
-    if (st == DCTK_OK && (!best_combo(sp, &s->best_row, &b.combo) || (res && !best_by_level(sp, res, n, &s->gates, &b))))
+    b.has_reader_level = b.has_winner = true;
+    b.reader_level = s->level;
+    if (st == DCTK_OK && (!best_combo(sp, &s->best_row, &b.combo) || !best_combo(sp, &s->winner_row, &b.winner) ||
+                          (res && !best_by_level(sp, res, n, &s->gates, &b))))
         st = DCTK_NOMEM();
     if (st == DCTK_OK) st = dctk_best_write(path, &b);
     dctk_best_free(&b);
@@ -378,16 +386,32 @@ static dctk_status no_target(const dctk_var *var, const dctk_space *sp, const dc
     return st;
 }
 
+/* The best kept combo whose readers are within level (by the order of g); -1: none. */
+static long best_within(const dctk_space *sp, const dctk_combo_result *res, size_t n, const dctk_gates *g,
+                        dctk_codec_portability level) {
+    long best = -1;
+    for (size_t k = 0; k < n; k++)
+        if (res[k].keep && (best < 0 || dctk_combo_better(&res[k], &res[best], g)) &&
+            combo_level(sp, res[k].c, res[k].f, res[k].s) <= level)
+            best = (long)k;
+    return best;
+}
+
 /* Member 0 (or a lone process): Parquet, counts, best_{var}.json. */
 static dctk_status write_results(const dctk_var *var, const dctk_space *sp, const dctk_combo_result *res,
                                  const dctk_evaluate_opts *o, dctk_evaluate_summary *s, const dctk_metric_cfg *cfg) {
     char path[4096];
     DCTK_TRY(dctk_results_parquet_path(path, sizeof path, o->where, var->name));
     DCTK_TRY(write_parquet(path, sp, var->name, res, s->ncombos));
-    s->best = dctk_sweep_best_by(res, s->ncombos, &s->gates);
+    s->winner = dctk_sweep_best_by(res, s->ncombos, &s->gates);
     for (size_t k = 0; k < s->ncombos; k++) dctk_row_counts_add(&s->counts, res[k].keep, res[k].error);
-    if (s->best < 0 && !isnan(s->gates.target_ratio)) return no_target(var, sp, res, s);
-    if (s->best < 0) return DCTK_OK;
+    if (s->winner < 0 && !isnan(s->gates.target_ratio)) return no_target(var, sp, res, s);
+    if (s->winner < 0) return DCTK_OK;
+    s->winner_row = res[s->winner];
+    s->winner_portability = combo_level(sp, s->winner_row.c, s->winner_row.f, s->winner_row.s);
+    s->best = s->winner_portability <= s->level ? s->winner
+                                                : best_within(sp, res, s->ncombos, &s->gates, s->level);
+    if (s->best < 0) s->best = s->winner; /* nothing within the level: the file names the winner, compress says so */
     s->best_row = res[s->best];
     name_best(sp, s);
     return write_best(o->where, var->name, (const char *const *)var->dims, sp, o, s, cfg, res, s->ncombos);
@@ -866,6 +890,9 @@ static dctk_status no_sweep(const char *input, const dctk_var *var, const dctk_s
     int c = plain_compressor(sp);
     s->best_row = (dctk_combo_result){.c = c, .f = -1, .s = -1, .ratio = NAN, .keep = true};
     s->best = dctk_space_has(sp, c, -1, -1) ? (long)dctk_space_combo_index(sp, c, -1, -1) : 0;
+    s->winner = s->best;
+    s->winner_row = s->best_row;
+    s->winner_portability = combo_level(sp, c, -1, -1);
     name_best(sp, s);
     s->threshold = NAN; /* lossless: nothing to bound */
     snprintf(s->threshold_source, sizeof s->threshold_source, "none: lossless, no sweep");
@@ -1080,7 +1107,10 @@ static void name_memory(const char *var) {
 dctk_status dctk_evaluate_variable(dctk_dataset *ds, size_t v, const dctk_evaluate_opts *o,
                                    dctk_evaluate_summary *s) {
     memset(s, 0, sizeof *s);
-    s->best = -1;
+    s->best = s->winner = -1;
+    s->level = DCTK_PORT_NUMCODECS;
+    if (o->codecs_level && !dctk_portability_parse(o->codecs_level, &s->level))
+        return DCTK_FAIL(DCTK_ERR_ARG, "--codecs: '%s' is not one of core, numcodecs, plugin, all", o->codecs_level);
     s->info_keepbits[0] = s->info_keepbits[1] = -1;
     double t0 = dctk_now();
     const dctk_var *var = dctk_dataset_var(ds, v);
@@ -1127,6 +1157,37 @@ static dctk_status field_stats(dctk_dataset *ds, size_t v, const dctk_evaluate_o
     dctk_field_scan_free(scan);
     if (scan->constant) dctk_sample_stats_of_scan(scan, stats);
     return DCTK_OK;
+}
+
+dctk_status dctk_sample_taken(dctk_dataset *ds, size_t v, const dctk_evaluate_opts *o, json_t **sample) {
+    *sample = NULL;
+    dctk_sample_opts so = sample_opts(o);
+    dctk_sample_plan plan;
+    dctk_sample_stats stats;
+    dctk_field_scan scan;
+    void *data = NULL;
+    DCTK_TRY(dctk_sample_prepare(ds, v, &so, o->dim_kinds, o->inner_chunk_bytes, &scan, &plan, &stats, &data));
+    dctk_field_scan_free(&scan);
+    if (scan.constant) {
+        free(data);
+        return (*sample = json_object()) ? DCTK_OK : DCTK_NOMEM();
+    }
+    char digest[32];
+    dctk_sample_digest(data, plan.nbytes, digest);
+    free(data);
+    *sample = dctk_sample_plan_json(&plan, (const char *const *)dctk_dataset_var(ds, v)->dims);
+    if (*sample) json_object_set_new(*sample, "digest", json_string(digest));
+    return *sample ? DCTK_OK : DCTK_NOMEM();
+}
+
+bool dctk_sample_same(const json_t *a, const json_t *b) {
+    static const char *const keys[] = {"dims", "shape", "bytes", "tiles", "digest"};
+    if (!json_is_object(a) || !json_is_object(b)) return false;
+    for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+        const json_t *x = json_object_get(a, keys[k]), *y = json_object_get(b, keys[k]);
+        if ((x || y) && !(x && y && json_equal(x, y))) return false;
+    }
+    return true;
 }
 
 dctk_status dctk_space_for_field(dctk_dataset *ds, size_t v, const dctk_evaluate_opts *o, dctk_space **sp,

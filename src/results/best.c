@@ -29,6 +29,7 @@ void dctk_best_init(dctk_best *b) {
     *b = (dctk_best){.threshold = NAN, .gates = dctk_gates_none(), .info_keepbits = {-1, -1}, .information = NAN};
     b->metric_config = (dctk_metric_cfg){.extremes_cut = INFINITY, .phys_min = NAN, .phys_max = NAN};
     dctk_best_combo_init(&b->combo);
+    dctk_best_combo_init(&b->winner);
     for (int p = 0; p <= DCTK_PORT_DCTK; p++) dctk_best_combo_init(&b->level[p]);
 }
 
@@ -41,6 +42,7 @@ void dctk_best_combo_free(dctk_best_combo *c) {
 void dctk_best_free(dctk_best *b) {
     if (!b) return;
     dctk_best_combo_free(&b->combo);
+    dctk_best_combo_free(&b->winner);
     for (int p = 0; p <= DCTK_PORT_DCTK; p++) dctk_best_combo_free(&b->level[p]);
     char *strs[] = {b->var, b->threshold_source, b->fingerprint, b->dtype, b->sample, b->name};
     for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++) free(strs[i]);
@@ -72,7 +74,7 @@ dctk_status dctk_best_combo_copy(dctk_best_combo *dst, const dctk_best_combo *sr
 dctk_status dctk_best_copy(dctk_best *dst, const dctk_best *src) {
     *dst = *src;
     char **strs[] = {&dst->var, &dst->threshold_source, &dst->fingerprint, &dst->dtype, &dst->sample, &dst->name,
-                     &dst->combo.codecs};
+                     &dst->combo.codecs, &dst->winner.codecs};
     bool ok = true;
     for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++) ok = own(strs[i]) && ok;
     for (int p = 0; p <= DCTK_PORT_DCTK; p++) ok = own(&dst->level[p].codecs) && ok;
@@ -125,6 +127,17 @@ static json_t *combo_json(const dctk_best_combo *c) {
     return j;
 }
 
+/* A combo beside the top level: its keys, its readers' level and its name. */
+static json_t *named_combo_json(const dctk_best_combo *c) {
+    json_t *j = combo_json(c), *codecs = parsed(c->codecs);
+    char *name = codecs ? dctk_codecs_name(codecs) : NULL;
+    if (j) json_object_set_new(j, "portability", json_string(dctk_portability_name(c->portability)));
+    if (j && name) json_object_set_new(j, "name", json_string(name));
+    free(name);
+    json_decref(codecs);
+    return j;
+}
+
 static json_t *levels_json(const dctk_best *b) {
     json_t *j = json_object();
     for (int p = DCTK_PORT_CORE; p <= DCTK_PORT_DCTK; p++) {
@@ -156,6 +169,9 @@ static json_t *best_json(const dctk_best *b) {
     if (b->sample) json_object_set_new(j, "sample", parsed(b->sample));
     json_object_set_new(j, "inner_chunk_shape", shape_json(b->ndim, b->inner_chunk_shape));
     json_object_set_new(j, "portability", json_string(dctk_portability_name(b->combo.portability)));
+    if (b->has_reader_level)
+        json_object_set_new(j, "reader_level", json_string(dctk_portability_name(b->reader_level)));
+    if (b->has_winner && b->winner.codecs) json_object_set_new(j, "overall_winner", named_combo_json(&b->winner));
     if (b->has_levels) json_object_set_new(j, "by_portability", levels_json(b));
     json_object_set_new(j, "name", json_string(or_empty(b->name)));
     put_metrics(j, &b->combo, "SEL");
@@ -185,6 +201,13 @@ dctk_status dctk_best_write(const char *path, const dctk_best *b) {
     dctk_status st = dctk_write_file_atomic(path, text, strlen(text));
     free(text);
     return st;
+}
+
+const dctk_best_combo *dctk_best_for_level(const dctk_best *b, dctk_codec_portability level) {
+    if (!b) return NULL;
+    if (b->winner.codecs && b->winner.portability <= level) return &b->winner;
+    if (b->has_levels && b->level[level].codecs) return &b->level[level];
+    return b->combo.codecs && b->combo.portability <= level ? &b->combo : NULL;
 }
 
 /* --- reading ---------------------------------------------------------------- */
@@ -299,6 +322,18 @@ static void read_best(reader *r, const json_t *o, dctk_best *b) {
     read_shape(r, o, b);
     read_levels(r, o, b);
     b->name = str_key(r, o, "name");
+    char *level = str_key(r, o, "reader_level");
+    b->has_reader_level = dctk_portability_parse(level, &b->reader_level);
+    free(level);
+    /* a file of an earlier release: its top level was the overall winner */
+    const json_t *w = get(r, o, "overall_winner", json_is_object(json_object_get(o, "overall_winner")));
+    b->has_winner = w != NULL;
+    if (w) read_combo(r, w, &b->winner);
+    else if (b->combo.codecs) {
+        b->winner = b->combo;
+        b->winner.codecs = strdup(b->combo.codecs);
+        if (!b->winner.codecs && !r->bad) r->bad = "(out of memory)";
+    }
     read_gates(r, o, b);
     b->field_bytes = count_key(r, o, "field_bytes");
     b->input_bytes = count_key(r, o, "input_bytes");

@@ -139,10 +139,7 @@ static json_t *combo_json(const dctk_best_combo *c) {
  * which our compress also writes by default: the winner, or the best file's
  * best at that level; NULL when none was kept. */
 static const dctk_best_combo *readable(const dctk_best *b) {
-    if (!b || !b->combo.codecs) return NULL;
-    if (b->combo.portability <= DCTK_PORT_NUMCODECS) return &b->combo;
-    const dctk_best_combo *c = b->has_levels ? &b->level[DCTK_PORT_NUMCODECS] : NULL;
-    return c && c->codecs ? c : NULL;
+    return b && b->combo.codecs ? dctk_best_for_level(b, DCTK_PORT_NUMCODECS) : NULL;
 }
 
 static json_t *env_json(void) {
@@ -159,7 +156,8 @@ static json_t *manifest_json(const char *dataset, const char *var, const dctk_ev
     double cut = b && g->extremes ? b->metric_config.extremes_cut : NAN;
     const dctk_best_combo *c = readable(b);
     json_t *best = c ? combo_json(c) : json_null();
-    json_t *winner = b && b->combo.codecs ? combo_json(&b->combo) : json_null();
+    const dctk_best_combo *w = b && b->winner.codecs ? &b->winner : b ? &b->combo : NULL;
+    json_t *winner = w && w->codecs ? combo_json(w) : json_null();
     if (!best || !winner) {
         json_decref(best);
         json_decref(winner);

@@ -16,6 +16,7 @@
 #include "dctk/eval.h"
 #include "dctk/report.h"
 #include "dctk/util.h"
+#include "dctk/write.h"
 #include "web/web_internal.h"
 
 static const char *rel_to_root(const web_ctx *w, const char *abs) {
@@ -167,6 +168,30 @@ static bool job_store(const json_t *job, char *out, size_t cap) {
     return stat(out, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+/* The input a compression job read (argv[2], an absolute path the server made). */
+static const char *job_dataset_path(const json_t *job) {
+    return json_string_value(json_array_get(json_object_get(job, "argv"), 2));
+}
+
+/* What the store of a finished compression lacks before it is complete and
+ * consolidated: {"fields", "coords" (names, "" none), "consolidated",
+ * "complete", "merge" (whether merge_compressed_fields can run: every field
+ * in)}; NULL when it cannot tell (the detail is dropped: the page then says
+ * nothing of it). */
+static json_t *store_gaps(const json_t *job, const char *store) {
+    dctk_dataset *ds = NULL;
+    dctk_store_gaps g;
+    dctk_status st = dctk_dataset_open(job_dataset_path(job), &ds);
+    if (st == DCTK_OK) st = dctk_store_gaps_of(ds, store, &g);
+    dctk_dataset_close(ds);
+    if (st != DCTK_OK) {
+        dctk_clear_detail();
+        return NULL;
+    }
+    return json_pack("{s:s,s:s,s:b,s:b,s:b}", "fields", g.fields, "coords", g.coords, "consolidated", g.consolidated,
+                     "complete", !g.fields[0] && !g.coords[0] && g.consolidated, "merge", !g.fields[0]);
+}
+
 static json_t *job_or_404(web_ctx *w, const char *id, bool with_log, web_reply *r) {
     json_t *j = web_job_status(w, id, with_log);
     if (!j) web_error(r, 404, "no job with id '%s'", id);
@@ -179,8 +204,12 @@ static void get_job(web_ctx *w, const char *id, web_reply *r) {
     const char *out = job_out(j);
     if (strcmp(json_string_value(json_object_get(j, "kind")), "sweep") == 0) json_object_set_new(j, "vars", sweep_vars(out));
     char store[PATH_MAX];
-    if (strcmp(json_string_value(json_object_get(j, "kind")), "compress") == 0 && job_store(j, store, sizeof store))
+    if (strcmp(json_string_value(json_object_get(j, "kind")), "compress") == 0 && job_store(j, store, sizeof store)) {
         json_object_set_new(j, "store", json_string(rel_to_root(w, store)));
+        /* a finished store: what it lacks before a reader finds coordinates and consolidated metadata */
+        json_t *gaps = strcmp(json_string_value(json_object_get(j, "state")), "done") == 0 ? store_gaps(j, store) : NULL;
+        if (gaps) json_object_set_new(j, "gaps", gaps);
+    }
     json_object_set_new(j, "out", json_string(rel_to_root(w, out)));
     r->json = j;
 }
@@ -305,6 +334,37 @@ static void get_inspect(web_ctx *w, const char *id, web_reply *r) {
     dctk_read_file(txt, &text, &n);
     r->json = json_pack("{s:s,s:i,s:s%}", "store", rel_to_root(w, store), "exit", rc, "text", text ? (char *)text : "", n);
     free(text);
+}
+
+/* POST /api/jobs/ID/merge: merge_compressed_fields on the store of a finished
+ * compression (coordinates written losslessly, the dataset's attributes,
+ * consolidated metadata); its output, exit code and what the store still lacks. */
+static void post_merge(web_ctx *w, const char *id, web_reply *r) {
+    json_t *j = job_or_404(w, id, false, r);
+    if (!j) return;
+    char store[PATH_MAX], dir[PATH_MAX], txt[PATH_MAX], ds[PATH_MAX];
+    bool have = strcmp(json_string_value(json_object_get(j, "kind")), "compress") == 0 &&
+                strcmp(json_string_value(json_object_get(j, "state")), "done") == 0 && job_store(j, store, sizeof store);
+    snprintf(ds, sizeof ds, "%s", job_dataset_path(j) ? job_dataset_path(j) : "");
+    if (!have) {
+        json_decref(j);
+        return (void)web_error(r, 409, "job %s is not a finished compression with a store", id);
+    }
+    web_job_dir(w, id, dir, sizeof dir);
+    snprintf(txt, sizeof txt, "%s/merge.txt", dir);
+    /* merge_compressed_fields DATASET DIR: the store is DIR/NAME.zarr, as the job wrote it */
+    char out[PATH_MAX];
+    snprintf(out, sizeof out, "%s", job_out(j));
+    char *argv[] = {w->exe, "merge_compressed_fields", ds, out, NULL};
+    int rc = web_run_capture(argv, dir, txt);
+    uint8_t *text = NULL;
+    size_t n = 0;
+    dctk_read_file(txt, &text, &n);
+    json_t *gaps = store_gaps(j, store);
+    r->json = json_pack("{s:s,s:i,s:s%,s:o}", "store", rel_to_root(w, store), "exit", rc, "text",
+                        text ? (char *)text : "", n, "gaps", gaps ? gaps : json_null());
+    free(text);
+    json_decref(j);
 }
 
 static void get_download(web_ctx *w, const char *id, web_reply *r) {
@@ -435,6 +495,7 @@ void web_api(web_ctx *w, const web_req *q, web_reply *r) {
         if (get && strcmp(sub, "results") == 0) return get_results(w, id, q, r);
         if (get && strcmp(sub, "inspect") == 0) return get_inspect(w, id, r);
         if (get && strcmp(sub, "download") == 0) return get_download(w, id, r);
+        if (post && strcmp(sub, "merge") == 0) return post_merge(w, id, r);
         if (post && strcmp(sub, "cancel") == 0) {
             web_job_cancel(w, id);
             return get_job(w, id, r);

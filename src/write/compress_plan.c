@@ -100,8 +100,9 @@ static json_t *chunk_shape_now(const compress_job *j, const char *var) {
 
 /* DIR/sweep_state_VAR.json, when the sweep wrote one: what its rows were
  * measured on. The write must use the same inner chunk (the sweep's ratios
- * are per chunk) and the same sample limit. */
-static bool state_holds(const compress_job *j, const char *var, char *why, size_t cap) {
+ * are per chunk); *limit gets the sample limit it was swept with (0: not
+ * said), which decides nothing by itself (same_sample does). */
+static bool state_holds(const compress_job *j, const char *var, uint64_t *limit, char *why, size_t cap) {
     char path[4096];
     snprintf(path, sizeof path, "%s/sweep_state_%s.json", j->where, var);
     json_t *state = json_load_file(path, 0, NULL);
@@ -120,26 +121,74 @@ static bool state_holds(const compress_job *j, const char *var, char *why, size_
         snprintf(why, cap, "swept in inner chunks %s, now %s (--spatial-split)", a ? a : "?", b ? b : "?");
         free(a), free(b);
         ok = false;
-    } else if (json_is_integer(lim) && (uint64_t)json_integer_value(lim) != j->eo.size_limit) {
-        snprintf(why, cap, "sweep_state: swept with --eval-data-size-limit %lld", (long long)json_integer_value(lim));
-        ok = false;
     }
+    *limit = json_is_integer(lim) && json_integer_value(lim) > 0 ? (uint64_t)json_integer_value(lim) : 0;
     json_decref(state);
     json_decref(shape_now);
     return ok;
 }
 
+/* A sweep made with another --eval-data-size-limit holds when the sample it
+ * measured is the one this run takes (the same plan and the same bytes: a
+ * field under both limits is sampled whole alike); else why. *note gets
+ * what was compared, for the line that reuses it. */
+/* A limit as the flag takes it: 5GB, 300KB, or bytes (B). */
+static void limit_str(uint64_t n, char *buf, size_t cap) {
+    static const struct {
+        uint64_t f;
+        const char *u;
+    } units[] = {{1000000000000ULL, "TB"}, {1000000000ULL, "GB"}, {1000000ULL, "MB"}, {1000ULL, "KB"}};
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+        if (n >= units[i].f && n % units[i].f == 0) {
+            snprintf(buf, cap, "%llu%s", (unsigned long long)(n / units[i].f), units[i].u);
+            return;
+        }
+    snprintf(buf, cap, "%lluB", (unsigned long long)n);
+}
+
+static bool same_sample(compress_job *j, size_t v, const dctk_best *best, uint64_t then, char *why, size_t cap,
+                        char *note, size_t note_cap) {
+    char was[32], now[32];
+    limit_str(then, was, sizeof was);
+    limit_str(j->eo.size_limit, now, sizeof now);
+    json_t *recorded = best->sample ? json_loads(best->sample, 0, NULL) : NULL, *taken = NULL;
+    dctk_status st = recorded ? dctk_sample_taken(j->ds, v, &j->eo, &taken) : DCTK_OK;
+    bool same = st == DCTK_OK && recorded && dctk_sample_same(recorded, taken);
+    const char *plan = json_string_value(json_object_get(recorded, "plan"));
+    const char *digest = json_string_value(json_object_get(recorded, "digest"));
+    const char *other = json_string_value(json_object_get(taken, "plan"));
+    if (same)
+        snprintf(note, note_cap, "; swept with --eval-data-size-limit %s, now %s: the same sample (%s, digest %s)", was,
+                 now, plan ? plan : "none: a constant field", digest ? digest : "none");
+    else if (!recorded)
+        snprintf(why, cap, "swept with --eval-data-size-limit %s, now %s, and its best file does not say which sample it "
+                 "measured", was, now);
+    else if (st != DCTK_OK)
+        snprintf(why, cap, "swept with --eval-data-size-limit %s, now %s, and this run's sample cannot be taken: %s", was,
+                 now, dctk_detail());
+    else
+        snprintf(why, cap, "swept with --eval-data-size-limit %s on %s, now %s takes another sample (%s)", was,
+                 plan ? plan : "?", now, other ? other : "none: a constant field");
+    if (st != DCTK_OK) dctk_clear_detail();
+    json_decref(recorded);
+    json_decref(taken);
+    return same;
+}
+
 /* Whether best (DIR/best_VAR.json) still holds for field v of this input:
- * the same sample size limit and threshold, and the space rebuilt from this
- * input's sample has its fingerprint and gives the same pipeline. Else why. */
-static bool best_holds(compress_job *j, size_t v, const dctk_best *best, char *why, size_t cap) {
+ * the same sample (same_sample, when the limit differs) and threshold, and
+ * the space rebuilt from this input's sample has its fingerprint and gives
+ * the same pipeline. Else why; *note (note_cap bytes, may be 0) says what
+ * the reuse rests on beyond that. */
+static bool best_holds(compress_job *j, size_t v, const dctk_best *best, char *why, size_t cap, char *note,
+                       size_t note_cap) {
     const dctk_var *var = dctk_dataset_var(j->ds, v);
-    if (best->eval_data_size_limit && best->eval_data_size_limit != j->eo.size_limit) {
-        snprintf(why, cap, "swept with --eval-data-size-limit %llu, now %llu",
-                 (unsigned long long)best->eval_data_size_limit, (unsigned long long)j->eo.size_limit);
-        return false;
-    }
-    if (!state_holds(j, var->name, why, cap)) return false;
+    uint64_t state_limit = 0;
+    if (note_cap) note[0] = '\0';
+    if (!state_holds(j, var->name, &state_limit, why, cap)) return false;
+    uint64_t limit = best->eval_data_size_limit ? best->eval_data_size_limit : state_limit;
+    /* another limit: the sample it gives decides, not the flag's text */
+    if (limit && limit != j->eo.size_limit && !same_sample(j, v, best, limit, why, cap, note, note_cap)) return false;
     dctk_gates now = gates_now(j, var);
     double then = best->threshold, abs_then = best->has_gates ? best->gates.abs_err : NAN;
     const char *src = best->threshold_source;
@@ -207,7 +256,9 @@ static void plan_sweep_or_reuse(compress_job *j, size_t v) {
     dctk_best *best = dctk_results_best_path(path, sizeof path, j->where, var->name) == DCTK_OK
                           ? dctk_best_load(path) : NULL;
     bool python = !best && (best = python_result(j, v, path, sizeof path, true)) != NULL;
-    if (best && (python ? python_result_holds(j, best, why, sizeof why) : best_holds(j, v, best, why, sizeof why))) {
+    char note[768] = "";
+    if (best && (python ? python_result_holds(j, best, why, sizeof why)
+                        : best_holds(j, v, best, why, sizeof why, note, sizeof note))) {
         j->plan[v] = PLAN_REUSE;
         j->best[v] = best;
         j->source[v] = strdup(path);
@@ -218,8 +269,8 @@ static void plan_sweep_or_reuse(compress_job *j, size_t v) {
                 dctk_say(&j->wo, DCTK_SAY_OUT, "%s: using the Python tool's sweep result %s (%s): no sweep\n",
                          var->name, path, name ? name : "?");
             else
-                dctk_say(&j->wo, DCTK_SAY_OUT, "%s: using the sweep result %s (%s; space fingerprint %s): no sweep\n",
-                         var->name, path, name ? name : "?", best->fingerprint ? best->fingerprint : "(null)");
+                dctk_say(&j->wo, DCTK_SAY_OUT, "%s: using the sweep result %s (%s; space fingerprint %s%s): no sweep\n",
+                         var->name, path, name ? name : "?", best->fingerprint ? best->fingerprint : "(null)", note);
             free(name);
             json_decref(codecs);
         }
@@ -249,10 +300,10 @@ static char *pipeline_now(compress_job *j, size_t v, double *bound) {
         if (dctk_results_best_path(path, sizeof path, j->where, var->name) == DCTK_OK) best = dctk_best_load(path);
         bool python = !best && (best = python_result(j, v, path, sizeof path, false)) != NULL;
         bool holds = best && (python ? python_result_holds(j, best, why, sizeof why)
-                                     : best_holds(j, v, best, why, sizeof why));
+                                     : best_holds(j, v, best, why, sizeof why, NULL, 0));
         if (holds) {
-            const dctk_best_combo *c = best->combo.portability <= j->wo.level ? &best->combo : &best->level[j->wo.level];
-            codecs = c->codecs ? json_loads(c->codecs, 0, NULL) : NULL;
+            const dctk_best_combo *c = dctk_best_for_level(best, j->wo.level);
+            codecs = c && c->codecs ? json_loads(c->codecs, 0, NULL) : NULL;
             *bound = best->threshold;
         }
         dctk_clear_detail();

@@ -508,7 +508,7 @@ dctk_status dctk_write_field_shared(dctk_dataset *ds, size_t v, const dctk_write
 
 /* What a reader installs beyond zarr-python + numcodecs: each codec's package,
  * and for any-numcodecs.* codecs the wrapper that maps them onto numcodecs. */
-static json_t *reader_packages(const json_t *codecs) {
+json_t *dctk_codecs_reader_packages(const json_t *codecs) {
     json_t *pk = json_array();
     size_t i, k;
     const json_t *c, *have;
@@ -550,7 +550,7 @@ json_t *dctk_write_provenance(const json_t *codecs, const dctk_best *combo) {
 #endif
     dctk_codec_portability level = dctk_codecs_portability(codecs);
     json_t *p = json_pack("{s:s,s:O,s:s,s:o}", "version", DCTK_VERSION, "pipeline", codecs, "portability",
-                          dctk_portability_name(level), "python_packages", reader_packages(codecs));
+                          dctk_portability_name(level), "python_packages", dctk_codecs_reader_packages(codecs));
     if (p && combo) provenance_of_best(p, combo);
     return p;
 }

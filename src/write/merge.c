@@ -99,6 +99,40 @@ static dctk_status check_fields(dctk_dataset *ds, dctk_store *store, const char 
     return st;
 }
 
+/* name appended to the comma-separated list (cut with "..." when it is full). */
+static void list_add(char *list, size_t cap, const char *name) {
+    size_t len = strlen(list);
+    if (len + strlen(name) + 6 >= cap) {
+        if (len + 4 < cap && (len < 3 || strcmp(list + len - 3, "...") != 0)) strcat(list, ", ...");
+        return;
+    }
+    snprintf(list + len, cap - len, "%s%s", len ? ", " : "", name);
+}
+
+dctk_status dctk_store_gaps_of(dctk_dataset *ds, const char *store_path, dctk_store_gaps *g) {
+    *g = (dctk_store_gaps){.consolidated = true};
+    dctk_store *store;
+    DCTK_TRY(dctk_store_dir_open(store_path, false, &store));
+    dctk_zarr_node_info info;
+    json_t *root = NULL;
+    dctk_status st = dctk_zarr_probe(store, "", &info, &root);
+    const json_t *listed = json_object_get(json_object_get(root, "consolidated_metadata"), "metadata");
+    g->consolidated = st == DCTK_OK && json_is_object(listed);
+    for (size_t v = 0; v < dctk_dataset_nvars(ds) && st == DCTK_OK; v++) {
+        const dctk_var *var = dctk_dataset_var(ds, v);
+        bool empty = var->ndim > 0 && dctk_shape_nelems(var->ndim, var->shape) == 0;
+        bool there = false, lossless = false, axis = is_axis(ds, v) || empty;
+        st = stored_lossless(store, var->name, &there, &lossless);
+        if (st != DCTK_OK) break;
+        if (!there || (axis && !lossless)) list_add(axis ? g->coords : g->fields, axis ? sizeof g->coords : sizeof g->fields,
+                                                    var->name);
+        if (there && !json_object_get(listed, var->name)) g->consolidated = false;
+    }
+    json_decref(root);
+    dctk_store_close(store);
+    return st;
+}
+
 dctk_status dctk_merge_fields(dctk_dataset *ds, const char *store_path, int threads) {
     dctk_store *store;
     DCTK_TRY(dctk_store_dir_open(store_path, false, &store));

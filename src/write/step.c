@@ -56,26 +56,29 @@ static char *combo_name(const dctk_best_combo *c) {
 }
 
 dctk_best *dctk_best_at_level(const dctk_write_step *w, const char *var, const dctk_best *best) {
-    dctk_codec_portability top = best->combo.portability;
-    if (top <= w->level) return best_dup(best);
-    char *names = combo_name(&best->combo);
-    const dctk_best_combo *alt = &best->level[w->level];
-    if (!alt->codecs) {
+    const dctk_best_combo *win = best->winner.codecs ? &best->winner : &best->combo;
+    const dctk_best_combo *alt = dctk_best_for_level(best, w->level);
+    dctk_codec_portability top = win->portability;
+    char *names = combo_name(win);
+    if (!alt) {
         dctk_say(w, DCTK_SAY_ERR, "dc_toolkit %s: %s: no kept combo is read at level '%s'; the best, %s (ratio %.3f), "
                  "needs '%s': --codecs %s writes it\n", w->cmd, var, dctk_portability_name(w->level), names ? names : "?",
-                best->combo.ratio, dctk_portability_name(top), level_flag(top));
+                win->ratio, dctk_portability_name(top), level_flag(top));
         free(names);
         return NULL;
     }
     dctk_best *pick = best_dup(best);
     dctk_best_combo_free(pick ? &pick->combo : NULL);
-    if (pick && dctk_best_combo_copy(&pick->combo, alt) != DCTK_OK) {
+    char *alt_name = pick ? combo_name(alt) : NULL;
+    if (pick && (dctk_best_combo_copy(&pick->combo, alt) != DCTK_OK || dctk_best_set_str(&pick->name, alt_name))) {
         dctk_best_delete(pick);
         pick = NULL;
     }
-    dctk_say(w, DCTK_SAY_OUT, "%s: %s (ratio %.3f, readers: %s) would have won; writing the best at level '%s' (ratio %.3f); "
-           "--codecs %s writes it\n", var, names ? names : "?", best->combo.ratio, dctk_portability_name(top),
-           dctk_portability_name(w->level), alt->ratio, level_flag(top));
+    free(alt_name);
+    if (top > w->level)
+        dctk_say(w, DCTK_SAY_OUT, "%s: %s (ratio %.3f, readers: %s) would have won; writing the best at level '%s' "
+                 "(ratio %.3f); --codecs %s writes it\n", var, names ? names : "?", win->ratio,
+                 dctk_portability_name(top), dctk_portability_name(w->level), alt->ratio, level_flag(top));
     free(names);
     return pick;
 }
@@ -252,6 +255,27 @@ static dctk_status step_accept(const dctk_var *var, const dctk_write_opts *o, co
     return st == DCTK_OK ? judge_drift(j, var, r) : st;
 }
 
+/* Who opens an array written with codecs beyond numcodecs' (the "wrote" line
+ * named them): what zarr-python needs installed, and that numcodecs alone
+ * does not read it. */
+static void say_readers(const dctk_write_step *w, const dctk_var *var, const json_t *codecs) {
+    dctk_codec_portability level = dctk_codecs_portability(codecs);
+    if (level <= DCTK_PORT_NUMCODECS) return;
+    json_t *pk = dctk_codecs_reader_packages(codecs);
+    char list[512] = "";
+    size_t i, n = 0;
+    const json_t *p;
+    json_array_foreach(pk, i, p) {
+        if (n < sizeof list) n += (size_t)snprintf(list + n, sizeof list - n, "%s%s", i ? ", " : "", json_string_value(p));
+    }
+    bool ours = level == DCTK_PORT_DCTK;
+    dctk_say(w, DCTK_SAY_OUT, "%s: readers: %szarr-python with numcodecs and %s %s (level '%s'); zarr-python with "
+             "numcodecs alone cannot open this array\n", var->name,
+             ours ? "dc_toolkit, or " : "", json_array_size(pk) == 1 ? "the package" : "the packages",
+             list[0] ? list : "?", dctk_portability_name(level));
+    json_decref(pk);
+}
+
 /* What a write achieved, beside the sweep's prediction when known.
  * codecs: the pipeline written, named on the "wrote" line. */
 static dctk_status say_report(const dctk_write_step *w, const dctk_var *var, const char *store, const json_t *codecs,
@@ -268,6 +292,7 @@ static dctk_status say_report(const dctk_write_step *w, const dctk_var *var, con
                  dctk_format_size(r->bytes_out, out, sizeof out), r->ratio,
                  r->write_s > 0 ? (double)r->bytes_in / 1e6 / r->write_s : 0.0);
     free(name);
+    if (wrote && st == DCTK_OK) say_readers(w, var, codecs);
     if (wrote && r->input_bytes)
         dctk_say(w, DCTK_SAY_OUT, "%s: against its %s in the input file: ratio %.3f%s\n", var->name,
                  dctk_format_size(r->input_bytes, in, sizeof in), (double)r->input_bytes / (double)r->bytes_out,
@@ -357,7 +382,11 @@ int dctk_write_step_field(const dctk_write_step *w, dctk_dataset *ds, size_t v, 
     o.threads = dctk_writer_threads(codecs, &spec, o.shard_bytes < field ? o.shard_bytes : field, field,
                                     best ? best->combo.ratio : NAN, o.threads, w->max_memory, w->memory_fraction,
                                     var->name, &estimate);
-    o.bound_l1 = isnan(w->bound_l1) ? (best ? best->threshold : NAN) : w->bound_l1;
+    /* the bound recorded: the command's, else the best file's threshold, else its gate on relative L1 */
+    o.bound_l1 = !isnan(w->bound_l1)             ? w->bound_l1
+                 : best && !isnan(best->threshold) ? best->threshold
+                 : best && best->has_gates         ? best->gates.l1
+                                                   : NAN;
     dctk_gates gates;
     dctk_metric_cfg cfg;
     judge_by_gates(best, &gates, &cfg, &o);

@@ -5,7 +5,9 @@ zarrita (tests/js/store_digest.mjs) and compared with netCDF4's values:
 - evaluate_combos for the two fields of ice5g_21k_1deg.nc, then `compress` on
   the same DIR: no sweep runs (the log names the results it used), the store is
   written and merged; a second `compress` skips both fields;
-  `--no-skip-existing --vars Topo` rewrites one; a result of another sample is swept again;
+  `--no-skip-existing --vars Topo` rewrites one; so does another --eval-data-size-limit that
+  takes the same sample (the best file's plan and digest decide), reusing the result without a
+  sweep; a result of another sample is swept again;
 - `--pipeline` in each of the three forms (the Python tool's
   {"compressor", "filter", "serializer"} inline, our codec list in a file, a
   best_VAR.json) writes a field without a sweep, also in compress_with_optimal;
@@ -18,6 +20,7 @@ zarrita (tests/js/store_digest.mjs) and compared with netCDF4's values:
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -110,11 +113,32 @@ check(set(m) == {"Topo", "Icemask"} and m["Topo"]["status"] == "written" and "--
       "manifest after the rewrite: %s" % m)
 check(os.stat(os.path.join(store, "Topo", "zarr.json")).st_mtime_ns != mtime, "Topo was not rewritten")
 
-# a result swept on another sample no longer holds: swept again, with a line saying why
+# another --eval-data-size-limit that takes the same sample (Topo, 253 KiB, whole under both): the sweep
+# result holds (its plan and digest decide, not the flag's text), reused with a line saying so, no sweep
+rc, so, se = run("compress", ICE, out, "--no-skip-existing", "--vars", "Topo", "--eval-data-size-limit", "1MB",
+                 *SPACE)
+check(rc == 0 and SWEPT not in so and "Topo: wrote " in so and
+      re.search(r"^Topo: using the sweep result %s/best_Topo.json \(.*; swept with --eval-data-size-limit 5GB, now "
+                r"1MB: the same sample \(.*whole.*, digest fnv1a64:[0-9a-f]{16}\)\): no sweep$" % re.escape(out), so,
+                re.M), "a limit giving the same sample swept again: %s %s" % (so, se))
+
+# a limit under the smallest sample is no other sample (a 2-D field is sampled whole): still reused
 rc, so, se = run("compress", ICE, out, "--no-skip-existing", "--vars", "Topo", "--eval-data-size-limit", "100KB",
                  *SPACE)
-check(rc == 0 and "best_Topo.json no longer holds" in so and SWEPT in so,
-      "a result of another sample size limit was reused: %s %s" % (so, se))
+check(rc == 0 and SWEPT not in so and "now 100KB: the same sample" in so, "100KB: %s %s" % (so, se))
+
+# a result swept on another sample no longer holds: swept again, with a line naming both samples (meccatemp t:
+# 31 time steps in chunks of 3, whole under the default limit, a few of them under 30KB)
+MECCA = os.path.join(NCARG, "cdf", "meccatemp.cdf")
+mout = os.path.join(tmp, "mecca")
+THIN = ["--inner-chunk-mib", "0.025"]  # chunks of 3 time steps, so that a sample may hold a few of them
+rc, so, se = run("evaluate_combos", MECCA, "--where-to-write", mout, "--field-to-compress", "t", *THIN, *SPACE)
+check(rc == 0, "evaluate_combos meccatemp t: %s" % se)
+rc, so, se = run("compress", MECCA, mout, "--vars", "t", "--eval-data-size-limit", "30KB", *THIN, *SPACE)
+said = re.search(r"^t: %s/best_t.json no longer holds \(swept with --eval-data-size-limit 5GB on (.*whole.*), now "
+                 r"30KB takes another sample \((.*)\)\): sweeping again$" % re.escape(mout), so, re.M)
+check(rc == 0 and said and said.group(1).startswith("whole field") and not said.group(2).startswith("whole") and SWEPT in so,
+      "a result of another sample was reused: %s %s" % (so, se))
 
 # --- --pipeline, three forms, no sweep ------------------------------------------------------
 PY = json.dumps({"compressor": {"name": "numcodecs.zlib", "configuration": {"level": 1}}, "filter": None,

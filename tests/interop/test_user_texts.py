@@ -16,8 +16,10 @@ printed:
     first, says the field has no threshold and which lossy combo the indices name, not "no combo
     ... in this space" nor "written losslessly only"; nothing is written. Given --l1-threshold,
     the same indices write that combo: numcodecs' BitRound with the keepbits the line named, on
-    netCDF4's values, equals the store read back by numcodecs."""
+    netCDF4's values, equals the store read back by numcodecs; the store's provenance records the
+    bound that gated the write (write.bound_l1, not null, and gates.l1)."""
 import csv
+import json
 import os
 import re
 import subprocess
@@ -108,4 +110,8 @@ with tempfile.TemporaryDirectory() as tmp:
         want = np.asarray(br.decode(br.encode(gw.copy()))).reshape(gw.shape)  # encode rounds its input in place
         check(np.array_equal(got, want) and not np.array_equal(got, gw),
               "gw is the BitRound the line named: %s vs %s" % (got[:3], gw[:3]))
+        # the store says what gated the write: the bound given, in the write's record as in its gates
+        prov = json.load(open(os.path.join(store, "gw", "zarr.json")))["attributes"]["dc_toolkit"]
+        check(prov["write"]["bound_l1"] == 1e-3 and prov["gates"]["l1"] == 1e-3,
+              "the provenance's bound: write %r, gates %r" % (prov["write"], prov.get("gates")))
 finish("test_user_texts")

@@ -133,6 +133,8 @@ def field_names(srv):
                                                      "combo": [-1, -1, -1]})
     argv = job.get("argv", []) if isinstance(job, dict) else []
     check(code == 201 and argv[-5:] == ["--", "t", "-1", "-1", "-1"], "a compression of t: %d %r" % (code, argv))
+    # the merge is for a finished compression's store only
+    refused(srv, "the merge of a sweep", 409, "POST", "/api/jobs/%s/merge" % sid, {}, needle="not a finished compression")
     srv.request("POST", "/api/jobs/%s/cancel" % sid, {})
     srv.request("POST", "/api/jobs/%s/cancel" % job.get("id", ""), {})
 
@@ -142,6 +144,7 @@ def jobs(srv):
                  "/api/jobs/nope/download", "/api/jobs/nope/inspect"]:
         refused(srv, "unknown job %s" % path, 404, "GET", path, needle="no job")
     refused(srv, "cancel an unknown job", 404, "POST", "/api/jobs/nope/cancel", {})
+    refused(srv, "merge an unknown job", 404, "POST", "/api/jobs/nope/merge", {}, needle="no job")
     refused(srv, "a flag the sweep does not take", 400, "POST", "/api/jobs",
             {"kind": "sweep", "dataset": "data.nc", "flags": {"--thresholds-table": "/etc/passwd"}},
             needle="not an option")

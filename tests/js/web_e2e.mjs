@@ -1,9 +1,11 @@
 // The web UI end to end in headless Chromium: upload a real netCDF file, see
 // its fields, run a narrowed sweep and watch it finish, explore the scatter
 // (hover shows the combo), pick a Pareto combo, compress with it, inspect the
-// store and download it. The downloaded tar is unpacked and read by zarrita
-// (not our reader); its values are compared with what python3-netCDF4 reads
-// from the input. A long sweep then shows that a reload and a restarted
+// store, read what the page says it lacks (the coordinates and consolidated
+// metadata the merge writes), merge it and download it. The downloaded tar is
+// unpacked and read by zarrita (not our reader) through the root's
+// consolidated metadata; its field and coordinates are compared with what
+// python3-netCDF4 reads from the input. A long sweep then shows that a reload and a restarted
 // server both find the running job, and that Stop ends it. The page may load
 // nothing but the server's own URLs.
 //   node web_e2e.mjs [SCREENSHOT_DIR]   (env DCTK, DCTK_NCARG, DCTK_PYTHON)
@@ -59,9 +61,11 @@ async function shot (page, name) {
 // The input as python3-netCDF4 reads it (CF-decoded, masked values as NaN).
 function reference () {
   const py = 'import sys, json, netCDF4, numpy as np\n' +
-    'v = netCDF4.Dataset(sys.argv[1]).variables["t"][:]\n' +
-    'a = np.ma.filled(v.astype("f8"), np.nan)\n' +
-    'print(json.dumps({"shape": list(a.shape), "values": [None if np.isnan(x) else float(x) for x in a.ravel()]}))'
+    'd = netCDF4.Dataset(sys.argv[1])\n' +
+    'a = np.ma.filled(d.variables["t"][:].astype("f8"), np.nan)\n' +
+    'coords = {k: [float(x) for x in np.ravel(d.variables[k][:])] for k in d.variables["t"].dimensions}\n' +
+    'print(json.dumps({"shape": list(a.shape), "values": [None if np.isnan(x) else float(x) for x in a.ravel()],\n' +
+    '                  "coords": coords}))'
   const r = spawnSync(process.env.DCTK_PYTHON || '/usr/bin/python3', ['-c', py, input], { encoding: 'utf8', maxBuffer: 1 << 28 })
   assert.equal(r.status, 0, r.stderr)
   return JSON.parse(r.stdout)
@@ -74,7 +78,7 @@ function toC ({ data, shape, stride }) {
   for (let i = 0; i < n; i++) {
     let off = 0
     for (let d = 0; d < shape.length; d++) off += idx[d] * stride[d]
-    out[i] = data[off]
+    out[i] = Number(data[off])
     for (let d = shape.length - 1; d >= 0 && ++idx[d] === shape[d]; d--) idx[d] = 0
   }
   return out
@@ -95,9 +99,17 @@ async function checkDownload (tarPath, picked) {
     const want = JSON.parse(codec)
     for (const c of Array.isArray(want) ? want : [want]) assert.ok(inner.includes(c.name), `store codecs ${inner} lack ${c.name}`)
   }
-  const arr = await zarr.open.v3(zarr.root(new FileSystemStore(storeDir)).resolve('t'), { kind: 'array' })
-  const got = toC(await zarr.get(arr))
+  // through the root's consolidated metadata (zarrita throws when there is none): the field and its coordinates
+  const store = await zarr.withConsolidatedMetadata(new FileSystemStore(storeDir), { format: 'v3' })
+  const listed = store.contents().filter(x => x.kind === 'array').map(x => x.path).sort()
   const ref = reference()
+  assert.deepEqual(listed, ['/t', ...Object.keys(ref.coords).map(k => `/${k}`)].sort(), 'the consolidated arrays')
+  for (const [k, want] of Object.entries(ref.coords)) {
+    const c = await zarr.open.v3(zarr.root(store).resolve(k), { kind: 'array' })
+    assert.deepEqual(Array.from(toC(await zarr.get(c))), want, `coordinate ${k}`)
+  }
+  const arr = await zarr.open.v3(zarr.root(store).resolve('t'), { kind: 'array' })
+  const got = toC(await zarr.get(arr))
   assert.deepEqual(arr.shape, ref.shape)
   let sumErr = 0; let sumAbs = 0; let n = 0
   ref.values.forEach((x, i) => {
@@ -106,7 +118,7 @@ async function checkDownload (tarPath, picked) {
   })
   const l1 = sumErr / sumAbs
   assert.ok(l1 <= THRESHOLD, `relative L1 of the downloaded store ${l1} over ${THRESHOLD}`)
-  return { n, l1, inner }
+  return { n, l1, inner, coords: Object.keys(ref.coords) }
 }
 
 // The cancelled sweep's command again with --resume: it reuses the rows the CSV holds, runs the rest, and
@@ -244,6 +256,16 @@ async function main () {
     assert.match(inspect, /\bt\b/)
     assert.ok((await page.textContent('#store-what')).includes(name), 'the store page does not name the pipeline')
     assert.ok((await page.textContent('#store-log')).includes(`with ${name} (chunks`), 'the log does not name what was written')
+    // the page says what the store lacks before readers find its coordinates, and offers the merge
+    const gaps = await page.textContent('#store-gaps')
+    assert.ok(await page.isVisible('#store-gaps') && await page.isVisible('#store-merge'), 'no word of the merge')
+    for (const k of ['time', 'lat', 'lon']) assert.ok(gaps.includes(k), `the page does not name coordinate ${k}: ${gaps}`)
+    assert.ok(gaps.includes('consolidated metadata') && !gaps.includes('the fields'), gaps)
+    await page.click('#store-merge')
+    await page.locator('#store-gaps').waitFor({ state: 'hidden' })
+    assert.ok(!(await page.isVisible('#store-merge')), 'the merge is still offered')
+    assert.match(await page.textContent('#store-download'), /complete, consolidated/)
+    await page.locator('#store-inspect', { hasText: 'lat' }).waitFor()
     await shot(page, 'store')
     const [dl] = await Promise.all([page.waitForEvent('download'), page.click('#store-download')])
     assert.equal(dl.suggestedFilename(), 'meccatemp.zarr.tar')
@@ -319,7 +341,8 @@ async function main () {
     assert.deepEqual(offline, [], 'the page asked for the network')
     assert.deepEqual(errors, [], 'the page logged errors')
     console.log(`ok: uploaded, swept ${r.rows_total} combos, picked (${c}, ${f}, ${s}), downloaded a store zarrita reads: ` +
-      `${got.n} values, relative L1 ${got.l1.toExponential(2)}, codecs ${got.inner.join(' ')}; ` +
+      `${got.n} values, relative L1 ${got.l1.toExponential(2)}, codecs ${got.inner.join(' ')}, coordinates ` +
+      `${got.coords.join(' ')} exact, after the merge the page offered; ` +
       `the held sweep went through ${phases.join(', ')}, survived a reload and a server restart ("${running}"), ` +
       `stopped, and resumed (${resumed})`)
   } finally {

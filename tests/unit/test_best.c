@@ -261,11 +261,73 @@ static void combo_and_row(void **state) {
     assert_true(back.fraction == r.fraction && back.keep == r.keep); /* not measurements */
 }
 
+/* One meaning of best: a file of an earlier release (its top level the
+ * overall winner, dctk.sz) gives a writer at each level what it wrote
+ * before; a file whose top level is the numcodecs level's best names the
+ * overall winner beside it (overall_winner, with its readers' level and
+ * name) and reads back the same. */
+static void top_level_and_winner(void **state) {
+    (void)state;
+    char path[4096], out[128];
+    fixture("tstorm_1e-3", path, sizeof path);
+    dctk_best b;
+    assert_int_equal(dctk_best_read(path, &b), DCTK_OK);
+    assert_false(b.has_winner || b.has_reader_level);
+    assert_string_equal(b.winner.codecs, b.combo.codecs); /* the old top level is the winner */
+    assert_ptr_equal(dctk_best_for_level(&b, DCTK_PORT_DCTK), &b.winner);
+    assert_ptr_equal(dctk_best_for_level(&b, DCTK_PORT_NUMCODECS), &b.level[DCTK_PORT_NUMCODECS]);
+    assert_ptr_equal(dctk_best_for_level(&b, DCTK_PORT_CORE), &b.level[DCTK_PORT_CORE]);
+    /* as a sweep now writes it */
+    dctk_best_combo_free(&b.combo);
+    assert_int_equal(dctk_best_combo_copy(&b.combo, &b.level[DCTK_PORT_NUMCODECS]), DCTK_OK);
+    b.has_winner = b.has_reader_level = true;
+    b.reader_level = DCTK_PORT_NUMCODECS;
+    snprintf(out, sizeof out, "%s/levels.json", dir);
+    assert_int_equal(dctk_best_write(out, &b), DCTK_OK);
+    json_t *j = json_load_file(out, 0, NULL), *w = json_object_get(j, "overall_winner");
+    json_t *num = json_object_get(json_object_get(j, "by_portability"), "numcodecs");
+    assert_string_equal(json_string_value(json_object_get(j, "reader_level")), "numcodecs");
+    assert_true(json_equal(json_object_get(j, "codecs"), json_object_get(num, "codecs")));
+    assert_true(json_real_value(json_object_get(j, "ratio")) == json_real_value(json_object_get(num, "ratio")));
+    assert_string_equal(json_string_value(json_object_get(w, "portability")), "dctk");
+    assert_non_null(strstr(json_string_value(json_object_get(w, "name")), "dctk.sz("));
+    assert_true(json_real_value(json_object_get(w, "ratio")) > json_real_value(json_object_get(j, "ratio")));
+    json_decref(j);
+    dctk_best r;
+    assert_int_equal(dctk_best_read(out, &r), DCTK_OK);
+    assert_true(r.has_winner && r.has_reader_level && r.reader_level == DCTK_PORT_NUMCODECS);
+    assert_string_equal(r.winner.codecs, b.winner.codecs);
+    assert_int_equal(r.winner.portability, DCTK_PORT_DCTK);
+    assert_true(r.winner.ratio == b.winner.ratio && r.winner.ser_idx == b.winner.ser_idx);
+    assert_string_equal(dctk_best_for_level(&r, DCTK_PORT_NUMCODECS)->codecs, r.combo.codecs);
+    assert_ptr_equal(dctk_best_for_level(&r, DCTK_PORT_DCTK), &r.winner);
+    dctk_best d; /* a copy owns its winner */
+    assert_int_equal(dctk_best_copy(&d, &r), DCTK_OK);
+    assert_ptr_not_equal(d.winner.codecs, r.winner.codecs);
+    dctk_best_free(&r);
+    char again[128];
+    snprintf(again, sizeof again, "%s/again.json", dir);
+    assert_int_equal(dctk_best_write(again, &d), DCTK_OK);
+    char *x = slurp(out), *y = slurp(again);
+    assert_string_equal(x, y);
+    free(x), free(y);
+    dctk_best_free(&d);
+    dctk_best_free(&b);
+    /* a hand-made file of one codec list: the only combo at any level its readers reach */
+    write_text("one.json", "{\"codecs\": [{\"name\": \"numcodecs.lzma\", \"configuration\": {\"preset\": 1}}]}", path,
+               sizeof path);
+    assert_int_equal(dctk_best_read(path, &b), DCTK_OK);
+    assert_null(dctk_best_for_level(&b, DCTK_PORT_CORE));
+    assert_ptr_equal(dctk_best_for_level(&b, DCTK_PORT_PLUGIN), &b.winner);
+    dctk_best_free(&b);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(previous_release_files), cmocka_unit_test(copy_is_deep),
         cmocka_unit_test(hand_made_file),         cmocka_unit_test(bad_files),
         cmocka_unit_test(metric_keys_follow_schema), cmocka_unit_test(combo_and_row),
+        cmocka_unit_test(top_level_and_winner),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

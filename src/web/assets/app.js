@@ -554,6 +554,7 @@ async function showStore (id) {
   const dl = $('store-download')
   dl.hidden = !(j.state === 'done' && j.store)
   dl.href = `/api/jobs/${encodeURIComponent(id)}/download`
+  showGaps(j.state === 'done' && j.store ? j.gaps : null)
   $('store-path').textContent = j.store ? `${j.store} under the data root` : ''
   if (j.state === 'done' && j.store) {
     try {
@@ -565,6 +566,37 @@ async function showStore (id) {
   }
   updateBanner()
   if (['running', 'starting'].includes(j.state) && location.hash.startsWith('#store')) state.poll = setTimeout(() => showStore(id), 1000)
+}
+
+// What the store lacks before readers find its coordinates and consolidated metadata (the merge gives
+// them), said above the download; the merge offered once every field of the dataset is in.
+function gapsText (g) {
+  const lacks = []
+  if (g.fields) lacks.push(`the fields ${g.fields} (compress them too)`)
+  if (g.coords) lacks.push(`the coordinates ${g.coords}`)
+  if (!g.consolidated) lacks.push('consolidated metadata')
+  const what = `This store is not complete: it lacks ${lacks.join(', ')}: the merge has not run.`
+  return what + (g.merge ? ' “Merge the store” writes them; the download holds only what is there now.' : '')
+}
+
+function showGaps (g) {
+  const box = $('store-gaps'); const merge = $('store-merge')
+  box.hidden = !g || g.complete
+  merge.hidden = !g || g.complete || !g.merge
+  box.textContent = g && !g.complete ? gapsText(g) : ''
+  if (g && g.complete) $('store-download').textContent = 'Download the store (.tar): complete, consolidated'
+  else $('store-download').textContent = 'Download the store (.tar)'
+}
+
+async function mergeStore () {
+  const id = state.storeJob
+  const merge = $('store-merge')
+  merge.disabled = true
+  try {
+    const m = await post(`/api/jobs/${encodeURIComponent(id)}/merge`, {})
+    if (m.exit !== 0) showError(`The merge failed: ${m.text}`)
+    await showStore(id)
+  } catch (e) { showError(e.message) } finally { merge.disabled = false }
 }
 
 // --- jobs -------------------------------------------------------------------------
@@ -635,6 +667,7 @@ async function main () {
   $('res-metric').addEventListener('change', loadResults)
   $('res-level').addEventListener('change', () => { if (state.results) { drawPlot(state.results); markPick() } })
   $('store-job').addEventListener('change', () => { location.hash = `#store/${$('store-job').value}` })
+  $('store-merge').addEventListener('click', mergeStore)
   $('plot').addEventListener('mousemove', onHover)
   $('plot').addEventListener('mouseleave', () => { $('tip').hidden = true })
   $('plot').addEventListener('click', ev => { if (ev.target.classList && ev.target.classList.contains('pt')) pickRow(+ev.target.dataset.i) })
