@@ -1,10 +1,14 @@
 /* One variable end to end: sample, space, sweep, and the three result files
  * (per-rank CSV streamed row by row, Parquet, best_{var}.json). */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -436,11 +440,9 @@ enum { SOLVE_PIECES = 64, SOLVE_EVERY = 4 };
  * not there, skip marks the units all of whose combos are there, *ndone
  * counts the rows taken. A missing CSV resumes nothing. Every recorded row
  * counts: a stage cut short runs only the compressors it lacks. */
-static dctk_status load_resume(const char *path, const dctk_space *sp, const char *var, const dctk_gates *gates,
-                               dctk_combo_result *res, bool *todo, bool *skip, size_t *ndone) {
+static dctk_status load_csv(const char *path, const dctk_space *sp, const char *var, const dctk_gates *gates,
+                            bool pruned_unknown, dctk_combo_result *res, bool *todo, size_t *ndone, size_t *nagain) {
     dctk_result_table t = DCTK_RESULT_TABLE_INIT;
-    size_t n = dctk_space_ncombos(sp);
-    for (size_t k = 0; k < n; k++) todo[k] = true;
     dctk_status st = dctk_csv_read(path, &t, NULL);
     if (st == DCTK_ERR_NOT_FOUND) return DCTK_OK;
     for (size_t i = 0; i < t.n && st == DCTK_OK; i++) {
@@ -458,6 +460,12 @@ static dctk_status load_resume(const char *path, const dctk_space *sp, const cha
                            "from another sample or other class flags; run without --resume", path, i + 1, c, f, s);
             break;
         }
+        /* pruned by a search under other gates: what it measured on parts of the sample cannot say how it
+         * fares under these, so it runs again (on the whole sample, as --resume goes on exhaustively) */
+        if (pruned_unknown && row->error && !strncmp(row->error, "pruned: ", 8)) {
+            ++*nagain;
+            continue;
+        }
         r = dctk_combo_of_row(row);
         r.information = dctk_space_information(sp, f); /* this run's choice, which the gates judge */
         r.keep = dctk_combo_keep(&r, gates); /* thresholds and gates may have changed since: re-gate */
@@ -466,14 +474,106 @@ static dctk_status load_resume(const char *path, const dctk_space *sp, const cha
         *ndone += todo[k];
         todo[k] = false;
     }
+    dctk_result_table_free(&t);
+    return st;
+}
+
+/* Whether name is "config_space_{var}_rank{N}.csv"; *rank gets N. */
+static bool rank_csv_name(const char *name, const char *var, int *rank) {
+    size_t lv = strlen(var);
+    if (strncmp(name, "config_space_", 13) || strncmp(name + 13, var, lv) || strncmp(name + 13 + lv, "_rank", 5))
+        return false;
+    const char *d = name + 18 + lv, *e = d;
+    while (*e >= '0' && *e <= '9') e++;
+    if (e == d || e - d > 6 || strcmp(e, ".csv")) return false;
+    *rank = atoi(d);
+    return true;
+}
+
+/* The ranks whose CSV of var is in dir, ascending (at most cap). */
+static size_t rank_csvs(const char *dir, const char *var, int *ranks, size_t cap) {
+    DIR *dp = opendir(dir);
+    size_t n = 0;
+    struct dirent *e;
+    while (dp && (e = readdir(dp)) != NULL)
+        if (n < cap && rank_csv_name(e->d_name, var, &ranks[n])) n++;
+    if (dp) closedir(dp);
+    for (size_t i = 1; i < n; i++) /* a few names: insertion sort */
+        for (size_t j = i; j > 0 && ranks[j - 1] > ranks[j]; j--) {
+            int t = ranks[j];
+            ranks[j] = ranks[j - 1];
+            ranks[j - 1] = t;
+        }
+    return n;
+}
+
+enum { MAX_RANK_CSVS = 4096 };
+
+/* Remove the CSVs of var in dir of every rank from `from` on (a CSV that is
+ * a link is refused, as every results file). */
+static dctk_status drop_rank_csvs(const char *dir, const char *var, int from) {
+    int *ranks = malloc(MAX_RANK_CSVS * sizeof *ranks);
+    if (!ranks) return DCTK_NOMEM();
+    size_t n = rank_csvs(dir, var, ranks, MAX_RANK_CSVS);
+    dctk_status st = DCTK_OK;
+    for (size_t i = 0; i < n && st == DCTK_OK; i++) {
+        char path[4096];
+        if (ranks[i] < from) continue;
+        st = dctk_results_csv_path(path, sizeof path, dir, var, ranks[i]);
+        if (st == DCTK_OK && unlink(path) != 0 && errno != ENOENT)
+            st = DCTK_FAIL(DCTK_ERR_IO, "%s: cannot remove an earlier run's rows: %s", path, strerror(errno));
+    }
+    free(ranks);
+    return st;
+}
+
+/* Take the rows of an earlier run's CSVs, every rank's (an MPI run writes
+ * one per rank), into res, as load_csv; skip marks the units all of whose
+ * combos are there. No CSV resumes nothing. */
+static dctk_status load_resume(const char *dir, const dctk_space *sp, const char *var, const dctk_gates *gates,
+                               bool pruned_unknown, dctk_combo_result *res, bool *todo, bool *skip, size_t *ndone) {
+    size_t n = dctk_space_ncombos(sp), nagain = 0;
+    for (size_t k = 0; k < n; k++) todo[k] = true;
+    int *ranks = malloc(MAX_RANK_CSVS * sizeof *ranks);
+    if (!ranks) return DCTK_NOMEM();
+    size_t nr = rank_csvs(dir, var, ranks, MAX_RANK_CSVS);
+    dctk_status st = DCTK_OK;
+    for (size_t i = 0; i < nr && st == DCTK_OK; i++) {
+        char path[4096];
+        st = dctk_results_csv_path(path, sizeof path, dir, var, ranks[i]);
+        if (st == DCTK_OK) st = load_csv(path, sp, var, gates, pruned_unknown, res, todo, ndone, &nagain);
+    }
+    if (st == DCTK_OK && nr > 1)
+        dctk_log(DCTK_LOG_INFO, "%s: --resume: read the rows of %zu ranks' CSVs", var, nr);
+    free(ranks);
     for (size_t u = 0; u < dctk_sweep_nunits(sp) && st == DCTK_OK; u++) {
         int f, s;
         dctk_sweep_unit(sp, u, &f, &s);
         skip[u] = true;
         for (int c = -(int)sp->comp_none; c < sp->ncomp; c++) skip[u] = skip[u] && !todo[dctk_space_combo_index(sp, c, f, s)];
     }
-    dctk_result_table_free(&t);
+    if (st == DCTK_OK && nagain)
+        dctk_log(DCTK_LOG_INFO, "%s: --resume: %zu rows were pruned by a search under other gates than these (or "
+                 "unknown ones): they run again on the whole sample", var, nagain);
     return st;
+}
+
+/* Whether the rows of the CSV were judged under these gates: the earlier
+ * run's best_VAR.json records the gates its search pruned by. Unknown (no
+ * such file, or one without gates) counts as other gates. */
+static bool same_gates_as_before(const char *dir, const char *var, const dctk_gates *now) {
+    char path[4096];
+    dctk_best best;
+    dctk_best_init(&best);
+    bool known = dctk_results_best_path(path, sizeof path, dir, var) == DCTK_OK &&
+                 dctk_best_read(path, &best) == DCTK_OK && best.has_gates;
+    json_t *was = known ? dctk_gates_json(&best.gates) : NULL, *is = known ? dctk_gates_json(now) : NULL;
+    bool same = known && was && is && json_equal(was, is);
+    json_decref(was);
+    json_decref(is);
+    dctk_best_free(&best);
+    if (!known) dctk_clear_detail();
+    return same;
 }
 
 /* pass_phys is the one gate measured on the decoded values: rows recorded with
@@ -769,26 +869,41 @@ static dctk_status sweep_space(const dctk_var *var, const void *sample, const dc
     char path[4096];
     run_ctx rc = {.sp = sp, .var = var->name, .total = s->ncombos, .have = have, .o = o};
     dctk_status st = dctk_results_csv_path(path, sizeof path, o->where, var->name, o->rank);
-    bool resume = o->resume;
-    if (resume && o->team)
-        return DCTK_FAIL(DCTK_ERR_ARG, "--resume works in one process: resume without mpirun, or rerun without it");
+    bool resume = o->resume, pruned_unknown = false;
     /* the sample is evaluated with the inner chunks the writer will use for the whole field */
     size_t chunk[DCTK_MAX_DIMS] = {0};
     dctk_chunk_shape_split(var->dtype, var->ndim, var->shape, o->inner_chunk_bytes, !o->no_spatial_split, chunk);
     if (is_writer(o))
         dctk_chunk_warn_whole(var->name, var->dtype, var->ndim, chunk, !o->no_spatial_split, o->max_inner_chunk_bytes);
     if (st == DCTK_OK && is_writer(o)) st = check_state(var, sp, o, s, chunk, &resume);
+    if (st == DCTK_OK && resume && is_writer(o)) pruned_unknown = !same_gates_as_before(o->where, var->name, &s->gates);
+    st = agree(o, st);
+    if (st == DCTK_OK && o->team) { /* member 0 decided whether and how to resume */
+        uint8_t d[2] = {resume, pruned_unknown};
+        st = o->team->share(o->team->user, d, sizeof d);
+        resume = d[0], pruned_unknown = d[1];
+    }
     bool *skip = resume ? calloc(dctk_sweep_nunits(sp) + 1, sizeof *skip) : NULL;
     bool *todo = resume ? calloc(s->ncombos + 1, sizeof *todo) : NULL;
     if (st == DCTK_OK && resume && (!skip || !todo)) st = DCTK_NOMEM();
-    if (st == DCTK_OK && resume) st = load_resume(path, sp, var->name, &s->gates, res, todo, skip, &rc.done);
+    /* every member reads every rank's rows: the same combos are left to run everywhere */
+    if (st == DCTK_OK && resume)
+        st = load_resume(o->where, sp, var->name, &s->gates, pruned_unknown, res, todo, skip, &rc.done);
     s->nreused = rc.done;
     if (st == DCTK_OK && rc.done) st = same_phys_bounds(o->where, var->name, &s->gates);
-    if (st == DCTK_OK && resume && access(path, F_OK) == 0) st = keep_done_rows(path, sp, var->name, res, todo);
-    if (st == DCTK_OK && rc.done)
+    st = agree(o, st); /* every member has read the CSVs before member 0 rewrites them */
+    /* member 0's CSV gets every recorded row, the other ranks' CSVs go (their rows are in it); a fresh sweep
+     * drops every other rank's CSV of an earlier run, so that no later --resume reads stale rows */
+    if (st == DCTK_OK && is_writer(o) && resume) st = keep_done_rows(path, sp, var->name, res, todo);
+    if (st == DCTK_OK && is_writer(o)) st = drop_rank_csvs(o->where, var->name, resume ? 1 : (o->team ? o->team->size : 1));
+    for (size_t k = 0; have && todo && is_writer(o) && k < s->ncombos; k++)
+        if (!todo[k]) have[k] = true; /* the recorded rows are member 0's for the gather */
+    if (st == DCTK_OK && rc.done && is_writer(o))
         dctk_log(DCTK_LOG_INFO, "%s: resuming: reused %zu recorded rows of %zu (re-gated, not evaluated again); "
                  "%zu combos left to evaluate", var->name, rc.done, s->ncombos, s->ncombos - rc.done);
-    if (st == DCTK_OK) st = dctk_csv_writer_open(path, resume, false, &rc.csv, NULL);
+    st = agree(o, st);
+    /* member 0 appends to the rows it keeps; the others start their CSVs afresh */
+    if (st == DCTK_OK) st = dctk_csv_writer_open(path, resume && is_writer(o), false, &rc.csv, NULL);
     st = agree(o, st);
     dctk_sweep_opts so = {.threads = o->threads, .threshold = s->threshold, .gates = &s->gates,
                           .metrics = *cfg, .on_result = on_result, .user = &rc, .run_combo = todo, .stop = o->stop};
@@ -1104,6 +1219,48 @@ static void name_memory(const char *var) {
     dctk_set_detail("variable '%s': out of memory (%s): " DCTK_EVAL_MEMORY_HINT, var, why);
 }
 
+/* One sweep of a field into a folder at a time: a second one, in another
+ * process, would append its rows to the first's CSV and each would take
+ * the other's rows for its own. The lock is DIR/.sweep_VAR.lock, held with
+ * flock(2) (a sweep that dies releases it) and empty: it takes no room on a
+ * disk the sweep may fill. The holder removes it; a taker checks that the
+ * file it locked is still the one under the name. */
+static dctk_status lock_sweep(const char *where, const char *var, int *fd) {
+    char path[4200];
+    *fd = -1;
+    DCTK_TRY(dctk_mkdirs(where));
+    snprintf(path, sizeof path, "%s/.sweep_%s.lock", where, var);
+    for (int tries = 0; tries < 100; tries++) {
+        int f = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+        if (f < 0 && errno == ELOOP)
+            return DCTK_FAIL(DCTK_ERR_ARG, "%s: the sweep's lock file is a symbolic link: refusing to use it", path);
+        if (f < 0) return DCTK_FAIL(DCTK_ERR_IO, "%s: cannot open the sweep's lock: %s", path, strerror(errno));
+        if (flock(f, LOCK_EX | LOCK_NB) != 0) {
+            int e = errno;
+            close(f);
+            if (e == EWOULDBLOCK)
+                return DCTK_FAIL(DCTK_ERR_BUSY, "%s: another sweep of '%s' is writing into this folder (it holds %s): "
+                                 "wait for it to end, or give another --where-to-write", where, var, path);
+            return DCTK_FAIL(DCTK_ERR_IO, "%s: lock: %s", path, strerror(e));
+        }
+        struct stat a, b;
+        if (fstat(f, &a) == 0 && lstat(path, &b) == 0 && a.st_ino == b.st_ino && a.st_dev == b.st_dev) {
+            *fd = f;
+            return DCTK_OK;
+        }
+        close(f); /* its holder removed it meanwhile: take the new one */
+    }
+    return DCTK_FAIL(DCTK_ERR_BUSY, "%s: the sweep's lock of '%s' keeps being replaced", where, var);
+}
+
+static void unlock_sweep(const char *where, const char *var, int fd) {
+    if (fd < 0) return;
+    char path[4200];
+    snprintf(path, sizeof path, "%s/.sweep_%s.lock", where, var);
+    unlink(path);
+    close(fd);
+}
+
 dctk_status dctk_evaluate_variable(dctk_dataset *ds, size_t v, const dctk_evaluate_opts *o,
                                    dctk_evaluate_summary *s) {
     memset(s, 0, sizeof *s);
@@ -1115,7 +1272,9 @@ dctk_status dctk_evaluate_variable(dctk_dataset *ds, size_t v, const dctk_evalua
     double t0 = dctk_now();
     const dctk_var *var = dctk_dataset_var(ds, v);
     prepared pr = {.input = dctk_dataset_path(ds)};
-    dctk_status st = is_writer(o) ? plan_variable(ds, v, o, s, &pr) : DCTK_OK;
+    int lock = -1;
+    dctk_status st = is_writer(o) ? lock_sweep(o->where, var->name, &lock) : DCTK_OK;
+    if (st == DCTK_OK && is_writer(o)) st = plan_variable(ds, v, o, s, &pr);
     st = share_plan(o, st, s, &pr);
     s->plan = pr.plan;
     s->ndim = var->ndim;
@@ -1142,6 +1301,7 @@ dctk_status dctk_evaluate_variable(dctk_dataset *ds, size_t v, const dctk_evalua
     /* the Python tool's record of the sweep, beside best_{var}.json */
     if (st == DCTK_OK && is_writer(o))
         st = dctk_manifest_write(dctk_dataset_path(ds), var->name, o, s, o->team ? o->team->size : 1);
+    unlock_sweep(o->where, var->name, lock);
     return st;
 }
 

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """The MPI layer, run through mpirun on one machine (2 cores).
 
-usage: test_par.py same|adaptive|pieces|refuse|kill|singleton|compress
+usage: test_par.py same|adaptive|pieces|refuse|kill|singleton|compress|resume
 
   same       2 ranks (--allow-shared-node) give the rows, metrics and best combo
              of one process; every combo is run by exactly one rank, both ran some;
@@ -16,6 +16,11 @@ usage: test_par.py same|adaptive|pieces|refuse|kill|singleton|compress
              row of each rank's CSV parses and matches the single-process row.
   singleton  no mpirun: no MPI output, the usual files; mpirun -n 1 agrees.
   compress   the one-shot command under 2 ranks: the store written, said once (rank 0).
+  resume     --resume reads every rank's CSV (issue 37, finding 7): 2 ranks killed
+             mid-sweep, then one process resumes; one process killed mid-sweep,
+             then 2 ranks resume. Each reuses every row recorded (the count it
+             says), ends with every combo exactly once and the rows and best
+             combo of an uninterrupted run.
 """
 import csv
 import json
@@ -318,8 +323,120 @@ def test_adaptive(tmp):
                 check(ref[k][c] == rows[k][c], f"{k} {c}: one process {ref[k][c]}, 2 ranks {rows[k][c]}")
 
 
+def resume_args(where):
+    # all compressors on bitround stages: units of about a second, ten of them
+    return ["evaluate_combos", FILE, "--where-to-write", where, "--field-to-compress", VAR, "--filter-class",
+            "bitround", "--serializer-class", "none", "--eval-data-size-limit", "2MB", "--threads-per-rank", "1",
+            "--l1-threshold", "1e-3", "--search", "exhaustive", "--allow-shared-node"]
+
+
+def held_job(cmd, tmp, after, name):
+    """cmd started under DCTK_TEST_HOLD, holding after `after` combos; returns it once it holds."""
+    hold, log = os.path.join(tmp, name + ".hold"), os.path.join(tmp, name + ".log")
+    with open(hold, "w") as f:
+        f.write("\n%d\n" % after)
+    with open(log, "w") as errf:
+        job = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=errf, env={**ENV, "DCTK_TEST_HOLD": hold},
+                               text=True, start_new_session=True)
+    deadline = time.time() + 120
+    while time.time() < deadline and job.poll() is None and "[test hold]" not in open(log).read():
+        time.sleep(0.05)
+    return job
+
+
+def end(job):
+    try:
+        job.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        os.killpg(job.pid, signal.SIGKILL)
+        job.communicate()
+
+
+def recorded(where):
+    """The distinct combos the CSVs of every rank hold."""
+    keys = set()
+    for f in rank_files(where):
+        keys |= {key(r) for r in read_rows(os.path.join(where, f))}
+    return keys
+
+
+def resumed_rows(where, what):
+    rows = {}
+    for f in rank_files(where):
+        for r in read_rows(os.path.join(where, f)):
+            check(key(r) not in rows, f"{what}: combo {key(r)} recorded twice")
+            rows[key(r)] = r
+    return rows
+
+
+def reused(stderr):
+    m = re.search(r"reused (\d+) recorded rows", stderr)
+    return int(m.group(1)) if m else -1
+
+
+def test_resume(tmp):
+    ref = os.path.join(tmp, "ref")
+    p = alone(resume_args(ref), timeout=200)
+    check(p.returncode == 0, f"reference run failed: {p.stderr}")
+    want = {key(r): r for r in read_rows(os.path.join(ref, f"config_space_{VAR}_rank0.csv"))}
+
+    # 2 ranks: rank 0 holds after its first combo (its unit never ends), rank 1 (which shows no progress,
+    # so never holds) is killed once its CSV has a row; then one process resumes
+    two = os.path.join(tmp, "two_then_one")
+    job = held_job(["mpirun", "-n", "2", "--oversubscribe", DCTK] + resume_args(two), tmp, 1, "two")
+    rank1_csv = os.path.join(two, f"config_space_{VAR}_rank1.csv")
+    deadline = time.time() + 120
+    while time.time() < deadline and job.poll() is None and not (os.path.exists(rank1_csv) and read_rows(rank1_csv)):
+        time.sleep(0.02)
+    pid = rank_pid(job.pid, 1)
+    check(job.poll() is None and pid, "the job ended before rank 1 could be killed")
+    if pid:
+        os.kill(pid, signal.SIGKILL)
+    end(job)
+    have = recorded(two)
+    check(len(rank_files(two)) == 2 and 0 < len(have) < len(want),
+          f"the killed 2-rank run left {rank_files(two)} with {len(have)} of {len(want)} combos")
+    by_rank1 = {key(r) for r in read_rows(os.path.join(two, f"config_space_{VAR}_rank1.csv"))}
+    check(len(by_rank1) > 0, "rank 1 recorded no row before it was killed: nothing to show")
+    p = alone(resume_args(two) + ["--resume"], timeout=200)
+    check(p.returncode == 0, f"one process resuming 2 ranks' sweep failed: {p.stderr}")
+    check(reused(p.stderr) == len(have), f"reused {reused(p.stderr)} rows, the ranks' CSVs hold {len(have)}")
+    check(rank_files(two) == [f"config_space_{VAR}_rank0.csv"], f"after the resume: {rank_files(two)}")
+    rows = resumed_rows(two, "2 ranks then 1")
+    compare_to(want, rows, [ref, two], "2 ranks then 1")
+
+    # one process held after a third of the combos and killed; then 2 ranks resume
+    one = os.path.join(tmp, "one_then_two")
+    alone_env = {k: v for k, v in ENV.items() if not k.startswith(("OMPI_COMM", "PMIX_", "PMI_"))}
+    third = len(want) // 3
+    hold, log = os.path.join(tmp, "one.hold"), os.path.join(tmp, "one.log")
+    with open(hold, "w") as f:
+        f.write("\n%d\n" % third)
+    with open(log, "w") as errf:
+        job = subprocess.Popen([DCTK] + resume_args(one), stdout=subprocess.PIPE, stderr=errf,
+                               env={**alone_env, "DCTK_TEST_HOLD": hold}, text=True, start_new_session=True)
+    deadline = time.time() + 120
+    while time.time() < deadline and job.poll() is None and "[test hold]" not in open(log).read():
+        time.sleep(0.05)
+    check(job.poll() is None, "the single process ended before it could be killed")
+    os.killpg(job.pid, signal.SIGKILL)
+    job.communicate()
+    have = recorded(one)
+    check(0 < len(have) < len(want), f"the killed process recorded {len(have)} of {len(want)} combos")
+    p = mpirun(2, resume_args(one) + ["--resume"], timeout=200)
+    check(p.returncode == 0, f"2 ranks resuming one process's sweep failed: {p.stderr}")
+    check(reused(p.stderr) == len(have), f"reused {reused(p.stderr)} rows, the CSV holds {len(have)}")
+    files = rank_files(one)
+    check(files == [f"config_space_{VAR}_rank0.csv", f"config_space_{VAR}_rank1.csv"], f"after the resume: {files}")
+    rows = resumed_rows(one, "1 then 2 ranks")
+    compare_to(want, rows, [ref, one], "1 then 2 ranks")
+    if len(files) == 2:
+        mine = {key(r) for r in read_rows(os.path.join(one, files[1]))}
+        check(mine and not (mine & have), f"rank 1 ran {len(mine)} combos, {len(mine & have)} of them recorded")
+
+
 TESTS = {"same": test_same, "adaptive": test_adaptive, "pieces": test_pieces, "refuse": test_refuse, "kill": test_kill,
-         "singleton": test_singleton, "compress": test_compress}
+         "singleton": test_singleton, "compress": test_compress, "resume": test_resume}
 
 if __name__ == "__main__":
     with tempfile.TemporaryDirectory() as tmp:

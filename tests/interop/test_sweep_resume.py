@@ -2,7 +2,8 @@
 """A sweep killed with SIGKILL midway and resumed with --resume ends with the
 results of an uninterrupted sweep: the same combos, ratios, errors and keep
 flags in results_VAR.parquet (read back through the CSV of a third, clean run
-and the resumed run's own rows), and the same best_VAR.json."""
+and the resumed run's own rows), and the same best_VAR.json. A second sweep of the field into the same folder
+while the first runs is refused (they would append to one CSV)."""
 import csv
 import json
 import os
@@ -71,4 +72,18 @@ with open(csv_path, "w") as f:
 r = subprocess.run([DCTK, "evaluate_combos", FILE, "--where-to-write", killed, *ARGS, "--resume"],
                    capture_output=True, text=True)
 check(r.returncode != 0 and "another" in r.stderr and "--resume" in r.stderr, "another space: " + r.stderr)
+
+# two sweeps of one field into one folder at once (issue 37 finding 9): the second is refused with a line naming
+# the first, and the first's CSV holds each combo once (both appended to it before)
+both = os.path.join(tmp, "both")
+p, log = start_held([DCTK, "evaluate_combos", FILE, "--where-to-write", both, *ARGS], tmp, 2)
+r = subprocess.run([DCTK, "evaluate_combos", FILE, "--where-to-write", both, *ARGS], capture_output=True, text=True)
+check(r.returncode != 0 and "another sweep of 't' is writing into this folder" in r.stderr,
+      "a second sweep at once: exit %d: %s" % (r.returncode, r.stderr[-400:]))
+os.remove(os.path.join(tmp, "hold"))  # the first goes on
+p.communicate()
+check(p.returncode == 0, "the first sweep failed: " + open(log).read()[-400:])
+c = rows(both)
+check(len(c) == total and c.keys() == a.keys(), "the first sweep's CSV holds %d rows for %d combos" % (len(c), total))
+check(not os.path.exists(os.path.join(both, ".sweep_t.lock")), "the lock file is left behind")
 finish("resume: killed after %d of %d rows" % (partial, total))
