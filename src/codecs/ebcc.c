@@ -311,22 +311,12 @@ static dctk_status ebcc_grid(const dctk_grid_in *in, const dctk_grid_sink *sink)
     return DCTK_OK;
 }
 
-/* The absolute error bound, on a log scale from 1/64 to 64 times the budget
- * in the field's units (else 1e-9 to 1 of the range). */
-static bool ebcc_range(const dctk_solve_in *in, dctk_solve_range *out) {
-    double range = in->max - in->min, b = in->abs_budget;
-    if (!dctk_dtype_is_float(in->dtype) || !isfinite(range) || !(range > 0)) return false;
-    bool known = isfinite(b) && b > 0;
-    *out = (dctk_solve_range){.lo = known ? b / 64 : range * 1e-9, .hi = known ? b * 64 : range, .log = true,
-                              .seed = NAN};
-    out->safe = out->lo;
-    return true;
-}
+/* The absolute error bound (eb_solve_range), else 1e-9 to 1 of the range. */
+static bool ebcc_range(const dctk_solve_in *in, dctk_solve_range *out) { return eb_solve_range(in, 1e-9, out); }
 
 static json_t *ebcc_member(const dctk_solve_in *in, double p) {
     (void)in;
-    json_t *c = dctk_grid_codec(EBCC, json_pack("{s:f,s:f}", "error_bound", p, "base_rmse", 1.0));
-    return c ? json_pack("[o]", c) : NULL;
+    return eb_solve_member(EBCC, json_pack("{s:f,s:f}", "error_bound", p, "base_rmse", 1.0));
 }
 
 static const dctk_codec_solve ebcc_solve[] = {

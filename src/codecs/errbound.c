@@ -388,3 +388,18 @@ dctk_status eb_huff_decode(const char *codec, eb_reader *r, uint32_t *codes, siz
     dctk_free(lut);
     return st;
 }
+
+bool eb_solve_range(const dctk_solve_in *in, double least, dctk_solve_range *out) {
+    double range = in->max - in->min, b = in->abs_budget;
+    if (!dctk_dtype_is_float(in->dtype) || !isfinite(range) || !(range > 0)) return false;
+    bool known = isfinite(b) && b > 0;
+    *out = (dctk_solve_range){.lo = known ? b / 64 : range * least, .hi = known ? b * 64 : range, .log = true,
+                              .seed = NAN};
+    out->safe = out->lo;
+    return true;
+}
+
+json_t *eb_solve_member(const char *codec, json_t *conf) {
+    json_t *c = dctk_grid_codec(codec, conf);
+    return c ? json_pack("[o]", c) : NULL;
+}

@@ -136,4 +136,15 @@ dctk_status eb_huff_decode(const char *codec, eb_reader *r, uint32_t *codes, siz
 /* Check that a codec's dtype is float32 or float64 and n matches the chunk. */
 dctk_status eb_check_chunk(const char *codec, const dctk_chunk_spec *in, size_t n);
 
+/* --- solved bound (dctk_codec_solve) ----------------------------------------- */
+
+/* The range of the absolute error bound: a log scale from 1/64 to 64 times
+ * the budget in the field's units (the worst error is within the bound, the
+ * mean error about half of it), else from `least` of the finite sample's
+ * range to the range; false on a field that is not float or has no range. */
+bool eb_solve_range(const dctk_solve_in *in, double least, dctk_solve_range *out);
+/* The member of one codec object, `codec` with configuration conf (stolen):
+ * a JSON list (new reference; NULL when out of memory). */
+json_t *eb_solve_member(const char *codec, json_t *conf);
+
 #endif

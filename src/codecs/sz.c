@@ -247,30 +247,16 @@ static dctk_status sz_grid(const dctk_grid_in *in, const dctk_grid_sink *sink) {
     return DCTK_OK;
 }
 
-/* The absolute error bound, on a log scale from 1/64 to 64 times the budget
- * in the field's units (else 1e-6 to 1 of the range): the worst error is
- * within the bound, the mean error about half of it. */
-static bool sz_range(const dctk_solve_in *in, dctk_solve_range *out) {
-    double range = in->max - in->min, b = in->abs_budget;
-    if (!dctk_dtype_is_float(in->dtype) || !isfinite(range) || !(range > 0)) return false;
-    bool known = isfinite(b) && b > 0;
-    *out = (dctk_solve_range){.lo = known ? b / 64 : range * 1e-6, .hi = known ? b * 64 : range, .log = true,
-                              .seed = NAN};
-    out->safe = out->lo;
-    return true;
-}
+/* The absolute error bound (eb_solve_range), else 1e-6 to 1 of the range. */
+static bool sz_range(const dctk_solve_in *in, dctk_solve_range *out) { return eb_solve_range(in, 1e-6, out); }
 
-static json_t *sz_member(const char *predictor, double p) {
-    json_t *c = dctk_grid_codec(SZ, json_pack("{s:f,s:s}", "error_bound", p, "predictor", predictor));
-    return c ? json_pack("[o]", c) : NULL;
-}
 static json_t *sz_interp_member(const dctk_solve_in *in, double p) {
     (void)in;
-    return sz_member("interp", p);
+    return eb_solve_member(SZ, json_pack("{s:f,s:s}", "error_bound", p, "predictor", "interp"));
 }
 static json_t *sz_lorenzo_member(const dctk_solve_in *in, double p) {
     (void)in;
-    return sz_member("lorenzo", p);
+    return eb_solve_member(SZ, json_pack("{s:f,s:s}", "error_bound", p, "predictor", "lorenzo"));
 }
 
 static const dctk_codec_solve sz_solve[] = {
