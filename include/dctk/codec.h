@@ -254,6 +254,10 @@ typedef struct dctk_solve_in {
      * along each axis; ndim 0: the sample is read as one line of n values. */
     int ndim;
     const size_t *shape;
+    /* The keepbits holding 99 % of the sample's real information
+     * (dctk_bitinfo_keepbits with 0.99), when the caller has them already;
+     * NULL or negative: not known (a hook computes them from the sample). */
+    const int *info_keepbits99;
 } dctk_solve_in;
 
 /* The range of a solvable parameter for one field: values lo..hi (integers
@@ -262,7 +266,10 @@ typedef struct dctk_solve_in {
  * bisects on a log scale when `log`, for bounds spanning decades, or a
  * linear one). `safe` is the end with the smaller error (lo or hi); `seed`
  * a first guess inside the range (NaN: none, the bisection starts in the
- * middle). */
+ * middle): the search measures it and its next value away from the safe
+ * end first, then widens its steps from there in the direction the two
+ * say until the boundary is enclosed, and bisects (a good seed settles
+ * the parameter in one round, a poor one costs a round or two more). */
 typedef struct dctk_solve_range {
     double lo, hi, safe, seed;
     bool integer, pow2, log;

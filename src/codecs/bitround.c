@@ -107,11 +107,18 @@ static json_t *bitround_information_member(const dctk_solve_in *in, double share
     return c ? json_pack("[o]", c) : NULL;
 }
 
-/* keepbits over every value from 0 to the mantissa (the safe end). */
+/* keepbits over every value from 0 to the mantissa (the safe end), seeded
+ * with the keepbits that hold 99 % of the sample's real information
+ * (issue 31 item 5): the bits beyond them are mostly noise, so a budget
+ * that is about the data's own precision settles near them. */
 static bool bitround_range(const dctk_solve_in *in, dctk_solve_range *out) {
     if (!dctk_dtype_is_float(in->dtype)) return false;
     *out = (dctk_solve_range){.lo = 0, .hi = in->dtype == DCTK_FLOAT64 ? 52 : 23, .integer = true, .seed = NAN};
     out->safe = out->hi;
+    int kb = in->info_keepbits99 && *in->info_keepbits99 >= 0 ? *in->info_keepbits99
+             : in->sample && in->n                           ? dctk_bitinfo_keepbits(in, 0.99)
+                                                             : -1;
+    if (kb >= 0 && kb <= out->hi) out->seed = kb;
     return true;
 }
 

@@ -1118,7 +1118,7 @@ static dctk_status information_members(const dctk_var *var, const void *sample, 
  * team solves alike, from the same sample. */
 static dctk_status solve_space(const dctk_var *var, const void *sample, const prepared *pr, dctk_space *sp,
                                const dctk_evaluate_opts *o, dctk_evaluate_summary *s, const dctk_space_opts *so,
-                               const dctk_metric_cfg *cfg) {
+                               const dctk_metric_cfg *cfg, int ninfo) {
     dctk_sweep_opts w = {.threads = o->threads, .threshold = s->threshold, .gates = &s->gates, .metrics = *cfg,
                          .stop = o->stop};
     dctk_chunk_shape_split(var->dtype, var->ndim, var->shape, o->inner_chunk_bytes, !o->no_spatial_split, w.chunk);
@@ -1137,7 +1137,7 @@ static dctk_status solve_space(const dctk_var *var, const void *sample, const pr
     w.timers = &cost;
     double t0 = dctk_now();
     dctk_status st = dctk_space_solve(sp, sample, n, var->ndim, pr->plan.shape, &w, np >= 2 * SOLVE_EVERY ? &part : NULL,
-                                      so, &pr->stats, &trials);
+                                      so, &pr->stats, &s->info_keepbits[0], &trials);
     free(pieces);
     if (cost.units) {
         dctk_timer_add("search: solving [codec CPU s]", cost.codec_cpu_s);
@@ -1146,9 +1146,13 @@ static dctk_status solve_space(const dctk_var *var, const void *sample, const pr
         dctk_timer_add("sweep: inside codecs, user space [thread CPU s]", cost.codec_user_s);
         dctk_timer_add("sweep: selection metrics [thread-s]", cost.metric_s);
     }
+    int nsolved = sp->nfilt - nf + sp->nser - ns;
+    char info[96] = "";
+    if (ninfo) snprintf(info, sizeof info, ", %d chosen by information (--keep-information)", ninfo);
+    /* N: every member past the grid's, the solved ones and those chosen by information */
     if (st == DCTK_OK && trials && is_writer(o))
-        dctk_log(DCTK_LOG_INFO, "%s: solved the lossy parameters for the budget: %d new members (%d measurements, "
-                 "%.2f s)", var->name, sp->nfilt - nf + sp->nser - ns, trials, dctk_now() - t0);
+        dctk_log(DCTK_LOG_INFO, "%s: solved the lossy parameters for the budget: %d new members (%d solved in %d "
+                 "measurements, %.2f s%s)", var->name, nsolved + ninfo, nsolved, trials, dctk_now() - t0, info);
     return st;
 }
 
@@ -1168,7 +1172,9 @@ static dctk_status sweep_sample(const dctk_var *var, const void *sample, const p
                  "swept and written losslessly only; give --l1-threshold X to allow lossy compression",
                  var->name, var->name, var->units ? var->units : "");
     dctk_status st = dctk_space_build(var->dtype, &pr->stats, &so, &sp);
+    int nfilt = sp ? sp->nfilt : 0;
     if (st == DCTK_OK) st = information_members(var, sample, pr, sp, o, s);
+    int ninfo = sp ? sp->nfilt - nfilt : 0; /* members chosen by information, new to the space */
     if (st == DCTK_OK && sp->dropped[0]) {
         memcpy(s->dropped, sp->dropped, sizeof s->dropped);
         if (is_writer(o))
@@ -1181,7 +1187,7 @@ static dctk_status sweep_sample(const dctk_var *var, const void *sample, const p
     cfg.phys_max = s->gates.phys_max;
     cfg.phys_tol = s->gates.phys_tol;
     if (dctk_gates_phys_on(&s->gates) && is_writer(o)) report_outside(var, sample, (size_t)(pr->plan.nbytes / dctk_dtype_size(var->dtype)), &s->gates);
-    if (st == DCTK_OK) st = solve_space(var, sample, pr, sp, o, s, &so, &cfg);
+    if (st == DCTK_OK) st = solve_space(var, sample, pr, sp, o, s, &so, &cfg, ninfo);
     if (st == DCTK_OK) s->ncombos = dctk_space_ncombos(sp);
     dctk_combo_result *res = st == DCTK_OK ? calloc(s->ncombos ? s->ncombos : 1, sizeof *res) : NULL;
     bool *have = res && o->team ? calloc(s->ncombos ? s->ncombos : 1, sizeof *have) : NULL;

@@ -12,10 +12,13 @@
  * measures k evenly spaced positions inside it for every parameter at once,
  * in one run of the sweep engine over a small space of those members (k
  * from the threads, so the round uses them all); it ends when no position is
- * left between. The answer is confirmed, never inferred: the bisection only
- * settles on a position it measured passing, and when it ran on a part of
- * the sample (the adaptive search) the position is measured again on the
- * whole sample and steps back towards the safe end while it fails there.
+ * left between. A family's seed (BitRound's: the keepbits of 99 % of the
+ * information) goes first, with its neighbours, and the steps widen from it
+ * until the boundary is enclosed (choose). The answer is confirmed, never
+ * inferred: the bisection only settles on a position it measured passing,
+ * and when it ran on a part of the sample (the adaptive search) the
+ * position is measured again on the whole sample and steps back towards the
+ * safe end while it fails there.
  * Nothing assumes the error to be monotonic beyond choosing where to look.
  *
  * Under --target-ratio the question turns round: the member of the smallest
@@ -53,6 +56,7 @@ typedef struct {
     dctk_solve_range r;
     int n, good, bad, trials;
     int pos[MAX_POINTS], npos;
+    int reach; /* > 0: the seed was measured, the steps widen from it (choose) */
     bool confirmed, failed;
     bool by_ratio; /* --target-ratio: position 0 is the other end */
 } job;
@@ -80,6 +84,9 @@ static bool job_open(const dctk_codec_vt *t, const dctk_codec_solve *e, const dc
                      job *j) {
     *j = (job){.type = t, .e = e, .by_ratio = by_ratio};
     if (!e->range(in, &j->r) || !(j->r.lo <= j->r.hi)) return false;
+    /* tests: the plain bisection, to compare the seeded solve with */
+    if (getenv("DCTK_TEST_SOLVE_UNSEEDED")) j->r.seed = NAN;
+    if (!(j->r.seed >= j->r.lo && j->r.seed <= j->r.hi)) j->r.seed = NAN;
     if ((j->r.log || j->r.pow2) && !(j->r.lo > 0)) return false;
     j->n = j->r.integer ? (int)(j->r.hi - j->r.lo)
            : j->r.pow2  ? (int)lround(log2(j->r.hi / j->r.lo))
@@ -90,14 +97,38 @@ static bool job_open(const dctk_codec_vt *t, const dctk_codec_solve *e, const dc
     return true;
 }
 
-/* This round's positions of j: k evenly spaced inside (good, bad); the seed
- * first when there is one and nothing is known yet. */
+static void add_pos(job *j, int q) {
+    if (q > j->good && q < j->bad && q >= 0 && q <= j->n && j->npos < MAX_POINTS) j->pos[j->npos++] = q;
+}
+
+/* This round's positions of j (at most k). With a seed, while nothing is
+ * known: the seed's position s and those next to it, s + 1 (one step from
+ * the safe end: s passing and s + 1 failing settles it), s - 1, s + 2.
+ * Then, while only one side of the boundary is known, steps widening by
+ * k + 1 each round away from it (from the furthest pass outwards, or from
+ * the nearest failure towards the safe end), so that a seed far from the
+ * answer costs a few rounds at most. Else k evenly spaced inside (good,
+ * bad), the bisection. */
 static void choose(job *j, int k) {
     j->npos = 0;
     if (j->bad - j->good <= 1) return;
-    if (j->good == -1 && j->bad == j->n + 1 && isfinite(j->r.seed)) {
-        j->pos[j->npos++] = position_of(j, j->r.seed);
+    bool none = j->good == -1 && j->bad == j->n + 1;
+    if (none && isfinite(j->r.seed) && !j->reach) {
+        static const int near[MAX_POINTS] = {0, 1, -1, 2};
+        int s = position_of(j, j->r.seed);
+        for (int i = 0; i < k && i < MAX_POINTS; i++) add_pos(j, s + near[i]);
+        j->reach = 1;
         return;
+    }
+    if (j->reach && (j->good == -1 || j->bad == j->n + 1)) {
+        bool up = j->bad == j->n + 1; /* everything measured passed: further from the safe end */
+        for (int i = 1; i <= k; i++) {
+            long q = up ? j->good + (long)j->reach * i : j->bad - (long)j->reach * i;
+            add_pos(j, (int)(q > j->n ? j->n : q < 0 ? 0 : q));
+            if (q >= j->n || q <= 0) break;
+        }
+        j->reach *= k + 1;
+        if (j->npos) return;
     }
     for (int i = 1; i <= k && j->npos < MAX_POINTS; i++) {
         int q = j->good + (int)(((long)(j->bad - j->good) * i + k / 2) / (k + 1));
@@ -324,12 +355,13 @@ static double abs_budget(const dctk_gates *g, const void *sample, size_t n, dctk
 
 dctk_status dctk_space_solve(dctk_space *sp, const void *sample, size_t n, int ndim, const size_t *shape,
                              const dctk_sweep_opts *base, const dctk_sample_part *part, const dctk_space_opts *o,
-                             const dctk_sample_stats *st, int *trials) {
+                             const dctk_sample_stats *st, const int *info_keepbits99, int *trials) {
     *trials = 0;
     if (!o->with_lossy || !base->gates || dctk_gates_lossless(base->gates)) return DCTK_OK;
     dctk_solve_in in = {.dtype = sp->dtype, .mean = st->mean, .std = st->std, .min = st->min, .max = st->max,
                         .absq01 = st->absq01, .sample = sample, .n = n,
-                        .abs_budget = abs_budget(base->gates, sample, n, sp->dtype), .ndim = ndim, .shape = shape};
+                        .abs_budget = abs_budget(base->gates, sample, n, sp->dtype), .ndim = ndim, .shape = shape,
+                        .info_keepbits99 = info_keepbits99};
     job jobs[MAX_JOBS];
     int njobs = 0;
     for (const dctk_codec_vt *const *t = dctk_codec_types(); *t; t++) {

@@ -56,11 +56,13 @@ bool dctk_space_wants(const dctk_space_opts *o, const dctk_codec_vt *t);
  * marked instead). part: where the bisection measures (NULL: the whole
  * sample); a member solved on a part is confirmed on the whole sample, and
  * one that fails there steps back towards the safe end. base gives the
- * threads, gates, metrics and chunk shape; sample holds n values. *trials
- * counts the members measured. */
+ * threads, gates, metrics and chunk shape; sample holds n values;
+ * info_keepbits99 the keepbits of 99 % of its information when known (a
+ * seed; NULL: the hooks compute what they need). *trials counts the
+ * members measured. */
 dctk_status dctk_space_solve(dctk_space *sp, const void *sample, size_t n, int ndim, const size_t *shape,
                              const dctk_sweep_opts *base, const dctk_sample_part *part, const dctk_space_opts *o,
-                             const dctk_sample_stats *st, int *trials);
+                             const dctk_sample_stats *st, const int *info_keepbits99, int *trials);
 
 /* The space options of a field: the classes its spec entry gives, and its
  * own packing when the file packs it (evaluate.c). */

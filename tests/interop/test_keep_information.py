@@ -19,6 +19,7 @@
 import csv
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -147,6 +148,14 @@ def with_budget(tmp, path, var, x):
     best = json.load(open(os.path.join(out, "best_%s.json" % var)))
     check("winner_keeps" not in best.get("information", {}) and best["l1_rel"] <= 1e-6,
           "with L1 1e-6 the winner: %r" % best.get("information"))
+    # the console's count of new members: the solved ones and the one chosen by information when the
+    # grid (keepbits 1, 10, 19, 23 of float32) does not hold it already
+    said = re.search(r"budget: (\d+) new members \((\d+) solved in \d+ measurements, [\d.]+ s"
+                     r"(?:, (\d+) chosen by information)?", r.stderr)
+    info = 0 if want in (1, 10, 19, 23) else 1
+    check(said is not None and int(said.group(1)) == int(said.group(2)) + info and
+          int(said.group(3) or 0) == info, "with a budget, the new members: %r (information member keeps %d)" %
+          (said and said.group(0), want))
 
 
 def by_spec(tmp, path, var, x):

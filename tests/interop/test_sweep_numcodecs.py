@@ -19,7 +19,8 @@ field from libncarg-data, then:
 The space is the grid (98 compressors, 11 filters, 38 serializers, each with
 none) and the members the solver added after it for this budget (issue 31
 item 1): filter and serializer indices past the grid's, each a member with its
-solved value in its rows, as many as the console's "N new members".
+solved value in its rows, as many as the console's "N new members" (every member
+past the grid: the solved ones, and any chosen by information, none here).
 """
 import csv
 import json
