@@ -53,9 +53,15 @@ table and summary over the case lines those runs printed. --against OUT1 OUT2
 ...: the adaptive search alone, its figures against the exhaustive ones in the
 case lines of those outputs (the exhaustive path does not run the search, so a
 change to the search can be measured without sweeping everything again; the
-kept-rows check then needs the exhaustive rows and says n/a)."""
+kept-rows check then needs the exhaustive rows and says n/a).
+--vs OLD_BUILD: the adaptive search of two binaries side by side, no exhaustive
+sweep (issue 31: the solved members must not cost the adaptive search more
+than twice its codec CPU): per case both binaries' adaptive runs alternate
+(REPEAT each, the median by codec CPU), and the line gives each one's
+winner and ratio and codec CPU seconds, and new / old."""
 import csv
 import json
+import math
 import os
 import re
 from concurrent.futures import ThreadPoolExecutor
@@ -96,6 +102,11 @@ if "--against" in args:  # adaptive only, against the exhaustive figures of an e
                                               ratio=float(r.rstrip(")"))),
                                  "cpu": float(c[9]), "codec": float(c[12]), "user": float(c[15]), "rows": None}
     del args[i:]
+vs = None
+if "--vs" in args:  # adaptive of BUILD against adaptive of OLD_BUILD, side by side
+    i = args.index("--vs")
+    vs = os.path.join(args[i + 1], "dc_toolkit")
+    del args[i:i + 2]
 if "--sample" in args:  # lossy,lossless sample limits in KB
     i = args.index("--sample")
     sample_kb = [int(k) for k in args[i + 1].split(",")]
@@ -136,12 +147,13 @@ SETTINGS = [("1e-3", ["--l1-threshold", "1e-3"], LOSSY_LIMIT),
             ("lossless", ["--without-lossy", "--thresholds-table", NO_TABLE], LOSSLESS_LIMIT)]
 USER_TIMER = re.compile(r"sweep: inside codecs, user space \[thread CPU s\]\s+\d+\s+[\d.]+\s+([\d.]+)")
 CODEC_TIMER = re.compile(r"sweep: inside codecs \[thread CPU s\]\s+\d+\s+[\d.]+\s+([\d.]+)")
+SOLVE_TIMER = re.compile(r"search: solving \[codec CPU s\]\s+\d+\s+[\d.]+\s+([\d.]+)")
 SAMPLE = re.compile(r"combos on a sample \[([\d, ]+)\] \(([\d.]+ [KMG]?i?B)\)")
 
 
-def run(path, var, extra, limit, mode, chunk=CHUNK_MIB):
+def run(path, var, extra, limit, mode, chunk=CHUNK_MIB, binary=None):
     out = tempfile.mkdtemp(prefix="run_", dir=TMP)
-    cmd = [exe, "evaluate_combos", path, "--where-to-write", out, "--field-to-compress", var,
+    cmd = [binary or exe, "evaluate_combos", path, "--where-to-write", out, "--field-to-compress", var,
            "--eval-data-size-limit", limit, "--threads-per-rank", "2", "--search", mode, "--verbose"] + extra
     if chunk:
         cmd += ["--inner-chunk-mib", chunk]
@@ -160,10 +172,11 @@ def run(path, var, extra, limit, mode, chunk=CHUNK_MIB):
         best = json.load(f)
     with open(os.path.join(out, "config_space_%s_rank0.csv" % var)) as f:
         rows = {(r["comp_idx"], r["filt_idx"], r["ser_idx"]): r for r in csv.DictReader(f)}
-    codec, user = CODEC_TIMER.search(stderr), USER_TIMER.search(stderr)
+    codec, user, solve = CODEC_TIMER.search(stderr), USER_TIMER.search(stderr), SOLVE_TIMER.search(stderr)
     sample = SAMPLE.search(stdout)
     return {"best": best, "rows": rows, "cpu": cpu, "wall": wall, "codec": float(codec.group(1)) if codec else
             float("nan"), "user": float(user.group(1)) if user else float("nan"),
+            "solve": float(solve.group(1)) if solve else float("nan"),
             "sample": "[%s] %s" % sample.groups() if sample else "?"}
 
 
@@ -221,6 +234,29 @@ def cases():
                       e["user"], a["user"], 100 * user[-1], "n/a" if e["rows"] is None else "yes" if ok else "NO"),
                   flush=True)
     summary(ratios, cpu, codec, user, same, None if against else safe)
+
+
+def versus():
+    """Adaptive of this build against adaptive of OLD_BUILD (--vs), per case."""
+    print("| field | setting | sample | old winner (ratio) | new winner (ratio) | ratio new/old | codecs old [CPU s] | "
+          "codecs new [CPU s] | codecs new/old | solve [CPU s] |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    q, better = [], 0
+    for (path, var, kind), (name, extra, limit) in [(f, s) for f in FIELDS for s in SETTINGS]:
+        old, new = [], []
+        for _ in range(REPEAT):
+            old.append(run(D + path, var, extra, limit, "adaptive", binary=vs))
+            new.append(run(D + path, var, extra, limit, "adaptive"))
+        o, n = (sorted(r, key=lambda x: x["codec"])[REPEAT // 2] for r in (old, new))
+        q.append(n["codec"] / o["codec"])
+        better += n["best"]["ratio"] >= o["best"]["ratio"]
+        print("| %s %s | %s | %s | %s (%.4f) | %s (%.4f) | %.4f | %.2f | %.2f | %.2f | %s |" % (
+            os.path.basename(path), var, name, n["sample"], ",".join(key(o["best"])), o["best"]["ratio"],
+            ",".join(key(n["best"])), n["best"]["ratio"], n["best"]["ratio"] / o["best"]["ratio"], o["codec"],
+            n["codec"], q[-1], "%.2f" % n["solve"] if math.isfinite(n["solve"]) else "-"), flush=True)
+    print()
+    print("cases %d; adaptive codec CPU new / old: median %.2f, worst %.2f (issue 31: <= 2); new winner's ratio >= "
+          "old's in %d" % (len(q), statistics.median(q), max(q), better))
 
 
 def summary(ratios, cpu, codec, user, same, safe):
@@ -289,6 +325,8 @@ if "-h" in args or "--help" in args:
     sys.exit(0)
 if summaries:
     summary_of(summaries)
+elif vs:
+    versus()
 elif not big_only:
     cases()
 if big or big_only:
