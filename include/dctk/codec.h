@@ -267,9 +267,8 @@ typedef struct dctk_solve_in {
  * linear one). `safe` is the end with the smaller error (lo or hi); `seed`
  * a first guess inside the range (NaN: none, the bisection starts in the
  * middle): the search measures it and its next value away from the safe
- * end first, then widens its steps from there in the direction the two
- * say until the boundary is enclosed, and bisects (a good seed settles
- * the parameter in one round, a poor one costs a round or two more). */
+ * end first, then bisects what is left (a good seed settles the parameter
+ * in one round, a poor one costs a trial or two more). */
 typedef struct dctk_solve_range {
     double lo, hi, safe, seed;
     bool integer, pow2, log;

@@ -12,9 +12,9 @@
  * measures k evenly spaced positions inside it for every parameter at once,
  * in one run of the sweep engine over a small space of those members (k
  * from the threads, so the round uses them all); it ends when no position is
- * left between. A family's seed (BitRound's: the keepbits of 99 % of the
- * information) goes first, with its neighbours, and the steps widen from it
- * until the boundary is enclosed (choose). The answer is confirmed, never
+ * left between. A family's seed (BitRound's: the keepbits its error model
+ * gives for the budget) goes first, with its neighbour (choose). The
+ * answer is confirmed, never
  * inferred: the bisection only settles on a position it measured passing,
  * and when it ran on a part of the sample (the adaptive search) the
  * position is measured again on the whole sample and steps back towards the
@@ -56,7 +56,6 @@ typedef struct {
     dctk_solve_range r;
     int n, good, bad, trials;
     int pos[MAX_POINTS], npos;
-    int reach; /* > 0: the seed was measured, the steps widen from it (choose) */
     bool confirmed, failed;
     bool by_ratio; /* --target-ratio: position 0 is the other end */
 } job;
@@ -101,34 +100,19 @@ static void add_pos(job *j, int q) {
     if (q > j->good && q < j->bad && q >= 0 && q <= j->n && j->npos < MAX_POINTS) j->pos[j->npos++] = q;
 }
 
-/* This round's positions of j (at most k). With a seed, while nothing is
- * known: the seed's position s and those next to it, s + 1 (one step from
- * the safe end: s passing and s + 1 failing settles it), s - 1, s + 2.
- * Then, while only one side of the boundary is known, steps widening by
- * k + 1 each round away from it (from the furthest pass outwards, or from
- * the nearest failure towards the safe end), so that a seed far from the
- * answer costs a few rounds at most. Else k evenly spaced inside (good,
- * bad), the bisection. */
+/* This round's positions of j (k; two for a seed): with a seed, while nothing is
+ * known, the seed's position s and the next one from the safe end, s + 1
+ * (s passing and s + 1 failing settles it in one round); else k evenly
+ * spaced inside (good, bad), the bisection (a seed off the answer leaves
+ * the part of the range beyond it to bisect: a trial or two more than none). */
 static void choose(job *j, int k) {
     j->npos = 0;
     if (j->bad - j->good <= 1) return;
-    bool none = j->good == -1 && j->bad == j->n + 1;
-    if (none && isfinite(j->r.seed) && !j->reach) {
-        static const int near[MAX_POINTS] = {0, 1, -1, 2};
+    if (j->good == -1 && j->bad == j->n + 1 && isfinite(j->r.seed)) {
         int s = position_of(j, j->r.seed);
-        for (int i = 0; i < k && i < MAX_POINTS; i++) add_pos(j, s + near[i]);
-        j->reach = 1;
+        add_pos(j, s);
+        add_pos(j, s + 1);
         return;
-    }
-    if (j->reach && (j->good == -1 || j->bad == j->n + 1)) {
-        bool up = j->bad == j->n + 1; /* everything measured passed: further from the safe end */
-        for (int i = 1; i <= k; i++) {
-            long q = up ? j->good + (long)j->reach * i : j->bad - (long)j->reach * i;
-            add_pos(j, (int)(q > j->n ? j->n : q < 0 ? 0 : q));
-            if (q >= j->n || q <= 0) break;
-        }
-        j->reach *= k + 1;
-        if (j->npos) return;
     }
     for (int i = 1; i <= k && j->npos < MAX_POINTS; i++) {
         int q = j->good + (int)(((long)(j->bad - j->good) * i + k / 2) / (k + 1));
