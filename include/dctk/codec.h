@@ -165,6 +165,10 @@ typedef struct dctk_codec_vt {
     /* Every NaN comes back NaN and every +-Inf the same infinity, at the same
      * places, for every configuration (the conformance test checks it). */
     bool nan_exact;
+    /* Array->bytes: the element types it takes, DCTK_DTYPES(...) of them
+     * (0: every type), so the space never pairs it with a filter that packs
+     * the field into another type (dctk_codec_takes). */
+    unsigned dtypes;
     /* The per-thread state the family needs (NULL: none). */
     const dctk_codec_ctx_type *ctx_type;
     /* Emit the family's members of the codec space (NULL: none). */
@@ -336,6 +340,12 @@ DCTK_API const dctk_codec_vt *const *dctk_codec_types(void);
 /* The registered type a codec object names (by name or one of its aliases,
  * and by configuration "id" for any-numcodecs.*), or NULL. */
 DCTK_API const dctk_codec_vt *dctk_codec_type_of(const json_t *obj);
+/* A set of element types for dctk_codec_vt.dtypes. */
+#define DCTK_DTYPE_BIT(t) (1u << (unsigned)(t))
+#define DCTK_DTYPES_FLOAT (DCTK_DTYPE_BIT(DCTK_FLOAT32) | DCTK_DTYPE_BIT(DCTK_FLOAT64))
+/* Whether a codec of type t takes elements of type d (every codec of a type
+ * without a list does). */
+DCTK_API bool dctk_codec_takes(const dctk_codec_vt *t, dctk_dtype d);
 /* The i-th other name a codec is read under (zarr-python 3's numcodecs.zstd
  * for zstd, ...) and its type; NULL after the last. Codecs are written under
  * the type's own name. */

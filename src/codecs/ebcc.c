@@ -343,6 +343,7 @@ const dctk_codec_vt dctk_codec_ebcc = {
     .encode = ebcc_encode, .decode = ebcc_decode,
     .family = "ebcc", .portability = DCTK_PORT_DCTK, .package = "dctk-codecs",
     .nan_exact = true, .ctx_type = &dctk_zstd_ctx_type,
+    .dtypes = DCTK_DTYPES_FLOAT,
     .grid = ebcc_grid, .work_mem = ebcc_work_mem, .examples = ebcc_examples,
     .bound_key = "error_bound", .solve = ebcc_solve,
 };

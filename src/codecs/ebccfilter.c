@@ -375,5 +375,6 @@ const dctk_codec_vt dctk_codec_ebccf = {
     .encode = ebccf_encode, .decode = ebccf_decode,
     /* no family: its tile is the chunk's, which a grid does not see (docs/codecs.md) */
     .portability = DCTK_PORT_PLUGIN, .package = "ebcc", .nan_exact = false,
+    .dtypes = DCTK_DTYPE_BIT(DCTK_FLOAT32),
     .ctx_type = &dctk_zstd_ctx_type, .examples = ebccf_examples,
 };

@@ -164,6 +164,10 @@ void dctk_codec_free(dctk_codec *c) {
     if (c) c->vt->destroy(c);
 }
 
+bool dctk_codec_takes(const dctk_codec_vt *t, dctk_dtype d) {
+    return !t || !t->dtypes || (t->dtypes & DCTK_DTYPE_BIT(d));
+}
+
 dctk_status dctk_codec_out_spec(const dctk_codec *c, const dctk_chunk_spec *in, dctk_chunk_spec *out) {
     if (c->vt->out_spec) return c->vt->out_spec(c, in, out);
     *out = *in;

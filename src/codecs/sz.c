@@ -284,6 +284,7 @@ const dctk_codec_vt dctk_codec_sz = {
     .encode = sz_encode, .decode = sz_decode,
     .family = "sz", .portability = DCTK_PORT_DCTK, .package = "dctk-codecs",
     .nan_exact = true, .ctx_type = &dctk_zstd_ctx_type,
+    .dtypes = DCTK_DTYPES_FLOAT,
     .grid = sz_grid, .work_mem = sz_work_mem, .examples = sz_examples,
     .bound_key = "error_bound", .solve = sz_solve,
 };

@@ -369,6 +369,7 @@ const dctk_codec_vt dctk_codec_zfpy = {
     .create = zfpy_create, .destroy = zfpy_destroy, .to_json = zfpy_to_json,
     .encode = zfpy_encode, .decode = zfpy_decode, .bound = zfpy_bound, .work_mem = zfpy_work_mem,
     .family = "zfpy", .family_alias = "zfp", .portability = DCTK_PORT_NUMCODECS, .nan_exact = false,
+    .dtypes = DCTK_DTYPES_FLOAT | DCTK_DTYPE_BIT(DCTK_INT32) | DCTK_DTYPE_BIT(DCTK_INT64),
     .grid = zfpy_grid, .examples = zfpy_examples, .solve = zfpy_solve,
 };
 
@@ -385,5 +386,6 @@ const dctk_codec_vt dctk_codec_zfpy_flat = {
     .create = zfpy_create, .destroy = zfpy_destroy, .to_json = zfpy_to_json,
     .encode = zfpy_encode, .decode = zfpy_decode, .bound = zfpy_bound, .work_mem = zfpy_work_mem,
     .portability = DCTK_PORT_PLUGIN, .package = "dc_toolkit", .nan_exact = false,
+    .dtypes = DCTK_DTYPES_FLOAT | DCTK_DTYPE_BIT(DCTK_INT32) | DCTK_DTYPE_BIT(DCTK_INT64),
     .examples = zfpy_flat_examples,
 };

@@ -734,7 +734,7 @@ static dctk_status leave_out(const char *var, const dctk_space *sp, const dctk_e
 
 /* Units that can never give a distinct result (dctk_search_left_out): not
  * run in either search; their rows say so, written here by member 0. */
-static dctk_status write_left_out(const dctk_space *sp, const char *var, const bool *out, const char *why,
+static dctk_status write_left_out(const dctk_space *sp, const char *var, const bool *out,
                                   const dctk_evaluate_opts *o, dctk_combo_result *res, bool *have, run_ctx *rc) {
     for (size_t k = 0; k < dctk_space_ncombos(sp) && is_writer(o); k++) {
         if (!out[unit_of_combo(sp, k)]) continue;
@@ -742,7 +742,9 @@ static dctk_status write_left_out(const dctk_space *sp, const char *var, const b
         *r = (dctk_combo_result){.ratio = NAN, .l1_rel = NAN, .l2_rel = NAN, .linf_rel = NAN, .euclidean = NAN,
                                  .max_abs_err = NAN, .encode_mbps = NAN, .decode_mbps = NAN};
         dctk_space_combo(sp, k, &r->c, &r->f, &r->s);
-        snprintf(r->error, sizeof r->error, "left out: %.140s", why);
+        char one[160];
+        dctk_search_unit_left_out(sp, r->f, r->s, one, sizeof one);
+        snprintf(r->error, sizeof r->error, "left out: %.149s", one);
         if (have) have[k] = true;
         if (rc->csv && rc->csv_st == DCTK_OK) {
             dctk_result_row row = make_row(sp, var, r);
@@ -931,7 +933,7 @@ static dctk_status sweep_space(const dctk_var *var, const void *sample, const dc
                  "sample", var->name);
     if (st == DCTK_OK && adaptive) st = search_adaptive(var, sample, plan, sp, o, s, &so, left_out, res, have, &rc);
     else if (st == DCTK_OK) st = run_sweep(sp, sample, var, plan, &so, o, res);
-    if (st == DCTK_OK) st = write_left_out(sp, var->name, left_out, why, o, res, have, &rc);
+    if (st == DCTK_OK) st = write_left_out(sp, var->name, left_out, o, res, have, &rc);
     free(left_out);
     free(run_skip);
     if (!adaptive) s->nmeasured = s->ncombos - nleft;

@@ -1105,25 +1105,52 @@ static bool identity_filter(const dctk_space *sp, int f) {
     return json_array_size(sp->filt[f].codecs) == 1 && t && t->identity_member && t->identity_member(codec, sp->dtype);
 }
 
+/* Whether serializer s takes what filter f emits (a filter packing the field
+ * into integers before a serializer of floats can never run). */
+static bool takes(const dctk_space *sp, int f, int s) {
+    if (f < 0 || s < 0 || sp->filt[f].out == sp->dtype) return true;
+    for (size_t i = 0; i < json_array_size(sp->ser[s].codecs); i++)
+        if (!dctk_codec_takes(dctk_codec_type_of(json_array_get(sp->ser[s].codecs, i)), sp->filt[f].out)) return false;
+    return true;
+}
+
+/* Why unit (f, s) is left out, in why; false (why untouched) when it runs. */
+static bool unit_left_out(const dctk_space *sp, int f, int s, char *why, size_t cap) {
+    if (sp->filt_none && f >= 0 && identity_filter(sp, f)) {
+        /* the filter's part of "- | bitround(keepbits=23) | -" */
+        char *name = dctk_pipeline_name(NULL, sp->filt[f].codecs, NULL);
+        size_t nl = name ? strlen(name) : 0;
+        if (nl > 8) name[nl - 4] = '\0';
+        snprintf(why, cap, "%s is the identity on %s: the same pipelines as no filter", nl > 8 ? name + 4 : "a filter",
+                 dctk_dtype_name(sp->dtype));
+        free(name);
+        return true;
+    }
+    if (takes(sp, f, s)) return false;
+    snprintf(why, cap, "the serializer does not take the filter's %s", dctk_dtype_name(sp->filt[f].out));
+    return true;
+}
+
+bool dctk_search_unit_left_out(const dctk_space *sp, int f, int s, char *why, size_t cap) {
+    char spare[8];
+    return unit_left_out(sp, f, s, why ? why : spare, why ? cap : sizeof spare);
+}
+
 size_t dctk_search_left_out(const dctk_space *sp, bool *out, char *why, size_t cap) {
-    size_t n = 0, nunits = dctk_sweep_nunits(sp);
-    int first = -1;
+    size_t n = 0, nunits = dctk_sweep_nunits(sp), len = 0;
+    char one[160];
     why[0] = '\0';
     for (size_t u = 0; u < nunits; u++) {
         int f, s;
         dctk_sweep_unit(sp, u, &f, &s);
-        out[u] = sp->filt_none && f >= 0 && identity_filter(sp, f);
-        n += out[u] ? (size_t)(sp->ncomp + sp->comp_none) : 0;
-        if (out[u] && first < 0) first = f;
-    }
-    if (n) {
-        /* the filter's part of "- | bitround(keepbits=23) | -" */
-        char *name = dctk_pipeline_name(NULL, sp->filt[first].codecs, NULL);
-        size_t len = name ? strlen(name) : 0;
-        if (len > 8) name[len - 4] = '\0';
-        snprintf(why, cap, "%s is the identity on %s: the same pipelines as no filter", len > 8 ? name + 4 : "a filter",
-                 dctk_dtype_name(sp->dtype));
-        free(name);
+        out[u] = unit_left_out(sp, f, s, one, sizeof one);
+        if (!out[u]) continue;
+        n += (size_t)(sp->ncomp + sp->comp_none);
+        /* each distinct reason once, in the order first met */
+        if (!strstr(why, one) && len + 2 < cap) {
+            snprintf(why + len, cap - len, "%s%s", len ? "; " : "", one);
+            len = strlen(why);
+        }
     }
     return n;
 }

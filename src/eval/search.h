@@ -67,8 +67,12 @@ dctk_status dctk_search_adaptive(const dctk_space *sp, const dctk_gates *gates, 
 /* Units that can never give a distinct result, left out before any sweep:
  * bitround keeping every mantissa bit (23 of float32, 52 of float64) is the
  * identity, so each of its pipelines is the same as with no filter, which
- * the space also holds (and which wins a tie, coming first). out[u] set for
- * those units; returns their combo count, and why in why. */
+ * the space also holds (and which wins a tie, coming first); a filter that
+ * packs the field into integers before a serializer of floats cannot run.
+ * out[u] set for those units; returns their combo count, and in why each
+ * distinct reason once. */
 size_t dctk_search_left_out(const dctk_space *sp, bool *out, char *why, size_t cap);
+/* Whether unit (f, s) is left out, and why (one reason: what its row says). */
+bool dctk_search_unit_left_out(const dctk_space *sp, int f, int s, char *why, size_t cap);
 
 #endif
