@@ -9,7 +9,8 @@ rectilinear_grid_3D.nc:
   winner's max_abs_err; `compress` writes it and the store, decoded here by
   Debian's numcodecs (zarr_shards.py, no dc_toolkit code), stays within X of
   python3-netCDF4's values;
-- re-gating with --resume and a tighter X evaluates nothing and keeps a winner
+- re-gating with --resume and a tighter X reuses the rows measured whole (the members
+  solved to the new budget and the rows pruned under the old one run) and keeps a winner
   within the new X;
 - the table's "Abs error" column, in a scaled unit of the field's (mK for K),
   is converted by udunits2 and changes the winner that the L1 column alone
@@ -82,9 +83,17 @@ def abs_alone(tmp):
 def regate(out):
     r = run("evaluate_combos", FILE, "--where-to-write", out, "--field-to-compress", "var3", "--abs-error", "0.002",
             "--resume", *SPACE)
-    check(r.returncode == 0 and "0 combos left to evaluate" in r.stderr, "re-gating evaluated: " + r.stderr)
+    # the recorded rows measured on the whole sample are re-gated, not measured
+    # again; what the budget changes (the members solved to it, the rows the
+    # search pruned under the looser gate) runs
+    reused = re.search(r"reused (\d+) recorded rows", r.stderr)
+    check(r.returncode == 0 and reused and int(reused.group(1)) > 0, "re-gating reused nothing: " + r.stderr)
     best = json.load(open(os.path.join(out, "best_var3.json")))
     check(best["gates"]["abs_error"] == 0.002 and best["max_abs_err"] <= 0.002, "re-gated best %r" % best["gates"])
+    kept = [x for x in rows(out, "var3") if x["keep"] == "true"]
+    check(kept and all(float(x["max_abs_err"]) <= 0.002 for x in kept), "a re-gated kept row over 0.002")
+    check(kept and abs(best["ratio"] - max(float(x["ratio"]) for x in kept)) <= 1e-9 * best["ratio"],
+          "the re-gated best %r is not the best kept row" % best["ratio"])
 
 
 def table_column(tmp):

@@ -13,6 +13,9 @@ import assert from 'node:assert/strict'
 import { chromium } from 'playwright-core'
 import { assertNameOf } from './pipeline_name.mjs'
 
+// the page's text of a name (fixedscaleoffset(astype=<i2, ...) holds a '<')
+const htmlEscaped = t => t.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;')
+
 const dctk = process.env.DCTK
 const data = `${process.env.DCTK_NCARG}/cdf/meccatemp.cdf`
 const dir = mkdtempSync(join(tmpdir(), 'dctk-report-'))
@@ -87,7 +90,7 @@ async function main () {
     assert.ok(cells.length > 0, 'Pareto table is empty')
     assert.ok(cells.every(c => c.split(' | ').length === 3), `a row without a readable name: ${cells}`)
     assert.ok(await page.locator('#front tr.best', { hasText: best.name }).count() === 1, `winner ${best.name} not in the table`)
-    assert.ok(readFileSync(join(dir, 'analyze_clustering_t.html'), 'utf8').includes(`<td><code>${best.name}</code> (best combo)`),
+    assert.ok(readFileSync(join(dir, 'analyze_clustering_t.html'), 'utf8').includes(`<td><code>${htmlEscaped(best.name)}</code> (best combo)`),
       'the winner is not named in the page without its script')
     if (shots) {
       await page.setViewportSize({ width: 1400, height: 690 }) // the figure and the table, little blank below

@@ -86,7 +86,9 @@ SWEEP = ("--l1-threshold", "0.005", "--compressor-class", "zstd", "--filter-clas
 run("evaluate_combos", TSTORM, "--where-to-write", d, *SWEEP)
 bpath = os.path.join(d, "best_t.json")
 best = json.load(open(bpath))
-best["ratio"] *= 20  # a prediction the field cannot reach
+for entry in [best, best.get("overall_winner") or {}] + list((best.get("by_portability") or {}).values()):
+    if "ratio" in entry:
+        entry["ratio"] *= 20  # a prediction the field cannot reach, whichever entry the write takes
 json.dump(best, open(bpath, "w"))
 out = run("compress", TSTORM, d, *SWEEP).stdout
 check("[cr-drift] WARNING" in out and "wrote " in out, f"no drift warning, or not stored: {out}")
