@@ -93,9 +93,11 @@ DCTK_API dctk_best *dctk_best_with_gates(dctk_best *best, const dctk_gates *g);
  * the gates the threshold it records derives. Every enabled gate, the
  * physical bounds included, is then verified (with the field's own metric
  * config when a gate needs one). *gated is false when there is no threshold
- * at all: the verification is then advisory. */
+ * at all: the verification is then advisory. *bound: the relative L1 bound
+ * the write records (flag_l1, else the file's threshold, else the gates'
+ * L1; NaN when not gated or for an absolute budget alone). */
 DCTK_API dctk_status dctk_best_pipeline_gates(dctk_dataset *ds, size_t v, const dctk_evaluate_opts *eo, double flag_l1,
-                                              dctk_best **best, bool *gated);
+                                              dctk_best **best, bool *gated, double *bound);
 
 /* What identifies the input a field was written from: {"path", "size",
  * "mtime_ns"} (the path alone when it is no file, as a glob). New reference. */

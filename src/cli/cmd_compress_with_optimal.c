@@ -90,9 +90,8 @@ static int write_pipeline(const char *cmd, dctk_dataset *ds, size_t v, const cha
     dctk_status st = dctk_pipeline_load(pipeline_arg, dctk_dataset_var(ds, v), &codecs, &best);
     if (st != DCTK_OK) return cli_fail(cmd, st);
     if (best && best->var && strcmp(best->var, field_name(ds, v)) != 0) best->combo.ratio = NAN;
-    wo.bound_l1 = !isnan(gate_l1) ? gate_l1 : NAN;
     bool gated = false;
-    st = dctk_best_pipeline_gates(ds, v, eo, wo.bound_l1, &best, &gated);
+    st = dctk_best_pipeline_gates(ds, v, eo, gate_l1, &best, &gated, &wo.bound_l1);
     if (st != DCTK_OK) {
         json_decref(codecs);
         dctk_best_delete(best);

@@ -621,9 +621,9 @@ void dctk_compress_write_pipeline(compress_job *j, size_t v, const char *arg, co
         return;
     }
     if (best && best->var && strcmp(best->var, var->name) != 0) best->combo.ratio = NAN; /* another field's prediction */
-    double bound = !isnan(j->eo.override_l1) ? j->eo.override_l1 : (best ? best->threshold : NAN);
+    double bound = NAN;
     bool gated = false;
-    st = dctk_best_pipeline_gates(j->ds, v, &j->eo, j->eo.override_l1, &best, &gated);
+    st = dctk_best_pipeline_gates(j->ds, v, &j->eo, j->eo.override_l1, &best, &gated, &bound);
     if (st != DCTK_OK) {
         dctk_say(&j->wo, DCTK_SAY_ERR, "dc_toolkit compress: %s: %s\n", j->dataset, dctk_detail());
         dctk_compress_record(j, var->name, "failed", dctk_detail(), "pipeline", codecs, NULL, NULL, dctk_now() - t0);
@@ -632,7 +632,6 @@ void dctk_compress_write_pipeline(compress_job *j, size_t v, const char *arg, co
         dctk_best_delete(best);
         return;
     }
-    if (gated && isnan(bound)) bound = best->gates.l1; /* an absolute budget alone: NaN */
     dctk_write_step saved = j->wo;
     j->wo.bound_l1 = bound;
     j->wo.accept = gated ? NULL : dctk_write_accept_advisory;

@@ -122,12 +122,13 @@ static bool needs_field_cfg(const dctk_gates *g) {
 }
 
 dctk_status dctk_best_pipeline_gates(dctk_dataset *ds, size_t v, const dctk_evaluate_opts *eo, double flag_l1,
-                                     dctk_best **best, bool *gated) {
+                                     dctk_best **best, bool *gated, double *bound) {
     const dctk_var *var = dctk_dataset_var(ds, v);
     dctk_best *b = *best;
     dctk_gates asked = eo->gates_set ? eo->gates : dctk_gates_none(), g;
     asked.l1 = flag_l1;
     *gated = false;
+    *bound = NAN;
     bool flag_budget = !isnan(asked.l1) || !isnan(asked.abs_err);
     bool own_cfg = false;
     if (b && b->has_gates && !flag_budget && !dctk_gates_lossless(&b->gates)) { /* the sweep's, the flags over them */
@@ -146,6 +147,7 @@ dctk_status dctk_best_pipeline_gates(dctk_dataset *ds, size_t v, const dctk_eval
     if (!own_cfg && needs_field_cfg(&g)) DCTK_TRY(dctk_metric_cfg_for_field(ds, v, eo, &cfg));
     if (!(b = dctk_best_with_gates(b, &g))) return DCTK_NOMEM();
     b->metric_config = cfg;
+    *bound = !isnan(flag_l1) ? flag_l1 : !isnan(b->threshold) ? b->threshold : g.l1;
     if (isnan(b->threshold)) b->threshold = g.l1; /* the bound the manifest records */
     *best = b;
     *gated = true;

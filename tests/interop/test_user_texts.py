@@ -70,6 +70,17 @@ with tempfile.TemporaryDirectory() as tmp:
     tried = out.find("t: tried (verification refused it) ")
     check(0 <= tried < out.find("t: read back, not kept: "), "the refusal said in order: %s" % out)
 
+    # --pipeline of the sweep's best file, no flag: the file's threshold gated the write, and the store says so
+    # (as compress records it)
+    bp = os.path.join(tmp, "bp")
+    r = run("compress_with_optimal", SRC, bp, "t", "--pipeline", os.path.join(loose, "best_t.json"))
+    base = os.path.splitext(os.path.basename(SRC))[0]
+    if r.returncode == 0:
+        prov = json.load(open(os.path.join(bp, base + ".zarr", "t", "zarr.json")))["attributes"]["dc_toolkit"]
+        check(prov["write"]["bound_l1"] == 1e-4, "--pipeline best_t.json: the recorded bound %r" % prov["write"])
+    else:
+        check(False, "--pipeline best_t.json: %s" % r.stderr[-400:])
+
     mb = os.path.join(tmp, "mb.nc")
     with netCDF4.Dataset(SRC) as src, netCDF4.Dataset(mb, "w") as dst:
         v = src.variables["t"]
