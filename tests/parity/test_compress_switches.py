@@ -86,8 +86,8 @@ SWEEP = ("--l1-threshold", "0.005", "--compressor-class", "zstd", "--filter-clas
 run("evaluate_combos", TSTORM, "--where-to-write", d, *SWEEP)
 bpath = os.path.join(d, "best_t.json")
 best = json.load(open(bpath))
-for entry in [best, best.get("overall_winner") or {}] + list((best.get("by_portability") or {}).values()):
-    if "ratio" in entry:
+for entry in [best, best.get("overall_winner")] + list((best.get("by_portability") or {}).values()):
+    if entry and "ratio" in entry:  # a level none of whose combos was kept is null
         entry["ratio"] *= 20  # a prediction the field cannot reach, whichever entry the write takes
 json.dump(best, open(bpath, "w"))
 out = run("compress", TSTORM, d, *SWEEP).stdout
