@@ -635,6 +635,12 @@ typedef struct dctk_evaluate_summary {
     dctk_row_counts counts;     /* the rows by status (kept, rejected, failed, pruned, left out) */
     size_t nmeasured;           /* combos measured on the whole sample (all but those left out when exhaustive) */
     size_t nleft;               /* combos left out before the sweep (they can never give a distinct result) */
+    /* Rows whose pipeline a row of the same stage with a lower comp_idx has
+     * already (a compressor resolved to the element size it sees: blosc's
+     * automatic shuffle, a shuffle after a stream serializer): measured once,
+     * a row under each index. repeat_example names the first such pair. */
+    size_t nrepeats;
+    char repeat_example[512];
     /* The best kept combo whose readers are within the writer's level
      * (codecs_level; the overall winner when none is): combo index, -1 when
      * none was kept. */

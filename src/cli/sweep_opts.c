@@ -294,6 +294,11 @@ static void print_summary(const dctk_var *var, const dctk_evaluate_opts *eo, con
         printf("%s: adaptive search: %zu combos measured on the whole sample, the other %zu pruned on parts of it "
                "(--search exhaustive measures them all)\n", var->name, s->nmeasured,
                s->ncombos - s->nmeasured - s->nleft);
+    if (s->nrepeats)
+        printf("%s: %zu rows repeat the pipeline of a row with a lower comp_idx (%s): a compressor takes the element "
+               "size it is given, so blosc's automatic shuffle is its byte or bit shuffle and a byte shuffle of a "
+               "stream serializer's bytes is dropped; each pipeline was measured once, and every index keeps its "
+               "row, as in the Python tool's space\n", var->name, s->nrepeats, s->repeat_example);
     if (s->best < 0) {
         printf("%s: no combo met the threshold\n", var->name);
         return;

@@ -732,6 +732,56 @@ static dctk_status leave_out(const char *var, const dctk_space *sp, const dctk_e
     return DCTK_OK;
 }
 
+/* Rows whose pipeline another row of the same stage (filt_idx, ser_idx)
+ * with a lower comp_idx has already: a compressor takes the element size it
+ * is given (dctk_space_compressor), so blosc's automatic shuffle is its byte
+ * shuffle on 4-byte elements and its bit shuffle after a stream serializer,
+ * and a byte shuffle before a compressor is dropped after one. The sweep
+ * runs such a chain once (make_chains), and each index keeps its row, as
+ * in the Python tool's space; the summary counts them and names the first.
+ * *first_of (may be NULL): per combo, the lowest index of its pipeline. */
+static dctk_status count_repeats(const dctk_space *sp, const bool *left_out, dctk_evaluate_summary *s,
+                                 size_t **first_of) {
+    size_t nunits = dctk_sweep_nunits(sp), n = dctk_space_ncombos(sp);
+    char **texts = calloc((size_t)sp->ncomp + 1, sizeof *texts);
+    size_t *first = calloc(n + 1, sizeof *first);
+    if (!texts || !first) {
+        free(texts);
+        free(first);
+        return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
+    }
+    for (size_t k = 0; k < n; k++) first[k] = k;
+    s->nrepeats = 0;
+    s->repeat_example[0] = '\0';
+    for (size_t u = 0; u < nunits; u++) {
+        if (left_out && left_out[u]) continue;
+        int f, sr;
+        dctk_sweep_unit(sp, u, &f, &sr);
+        for (int c = 0; c < sp->ncomp; c++) {
+            json_t *j = dctk_space_compressor(sp, c, f, sr);
+            texts[c] = j ? json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(17)) : NULL;
+            json_decref(j);
+            int same = -1;
+            for (int e = 0; texts[c] && e < c && same < 0; e++)
+                if (texts[e] && strcmp(texts[e], texts[c]) == 0) same = e;
+            if (same < 0) continue;
+            first[dctk_space_combo_index(sp, c, f, sr)] = dctk_space_combo_index(sp, same, f, sr);
+            if (!s->nrepeats++) {
+                dctk_result_row row = make_row(sp, "", &(dctk_combo_result){.c = c, .f = f, .s = sr});
+                snprintf(s->repeat_example, sizeof s->repeat_example,
+                         "comp_idx %d and %d with filt_idx %d, ser_idx %d are both %s", same, c, f, sr,
+                         row.name ? row.name : "?");
+                free_row(&row);
+            }
+        }
+        for (int c = 0; c < sp->ncomp; c++) free(texts[c]), texts[c] = NULL;
+    }
+    free(texts);
+    if (first_of) *first_of = first;
+    else free(first);
+    return DCTK_OK;
+}
+
 /* Units that can never give a distinct result (dctk_search_left_out): not
  * run in either search; their rows say so, written here by member 0. */
 static dctk_status write_left_out(const dctk_space *sp, const char *var, const bool *out,
@@ -819,16 +869,16 @@ static dctk_status screen(void *user, const char *phase, const dctk_sample_part 
  * the exhaustive path; the pruned rows join the CSV (member 0) saying why. */
 static dctk_status search_adaptive(const dctk_var *var, const void *sample, const dctk_sample_plan *plan,
                                    const dctk_space *sp, const dctk_evaluate_opts *o, dctk_evaluate_summary *s,
-                                   dctk_sweep_opts *so, const bool *left_out, dctk_combo_result *res, bool *have,
-                                   run_ctx *rc) {
+                                   dctk_sweep_opts *so, const bool *left_out, const size_t *first_of,
+                                   dctk_combo_result *res, bool *have, run_ctx *rc) {
     size_t n = s->ncombos ? s->ncombos : 1;
     bool *final = calloc(n, sizeof *final);
     screen_ctx x = {sp, sample, var, plan, o, so, calloc(n, sizeof(bool)), 0, 0, rc};
     dctk_search_ops ops = {screen, &x};
     dctk_status st = final && x.have ? DCTK_OK : DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
     if (st == DCTK_OK)
-        st = dctk_search_adaptive(sp, &s->gates, var->ndim, plan->shape, so->chunk, o->max_evals, left_out, NULL,
-                                  &ops, final, res);
+        st = dctk_search_adaptive(sp, &s->gates, var->ndim, plan->shape, so->chunk, o->max_evals, left_out, first_of,
+                                  NULL, &ops, final, res);
     for (size_t k = 0; k < s->ncombos && st == DCTK_OK; k++) s->nmeasured += final[k];
     if (st == DCTK_OK && o->phase) o->phase(o->progress_user, "finalists on the whole sample");
     rc->done = 0, rc->total = s->nmeasured;
@@ -927,15 +977,18 @@ static dctk_status sweep_space(const dctk_var *var, const void *sample, const dc
     char why[200];
     size_t nleft = 0;
     if (st == DCTK_OK) st = leave_out(var->name, sp, o, skip, &left_out, &run_skip, &nleft, why, sizeof why);
+    size_t *first_of = NULL;
+    if (st == DCTK_OK) st = count_repeats(sp, left_out, s, &first_of);
     so.skip_unit = run_skip;
     if (st == DCTK_OK && o->search == DCTK_SEARCH_ADAPTIVE && resume)
         dctk_log(DCTK_LOG_INFO, "%s: --resume goes on exhaustively: every combo not in the CSV runs on the whole "
                  "sample", var->name);
-    if (st == DCTK_OK && adaptive) st = search_adaptive(var, sample, plan, sp, o, s, &so, left_out, res, have, &rc);
+    if (st == DCTK_OK && adaptive) st = search_adaptive(var, sample, plan, sp, o, s, &so, left_out, first_of, res, have, &rc);
     else if (st == DCTK_OK) st = run_sweep(sp, sample, var, plan, &so, o, res);
     if (st == DCTK_OK) st = write_left_out(sp, var->name, left_out, o, res, have, &rc);
     free(left_out);
     free(run_skip);
+    free(first_of);
     if (!adaptive) s->nmeasured = s->ncombos - nleft;
     s->nleft = nleft;
     dctk_timer_add("sweep [wall s]", dctk_now() - t0);

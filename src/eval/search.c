@@ -202,6 +202,8 @@ typedef struct {
     int *clevel;
     ranked *cbuf, *order_buf;
     size_t *count;
+    const size_t *first_of; /* per combo: the lowest index of its pipeline (NULL: each its own) */
+    size_t *rep;            /* per combo: scratch of tie_twins */
 } search;
 
 static int comp_of(const search *se, size_t i) { return (int)i - (int)se->sp->comp_none; }
@@ -884,6 +886,14 @@ static void survivors_only(search *se, cands *cs) {
         for (size_t i = 0; i < se->ncomp && se->alive[u]; i++) {
             size_t k = combo(se, u, i);
             if (se->survivor[i]) {
+                /* a compressor resolved to another's pipeline on this stage: that one stands for it */
+                size_t r = se->first_of ? se->first_of[k] : k;
+                int rc, rf, rs;
+                dctk_space_combo(se->sp, r, &rc, &rf, &rs);
+                if (r != k && se->survivor[rc + (int)se->sp->comp_none]) {
+                    prune_combo(se, k, se->seen[k], "the same pipeline as comp_idx %d on this stage", rc);
+                    continue;
+                }
                 cs->c[cs->n++] = (ranked){k, 0};
                 continue;
             }
@@ -1057,16 +1067,46 @@ static void carve_all(search *se, block *b) {
     se->cbuf = carve(b, nc, sizeof *se->cbuf);
     se->order_buf = carve(b, n, sizeof *se->order_buf);
     se->count = carve(b, nu, sizeof *se->count);
+    se->rep = carve(b, n, sizeof *se->rep);
+}
+
+/* One pipeline under several indices (first_of) is one candidate: after the
+ * search every index of it takes one fate. A finalist when any of them is
+ * (the final sweep runs their one chain once and gives each index its row:
+ * they are in one unit), else the pruned row measured on the most of the
+ * sample, under its own indices. The screening's rows, and so these, are
+ * every team member's alike: one process and a team keep the same rows. */
+static void tie_twins(search *se) {
+    const size_t *first = se->first_of;
+    size_t n = se->ncombos, *rep = se->rep;
+    for (size_t k = 0; k < n; k++)
+        if (first[k] != k && se->final[k]) se->final[first[k]] = true;
+    for (size_t k = 0; k < n; k++) {
+        rep[k] = k;
+        if (first[k] != k && se->final[first[k]]) se->final[k] = true;
+    }
+    for (size_t k = 0; k < n; k++) {
+        size_t r = first[k];
+        if (r != k && !se->final[k] && se->pruned[k].fraction > se->pruned[rep[r]].fraction) rep[r] = k;
+    }
+    for (size_t k = 0; k < n; k++) {
+        size_t r = rep[first[k]];
+        if (se->final[k] || r == k) continue;
+        dctk_combo_result *p = &se->pruned[k];
+        int c = p->c, f = p->f, s = p->s;
+        *p = se->pruned[r];
+        p->c = c, p->f = f, p->s = s;
+    }
 }
 
 dctk_status dctk_search_adaptive(const dctk_space *sp, const dctk_gates *gates, int ndim, const size_t *shape,
-                                 const size_t *chunk, long max_evals, const bool *left_out,
+                                 const size_t *chunk, long max_evals, const bool *left_out, const size_t *first_of,
                                  const dctk_search_params *params, const dctk_search_ops *ops, bool *final,
                                  dctk_combo_result *pruned) {
     search se = {.p = params ? params : &dctk_search_defaults, .max_evals = max_evals, .final = final, .sp = sp,
                  .gates = gates, .ops = ops, .ncombos = dctk_space_ncombos(sp), .nunits = dctk_sweep_nunits(sp),
                  .ncomp = (size_t)sp->ncomp + sp->comp_none, .pruned = pruned, .ndim = ndim, .shape = shape,
-                 .chunk = chunk};
+                 .chunk = chunk, .first_of = first_of};
     dctk_status st = dctk_sample_pieces(ndim, shape, chunk, want_pieces(&se, se.p->min_piece), &se.pieces,
                                         &se.npieces);
     if (st == DCTK_OK)
@@ -1089,6 +1129,7 @@ dctk_status dctk_search_adaptive(const dctk_space *sp, const dctk_gates *gates, 
         dctk_log(DCTK_LOG_DEBUG, "adaptive search: %s", phases[i].name);
         st = phases[i].run(&se);
     }
+    if (st == DCTK_OK && first_of) tie_twins(&se);
     dctk_free(b.base);
     dctk_free(se.pieces);
     dctk_free(se.probe_pieces);

@@ -57,10 +57,13 @@ typedef struct dctk_search_ops {
  * the sample in .fraction, 0 when its compressor never ran) and the reason in
  * .error. shape and chunk: the sample and its production chunks. Units
  * marked in left_out (may be NULL) are not run, their rows not touched. A
- * row is kept when it meets gates (dctk_combo_keep). params: the tuning
- * (NULL: dctk_search_defaults). */
+ * row is kept when it meets gates (dctk_combo_keep). first_of (may be NULL):
+ * per combo, the lowest index of the same pipeline: one candidate (a repeat
+ * is never ranked beside it, so --max-evals N measures N pipelines), and in
+ * the end every index of it is a finalist when one is, else each gets the
+ * pruned row measured on the most of the sample. params: the tuning (NULL: dctk_search_defaults). */
 dctk_status dctk_search_adaptive(const dctk_space *sp, const dctk_gates *gates, int ndim, const size_t *shape,
-                                 const size_t *chunk, long max_evals, const bool *left_out,
+                                 const size_t *chunk, long max_evals, const bool *left_out, const size_t *first_of,
                                  const dctk_search_params *params, const dctk_search_ops *ops, bool *final,
                                  dctk_combo_result *pruned);
 

@@ -10,7 +10,9 @@ same space (narrowed to fast compressors so the test stays short):
   - every row is listed; pruned rows are not kept and say why ("pruned: ..."),
     and the fraction column says how much of the sample each row was measured on;
   - the phases show in the progress lines.
-Then --max-evals N: exactly N rows measured on the whole sample, the winner
+The rows of one pipeline under several indices (a compressor resolved to the
+element size it sees) agree, figures and status, and the summary counts them.
+Then --max-evals N: exactly N pipelines measured on the whole sample, the winner
 among them; and --max-evals with --search exhaustive is refused. Last, each
 reader level's filter-only stages are confirmed beside the serializers': the
 adaptive winner (seam.nc lat2d) and numcodecs level (meccatemp t) reach
@@ -40,18 +42,18 @@ SETTINGS = {"1e-3": ["--override-existing-l1-error", "1e-3"],
 METRICS = ("ratio", "l1_rel", "l2_rel", "linf_rel", "euclidean", "max_abs_err")
 
 
-def run(path, var, extra, where):
+def run(path, var, extra, where, out=False):
     r = subprocess.run([DCTK, "evaluate_combos", os.path.join(NCARG, path), "--where-to-write", where,
                         "--field-to-compress", var] + SPACE + extra, capture_output=True, text=True, timeout=600)
     check(r.returncode == 0, "%s %s %s: exit %d: %s" % (path, var, extra, r.returncode, r.stderr[-600:]))
     if r.returncode:
-        return None, {}, r.stderr
+        return (None, {}, r.stderr) + ((r.stdout,) if out else ())
     with open(os.path.join(where, "best_%s.json" % var)) as f:
         best = json.load(f)
     with open(os.path.join(where, "config_space_%s_rank0.csv" % var), newline="") as f:
         rows = {(r["comp_idx"], r["filt_idx"], r["ser_idx"]): r for r in csv.DictReader(f)}
     check_status(rows, r.stdout, "%s %s %s" % (path, var, extra))
-    return best, rows, r.stderr
+    return (best, rows, r.stderr) + ((r.stdout,) if out else ())
 
 
 STATUSES = ("kept", "rejected", "failed", "pruned", "left out")
@@ -91,8 +93,8 @@ for path, var in FIELDS:
     for name, extra in SETTINGS.items():
         case = "%s %s %s" % (path, var, name)
         d = os.path.join(tmp, "%s_%s" % (os.path.basename(path), name))
-        be, re_, _ = run(path, var, extra + ["--search", "exhaustive"], d + "_e")
-        ba, ra, err = run(path, var, extra, d + "_a")
+        be, re_, _, out_e = run(path, var, extra + ["--search", "exhaustive"], d + "_e", out=True)
+        ba, ra, err, out_a = run(path, var, extra, d + "_a", out=True)
         if not be or not ba:
             continue
         check(key(ba) == key(be) or ba["ratio"] == be["ratio"], "%s: adaptive's winner %s (%.6g), exhaustive's %s "
@@ -118,6 +120,27 @@ for path, var in FIELDS:
             check(not e or ba["by_portability"].get(lv), "%s: adaptive has no combo at level %s" % (case, lv))
         check("stages and scouts on a probe" in err and "finalists on the whole sample" in err,
               "%s: no phase in the progress lines:\n%s" % (case, err[-600:]))
+        # rows of one pipeline under several indices (blosc's automatic shuffle, a shuffle after zfpy's
+        # stream): one row's figures and status for all, in both searches, and the summary counts them
+        for rows_, how, out in ((ra, "adaptive", out_a), (re_, "exhaustive", out_e)):
+            groups = {}
+            for k, r in rows_.items():
+                if r["status"] == "left out":  # never run: their own rows, counted apart
+                    continue
+                groups.setdefault((r["compressor"], r["filter"], r["serializer"]), []).append(r)
+            rep = [g for g in groups.values() if len(g) > 1]
+            differ = [g[0]["name"] for g in rep if len({tuple(v for c, v in r.items() if not c.endswith("_idx"))
+                                                        for r in g}) > 1]
+            check(not differ, "%s %s: rows of one pipeline differ: %s" % (case, how, differ[:3]))
+            n = sum(len(g) - 1 for g in rep)
+            m = re.search(r"^%s: (\d+) rows repeat the pipeline of a row with a lower comp_idx \(comp_idx (\d+) and "
+                          r"(\d+) with filt_idx (-?\d+), ser_idx (-?\d+) are both (.*?)\): " % var, out, re.M)
+            check(bool(m) == (n > 0) and (not m or int(m.group(1)) == n),
+                  "%s %s: %d repeated rows, the summary says %s" % (case, how, n, m and m.group(1)))
+            if m:
+                a, b = rows_[(m.group(2), m.group(4), m.group(5))], rows_[(m.group(3), m.group(4), m.group(5))]
+                check(a["name"] == b["name"] == m.group(6) and a["compressor"] == b["compressor"],
+                      "%s %s: the example %s" % (case, how, m.group(0)))
 
 # A sample of fewer than 4 pieces (16 KB each): a part would be half of it,
 # so no halving across stages: the compressors that survive the screening on
@@ -197,7 +220,8 @@ check(len(twins) >= 5 and not differ and not any(v in twins for v in twins.value
 for n in (1, 4):
     b, rows, _ = run("cdf/meccatemp.cdf", "t", SETTINGS["1e-3"] + ["--max-evals", str(n)], os.path.join(tmp, "m%d" % n))
     measured = [k for k, r in rows.items() if not r["error"].startswith(("pruned: ", "left out: "))]
-    check(len(measured) == n, "--max-evals %d: %d rows measured on the whole sample" % (n, len(measured)))
+    pipelines = {(rows[k]["compressor"], rows[k]["filter"], rows[k]["serializer"]) for k in measured}
+    check(len(pipelines) == n, "--max-evals %d: %d pipelines measured on the whole sample" % (n, len(pipelines)))
     check(b is not None and key(b) in measured, "--max-evals %d: the winner is not a measured row" % n)
 r = subprocess.run([DCTK, "evaluate_combos", os.path.join(NCARG, "cdf/meccatemp.cdf"), "--where-to-write",
                     os.path.join(tmp, "refused"), "--search", "exhaustive", "--max-evals", "3"],
