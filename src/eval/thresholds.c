@@ -126,10 +126,14 @@ dctk_status dctk_threshold_explain(const char *path, const char *name, const cha
     DCTK_TRY(open_table(path, &f, &cn, &cu, &ce));
     units = units ? units : "";
     char line[4096], *fields[16], best_unit[128] = "", best_name[128] = "", refused[128] = "", other[128] = "";
+    char best_cells[4096] = "", cells[4096], clash[4096] = "";
     int best = 0; /* 2 * units_rel + (name as written): 7 is the same name in the same unit */
+    long lineno = 1, best_line = 0, clash_line = 0; /* a row as good as the best that says otherwise */
     double value = NAN;
     dctk_status st = DCTK_OK;
-    while (st == DCTK_OK && best < 7 && fgets(line, sizeof line, f)) {
+    /* every row is read: two rows that apply alike but say different things are refused, not the first taken */
+    while (st == DCTK_OK && fgets(line, sizeof line, f)) {
+        lineno++;
         int n = split_csv(line, fields, 16);
         if (n <= cn || n <= cu || n <= ce || strcasecmp(trim(fields[cn]), name) != 0) continue;
         const char *ru = trim(fields[cu]);
@@ -137,17 +141,33 @@ dctk_status dctk_threshold_explain(const char *path, const char *name, const cha
         if (rel == UNITS_OFFSET) snprintf(refused, sizeof refused, "%s", ru);
         if (rel == UNITS_OTHER) snprintf(other, sizeof other, "%s", ru);
         int score = 2 * (int)rel + (strcmp(fields[cn], name) == 0);
-        if (rel < UNITS_SCALED || score <= best) continue;
+        if (rel < UNITS_SCALED || score < best) continue;
+        size_t len = 0; /* the row's cells, trimmed: what it says */
+        for (int i = 0; i < n && len < sizeof cells; i++)
+            len += (size_t)snprintf(cells + len, sizeof cells - len, "%s%s", i ? "," : "", trim(fields[i]));
+        if (score == best) {
+            if (!clash_line && strcmp(cells, best_cells) != 0) {
+                clash_line = lineno;
+                snprintf(clash, sizeof clash, "%s", cells);
+            }
+            continue;
+        }
+        clash_line = 0; /* a better row: the tie below it no longer matters */
         char *end, *text = trim(fields[ce]);
         double v = strtod(text, &end);
         if (end == text || !(v > 0))
             st = DCTK_FAIL(DCTK_ERR_FORMAT, "%s: threshold for '%s' is not a positive number", path, name);
-        best = score, value = v;
+        best = score, value = v, best_line = lineno;
+        snprintf(best_cells, sizeof best_cells, "%s", cells);
         snprintf(best_unit, sizeof best_unit, "%s", ru);
         snprintf(best_name, sizeof best_name, "%s", fields[cn]);
     }
     fclose(f);
     if (st != DCTK_OK) return st;
+    if (clash_line)
+        return DCTK_FAIL(DCTK_ERR_FORMAT, "%s: lines %ld and %ld both give the thresholds of '%s' in '%s', "
+                         "differently ('%s' and '%s'): keep one of them", path, best_line, clash_line, name, units,
+                         best_cells, clash);
     if (best) {
         *threshold = value;
         snprintf(why, cap, "row '%s' in '%s'%s", best_name, best_unit,

@@ -6,6 +6,8 @@ Real libncarg-data files, their units read by python3-netCDF4:
   a relative error), with the reason, by inspect_dataset and by a sweep;
 - a real field rewritten by netCDF4 as q in "kg/kg" and in "kg kg**-1" gets the
   table's q row in "kg kg-1".
+Two rows that apply alike and differ are refused naming both lines; the same
+row twice, or a tie beaten by a better row (the name as written), is not.
 The expected thresholds come from reading the shipped CSV with Python's csv
 module, not from our lookup. After a write, the max abs error carries the
 field's units.
@@ -106,6 +108,34 @@ with tempfile.TemporaryDirectory() as tmp:
                        capture_output=True, text=True, timeout=300)
     m = re.search(r"max abs error (\S+) degC", r.stdout)
     check(r.returncode == 0 and bool(m), f"compress_with_optimal pop t: units of the error: {r.stdout} {r.stderr}")
+
+    # a duplicate row (issue 37 finding 9): two rows for U in "m s-1" that say different things are refused,
+    # naming both lines, not the first taken silently; the same row twice is the same threshold
+    with open(TABLE, newline="") as f:
+        lines = f.read().splitlines()
+    row = next(i for i, line in enumerate(lines) if line.split(",")[:2] == ["u", "m s-1"])
+    cells = lines[row].split(",")
+    other = ",".join(cells[:2] + ["%g" % (float(cells[2]) * 10)] + cells[3:])
+    # a row with the name as the file writes it (U) applies before both u rows, so their difference is moot
+    exact = ",".join(["U"] + cells[1:])
+    for name, extra, applies in (("dup_differ.csv", [other], None), ("dup_same.csv", [lines[row]], "u"),
+                                 ("dup_beaten.csv", [other, exact], "U")):
+        table = os.path.join(tmp, name)
+        with open(table, "w") as f:
+            f.write("\n".join(lines + extra) + "\n")
+        r = subprocess.run([DCTK, "evaluate_combos", uv, "--where-to-write", os.path.join(tmp, name + ".out"),
+                            "--field-to-compress", "U", "--compressor-class", "zstd", "--filter-class", "none",
+                            "--serializer-class", "none", "--eval-data-size-limit", "40KB", "--thresholds-table",
+                            table], capture_output=True, text=True, timeout=300)
+        said = "lines %d and %d both give the thresholds of 'U'" % (row + 1, len(lines) + 1)
+        if applies is None:
+            check(r.returncode != 0 and said in r.stderr and table in r.stderr,
+                  f"{name}: rc {r.returncode}, want a line with {said!r}: {r.stderr[-500:]}")
+        else:
+            m = re.search(r"threshold (\S+) \(%s, row '(\S+)' in 'm s-1'\)" % re.escape(table), r.stdout)
+            check(r.returncode == 0 and bool(m) and float(m.group(1)) == float("%.3g" % TAB[("u", "m s-1")])
+                  and m.group(2) == applies,
+                  f"{name}: rc {r.returncode} {r.stdout[-400:]} {r.stderr[-400:]}")
 
 if failures:
     sys.exit("test_units_thresholds: %d failure(s)" % len(failures))
