@@ -409,7 +409,8 @@ static void post_slurm(web_ctx *w, const web_req *q, web_reply *r) {
     dctk_status st = dctk_web_confine(w->root, json_string_value(json_object_get(b, "dataset")), ds, sizeof ds);
     if (st != DCTK_OK) return (void)web_fail(r, st);
     json_t *argv = json_array();
-    if (!web_flags_to_argv(w->o->sweep_flags, json_object_get(b, "flags"), argv, r)) return (void)json_decref(argv);
+    if (!web_flags_to_argv(w->root, w->o->sweep_flags, json_object_get(b, "flags"), argv, r))
+        return (void)json_decref(argv);
     size_t n = json_array_size(argv);
     const char **space = calloc(n + 1, sizeof *space), **eval = calloc(n + 1, sizeof *eval);
     size_t ns = 0, ne = 0;

@@ -291,7 +291,24 @@ bool web_flag_listed(const dctk_web_flag *list, const char *name) {
     return false;
 }
 
-bool web_flags_to_argv(const dctk_web_flag *allowed, const json_t *flags, json_t *argv, web_reply *r) {
+/* The path a flag's value names, for a file the job reads or a folder it
+ * writes: a flag whose metavar is FILE, DIR, CSV or a *.json name, and
+ * --pipeline's file (a leading '@' as the command reads it; inline JSON, which
+ * the command reads when no such file exists, names none). NULL: not a path. */
+static const char *named_path(const dctk_web_flag *f, const char *value) {
+    const char *m = f->metavar ? f->metavar : "";
+    size_t n = strlen(m);
+    if (strcmp(f->name, "--pipeline") == 0) {
+        json_t *inline_json = value[0] != '@' ? json_loads(value, 0, NULL) : NULL;
+        json_decref(inline_json);
+        return inline_json ? NULL : value + (value[0] == '@');
+    }
+    bool path = !strcmp(m, "FILE") || !strcmp(m, "DIR") || !strcmp(m, "CSV") || (n > 5 && !strcmp(m + n - 5, ".json"));
+    return path ? value : NULL;
+}
+
+bool web_flags_to_argv(const char *root, const dctk_web_flag *allowed, const json_t *flags, json_t *argv,
+                       web_reply *r) {
     if (flags && !json_is_object(flags)) return web_error(r, 400, "flags must be an object {\"--flag\": value}");
     const char *k;
     json_t *v;
@@ -299,7 +316,7 @@ bool web_flags_to_argv(const dctk_web_flag *allowed, const json_t *flags, json_t
         const dctk_web_flag *f = allowed;
         while (f && f->name && strcmp(f->name, k) != 0) f++;
         if (!f || !f->name) return web_error(r, 400, "%s: not an option this job takes", k);
-        char arg[600];
+        char arg[PATH_MAX + 64];
         if (f->is_switch) {
             if (!json_is_boolean(v)) return web_error(r, 400, "%s: expects true or false", k);
             if (!json_is_true(v) && !f->neg) continue;
@@ -309,7 +326,18 @@ bool web_flags_to_argv(const dctk_web_flag *allowed, const json_t *flags, json_t
             if (!s) return web_error(r, 400, "%s: expects a string value", k);
             if (!*s) continue; /* left empty in the form: the default */
             if (strlen(s) > 256 || strpbrk(s, "\r\n")) return web_error(r, 400, "%s: value too long or not one line", k);
-            snprintf(arg, sizeof arg, "%s=%s", f->name, s); /* one word: never taken for another flag */
+            char real[PATH_MAX];
+            const char *path = named_path(f, s);
+            if (path) { /* a path under the data root, as the dataset's; its real path is passed */
+                dctk_status st = dctk_web_confine(root, path, real, sizeof real);
+                if (st != DCTK_OK) {
+                    dctk_prefix_detail("%s: ", f->name);
+                    return web_fail(r, st);
+                }
+                s = real;
+            }
+            if (snprintf(arg, sizeof arg, "%s=%s", f->name, s) >= (int)sizeof arg) /* one word: never another flag */
+                return web_error(r, 400, "%s: value too long", k);
         }
         json_array_append_new(argv, json_string(arg));
     }
@@ -359,7 +387,7 @@ static bool sweep_argv(web_ctx *w, const json_t *spec, const char *dir, json_t *
         json_object_set_new(job, "field", json_string(field));
     }
     json_object_set_new(job, "dataset", json_string(ds + strlen(w->root) + (ds[strlen(w->root)] == '/')));
-    return web_flags_to_argv(w->o->sweep_flags, json_object_get(spec, "flags"), argv, r);
+    return web_flags_to_argv(w->root, w->o->sweep_flags, json_object_get(spec, "flags"), argv, r);
 }
 
 /* The readable name of combo [c, f, s] in the sweep's results under out, or
@@ -421,7 +449,7 @@ static bool compress_argv(web_ctx *w, const json_t *spec, json_t *job, json_t *a
     json_t *name = combo_name(out, var, combo);
     if (name) json_object_set_new(job, "name", name);
     json_decref(sweep);
-    if (!web_flags_to_argv(w->o->write_flags, json_object_get(spec, "flags"), argv, r)) return false;
+    if (!web_flags_to_argv(w->root, w->o->write_flags, json_object_get(spec, "flags"), argv, r)) return false;
     json_array_append_new(argv, json_string("--"));
     json_array_append_new(argv, json_string(var));
     for (size_t i = 0; i < 3; i++) {

@@ -59,8 +59,12 @@ int web_run_capture(char *const *argv, const char *cwd, const char *out_path);
 bool web_on_path(const char *prog);
 
 /* The flags of a job from a JSON object {"--flag": "value" | true | false}
- * checked against the allowed list; appended to argv as "--flag=value". */
-bool web_flags_to_argv(const dctk_web_flag *allowed, const json_t *flags, json_t *argv, web_reply *r);
+ * checked against the allowed list; appended to argv as "--flag=value". A
+ * flag whose value is a path (metavar FILE, DIR, CSV or *.json: --spec,
+ * --thresholds-table; a --pipeline file) must name one under root, as the
+ * dataset (else 403): its real path is passed. */
+bool web_flags_to_argv(const char *root, const dctk_web_flag *allowed, const json_t *flags, json_t *argv,
+                       web_reply *r);
 /* Whether field is a variable of the dataset at path; else a 400 naming them.
  * The check that keeps a field name from ever being read as an option. */
 bool web_check_field(const char *path, const char *field, web_reply *r);

@@ -4,7 +4,10 @@ error: paths that leave the data root (.., absolute, a symlink pointing out)
 get 403; an upload over --max-upload-mib gets 413 and leaves no file; unknown
 job ids get 404; flags the job does not take get 400; a field that is not a
 variable of the dataset (such as --help) gets 400, a flag's value stays one
-word (--flag=value), a compression's field follows "--"; an upload under an
+word (--flag=value), a compression's field follows "--"; a flag naming a
+file (--spec, --thresholds-table, a --pipeline file, also as @FILE) outside the
+data root gets 403 and makes no job, one under it is passed as its real path,
+an inline --pipeline as given; an upload under an
 existing name gets 409 and leaves the earlier file as it was. Listening beyond the
 loopback needs --token, and then every request carries it (401 otherwise);
 without a token, Host names other than the loopback and cross-origin posts
@@ -139,6 +142,61 @@ def field_names(srv):
     srv.request("POST", "/api/jobs/%s/cancel" % job.get("id", ""), {})
 
 
+def file_flags(srv, root, outside):
+    """A flag naming a file the job reads (--thresholds-table, --spec, a --pipeline file) names one under the
+    data root, as the dataset does (issue 37 finding 9): else 403, no job; under it, its real path is passed."""
+    with open(os.path.join(outside, "table.csv"), "w") as f:
+        f.write("Short Name,Unit,Existing L1 error\nt,K,0.5\n")
+    shutil.copy(os.path.join(outside, "table.csv"), os.path.join(root, "table.csv"))
+    with open(os.path.join(root, "spec.json"), "w") as f:
+        f.write('{"default": {"l1-threshold": 0.001}}')
+    quick = {"--compressor-class": "none", "--filter-class": "none", "--serializer-class": "none"}
+    code, sweep, _ = srv.request("POST", "/api/jobs", {"kind": "sweep", "dataset": "data.nc", "field": "t",
+                                                       "flags": quick})
+    check(code == 201 and sweep.get("id"), "a sweep of t: %d %r" % (code, sweep))
+    sid = sweep.get("id", "")
+    before = sorted(os.listdir(os.path.join(root, ".dctk-web", "jobs")))
+    for bad in [os.path.join(outside, "table.csv"), "../outside/table.csv", "link-out/table.csv", "/etc/passwd"]:
+        refused(srv, "a compression with --thresholds-table %s" % bad, 403, "POST", "/api/jobs",
+                {"kind": "compress", "sweep": sid, "var": "t", "combo": [-1, -1, -1],
+                 "flags": {"--thresholds-table": bad}}, needle="outside the data root")
+        refused(srv, "a sweep with --spec %s" % bad, 403, "POST", "/api/jobs",
+                {"kind": "sweep", "dataset": "data.nc", "field": "t", "flags": dict(quick, **{"--spec": bad})},
+                needle="outside the data root")
+    pipe_out = os.path.join(outside, "pipe.json")
+    with open(pipe_out, "w") as f:
+        f.write('[{"name": "zstd", "configuration": {"level": 3}}]')
+    shutil.copy(pipe_out, os.path.join(root, "pipe.json"))
+    for bad in [pipe_out, "@" + pipe_out, "link-out/pipe.json", "@../outside/pipe.json"]:
+        refused(srv, "a compression with --pipeline %s" % bad, 403, "POST", "/api/jobs",
+                {"kind": "compress", "sweep": sid, "var": "t", "combo": [-1, -1, -1],
+                 "flags": {"--pipeline": bad}}, needle="outside the data root")
+    check(sorted(os.listdir(os.path.join(root, ".dctk-web", "jobs"))) == before, "a refused job was made")
+    made = []
+    for given, want in [("pipe.json", "--pipeline=" + os.path.realpath(os.path.join(root, "pipe.json"))),
+                        ("@pipe.json", "--pipeline=" + os.path.realpath(os.path.join(root, "pipe.json"))),
+                        ('[{"name": "zstd"}]', '--pipeline=[{"name": "zstd"}]')]:  # inline JSON names no file
+        code, job, _ = srv.request("POST", "/api/jobs", {"kind": "compress", "sweep": sid, "var": "t",
+                                                         "combo": [-1, -1, -1], "flags": {"--pipeline": given}})
+        argv = job.get("argv", []) if isinstance(job, dict) else []
+        check(code == 201 and want in argv, "--pipeline %s: %d %r" % (given, code, argv))
+        made.append(job.get("id", "") if isinstance(job, dict) else "")
+    code, job, _ = srv.request("POST", "/api/jobs", {"kind": "compress", "sweep": sid, "var": "t",
+                                                     "combo": [-1, -1, -1], "flags": {"--thresholds-table":
+                                                                                      "table.csv"}})
+    argv = job.get("argv", []) if isinstance(job, dict) else []
+    real = os.path.realpath(os.path.join(root, "table.csv"))
+    check(code == 201 and "--thresholds-table=" + real in argv, "a table under the root: %d %r" % (code, argv))
+    code, spec, _ = srv.request("POST", "/api/jobs", {"kind": "sweep", "dataset": "data.nc", "field": "t",
+                                                      "flags": dict(quick, **{"--spec": "spec.json"})})
+    argv = spec.get("argv", []) if isinstance(spec, dict) else []
+    check(code == 201 and "--spec=" + os.path.realpath(os.path.join(root, "spec.json")) in argv,
+          "a spec under the root: %d %r" % (code, argv))
+    for j in made + [sid, job.get("id", "") if isinstance(job, dict) else "",
+                     spec.get("id", "") if isinstance(spec, dict) else ""]:
+        srv.request("POST", "/api/jobs/%s/cancel" % j, {})
+
+
 def jobs(srv):
     for path in ["/api/jobs/20990101-000000-1", "/api/jobs/..%2F..%2Fetc", "/api/jobs/nope/results?var=t",
                  "/api/jobs/nope/download", "/api/jobs/nope/inspect"]:
@@ -216,6 +274,8 @@ def slurm(root, tmp):
             check(re.search("^%s$" % re.escape(line), script, re.M), "script lacks %r" % line)
         refused(srv, "a partition with a space", 400, "POST", "/api/slurm",
                 dict(body, partition="a b", submit=False), needle="partition")
+        refused(srv, "a Slurm sweep with --spec outside the root", 403, "POST", "/api/slurm",
+                dict(body, flags={"--spec": "link-out/spec.json"}, submit=False), needle="outside the data root")
         refused(srv, "zero nodes", 400, "POST", "/api/slurm", dict(body, nodes=0, submit=False), needle="nodes")
         path = os.path.join(root, j["path"])
         os.makedirs(os.path.join(root, j["out"]), exist_ok=True)
@@ -255,6 +315,7 @@ def main():
             uploads(srv, root)
             jobs(srv)
             field_names(srv)
+            file_flags(srv, root, outside)
             origin(srv)
         finally:
             srv.stop()
