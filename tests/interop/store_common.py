@@ -124,13 +124,39 @@ def private_names(store):
                   or ".tmp." in n)
 
 
-def field_files(store, name):
-    """{relative path: bytes} of every file of an array folder."""
-    top = os.path.join(store, name)
+def without_source(node):
+    """The metadata less the provenance's "source" (the input a field was written from), everywhere it
+    appears (the arrays, the consolidated metadata)."""
+    if isinstance(node, dict):
+        return {k: without_source(v) for k, v in node.items()
+                if not (k == "source" and "pipeline" in node and "python_packages" in node)}
+    if isinstance(node, list):
+        return [without_source(v) for v in node]
+    return node
+
+
+def tree_files(top, strip_source=False):
+    """{relative path: bytes} of every file under top (a store, or an array folder); with strip_source each
+    zarr.json as its JSON without the provenance's "source" (keys sorted)."""
     out = {}
     for d, _, files in os.walk(top):
         for f in files:
             p = os.path.join(d, f)
             with open(p, "rb") as fh:
-                out[os.path.relpath(p, top)] = fh.read()
+                data = fh.read()
+            if strip_source and f == "zarr.json":
+                data = json.dumps(without_source(json.loads(data)), sort_keys=True).encode()
+            out[os.path.relpath(p, top)] = data
     return out
+
+
+def field_files(store, name):
+    """{relative path: bytes} of every file of an array folder."""
+    return tree_files(os.path.join(store, name))
+
+
+def store_difference(a, b, strip_source=False):
+    """What differs between the stores (or folders) a and b: (the names only one holds, the names whose bytes
+    differ), both sorted, and a's files."""
+    fa, fb = tree_files(a, strip_source), tree_files(b, strip_source)
+    return sorted(set(fa) ^ set(fb)), sorted(k for k in fa if k in fb and fa[k] != fb[k]), fa

@@ -38,6 +38,7 @@ import netCDF4
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import store_common as sc  # noqa: E402
 from checks import check, finish  # noqa: E402
 
 DCTK = os.environ["DCTK"]
@@ -70,28 +71,18 @@ def alone(args):
 
 def files(store):
     """Relative path -> bytes of every file of a store."""
-    out = {}
-    for d, _, fs in os.walk(store):
-        for f in fs:
-            p = os.path.join(d, f)
-            with open(p, "rb") as fh:
-                out[os.path.relpath(p, store)] = fh.read()
-    return out
+    return sc.tree_files(store)
 
 
 def same_store(a, b, label):
-    fa, fb = files(a), files(b)
-    check(sorted(fa) == sorted(fb), "%s: the stores hold other files: %s against %s" %
-          (label, sorted(set(fa) ^ set(fb))[:10], len(fb)))
-    differ = sorted(k for k in fa if k in fb and fa[k] != fb[k])
+    only, differ, fa = sc.store_difference(a, b)
+    check(not only, "%s: the stores hold other files: %s" % (label, only[:10]))
     check(not differ, "%s: files differ: %s" % (label, differ[:10]))
     shards = [k for k in fa if k.startswith(("T/c/", "c/"))]
     check(len(shards) >= 5, "%s: T has %d shards, the test wants several" % (label, len(shards)))
 
 
-def digest(a):
-    import hashlib
-    return hashlib.sha256(np.ascontiguousarray(a).tobytes()).hexdigest()
+digest = sc.digest
 
 
 def want_digests():
