@@ -28,7 +28,8 @@ static const cli_opt opts[] = {
      "a codec list, a best_VAR.json, or a manifest_VAR.json (the Python tool's; gates on its thresholds)"},
     {"--skip-existing", "--no-skip-existing", OPT_BOOL, &skip_existing, NULL,
      "skip fields already complete in the store when written from the same input (size, mtime) with the same "
-     "pipeline, chunks, shards, verification and gate (each change is said and the field rewritten; an array "
+     "pipeline, chunks, shards, verification and gates (every gate: L1, --linf-threshold, --abs-error, "
+     "--phys-max...) (each change is said and the field rewritten; an array "
      "with no record of ours is rewritten) (default: skip; --no-skip-existing rewrites them)"},
     {"--append", NULL, OPT_BOOL, &append, NULL,
      "grow DIR's store of this run along time by the steps the input (the run's files so far) has beyond it: "
@@ -68,9 +69,9 @@ const cli_cmd cmd_compress = {
     .usage = "DATASET DIR [options]",
     .help = "For every data variable (or --vars / --field-to-compress): a field already in DIR/DATASET.zarr is\n"
             "skipped when this run would write it the same way (same input size and mtime, pipeline, chunks,\n"
-            "shards, verification, gate), else rewritten with a line saying what changed (--no-skip-existing\n"
+            "shards, verification, every gate), else rewritten with a line saying what changed (--no-skip-existing\n"
             "rewrites it anyway); a field whose DIR/best_FIELD.json still holds for this input\n"
-            "(same space fingerprint, sample and threshold: the sample's plan and digest decide, not the text of\n"
+            "(same space fingerprint, sample and gates: the sample's plan and digest decide, not the text of\n"
             "--eval-data-size-limit) is written with it without a sweep; the\n"
             "others are swept (evaluate_combos) and written with their best combo. --pipeline writes every field\n"
             "with one given pipeline and sweeps nothing; with a threshold (--override-existing-l1-error, or the\n"

@@ -71,4 +71,13 @@ typedef void (*compress_write_fn)(compress_job *j, size_t v, const json_t *codec
  * gates; without one the verification is advisory), write with `write`. */
 void dctk_compress_write_pipeline(compress_job *j, size_t v, const char *arg, compress_write_fn write);
 
+/* The gates dctk_best_pipeline_gates verifies a --pipeline write of var by
+ * (b: the best file the pipeline came from, or NULL), without the metric
+ * config it may read from the field: *gated false when there is no
+ * threshold (advisory); *own_cfg when b's own metric config serves them;
+ * *bound the relative L1 bound the write records (flag_l1, else b's
+ * threshold, else the gates' L1; NaN when not gated). */
+dctk_status dctk_pipeline_gates(const dctk_var *var, const dctk_evaluate_opts *eo, double flag_l1, const dctk_best *b,
+                                dctk_gates *g, bool *gated, bool *own_cfg, double *bound);
+
 #endif

@@ -75,14 +75,19 @@ static bool same_threshold(double a, double b) {
     return (isnan(a) && isnan(b)) || (!isnan(a) && !isnan(b) && fabs(a - b) <= 1e-12 * fabs(a));
 }
 
-/* The budgets a sweep of var would use now: its relative L1 and absolute thresholds. */
+/* The gates a sweep of var would use now (as the sweep resolves them: a
+ * GRIB variable split by level type by its table name). */
 static dctk_gates gates_now(const compress_job *j, const dctk_var *var) {
     dctk_gates asked = j->eo.gates_set ? j->eo.gates : dctk_gates_none(), g = dctk_gates_none();
     if (isnan(asked.l1)) asked.l1 = j->eo.override_l1;
     char source[256];
-    if (dctk_gates_for(&asked, j->eo.spec, j->eo.thresholds_csv, var->name, var->units, &g, source, sizeof source) !=
-        DCTK_OK)
+    const char *name = json_string_value(json_object_get(var->attrs, "GRIB_cfVarName"));
+    if (dctk_gates_for(&asked, j->eo.spec, j->eo.thresholds_csv, name ? name : var->name, var->units, &g, source,
+                       sizeof source) != DCTK_OK) {
+        dctk_clear_detail();
         g = dctk_gates_none();
+    }
+    dctk_gates_packed(&g, var);
     return g;
 }
 
@@ -96,6 +101,50 @@ static json_t *chunk_shape_now(const compress_job *j, const char *var) {
     json_t *a = json_array();
     for (int d = 0; a && d < x->ndim; d++) json_array_append_new(a, json_integer((json_int_t)chunk[d]));
     return a;
+}
+
+/* A gate's value as a line shows it. */
+static void gate_text(const json_t *x, char *buf, size_t cap) {
+    if (json_is_number(x)) snprintf(buf, cap, "%g", json_number_value(x));
+    else if (json_is_boolean(x)) snprintf(buf, cap, "%s", json_is_true(x) ? "on" : "off");
+    else snprintf(buf, cap, "off");
+}
+
+/* Whether gate key is the same in then and now (dctk_gates_json objects; a
+ * gate absent and one off alike); else why ("VERB under the gate linf 0.01,
+ * now 0.005"). */
+static bool same_gate(const json_t *then, const json_t *now, const char *key, const char *verb, char *why,
+                      size_t cap) {
+    const json_t *x = json_object_get(then, key), *y = json_object_get(now, key);
+    bool off_x = !x || json_is_null(x), off_y = !y || json_is_null(y);
+    if ((off_x && off_y) ||
+        (json_is_number(x) && json_is_number(y) && same_threshold(json_number_value(x), json_number_value(y))) ||
+        (!off_x && !off_y && !json_is_number(x) && json_equal(x, y)))
+        return true;
+    char a[64], b[64];
+    gate_text(x, a, sizeof a);
+    gate_text(y, b, sizeof b);
+    snprintf(why, cap, "%s under the gate %s %s, now %s", verb, key, a, b);
+    return false;
+}
+
+/* Whether the gates recorded (then, as dctk_gates_json writes them; NULL:
+ * none) are the gates of now, every one of them; else why, naming the first
+ * that differs, the budgets first. */
+static bool same_gates(const json_t *then, const json_t *now, const char *verb, char *why, size_t cap) {
+    static const char *const first[] = {"l1", "abs_error", "l2", "linf", "bias"};
+    for (size_t k = 0; k < sizeof first / sizeof *first; k++)
+        if (!same_gate(then, now, first[k], verb, why, cap)) return false;
+    const json_t *sides[2] = {then, now};
+    for (int side = 0; side < 2; side++) {
+        const char *key;
+        const json_t *ignored;
+        json_object_foreach((json_t *)sides[side], key, ignored) {
+            (void)ignored;
+            if (!same_gate(then, now, key, verb, why, cap)) return false;
+        }
+    }
+    return true;
 }
 
 /* DIR/sweep_state_VAR.json, when the sweep wrote one: what its rows were
@@ -201,6 +250,13 @@ static bool best_holds(compress_job *j, size_t v, const dctk_best *best, char *w
         snprintf(why, cap, "swept with an absolute error budget of %g, now %g", abs_then, now.abs_err);
         return false;
     }
+    if (!lossless_only && best->has_gates) { /* the other gates too: another --linf-threshold keeps other rows */
+        json_t *a = dctk_gates_json(&best->gates), *b = dctk_gates_json(&now);
+        bool same = same_gates(a, b, "swept", why, cap);
+        json_decref(a);
+        json_decref(b);
+        if (!same) return false;
+    }
     const char *fp = best->fingerprint;
     const dctk_best_combo *c = &best->combo;
     json_t *codecs = NULL, *had = dctk_best_codecs_json(best);
@@ -283,18 +339,27 @@ static void plan_sweep_or_reuse(compress_job *j, size_t v) {
 
 /* The pipeline this run would write for field v without a sweep: --pipeline's,
  * or that of a sweep result that holds (within --codecs), as JSON text; NULL
- * when only a sweep could tell. *bound gets the gate's L1 bound (NaN: none). */
-static char *pipeline_now(compress_job *j, size_t v, double *bound) {
+ * when only a sweep could tell. *bound gets the gate's L1 bound (NaN: none);
+ * *gates the gates the write would be verified by, as its provenance records
+ * them (dctk_gates_json; NULL: none), and *gates_known whether that is known. */
+static char *pipeline_now(compress_job *j, size_t v, double *bound, json_t **gates, bool *gates_known) {
     const dctk_var *var = dctk_dataset_var(j->ds, v);
     json_t *codecs = NULL;
     dctk_best *best = NULL;
     *bound = NAN;
+    *gates = NULL;
+    *gates_known = false;
     if (j->pipeline) {
         if (dctk_pipeline_load(j->o->pipeline, var, &codecs, &best) != DCTK_OK) {
             dctk_clear_detail();
             return NULL; /* said when it is written */
         }
-        *bound = !isnan(j->eo.override_l1) ? j->eo.override_l1 : (best ? best->threshold : NAN);
+        dctk_gates g;
+        bool gated = false, own_cfg;
+        *gates_known =
+            dctk_pipeline_gates(var, &j->eo, j->eo.override_l1, best, &g, &gated, &own_cfg, bound) == DCTK_OK;
+        if (*gates_known && gated) *gates = dctk_gates_json(&g);
+        dctk_clear_detail();
     } else {
         char path[4096], why[512];
         if (dctk_results_best_path(path, sizeof path, j->where, var->name) == DCTK_OK) best = dctk_best_load(path);
@@ -306,6 +371,11 @@ static char *pipeline_now(compress_job *j, size_t v, double *bound) {
             codecs = c && c->codecs ? json_loads(c->codecs, 0, NULL) : NULL;
             *bound = best->threshold;
         }
+        /* the sweep's gates, whether its result is reused or a sweep runs (a best file of a release that
+         * recorded no gates: unknown) */
+        *gates_known = !holds || best->has_gates;
+        dctk_gates g = gates_now(j, var);
+        if (*gates_known) *gates = dctk_gates_json(&g);
         dctk_clear_detail();
     }
     char *text = codecs ? json_dumps(codecs, JSON_SORT_KEYS | JSON_COMPACT) : NULL;
@@ -337,7 +407,7 @@ static bool drift_short(const json_t *prov, const json_t *wr, const dctk_write_s
 
 /* Whether the array of field v in the store is what this run would write:
  * ours, from the same input (size and mtime), with the same pipeline (when
- * known without a sweep), chunks, shards, verification and gate. Else why. */
+ * known without a sweep), chunks, shards, verification and gates. Else why. */
 static bool stored_holds(compress_job *j, dctk_store *store, size_t v, char *why, size_t cap) {
     const char *name = dctk_dataset_var(j->ds, v)->name;
     dctk_zarr_node_info info = {0};
@@ -347,7 +417,12 @@ static bool stored_holds(compress_job *j, dctk_store *store, size_t v, char *why
     const json_t *src = json_object_get(prov, "source"), *wr = json_object_get(prov, "write");
     json_t *now = dctk_source_id(j->dataset);
     double bound = NAN;
-    char *pipe = prov ? pipeline_now(j, v, &bound) : NULL;
+    json_t *gates = NULL;
+    bool gates_known = false;
+    char *pipe = prov ? pipeline_now(j, v, &bound, &gates, &gates_known) : NULL;
+    /* a constant or all-missing field is written losslessly whatever the budget */
+    const char *tsrc = json_string_value(json_object_get(prov, "threshold_source"));
+    bool lossless_only = tsrc && !strncmp(tsrc, "none: lossless", 14);
     const json_t *was_bound = json_object_get(wr, "bound_l1");
     double then_bound = json_is_number(was_bound) ? json_number_value(was_bound) : NAN;
     uint64_t inner = (uint64_t)(j->wo.inner_chunk_mib * 1048576), shard = (uint64_t)j->wo.shard_mib << 20;
@@ -368,6 +443,8 @@ static bool stored_holds(compress_job *j, dctk_store *store, size_t v, char *why
         snprintf(why, cap, "written with another pipeline than this run's");
     else if (pipe && !same_threshold(then_bound, bound))
         snprintf(why, cap, "written under the verification gate %g, now %g", then_bound, bound);
+    else if (gates_known && !lossless_only && !same_gates(json_object_get(prov, "gates"), gates, "written", why, cap))
+        ok = false; /* another --linf-threshold, --phys-max, --abs-error...: why names the gate */
     else if ((uint64_t)was_inner != inner || (uint64_t)was_shard != shard)
         snprintf(why, cap, "written in inner chunks of %lld bytes and shards of %lld, now %llu and %llu",
                  (long long)was_inner, (long long)was_shard, (unsigned long long)inner, (unsigned long long)shard);
@@ -384,6 +461,7 @@ static bool stored_holds(compress_job *j, dctk_store *store, size_t v, char *why
     else
         ok = true;
     free(pipe);
+    json_decref(gates);
     json_decref(now);
     json_decref(doc);
     return ok;

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "compress_internal.h"
 #include "dctk/best.h"
 #include "dctk/chunking.h"
 #include "dctk/compress.h"
@@ -121,33 +122,42 @@ static bool needs_field_cfg(const dctk_gates *g) {
            (dctk_gates_phys_on(g) && g->phys_tol > 0);
 }
 
-dctk_status dctk_best_pipeline_gates(dctk_dataset *ds, size_t v, const dctk_evaluate_opts *eo, double flag_l1,
-                                     dctk_best **best, bool *gated, double *bound) {
-    const dctk_var *var = dctk_dataset_var(ds, v);
-    dctk_best *b = *best;
-    dctk_gates asked = eo->gates_set ? eo->gates : dctk_gates_none(), g;
+dctk_status dctk_pipeline_gates(const dctk_var *var, const dctk_evaluate_opts *eo, double flag_l1, const dctk_best *b,
+                                dctk_gates *g, bool *gated, bool *own_cfg, double *bound) {
+    dctk_gates asked = eo->gates_set ? eo->gates : dctk_gates_none();
     asked.l1 = flag_l1;
-    *gated = false;
+    *gated = *own_cfg = false;
     *bound = NAN;
     bool flag_budget = !isnan(asked.l1) || !isnan(asked.abs_err);
-    bool own_cfg = false;
     if (b && b->has_gates && !flag_budget && !dctk_gates_lossless(&b->gates)) { /* the sweep's, the flags over them */
-        g = b->gates;
-        flags_over(&g, &asked);
-        own_cfg = true;
+        *g = b->gates;
+        flags_over(g, &asked);
+        *own_cfg = true;
     } else {
         if (!flag_budget && b) asked.l1 = b->threshold; /* the threshold the file records */
         if (dctk_gates_lossless(&asked)) return DCTK_OK; /* no threshold: the verification is advisory */
         char source[256];
-        DCTK_TRY(dctk_gates_resolve(&asked, NULL, var->name, var->units, &g, source, sizeof source));
-        dctk_gates_packed(&g, var);
-        own_cfg = b && b->has_gates && isfinite(b->metric_config.range) && b->metric_config.range > 0;
+        DCTK_TRY(dctk_gates_resolve(&asked, NULL, var->name, var->units, g, source, sizeof source));
+        dctk_gates_packed(g, var);
+        *own_cfg = b && b->has_gates && isfinite(b->metric_config.range) && b->metric_config.range > 0;
     }
+    *bound = !isnan(flag_l1) ? flag_l1 : b && !isnan(b->threshold) ? b->threshold : g->l1;
+    *gated = true;
+    return DCTK_OK;
+}
+
+dctk_status dctk_best_pipeline_gates(dctk_dataset *ds, size_t v, const dctk_evaluate_opts *eo, double flag_l1,
+                                     dctk_best **best, bool *gated, double *bound) {
+    dctk_best *b = *best;
+    dctk_gates g;
+    bool own_cfg;
+    DCTK_TRY(dctk_pipeline_gates(dctk_dataset_var(ds, v), eo, flag_l1, b, &g, gated, &own_cfg, bound));
+    if (!*gated) return DCTK_OK;
+    *gated = false;
     dctk_metric_cfg cfg = b && own_cfg ? b->metric_config : dctk_metric_cfg_of(NULL);
     if (!own_cfg && needs_field_cfg(&g)) DCTK_TRY(dctk_metric_cfg_for_field(ds, v, eo, &cfg));
     if (!(b = dctk_best_with_gates(b, &g))) return DCTK_NOMEM();
     b->metric_config = cfg;
-    *bound = !isnan(flag_l1) ? flag_l1 : !isnan(b->threshold) ? b->threshold : g.l1;
     if (isnan(b->threshold)) b->threshold = g.l1; /* the bound the manifest records */
     *best = b;
     *gated = true;

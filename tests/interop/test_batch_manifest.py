@@ -83,8 +83,13 @@ check(times == sorted(times) and all(times), "the records' times are not their r
 check([r["written"] for r in m.get("runs", [])] == [["t"], ["rhumidity"], ["var3"]],
       "runs: %s" % m.get("runs"))
 
-# a rerun over a field already in the store: the field keeps the record of the run that wrote it
-rc, so, se = run("compress", RECT, out, "--vars", "t,var3", *SPACE)
+# a rerun over a field already in the store, under the thresholds it was written with (a --spec giving each
+# its own; without them the table's would apply, and the fields be written again): the field keeps the record
+# of the run that wrote it
+spec = os.path.join(tmp, "spec.json")
+with open(spec, "w") as f:
+    json.dump({var: {"l1-threshold": float(thr)} for var, thr in runs}, f)
+rc, so, se = run("compress", RECT, out, "--vars", "t,var3", "--spec", spec, *SPACE)
 m2 = manifest()
 check(rc == 0 and "t: already in" in so, "rerun: exit %d %s %s" % (rc, so, se))
 check(m2["fields"]["t"] == m["fields"]["t"] and m2["results"]["t"] == m["results"]["t"],
