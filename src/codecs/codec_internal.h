@@ -30,6 +30,15 @@ struct dctk_codec_ctx {
  * set) when out of memory. */
 void *dctk_codec_ctx_state(dctk_codec_ctx *ctx, const dctk_codec_ctx_type *t);
 
+/* A call's temporaries (a lossy serializer's prediction and code arrays)
+ * from the thread's block keeper (keep.c): the blocks the last call freed
+ * serve the next, already mapped, instead of fresh pages the kernel zeroes
+ * and faults in on every chunk. What is kept never exceeds the most in use
+ * at once. NULL when out of memory; ctx NULL: plain allocation. */
+void *dctk_codec_tmp(dctk_codec_ctx *ctx, size_t n);
+/* Accepts NULL. */
+void dctk_codec_tmp_free(dctk_codec_ctx *ctx, void *p);
+
 /* zstd's contexts (zstd.c), shared by the zstd codec and the bodies of the
  * error-bounded serializers (errbound.c). NULL when out of memory. */
 extern const dctk_codec_ctx_type dctk_zstd_ctx_type;

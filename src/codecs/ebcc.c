@@ -223,9 +223,9 @@ static dctk_status ebcc_encode(const dctk_codec *base, dctk_codec_ctx *ctx, cons
     const ebcc_codec *c = (const ebcc_codec *)base;
     DCTK_TRY(eb_check_chunk(EBCC, in, n));
     size_t count = dctk_spec_nelems(in), es = dctk_dtype_size(in->dtype);
-    job j = {c, es == 4, slicing_of(in), NULL, dctk_malloc(count * sizeof(uint32_t) + 1), DCTK_OK};
-    j.levels = dctk_malloc(j.sl.w * j.sl.h * sizeof(int32_t) + 1);
-    void *y = dctk_malloc(count * es + 1);
+    job j = {c, es == 4, slicing_of(in), NULL, dctk_codec_tmp(ctx, count * sizeof(uint32_t) + 1), DCTK_OK};
+    j.levels = dctk_codec_tmp(ctx, j.sl.w * j.sl.h * sizeof(int32_t) + 1);
+    void *y = dctk_codec_tmp(ctx, count * es + 1);
     dctk_buf outl = DCTK_BUF_INIT;
     eb_head h = head_of(c);
     if (!j.codes || !j.levels || !y) j.st = DCTK_NOMEM();
@@ -236,7 +236,7 @@ static dctk_status ebcc_encode(const dctk_codec *base, dctk_codec_ctx *ctx, cons
     if (j.st == DCTK_OK) j.st = dctk_buf_append(dst, outl.data, outl.size);
     if (j.st == DCTK_OK) j.st = eb_huff_encode(j.codes, count, dst);
     if (j.st == DCTK_OK) j.st = eb_seal_body(ctx, EBCC, dst, from);
-    dctk_free(j.codes), dctk_free(j.levels), dctk_free(y);
+    dctk_codec_tmp_free(ctx, j.codes), dctk_codec_tmp_free(ctx, j.levels), dctk_codec_tmp_free(ctx, y);
     dctk_buf_free(&outl);
     return j.st;
 }
@@ -276,11 +276,11 @@ static dctk_status ebcc_decode(const dctk_codec *base, dctk_codec_ctx *ctx, cons
     eb_reader r = {src, n, 0, false}, body = {NULL, 0, 0, true};
     DCTK_TRY(eb_read_head(&h, in, &r));
     job j = {c, es == 4, slicing_of(in), NULL, NULL, DCTK_OK};
-    dctk_buf scratch = DCTK_BUF_INIT;
+    void *scratch = NULL;
     j.st = eb_open_body(ctx, EBCC, &r, eb_max_body(count, j.sl.count), &scratch, &body);
     if (j.st == DCTK_OK) {
-        j.codes = dctk_malloc(count * sizeof(uint32_t) + 1);
-        j.levels = dctk_malloc(j.sl.w * j.sl.h * sizeof(int32_t) + 1);
+        j.codes = dctk_codec_tmp(ctx, count * sizeof(uint32_t) + 1);
+        j.levels = dctk_codec_tmp(ctx, j.sl.w * j.sl.h * sizeof(int32_t) + 1);
         if (!j.codes || !j.levels) j.st = DCTK_NOMEM();
     }
     /* skip the slice headers to reach the codes; the slices are decoded after */
@@ -293,8 +293,8 @@ static dctk_status ebcc_decode(const dctk_codec *base, dctk_codec_ctx *ctx, cons
     }
     if (j.st == DCTK_OK) j.st = dctk_buf_resize(dst, count * es);
     if (j.st == DCTK_OK) j.st = decode_values(&j, &body, slices, dst->data);
-    dctk_free(j.codes), dctk_free(j.levels);
-    dctk_buf_free(&scratch);
+    dctk_codec_tmp_free(ctx, j.codes), dctk_codec_tmp_free(ctx, j.levels);
+    dctk_codec_tmp_free(ctx, scratch);
     return j.st;
 }
 
@@ -330,11 +330,15 @@ static const dctk_codec_example ebcc_examples[] = {
     {NULL, NULL},
 };
 
-/* The codes, the decoded copy and OpenJPEG's tiles of the base layer: 4.8
- * times the chunk, as test_codec_memory measures it on a real field. */
+/* The codes, the decoded copy and OpenJPEG's tiles of the base layer: 5.8
+ * times the chunk, as test_codec_memory measures a worker's steady state on
+ * a real field (the codes and the copy the thread's keeper holds between
+ * calls, and the decode reuses; OpenJPEG's tiles come from the heap once the
+ * first call has raised the C library's mmap threshold); and the body's zstd
+ * stage. */
 static size_t ebcc_work_mem(const dctk_codec *c, const dctk_chunk_spec *in, size_t n) {
-    (void)c, (void)in;
-    return n / 5 * 24;
+    (void)c;
+    return n / 5 * 29 + eb_body_work_mem(dctk_spec_nelems(in));
 }
 
 const dctk_codec_vt dctk_codec_ebcc = {

@@ -8,6 +8,7 @@
  * counts and rebuilding; the decoder accepts only complete codes (Kraft sum
  * exactly 1), so every bit string either decodes or runs out of bits. */
 #include <stdio.h>
+#define ZSTD_STATIC_LINKING_ONLY /* ZSTD_estimate*: the body's working memory */
 #include <zstd.h>
 
 #include "errbound.h"
@@ -134,8 +135,14 @@ dctk_status eb_seal_body(dctk_codec_ctx *ctx, const char *codec, dctk_buf *dst, 
     return eb_put_u64(&head, stored);
 }
 
-dctk_status eb_open_body(dctk_codec_ctx *ctx, const char *codec, eb_reader *r, uint64_t max_raw, dctk_buf *scratch,
+size_t eb_body_work_mem(size_t count) {
+    return ZSTD_estimateCCtxSize_usingCParams(ZSTD_getCParams(1, count, 0)) + ZSTD_compressBound(count) +
+           ZSTD_estimateDCtxSize();
+}
+
+dctk_status eb_open_body(dctk_codec_ctx *ctx, const char *codec, eb_reader *r, uint64_t max_raw, void **scratch,
                          eb_reader *body) {
+    *scratch = NULL;
     uint8_t coding = eb_u8(r);
     uint64_t raw = eb_u64(r), stored = eb_u64(r);
     const uint8_t *p = r->bad || stored > r->n - r->pos ? NULL : eb_take(r, stored);
@@ -155,12 +162,12 @@ dctk_status eb_open_body(dctk_codec_ctx *ctx, const char *codec, eb_reader *r, u
                          (unsigned long long)raw);
     ZSTD_DCtx *zd = dctk_zstd_dctx(ctx);
     if (!zd) return DCTK_ERR_NOMEM;
-    DCTK_TRY(dctk_buf_resize(scratch, raw));
-    size_t got = ZSTD_decompressDCtx(zd, scratch->data, raw, p, stored);
+    if (!(*scratch = dctk_codec_tmp(ctx, raw + 1))) return DCTK_NOMEM();
+    size_t got = ZSTD_decompressDCtx(zd, *scratch, raw, p, stored);
     if (ZSTD_isError(got) || got != raw)
         return DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '%s': damaged body (zstd: %s)", codec,
                          ZSTD_isError(got) ? ZSTD_getErrorName(got) : "short");
-    *body = (eb_reader){scratch->data, raw, 0, false};
+    *body = (eb_reader){*scratch, raw, 0, false};
     return DCTK_OK;
 }
 

@@ -55,9 +55,18 @@ dctk_status eb_read_head(const eb_head *h, const dctk_chunk_spec *in, eb_reader 
  * rewrites dst[from..] as [u8 coding][u64 raw size](u64 stored)(bytes). */
 dctk_status eb_seal_body(dctk_codec_ctx *ctx, const char *codec, dctk_buf *dst, size_t from);
 /* The inverse: the raw body in *body (pointing into r's bytes or into
- * scratch). A body that claims more than max_raw bytes is damaged. */
-dctk_status eb_open_body(dctk_codec_ctx *ctx, const char *codec, eb_reader *r, uint64_t max_raw, dctk_buf *scratch,
+ * *scratch, a temporary of the thread's keeper, dctk_codec_tmp: free it with
+ * dctk_codec_tmp_free; NULL when the body is read in place). Taken from the
+ * keeper, the body reuses a block the encode of the same thread let go of,
+ * so a decode after an encode holds no more than the encode did. A body
+ * that claims more than max_raw bytes is damaged. */
+dctk_status eb_open_body(dctk_codec_ctx *ctx, const char *codec, eb_reader *r, uint64_t max_raw, void **scratch,
                          eb_reader *body);
+/* The working memory of the body's zstd stage for a chunk of `count` values
+ * (eb_seal_body's level-1 context and output, eb_open_body's decompression
+ * context), modelling the raw body as one byte per value: the Huffman codes
+ * of a smooth field take one to eight bits a value, and the outliers few. */
+size_t eb_body_work_mem(size_t count);
 /* A generous upper bound of the raw body of a chunk of n values in nslices
  * slices: per value at most 8 bytes of outlier, 3 of code and (dctk.ebcc)
  * about 2 of JPEG 2000 image. */

@@ -1,5 +1,5 @@
 /* The block keeper: per-thread memory for libraries that take an allocator
- * (liblzma, libbz2).
+ * (liblzma, libbz2), and for our own codecs' temporaries (sz, ebcc).
  *
  * Their encoders allocate their tables afresh on every call (an lzma match
  * finder of 8-13 MiB for a 24 KiB chunk, bz2's two block arrays); blocks that
@@ -10,6 +10,7 @@
  * already mapped. What is kept never exceeds the most the library ever had in
  * use at once (its working memory, which its descriptor states): a block that
  * would go beyond that first gives back free blocks, the largest first. */
+#include "codec_internal.h"
 #include "keep.h"
 
 /* Below this, malloc's own free lists do the job. */
@@ -73,4 +74,28 @@ void dctk_keep_free(dctk_keep *k, void *p) {
 void dctk_keep_clear(dctk_keep *k) {
     for (size_t i = 0; i < k->n; i++) dctk_free(k->b[i].p);
     *k = (dctk_keep){0};
+}
+
+/* --- the codecs' own temporaries ---------------------------------------------- */
+
+static void *tmp_state_new(void) { return dctk_calloc(1, sizeof(dctk_keep)); }
+
+static void tmp_state_free(void *p) {
+    if (!p) return;
+    dctk_keep_clear(p);
+    dctk_free(p);
+}
+
+static const dctk_codec_ctx_type tmp_ctx_type = {"temporaries", tmp_state_new, tmp_state_free};
+
+void *dctk_codec_tmp(dctk_codec_ctx *ctx, size_t n) {
+    if (!ctx) return dctk_malloc(n);
+    dctk_keep *k = dctk_codec_ctx_state(ctx, &tmp_ctx_type);
+    return k ? dctk_keep_alloc(k, n) : NULL;
+}
+
+void dctk_codec_tmp_free(dctk_codec_ctx *ctx, void *p) {
+    dctk_keep *k = ctx && p ? dctk_codec_ctx_state(ctx, &tmp_ctx_type) : NULL;
+    if (k) dctk_keep_free(k, p);
+    else dctk_free(p);
 }

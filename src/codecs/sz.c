@@ -185,8 +185,8 @@ static dctk_status sz_encode(const dctk_codec *base, dctk_codec_ctx *ctx, const 
     DCTK_TRY(eb_check_chunk(SZ, in, n));
     size_t count = dctk_spec_nelems(in), es = dctk_dtype_size(in->dtype);
     dctk_buf outl = DCTK_BUF_INIT;
-    step s = {in->dtype == DCTK_FLOAT32, false, c->bound, src, dctk_malloc(count * es + 1),
-              dctk_malloc(count * sizeof(uint32_t) + 1), &outl, NULL, DCTK_OK};
+    step s = {in->dtype == DCTK_FLOAT32, false, c->bound, src, dctk_codec_tmp(ctx, count * es + 1),
+              dctk_codec_tmp(ctx, count * sizeof(uint32_t) + 1), &outl, NULL, DCTK_OK};
     if (!s.y || !s.code) s.st = DCTK_NOMEM();
     if (s.st == DCTK_OK) run(c, in, &s);
     eb_head h = head_of(c);
@@ -196,7 +196,7 @@ static dctk_status sz_encode(const dctk_codec *base, dctk_codec_ctx *ctx, const 
     if (s.st == DCTK_OK) s.st = dctk_buf_append(dst, outl.data, outl.size);
     if (s.st == DCTK_OK) s.st = eb_huff_encode(s.code, count, dst);
     if (s.st == DCTK_OK) s.st = eb_seal_body(ctx, SZ, dst, from);
-    dctk_free(s.y), dctk_free(s.code);
+    dctk_codec_tmp_free(ctx, s.y), dctk_codec_tmp_free(ctx, s.code);
     dctk_buf_free(&outl);
     return s.st;
 }
@@ -209,14 +209,15 @@ static dctk_status sz_decode(const dctk_codec *base, dctk_codec_ctx *ctx, const 
     eb_head h = head_of(c);
     eb_reader r = {src, n, 0, false}, body;
     DCTK_TRY(eb_read_head(&h, in, &r));
-    dctk_buf scratch = DCTK_BUF_INIT;
+    void *scratch = NULL;
     dctk_status st = eb_open_body(ctx, SZ, &r, eb_max_body(count, 1), &scratch, &body);
     uint64_t nout = st == DCTK_OK ? eb_u64(&body) : 0;
     const uint8_t *outl = NULL;
     if (st == DCTK_OK && (body.bad || nout > count || !(outl = eb_take(&body, nout * es))))
         st = DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '" SZ "': damaged outlier list");
     eb_reader outlier_read = {outl, nout * es, 0, false};
-    step s = {es == 4, true, c->bound, NULL, NULL, dctk_malloc(count * sizeof(uint32_t) + 1), NULL, &outlier_read, st};
+    step s = {es == 4, true, c->bound, NULL, NULL, dctk_codec_tmp(ctx, count * sizeof(uint32_t) + 1), NULL,
+              &outlier_read, st};
     if (s.st == DCTK_OK && !s.code) s.st = DCTK_NOMEM();
     if (s.st == DCTK_OK) s.st = eb_huff_decode(SZ, &body, s.code, count);
     if (s.st == DCTK_OK && body.pos != body.n)
@@ -228,8 +229,8 @@ static dctk_status sz_decode(const dctk_codec *base, dctk_codec_ctx *ctx, const 
     }
     if (s.st == DCTK_OK && outlier_read.pos != outlier_read.n)
         s.st = DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '" SZ "': more outliers than outlier codes");
-    dctk_free(s.code);
-    dctk_buf_free(&scratch);
+    dctk_codec_tmp_free(ctx, s.code);
+    dctk_codec_tmp_free(ctx, scratch);
     return s.st;
 }
 
@@ -272,10 +273,13 @@ static const dctk_codec_example sz_examples[] = {
 };
 
 /* The quantized values and their codes: a copy of the chunk and 4 bytes per
- * value (sz_encode), measured by test_codec_memory. */
+ * value (sz_encode), which the thread's keeper holds between calls and the
+ * decode reuses for the body and the codes; and the body's zstd stage.
+ * Measured by test_codec_memory. */
 static size_t sz_work_mem(const dctk_codec *c, const dctk_chunk_spec *in, size_t n) {
     (void)c;
-    return n + 4 * dctk_spec_nelems(in);
+    size_t count = dctk_spec_nelems(in);
+    return n + 4 * count + eb_body_work_mem(count);
 }
 
 const dctk_codec_vt dctk_codec_sz = {

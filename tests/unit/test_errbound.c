@@ -273,7 +273,8 @@ static void ebcc_foreign_codestream(void **state) {
     dctk_codec *c = make(2, 1e-3);
     dctk_codec_ctx *ctx = dctk_codec_ctx_new();
     dctk_chunk_spec sa = dctk_spec_make(DCTK_FLOAT32, 2, a), sb = dctk_spec_make(DCTK_FLOAT32, 2, b);
-    dctk_buf enc = DCTK_BUF_INIT, forged = DCTK_BUF_INIT, scratch = DCTK_BUF_INIT, out = DCTK_BUF_INIT;
+    dctk_buf enc = DCTK_BUF_INIT, forged = DCTK_BUF_INIT, out = DCTK_BUF_INIT;
+    void *scratch = NULL;
     assert_int_equal(dctk_codec_encode(c, ctx, &sb, x, sizeof x, &enc), DCTK_OK);
     eb_head h = {"dctk.ebcc", "DCEB", 0, 1e-3};
     eb_reader r = {enc.data, enc.size, 0, false}, body;
@@ -285,7 +286,8 @@ static void ebcc_foreign_codestream(void **state) {
     dctk_buf_append(&forged, body.p, body.n);
     assert_int_equal(dctk_codec_decode(c, ctx, &sa, forged.data, forged.size, &out), DCTK_ERR_CORRUPT);
     assert_non_null(strstr(dctk_detail(), "not a 20 x 16"));
-    dctk_buf_free(&enc), dctk_buf_free(&forged), dctk_buf_free(&scratch), dctk_buf_free(&out);
+    dctk_codec_tmp_free(ctx, scratch);
+    dctk_buf_free(&enc), dctk_buf_free(&forged), dctk_buf_free(&out);
     dctk_codec_ctx_free(ctx);
     dctk_codec_free(c);
 }
@@ -447,8 +449,61 @@ static void zarr_store(void **state) {
     free(x), free(back);
 }
 
+/* A thread keeps the serializers' temporaries (their prediction and code
+ * arrays, from the block keeper): after calls on other chunk shapes, other
+ * bounds and a decode of a damaged stream in the same context, each encode
+ * writes the bytes a fresh context writes, and each decode gives what a fresh
+ * context decodes. Real fields: rectilinear_grid_3D t (4-D) and tos (NaN). */
+static void kept_temporaries_give_the_bytes_of_fresh_ones(void **state) {
+    (void)state;
+    static const char *const files[][2] = {{"nug/rectilinear_grid_3D.nc", "t"}, {"nug/tos_ocean_bipolar_grid.nc", "tos"}};
+    dctk_codec_ctx *kept = dctk_codec_ctx_new();
+    dctk_buf a = DCTK_BUF_INIT, b = DCTK_BUF_INIT, da = DCTK_BUF_INIT, db = DCTK_BUF_INIT;
+    for (int round = 0; round < 2; round++)
+        for (size_t f = 0; f < 2; f++) {
+            dctk_dtype t;
+            int nd;
+            size_t shape[DCTK_MAX_DIMS];
+            void *x = read_field(files[f][0], files[f][1], &t, &nd, shape);
+            /* the whole field, then its first slab along the first axis (another chunk shape) */
+            for (int part = 0; part < 2; part++) {
+                size_t sh[DCTK_MAX_DIMS];
+                memcpy(sh, shape, sizeof sh);
+                if (part) sh[0] = 1;
+                dctk_chunk_spec spec = dctk_spec_make(t, nd, sh);
+                size_t nb = dctk_spec_nbytes(&spec);
+                for (int k = 0; k < NKIND; k++) {
+                    int kind = round ? NKIND - 1 - k : k;
+                    dctk_codec *c = make(kind, part ? 0.05 : 0.01);
+                    dctk_codec_ctx *fresh = dctk_codec_ctx_new();
+                    if (dctk_codec_encode(c, kept, &spec, x, nb, &a) != DCTK_OK ||
+                        dctk_codec_encode(c, fresh, &spec, x, nb, &b) != DCTK_OK)
+                        fail_msg("%s %s: %s", files[f][1], c->vt->name, dctk_detail());
+                    if (a.size != b.size || memcmp(a.data, b.data, a.size) != 0)
+                        fail_msg("%s kind %d part %d: a kept context wrote other bytes than a fresh one",
+                                 files[f][1], kind, part);
+                    a.data[a.size / 2] ^= 0x5a; /* a damaged stream fails and leaves the context usable */
+                    (void)dctk_codec_decode(c, kept, &spec, a.data, a.size, &da);
+                    a.data[a.size / 2] ^= 0x5a;
+                    if (dctk_codec_decode(c, kept, &spec, a.data, a.size, &da) != DCTK_OK ||
+                        dctk_codec_decode(c, fresh, &spec, b.data, b.size, &db) != DCTK_OK)
+                        fail_msg("%s %s decode: %s", files[f][1], c->vt->name, dctk_detail());
+                    assert_int_equal(da.size, nb);
+                    assert_int_equal(db.size, nb);
+                    assert_memory_equal(da.data, db.data, nb);
+                    dctk_codec_ctx_free(fresh);
+                    dctk_codec_free(c);
+                }
+            }
+            free(x);
+        }
+    dctk_buf_free(&a), dctk_buf_free(&b), dctk_buf_free(&da), dctk_buf_free(&db);
+    dctk_codec_ctx_free(kept);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(kept_temporaries_give_the_bytes_of_fresh_ones),
         cmocka_unit_test(real_fields),     cmocka_unit_test(adversarial),
         cmocka_unit_test(configurations),  cmocka_unit_test(mismatches),
         cmocka_unit_test(hostile_streams), cmocka_unit_test(huffman_length_limit),
