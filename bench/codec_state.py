@@ -1,0 +1,111 @@
+#!/usr/bin/python3
+"""Codec state kept per worker thread (issue 36 item 4), this build against an
+earlier one, side by side: bench/codec_state.py BUILD --vs BEFORE_BUILD [RUNS]
+
+Two cases on real fields, each build RUNS times (default 3), alternated
+(this, before, this, before ...), so that a drift of the shared machine's load
+falls on both:
+  sweep  evaluate_combos of trinidad.nc `data` (libncarg-data cdf/, 11 MB
+         float32 topography), exhaustive, the error-bounded serializers
+         dctk.sz and dctk.ebcc alone (no filter, no compressor, so their own
+         temporaries are what is measured), 4 MiB chunks, one thread,
+         --l1-threshold 1e-3 (the solved bounds included);
+  write  compress of that field concatenated 6 times along a new time axis
+         (66 MB, each copy offset by 0.01 x its index), --pipeline dctk.sz
+         (interp, bound 19 m: the sweep's winner at 1e-3), 4 MiB chunks, two
+         encoder threads, with verification.
+Per run: wall seconds, the process's user and system seconds (the children's
+rusage); for the sweep also the codecs' CPU time (each thread's own
+getrusage(RUSAGE_THREAD) around every codec call, from --verbose) and its
+system part. Medians last. TMPDIR holds the inputs and outputs.
+"""
+import os
+import re
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+import netCDF4
+
+NCARG = os.environ.get("DCTK_NCARG", "/usr/share/ncarg/data")
+TRINIDAD = os.path.join(NCARG, "cdf", "trinidad.nc")
+SZ = '[{"name":"dctk.sz","configuration":{"error_bound":19.0,"predictor":"interp"}}]'
+
+
+def usage():
+    sys.exit("usage: bench/codec_state.py BUILD --vs BEFORE_BUILD [RUNS]")
+
+
+args = sys.argv[1:]
+if len(args) < 3 or args[1] != "--vs":
+    usage()
+BUILDS = [("this", os.path.join(args[0], "dc_toolkit")), ("before", os.path.join(args[2], "dc_toolkit"))]
+RUNS = int(args[3]) if len(args) > 3 else 3
+tmp = tempfile.mkdtemp(prefix="dctk_bench_state_")
+
+
+def tiled(path, copies):
+    with netCDF4.Dataset(TRINIDAD) as s, netCDF4.Dataset(path, "w", format="NETCDF3_64BIT_OFFSET") as d:
+        x = np.ma.filled(s["data"][...].astype(np.float32), np.nan)
+        for name, n in zip(("copy",) + s["data"].dimensions, (copies,) + x.shape):
+            d.createDimension(name, n)
+        v = d.createVariable("data", "f4", ("copy",) + s["data"].dimensions)
+        for i in range(copies):
+            v[i] = x + np.float32(0.01 * i)
+
+
+def timer(text, name):
+    m = re.search(r"^%s\s+\d+\s+\S+\s+(\S+)\s*$" % re.escape(name), text, re.M)
+    return float(m.group(1)) if m else float("nan")
+
+
+def run(cmd):
+    out = os.path.join(tmp, "out")
+    shutil.rmtree(out, ignore_errors=True)
+    cmd = [c if c != "OUT" else out for c in cmd]
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    wall = time.perf_counter() - t0
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if r.returncode:
+        sys.exit("bench: %s failed:\n%s" % (" ".join(cmd), r.stderr[-3000:]))
+    text = r.stderr + r.stdout
+    codec = timer(text, "sweep: inside codecs [thread CPU s]")
+    user = timer(text, "sweep: inside codecs, user space [thread CPU s]")
+    return [wall, r1.ru_utime - r0.ru_utime, r1.ru_stime - r0.ru_stime, codec, codec - user]
+
+
+big = os.path.join(tmp, "trinidad_x6.nc")
+tiled(big, 6)
+CASES = [
+    ("sweep", lambda exe: [exe, "evaluate_combos", TRINIDAD, "--where-to-write", "OUT", "--field-to-compress", "data",
+                           "--search", "exhaustive", "--serializer-class", "sz,ebcc", "--filter-class", "none",
+                           "--compressor-class", "none", "--l1-threshold", "1e-3", "--threads-per-rank", "1",
+                           "--inner-chunk-mib", "4", "--verbose"]),
+    ("write", lambda exe: [exe, "compress", big, "OUT", "--vars", "data", "--pipeline", SZ, "--threads-per-rank", "2",
+                           "--inner-chunk-mib", "4"]),
+]
+
+print("== codec state benchmark %s, load %s" % (time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+                                                 " ".join("%.1f" % x for x in os.getloadavg())))
+head = "%-6s %-7s %8s %8s %8s %9s %9s %7s"
+print(head % ("case", "build", "wall s", "user s", "sys s", "codec s", "codec sys", "share"))
+for case, cmd in CASES:
+    got = {name: [] for name, _ in BUILDS}
+    for rep in range(RUNS):
+        for name, exe in BUILDS:
+            m = run(cmd(exe))
+            got[name].append(m)
+            share = "%6.1f%%" % (100 * m[4] / m[3]) if m[3] == m[3] else "      -"
+            print("%-6s %-7s %8.2f %8.2f %8.2f %9.2f %9.2f %s" % (case, name, *m, share), flush=True)
+    for name, _ in BUILDS:
+        med = [statistics.median(r[i] for r in got[name]) for i in range(5)]
+        share = "%6.1f%%" % (100 * med[4] / med[3]) if med[3] == med[3] else "      -"
+        print("%-6s %-7s %8.2f %8.2f %8.2f %9.2f %9.2f %s  (median of %d)" % (case, name, *med, share, RUNS))
+shutil.rmtree(tmp, ignore_errors=True)
