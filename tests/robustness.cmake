@@ -29,6 +29,10 @@ add_test(NAME bad_inputs COMMAND ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/bad_
 set_tests_properties(bad_inputs PROPERTIES LABELS unit TIMEOUT 300
   ENVIRONMENT "DCTK=$<TARGET_FILE:dc_toolkit>;PYTHONDONTWRITEBYTECODE=1;LSAN_OPTIONS=suppressions=${CMAKE_CURRENT_SOURCE_DIR}/interop/lsan_eccodes.supp:print_suppressions=0")
 
+# Forged zarr.json grids (issue 37 finding 6): each command ends at once with a line, a sparse store still reads.
+dctk_script_test(forged_grid ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_forged_grid.py)
+set_tests_properties(forged_grid PROPERTIES TIMEOUT 600)
+
 # A full disk (a 2 MiB tmpfs in a private mount namespace) during compress_with_optimal.
 dctk_script_test(full_disk ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_full_disk.py)
 set_tests_properties(full_disk PROPERTIES TIMEOUT 300)

@@ -201,6 +201,14 @@ DCTK_API const dctk_zarr_meta *dctk_zarr_get_meta(const dctk_zarr_array *a);
  * point outside the shard are DCTK_ERR_CORRUPT or DCTK_ERR_FORMAT. One
  * thread at a time per handle. */
 DCTK_API dctk_status dctk_zarr_read(dctk_zarr_array *a, const size_t *start, const size_t *count, void *out);
+/* Before a read of the whole array (an export, a scan, a write from it):
+ * DCTK_ERR_FORMAT, with a line, when the chunk grid is absurd for it: more
+ * than 2^24 chunks or 64 GiB of values that the store does not hold (read
+ * as the fill value, at the cost of real ones) and fewer than one chunk in
+ * 1024 stored, as a forged zarr.json of a few hundred bytes that describes
+ * 2^31 one-value chunks. The work of such a read would not follow what is
+ * stored; a read of what is stored (open_zarr_and_inspect) still works. */
+DCTK_API dctk_status dctk_zarr_check_dense(dctk_zarr_array *a);
 
 /* The writer's input: fill out with the region [start, start + count) of the
  * array, C order, dtype of the array. dctk_dataset_read fits it. */

@@ -401,9 +401,13 @@ static dctk_status copy_blocks(exporter *x, const node *nd, dctk_zarr_array *a) 
     size_t block[DCTK_MAX_DIMS], start[DCTK_MAX_DIMS], count[DCTK_MAX_DIMS], es = dctk_dtype_size(m->dtype);
     dctk_zarr_walk_block_shape(m, x->block_bytes, block);
     size_t nb = dctk_shape_nelems(m->ndim, block) * es;
+    dctk_status st = dctk_zarr_check_dense(a);
+    if (st != DCTK_OK) {
+        dctk_prefix_detail("%s: ", x->store_path);
+        return st;
+    }
     void *buf = malloc(nb ? nb : 1);
     if (!buf) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory for a block of %zu bytes", nb);
-    dctk_status st = DCTK_OK;
     bool first = true;
     while (st == DCTK_OK && dctk_block_next(m->ndim, m->shape, block, &first, start, count)) {
         st = dctk_zarr_read(a, start, count, buf);

@@ -20,6 +20,7 @@
 typedef struct {
     dctk_zarr_array *arr;
     dctk_cf cf;
+    bool dense_ok; /* dctk_zarr_check_dense passed: reads of a dataset input walk the whole field */
 } zin_var;
 
 typedef struct {
@@ -40,7 +41,9 @@ static void zin_close(dctk_dataset *ds) {
 
 static dctk_status zin_read(dctk_dataset *ds, size_t i, const size_t *start, const size_t *count, void *out) {
     zin *z = ds->impl;
-    const zin_var *v = &z->v[i];
+    zin_var *v = &z->v[i];
+    if (!v->dense_ok) DCTK_TRY(dctk_zarr_check_dense(v->arr));
+    v->dense_ok = true;
     size_t n = dctk_shape_nelems(ds->vars[i].ndim, count);
     void *raw = (uint8_t *)out + dctk_cf_stored_offset(&v->cf, n);
     DCTK_TRY(dctk_zarr_read(v->arr, start, count, raw));

@@ -245,6 +245,40 @@ static bool any_stored(const dctk_zarr_array *a, const size_t *lo, const size_t 
     return false;
 }
 
+/* dctk_zarr_check_dense's bounds on what a whole read makes of nothing stored. */
+#define DENSE_MAX_UNSTORED_CHUNKS (1ull << 24)
+#define DENSE_MAX_UNSTORED_BYTES (64ull << 30)
+#define DENSE_MIN_STORED_SHARE 1024 /* at least one chunk in this many stored: a sparse array, not a forgery */
+
+dctk_status dctk_zarr_check_dense(dctk_zarr_array *a) {
+    const dctk_zarr_meta *m = &a->meta;
+    uint64_t total = 1, unit = dctk_dtype_size(m->dtype); /* the grid's outer chunks, and the bytes of one */
+    for (int d = 0; d < m->ndim; d++) {
+        total *= m->shape[d] / m->chunk[d] + (m->shape[d] % m->chunk[d] != 0); /* at most 2^32: meta checked */
+        unit = unit > UINT64_MAX / m->chunk[d] ? UINT64_MAX : unit * m->chunk[d];
+    }
+    uint64_t most = unit ? UINT64_MAX / unit : UINT64_MAX;
+    if (m->ndim == 0 || (total <= DENSE_MAX_UNSTORED_CHUNKS && total <= most && total * unit <= DENSE_MAX_UNSTORED_BYTES))
+        return DCTK_OK; /* nothing absurd whatever is stored: no listing */
+    const char *name = a->path[0] ? a->path : "/";
+    dctk_status st = zarr_list_stored(a);
+    if (st != DCTK_OK) {
+        if (st != DCTK_ERR_NOMEM) dctk_prefix_detail("array '%s': ", name);
+        return st;
+    }
+    uint64_t stored = a->nstored < total ? a->nstored : total, unstored = total - stored;
+    uint64_t bytes = unstored > most ? UINT64_MAX : unstored * unit;
+    if ((unstored <= DENSE_MAX_UNSTORED_CHUNKS && bytes <= DENSE_MAX_UNSTORED_BYTES) ||
+        unstored / DENSE_MIN_STORED_SHARE < stored)
+        return DCTK_OK;
+    char sh[256], ch[256], fill[32];
+    return DCTK_FAIL(DCTK_ERR_FORMAT, "array '%s': shape %s in chunks of %s: the store holds %llu of its %llu chunks, "
+                     "so reading it whole would make %s of fill value out of chunks never written (a damaged or "
+                     "forged zarr.json?): not read", name, dctk_shape_str(m->ndim, m->shape, sh, sizeof sh),
+                     dctk_shape_str(m->ndim, m->chunk, ch, sizeof ch), (unsigned long long)stored,
+                     (unsigned long long)total, dctk_format_size(bytes, fill, sizeof fill));
+}
+
 dctk_status dctk_zarr_read(dctk_zarr_array *a, const size_t *start, const size_t *count, void *out) {
     const dctk_zarr_meta *m = &a->meta;
     size_t lo[DCTK_MAX_DIMS] = {0}, hi[DCTK_MAX_DIMS] = {0}, pos[DCTK_MAX_DIMS];
