@@ -439,6 +439,8 @@ static bool stored_holds(compress_job *j, dctk_store *store, size_t v, char *why
         snprintf(why, cap, "the input changed since it was written (size %lld, now %lld; or modified since)",
                  (long long)json_integer_value(json_object_get(src, "size")),
                  (long long)json_integer_value(json_object_get(now, "size")));
+    else if (j->pipeline && !pipe) /* the write says why, and fails */
+        snprintf(why, cap, "this run's --pipeline does not load for it");
     else if (pipe && !same_json_text(json_object_get(prov, "pipeline"), pipe))
         snprintf(why, cap, "written with another pipeline than this run's");
     else if (pipe && !same_threshold(then_bound, bound))

@@ -123,6 +123,11 @@ def gates(tmp_out, src, want):
           "the BitRound(7) pipeline, read back, is not numcodecs' round trip: %d %s" % (rc, se[-300:]))
     rc, so, se = run(*base)
     check(rc == 0 and "Topo: already in" in so, "the same pipeline and gates again: not skipped: " + so[-300:])
+    # a --pipeline that does not load is said and fails; it never passes for the field stored
+    rc, so, se = run("--pipeline", '[{"name": "nosuchcodec"}]', "--l1-threshold", "1e-2")
+    check(rc == 1 and "Topo: in %s, but this run's --pipeline does not load for it: rewritten" % store in so
+          and "nosuchcodec" in se and np.array_equal(stored(), rt),
+          "a --pipeline that does not load: rc %d %s %s" % (rc, so[-300:], se[-300:]))
     # a Linf gate under the pipeline's Linf: the rerun is verified again and refused, the old copy kept
     tight = "%.6g" % (linf / 2)
     rc, so, se = run(*base, "--linf-threshold", tight)
