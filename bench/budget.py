@@ -12,13 +12,16 @@ ZFP is left out of masked fields (it cannot keep NaN), as our space does.
 
 Ours, in the same run on the same field: `evaluate_combos` with the default
 space and the adaptive search (nothing narrowed), the sample the whole field
-(the fields are small), and from its best_VAR.json the winner's ratio, the
-numcodecs-level winner's (by_portability), and the winner's relative L1 over
-the budget. Ratios of ours are measured in the sweep's inner chunks, the
+(the fields are small), and from its best_VAR.json the winner's ratio (the
+best of every reader level: `overall_winner`, or the top level when that is
+absent), the numcodecs level's (the top level: what `compress` writes by
+default, which zarr-python with numcodecs reads, as the reference's codecs
+are), and the winner's relative L1 over the budget. Ratios of ours are measured in the sweep's inner chunks, the
 reference's on the whole array in one piece.
 
 Per case one line: field, budget, the reference's ratio and family, ours and
-ours / reference, the numcodecs level's and its / reference, L1 used / budget.
+ours / reference, the numcodecs level's and its / reference, L1 used / budget,
+our sweep's seconds and the 1-minute load when it ended.
 Then the medians and worst cases against the issue's targets (winner >= 1.00x
 median, >= 0.97x every case; numcodecs level >= 0.97x median, >= 0.90x worst;
 L1 used >= half the budget in the median). --quick runs 6 fields at 1e-3 and
@@ -163,9 +166,17 @@ def ours(dctk, path, var, b, threads, tmp):
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode:
         return None, r.stderr.strip().splitlines()[-1:], time.time() - t0
-    best = json.load(open(os.path.join(where, "best_%s.json" % var)))
-    level = (best.get("by_portability") or {}).get("numcodecs") or {}
-    return best, level, time.time() - t0
+    top = json.load(open(os.path.join(where, "best_%s.json" % var)))
+    # The top level is what compress writes at the reader level (numcodecs by
+    # default); the winner over every level is beside it as overall_winner,
+    # absent when the top level is the winner itself.
+    if top.get("reader_level", "numcodecs") != "numcodecs":
+        return None, ["best_%s.json's reader level is %s, not numcodecs" % (var, top.get("reader_level"))], 0.0
+    return top.get("overall_winner") or top, top, time.time() - t0
+
+
+def load1():
+    return float(open("/proc/loadavg").read().split()[0])
 
 
 def median(v):
@@ -183,9 +194,10 @@ def main():
     fields = [FIELDS[i] for i in QUICK] if quick else FIELDS
     budgets = [1e-3, 1e-4] if quick else BUDGETS
     tmp = tempfile.mkdtemp(prefix="dctk_budget_")
-    print("load: %s" % open("/proc/loadavg").read().split()[:3])
-    print("%-26s %-7s %9s %-16s %9s %6s %9s %6s %6s %6s" % ("field", "budget", "ref", "ref family", "ours", "x",
-                                                         "numcodecs", "x", "L1/b", "s"))
+    print("load: %s (uptime: %s)" % (open("/proc/loadavg").read().split()[:3],
+                                     subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()))
+    print("%-26s %-7s %9s %-16s %9s %6s %9s %6s %6s %6s %5s" % ("field", "budget", "ref", "ref family", "ours", "x",
+                                                              "numcodecs", "x", "L1/b", "s", "load"))
     win, lev, used = [], [], []
     for path, var, _what in fields:
         x = load(path, var)
@@ -203,9 +215,9 @@ def main():
                 if math.isfinite(lr):
                     lev.append(lr / ref)
             used.append(u)
-            print("%-26s %-7g %9.3f %-16s %9.3f %6.3f %9.3f %6.3f %6.3f %6.1f" % (
+            print("%-26s %-7g %9.3f %-16s %9.3f %6.3f %9.3f %6.3f %6.3f %6.1f %5.1f" % (
                 name, b, ref, fam, r, r / ref if ref else float("nan"), lr,
-                lr / ref if ref else float("nan"), u, secs), flush=True)
+                lr / ref if ref else float("nan"), u, secs, load1()), flush=True)
     print()
     if win:
         print("winner / reference: median %.3f (target >= 1.00), worst %.3f (target >= 0.97), %d cases" %
