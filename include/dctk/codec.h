@@ -169,6 +169,13 @@ typedef struct dctk_codec_vt {
      * (0: every type), so the space never pairs it with a filter that packs
      * the field into another type (dctk_codec_takes). */
     unsigned dtypes;
+    /* Array->bytes that code a chunk in blocks of this many values along each
+     * of its axes (zfp: 4 x 4 x ..., an axis of one value dropped): the
+     * pieces of the sample that the adaptive search and the solve measure on
+     * are then cut this thick along every axis the chunk has it, so the codec
+     * sees the chunk's dimensions and blocks, not a slab of fewer dimensions
+     * (where its members rank otherwise). 0: any cut. */
+    unsigned block_side;
     /* The per-thread state the family needs (NULL: none). */
     const dctk_codec_ctx_type *ctx_type;
     /* Emit the family's members of the codec space (NULL: none). */

@@ -252,6 +252,10 @@ DCTK_API void dctk_space_combo(const dctk_space *sp, size_t k, int *c, int *f, i
 DCTK_API size_t dctk_space_combo_index(const dctk_space *sp, int c, int f, int s);
 /* Whether (c, f, s) names a combo of this space. */
 DCTK_API bool dctk_space_has(const dctk_space *sp, int c, int f, int s);
+/* The thickness a piece of the sample needs along each axis for the space's
+ * serializers to code it as they code a chunk: the largest block side any
+ * of them declares (dctk_codec_vt.block_side), 1 when none does. */
+DCTK_API size_t dctk_space_block_side(const dctk_space *sp);
 /* The Zarr v3 codec list of combo (c, f, s): the filter, the serializer (or
  * bytes), and the compressor resolved for what the serializer emits (blosc
  * typesize and auto shuffle, shuffle element size). New reference. */
@@ -428,8 +432,11 @@ typedef struct dctk_sample_part {
 
 /* Cut a sample of `shape`, evaluated in chunks of `chunk`, into about `want`
  * pieces of similar size, in sample order: slabs of each chunk along its
- * outer dimensions. The caller frees *out with dctk_free. */
-DCTK_API dctk_status dctk_sample_pieces(int ndim, const size_t *shape, const size_t *chunk, size_t want,
+ * outer dimensions, `side` values thick (or the chunk's extent, if less)
+ * along every axis, at multiples of side from the chunk's start (side 1:
+ * one value; see dctk_space_block_side). The caller frees *out with
+ * dctk_free. */
+DCTK_API dctk_status dctk_sample_pieces(int ndim, const size_t *shape, const size_t *chunk, size_t want, size_t side,
                                         dctk_sample_region **out, size_t *n);
 
 /* What one sweep measured of its own cost, summed over its threads: the

@@ -435,6 +435,6 @@ const dctk_codec_vt dctk_codec_zfprs = {
     .encode = zfprs_encode, .decode = zfprs_decode, .bound = zfprs_bound, .work_mem = zfprs_work_mem,
     .family = "zfprs", .portability = DCTK_PORT_PLUGIN, .package = "numcodecs-wasm-zfp",
     .nan_exact = false,
-    .dtypes = DCTK_DTYPES_FLOAT | DCTK_DTYPE_BIT(DCTK_INT32) | DCTK_DTYPE_BIT(DCTK_INT64),
+    .dtypes = DCTK_DTYPES_FLOAT | DCTK_DTYPE_BIT(DCTK_INT32) | DCTK_DTYPE_BIT(DCTK_INT64), .block_side = 4,
     .grid = zfprs_grid, .examples = zfprs_examples,
 };

@@ -369,7 +369,7 @@ const dctk_codec_vt dctk_codec_zfpy = {
     .create = zfpy_create, .destroy = zfpy_destroy, .to_json = zfpy_to_json,
     .encode = zfpy_encode, .decode = zfpy_decode, .bound = zfpy_bound, .work_mem = zfpy_work_mem,
     .family = "zfpy", .family_alias = "zfp", .portability = DCTK_PORT_NUMCODECS, .nan_exact = false,
-    .dtypes = DCTK_DTYPES_FLOAT | DCTK_DTYPE_BIT(DCTK_INT32) | DCTK_DTYPE_BIT(DCTK_INT64),
+    .dtypes = DCTK_DTYPES_FLOAT | DCTK_DTYPE_BIT(DCTK_INT32) | DCTK_DTYPE_BIT(DCTK_INT64), .block_side = 4,
     .grid = zfpy_grid, .examples = zfpy_examples, .solve = zfpy_solve,
 };
 

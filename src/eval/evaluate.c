@@ -1182,7 +1182,9 @@ static dctk_status solve_space(const dctk_var *var, const void *sample, const pr
     size_t np = 0;
     dctk_sample_part part = {0};
     bool adaptive = o->search == DCTK_SEARCH_ADAPTIVE && !o->resume;
-    if (adaptive) DCTK_TRY(dctk_sample_pieces(var->ndim, pr->plan.shape, w.chunk, SOLVE_PIECES, &pieces, &np));
+    if (adaptive)
+        DCTK_TRY(dctk_sample_pieces(var->ndim, pr->plan.shape, w.chunk, SOLVE_PIECES, dctk_space_block_side(sp), &pieces,
+                                    &np));
     /* every SOLVE_EVERY-th piece, spread over the sample; a sample of a few pieces is solved whole */
     size_t m = 0;
     for (size_t i = 0; i < np; i += SOLVE_EVERY) pieces[m++] = pieces[i];

@@ -376,6 +376,16 @@ json_t *dctk_space_serializer(const dctk_space *sp, int f, int s) {
     return copy;
 }
 
+size_t dctk_space_block_side(const dctk_space *sp) {
+    size_t side = 1;
+    for (int s = 0; s < sp->nser; s++)
+        for (size_t e = 0; e < json_array_size(sp->ser[s].codecs); e++) {
+            const dctk_codec_vt *t = dctk_codec_type_of(json_array_get(sp->ser[s].codecs, e));
+            if (t && t->block_side > side) side = t->block_side;
+        }
+    return side;
+}
+
 json_t *dctk_space_pipeline(const dctk_space *sp, int c, int f, int s) {
     json_t *list = json_array();
     if (f >= 0) json_array_extend(list, sp->filt[f].codecs);

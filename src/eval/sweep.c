@@ -366,7 +366,8 @@ static dctk_status run_stage(const sweep *sw, worker *w, const dctk_codec *filt,
     acc->dec_s += t2 - t1;
     norm_ctx nc = {spec->dtype, x, y->data, &acc->norms, &sw->o->metrics};
     for_each_row(sw, spec->shape, start, count, norm_row, &nc);
-    DCTK_TRY(dctk_metrics_add_planes(&acc->norms, &sw->o->metrics, spec->dtype, sw->ndim, sw->chunk, count, x,
+    /* the buffer's own shape: a piece of a part is a chunk of its own shape */
+    DCTK_TRY(dctk_metrics_add_planes(&acc->norms, &sw->o->metrics, spec->dtype, sw->ndim, spec->shape, count, x,
                                      y->data));
     acc->metric_s += dctk_now() - t2;
     *ser_spec = fspec;

@@ -16,7 +16,10 @@ Then --max-evals N: exactly N pipelines measured on the whole sample, the winner
 among them; and --max-evals with --search exhaustive is refused. Last, each
 reader level's filter-only stages are confirmed beside the serializers': the
 adaptive winner (seam.nc lat2d) and numcodecs level (meccatemp t) reach
-numcodecs' own BitRound + Shuffle + Zstd(22) at the smallest passing keepbits."""
+numcodecs' own BitRound + Shuffle + Zstd(22) at the smallest passing keepbits;
+and the pieces the search measures on keep zfp's blocks: the numcodecs level
+on vinth2p.nc's 4-D temperature reaches numcodecs' own ZFPY at the smallest
+passing precision + Zstd(22)."""
 import csv
 import json
 import os
@@ -334,8 +337,53 @@ for path, var, level in (("cdf/seam.nc", "lat2d", None), ("cdf/meccatemp.cdf", "
     if r.returncode:
         continue
     best = json.load(open(os.path.join(d, "best_%s.json" % var)))
-    got = best["by_portability"][level] if level else best
+    # the top level is the numcodecs reader level's best, the winner of all beside it when it differs
+    got = best["by_portability"][level] if level else best.get("overall_winner") or best
     k, stock = stock_bitround_zstd(path, var, 1e-3)
     check(got["ratio"] >= 0.99 * stock, "classes %s: %s ratio %.3f, numcodecs BitRound(%d) + Shuffle + Zstd(22) "
           "%.3f" % (var, level or "winner", got["ratio"], k, stock))
+
+
+# Block codecs (issue 31): zfp codes 4 x 4 x ... blocks over the axes of a chunk it is given, so a
+# slab one value thick of a 4-D field is coded as a 2-D field, where its members rank otherwise: on
+# vinth2p.nc's temperature at 1e-3 the probe (slabs of (1, 1, 32, 128)) put fixed accuracy (tolerance
+# 16) far above fixed precision 14, which on the whole field gives 14.4 against 12.0 with Zstd(22),
+# and the numcodecs level ended at 11.8. The pieces are now cut 4 thick along each axis (the codecs'
+# block side): the numcodecs level reaches at least numcodecs' own ZFPY at the smallest precision that
+# passes the default gates (numpy's), followed by Zstd(22), on the whole field.
+def stock_zfpy_precision(path, var, b):
+    import netCDF4
+    import numcodecs
+    import numpy as np
+
+    with netCDF4.Dataset(os.path.join(NCARG, path)) as d:
+        x = np.ascontiguousarray(np.ma.filled(d[var][:], np.nan))
+    xs = x.astype(np.float64)
+
+    def passes(y):
+        e = y.astype(np.float64) - xs
+        s = np.abs(xs).sum()
+        return (np.abs(e).sum() / s <= b and np.sqrt((e * e).sum() / (xs * xs).sum()) <= 2 * b and
+                np.abs(e).max() / np.abs(xs).max() <= 10 * b and abs(e.sum() / s) <= b / 2)
+
+    for p in range(1, 33):
+        z = numcodecs.ZFPY(mode=3, precision=p)
+        stream = z.encode(x)
+        if passes(np.asarray(z.decode(stream)).reshape(x.shape)):
+            return p, x.nbytes / len(numcodecs.Zstd(level=22).encode(stream))
+    return None, 0.0
+
+
+d = os.path.join(tmp, "blocks_T")
+r = subprocess.run([DCTK, "evaluate_combos", os.path.join(NCARG, "cdf/vinth2p.nc"), "--where-to-write", d,
+                    "--field-to-compress", "T", "--l1-threshold", "1e-3", "--compressor-class", "zstd",
+                    "--eval-data-size-limit", "20MB", "--threads-per-rank", "2"], capture_output=True, text=True,
+                   timeout=600)
+check(r.returncode == 0, "blocks T: exit %d: %s" % (r.returncode, r.stderr[-600:]))
+if r.returncode == 0:
+    best = json.load(open(os.path.join(d, "best_T.json")))
+    p, stock = stock_zfpy_precision("cdf/vinth2p.nc", "T", 1e-3)
+    check(p is not None and best["reader_level"] == "numcodecs" and best["ratio"] >= 0.99 * stock,
+          "blocks T: numcodecs level %s ratio %.3f, numcodecs ZFPY(mode=3, precision=%s) + Zstd(22) %.3f" %
+          (best.get("name"), best["ratio"], p, stock))
 finish("search: adaptive against exhaustive on %d fields" % len(FIELDS))
