@@ -124,7 +124,8 @@ static int serve(const cli_cmd *cmd, int argc, char **argv, bool vcluster) {
                                              "--allow-multi-rank-per-node", "--threads", "--codec-threads", "--verbose", "--thresholds-table", NULL};
     static const char *const write_skip[] = {"--combo", NULL}, *const none[] = {NULL};
     /* the budget first, then the sample and the space */
-    static const char *const sweep_first[] = {"--l1-threshold", "--abs-error", "--spec", "--eval-data-size-limit",
+    static const char *const sweep_first[] = {"--l1-threshold", "--abs-error", "--target-ratio", "--spec",
+                                              "--eval-data-size-limit",
                                               "--compressor-class", "--filter-class", "--serializer-class", "--search",
                                               NULL};
     dctk_web_flag *sf = flags_of(&cmd_evaluate_combos, sweep_first, sweep_skip),

@@ -57,7 +57,7 @@ static const key_def keys[] = {
     {"q99-threshold", K_REAL, G(q99)},         {"gradient-threshold", K_REAL, G(grad)},
     {"with-lossy", K_BOOL, E(with_lossy)},     {"compressor-class", K_CLASS, 0},
     {"filter-class", K_CLASS, 1},              {"serializer-class", K_CLASS, 2},
-    {"keep-information", K_REAL, G(information)},
+    {"keep-information", K_REAL, G(information)}, {"target-ratio", K_REAL, G(target_ratio)},
 };
 #undef G
 #undef E
@@ -140,8 +140,11 @@ static dctk_status check_entry(const dctk_spec *s, const spec_entry *e) {
     for (int k = 0; k < 5; k++)
         if (!isnan(pos[k]) && !(pos[k] > 0)) return bad_key(s, e->name, names[k], "must be positive");
     if (!isnan(g->phys_tol) && !(g->phys_tol >= 0)) return bad_key(s, e->name, "phys-tolerance", "must be 0 or more");
-    if (e->lossless && (!isnan(g->l1) || !isnan(g->abs_err)))
-        return bad_key(s, e->name, isnan(g->l1) ? "abs-error" : "l1-threshold", "a lossless entry has no budget");
+    if (!isnan(g->target_ratio) && !(g->target_ratio >= 1))
+        return bad_key(s, e->name, "target-ratio", "a compression ratio of 1 or more");
+    if (e->lossless && (!isnan(g->l1) || !isnan(g->abs_err) || !isnan(g->target_ratio)))
+        return bad_key(s, e->name, !isnan(g->l1) ? "l1-threshold" : !isnan(g->abs_err) ? "abs-error" : "target-ratio",
+                       "a lossless entry has no budget");
     return DCTK_OK;
 }
 
@@ -233,11 +236,11 @@ static dctk_gates layered(const dctk_gates *f, const spec_entry *e, const spec_e
     dctk_gates none = dctk_gates_none(), out = *f;
     const dctk_gates *eg = e ? &e->g : &none, *dg = d ? &d->g : &none;
     double *dst[] = {&out.l1, &out.l2, &out.linf, &out.bias, &out.abs_err, &out.pearson_min, &out.ssim_min,
-                     &out.phys_min, &out.phys_max, &out.q99, &out.grad, &out.information};
+                     &out.phys_min, &out.phys_max, &out.q99, &out.grad, &out.information, &out.target_ratio};
     const double *ev[] = {&eg->l1, &eg->l2, &eg->linf, &eg->bias, &eg->abs_err, &eg->pearson_min, &eg->ssim_min,
-                          &eg->phys_min, &eg->phys_max, &eg->q99, &eg->grad, &eg->information};
+                          &eg->phys_min, &eg->phys_max, &eg->q99, &eg->grad, &eg->information, &eg->target_ratio};
     const double *dv[] = {&dg->l1, &dg->l2, &dg->linf, &dg->bias, &dg->abs_err, &dg->pearson_min, &dg->ssim_min,
-                          &dg->phys_min, &dg->phys_max, &dg->q99, &dg->grad, &dg->information};
+                          &dg->phys_min, &dg->phys_max, &dg->q99, &dg->grad, &dg->information, &dg->target_ratio};
     for (size_t k = 0; k < sizeof dst / sizeof dst[0]; k++) *dst[k] = pick(*dst[k], *ev[k], *dv[k]);
     /* the flag's tolerance is 0 when not given */
     if (f->phys_tol == 0) out.phys_tol = pick(NAN, e ? e->g.phys_tol : NAN, d ? d->g.phys_tol : NAN);
@@ -252,9 +255,9 @@ dctk_status dctk_gates_for(const dctk_gates *flags, const dctk_spec *spec, const
     const spec_entry *e = entry_of(spec, name), *d = spec ? spec->dflt : NULL;
     dctk_gates asked = layered(flags, e, d);
     /* lossless: the variable's entry says so, or the default's and the variable's gives no budget */
-    bool own_budget = e && (!isnan(e->g.l1) || !isnan(e->g.abs_err));
+    bool own_budget = e && (!isnan(e->g.l1) || !isnan(e->g.abs_err) || !isnan(e->g.target_ratio));
     bool lossless = dctk_gates_lossless(flags) && ((e && e->lossless) || (!own_budget && d && d->lossless));
-    if (lossless) asked.l1 = asked.abs_err = NAN;
+    if (lossless) asked.l1 = asked.abs_err = asked.target_ratio = NAN;
     DCTK_TRY(dctk_gates_resolve(&asked, lossless ? NULL : csv, name, units, out, source, cap));
     const char *which = e && (lossless ? e->lossless : !isnan(e->g.l1)) ? name : "default";
     if (lossless) snprintf(source, cap, "%s, entry '%s': lossless only", spec->path, which);

@@ -279,6 +279,8 @@ static void get_results(web_ctx *w, const char *id, const web_req *q, web_reply 
     dctk_best_init(&best);
     bool have_best = dctk_results_best_path(bp, sizeof bp, out, var) == DCTK_OK && dctk_best_read(bp, &best) == DCTK_OK;
     dctk_gates gates = best.gates;
+    /* --target-ratio: the budget is the ratio (the smallest relative L1 reaching it wins) */
+    double target = have_best && best.has_gates ? best.gates.target_ratio : NAN;
     for (size_t i = 0; st == DCTK_OK && i < t.n; i++) {
         const dctk_result_row *x = &t.rows[i];
         double e = dctk_report_row_value(x, col);
@@ -303,7 +305,7 @@ static void get_results(web_ctx *w, const char *id, const web_req *q, web_reply 
     for (int k = 0; k < DCTK_ROW_NSTATUS; k++)
         json_object_set_new(counts, dctk_row_status_name(k), json_integer((json_int_t)rc.n[k]));
     if (st == DCTK_OK)
-        r->json = json_pack("{s:s,s:s,s:I,s:I,s:o,s:i,s:o,s:o,s:o,s:s}", "var", var, "metric",
+        r->json = json_pack("{s:s,s:s,s:I,s:I,s:o,s:i,s:o,s:o,s:o,s:o,s:s}", "var", var, "metric",
                             dctk_result_columns[col], "rows_total", (json_int_t)t.n, "kept", (json_int_t)n, "counts",
                             counts, "k", curve.best_k > 0 ? curve.best_k : 0, "rows", rows, "codecs", codecs, "threshold", isnan(best.threshold) ? json_null() : json_real(best.threshold),
                             "best", have_best && best.combo.has_indices
@@ -311,6 +313,7 @@ static void get_results(web_ctx *w, const char *id, const web_req *q, web_reply 
                                                     best.combo.ser_idx)
                                         : json_null(),
                             "source", strstr(path, ".parquet") ? "parquet" : "csv");
+    if (r->json) json_object_set_new(r->json, "target_ratio", isnan(target) ? json_null() : json_real(target));
     else
         web_fail(r, st), json_decref(rows), json_decref(codecs), json_decref(counts);
     dctk_best_free(&best);

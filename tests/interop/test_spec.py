@@ -11,6 +11,10 @@ rectilinear_grid_3D.nc:
   numcodecs (zarr_shards.py), is within each field's budget of
   python3-netCDF4's values (var3 bit for bit);
 - flags win over the file (--l1-threshold, --filter-class);
+- an entry's "target-ratio" is that field's --target-ratio: its winner is
+  the smallest relative L1 of the rows whose ratio reaches it (the other
+  fields keep the default's L1 budget), and its store, decoded by Debian's
+  numcodecs, is that small a share of the values' bytes;
 - a bad file stops before any sweep with one line naming the file, the entry
   and the key.
 
@@ -102,12 +106,48 @@ def flags_win(tmp, spec):
     check(families(out, "t", "filter") <= {"", "numcodecs.quantize"}, "the filter flag did not win")
 
 
+def target_ratio(tmp):
+    spec = write_spec(tmp, {"default": {"l1-threshold": 1e-3, "compressor-class": "zstd", "serializer-class": "none",
+                                        "filter-class": "bitround"},
+                            "t": {"target-ratio": 6}}, "ratio.json")
+    out = os.path.join(tmp, "ratio")
+    r = run("compress", FILE, "--where-to-write", out, "--spec", spec, "--vars", "t,rhumidity", *LIMIT)
+    check(r.returncode == 0, "compress --spec with a target ratio: %s %s" % (r.stdout, r.stderr))
+    if r.returncode:
+        return
+    best = {v: json.load(open(os.path.join(out, "best_%s.json" % v))) for v in ("t", "rhumidity")}
+    g, w = best["t"]["gates"], best["t"]
+    check(g.get("target_ratio") == 6 and best["rhumidity"]["gates"].get("target_ratio") is None,
+          "target-ratio did not reach t alone: %r / %r" % (g, best["rhumidity"]["gates"]))
+    with open(os.path.join(out, "config_space_t_rank0.csv")) as f:
+        reach = [row for row in csv.DictReader(f) if row["status"] == "kept"]
+    smallest = min((float(row["l1_rel"]) for row in reach), default=None)
+    check(reach and all(float(row["ratio"]) >= 6 for row in reach) and w["ratio"] >= 6 and
+          w["l1_rel"] == smallest, "t: winner ratio %.3f L1 %g, the smallest L1 reaching 6 %r" %
+          (w["ratio"], w["l1_rel"], smallest))
+    check(best["rhumidity"]["gates"]["l1"] == 1e-3 and best["rhumidity"]["l1_rel"] <= 1e-3,
+          "rhumidity lost the default's budget: %r" % best["rhumidity"]["gates"])
+    store = os.path.join(out, "rectilinear_grid_3D.zarr")
+    with netCDF4.Dataset(FILE) as d:
+        x = np.ma.filled(d["t"][:], np.nan)
+    got, chunks = zarr_shards.read_store(store, "t")
+    nbytes = sum(os.path.getsize(os.path.join(dp, f)) for dp, _, fs in os.walk(os.path.join(store, "t", "c"))
+                 for f in fs)
+    l1 = np.abs(got.astype(np.float64) - x).sum() / np.abs(x.astype(np.float64)).sum()
+    check(chunks > 0 and x.nbytes / nbytes >= 5 and l1 <= 1.5 * w["l1_rel"] + 1e-12,
+          "t: the store's shards hold %d bytes of %d (ratio %.2f), relative L1 %g by numpy on numcodecs' decode" %
+          (nbytes, x.nbytes, x.nbytes / max(nbytes, 1), l1))
+    print("t at ratio >= 6: %s, ratio %.3f, relative L1 %.3g" % (w["name"], w["ratio"], w["l1_rel"]))
+
+
 def bad_files(tmp):
     cases = [({"t": {"abs_error": 0.05}}, "entry 't', key 'abs_error': unknown"),
              ({"t": {"filter-class": "bitrund"}}, "entry 't', key 'filter-class': 'bitrund' is not all, none"),
              ({"default": {"l1-threshold": -1}}, "entry 'default', key 'l1-threshold': must be positive"),
              ({"t": "lossy"}, "entry 't' is neither an object of settings nor \"lossless\""),
              ({"t": {"lossless": True, "abs-error": 1}}, "a lossless entry has no budget"),
+             ({"t": {"lossless": True, "target-ratio": 4}}, "key 'target-ratio': a lossless entry has no budget"),
+             ({"t": {"target-ratio": 0.5}}, "key 'target-ratio': a compression ratio of 1 or more"),
              ("[1, 2]", "a spec is a JSON object"),
              ("{\"t\": ", "not a spec file")]
     for k, (spec, want) in enumerate(cases):
@@ -124,6 +164,7 @@ def main():
         spec = write_spec(tmp, SPEC)
         per_field(tmp, spec)
         flags_win(tmp, spec)
+        target_ratio(tmp)
         bad_files(tmp)
     finish("spec")
 

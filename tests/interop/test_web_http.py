@@ -16,7 +16,11 @@ are refused (403).
 run_web_ui_vcluster writes a Slurm script for 4 nodes and 8 threads per rank;
 bash runs it with stand-in srun and sbatch programs that record their
 arguments: one task per node, --cpus-per-task 8, --threads-per-rank 8, and the
-sweep's flags reach the sweep and the space and threshold flags the write step too."""
+sweep's flags reach the sweep and the space and threshold flags the write step too.
+
+--target-ratio is a budget field of the form (after the L1 and absolute
+ones); a sweep posted with it is judged by it: the results name the target,
+and their best is the smallest relative L1 of the rows whose ratio reaches it."""
 import http.client
 import json
 import os
@@ -27,6 +31,7 @@ import stat
 import subprocess
 import sys
 import tempfile
+import time
 
 DCTK = os.environ["DCTK"]
 FILE = os.path.join(os.environ.get("DCTK_NCARG", "/usr/share/ncarg/data"), "cdf", "meccatemp.cdf")
@@ -215,6 +220,35 @@ def jobs(srv):
           "the page: %d" % code)
 
 
+def ratio_budget(srv):
+    """--target-ratio is one of the form's budgets (beside the L1 and absolute ones, before the sample and
+    the space); a sweep given it from the form has it as its budget, and the results say so."""
+    code, conf, _ = srv.request("GET", "/api/config")
+    names = [f["name"] for f in conf.get("sweep_flags", [])] if code == 200 else []
+    check(names[:4] == ["--l1-threshold", "--abs-error", "--target-ratio", "--spec"],
+          "the form's budget fields: %r" % names[:5])
+    flags = {"--target-ratio": "6", "--compressor-class": "zstd", "--filter-class": "bitround",
+             "--serializer-class": "none", "--eval-data-size-limit": "100KB"}
+    code, sweep, _ = srv.request("POST", "/api/jobs", {"kind": "sweep", "dataset": "data.nc", "field": "t",
+                                                       "flags": flags})
+    check(code == 201 and "--target-ratio=6" in sweep.get("argv", []), "a sweep at ratio 6: %d %r" % (code, sweep))
+    sid, state = sweep.get("id", ""), None
+    for _ in range(600):
+        code, job, _ = srv.request("GET", "/api/jobs/%s" % sid)
+        state = job.get("state") if isinstance(job, dict) else None
+        if state not in ("starting", "running"):
+            break
+        time.sleep(0.5)
+    check(state == "done", "the sweep at ratio 6 ended %r" % state)
+    code, res, _ = srv.request("GET", "/api/jobs/%s/results?var=t" % sid)
+    best = [r for r in res.get("rows", []) if res.get("best") and r[:3] == res["best"]] if code == 200 else []
+    reach = [r for r in res.get("rows", []) if r[5]] if code == 200 else []
+    check(code == 200 and res.get("target_ratio") == 6 and best and best[0][3] >= 6 and
+          all(r[3] >= 6 for r in reach) and best[0][8] == min(r[8] for r in reach),
+          "results at ratio 6: %d target %r best %r of %r" % (code, res.get("target_ratio") if code == 200 else None,
+                                                              best, res.get("best") if code == 200 else None))
+
+
 def origin(srv):
     refused(srv, "a foreign Host", 403, "GET", "/api/config", headers={"Host": "evil.example:80"})
     refused(srv, "a cross-origin post", 403, "POST", "/api/jobs", {"kind": "sweep", "dataset": "data.nc"},
@@ -316,6 +350,7 @@ def main():
             jobs(srv)
             field_names(srv)
             file_flags(srv, root, outside)
+            ratio_budget(srv)
             origin(srv)
         finally:
             srv.stop()

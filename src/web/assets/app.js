@@ -349,7 +349,9 @@ async function loadResults () {
     const n = r.counts
     const notDrawn = n.failed + n.pruned + n['left out']
     $('res-summary').textContent = `${r.rows_total} combos: ${n.kept} kept` +
-      (r.threshold !== null ? ` (relative L1 ≤ ${fmtNum(r.threshold)}, and every other gate)` : ' (no threshold: lossless only; give --l1-threshold to allow lossy combos)') +
+      (r.target_ratio !== null && r.target_ratio !== undefined
+        ? ` (ratio ≥ ${fmtNum(r.target_ratio)}: the smallest relative L1 wins, the other gates reported)`
+        : r.threshold !== null ? ` (relative L1 ≤ ${fmtNum(r.threshold)}, and every other gate)` : ' (no threshold: lossless only; give --l1-threshold to allow lossy combos)') +
       ['rejected', 'failed', 'pruned', 'left out'].filter(s => n[s]).map(s => `, ${n[s]} ${s}`).join('') +
       (notDrawn ? ' (not plotted: not measured on the whole sample; their rows say why)' : '') +
       (r.k ? `; ${r.k} clusters` : '') +
