@@ -7,6 +7,7 @@
 
 #include "dctk/best.h"
 #include "dctk/chunking.h"
+#include "dctk/codec.h"
 #include "dctk/results.h"
 #include "dctk/threads.h"
 #include "dctk/util.h"
@@ -183,6 +184,17 @@ static dctk_status solved_member(const char *where, const dctk_var *var, const i
     return *codecs ? DCTK_OK : DCTK_FAIL(DCTK_ERR_NOT_FOUND, "%s", why);
 }
 
+/* Whether every codec of a pipeline gives its input back exactly. */
+static bool pipeline_exact(const json_t *codecs) {
+    size_t i;
+    const json_t *c;
+    json_array_foreach(codecs, i, c) {
+        const dctk_codec_vt *t = dctk_codec_type_of(c);
+        if (!t || !t->lossless) return false;
+    }
+    return true;
+}
+
 /* COMP_IDX FILT_IDX SER_IDX: resolved in the space the sweep built, checked
  * against WHERE/best_FIELD.json when there is one (*best, may stay NULL). */
 static dctk_status resolve_indices(dctk_dataset *ds, size_t v, const char *where, const int *idx,
@@ -207,9 +219,18 @@ static dctk_status resolve_indices(dctk_dataset *ds, size_t v, const char *where
                                    sizeof no_record);
     /* a sweep of this version records its space; without the record the field was read again */
     if (*best && no_record[0]) printf("%s: %s: the codec space was rebuilt from the field\n", field, no_record);
-    /* past the grid: a member solved for the budget (a lossless space has none) */
-    if (!lossless && st == DCTK_ERR_NOT_FOUND) st = solved_member(where, var, idx, *best, codecs);
-    if (lossless && st != DCTK_OK && st != DCTK_ERR_NOMEM) st = lossy_only(ds, v, where, eo, &vs, idx, st);
+    /* the sweep's --keep-information F (its best file's gates): without an error budget its members keeping F
+     * of the information are the field's lossy choice, past the grid of the lossless space */
+    double share = st == DCTK_OK || st == DCTK_ERR_NOT_FOUND ? gates->information : NAN;
+    bool by_info = lossless && !isnan(share);
+    /* past the grid: a member solved for the budget or chosen by information (a lossless space has neither) */
+    if ((!lossless || by_info) && st == DCTK_ERR_NOT_FOUND) st = solved_member(where, var, idx, *best, codecs);
+    bool exact = !by_info || st != DCTK_OK || pipeline_exact(*codecs);
+    if (lossless && !by_info && st != DCTK_OK && st != DCTK_ERR_NOMEM) st = lossy_only(ds, v, where, eo, &vs, idx, st);
+    else if (lossless && st == DCTK_OK && !exact)
+        printf("%s: no error budget; (%d, %d, %d) holds a member the sweep chose by information (it keeps %g of the "
+               "field's real information, --keep-information): written with it\n", field, idx[0], idx[1], idx[2],
+               share);
     else if (lossless && st == DCTK_OK)
         printf("%s: no threshold (no row for '%s' in units '%s' in the table, no --l1-threshold): written "
                "losslessly only; give --l1-threshold X to allow lossy compression\n", field, field,

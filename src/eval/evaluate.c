@@ -1221,7 +1221,11 @@ static dctk_status sweep_sample(const dctk_var *var, const void *sample, const p
     dctk_space_opts so = dctk_space_opts_for(&vs, &s->gates);
     const char *spec = dctk_spec_path(o->spec);
     bool by_spec = spec && !strncmp(s->threshold_source, spec, strlen(spec));
-    if (!so.with_lossy && vs.with_lossy && is_writer(o) && by_spec)
+    if (!so.with_lossy && vs.with_lossy && is_writer(o) && !isnan(s->gates.information))
+        dctk_log(DCTK_LOG_INFO, "%s: no error budget (%s): swept losslessly, and with the members that keep %g of "
+                 "the field's real information (--keep-information)", var->name, s->threshold_source,
+                 s->gates.information);
+    else if (!so.with_lossy && vs.with_lossy && is_writer(o) && by_spec)
         dctk_log(DCTK_LOG_INFO, "%s: no budget (%s): swept and written losslessly only", var->name,
                  s->threshold_source);
     else if (!so.with_lossy && vs.with_lossy && is_writer(o))

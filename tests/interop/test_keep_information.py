@@ -15,11 +15,19 @@
 - with an error budget the member meets the gates like any other: at a
   relative L1 of 1e-6 its rows are rejected (their information column still
   says why they are in the space) and the winner is another;
+- the sweep's choice resolves wherever its indices are taken: compress_with_optimal's
+  index form writes the member (numcodecs' BitRound at numpy's keepbits, bit
+  for bit) with and without the recorded space, and says it was chosen by
+  information, never "losslessly only"; --resume at another share measures
+  the member of the new share at that index (numpy's keepbits for it, the
+  rows' information column the new share, the ratio numcodecs' BitRound +
+  Shuffle + Zstd(22) gives), and the index form then writes that one;
 - F outside (0, 1] is refused with a line naming the flag, exit 2."""
 import csv
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -175,6 +183,59 @@ def by_spec(tmp, path, var, x):
           (r.returncode, r.stderr))
 
 
+def store_is_bitround(store, var, x, k, label):
+    got, _ = zarr_shards.read_store(store, var)
+    ref = np.asarray(numcodecs.BitRound(keepbits=k).encode(x.copy())).view(x.dtype).reshape(x.shape)
+    check(got.dtype == x.dtype and np.array_equal(got.view("u%d" % x.itemsize), ref.view("u%d" % x.itemsize)),
+          "%s: the store is not numcodecs' BitRound(%d) bit for bit" % (label, k))
+
+
+def index_form(path, out, var, x, k, label):
+    best = json.load(open(os.path.join(out, "best_%s.json" % var)))
+    idx = [str(best[key]) for key in ("comp_idx", "filt_idx", "ser_idx")]
+    store = os.path.join(out, os.path.splitext(os.path.basename(path))[0] + ".zarr")
+    shutil.rmtree(store, ignore_errors=True)
+    r = run("compress_with_optimal", path, out, var, *idx, *SPACE)
+    said = r.stdout + r.stderr
+    check(r.returncode == 0 and "losslessly only" not in said and "chose by information" in said,
+          "%s: index form %s: exit %d: %s" % (label, idx, r.returncode, said[-800:]))
+    if r.returncode == 0:
+        store_is_bitround(store, var, x, k, label + ", index form")
+    return said
+
+
+def everywhere(tmp, path, var, x):
+    out = os.path.join(tmp, var + "_everywhere")
+    k99, k90 = keepbits_all_axes(x, 0.99), keepbits_all_axes(x, 0.9)
+    r = run("evaluate_combos", path, "--where-to-write", out, "--field-to-compress", var, "--keep-information", "0.99",
+            *SPACE)
+    said = r.stdout + r.stderr
+    check(r.returncode == 0 and "losslessly only" not in said and "keep 0.99 of the field's real information" in said,
+          "the sweep at 0.99: exit %d: %s" % (r.returncode, said[-800:]))
+    index_form(path, out, var, x, k99, "0.99 with the recorded space")
+    os.rename(os.path.join(out, "space_%s.json" % var), os.path.join(tmp, "space_aside.json"))
+    said = index_form(path, out, var, x, k99, "0.99 without the recorded space")
+    check("the codec space was rebuilt from the field" in said, "no record, yet not rebuilt: " + said[-400:])
+    os.rename(os.path.join(tmp, "space_aside.json"), os.path.join(out, "space_%s.json" % var))
+    r = run("evaluate_combos", path, "--where-to-write", out, "--field-to-compress", var, "--keep-information", "0.9",
+            "--resume", *SPACE)
+    check(r.returncode == 0, "--resume at 0.9: exit %d: %s" % (r.returncode, r.stderr[-600:]))
+    chosen = [w for w in rows(out, var) if not np.isnan(float(w["information"] or "nan"))]
+    check(chosen and all(bitround_keepbits(w["filter"]) == k90 and float(w["information"]) == 0.9 for w in chosen),
+          "--resume at 0.9: the rows chosen by information %r, numpy's keepbits %d" %
+          ({(w["filter"], w["information"]) for w in chosen}, k90))
+    best = json.load(open(os.path.join(out, "best_%s.json" % var)))
+    raw = numcodecs.Shuffle(elementsize=x.itemsize).encode(
+        np.ascontiguousarray(numcodecs.BitRound(keepbits=k90).encode(x.copy())).view(np.uint8))
+    stock = x.nbytes / len(numcodecs.Zstd(level=22).encode(raw))
+    check(best["gates"].get("keep_information") == 0.9 and best["ratio"] >= 0.99 * stock,
+          "--resume at 0.9: winner ratio %.3f, numcodecs' BitRound(%d) + Shuffle + Zstd(22) %.3f, gates %r" %
+          (best["ratio"], k90, stock, best["gates"]))
+    index_form(path, out, var, x, k90, "0.9 after --resume")
+    print("index form and --resume: keepbits %d at 0.99, %d at 0.9 (numpy), ratio %.3f against numcodecs' %.3f" %
+          (k99, k90, best["ratio"], stock))
+
+
 def refused():
     for bad in ("0", "1.5", "-0.2"):
         r = run("evaluate_combos", os.path.join(NCARG, "cdf", "meccatemp.cdf"), "--where-to-write", "/nonexistent",
@@ -195,6 +256,7 @@ def main():
             alone(tmp, path, var, g, 0.9999)
         with_budget(tmp, mecca, "t", t)
         by_spec(tmp, mecca, "t", t)
+        everywhere(tmp, mecca, "t", t)
     finish("keep_information")
 
 
