@@ -47,6 +47,11 @@ void *dctk_keep_alloc(dctk_keep *k, size_t n) {
         if (k->in_use > k->peak) k->peak = k->in_use;
         return k->b[i].p;
     }
+    /* A new block is rounded up to KEEP_MIN: arrays of one call that differ
+     * by a few bytes (a page of n numbers, the next of n + 1; n latents
+     * after a delta of order k, n - k) then fit each other's blocks. The
+     * tail a request does not touch is never faulted in, so costs nothing. */
+    if (n <= SIZE_MAX - KEEP_MIN) n = (n + KEEP_MIN - 1) / KEEP_MIN * KEEP_MIN;
     /* hold no more than the most ever in use: this block counts as in use */
     size_t peak = k->in_use + n > k->peak ? k->in_use + n : k->peak;
     for (int f; k->held + n > peak && (f = largest_free(k)) >= 0;) give_back(k, (size_t)f);

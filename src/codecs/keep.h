@@ -8,7 +8,7 @@
 
 #include "dctk/alloc.h"
 
-enum { DCTK_KEEP_BLOCKS = 8 };
+enum { DCTK_KEEP_BLOCKS = 16 };
 
 typedef struct dctk_keep_block {
     void *p;

@@ -17,11 +17,16 @@
  * - tANS table of up to 2^min(b + 2, 12) states, weights proportional to the
  *   counts, each at least 1, reduced by their common power of two.
  * One standalone chunk per page; pages split the input into equal pages of
- * at most page_n numbers, as pco's EqualPagesUpTo does. */
+ * at most page_n numbers, as pco's EqualPagesUpTo does. The arrays of a page
+ * (its numbers, latents, sort scratch, bins and tANS bits) come from the
+ * thread's block keeper (o->ctx): a sweep or a writer encodes chunk after
+ * chunk on one thread, and fresh pages of that size cost the kernel's zeroing
+ * and a fault per page on every call. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "codec_internal.h"
 #include "pco_internal.h"
 
 void pco_write(pco_writer *w, uint64_t v, unsigned n) {
@@ -185,14 +190,14 @@ static void quantize_weights(trained *tr, size_t total, unsigned max_log) {
 }
 
 /* Bins and tANS weights for n latents of `bits` (lat is not modified). */
-static dctk_status train(const uint64_t *lat, size_t n, unsigned bits, int level, trained *tr) {
+static dctk_status train(dctk_codec_ctx *ctx, const uint64_t *lat, size_t n, unsigned bits, int level, trained *tr) {
     memset(tr, 0, sizeof *tr);
     if (n == 0) return DCTK_OK;
     unsigned blog = unoptimized_bins_log(level, n), ans_log = blog + 2;
     if (ans_log > 12) ans_log = 12;
     if (ans_log > ceil_log2(n)) ans_log = ceil_log2(n);
-    uint64_t *s = dctk_malloc(sizeof *s * n), *tmp = dctk_malloc(sizeof *tmp * n);
-    ebin *h = dctk_malloc(sizeof *h * (5 * (n / (n >> blog ? n >> blog : 1)) + 2));
+    uint64_t *s = dctk_codec_tmp(ctx, sizeof *s * n), *tmp = dctk_codec_tmp(ctx, sizeof *tmp * n);
+    ebin *h = dctk_codec_tmp(ctx, sizeof *h * (5 * (n / (n >> blog ? n >> blog : 1)) + 2));
     dctk_status st = s && tmp && h ? DCTK_OK : DCTK_NOMEM();
     if (st == DCTK_OK) {
         memcpy(s, lat, sizeof *s * n);
@@ -204,7 +209,7 @@ static dctk_status train(const uint64_t *lat, size_t n, unsigned bits, int level
         st = optimize(h, nh, bits, ans_log, lg, tr);
     }
     if (st == DCTK_OK) quantize_weights(tr, n, ans_log);
-    dctk_free(s), dctk_free(tmp), dctk_free(h);
+    dctk_codec_tmp_free(ctx, s), dctk_codec_tmp_free(ctx, tmp), dctk_codec_tmp_free(ctx, h);
     return st;
 }
 
@@ -275,30 +280,37 @@ typedef struct {
     uint32_t *sym, *vals;
     uint8_t *lens;
     uint32_t finals[4];
+    dctk_codec_ctx *ctx; /* lat and lens come from its keeper; sym and vals are borrowed */
 } evar;
 
 static void evar_free(evar *v) {
-    dctk_free(v->tr.bins), dctk_free(v->lat), dctk_free(v->sym), dctk_free(v->vals), dctk_free(v->lens);
+    dctk_free(v->tr.bins);
+    dctk_codec_tmp_free(v->ctx, v->lat), dctk_codec_tmp_free(v->ctx, v->lens);
     memset(v, 0, sizeof *v);
 }
 
 /* The n latents of a variable after a delta of order k (the first k become
  * the moments), and their bins. */
 static dctk_status evar_train(evar *v, const uint64_t *src, size_t n, unsigned k, unsigned bits, int level) {
-    v->lat = dctk_malloc(sizeof *v->lat * (n ? n : 1));
+    v->lat = dctk_codec_tmp(v->ctx, sizeof *v->lat * (n ? n : 1));
     if (!v->lat) return DCTK_NOMEM();
     memcpy(v->lat, src, sizeof *v->lat * n);
     delta_encode(v->lat, n, k, bits, v->moments);
     v->order = k;
     v->skip = k < n ? k : n;
     v->nb = n - v->skip;
-    return train(v->lat + v->skip, v->nb, bits, level, &v->tr);
+    return train(v->ctx, v->lat + v->skip, v->nb, bits, level, &v->tr);
 }
 
-static dctk_status evar_ans(evar *v) {
+/* spare: the page's latents this variable was trained from (n >= nb
+ * numbers of 8 bytes), free once lat holds their copy: its bins and tANS
+ * values take it, 4 + 4 bytes a latent, so the page holds no more at once
+ * than while it trains. */
+static dctk_status evar_ans(evar *v, uint64_t *spare) {
     size_t m = v->nb ? v->nb : 1;
-    v->sym = dctk_malloc(sizeof *v->sym * m), v->vals = dctk_malloc(sizeof *v->vals * m), v->lens = dctk_malloc(m);
-    if (!v->sym || !v->vals || !v->lens) return DCTK_NOMEM();
+    v->sym = (uint32_t *)(void *)spare, v->vals = v->sym + v->nb;
+    v->lens = dctk_codec_tmp(v->ctx, m);
+    if (!v->lens) return DCTK_NOMEM();
     const uint64_t *body = v->lat + v->skip;
     for (size_t i = 0; i < v->nb; i++) v->sym[i] = find_bin(&v->tr, body[i]);
     return v->tr.nbins > 1 ? ans_encode(&v->tr, v->sym, v->nb, v->vals, v->lens, v->finals) : DCTK_OK;
@@ -453,7 +465,7 @@ static dctk_status sample_cost(const uint64_t *l, size_t n, unsigned k, unsigned
         m += len - skip;
     }
     trained tr;
-    DCTK_TRY(train(buf, m, bits, level, &tr));
+    DCTK_TRY(train(NULL, buf, m, bits, level, &tr)); /* at most 4096 latents: malloc's own lists */
     dctk_free(tr.bins);
     *out = m ? tr.cost / (double)m : 0;
     return DCTK_OK;
@@ -554,10 +566,11 @@ static dctk_status encode_page(pco_writer *w, const pco_ntype *t, const uint64_t
     split(t, &c.mc, raw, n, l0, l1);
     evar v[2];
     memset(v, 0, sizeof v);
+    v[0].ctx = v[1].ctx = o->ctx;
     dctk_status st = evar_train(&v[0], l0, n, c.order, t->bits, o->level);
     if (st == DCTK_OK && c.mc.mode != MODE_CLASSIC) st = evar_train(&v[1], l1, n, 0, t->bits, o->level);
-    if (st == DCTK_OK) st = evar_ans(&v[0]);
-    if (st == DCTK_OK && c.mc.mode != MODE_CLASSIC) st = evar_ans(&v[1]);
+    if (st == DCTK_OK) st = evar_ans(&v[0], l0);
+    if (st == DCTK_OK && c.mc.mode != MODE_CLASSIC) st = evar_ans(&v[1], l1);
     if (st == DCTK_OK) write_page(w, t, &c, v, n);
     evar_free(&v[0]), evar_free(&v[1]);
     return st;
@@ -576,13 +589,27 @@ static void write_header(pco_writer *w, size_t n) {
     pco_write(w, 0, 8);
 }
 
+size_t pco_encode_work_mem(const pco_ntype *t, size_t n, const pco_enc_opts *o) {
+    size_t max_page = o->page_n < 1 ? 1 : o->page_n > PCO_MAX_CHUNK_N ? PCO_MAX_CHUNK_N : o->page_n;
+    size_t pages = (n + max_page - 1) / max_page, pn = pages ? (n + pages - 1) / pages : 0;
+    /* at once, while a page's second variable trains: its numbers and the two
+     * latent variables (pco_encode), each variable's delta-encoded copy
+     * (evar_train) and the sort's two arrays (train); a page of integers or
+     * in Classic mode has one variable fewer. Then the tANS lengths of each
+     * variable and the histogram with its merged bins. */
+    size_t arrays = t->kind == PCO_FLOAT && !o->classic ? 7 : 6;
+    size_t hist = sizeof(ebin) * (5 * ((size_t)1 << unoptimized_bins_log(o->level, pn ? pn : 1)) + 2);
+    return arrays * sizeof(uint64_t) * (pn + 1) + 2 * pn + 2 * hist;
+}
+
 dctk_status pco_encode(const pco_ntype *t, const void *src, size_t n, const pco_enc_opts *o, dctk_buf *dst) {
     size_t max_page = o->page_n < 1 ? 1 : o->page_n > PCO_MAX_CHUNK_N ? PCO_MAX_CHUNK_N : o->page_n;
     size_t pages = (n + max_page - 1) / max_page, low = pages ? n / pages : 0, extra = pages ? n % pages : 0;
     pco_writer w = {dst, 0, false};
     write_header(&w, n);
-    uint64_t *raw = dctk_malloc(sizeof *raw * (low + 1)), *l0 = dctk_malloc(sizeof *l0 * (low + 1)),
-             *l1 = dctk_malloc(sizeof *l1 * (low + 1));
+    size_t page_bytes = sizeof(uint64_t) * (low + 1);
+    uint64_t *raw = dctk_codec_tmp(o->ctx, page_bytes), *l0 = dctk_codec_tmp(o->ctx, page_bytes),
+             *l1 = dctk_codec_tmp(o->ctx, page_bytes);
     dctk_status st = raw && l0 && l1 ? DCTK_OK : DCTK_NOMEM();
     size_t at = 0;
     for (size_t p = 0; st == DCTK_OK && p < pages; p++) {
@@ -591,7 +618,7 @@ dctk_status pco_encode(const pco_ntype *t, const void *src, size_t n, const pco_
         st = encode_page(&w, t, raw, pn, o, l0, l1);
         at += pn;
     }
-    dctk_free(raw), dctk_free(l0), dctk_free(l1);
+    dctk_codec_tmp_free(o->ctx, raw), dctk_codec_tmp_free(o->ctx, l0), dctk_codec_tmp_free(o->ctx, l1);
     pco_write(&w, 0, 8); /* termination */
     if (st == DCTK_OK && w.nomem) st = DCTK_NOMEM();
     return st;

@@ -121,9 +121,15 @@ typedef struct {
     int order;     /* consecutive delta order 0..7, or -1 for automatic */
     size_t page_n; /* numbers per page (= standalone chunk), at most 2^24 */
     bool classic;  /* Classic mode only (mode_spec "classic") */
+    /* The thread's codec context: the page-sized arrays come from its block
+     * keeper (dctk_codec_tmp), mapped once per thread; NULL: malloc. */
+    struct dctk_codec_ctx *ctx;
 } pco_enc_opts;
 
 /* Encode n numbers of type t as a standalone pco stream (appended to dst). */
 dctk_status pco_encode(const pco_ntype *t, const void *src, size_t n, const pco_enc_opts *o, dctk_buf *dst);
+/* The most pco_encode of n numbers holds at once (its page arrays, which the
+ * thread's keeper then keeps): the codec's working memory. */
+size_t pco_encode_work_mem(const pco_ntype *t, size_t n, const pco_enc_opts *o);
 
 #endif

@@ -120,6 +120,10 @@ static void check_codec(const char *json, const dctk_chunk_spec *spec, const voi
     *bad += !ok;
 }
 
+static const char *const pcodec_auto =
+    "{\"name\":\"numcodecs.pcodec\",\"configuration\":{\"level\":8,\"mode_spec\":\"auto\",\"delta_spec\":"
+    "\"auto\",\"paging_spec\":\"equal_pages_up_to\",\"delta_encoding_order\":null,\"equal_pages_up_to\":262144}}";
+
 /* The space's heaviest members, which the examples do not all reach. */
 static const char *const heavy[] = {
     "{\"name\":\"zstd\",\"configuration\":{\"level\":22,\"checksum\":false}}",
@@ -165,6 +169,12 @@ static void test_work_mem_matches_peak_rss(void **state) {
         for (const dctk_codec_example *e = (*t)->examples; e && e->json; e++)
             if (!strcmp(e->dtype, "float32")) check_codec(e->json, &spec, f, &checked, &bad);
     for (int k = 0; heavy[k]; k++) check_codec(heavy[k], &spec, f, &checked, &bad);
+    /* PCodec's memory goes by its pages, not the chunk: a chunk of one page
+     * (1365 x 192 float32 numbers, just under 2^18, 1 MiB) needs more than
+     * the 3 MiB one of four smaller pages */
+    size_t page[3] = {1, (1u << 18) / 192, 192};
+    dctk_chunk_spec one_page = dctk_spec_make(DCTK_FLOAT32, 3, page);
+    check_codec(pcodec_auto, &one_page, f, &checked, &bad);
     free(f);
     assert_true(checked >= 30);
     assert_int_equal(bad, 0);

@@ -456,7 +456,8 @@ static void zarr_store(void **state) {
  * context decodes. Real fields: rectilinear_grid_3D t (4-D) and tos (NaN). */
 static void kept_temporaries_give_the_bytes_of_fresh_ones(void **state) {
     (void)state;
-    static const char *const files[][2] = {{"nug/rectilinear_grid_3D.nc", "t"}, {"nug/tos_ocean_bipolar_grid.nc", "tos"}};
+    static const char *const files[][2] = {{"nug/rectilinear_grid_3D.nc", "t"},
+                                           {"nug/tos_ocean_bipolar_grid.nc", "tos"}};
     dctk_codec_ctx *kept = dctk_codec_ctx_new();
     dctk_buf a = DCTK_BUF_INIT, b = DCTK_BUF_INIT, da = DCTK_BUF_INIT, db = DCTK_BUF_INIT;
     for (int round = 0; round < 2; round++)

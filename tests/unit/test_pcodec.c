@@ -187,6 +187,66 @@ static void real_fields(void **state) {
     free(rsdt);
 }
 
+/* A worker thread keeps the encoder's page arrays (numbers, latents, sort
+ * scratch, tANS bits) in its context's block keeper: one context that
+ * encodes real fields of both float types (Tstorm t with its -9999 fills, ICON
+ * clon_vertices), BitRound-rounded copies
+ * (FloatQuant: two latent variables), other levels, orders and page sizes
+ * one after another, decoding each in between, writes the bytes a fresh
+ * context writes every time, and they decode to the input. */
+static void kept_context_gives_the_bytes_of_a_fresh_one(void **state) {
+    (void)state;
+    dctk_dtype t32, t64;
+    size_t n32, n64;
+    float *ts = read_field("cdf/Tstorm.cdf", "t", &t32, &n32);
+    double *clon = read_field("nug/triangular_grid_ICON.nc", "clon_vertices", &t64, &n64);
+    assert_int_equal(t32, DCTK_FLOAT32);
+    assert_int_equal(t64, DCTK_FLOAT64);
+    float *rounded = malloc(n32 * sizeof *rounded);
+    assert_non_null(rounded);
+    for (size_t i = 0; i < n32; i++) { /* keep 9 mantissa bits */
+        uint32_t u;
+        memcpy(&u, &ts[i], 4);
+        u &= ~((1u << 14) - 1);
+        memcpy(&rounded[i], &u, 4);
+    }
+    struct {
+        dctk_dtype t;
+        const void *x;
+        size_t n;
+    } in[3] = {{t32, ts, n32}, {t64, clon, n64}, {t32, rounded, n32}};
+    static const char *const conf[] = {
+        "{\"level\":8}", "{\"level\":12,\"delta_encoding_order\":3,\"equal_pages_up_to\":20000}",
+        "{\"level\":0,\"delta_spec\":\"none\"}", "{\"level\":4,\"mode_spec\":\"classic\",\"equal_pages_up_to\":70000}"};
+    dctk_codec_ctx *kept = dctk_codec_ctx_new();
+    dctk_buf a = {0}, b = {0}, dec = {0};
+    for (int round = 0; round < 2; round++)
+        for (size_t k = 0; k < 3; k++)
+            for (size_t m = 0; m < 4; m++) {
+                size_t mm = round ? 3 - m : m, kk = round ? 2 - k : k;
+                char j[256];
+                snprintf(j, sizeof j, "{\"name\":\"numcodecs.pcodec\",\"configuration\":%s}", conf[mm]);
+                dctk_codec *c = NULL;
+                assert_int_equal(dctk_codec_from_string(j, &c), DCTK_OK);
+                dctk_chunk_spec spec = dctk_spec_make(in[kk].t, 1, &in[kk].n);
+                size_t nb = in[kk].n * dctk_dtype_size(in[kk].t);
+                dctk_codec_ctx *fresh = dctk_codec_ctx_new();
+                if (dctk_codec_encode(c, kept, &spec, in[kk].x, nb, &a) != DCTK_OK ||
+                    dctk_codec_encode(c, fresh, &spec, in[kk].x, nb, &b) != DCTK_OK)
+                    fail_msg("%s: %s", j, dctk_detail());
+                if (a.size != b.size || memcmp(a.data, b.data, a.size) != 0)
+                    fail_msg("input %zu, %s: a kept context wrote other bytes than a fresh one", kk, j);
+                assert_int_equal(dctk_codec_decode(c, kept, &spec, a.data, a.size, &dec), DCTK_OK);
+                assert_int_equal(dec.size, nb);
+                assert_memory_equal(dec.data, in[kk].x, nb);
+                dctk_codec_ctx_free(fresh);
+                dctk_codec_free(c);
+            }
+    dctk_buf_free(&a), dctk_buf_free(&b), dctk_buf_free(&dec);
+    dctk_codec_ctx_free(kept);
+    free(rounded), free(ts), free(clon);
+}
+
 /* --- edge data ----------------------------------------------------------- */
 
 static void edge_data(void **state) {
@@ -401,7 +461,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(golden_streams), cmocka_unit_test(real_fields),     cmocka_unit_test(edge_data),
         cmocka_unit_test(bad_configs),    cmocka_unit_test(encoder_modes),   cmocka_unit_test(corrupt_streams),
-        cmocka_unit_test(sharded_store),
+        cmocka_unit_test(sharded_store),  cmocka_unit_test(kept_context_gives_the_bytes_of_a_fresh_one),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
