@@ -139,8 +139,27 @@ static void set_mode(zfp_stream *zs, const zfpy_codec *c, unsigned dims) {
     else zfp_stream_set_reversible(zs);
 }
 
+/* Bits zfp needs in every block of a float (double) field before any value
+ * bit: the flag and the common exponent. zfp checks this only when
+ * zfp_stream_set_rate is given the type, which zfpy does not: below it the
+ * encoder's bit budget wraps around and the stream runs past
+ * zfp_stream_maximum_size, so such a rate is refused (zfpy writes out of
+ * bounds there), and a stream whose header claims it is corrupt. */
+static unsigned min_block_bits(zfp_type zt) {
+    return zt == zfp_type_float ? 1 + 8 : zt == zfp_type_double ? 1 + 11 : 0;
+}
+
+static double rate_bits(const zfpy_codec *c, unsigned dims) {
+    return floor((double)(1u << (2 * dims)) * c->rate + 0.5);
+}
+
+static bool rate_too_small(const zfpy_codec *c, zfp_type zt, unsigned dims) {
+    return c->mode == MODE_RATE && c->rate >= 0 && rate_bits(c, dims) < min_block_bits(zt);
+}
+
 /* zfp's worst case for the chunk in this mode, header included (0 when the
- * dtype is not one zfp takes: encode then refuses it). */
+ * dtype is not one zfp takes, or the rate is too small for it: encode then
+ * refuses it). */
 static size_t zfpy_bound(const dctk_codec *base, const dctk_chunk_spec *in, size_t n) {
     (void)n;
     zfp_type zt = in->dtype == DCTK_FLOAT32 ? zfp_type_float : in->dtype == DCTK_FLOAT64 ? zfp_type_double
@@ -150,7 +169,7 @@ static size_t zfpy_bound(const dctk_codec *base, const dctk_chunk_spec *in, size
     zfp_field *f = field_for(base, in, zt, NULL, &dims);
     zfp_stream *zs = zfp_stream_open(NULL);
     size_t bound = 0;
-    if (f && zs) {
+    if (f && zs && !rate_too_small((const zfpy_codec *)base, zt, dims)) {
         set_mode(zs, (const zfpy_codec *)base, dims);
         bound = zfp_stream_maximum_size(zs, f);
     }
@@ -198,8 +217,14 @@ static dctk_status zfpy_encode(const dctk_codec *base, dctk_codec_ctx *ctx, cons
     if (!f || !zs) st = DCTK_NOMEM();
     else if (!zfp_stream_set_execution(zs, zfp_exec_serial))
         st = DCTK_FAIL(DCTK_ERR_CODEC, "codec '" ZFPY "': zfp refuses serial execution");
+    const zfpy_codec *c = (const zfpy_codec *)base;
+    if (st == DCTK_OK && rate_too_small(c, zt, dims))
+        st = DCTK_FAIL(DCTK_ERR_UNSUPPORTED,
+                       "codec '" ZFPY "': rate %g gives %g bits a block of a %u-D field, fewer than the %u of its "
+                       "exponent",
+                       c->rate, rate_bits(c, dims), dims, min_block_bits(zt));
     if (st == DCTK_OK) {
-        set_mode(zs, (const zfpy_codec *)base, dims);
+        set_mode(zs, c, dims);
         st = compress_into(zs, f, dst);
     }
     zfp_stream_close(zs);
@@ -246,6 +271,9 @@ static dctk_status probe(const void *src, size_t n, const dctk_chunk_spec *in, s
     bitstream *bs = NULL;
     dctk_status st = read_header(head, sizeof head, &zs, &f, &bs);
     if (st == DCTK_OK) st = check_header(f, in);
+    if (st == DCTK_OK && zs->maxbits < min_block_bits(f->type))
+        st = DCTK_FAIL(DCTK_ERR_CORRUPT, "codec '" ZFPY "': the stream's header gives %u bits a block, fewer than a block's exponent",
+                       zs->maxbits);
     if (st == DCTK_OK) *maxsize = zfp_stream_maximum_size(zs, f);
     close_all(zs, f, bs);
     return st;

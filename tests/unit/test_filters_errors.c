@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <zfp.h>
+
 #include "dctk/codec.h"
 
 /* The per-thread codec context the contract requires (one thread here). */
@@ -179,7 +181,7 @@ static void exact_results(void **state) {
 }
 
 /* A valid stream of a smooth 3-D float32 chunk. */
-static void zfp_stream(const char *json, dctk_chunk_spec *spec, float *x, dctk_buf *enc) {
+static void valid_stream(const char *json, dctk_chunk_spec *spec, float *x, dctk_buf *enc) {
     size_t shape[3] = {6, 10, 14};
     *spec = dctk_spec_make(DCTK_FLOAT32, 3, shape);
     for (size_t i = 0; i < 840; i++) x[i] = (float)(sin((double)i * 0.05) * 100.0 + (double)(i % 14));
@@ -204,7 +206,7 @@ static void zfp_truncated_and_corrupt(void **state) {
     for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++) {
         dctk_chunk_spec spec;
         dctk_codec *c;
-        zfp_stream(modes[m], &spec, x, &enc);
+        valid_stream(modes[m], &spec, x, &enc);
         assert_int_equal(make(modes[m], &c), DCTK_OK);
         assert_true(enc.size <= 16384);
         assert_int_equal(dctk_codec_decode(c, tctx, &spec, enc.data, enc.size, &dec), DCTK_OK);
@@ -244,7 +246,7 @@ static void zfp_header_mismatch(void **state) {
     float x[840];
     dctk_buf enc = DCTK_BUF_INIT, dec = DCTK_BUF_INIT;
     dctk_chunk_spec spec;
-    zfp_stream(json, &spec, x, &enc);
+    valid_stream(json, &spec, x, &enc);
     dctk_codec *c;
     assert_int_equal(make(json, &c), DCTK_OK);
     dctk_chunk_spec other = spec;
@@ -268,6 +270,70 @@ static void zfp_header_mismatch(void **state) {
     dctk_buf_free(&dec);
 }
 
+/* A fixed rate too small for a float block's exponent (1 + 8 bits, 1 + 11
+ * for doubles): zfpy hands zfp_stream_set_rate no type, so zfp does not raise
+ * the rate and its encoder writes past zfp_stream_maximum_size (a solved rate
+ * of 1 or 2 on a chunk zfp codes in 1-D corrupted the heap of a sweep). Such
+ * a rate is refused before zfp runs, and a stream whose header claims one is
+ * corrupt, not read past its end. */
+static void zfp_rate_below_exponent(void **state) {
+    (void)state;
+    float x[64];
+    double d[64];
+    for (int i = 0; i < 64; i++) x[i] = (float)(1000.0 + 10.0 * sin(i * 0.3)), d[i] = x[i];
+    size_t shape1[1] = {64}, shape2[2] = {8, 8};
+    dctk_buf enc = DCTK_BUF_INIT, dec = DCTK_BUF_INIT;
+    static const struct {
+        const char *json;
+        dctk_dtype t;
+        int ndim;
+        dctk_status want;
+    } cases[] = {
+        /* 1-D: 4 values a block, rate r gives 4r bits */
+        {"{\"name\":\"numcodecs.zfpy\",\"configuration\":{\"mode\":2,\"rate\":2}}", DCTK_FLOAT32, 1, DCTK_ERR_UNSUPPORTED},
+        {"{\"name\":\"numcodecs.zfpy\",\"configuration\":{\"mode\":2,\"rate\":3}}", DCTK_FLOAT32, 1, DCTK_OK},
+        {"{\"name\":\"numcodecs.zfpy\",\"configuration\":{\"mode\":2,\"rate\":2}}", DCTK_FLOAT64, 1, DCTK_ERR_UNSUPPORTED},
+        {"{\"name\":\"numcodecs.zfpy\",\"configuration\":{\"mode\":2,\"rate\":3}}", DCTK_FLOAT64, 1, DCTK_OK},
+        /* 2-D: 16 values a block; zfpy_flat codes the same chunk in 1-D */
+        {"{\"name\":\"numcodecs.zfpy\",\"configuration\":{\"mode\":2,\"rate\":0.5}}", DCTK_FLOAT32, 2, DCTK_ERR_UNSUPPORTED},
+        {"{\"name\":\"numcodecs.zfpy\",\"configuration\":{\"mode\":2,\"rate\":1}}", DCTK_FLOAT32, 2, DCTK_OK},
+        {"{\"name\":\"numcodecs.zfpy_flat\",\"configuration\":{\"mode\":2,\"rate\":1}}", DCTK_FLOAT32, 2,
+         DCTK_ERR_UNSUPPORTED},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        const void *src = cases[k].t == DCTK_FLOAT32 ? (const void *)x : (const void *)d;
+        size_t n = 64 * (cases[k].t == DCTK_FLOAT32 ? sizeof(float) : sizeof(double));
+        dctk_status st = run(cases[k].json, cases[k].t, cases[k].ndim, cases[k].ndim == 1 ? shape1 : shape2, src, n,
+                             &enc, &dec);
+        if (st != cases[k].want) fail_msg("%s on %d-D: status %d, want %d", cases[k].json, cases[k].ndim, st, cases[k].want);
+        if (st != DCTK_OK) assert_non_null(strstr(dctk_detail(), "exponent"));
+    }
+    /* a header written by libzfp itself claiming 8 bits a block of 1-D floats,
+     * followed by set bits, sized exactly so that ASan sees any overread */
+    uint8_t *s = calloc(1, 96);
+    bitstream *bs = stream_open(s, 96);
+    zfp_stream *zs = zfp_stream_open(bs);
+    zfp_field *f = zfp_field_1d(NULL, zfp_type_float, 64);
+    zfp_stream_set_rate(zs, 2, zfp_type_none, 1, 0);
+    size_t head = zfp_write_header(zs, f, ZFP_HEADER_FULL);
+    assert_true(head > 0);
+    zfp_stream_flush(zs);
+    size_t used = stream_size(bs);
+    memset(s + used, 0xff, 96 - used);
+    zfp_field_free(f);
+    zfp_stream_close(zs);
+    stream_close(bs);
+    dctk_codec *c;
+    assert_int_equal(make(cases[0].json, &c), DCTK_OK);
+    dctk_chunk_spec spec = dctk_spec_make(DCTK_FLOAT32, 1, shape1);
+    assert_int_equal(dctk_codec_decode(c, tctx, &spec, s, 96, &dec), DCTK_ERR_CORRUPT);
+    assert_non_null(strstr(dctk_detail(), "exponent"));
+    dctk_codec_free(c);
+    free(s);
+    dctk_buf_free(&enc);
+    dctk_buf_free(&dec);
+}
+
 static int ctx_up(void **state) {
     (void)state;
     return (tctx = dctk_codec_ctx_new()) ? 0 : -1;
@@ -284,6 +350,7 @@ int main(void) {
         cmocka_unit_test(bad_configs),     cmocka_unit_test(json_round_trips),
         cmocka_unit_test(wrong_chunks),    cmocka_unit_test(exact_results),
         cmocka_unit_test(zfp_truncated_and_corrupt), cmocka_unit_test(zfp_header_mismatch),
+        cmocka_unit_test(zfp_rate_below_exponent),
     };
     return cmocka_run_group_tests(tests, ctx_up, ctx_down);
 }
