@@ -22,3 +22,6 @@ dctk_script_test(layout_python ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/parity
 # from_nc_to_zarr: a packed, chunked netCDF-4 file into an uncompressed store, values as stored or
 # CF-decoded (xarray's), source chunks or one; zarrita reads every variable as netCDF4 does.
 dctk_script_test(nc_to_zarr ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/parity/test_nc_to_zarr.py)
+# --clamp-to-bounds: the lossy serializers' combos decode through numcodecs.clamp at --phys-min/--phys-max;
+# on fice, rows recomputed by numcodecs + np.clip, the written store read by numcodecs and numpy.
+dctk_script_test(clamp_to_bounds ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_clamp_to_bounds.py)

@@ -211,6 +211,15 @@ typedef struct dctk_space_opts {
      * of the linear packing family. */
     dctk_dtype pack_type;
     double pack_scale, pack_offset;
+    /* --clamp-to-bounds (the Python tool's): every combo of a float field
+     * whose serializer is lossy decodes through numcodecs.clamp at the
+     * field's physical bounds, first in its filter chain (last on decode).
+     * clamp_to_bounds is the flag; dctk_space_opts_for sets clamp_on and the
+     * bounds from the field's gates (--phys-min/--phys-max; NaN: that side
+     * open), which the space then applies. */
+    bool clamp_to_bounds;
+    bool clamp_on;
+    double clamp_min, clamp_max;
 } dctk_space_opts;
 
 /* The families of codec kind k (DCTK_CODEC_BB compressors, _AA filters, _AB
@@ -265,6 +274,13 @@ DCTK_API json_t *dctk_space_pipeline(const dctk_space *sp, int c, int f, int s);
  * divides it by |scale|), so it keeps its meaning relative to the range the
  * serializer sees; otherwise the space's entry. */
 DCTK_API json_t *dctk_space_serializer(const dctk_space *sp, int f, int s);
+/* The filter chain of combo (c, f, s) (NULL when it has none; new
+ * reference): filter f's codecs, after the space's numcodecs.clamp when it
+ * clamps and serializer s is lossy (--clamp-to-bounds). */
+DCTK_API json_t *dctk_space_filter(const dctk_space *sp, int f, int s);
+/* The space's clamp (NULL when it clamps nothing; new reference): a list of
+ * one numcodecs.clamp object, the chain's head before a lossy serializer. */
+DCTK_API json_t *dctk_space_clamp(const dctk_space *sp, int s);
 /* The resolved compressor chain alone, after filter f and serializer s (NULL
  * for c == -1): a filter that changes the type (linear packing to integers)
  * changes the element size a shuffle sees. */
@@ -391,7 +407,8 @@ DCTK_API dctk_status dctk_gates_for(const dctk_gates *flags, const dctk_spec *sp
 DCTK_API dctk_space_opts dctk_spec_space(const dctk_spec *spec, const char *name, const dctk_space_opts *o);
 
 /* The space options for a variable with these gates: without an L1
- * threshold, lossless only (lossy filters and serializers are not evaluated). */
+ * threshold, lossless only (lossy filters and serializers are not evaluated);
+ * with clamp_to_bounds and a physical bound, the clamp at the gates' bounds. */
 DCTK_API dctk_space_opts dctk_space_opts_for(const dctk_space_opts *o, const dctk_gates *g);
 /* The code of a family's ability to give NaN and Inf back bit for bit. */
 DCTK_API bool dctk_family_carries_nonfinite(const char *family, dctk_dtype t);

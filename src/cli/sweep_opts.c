@@ -90,6 +90,11 @@ int sweep_cli_gates(const char *cmd, const sweep_cli *o, dctk_gates *g) {
     g->phys_min = o->phys_min;
     g->phys_max = o->phys_max;
     g->phys_tol = o->phys_tol;
+    if (o->clamp_to_bounds && isnan(o->phys_min) && isnan(o->phys_max) && !o->spec) {
+        fprintf(stderr, "dc_toolkit %s: --clamp-to-bounds needs --phys-min or --phys-max (or a --spec entry's "
+                        "phys-min or phys-max): the clamp's bounds\n", cmd);
+        return 2;
+    }
     g->extremes = o->extremes;
     g->gradient = o->gradient;
     g->q99 = o->q99;
@@ -203,7 +208,7 @@ int sweep_cli_eval_opts(const char *cmd, const sweep_cli *o, dctk_evaluate_opts 
         .thresholds_csv = o->thresholds ? o->thresholds : sweep_default_thresholds(),
         .spec = spec,
         .space = {.compressor_class = o->comp_class, .filter_class = o->filt_class, .serializer_class = o->ser_class,
-                  .with_lossy = o->with_lossy},
+                  .with_lossy = o->with_lossy, .clamp_to_bounds = o->clamp_to_bounds},
         .resume = o->resume,
         .search = search,
         .max_evals = o->max_evals,

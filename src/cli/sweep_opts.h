@@ -33,6 +33,7 @@ typedef struct sweep_cli {
     double target_ratio; /* --target-ratio R; NaN: not given */
     const char *spec; /* --spec FILE */
     double pearson_min, ssim_min, phys_min, phys_max, phys_tol;
+    bool clamp_to_bounds; /* the Python tool's --clamp-to-bounds */
     bool extremes, gradient;
     double q99, grad;                   /* --q99-threshold, --gradient-threshold; NaN: not given */
     bool l2_gate, linf_gate, bias_gate; /* the Python tool's --no-l2-gate & co. */
@@ -107,6 +108,9 @@ typedef struct sweep_cli {
     {"--phys-max", NULL, OPT_REAL, &(o).phys_max, "V", "no decoded value above V (e.g. 100 for cloud cover)"},   \
     {"--phys-tolerance", NULL, OPT_REAL, &(o).phys_tol, "F",                                                        \
      "overshoot allowed past --phys-min/--phys-max, as a fraction of the field's range (default 0)"},             \
+    {"--clamp-to-bounds", NULL, OPT_BOOL, &(o).clamp_to_bounds, NULL,                                              \
+     "every combo with a lossy serializer decodes through numcodecs.clamp at --phys-min/--phys-max, first in its " \
+     "filter chain, so no decoded value leaves the bounds; the clamp is part of the codec space (default: off)"}, \
     {"--extremes-sensitive", "--no-extremes-sensitive", OPT_BOOL, &(o).extremes, NULL,                             \
      "gate: relative L1 over the cells with |x| >= the 99th percentile of |x| (of the non-zero |x| when that is " \
      "0) within --q99-threshold (default: off)"},                                                                  \
@@ -153,7 +157,6 @@ void sweep_cli_spec_check(const dctk_spec *spec, const dctk_dataset *ds);
     {"--no-allow-multi-rank-per-node", "not needed: one rank per node is the default"},                          \
     {"--requirements", "not taken yet: give the entry's error as --abs-error or --l1-threshold"},                \
     {"--requirements-unit-factor", "not taken yet: give the entry's error as --abs-error or --l1-threshold"},    \
-    {"--clamp-to-bounds", "not taken yet: --phys-min/--phys-max reject combos that leave the bounds"},           \
     {"--bypass-zarr-sync", "not needed: our threads call the codecs directly, with no event loop to bypass"},   \
     {"--no-bypass-zarr-sync", "not needed: our threads call the codecs directly, with no event loop to bypass"}
 

@@ -64,11 +64,11 @@ static dctk_codec_portability combo_level(const dctk_space *sp, int c, int f, in
  * frees the four strings with free_row). */
 static dctk_result_row make_row(const dctk_space *sp, const char *var, const dctk_combo_result *r) {
     json_t *comp = dctk_space_compressor(sp, r->c, r->f, r->s), *ser = dctk_space_serializer(sp, r->f, r->s);
-    const json_t *filt = r->f >= 0 ? sp->filt[r->f].codecs : NULL;
+    json_t *filt = dctk_space_filter(sp, r->f, r->s); /* with the clamp of --clamp-to-bounds */
     dctk_result_row row = dctk_combo_row(r);
     row.var = var;
     row.compressor = codec_text(comp);
-    row.filter = filt ? codec_text((json_t *)filt) : strdup("");
+    row.filter = filt ? codec_text(filt) : strdup("");
     row.serializer = ser ? codec_text(ser) : strdup("");
     row.name = dctk_pipeline_name(comp, filt, ser);
     row.portability = dctk_portability_name(combo_level(sp, r->c, r->f, r->s));
@@ -79,6 +79,7 @@ static dctk_result_row make_row(const dctk_space *sp, const char *var, const dct
     row.solved = solved ? solved->solved : NAN;
     row.trials = solved ? solved->trials : 0;
     json_decref(comp);
+    json_decref(filt);
     json_decref(ser);
     return row;
 }
@@ -1213,6 +1214,29 @@ static dctk_status solve_space(const dctk_var *var, const void *sample, const pr
     return st;
 }
 
+/* The line of --clamp-to-bounds: which combos decode through the clamp, or
+ * why none does. */
+static void say_clamp(const dctk_var *var, const dctk_space *sp, const dctk_space_opts *so) {
+    if (!so->clamp_to_bounds) return;
+    int lossy = 0;
+    for (int i = 0; i < sp->nser; i++) lossy += sp->ser[i].lossy;
+    json_t *c = lossy ? dctk_space_clamp(sp, sp->nser - 1) : NULL;
+    for (int i = 0; i < sp->nser && !c; i++) c = sp->ser[i].lossy ? dctk_space_clamp(sp, i) : NULL;
+    char *name = c ? dctk_pipeline_name(NULL, c, NULL) : NULL;
+    json_decref(c);
+    char *mid = name ? strstr(name, " | ") : NULL, *end = mid ? strrchr(mid + 3, '|') : NULL;
+    if (end) end[-1] = '\0'; /* the filter stage of "- | clamp(...) | -" */
+    if (mid)
+        dctk_log(DCTK_LOG_INFO, "%s: --clamp-to-bounds: the combos of the %d lossy serializers decode through %s",
+                 var->name, lossy, mid + 3);
+    else if (!so->clamp_on)
+        dctk_log(DCTK_LOG_INFO, "%s: --clamp-to-bounds: no physical bound for this field, nothing clamped", var->name);
+    else
+        dctk_log(DCTK_LOG_INFO, "%s: --clamp-to-bounds: no lossy serializer in the space%s, nothing clamped", var->name,
+                 dctk_dtype_is_float(var->dtype) ? "" : " (an integer field)");
+    free(name);
+}
+
 /* Everything after the sample is in memory. */
 static dctk_status sweep_sample(const dctk_var *var, const void *sample, const prepared *pr,
                                 const dctk_evaluate_opts *o, dctk_evaluate_summary *s) {
@@ -1243,6 +1267,7 @@ static dctk_status sweep_sample(const dctk_var *var, const void *sample, const p
                      "families that cannot give them back bit for bit: %s", var->name, pr->stats.n - pr->stats.nfinite,
                      pr->stats.n, sp->dropped);
     }
+    if (st == DCTK_OK && is_writer(o)) say_clamp(var, sp, &so);
     dctk_metric_cfg cfg = dctk_metric_cfg_of(&pr->stats);
     cfg.phys_min = s->gates.phys_min;
     cfg.phys_max = s->gates.phys_max;

@@ -106,6 +106,9 @@ dctk_status dctk_gates_resolve(const dctk_gates *asked, const char *csv, const c
 dctk_space_opts dctk_space_opts_for(const dctk_space_opts *o, const dctk_gates *g) {
     dctk_space_opts s = *o;
     if (dctk_gates_lossless(g)) s.with_lossy = false;
+    s.clamp_on = o->clamp_to_bounds && dctk_gates_phys_on(g);
+    s.clamp_min = s.clamp_on ? g->phys_min : NAN;
+    s.clamp_max = s.clamp_on ? g->phys_max : NAN;
     return s;
 }
 

@@ -196,6 +196,8 @@ static dctk_status measure(const dctk_space *sp, job *jobs, int njobs, const dct
     trial_space ts = {0};
     ts.sp.dtype = in->dtype;
     ts.sp.comp_none = ts.sp.filt_none = ts.sp.ser_none = true;
+    /* a solved member is measured as its combos run: through the space's clamp */
+    ts.sp.clamp = sp->clamp, ts.sp.clamp_min = sp->clamp_min, ts.sp.clamp_max = sp->clamp_max;
     ts.sp.filt = calloc((size_t)total, sizeof *ts.sp.filt);
     ts.sp.ser = calloc((size_t)total, sizeof *ts.sp.ser);
     dctk_status st = ts.sp.filt && ts.sp.ser ? DCTK_OK : DCTK_NOMEM();

@@ -169,8 +169,34 @@ static char *entry_text(const dctk_space_entry *e) {
     return json_dumps(e->codecs, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(17));
 }
 
+/* The clamp's codec object (a list of one; NULL when the space clamps
+ * nothing or out of memory). */
+static json_t *clamp_list(const dctk_space *sp) {
+    if (!sp->clamp) return NULL;
+    json_t *conf = json_object();
+    if (conf && !isnan(sp->clamp_min)) json_object_set_new(conf, "minimum", json_real(sp->clamp_min));
+    if (conf && !isnan(sp->clamp_max)) json_object_set_new(conf, "maximum", json_real(sp->clamp_max));
+    return conf ? json_pack("[{s:s,s:o}]", "name", "numcodecs.clamp", "configuration", conf) : NULL;
+}
+
+/* A clamping space's hash starts from its clamp, so that the prefixes of its
+ * categories (dctk_space_match) are hashed as the whole is; a space without
+ * one hashes as before the flag existed. */
+static dctk_status hash_seed(const dctk_space *sp, uint64_t *h) {
+    *h = DCTK_FNV64_INIT;
+    if (!sp->clamp) return DCTK_OK;
+    json_t *c = clamp_list(sp);
+    char *s = c ? json_dumps(c, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(17)) : NULL;
+    json_decref(c);
+    if (!s) return DCTK_NOMEM();
+    *h = hash_text(*h, s);
+    free(s);
+    return DCTK_OK;
+}
+
 static dctk_status fingerprint(dctk_space *sp) {
-    uint64_t h = DCTK_FNV64_INIT;
+    uint64_t h;
+    DCTK_TRY(hash_seed(sp, &h));
     const dctk_space_entry *lists[3] = {sp->comp, sp->filt, sp->ser};
     int ns[3] = {sp->ncomp, sp->nfilt, sp->nser};
     bool nones[3] = {sp->comp_none, sp->filt_none, sp->ser_none};
@@ -189,8 +215,9 @@ static dctk_status fingerprint(dctk_space *sp) {
 
 /* The prefix lengths (a, b, c) of the three categories whose fingerprint is
  * want, given every grid entry's text t[k][i]; false: none. */
-static bool find_prefix(char *const *t[3], const int ns[3], const bool nones[3], uint64_t want, int n[3]) {
-    uint64_t ha = hash_mark(DCTK_FNV64_INIT, nones[0]);
+static bool find_prefix(char *const *t[3], const int ns[3], const bool nones[3], uint64_t seed, uint64_t want,
+                        int n[3]) {
+    uint64_t ha = hash_mark(seed, nones[0]);
     for (int a = 0; a <= ns[0]; a++) {
         uint64_t hb = hash_mark(ha, nones[1]);
         for (int b = 0; b <= ns[1]; b++) {
@@ -222,11 +249,12 @@ dctk_status dctk_space_match(const dctk_space *sp, const char *fp, int n[3], boo
     if (!text) return DCTK_NOMEM();
     const dctk_space_entry *lists[3] = {sp->comp, sp->filt, sp->ser};
     char *const *t[3] = {text, text + ns[0], text + ns[0] + ns[1]};
-    dctk_status st = DCTK_OK;
+    uint64_t seed;
+    dctk_status st = hash_seed(sp, &seed);
     for (int k = 0, i = 0; k < 3 && st == DCTK_OK; k++)
         for (int e = 0; e < ns[k] && st == DCTK_OK; e++, i++)
             if (!(text[i] = entry_text(&lists[k][e]))) st = DCTK_NOMEM();
-    if (st == DCTK_OK) *found = find_prefix(t, ns, nones, (uint64_t)want, n);
+    if (st == DCTK_OK) *found = find_prefix(t, ns, nones, seed, (uint64_t)want, n);
     for (size_t i = 0; i < total; i++) free(text[i]);
     dctk_free(text);
     return st;
@@ -292,10 +320,14 @@ dctk_status dctk_space_build(dctk_dtype t, const dctk_sample_stats *st, const dc
         }
     }
     *sp = (dctk_space){t, cfs[0].v, cfs[1].v, cfs[2].v, cfs[0].n, cfs[1].n, cfs[2].n, class_none(o->compressor_class),
-                       class_none(o->filter_class), class_none(o->serializer_class), "", "", 0, 0};
+                       class_none(o->filter_class), class_none(o->serializer_class), "", "", 0, 0, false, NAN, NAN};
     memcpy(sp->dropped, dropped, sizeof dropped);
     sp->nfilt_grid = sp->nfilt;
     sp->nser_grid = sp->nser;
+    /* numcodecs.clamp takes float arrays only; an integer field's serializers keep its values */
+    sp->clamp = o->clamp_on && dctk_dtype_is_float(t) && (!isnan(o->clamp_min) || !isnan(o->clamp_max));
+    sp->clamp_min = sp->clamp ? o->clamp_min : NAN;
+    sp->clamp_max = sp->clamp ? o->clamp_max : NAN;
     if (rc == DCTK_OK) rc = filter_types(sp);
     if (rc == DCTK_OK) rc = fingerprint(sp);
     if (rc != DCTK_OK) {
@@ -376,6 +408,18 @@ json_t *dctk_space_serializer(const dctk_space *sp, int f, int s) {
     return copy;
 }
 
+json_t *dctk_space_clamp(const dctk_space *sp, int s) {
+    return s >= 0 && s < sp->nser && sp->ser[s].lossy ? clamp_list(sp) : NULL;
+}
+
+json_t *dctk_space_filter(const dctk_space *sp, int f, int s) {
+    json_t *chain = dctk_space_clamp(sp, s);
+    if (f < 0) return chain;
+    if (!chain) return json_incref(sp->filt[f].codecs);
+    json_array_extend(chain, sp->filt[f].codecs);
+    return chain;
+}
+
 size_t dctk_space_block_side(const dctk_space *sp) {
     size_t side = 1;
     for (int s = 0; s < sp->nser; s++)
@@ -388,7 +432,9 @@ size_t dctk_space_block_side(const dctk_space *sp) {
 
 json_t *dctk_space_pipeline(const dctk_space *sp, int c, int f, int s) {
     json_t *list = json_array();
-    if (f >= 0) json_array_extend(list, sp->filt[f].codecs);
+    json_t *filt = dctk_space_filter(sp, f, s);
+    if (filt) json_array_extend(list, filt);
+    json_decref(filt);
     json_t *ser = dctk_space_serializer(sp, f, s);
     if (ser) json_array_extend(list, ser);
     json_decref(ser);

@@ -36,6 +36,11 @@ struct dctk_space {
      * again; filters and serializers from these indices on were solved for
      * the field's budget (appended by dctk_space_solve). */
     int nfilt_grid, nser_grid;
+    /* --clamp-to-bounds: the combos with a lossy serializer decode through
+     * numcodecs.clamp at these bounds (NaN: that side open); the
+     * fingerprint covers it. */
+    bool clamp;
+    double clamp_min, clamp_max;
 };
 
 /* The information column of a combo with filter f: the share of the real

@@ -335,9 +335,9 @@ static void run_chain(const sweep *sw, worker *w, chain *ch, const dctk_chunk_sp
 }
 
 /* Encode and decode the stage on one chunk, accumulating its error. */
-static dctk_status run_stage(const sweep *sw, worker *w, const dctk_codec *filt, const dctk_codec *ser,
-                             const dctk_chunk_spec *spec, const void *x, const size_t *start, const size_t *count,
-                             stage_acc *acc, dctk_chunk_spec *ser_spec) {
+static dctk_status run_stage(const sweep *sw, worker *w, const dctk_codec *clamp, const dctk_codec *filt,
+                             const dctk_codec *ser, const dctk_chunk_spec *spec, const void *x, const size_t *start,
+                             const size_t *count, stage_acc *acc, dctk_chunk_spec *ser_spec) {
     size_t n = dctk_spec_nbytes(spec);
     dctk_chunk_spec fspec = *spec;
     double t0 = dctk_now();
@@ -358,6 +358,11 @@ static dctk_status run_stage(const sweep *sw, worker *w, const dctk_codec *filt,
     if (filt) {
         DCTK_TRY(dctk_codec_decode(filt, w->ctx, spec, w->a.data, w->a.size, &w->b));
         y = &w->b;
+    }
+    if (clamp) { /* first in the chain, so last on decode; its encode is the identity */
+        dctk_buf *into = y == &w->a ? &w->b : &w->a;
+        DCTK_TRY(dctk_codec_decode(clamp, w->ctx, spec, y->data, y->size, into));
+        y = into;
     }
     double t2 = dctk_now();
     add_cpu_since(cpu0, &acc->cpu_s, &acc->user_s);
@@ -495,10 +500,13 @@ static dctk_status run_unit(sweep *sw, size_t unit, worker *w) {
         dctk_free(map);
         return DCTK_NOMEM();
     }
-    dctk_codec *filt = NULL, *ser = NULL;
+    dctk_codec *clamp = NULL, *filt = NULL, *ser = NULL;
     char stage_err[160] = "";
     json_t *bytes = dctk_space_pipeline(sp, -1, -1, -1); /* [bytes] */
-    dctk_status st = f >= 0 ? make_codec(sp->filt[f].codecs, 0, &filt) : DCTK_OK;
+    json_t *cj = dctk_space_clamp(sp, s); /* --clamp-to-bounds before a lossy serializer */
+    dctk_status st = cj ? make_codec(cj, 0, &clamp) : DCTK_OK;
+    json_decref(cj);
+    if (st == DCTK_OK && f >= 0) st = make_codec(sp->filt[f].codecs, 0, &filt);
     json_t *sj = dctk_space_serializer(sp, f, s); /* its bound in the filter's units */
     if (st == DCTK_OK) st = s >= 0 ? make_codec(sj, 0, &ser) : make_codec(bytes, 0, &ser);
     json_decref(sj);
@@ -548,7 +556,7 @@ static dctk_status run_unit(sweep *sw, size_t unit, worker *w) {
         }
         if (all_masked(sw, x, cn)) continue;
         dctk_chunk_spec ser_spec;
-        st = run_stage(sw, w, filt, ser, &spec, x, start, count, &acc, &ser_spec);
+        st = run_stage(sw, w, clamp, filt, ser, &spec, x, start, count, &acc, &ser_spec);
         if (st != DCTK_OK) {
             snprintf(stage_err, sizeof stage_err, "%s", dctk_detail());
             break;
@@ -578,6 +586,7 @@ static dctk_status run_unit(sweep *sw, size_t unit, worker *w) {
     free_chains(ch, nch);
     dctk_free(ch);
     dctk_free(map);
+    dctk_codec_free(clamp);
     dctk_codec_free(filt);
     dctk_codec_free(ser);
     /* the buffers are what every unit needs; codec state beyond 4 MiB is let go */

@@ -106,11 +106,22 @@ static json_t *args_json(const dctk_evaluate_opts *o) {
     json_object_set_new(j, "phys_min", num(a.phys_min));
     json_object_set_new(j, "phys_max", num(a.phys_max));
     json_object_set_new(j, "phys_tolerance", json_real(a.phys_tol));
+    json_object_set_new(j, "clamp_to_bounds", json_boolean(o->space.clamp_to_bounds));
     json_object_set_new(j, "gradient_gate", json_boolean(a.gradient));
     json_object_set_new(j, "gradient_threshold", json_real(!isnan(a.grad) ? a.grad : 0.1));
     json_object_set_new(j, "resume", json_boolean(o->resume));
     json_object_set_new(j, "max_evals", o->max_evals > 0 ? json_integer(o->max_evals) : json_null());
     return j;
+}
+
+/* The numcodecs.clamp the lossy serializers' combos decode through
+ * (--clamp-to-bounds at the field's bounds); null when none. */
+static json_t *clamp_json(const dctk_evaluate_opts *o, const dctk_gates *g) {
+    if (!o->space.clamp_to_bounds || !dctk_gates_phys_on(g)) return json_null();
+    json_t *conf = json_object();
+    if (!isnan(g->phys_min)) json_object_set_new(conf, "minimum", json_real(g->phys_min));
+    if (!isnan(g->phys_max)) json_object_set_new(conf, "maximum", json_real(g->phys_max));
+    return json_pack("{s:s,s:o}", "name", "numcodecs.clamp", "configuration", conf);
 }
 
 static json_t *thresholds_json(const dctk_gates *g) {
@@ -178,6 +189,7 @@ static json_t *manifest_json(const char *dataset, const char *var, const dctk_ev
     json_object_set_new(m, "phys_min", num(g->phys_min));
     json_object_set_new(m, "phys_max", num(g->phys_max));
     json_object_set_new(m, "phys_slack", json_real(isfinite(slack) ? slack : 0));
+    json_object_set_new(m, "clamp", clamp_json(o, g));
     json_object_set_new(m, "q99_abs", num(cut));
     json_object_set_new(m, "num_combos", json_integer((json_int_t)s->ncombos));
     json_object_set_new(m, "num_passed", json_integer((json_int_t)passed));

@@ -82,8 +82,8 @@ dctk_status dctk_combo_resolve_at(dctk_dataset *ds, size_t v, const dctk_evaluat
     if (st == DCTK_OK && !same)
         st = DCTK_FAIL(DCTK_ERR_ARG,
                        "variable '%s': the codec space differs from the one the sweep used (fingerprint %s, sweep %s): "
-                       "use the same --eval-data-size-limit, --sampling-policy, --dim-kind, --inner-chunk-mib and class "
-                       "flags",
+                       "use the same --eval-data-size-limit, --sampling-policy, --dim-kind, --inner-chunk-mib, class "
+                       "flags and --clamp-to-bounds",
                        var->name, fp, expect);
     /* the sweep's own space: the members it solved past the grid are here too when its record gave it */
     bool exact = !expect || strcmp(expect, fp) == 0;
