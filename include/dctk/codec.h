@@ -412,6 +412,10 @@ DCTK_API dctk_status dctk_pipeline_decode(const dctk_pipeline *p, dctk_codec_ctx
 /* {"blosc": "1.21.3", "zstd": ...}: the compression libraries linked in, as
  * they report themselves at run time. New reference. */
 DCTK_API json_t *dctk_codec_library_versions(void);
+/* The clamp codec object that clips decoded values into [min, max] (NaN:
+ * that side open), the one --clamp-to-bounds puts before a lossy serializer;
+ * NULL when out of memory. New reference. */
+DCTK_API json_t *dctk_codec_clamp_object(double min, double max);
 
 #ifdef __cplusplus
 }

@@ -92,6 +92,13 @@ static dctk_status clamp_decode(const dctk_codec *base, dctk_codec_ctx *ctx, con
     return DCTK_OK;
 }
 
+json_t *dctk_codec_clamp_object(double min, double max) {
+    json_t *conf = json_object();
+    if (conf && !isnan(min)) json_object_set_new(conf, "minimum", json_real(min));
+    if (conf && !isnan(max)) json_object_set_new(conf, "maximum", json_real(max));
+    return conf ? dctk_codec_object(CLAMP, conf) : NULL;
+}
+
 static const dctk_codec_example clamp_examples[] = {
     {"float32", "{\"name\":\"numcodecs.clamp\",\"configuration\":{\"minimum\":0.0}}"},
     {"float64", "{\"name\":\"numcodecs.clamp\",\"configuration\":{\"minimum\":-1.5,\"maximum\":100.0}}"},

@@ -173,10 +173,8 @@ static char *entry_text(const dctk_space_entry *e) {
  * nothing or out of memory). */
 static json_t *clamp_list(const dctk_space *sp) {
     if (!sp->clamp) return NULL;
-    json_t *conf = json_object();
-    if (conf && !isnan(sp->clamp_min)) json_object_set_new(conf, "minimum", json_real(sp->clamp_min));
-    if (conf && !isnan(sp->clamp_max)) json_object_set_new(conf, "maximum", json_real(sp->clamp_max));
-    return conf ? json_pack("[{s:s,s:o}]", "name", "numcodecs.clamp", "configuration", conf) : NULL;
+    json_t *c = dctk_codec_clamp_object(sp->clamp_min, sp->clamp_max);
+    return c ? json_pack("[o]", c) : NULL;
 }
 
 /* A clamping space's hash starts from its clamp, so that the prefixes of its

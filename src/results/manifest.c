@@ -118,10 +118,7 @@ static json_t *args_json(const dctk_evaluate_opts *o) {
  * (--clamp-to-bounds at the field's bounds); null when none. */
 static json_t *clamp_json(const dctk_evaluate_opts *o, const dctk_gates *g) {
     if (!o->space.clamp_to_bounds || !dctk_gates_phys_on(g)) return json_null();
-    json_t *conf = json_object();
-    if (!isnan(g->phys_min)) json_object_set_new(conf, "minimum", json_real(g->phys_min));
-    if (!isnan(g->phys_max)) json_object_set_new(conf, "maximum", json_real(g->phys_max));
-    return json_pack("{s:s,s:o}", "name", "numcodecs.clamp", "configuration", conf);
+    return dctk_codec_clamp_object(g->phys_min, g->phys_max);
 }
 
 static json_t *thresholds_json(const dctk_gates *g) {
