@@ -25,3 +25,6 @@ dctk_script_test(nc_to_zarr ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/parity/te
 # --clamp-to-bounds: the lossy serializers' combos decode through numcodecs.clamp at --phys-min/--phys-max;
 # on fice, rows recomputed by numcodecs + np.clip, the written store read by numcodecs and numpy.
 dctk_script_test(clamp_to_bounds ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_clamp_to_bounds.py)
+# --with-ebcc/--without-ebcc: spcl EBCC (ebcc_filter) at the Python tool's members, off by default; the
+# stored chunk checked against EBCC's format (and spcl's decoder when EBCC_REF_LIB names a build).
+dctk_script_test(with_ebcc ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_with_ebcc.py)

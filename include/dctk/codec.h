@@ -91,6 +91,10 @@ typedef struct dctk_grid_in {
      * offset); pack_type DCTK_DTYPE_INVALID: not packed. */
     dctk_dtype pack_type;
     double pack_scale, pack_offset;
+    /* The sizes of the field's last two axes (its horizontal frame: lat,
+     * lon), 0 when it has fewer: a serializer coding tiles of the frame
+     * (spcl EBCC) takes its tile from them. */
+    size_t frame[2];
 } dctk_grid_in;
 
 /* Where a grid hook puts its members, in order: `codecs` is a JSON list of
@@ -152,6 +156,18 @@ typedef struct dctk_codec_vt {
     /* The space proposes the family only when a class names it, not under
      * "all" (a family whose members the search has not been tuned for). */
     bool on_request;
+    /* The Python tool's --with-ebcc adds this family under any class: spcl
+     * EBCC and the float32 cast it needs on a float64 field. */
+    bool with_ebcc;
+    /* A serializer that takes the field's own values, a cast (below) at most
+     * before it: its error bound is on what it sees (spcl EBCC); the units
+     * with any other filter are left out. */
+    bool bare;
+    /* A filter that only changes the type (numcodecs.astype). */
+    bool cast;
+    /* A serializer that codes tiles of the chunk's last two axes (spcl
+     * EBCC): the search's pieces of the sample keep those axes whole. */
+    bool frame_tiles;
     /* Compressors of the first release's space (the Python tool's seven
      * families): the space lists every plain member of these, then every one
      * again behind a byte shuffle. A family without it, as every family added

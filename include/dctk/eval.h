@@ -220,6 +220,13 @@ typedef struct dctk_space_opts {
     bool clamp_to_bounds;
     bool clamp_on;
     double clamp_min, clamp_max;
+    /* --with-ebcc (the Python tool's): the families marked with_ebcc join
+     * the space under any class (spcl EBCC at its error targets, and the
+     * float32 cast a float64 field needs before it). */
+    bool with_ebcc;
+    /* The sizes of the field's last two axes (dctk_field_space_opts), for a
+     * serializer that codes tiles of the frame; 0: fewer axes. */
+    size_t frame[2];
 } dctk_space_opts;
 
 /* The families of codec kind k (DCTK_CODEC_BB compressors, _AA filters, _AB
@@ -265,6 +272,11 @@ DCTK_API bool dctk_space_has(const dctk_space *sp, int c, int f, int s);
  * serializers to code it as they code a chunk: the largest block side any
  * of them declares (dctk_codec_vt.block_side), 1 when none does. */
 DCTK_API size_t dctk_space_block_side(const dctk_space *sp);
+/* How many of a chunk's last axes a piece of the sample must keep whole for
+ * the space's serializers to code it as they code a chunk: 2 when one codes
+ * tiles of the chunk's (lat, lon) frame (dctk_codec_vt.frame_tiles: spcl
+ * EBCC), else 0. */
+DCTK_API int dctk_space_whole_axes(const dctk_space *sp);
 /* The Zarr v3 codec list of combo (c, f, s): the filter, the serializer (or
  * bytes), and the compressor resolved for what the serializer emits (blosc
  * typesize and auto shuffle, shuffle element size). New reference. */
@@ -451,10 +463,11 @@ typedef struct dctk_sample_part {
  * pieces of similar size, in sample order: slabs of each chunk along its
  * outer dimensions, `side` values thick (or the chunk's extent, if less)
  * along every axis, at multiples of side from the chunk's start (side 1:
- * one value; see dctk_space_block_side). The caller frees *out with
+ * one value; see dctk_space_block_side), the last `whole` axes of a
+ * chunk never cut (dctk_space_whole_axes). The caller frees *out with
  * dctk_free. */
 DCTK_API dctk_status dctk_sample_pieces(int ndim, const size_t *shape, const size_t *chunk, size_t want, size_t side,
-                                        dctk_sample_region **out, size_t *n);
+                                        int whole, dctk_sample_region **out, size_t *n);
 
 /* What one sweep measured of its own cost, summed over its threads: the
  * sweep keeps its own and adds them to dctk_sweep_opts.timers once, at its

@@ -145,6 +145,10 @@ int sweep_cli_eval_opts(const char *cmd, const sweep_cli *o, dctk_evaluate_opts 
     dctk_oversub_mode mode;
     if (dctk_oversub_mode_parse(o->oversub, &mode) != DCTK_OK) return cli_fail(cmd, DCTK_ERR_ARG);
     if (dctk_oversubscription_check(mode) != DCTK_OK) return cli_fail(cmd, DCTK_ERR_ARG);
+    if (o->with_ebcc && !o->with_lossy) {
+        fprintf(stderr, "dc_toolkit %s: EBCC is lossy: --with-ebcc needs --with-lossy\n", cmd);
+        return 2;
+    }
     if (o->codec_threads != 1) {
         fprintf(stderr, "dc_toolkit %s: --codec-threads takes 1 only: each codec call runs on one of the "
                         "--threads-per-rank threads (give more of those instead)\n", cmd);
@@ -208,7 +212,7 @@ int sweep_cli_eval_opts(const char *cmd, const sweep_cli *o, dctk_evaluate_opts 
         .thresholds_csv = o->thresholds ? o->thresholds : sweep_default_thresholds(),
         .spec = spec,
         .space = {.compressor_class = o->comp_class, .filter_class = o->filt_class, .serializer_class = o->ser_class,
-                  .with_lossy = o->with_lossy, .clamp_to_bounds = o->clamp_to_bounds},
+                  .with_lossy = o->with_lossy, .clamp_to_bounds = o->clamp_to_bounds, .with_ebcc = o->with_ebcc},
         .resume = o->resume,
         .search = search,
         .max_evals = o->max_evals,

@@ -21,6 +21,7 @@ typedef struct sweep_cli {
     double override_l1;
     const char *comp_class, *filt_class, *ser_class;
     bool with_lossy;
+    bool with_ebcc; /* the Python tool's --with-ebcc/--without-ebcc */
     const char *thresholds;
     const char *sampling_policy, *dim_kinds, *memory_cap;
     uint64_t max_memory; /* --max-memory; 0: the default budget */
@@ -71,6 +72,10 @@ typedef struct sweep_cli {
      "all, none, or one of {serializers} (default all); any class may be a list: none,zfpy"},                     \
     {"--with-lossy", "--without-lossy", OPT_BOOL, &(o).with_lossy, NULL,                                           \
      "include lossy filters and serializers (default: with)"},                                                    \
+    {"--with-ebcc", "--without-ebcc", OPT_BOOL, &(o).with_ebcc, NULL,                                              \
+     "add spcl EBCC (ebcc_filter, lossy) under any class, as the Python tool's: one tile over the field's last "   \
+     "two axes, max error 1e-1 to 1e-4 of the field's range, no compressor needed and no filter but the float32 "  \
+     "cast of a float64 field; the chunks must stack whole tiles, at most 2047 rows (default: without)"},        \
     {"--spatial-split", "--no-spatial-split", OPT_BOOL, &(o).spatial_split, NULL,                                  \
      "split the spatial dims (the innermost first) when one time step is over --inner-chunk-mib (default); "     \
      "--no-spatial-split keeps a whole time step per chunk"},                                                    \
@@ -152,8 +157,6 @@ void sweep_cli_spec_check(const dctk_spec *spec, const dctk_dataset *ds);
 /* The Python tool's sweep options we do not take, each refused with a line
  * naming our equivalent (tests/parity/python_cli.txt lists them all). */
 #define SWEEP_CLI_FOREIGN                                                                                          \
-    {"--with-ebcc", "not taken yet: --serializer-class ebcc sweeps our EBCC-style dctk.ebcc"},                   \
-    {"--without-ebcc", "not taken yet: --serializer-class ebcc sweeps our EBCC-style dctk.ebcc"},                \
     {"--no-allow-multi-rank-per-node", "not needed: one rank per node is the default"},                          \
     {"--requirements", "not taken yet: give the entry's error as --abs-error or --l1-threshold"},                \
     {"--requirements-unit-factor", "not taken yet: give the entry's error as --abs-error or --l1-threshold"},    \

@@ -105,6 +105,6 @@ const dctk_codec_vt dctk_codec_astype = {
     .name = ASTYPE, .kind = DCTK_CODEC_AA, .lossless = false,
     .create = astype_create, .destroy = filt_destroy, .to_json = astype_to_json, .out_spec = astype_out_spec,
     .encode = astype_encode, .decode = astype_decode, .bound = astype_bound,
-    .family = "astype", .on_request = true, .portability = DCTK_PORT_NUMCODECS, .nan_exact = true,
+    .family = "astype", .on_request = true, .with_ebcc = true, .cast = true, .portability = DCTK_PORT_NUMCODECS, .nan_exact = true,
     .grid = astype_grid, .examples = astype_examples,
 };

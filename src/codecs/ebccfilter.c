@@ -359,6 +359,36 @@ static dctk_status ebccf_encode(const dctk_codec *base, dctk_codec_ctx *ctx, con
     return encode_image(c, x, w, h, min, max, dst);
 }
 
+/* --- the Python tool's members (--with-ebcc) ---------------------------------- */
+
+/* Its tile side over an axis of n: n itself when EBCC takes it, else the
+ * largest divisor of n it takes; 0 when none. */
+static size_t tile_side(size_t n) {
+    if (n < MIN_DIM) return 0;
+    if (n <= MAX_DIM) return n;
+    for (size_t d = MAX_DIM; d >= MIN_DIM; d--)
+        if (n % d == 0) return d;
+    return 0;
+}
+
+/* The Python tool's sweep of EBCC: one tile over the field's (lat, lon) frame,
+ * base_cr 2, and a max_error_target at each of these fractions of the full
+ * field's range (its 0.1 % to 10 % band and a decade below). */
+static const double ebcc_fractions[] = {1e-1, 3e-2, 1e-2, 3e-3, 1e-3, 3e-4, 1e-4};
+
+static dctk_status ebccf_grid(const dctk_grid_in *in, const dctk_grid_sink *sink) {
+    size_t th = tile_side(in->frame[0]), tw = tile_side(in->frame[1]);
+    double span = in->max - in->min;
+    if (!dctk_dtype_is_float(in->dtype) || !th || !tw || !isfinite(span) || !(span > 0)) return DCTK_OK;
+    for (size_t k = 0; k < sizeof ebcc_fractions / sizeof ebcc_fractions[0]; k++) {
+        json_t *args = json_pack("[I,I,I,i,I]", (json_int_t)th, (json_int_t)tw, (json_int_t)bits_of(2.0f), RES_MAX,
+                                 (json_int_t)bits_of((float)(ebcc_fractions[k] * span)));
+        json_t *conf = args ? json_pack("{s:s,s:o}", "id", ID, "arglist", args) : NULL;
+        DCTK_TRY(dctk_grid_emit1(sink, conf ? dctk_grid_codec(NAME, conf) : NULL, true));
+    }
+    return DCTK_OK;
+}
+
 /* --- descriptor --------------------------------------------------------------- */
 
 /* base_cr 2 (0x40000000), max_error_target 0.5 (0x3f000000) and 0.01 (0x3c23d70a) */
@@ -373,7 +403,9 @@ const dctk_codec_vt dctk_codec_ebccf = {
     .name = NAME, .rs_id = ID, .kind = DCTK_CODEC_AB, .lossless = false,
     .create = ebccf_create, .destroy = ebccf_destroy, .to_json = ebccf_to_json,
     .encode = ebccf_encode, .decode = ebccf_decode,
-    /* no family: its tile is the chunk's, which a grid does not see (docs/codecs.md) */
+    /* swept only when asked (--with-ebcc, or its class): its tile is the field's frame, which the store's
+     * chunks must stack (docs/codecs.md) */
+    .family = "ebcc_filter", .on_request = true, .with_ebcc = true, .bare = true, .frame_tiles = true, .grid = ebccf_grid,
     .portability = DCTK_PORT_PLUGIN, .package = "ebcc", .nan_exact = false,
     .dtypes = DCTK_DTYPE_BIT(DCTK_FLOAT32),
     .ctx_type = &dctk_zstd_ctx_type, .examples = ebccf_examples,

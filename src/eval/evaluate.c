@@ -1030,6 +1030,7 @@ dctk_space_opts dctk_field_space_opts(const dctk_evaluate_opts *o, const dctk_va
     vs.pack_type = var->pack_type;
     vs.pack_scale = var->pack_scale;
     vs.pack_offset = var->pack_offset;
+    if (var->ndim >= 2) vs.frame[0] = var->shape[var->ndim - 2], vs.frame[1] = var->shape[var->ndim - 1];
     return vs;
 }
 
@@ -1184,8 +1185,8 @@ static dctk_status solve_space(const dctk_var *var, const void *sample, const pr
     dctk_sample_part part = {0};
     bool adaptive = o->search == DCTK_SEARCH_ADAPTIVE && !o->resume;
     if (adaptive)
-        DCTK_TRY(dctk_sample_pieces(var->ndim, pr->plan.shape, w.chunk, SOLVE_PIECES, dctk_space_block_side(sp), &pieces,
-                                    &np));
+        DCTK_TRY(dctk_sample_pieces(var->ndim, pr->plan.shape, w.chunk, SOLVE_PIECES, dctk_space_block_side(sp),
+                                    dctk_space_whole_axes(sp), &pieces, &np));
     /* every SOLVE_EVERY-th piece, spread over the sample; a sample of a few pieces is solved whole */
     size_t m = 0;
     for (size_t i = 0; i < np; i += SOLVE_EVERY) pieces[m++] = pieces[i];

@@ -75,11 +75,11 @@ static size_t runs(size_t count, size_t side) { return (count + side - 1) / side
  * none holds less than the caller asked for: on meccatemp's (31, 40, 49)
  * the probe's 16 KiB made 16 pieces of 15 KiB, one of which became the
  * screening's whole part, where its winner was pruned. */
-static size_t slab_chunk(int ndim, const size_t *start, const size_t *count, size_t per, size_t side,
+static size_t slab_chunk(int ndim, const size_t *start, const size_t *count, size_t per, size_t side, int whole,
                          dctk_sample_region *out) {
-    int d = 0;
+    int d = 0, last = ndim - 1 - whole > 0 ? ndim - 1 - whole : 0; /* the last axes stay whole */
     size_t outer = 1;
-    while (d < ndim - 1 && outer * runs(count[d], side) < per) outer *= runs(count[d++], side);
+    while (d < last && outer * runs(count[d], side) < per) outer *= runs(count[d++], side);
     size_t bands = side > 1 ? per / outer : (per + outer - 1) / outer;
     if (bands > count[d]) bands = count[d];
     if (bands < 1) bands = 1;
@@ -128,7 +128,7 @@ static size_t chunk_grid(int ndim, const size_t *shape, const size_t *chunk, siz
 }
 
 dctk_status dctk_sample_pieces(int ndim, const size_t *shape, const size_t *chunk, size_t want, size_t side,
-                               dctk_sample_region **out, size_t *n) {
+                               int whole, dctk_sample_region **out, size_t *n) {
     if (side < 1) side = 1;
     size_t grid[DCTK_MAX_DIMS], elems, nchunks = chunk_grid(ndim, shape, chunk, grid, &elems);
     size_t per = (want + nchunks - 1) / (nchunks ? nchunks : 1), total = 0;
@@ -137,7 +137,7 @@ dctk_status dctk_sample_pieces(int ndim, const size_t *shape, const size_t *chun
         size_t at = 0;
         for (size_t k = 0; k < nchunks; k++) {
             chunk_at(ndim, shape, chunk, grid, k, start, count);
-            at += slab_chunk(ndim, start, count, per ? per : 1, side, pass ? *out + at : NULL);
+            at += slab_chunk(ndim, start, count, per ? per : 1, side, whole, pass ? *out + at : NULL);
         }
         total = at;
         if (pass == 0 && !(*out = dctk_calloc(total ? total : 1, sizeof **out)))
@@ -1117,11 +1117,12 @@ dctk_status dctk_search_adaptive(const dctk_space *sp, const dctk_gates *gates, 
                  .ncomp = (size_t)sp->ncomp + sp->comp_none, .pruned = pruned, .ndim = ndim, .shape = shape,
                  .chunk = chunk, .first_of = first_of};
     size_t side = dctk_space_block_side(sp);
-    dctk_status st = dctk_sample_pieces(ndim, shape, chunk, want_pieces(&se, se.p->min_piece), side, &se.pieces,
-                                        &se.npieces);
+    int whole = dctk_space_whole_axes(sp);
+    dctk_status st = dctk_sample_pieces(ndim, shape, chunk, want_pieces(&se, se.p->min_piece), side, whole,
+                                        &se.pieces, &se.npieces);
     if (st == DCTK_OK)
-        st = dctk_sample_pieces(ndim, shape, chunk, want_pieces(&se, se.p->probe_piece), side, &se.probe_pieces,
-                                &se.nprobe);
+        st = dctk_sample_pieces(ndim, shape, chunk, want_pieces(&se, se.p->probe_piece), side, whole,
+                                &se.probe_pieces, &se.nprobe);
     block b = {NULL, 0};
     carve_all(&se, &b);
     if (st == DCTK_OK && !(b.base = dctk_calloc(1, b.at))) st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
@@ -1166,6 +1167,12 @@ static bool takes(const dctk_space *sp, int f, int s) {
     return true;
 }
 
+/* Whether filter f only changes the type (its descriptor says cast). */
+static bool filter_casts(const dctk_space *sp, int f) {
+    const dctk_codec_vt *t = dctk_codec_type_of(json_array_get(sp->filt[f].codecs, 0));
+    return json_array_size(sp->filt[f].codecs) == 1 && t && t->cast;
+}
+
 /* Why unit (f, s) is left out, in why; false (why untouched) when it runs. */
 static bool unit_left_out(const dctk_space *sp, int f, int s, char *why, size_t cap) {
     if (sp->filt_none && f >= 0 && identity_filter(sp, f)) {
@@ -1176,6 +1183,16 @@ static bool unit_left_out(const dctk_space *sp, int f, int s, char *why, size_t 
         snprintf(why, cap, "%s is the identity on %s: the same pipelines as no filter", nl > 8 ? name + 4 : "a filter",
                  dctk_dtype_name(sp->dtype));
         free(name);
+        return true;
+    }
+    const dctk_codec_vt *st = s >= 0 ? dctk_codec_type_of(json_array_get(sp->ser[s].codecs, 0)) : NULL;
+    const char *sn = st && st->family ? st->family : st ? st->name : "";
+    if (st && st->bare && f >= 0 && !filter_casts(sp, f)) {
+        snprintf(why, cap, "%s takes the field's own values (a cast at most): no other filter before it", sn);
+        return true;
+    }
+    if (st && st->bare && f < 0 && !dctk_codec_takes(st, sp->dtype)) {
+        snprintf(why, cap, "%s does not take the field's %s: the cast before it does", sn, dctk_dtype_name(sp->dtype));
         return true;
     }
     if (takes(sp, f, s)) return false;

@@ -62,10 +62,14 @@ static bool class_wants(const char *cls, const dctk_codec_vt *type) {
     }
     return false;
 }
+/* The class selects the family, or --with-ebcc adds it whatever the class. */
+static bool opts_want(const char *cls, const dctk_codec_vt *t, const dctk_space_opts *o) {
+    return class_wants(cls, t) || (o->with_ebcc && t->with_ebcc);
+}
 bool dctk_space_wants(const dctk_space_opts *o, const dctk_codec_vt *t) {
     const char *cls = t->kind == DCTK_CODEC_AA ? o->filter_class : t->kind == DCTK_CODEC_AB ? o->serializer_class
                                                                                              : o->compressor_class;
-    return t->family && class_wants(cls, t) && (o->with_lossy || t->lossless);
+    return t->family && opts_want(cls, t, o) && (o->with_lossy || t->lossless);
 }
 static bool class_none(const char *cls) { return !cls || class_has(cls, "all") || class_has(cls, "none"); }
 
@@ -119,17 +123,17 @@ static dctk_status sink_emit(void *user, json_t *codecs, bool lossy) {
 
 /* The members of family t, when the class selects it. */
 static dctk_status build_family(entry_list *l, const dctk_codec_vt *t, const dctk_grid_in *in, const char *cls,
-                                bool with_lossy) {
-    if (!t->grid || !class_wants(cls, t)) return DCTK_OK;
-    sink_state s = {l, t->family, with_lossy};
+                                const dctk_space_opts *o) {
+    if (!t->grid || !opts_want(cls, t, o)) return DCTK_OK;
+    sink_state s = {l, t->family, o->with_lossy};
     dctk_grid_sink sink = {sink_emit, &s};
     return t->grid(in, &sink);
 }
 
 /* One round over the families of category k that the class selects. */
 static dctk_status build_category(entry_list *l, dctk_codec_kind k, const dctk_grid_in *in, const char *cls,
-                                  bool with_lossy) {
-    FOR_FAMILY(t, k) DCTK_TRY(build_family(l, *t, in, cls, with_lossy));
+                                  const dctk_space_opts *o) {
+    FOR_FAMILY(t, k) DCTK_TRY(build_family(l, *t, in, cls, o));
     return DCTK_OK;
 }
 
@@ -137,16 +141,16 @@ static dctk_status build_category(entry_list *l, dctk_codec_kind k, const dctk_g
  * then all of them again after a whole-chunk byte shuffle (DESIGN.md section
  * 4); each family since lists its plain and then its shuffled members after
  * those, in registry order, so that one added at the end moves no index. */
-static dctk_status build_compressors(entry_list *l, dctk_grid_in in, const char *cls, bool with_lossy) {
+static dctk_status build_compressors(entry_list *l, dctk_grid_in in, const char *cls, const dctk_space_opts *o) {
     for (int round = 0; round < 2; round++) {
         in.after_shuffle = round == 1;
-        FOR_FAMILY(t, DCTK_CODEC_BB) if ((*t)->space_v1) DCTK_TRY(build_family(l, *t, &in, cls, with_lossy));
+        FOR_FAMILY(t, DCTK_CODEC_BB) if ((*t)->space_v1) DCTK_TRY(build_family(l, *t, &in, cls, o));
     }
     FOR_FAMILY(t, DCTK_CODEC_BB) {
         if ((*t)->space_v1) continue;
         for (int round = 0; round < 2; round++) {
             in.after_shuffle = round == 1;
-            DCTK_TRY(build_family(l, *t, &in, cls, with_lossy));
+            DCTK_TRY(build_family(l, *t, &in, cls, o));
         }
     }
     return DCTK_OK;
@@ -155,10 +159,10 @@ static dctk_status build_compressors(entry_list *l, dctk_grid_in in, const char 
 static dctk_status build_all(entry_list cfs[3], dctk_dtype t, const dctk_sample_stats *st, const dctk_space_opts *o) {
     dctk_grid_in in = {.dtype = t, .mean = st->mean, .std = st->std, .min = st->min, .max = st->max,
                        .absq01 = st->absq01, .pack_type = o->pack_type, .pack_scale = o->pack_scale,
-                       .pack_offset = o->pack_offset};
-    DCTK_TRY(build_compressors(&cfs[0], in, o->compressor_class, o->with_lossy));
-    DCTK_TRY(build_category(&cfs[1], DCTK_CODEC_AA, &in, o->filter_class, o->with_lossy));
-    return build_category(&cfs[2], DCTK_CODEC_AB, &in, o->serializer_class, o->with_lossy);
+                       .pack_offset = o->pack_offset, .frame = {o->frame[0], o->frame[1]}};
+    DCTK_TRY(build_compressors(&cfs[0], in, o->compressor_class, o));
+    DCTK_TRY(build_category(&cfs[1], DCTK_CODEC_AA, &in, o->filter_class, o));
+    return build_category(&cfs[2], DCTK_CODEC_AB, &in, o->serializer_class, o);
 }
 
 /* The fingerprint hashes each category's "none" mark, then the JSON text of
@@ -404,6 +408,14 @@ json_t *dctk_space_serializer(const dctk_space *sp, int f, int s) {
     json_t *conf = json_object_get(json_array_get(copy, 0), "configuration");
     json_object_set_new(conf, key, json_real(json_number_value(bound) / div));
     return copy;
+}
+
+int dctk_space_whole_axes(const dctk_space *sp) {
+    for (int s = 0; s < sp->nser; s++) {
+        const dctk_codec_vt *t = dctk_codec_type_of(json_array_get(sp->ser[s].codecs, 0));
+        if (t && t->frame_tiles) return 2;
+    }
+    return 0;
 }
 
 json_t *dctk_space_clamp(const dctk_space *sp, int s) {

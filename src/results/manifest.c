@@ -90,7 +90,7 @@ static json_t *args_json(const dctk_evaluate_opts *o) {
     json_object_set_new(j, "filter_class", json_string(or_all(o->space.filter_class)));
     json_object_set_new(j, "serializer_class", json_string(or_all(o->space.serializer_class)));
     json_object_set_new(j, "with_lossy", json_boolean(o->space.with_lossy));
-    json_object_set_new(j, "with_ebcc", json_false());
+    json_object_set_new(j, "with_ebcc", json_boolean(o->space.with_ebcc));
     json_object_set_new(j, "sampling_policy",
                         json_string(o->sampling_policy == DCTK_SAMPLE_BALANCED ? "balanced" : "cascade"));
     json_object_set_new(j, "vertical_floor", o->vertical_floor > 0 ? json_integer(o->vertical_floor) : json_null());
