@@ -28,3 +28,6 @@ dctk_script_test(clamp_to_bounds ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/inte
 # --with-ebcc/--without-ebcc: spcl EBCC (ebcc_filter) at the Python tool's members, off by default; the
 # stored chunk checked against EBCC's format (and spcl's decoder when EBCC_REF_LIB names a build).
 dctk_script_test(with_ebcc ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_with_ebcc.py)
+# The gradient metric over every neighbour pair of the sample, those across inner-chunk borders too
+# (the Python tool's): fice swept in chunks that cut its latitudes, against numpy and numcodecs.
+dctk_script_test(gradient_borders ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/parity/test_gradient_borders.py)

@@ -185,6 +185,10 @@ DCTK_API void dctk_metrics_add(dctk_norms *a, const dctk_metric_cfg *cfg, dctk_d
  * DCTK_ERR_NOMEM (a adds nothing) when its row buffers cannot be had. */
 DCTK_API dctk_status dctk_metrics_add_planes(dctk_norms *a, const dctk_metric_cfg *cfg, dctk_dtype t, int ndim,
                                              const size_t *chunk, const size_t *count, const void *x, const void *y);
+/* One neighbour pair of the gradient metric: the original's values x0, x1
+ * and the decoded y0, y1 (skipped when x0 or x1 is masked). The plane
+ * metrics add the pairs inside a chunk; the sweep those across its borders. */
+DCTK_API void dctk_norms_grad_pair(dctk_norms *a, double x0, double x1, double y0, double y1);
 /* Relative errors; 0 when there is no error at all (even if x is all zero). */
 DCTK_API double dctk_norms_l1(const dctk_norms *a);
 DCTK_API double dctk_norms_l2(const dctk_norms *a);

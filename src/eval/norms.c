@@ -177,7 +177,7 @@ static void band_ssim(const plane_ws *p, dctk_norms *a) {
     }
 }
 
-static void grad_pair(dctk_norms *a, double x0, double x1, double y0, double y1) {
+void dctk_norms_grad_pair(dctk_norms *a, double x0, double x1, double y0, double y1) {
     if (isnan(x0) || isnan(x1)) return; /* masked neighbours have no difference */
     double dx = x1 - x0;
     a->grad_abs_dx += fabs(dx);
@@ -194,10 +194,10 @@ static void plane(plane_ws *p, dctk_norms *a, dctk_dtype t, const void *x, const
         if (i >= SSIM_WIN) col_update(p, xr, yr, -1); /* row i - 7 leaves the band */
         load_row(t, x, off + i * rs, w, p->shift, xr);
         load_row(t, y, off + i * rs, w, p->shift, yr);
-        for (size_t j = 0; j + 1 < w; j++) grad_pair(a, xr[j], xr[j + 1], yr[j], yr[j + 1]);
+        for (size_t j = 0; j + 1 < w; j++) dctk_norms_grad_pair(a, xr[j], xr[j + 1], yr[j], yr[j + 1]);
         if (i > 0) {
             const double *xp = p->ring + ((i - 1) % SSIM_WIN) * 2 * w, *yp = xp + w;
-            for (size_t j = 0; j < w; j++) grad_pair(a, xp[j], xr[j], yp[j], yr[j]);
+            for (size_t j = 0; j < w; j++) dctk_norms_grad_pair(a, xp[j], xr[j], yp[j], yr[j]);
         }
         col_update(p, xr, yr, +1);
         if (i + 1 >= SSIM_WIN && w >= SSIM_WIN) band_ssim(p, a);

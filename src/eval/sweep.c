@@ -17,6 +17,7 @@
 #include "dctk/chunking.h"
 #include "dctk/codec.h"
 #include "dctk/eval.h"
+#include "eval/borders.h"
 #include "eval/space_internal.h"
 #include "dctk/threads.h"
 #include "dctk/util.h"
@@ -337,7 +338,7 @@ static void run_chain(const sweep *sw, worker *w, chain *ch, const dctk_chunk_sp
 /* Encode and decode the stage on one chunk, accumulating its error. */
 static dctk_status run_stage(const sweep *sw, worker *w, const dctk_codec *clamp, const dctk_codec *filt,
                              const dctk_codec *ser, const dctk_chunk_spec *spec, const void *x, const size_t *start,
-                             const size_t *count, stage_acc *acc, dctk_chunk_spec *ser_spec) {
+                             const size_t *count, stage_acc *acc, dctk_borders *bd, dctk_chunk_spec *ser_spec) {
     size_t n = dctk_spec_nbytes(spec);
     dctk_chunk_spec fspec = *spec;
     double t0 = dctk_now();
@@ -374,6 +375,7 @@ static dctk_status run_stage(const sweep *sw, worker *w, const dctk_codec *clamp
     /* the buffer's own shape: a piece of a part is a chunk of its own shape */
     DCTK_TRY(dctk_metrics_add_planes(&acc->norms, &sw->o->metrics, spec->dtype, sw->ndim, spec->shape, count, x,
                                      y->data));
+    if (bd) dctk_borders_keep(bd, spec->shape, start, count, y->data); /* its pairs with the next chunks */
     acc->metric_s += dctk_now() - t2;
     *ser_spec = fspec;
     return DCTK_OK;
@@ -523,7 +525,17 @@ static dctk_status run_unit(sweep *sw, size_t unit, worker *w) {
         need = m > need ? m : need;
     }
     need = need > buffers ? need : buffers;
+    /* the whole sample, chunk by chunk: the gradient's pairs across their borders too (a part's pieces are
+     * measured alone) */
+    const dctk_sample_part *part = sw->o->part;
+    dctk_borders bd = {0};
+    uint64_t edge_bytes = part ? 0 : dctk_borders_bytes(sp->dtype, sw->ndim, sw->shape, sw->chunk);
+    need += edge_bytes;
     mem_acquire(sw, w, need, unit);
+    if (edge_bytes && !stage_err[0] && dctk_borders_init(&bd, sp->dtype, sw->ndim, sw->shape, sw->chunk) != DCTK_OK) {
+        st = DCTK_ERR_NOMEM;
+        snprintf(stage_err, sizeof stage_err, "%s", dctk_detail());
+    }
     if (!w->ctx && !stage_err[0]) {
         st = DCTK_NOMEM();
         snprintf(stage_err, sizeof stage_err, "%s", dctk_detail());
@@ -531,7 +543,6 @@ static dctk_status run_unit(sweep *sw, size_t unit, worker *w) {
 
     stage_acc acc = {0};
     size_t stream = 0; /* the largest of the unit's streams */
-    const dctk_sample_part *part = sw->o->part;
     size_t es = dctk_dtype_size(sp->dtype), nregions = part ? part->n : sw->nchunks;
     for (size_t k = 0; k < nregions && !stage_err[0]; k++) {
         size_t start[DCTK_MAX_DIMS], count[DCTK_MAX_DIMS];
@@ -556,7 +567,7 @@ static dctk_status run_unit(sweep *sw, size_t unit, worker *w) {
         }
         if (all_masked(sw, x, cn)) continue;
         dctk_chunk_spec ser_spec;
-        st = run_stage(sw, w, clamp, filt, ser, &spec, x, start, count, &acc, &ser_spec);
+        st = run_stage(sw, w, clamp, filt, ser, &spec, x, start, count, &acc, edge_bytes ? &bd : NULL, &ser_spec);
         if (st != DCTK_OK) {
             snprintf(stage_err, sizeof stage_err, "%s", dctk_detail());
             break;
@@ -564,6 +575,8 @@ static dctk_status run_unit(sweep *sw, size_t unit, worker *w) {
         settle(sw, w, &spec, filt, ser, ch, nch, &stream);
         for (int i = 0; i < nch; i++) run_chain(sw, w, &ch[i], &ser_spec);
     }
+    if (edge_bytes && !stage_err[0] && st == DCTK_OK) dctk_borders_pair(&bd, sw->sample, &acc.norms);
+    dctk_borders_free(&bd);
     if (unit_lost_memory(sw, st, stage_err, ch, nch)) {
         /* not the combos' fault: their rows stay unwritten, so --resume runs them again */
     } else {
