@@ -26,6 +26,10 @@
 #ifndef DCTK_BEST_H
 #define DCTK_BEST_H
 
+#ifndef DCTK_STATIC_LINKING_ONLY
+#error "dctk/best.h is not part of the stable API: #define DCTK_STATIC_LINKING_ONLY before any dctk header to use it (dctk/dctk.h)"
+#endif
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>

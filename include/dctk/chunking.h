@@ -4,6 +4,10 @@
 #ifndef DCTK_CHUNKING_H
 #define DCTK_CHUNKING_H
 
+#ifndef DCTK_STATIC_LINKING_ONLY
+#error "dctk/chunking.h is not part of the stable API: #define DCTK_STATIC_LINKING_ONLY before any dctk header to use it (dctk/dctk.h)"
+#endif
+
 #include <stdbool.h>
 #include <stdint.h>
 

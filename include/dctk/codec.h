@@ -3,8 +3,13 @@
  * A codec is one Zarr v3 codec: array->array (filter), array->bytes
  * (serializer) or bytes->bytes (compressor). Each family implements a
  * dctk_codec_vt; an instance is a struct that starts with `dctk_codec` and
- * holds the parsed configuration. Configurations are jansson objects, key for
+ * holds the parsed configuration. Configurations are JSON objects, key for
  * key what zarr-python / numcodecs write (DESIGN.md section 7).
+ *
+ * The stable part (first below) takes configurations as JSON text and keeps
+ * codecs and pipelines opaque; it compiles without jansson. The descriptor,
+ * the registry and the json_t forms are behind DCTK_STATIC_LINKING_ONLY
+ * (dctk/dctk.h says what that means).
  *
  * Thread safety: instances are immutable after creation and may be shared by
  * threads; everything mutable lives in a dctk_codec_ctx, one per thread.
@@ -24,8 +29,6 @@
 #ifndef DCTK_CODEC_H
 #define DCTK_CODEC_H
 
-#include <jansson.h>
-
 #include "dctk/array.h"
 #include "dctk/buf.h"
 #include "dctk/status.h"
@@ -33,6 +36,8 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* --- the stable part ---------------------------------------------------- */
 
 typedef enum dctk_codec_kind {
     DCTK_CODEC_AA = 0, /* array -> array: filters */
@@ -55,6 +60,50 @@ DCTK_API dctk_chunk_spec dctk_spec_make(dctk_dtype t, int ndim, const size_t *sh
 typedef struct dctk_codec dctk_codec;
 /* Per-thread scratch and library contexts (zstd, ...). */
 typedef struct dctk_codec_ctx dctk_codec_ctx;
+
+DCTK_API dctk_codec_ctx *dctk_codec_ctx_new(void);
+DCTK_API void dctk_codec_ctx_free(dctk_codec_ctx *ctx); /* accepts NULL */
+
+/* A codec from its full object as JSON text, {"name": ..., "configuration":
+ * {...}}. An unknown name is DCTK_ERR_NOT_FOUND naming the codec; a bad
+ * configuration DCTK_ERR_ARG. */
+DCTK_API dctk_status dctk_codec_from_string(const char *json_text, dctk_codec **out);
+/* Compact JSON text with sorted keys (free() it). */
+DCTK_API char *dctk_codec_to_string(const dctk_codec *c);
+DCTK_API void dctk_codec_free(dctk_codec *c); /* accepts NULL */
+DCTK_API dctk_status dctk_codec_out_spec(const dctk_codec *c, const dctk_chunk_spec *in, dctk_chunk_spec *out);
+DCTK_API dctk_status dctk_codec_encode(const dctk_codec *c, dctk_codec_ctx *ctx, const dctk_chunk_spec *in,
+                                       const void *src, size_t n, dctk_buf *dst);
+DCTK_API dctk_status dctk_codec_decode(const dctk_codec *c, dctk_codec_ctx *ctx, const dctk_chunk_spec *in,
+                                       const void *src, size_t n, dctk_buf *dst);
+
+/* array->array*, one array->bytes, bytes->bytes*: a Zarr v3 "codecs" list. */
+typedef struct dctk_pipeline dctk_pipeline;
+/* From a Zarr v3 "codecs" list as JSON text. Checks the order of kinds. */
+DCTK_API dctk_status dctk_pipeline_from_string(const char *json_text, dctk_pipeline **out);
+/* The list as compact JSON text with sorted keys (free() it; NULL when out of memory). */
+DCTK_API char *dctk_pipeline_to_string(const dctk_pipeline *p);
+DCTK_API void dctk_pipeline_free(dctk_pipeline *p); /* accepts NULL */
+/* Encode one chunk (spec + contiguous data) into out. tmp is scratch reused
+ * across calls (two buffers). */
+DCTK_API dctk_status dctk_pipeline_encode(const dctk_pipeline *p, dctk_codec_ctx *ctx, const dctk_chunk_spec *spec,
+                                          const void *src, dctk_buf *out, dctk_buf tmp[2]);
+/* Decode one chunk into dst, which holds dctk_spec_nbytes(spec) bytes. */
+DCTK_API dctk_status dctk_pipeline_decode(const dctk_pipeline *p, dctk_codec_ctx *ctx, const dctk_chunk_spec *spec,
+                                          const void *src, size_t n, void *dst, dctk_buf tmp[2]);
+
+#ifdef __cplusplus
+}
+#endif
+
+/* --- DCTK_STATIC_LINKING_ONLY: the descriptor, the registry, json_t ------- */
+#ifdef DCTK_STATIC_LINKING_ONLY
+#include <jansson.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 
 /* Which readers decode a codec. A pipeline is as portable as its least
  * portable codec. */
@@ -346,8 +395,6 @@ struct dctk_codec {
     const dctk_codec_vt *vt;
 };
 
-DCTK_API dctk_codec_ctx *dctk_codec_ctx_new(void);
-DCTK_API void dctk_codec_ctx_free(dctk_codec_ctx *ctx); /* accepts NULL */
 /* The most bytes the next bytes->bytes decodes with ctx may give back: the
  * bound of the stream they restore (the serializer's output, which an
  * expanding serializer such as ZFP at precision 32 makes larger than the raw
@@ -379,39 +426,24 @@ DCTK_API dctk_codec_portability dctk_codecs_portability(const json_t *codecs);
 /* Build from a full codec object {"name":..., "configuration":...}. An unknown
  * name is DCTK_ERR_NOT_FOUND naming the codec. */
 DCTK_API dctk_status dctk_codec_from_json(const json_t *obj, dctk_codec **out);
-/* Shorthand for tests and the space builder: parse JSON text. */
-DCTK_API dctk_status dctk_codec_from_string(const char *json_text, dctk_codec **out);
 DCTK_API json_t *dctk_codec_to_json(const dctk_codec *c);
 /* The codec's working memory for n input bytes of a chunk `in` (its
  * descriptor's work_mem; 0 when it states none). */
 DCTK_API size_t dctk_codec_work_mem(const dctk_codec *c, const dctk_chunk_spec *in, size_t n);
-/* Compact JSON text with sorted keys (free() it). */
-DCTK_API char *dctk_codec_to_string(const dctk_codec *c);
-DCTK_API void dctk_codec_free(dctk_codec *c); /* accepts NULL */
-DCTK_API dctk_status dctk_codec_out_spec(const dctk_codec *c, const dctk_chunk_spec *in, dctk_chunk_spec *out);
-DCTK_API dctk_status dctk_codec_encode(const dctk_codec *c, dctk_codec_ctx *ctx, const dctk_chunk_spec *in,
-                                       const void *src, size_t n, dctk_buf *dst);
-DCTK_API dctk_status dctk_codec_decode(const dctk_codec *c, dctk_codec_ctx *ctx, const dctk_chunk_spec *in,
-                                       const void *src, size_t n, dctk_buf *dst);
 
 /* --- pipeline ----------------------------------------------------------- */
-/* array->array*, one array->bytes, bytes->bytes*: a Zarr v3 "codecs" list. */
-typedef struct dctk_pipeline {
+struct dctk_pipeline {
     dctk_codec **codecs; /* owned, in order */
     int n;
     int ab;              /* index of the array->bytes codec */
-} dctk_pipeline;
+};
+
 
 /* From a JSON array of codec objects. Checks the order of kinds. */
 DCTK_API dctk_status dctk_pipeline_from_json(const json_t *list, dctk_pipeline **out);
 /* Take ownership of n codecs (on failure they are freed too). */
 DCTK_API dctk_status dctk_pipeline_new(dctk_codec **codecs, int n, dctk_pipeline **out);
 DCTK_API json_t *dctk_pipeline_to_json(const dctk_pipeline *p);
-DCTK_API void dctk_pipeline_free(dctk_pipeline *p); /* accepts NULL */
-/* Encode one chunk (spec + contiguous data) into out. tmp is scratch reused
- * across calls (two buffers). */
-DCTK_API dctk_status dctk_pipeline_encode(const dctk_pipeline *p, dctk_codec_ctx *ctx, const dctk_chunk_spec *spec,
-                                          const void *src, dctk_buf *out, dctk_buf tmp[2]);
 /* Like dctk_pipeline_encode, but appends the encoded chunk to out (out->size
  * grows by its length). When the last codec has a bound, it writes straight
  * into out's tail: the encoded bytes are never copied. */
@@ -421,9 +453,6 @@ DCTK_API dctk_status dctk_pipeline_encode_append(const dctk_pipeline *p, dctk_co
 /* The most bytes the array->bytes codec of p writes for one chunk of spec
  * (its bound), or 0 when it states none. */
 DCTK_API size_t dctk_pipeline_stream_bound(const dctk_pipeline *p, const dctk_chunk_spec *spec);
-/* Decode one chunk into dst, which holds dctk_spec_nbytes(spec) bytes. */
-DCTK_API dctk_status dctk_pipeline_decode(const dctk_pipeline *p, dctk_codec_ctx *ctx, const dctk_chunk_spec *spec,
-                                          const void *src, size_t n, void *dst, dctk_buf tmp[2]);
 
 /* {"blosc": "1.21.3", "zstd": ...}: the compression libraries linked in, as
  * they report themselves at run time. New reference. */
@@ -436,4 +465,5 @@ DCTK_API json_t *dctk_codec_clamp_object(double min, double max);
 #ifdef __cplusplus
 }
 #endif
+#endif /* DCTK_STATIC_LINKING_ONLY */
 #endif

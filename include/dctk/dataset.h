@@ -8,6 +8,10 @@
 #ifndef DCTK_DATASET_H
 #define DCTK_DATASET_H
 
+#ifndef DCTK_STATIC_LINKING_ONLY
+#error "dctk/dataset.h is not part of the stable API: #define DCTK_STATIC_LINKING_ONLY before any dctk header to use it (dctk/dctk.h)"
+#endif
+
 #include <jansson.h>
 
 #include "dctk/array.h"

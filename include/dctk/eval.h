@@ -8,6 +8,10 @@
 #ifndef DCTK_EVAL_H
 #define DCTK_EVAL_H
 
+#ifndef DCTK_STATIC_LINKING_ONLY
+#error "dctk/eval.h is not part of the stable API: #define DCTK_STATIC_LINKING_ONLY before any dctk header to use it (dctk/dctk.h)"
+#endif
+
 #include <jansson.h>
 #include <signal.h>
 #include <stdint.h>

@@ -22,6 +22,10 @@
 #ifndef DCTK_MANIFEST_H
 #define DCTK_MANIFEST_H
 
+#ifndef DCTK_STATIC_LINKING_ONLY
+#error "dctk/manifest.h is not part of the stable API: #define DCTK_STATIC_LINKING_ONLY before any dctk header to use it (dctk/dctk.h)"
+#endif
+
 #include <jansson.h>
 #include <stddef.h>
 

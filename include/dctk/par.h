@@ -15,6 +15,10 @@
 #ifndef DCTK_PAR_H
 #define DCTK_PAR_H
 
+#ifndef DCTK_STATIC_LINKING_ONLY
+#error "dctk/par.h is not part of the stable API: #define DCTK_STATIC_LINKING_ONLY before any dctk header to use it (dctk/dctk.h)"
+#endif
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>

@@ -13,6 +13,10 @@
 #ifndef DCTK_RESULTS_H
 #define DCTK_RESULTS_H
 
+#ifndef DCTK_STATIC_LINKING_ONLY
+#error "dctk/results.h is not part of the stable API: #define DCTK_STATIC_LINKING_ONLY before any dctk header to use it (dctk/dctk.h)"
+#endif
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>

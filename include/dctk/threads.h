@@ -3,6 +3,10 @@
 #ifndef DCTK_THREADS_H
 #define DCTK_THREADS_H
 
+#ifndef DCTK_STATIC_LINKING_ONLY
+#error "dctk/threads.h is not part of the stable API: #define DCTK_STATIC_LINKING_ONLY before any dctk header to use it (dctk/dctk.h)"
+#endif
+
 #include <stddef.h>
 #include <stdint.h>
 

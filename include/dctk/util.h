@@ -3,6 +3,10 @@
 #ifndef DCTK_UTIL_H
 #define DCTK_UTIL_H
 
+#ifndef DCTK_STATIC_LINKING_ONLY
+#error "dctk/util.h is not part of the stable API: #define DCTK_STATIC_LINKING_ONLY before any dctk header to use it (dctk/dctk.h)"
+#endif
+
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>

@@ -14,7 +14,12 @@
 #ifndef DCTK_WEB_H
 #define DCTK_WEB_H
 
+#ifndef DCTK_STATIC_LINKING_ONLY
+#error "dctk/web.h is not part of the stable API: #define DCTK_STATIC_LINKING_ONLY before any dctk header to use it (dctk/dctk.h)"
+#endif
+
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "dctk/status.h"

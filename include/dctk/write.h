@@ -5,6 +5,10 @@
 #ifndef DCTK_WRITE_H
 #define DCTK_WRITE_H
 
+#ifndef DCTK_STATIC_LINKING_ONLY
+#error "dctk/write.h is not part of the stable API: #define DCTK_STATIC_LINKING_ONLY before any dctk header to use it (dctk/dctk.h)"
+#endif
+
 #include <jansson.h>
 #include <stdint.h>
 

@@ -5,11 +5,15 @@
  * Keys are relative paths with "/" separators and no leading slash:
  * "zarr.json" is the root group, "t2m/zarr.json" an array, "t2m/c/0/1/2" one
  * of its chunks (or shards). Node paths are "" for the root and "t2m" or
- * "a/b" below it. The byte formats are those of DESIGN.md section 7. */
+ * "a/b" below it. The byte formats are those of DESIGN.md section 7.
+ *
+ * The stable part (first below) opens, creates, reads and writes an array
+ * with its codecs as JSON text; it compiles without jansson. The store
+ * backends, the metadata struct, staging and repair are behind
+ * DCTK_STATIC_LINKING_ONLY (dctk/dctk.h). */
 #ifndef DCTK_ZARR_H
 #define DCTK_ZARR_H
 
-#include <jansson.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -21,9 +25,71 @@
 extern "C" {
 #endif
 
-/* --- stores ----------------------------------------------------------- */
+/* --- the stable part ---------------------------------------------------- */
 
 typedef struct dctk_store dctk_store;
+/* A directory of files; create makes the directory when missing. */
+DCTK_API dctk_status dctk_store_dir_open(const char *path, bool create, dctk_store **out);
+/* An in-memory store (tests, staging). */
+DCTK_API dctk_status dctk_store_mem_new(dctk_store **out);
+DCTK_API void dctk_store_close(dctk_store *s); /* accepts NULL */
+
+typedef struct dctk_zarr_array dctk_zarr_array;
+
+/* What an array is, less its codecs and attributes (dctk_zarr_codecs_string
+ * gives the codecs). For a sharded array `chunk` is the shard shape (the
+ * chunk grid) and `inner` the inner chunk shape; unsharded: inner == chunk. */
+typedef struct dctk_zarr_info {
+    int zarr_format; /* 3; 2 for arrays read from Zarr v2 */
+    dctk_dtype dtype;
+    int ndim;
+    size_t shape[DCTK_MAX_DIMS];
+    size_t chunk[DCTK_MAX_DIMS];
+    size_t inner[DCTK_MAX_DIMS];
+    bool sharded;
+    double fill; /* NaN allowed */
+} dctk_zarr_info;
+
+/* Create (or replace) the v3 array at path (its groups too, as dctk_zarr_create
+ * does): inner chunks of `chunk`, in shards of `shard` (NULL: unsharded),
+ * coded by codecs_json, a Zarr v3 "codecs" list as JSON text (NULL: the plain
+ * bytes serializer); every codec is checked before anything is written. */
+DCTK_API dctk_status dctk_zarr_create_array(dctk_store *s, const char *path, dctk_dtype t, int ndim,
+                                            const size_t *shape, const size_t *chunk, const size_t *shard,
+                                            double fill, const char *codecs_json, dctk_zarr_array **out);
+/* Open a v3 array, or a v2 array (.zarray). Unknown codecs fail naming them. */
+DCTK_API dctk_status dctk_zarr_open(dctk_store *s, const char *path, dctk_zarr_array **out);
+DCTK_API void dctk_zarr_close(dctk_zarr_array *a); /* accepts NULL */
+DCTK_API void dctk_zarr_info_of(const dctk_zarr_array *a, dctk_zarr_info *out);
+/* The inner codec pipeline as a Zarr v3 "codecs" list, compact JSON text
+ * (free() it; NULL when out of memory). */
+DCTK_API char *dctk_zarr_codecs_string(const dctk_zarr_array *a);
+/* Read the region [start, start + count) into out, C order. Missing chunks
+ * read as the fill value. A shard index whose CRC does not match is
+ * DCTK_ERR_CORRUPT naming the shard key; truncated shards and offsets that
+ * point outside the shard are DCTK_ERR_CORRUPT or DCTK_ERR_FORMAT. One
+ * thread at a time per handle. */
+DCTK_API dctk_status dctk_zarr_read(dctk_zarr_array *a, const size_t *start, const size_t *count, void *out);
+/* Write from a C-order buffer holding the whole array. */
+DCTK_API dctk_status dctk_zarr_write_buffer(dctk_zarr_array *a, const void *data, int threads);
+/* Gather every node's zarr.json into the root group's "consolidated_metadata"
+ * (kind inline, must_understand false), keeping the root's attributes. Holds
+ * the store lock, so consolidations from several processes do not lose nodes. */
+DCTK_API dctk_status dctk_zarr_consolidate(dctk_store *s);
+
+#ifdef __cplusplus
+}
+#endif
+
+/* --- DCTK_STATIC_LINKING_ONLY: backends, metadata, staging, json_t ------- */
+#ifdef DCTK_STATIC_LINKING_ONLY
+#include <jansson.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* --- stores ----------------------------------------------------------- */
 
 /* Called by list for each name directly below a prefix; non-zero stops. */
 typedef int (*dctk_store_list_fn)(const char *name, void *user);
@@ -111,11 +177,6 @@ struct dctk_store {
     const dctk_store_vt *vt;
 };
 
-/* A directory of files; create makes the directory when missing. */
-DCTK_API dctk_status dctk_store_dir_open(const char *path, bool create, dctk_store **out);
-/* An in-memory store (tests, staging). */
-DCTK_API dctk_status dctk_store_mem_new(dctk_store **out);
-DCTK_API void dctk_store_close(dctk_store *s); /* accepts NULL */
 
 DCTK_API dctk_status dctk_store_get(dctk_store *s, const char *key, dctk_buf *out); /* whole value */
 DCTK_API dctk_status dctk_store_get_range(dctk_store *s, const char *key, uint64_t offset, uint64_t length,
@@ -183,24 +244,13 @@ DCTK_API dctk_status dctk_zarr_meta_from_json(const json_t *j, dctk_zarr_meta *m
 
 /* --- arrays ----------------------------------------------------------- */
 
-typedef struct dctk_zarr_array dctk_zarr_array;
-
 /* Create (or replace) the array at path: writes its zarr.json atomically,
  * removes chunks of an array that was there before, and creates the root and
  * intermediate groups when absent (safe against other processes doing the
  * same). Other arrays in the store are left alone. */
 DCTK_API dctk_status dctk_zarr_create(dctk_store *s, const char *path, const dctk_zarr_meta *m, dctk_zarr_array **out);
-/* Open a v3 array, or a v2 array (.zarray). Unknown codecs fail naming them. */
-DCTK_API dctk_status dctk_zarr_open(dctk_store *s, const char *path, dctk_zarr_array **out);
-DCTK_API void dctk_zarr_close(dctk_zarr_array *a); /* accepts NULL */
 DCTK_API const dctk_zarr_meta *dctk_zarr_get_meta(const dctk_zarr_array *a);
 
-/* Read the region [start, start + count) into out, C order. Missing chunks
- * read as the fill value. A shard index whose CRC does not match is
- * DCTK_ERR_CORRUPT naming the shard key; truncated shards and offsets that
- * point outside the shard are DCTK_ERR_CORRUPT or DCTK_ERR_FORMAT. One
- * thread at a time per handle. */
-DCTK_API dctk_status dctk_zarr_read(dctk_zarr_array *a, const size_t *start, const size_t *count, void *out);
 /* Before a read of the whole array (an export, a scan, a write from it):
  * DCTK_ERR_FORMAT, with a line, when the chunk grid is absurd for it: more
  * than 2^24 chunks or 64 GiB of values that the store does not hold (read
@@ -250,8 +300,6 @@ DCTK_API dctk_status dctk_zarr_write(dctk_zarr_array *a, dctk_zarr_read_fn read,
 /* The bytes stored for the outer chunks [unit_begin, unit_end) of a (C order
  * of the grid; unit_end 0: to the last), units not stored counting 0. */
 DCTK_API dctk_status dctk_zarr_units_bytes(dctk_zarr_array *a, size_t unit_begin, size_t unit_end, uint64_t *bytes);
-/* Write from a C-order buffer holding the whole array. */
-DCTK_API dctk_status dctk_zarr_write_buffer(dctk_zarr_array *a, const void *data, int threads);
 
 /* --- groups and consolidation ----------------------------------------- */
 
@@ -281,10 +329,6 @@ DCTK_API dctk_status dctk_zarr_probe(dctk_store *s, const char *path, dctk_zarr_
  * rest of its document. */
 DCTK_API dctk_status dctk_zarr_group_set_attrs(dctk_store *s, const char *path, const json_t *attrs);
 
-/* Gather every node's zarr.json into the root group's "consolidated_metadata"
- * (kind inline, must_understand false), keeping the root's attributes. Holds
- * the store lock, so consolidations from several processes do not lose nodes. */
-DCTK_API dctk_status dctk_zarr_consolidate(dctk_store *s);
 /* Drop the root group's consolidated metadata, if it has any (readers then
  * list the store): *dropped says whether there was some (may be NULL). */
 DCTK_API dctk_status dctk_zarr_unconsolidate(dctk_store *s, bool *dropped);
@@ -344,4 +388,5 @@ DCTK_API dctk_status dctk_zarr_check_whole(dctk_store *s);
 #ifdef __cplusplus
 }
 #endif
+#endif /* DCTK_STATIC_LINKING_ONLY */
 #endif

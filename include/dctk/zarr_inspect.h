@@ -7,6 +7,10 @@
 #ifndef DCTK_ZARR_INSPECT_H
 #define DCTK_ZARR_INSPECT_H
 
+#ifndef DCTK_STATIC_LINKING_ONLY
+#error "dctk/zarr_inspect.h is not part of the stable API: #define DCTK_STATIC_LINKING_ONLY before any dctk header to use it (dctk/dctk.h)"
+#endif
+
 #include <stdint.h>
 
 #include "dctk/zarr.h"

@@ -51,6 +51,23 @@ dctk_status dctk_pipeline_from_json(const json_t *list, dctk_pipeline **out) {
     return dctk_pipeline_new(codecs, (int)n, out);
 }
 
+dctk_status dctk_pipeline_from_string(const char *json_text, dctk_pipeline **out) {
+    *out = NULL;
+    json_error_t err;
+    json_t *j = json_text ? json_loads(json_text, 0, &err) : NULL;
+    if (!j) return DCTK_FAIL(DCTK_ERR_ARG, "codec list JSON: %s", json_text ? err.text : "none given");
+    dctk_status st = dctk_pipeline_from_json(j, out);
+    json_decref(j);
+    return st;
+}
+
+char *dctk_pipeline_to_string(const dctk_pipeline *p) {
+    json_t *j = dctk_pipeline_to_json(p);
+    char *s = j ? json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(17)) : NULL;
+    json_decref(j);
+    return s;
+}
+
 json_t *dctk_pipeline_to_json(const dctk_pipeline *p) {
     json_t *a = json_array();
     for (int i = 0; i < p->n; i++) json_array_append_new(a, dctk_codec_to_json(p->codecs[i]));

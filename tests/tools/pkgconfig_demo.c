@@ -2,6 +2,8 @@
  * (tests/packaging.cmake): open a dataset and list its variables. */
 #include <stdio.h>
 
+/* datasets are outside the stable API (dctk/dctk.h) */
+#define DCTK_STATIC_LINKING_ONLY
 #include <dctk/dataset.h>
 #include <dctk/util.h>
 
