@@ -6,14 +6,62 @@
  * compress_with_optimal uses the write step (dctk_write_step_field) alone.
  *
  * Nothing here prints: every line a user should see goes to the caller's
- * sink (dctk_say_fn), the same text the command line shows. */
+ * sink (dctk_say_fn), the same text the command line shows.
+ *
+ * The stable part (first below) is one call with its options as JSON text;
+ * the workflow's structs and steps are behind DCTK_STATIC_LINKING_ONLY
+ * (dctk/dctk.h). */
 #ifndef DCTK_COMPRESS_H
 #define DCTK_COMPRESS_H
 
-#include <jansson.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
+
+#include "dctk/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* --- the stable part ---------------------------------------------------- */
+
+typedef enum { DCTK_SAY_OUT = 0, DCTK_SAY_ERR = 1 } dctk_say_to;
+/* Where the workflow's lines go: text is a piece of output, ending in a
+ * newline when a line is complete (stdout for DCTK_SAY_OUT, stderr for
+ * DCTK_SAY_ERR on the command line). */
+typedef void (*dctk_say_fn)(void *user, dctk_say_to to, const char *text);
+
+/* `dc_toolkit compress DATASET DIR`: every data variable of the dataset (a
+ * netCDF or GRIB file, a Zarr store, a glob) swept unless DIR holds a sweep
+ * result that still holds, then written with its best combo into
+ * DIR/DATASET.zarr, verified, recorded in DIR/batch_manifest.json and merged.
+ * options_json (NULL: {}) is an object of these keys, each optional:
+ *   "vars"                 "A,B": only these fields
+ *   "pipeline"             a Zarr v3 codec list (or its text, or a file):
+ *                          every field written with it, no sweep
+ *   "l1_threshold"         the relative L1 error budget; without it and
+ *                          without a table every field is written losslessly
+ *   "thresholds"           the path of a threshold table (l1_error_thresholds.csv)
+ *   "eval_data_size_limit" the sweep's sample size, "5GB" (the default)
+ *   "inner_chunk_mib", "shard_mib"  16 and 512 by default
+ *   "threads"              0 (the default): the cores this process may use
+ *   "verify", "skip_existing"  true by default
+ *   "codecs"               the readers: "core", "numcodecs" (default), "plugin", "all"
+ *   "search"               "adaptive" (default) or "exhaustive"
+ * Lines go to say (NULL: silent). Returns the command's exit code: 0 when
+ * every field was done, 1 when one failed (batch_manifest.json says which),
+ * 2 when the arguments were refused (the line says why). */
+DCTK_API int dctk_compress_run(const char *dataset, const char *dir, const char *options_json, dctk_say_fn say,
+                               void *say_user);
+
+#ifdef __cplusplus
+}
+#endif
+
+/* --- DCTK_STATIC_LINKING_ONLY: the workflow's options and steps ----------- */
+#ifdef DCTK_STATIC_LINKING_ONLY
+#include <jansson.h>
+#include <stdarg.h>
 
 #include "dctk/best.h"
 #include "dctk/dataset.h"
@@ -23,12 +71,6 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-typedef enum { DCTK_SAY_OUT = 0, DCTK_SAY_ERR = 1 } dctk_say_to;
-/* Where the workflow's lines go: text is a piece of output, ending in a
- * newline when a line is complete (stdout for DCTK_SAY_OUT, stderr for
- * DCTK_SAY_ERR on the command line). */
-typedef void (*dctk_say_fn)(void *user, dctk_say_to to, const char *text);
 
 /* How fields are written: the writing commands' flags. */
 typedef struct dctk_write_step {
@@ -201,4 +243,5 @@ DCTK_API int dctk_compress(const dctk_compress_opts *o);
 #ifdef __cplusplus
 }
 #endif
+#endif /* DCTK_STATIC_LINKING_ONLY */
 #endif

@@ -9,6 +9,7 @@
  *                    text, encoding and decoding a chunk
  *   dctk/zarr.h      a directory or memory store; an array created, opened,
  *                    read and written, its codecs as JSON text
+ *   dctk/compress.h  the compress workflow as one call (dctk_compress_run)
  *
  * Everything else the libraries export (the codec descriptor and registry,
  * the json_t forms, datasets, the sweep, result files, the field writer,
@@ -25,6 +26,7 @@
 #include "dctk/array.h"
 #include "dctk/buf.h"
 #include "dctk/codec.h"
+#include "dctk/compress.h"
 #include "dctk/status.h"
 #include "dctk/version.h"
 #include "dctk/zarr.h"
