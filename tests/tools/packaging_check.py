@@ -11,6 +11,10 @@
   packaging_check.py codecs_only CMAKE CC
                                a program built with `pkg-config --cflags --libs dctk_codecs`
                                alone needs no netCDF, eccodes or cairo and round-trips a chunk
+  packaging_check.py stable_api CMAKE CC
+                               the stable headers (dctk/dctk.h) compile without DCTK_STATIC_LINKING_ONLY
+                               and without jansson, hide the rest, and a program on them alone
+                               round-trips a real field through codecs, compress and a store
   packaging_check.py recipes   check-fresh runs the README's "Two commands" block as written and
                                the Dockerfile's RUN lines; the Dockerfile installs through the
                                same script and targets; the Spack recipe's CMake options exist
@@ -245,6 +249,99 @@ def codecs_only(cmake, cc):
         shutil.rmtree(stage, ignore_errors=True)
 
 
+STABLE_HEADERS = ["api.h", "status.h", "version.h", "array.h", "buf.h", "alloc.h", "codec.h", "zarr.h", "compress.h",
+                  "dctk.h"]
+
+
+def compile_snippet(cc, code, flags, stage):
+    """Compile code (no link); the completed process."""
+    src = os.path.join(stage, "snippet.c")
+    with open(src, "w") as f:
+        f.write(code)
+    return subprocess.run([cc, "-std=c11", "-pedantic", "-Wall", "-Wextra", "-Werror", "-c", "-o",
+                           os.path.join(stage, "snippet.o"), src] + flags, capture_output=True, text=True, timeout=50)
+
+
+def stable_api(cmake, cc):
+    """The installed stable headers need neither DCTK_STATIC_LINKING_ONLY nor
+    jansson, hide what is not stable, and a program on them alone (tests/tools/
+    stable_api_demo.c) round-trips a real field."""
+    import numpy as np
+    import netCDF4
+    from numcodecs import BitRound
+
+    stage, prefix = staged_install(cmake)
+    try:
+        inc = os.path.join(prefix, "include")
+        # a jansson.h found first that stops any build including it
+        poison = os.path.join(stage, "poison")
+        os.makedirs(poison)
+        with open(os.path.join(poison, "jansson.h"), "w") as f:
+            f.write('#error "a stable dctk header included jansson.h"\n')
+        stable = ["-I" + poison, "-I" + inc]
+        for h in STABLE_HEADERS:
+            p = compile_snippet(cc, f"#include <dctk/{h}>\nint dctk_demo_unit;\n", stable, stage)
+            if p.returncode != 0:
+                sys.exit(f"FAIL: dctk/{h} does not compile alone without DCTK_STATIC_LINKING_ONLY and jansson:\n"
+                         f"{p.stderr}")
+        unstable = sorted(set(os.listdir(os.path.join(inc, "dctk"))) - set(STABLE_HEADERS))
+        for h in unstable:
+            p = compile_snippet(cc, f"#include <dctk/{h}>\n", stable, stage)
+            if p.returncode == 0 or "not part of the stable API" not in p.stderr:
+                sys.exit(f"FAIL: dctk/{h} compiles without DCTK_STATIC_LINKING_ONLY:\n{p.stderr}")
+        # declarations behind the macro: hidden without it, there with it (and jansson's real header)
+        use = ("#include <dctk/dctk.h>\n"
+               "int main(void) {\n"
+               "    dctk_codec *c = 0;\n"
+               "    dctk_pipeline *p = 0;\n"
+               "    return (int)dctk_codec_from_json(0, &c) + (int)dctk_pipeline_from_json(0, &p) + p->n;\n"
+               "}\n")
+        p = compile_snippet(cc, use, stable, stage)
+        hidden = ("dctk_codec_from_json", "dctk_pipeline_from_json", "dctk_pipeline")
+        if p.returncode == 0 or not all(w in p.stderr for w in hidden):
+            sys.exit(f"FAIL: without the macro the json_t forms or the pipeline's struct are declared:\n{p.stderr}")
+        p = compile_snippet(cc, "#define DCTK_STATIC_LINKING_ONLY\n" + use, ["-I" + inc], stage)
+        if p.returncode != 0:
+            sys.exit(f"FAIL: with DCTK_STATIC_LINKING_ONLY the same program does not compile:\n{p.stderr}")
+        print(f"{len(STABLE_HEADERS)} stable headers compile alone without the macro or jansson; "
+              f"{len(unstable)} others stop; the json_t forms appear only with the macro")
+
+        # the field, as netCDF4 reads it
+        root = os.environ.get("DCTK_NCARG", "/usr/share/ncarg/data")
+        data = os.path.join(root, "cdf/meccatemp.cdf")
+        with netCDF4.Dataset(data) as d:
+            v = d.variables["t"]
+            v.set_auto_maskandscale(False)
+            ref = np.ascontiguousarray(v[...], dtype="<f4")
+        if ref.ndim != 3 or np.isnan(ref).any():
+            sys.exit(f"FAIL: meccatemp t is {ref.shape} with NaN {np.isnan(ref).any()}")
+        ref_path = os.path.join(stage, "t.f32")
+        ref.tofile(ref_path)
+
+        pc_env = dict(os.environ, PKG_CONFIG_PATH=os.path.join(prefix, "lib/pkgconfig"))
+        libs = run(["pkg-config", "--libs", "--static", "dctk"], env=pc_env).stdout.split()
+        exe = os.path.join(stage, "stable_api_demo")
+        src = os.path.join(os.environ["DCTK_SRC"], "tests/tools/stable_api_demo.c")
+        run([cc, "-std=c11", "-pedantic", "-Wall", "-Wextra", "-Werror", "-o", exe, src] + stable + libs)
+        out_dir = os.path.join(stage, "out")
+        os.makedirs(out_dir)
+        out = run([exe, data, "t", ref_path] + [str(n) for n in ref.shape] + [out_dir]).stdout
+        print(out, end="")
+        for want in ("codec ", "pipeline bytes+shuffle+zstd", "meccatemp.zarr/t:", "own.zarr/t:", "unknown codec"):
+            if want not in out:
+                sys.exit(f"FAIL: the demo did not report {want!r}")
+        # the lossy pipeline's values are numcodecs' BitRound(10)'s, bit for bit
+        got = np.fromfile(os.path.join(out_dir, "bitround.f32"), dtype="<f4").reshape(ref.shape)
+        # (numcodecs 0.11 rounds the array it is given in place: a copy)
+        want = np.asarray(BitRound(keepbits=10).encode(ref.copy())).view("<f4").reshape(ref.shape)
+        if got.view("<u4").tolist() != want.view("<u4").tolist() or np.array_equal(got, ref):
+            sys.exit("FAIL: the bitround pipeline does not give numcodecs' BitRound(10) values")
+        print("bitround(10) through the stable pipeline: numcodecs' BitRound values, bit for bit")
+        print("stable API alone: built without DCTK_STATIC_LINKING_ONLY and jansson, and ran")
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
+
+
 def recipes():
     src = os.environ["DCTK_SRC"]
 
@@ -302,6 +399,8 @@ if __name__ == "__main__":
         install(sys.argv[2], sys.argv[3])
     elif sys.argv[1:2] == ["symbols"] and len(sys.argv) == 3:
         symbols(sys.argv[2])
+    elif sys.argv[1:2] == ["stable_api"] and len(sys.argv) == 4:
+        stable_api(sys.argv[2], sys.argv[3])
     elif sys.argv[1:2] == ["codecs_only"] and len(sys.argv) == 4:
         codecs_only(sys.argv[2], sys.argv[3])
     else:
