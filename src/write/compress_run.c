@@ -35,8 +35,8 @@ static int sweep_fields(void *user, dctk_compress_want_fn want, void *want_user,
             continue;
         }
         if (sum.no_sweep[0]) dctk_say(r->w, DCTK_SAY_OUT, "%s: no sweep: %s\n", var->name, sum.no_sweep);
-        else dctk_say(r->w, DCTK_SAY_OUT, "%s: swept %zu combos, best %s\n", var->name, sum.ncombos,
-                      sum.best >= 0 ? sum.best_name : "(none kept)");
+        else dctk_say(r->w, DCTK_SAY_OUT, "%s: swept a space of %zu combos (%zu measured on the whole sample), "
+                      "best %s\n", var->name, sum.ncombos, sum.nmeasured, sum.best >= 0 ? sum.best_name : "(none kept)");
         done(done_user, var, &sum);
     }
     dctk_dataset_close(ds);

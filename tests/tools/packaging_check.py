@@ -327,7 +327,8 @@ def stable_api(cmake, cc):
         os.makedirs(out_dir)
         out = run([exe, data, "t", ref_path] + [str(n) for n in ref.shape] + [out_dir]).stdout
         print(out, end="")
-        for want in ("codec ", "pipeline bytes+shuffle+zstd", "meccatemp.zarr/t:", "own.zarr/t:", "unknown codec"):
+        for want in ("codec ", "pipeline bytes+shuffle+zstd", "meccatemp.zarr/t:", "swept ", "own.zarr/t:",
+                     "unknown codec"):
             if want not in out:
                 sys.exit(f"FAIL: the demo did not report {want!r}")
         # the lossy pipeline's values are numcodecs' BitRound(10)'s, bit for bit
@@ -337,6 +338,23 @@ def stable_api(cmake, cc):
         if got.view("<u4").tolist() != want.view("<u4").tolist() or np.array_equal(got, ref):
             sys.exit("FAIL: the bitround pipeline does not give numcodecs' BitRound(10) values")
         print("bitround(10) through the stable pipeline: numcodecs' BitRound values, bit for bit")
+        # the library's sweep (dctk_compress_run with a budget) keeps the budget on the whole field, and
+        # picks the combo the command picks with the same budget
+        got = np.fromfile(os.path.join(out_dir, "swept.f32"), dtype="<f4").reshape(ref.shape).astype(np.float64)
+        x = ref.astype(np.float64)
+        l1 = np.abs(got - x).sum() / np.abs(x).sum()
+        if not 0 < l1 <= 1e-3:
+            sys.exit(f"FAIL: the swept field's relative L1 error is {l1:.3e}, not within (0, 1e-3]")
+        cli_dir = os.path.join(stage, "cli")
+        run([DCTK, "compress", data, cli_dir, "--vars", "t", "--l1-threshold", "1e-3", "--threads-per-rank", "2"])
+        import json
+        with open(os.path.join(cli_dir, "best_t.json")) as f:
+            cli = json.load(f)["codecs"]
+        with open(os.path.join(out_dir, "swept", "best_t.json")) as f:
+            lib = json.load(f)["codecs"]
+        if lib != cli:
+            sys.exit(f"FAIL: dctk_compress_run chose {lib}, dc_toolkit compress {cli}")
+        print(f"dctk_compress_run's sweep: relative L1 {l1:.3e} (numpy) within 1e-3, the command's winner")
         print("stable API alone: built without DCTK_STATIC_LINKING_ONLY and jansson, and ran")
     finally:
         shutil.rmtree(stage, ignore_errors=True)

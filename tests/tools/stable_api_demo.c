@@ -13,6 +13,9 @@
  *   - runs the compress workflow (dctk_compress_run) on DATASET's VAR with the
  *     lossless pipeline into DIR, opens DIR/<stem>.zarr's VAR and compares it
  *     with REF;
+ *   - runs it again with a relative L1 budget of 1e-3 into DIR/swept (a
+ *     sweep by the library) and writes the stored VAR to DIR/swept.f32 (the
+ *     caller measures its error and compares the winner with the command's);
  *   - creates a sharded array in DIR/own.zarr from REF, consolidates, opens it
  *     again and compares a region;
  *   - checks that an unknown codec is DCTK_ERR_NOT_FOUND with a detail naming it.
@@ -168,6 +171,13 @@ static int compare_array(const char *store_path, const char *path, const float *
     return rc;
 }
 
+/* The store of dataset under dir: dir/<file name less its suffix>.zarr. */
+static void store_of(const char *dataset, const char *dir, char *out, size_t cap) {
+    const char *base = strrchr(dataset, '/') ? strrchr(dataset, '/') + 1 : dataset;
+    int stem = strrchr(base, '.') ? (int)(strrchr(base, '.') - base) : (int)strlen(base);
+    snprintf(out, cap, "%s/%.*s.zarr", dir, stem, base);
+}
+
 static int compress(const char *dataset, const char *var, const float *ref, const size_t *shape, const char *dir) {
     char opts[1024], store[4096];
     snprintf(opts, sizeof opts, "{\"vars\":\"%s\",\"pipeline\":%s,\"threads\":1}", var, LOSSLESS);
@@ -176,12 +186,50 @@ static int compress(const char *dataset, const char *var, const float *ref, cons
         fprintf(stderr, "stable_api_demo: dctk_compress_run returned %d\n", rc);
         return 1;
     }
-    /* the store is named after the dataset's file, less its suffix */
-    const char *base = strrchr(dataset, '/') ? strrchr(dataset, '/') + 1 : dataset;
-    int stem = strrchr(base, '.') ? (int)(strrchr(base, '.') - base) : (int)strlen(base);
-    snprintf(store, sizeof store, "%s/%.*s.zarr", dir, stem, base);
+    store_of(dataset, dir, store, sizeof store);
     const size_t zero[3] = {0, 0, 0};
     return compare_array(store, var, ref, shape, zero, shape);
+}
+
+/* compress with a budget: the library sweeps; what it stored, to dir/swept.f32. */
+static int sweep(const char *dataset, const char *var, size_t n, const char *dir) {
+    char opts[256], where[4096], store[4096], path[4096];
+    snprintf(opts, sizeof opts, "{\"vars\":\"%s\",\"l1_threshold\":1e-3,\"threads\":2}", var);
+    snprintf(where, sizeof where, "%s/swept", dir);
+    int rc = dctk_compress_run(dataset, where, opts, say, NULL);
+    if (rc) {
+        fprintf(stderr, "stable_api_demo: dctk_compress_run with a budget returned %d\n", rc);
+        return 1;
+    }
+    store_of(dataset, where, store, sizeof store);
+    dctk_store *s = NULL;
+    dctk_zarr_array *a = NULL;
+    float *got = malloc(n * sizeof *got);
+    dctk_status st = got ? dctk_store_dir_open(store, false, &s) : DCTK_ERR_NOMEM;
+    if (st == DCTK_OK) st = dctk_zarr_open(s, var, &a);
+    dctk_zarr_info info;
+    if (st == DCTK_OK) {
+        dctk_zarr_info_of(a, &info);
+        if (info.ndim != 3 || info.shape[0] * info.shape[1] * info.shape[2] != n) st = DCTK_ERR_FORMAT;
+    }
+    const size_t zero[3] = {0, 0, 0};
+    if (st == DCTK_OK) st = dctk_zarr_read(a, zero, info.shape, got);
+    char *codecs = st == DCTK_OK ? dctk_zarr_codecs_string(a) : NULL;
+    dctk_zarr_close(a);
+    dctk_store_close(s);
+    if (st != DCTK_OK) {
+        free(got);
+        return fail(store, st);
+    }
+    snprintf(path, sizeof path, "%s/swept.f32", dir);
+    FILE *f = fopen(path, "wb");
+    rc = !f || fwrite(got, sizeof *got, n, f) != n;
+    if (f && fclose(f) != 0) rc = 1;
+    if (rc) fprintf(stderr, "stable_api_demo: cannot write %s\n", path);
+    else printf("swept %s/%s with codecs %s, read into %s\n", store, var, codecs ? codecs : "?", path);
+    free(codecs);
+    free(got);
+    return rc;
 }
 
 static int own_store(const float *ref, const size_t *shape, const char *dir) {
@@ -235,6 +283,7 @@ int main(int argc, char **argv) {
     int rc = one_codec(ref, n);
     if (!rc) rc = pipelines(ref, shape, n, argv[7]);
     if (!rc) rc = compress(argv[1], argv[2], ref, shape, argv[7]);
+    if (!rc) rc = sweep(argv[1], argv[2], n, argv[7]);
     if (!rc) rc = own_store(ref, shape, argv[7]);
     if (!rc) rc = unknown_codec();
     free(ref);
