@@ -15,6 +15,8 @@ dctk_script_test(packaging_symbols ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/to
   ${CMAKE_COMMAND})
 dctk_script_test(packaging_codecs_only ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/tools/packaging_check.py codecs_only
   ${CMAKE_COMMAND} ${CMAKE_C_COMPILER})
+# Its refusals (bad JSON text, unknown codecs, shapes, compress options), also under ASan.
+dctk_unit_test(test_stable_api unit/test_stable_api.c)
 # The stable API (include/dctk/dctk.h): each stable header compiles alone without
 # DCTK_STATIC_LINKING_ONLY and with a jansson.h that #errors first on the path,
 # the others stop and the json_t forms stay hidden; a program on it alone,
