@@ -2,7 +2,9 @@
  *
  * A dctk_array describes memory it does not own: element type, shape and
  * C-order strides (in elements). Codecs, readers and the writer all speak in
- * terms of it, as zfp's zfp_field does for zfp. */
+ * terms of it, as zfp's zfp_field does for zfp. The element types are stable;
+ * the view and the element helpers are behind DCTK_STATIC_LINKING_ONLY
+ * (dctk/dctk.h). */
 #ifndef DCTK_ARRAY_H
 #define DCTK_ARRAY_H
 
@@ -38,6 +40,16 @@ DCTK_API dctk_status dctk_dtype_parse(const char *s, dctk_dtype *out);
 
 /* Read element i of a typed buffer as double, and write a double into it
  * (converted with C rules; callers round first where it matters). */
+#ifdef __cplusplus
+}
+#endif
+
+/* --- DCTK_STATIC_LINKING_ONLY: element access, views, blocks ------------- */
+#ifdef DCTK_STATIC_LINKING_ONLY
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 DCTK_API double dctk_load_f64(dctk_dtype t, const void *buf, size_t i);
 DCTK_API void dctk_store_f64(dctk_dtype t, void *buf, size_t i, double v);
 /* Copy n bytes of es-byte elements from src to dst (the same buffer or apart,
@@ -70,4 +82,5 @@ DCTK_API char *dctk_shape_str(int ndim, const size_t *shape, char *buf, size_t c
 #ifdef __cplusplus
 }
 #endif
+#endif /* DCTK_STATIC_LINKING_ONLY */
 #endif

@@ -5,6 +5,8 @@
  *   dctk/status.h    status codes (pinned values), dctk_strerror, dctk_detail
  *   dctk/version.h   the headers' version and the linked library's
  *   dctk/array.h, buf.h, alloc.h   element types, byte buffers, the allocator
+ *                    (array.h's view and element helpers, and status.h's
+ *                    setters and DCTK_FAIL & co., are not stable)
  *   dctk/codec.h     one codec or a pipeline of them, made from Zarr v3 JSON
  *                    text, encoding and decoding a chunk
  *   dctk/zarr.h      a directory or memory store; an array created, opened,

@@ -3,7 +3,9 @@
  * Every library function that can fail returns a dctk_status. The values are
  * pinned: they appear in logs and exit codes and must never be renumbered.
  * The human-readable part ("file x.nc, variable t: truncated") is kept in a
- * thread-local detail message set at the point of failure. */
+ * thread-local detail message set at the point of failure. Setting it, and
+ * the macros that return a failure, are the library's plumbing and behind
+ * DCTK_STATIC_LINKING_ONLY (dctk/dctk.h). */
 #ifndef DCTK_STATUS_H
 #define DCTK_STATUS_H
 
@@ -36,13 +38,23 @@ DCTK_API const char *dctk_strerror(dctk_status st);
 /* The detail message of the last failure on this thread ("" when none). */
 DCTK_API const char *dctk_detail(void);
 
+DCTK_API void dctk_clear_detail(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+/* --- DCTK_STATIC_LINKING_ONLY: setting the detail, the error plumbing ----- */
+#ifdef DCTK_STATIC_LINKING_ONLY
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Set the detail message (printf-style). Returns nothing; see DCTK_FAIL. */
 DCTK_API void dctk_set_detail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Prefix the current detail with context: "file.nc: " + old detail. */
 DCTK_API void dctk_prefix_detail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-DCTK_API void dctk_clear_detail(void);
 
 /* Set the detail and the place that set it (source file and line, kept apart from the detail). */
 DCTK_API void dctk_set_detail_at(const char *file, int line, const char *fmt, ...)
@@ -75,4 +87,5 @@ DCTK_API const char *dctk_detail_origin(void);
 #ifdef __cplusplus
 }
 #endif
+#endif /* DCTK_STATIC_LINKING_ONLY */
 #endif

@@ -294,10 +294,13 @@ def stable_api(cmake, cc):
                "int main(void) {\n"
                "    dctk_codec *c = 0;\n"
                "    dctk_pipeline *p = 0;\n"
-               "    return (int)dctk_codec_from_json(0, &c) + (int)dctk_pipeline_from_json(0, &p) + p->n;\n"
+               "    dctk_set_detail(\"%d\", 1);\n"
+               "    return (int)dctk_codec_from_json(0, &c) + (int)dctk_pipeline_from_json(0, &p) + p->n +\n"
+               "           (int)dctk_load_f64(DCTK_FLOAT32, 0, 0);\n"
                "}\n")
         p = compile_snippet(cc, use, stable, stage)
-        hidden = ("dctk_codec_from_json", "dctk_pipeline_from_json", "dctk_pipeline")
+        hidden = ("dctk_codec_from_json", "dctk_pipeline_from_json", "dctk_pipeline", "dctk_set_detail",
+                  "dctk_load_f64")
         if p.returncode == 0 or not all(w in p.stderr for w in hidden):
             sys.exit(f"FAIL: without the macro the json_t forms or the pipeline's struct are declared:\n{p.stderr}")
         p = compile_snippet(cc, "#define DCTK_STATIC_LINKING_ONLY\n" + use, ["-I" + inc], stage)
