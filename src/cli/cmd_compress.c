@@ -76,7 +76,7 @@ const cli_cmd cmd_compress = {
             "others are swept (evaluate_combos) and written with their best combo. --pipeline writes every field\n"
             "with one given pipeline and sweeps nothing; with a threshold (--override-existing-l1-error, or the\n"
             "one in a best_VAR.json) its verification gates on every enabled gate (L1, L2, Linf, bias, --phys-min,\n"
-            "--phys-max, ...), and is advisory without one. CF bounds\n"
+            "--phys-max, ...), and is advisory without one (but for --phys-min/--phys-max, which still gate). CF bounds\n"
             "and grid geometry (bounds targets, *_bnds, *_vertices) are not swept in whole-file runs: the merge\n"
             "copies them losslessly. Then merge_compressed_fields (a --vars run consolidates the store's metadata\n"
             "only; --no-consolidate neither). A verification that fails the thresholds keeps the field out of the\n"

@@ -80,7 +80,7 @@ const cli_cmd cmd_compress_with_optimal = {
     .run = run,
 };
 
-/* --pipeline: no space, no indices; a threshold gates, else advisory. */
+/* --pipeline: no space, no indices; a threshold gates, else advisory (the physical bounds given still gate). */
 static const char *field_name(dctk_dataset *ds, size_t v) { return dctk_dataset_var(ds, v)->name; }
 
 static int write_pipeline(const char *cmd, dctk_dataset *ds, size_t v, const char *dataset, const char *where,

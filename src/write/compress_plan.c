@@ -358,7 +358,7 @@ static char *pipeline_now(compress_job *j, size_t v, double *bound, json_t **gat
         bool gated = false, own_cfg;
         *gates_known =
             dctk_pipeline_gates(var, &j->eo, j->eo.override_l1, best, &g, &gated, &own_cfg, bound) == DCTK_OK;
-        if (*gates_known && gated) *gates = dctk_gates_json(&g);
+        if (*gates_known && (gated || dctk_gates_phys_on(&g))) *gates = dctk_gates_json(&g); /* as recorded */
         dctk_clear_detail();
     } else {
         char path[4096], why[512];
@@ -718,8 +718,12 @@ void dctk_compress_write_pipeline(compress_job *j, size_t v, const char *arg, co
     j->wo.accept_user = gated ? NULL : &j->wo;
     char *name = dctk_codecs_name(codecs), want[512] = "";
     if (gated) dctk_gates_describe(&best->gates, want, sizeof want);
+    bool bounds = !gated && best && best->has_gates; /* --phys-min/--phys-max without a threshold */
     dctk_say(&j->wo, DCTK_SAY_OUT, "%s: writing the given pipeline %s, no sweep (%s%s)\n", var->name,
-             name ? name : "?", gated ? "verification gates on the threshold: " : "no threshold: verification advisory",
+             name ? name : "?",
+             gated    ? "verification gates on the threshold: "
+             : bounds ? "no threshold: verification advisory, but for the physical bounds, which gate it"
+                      : "no threshold: verification advisory",
              want);
     free(name);
     write(j, v, codecs, best, "pipeline", false, t0);

@@ -135,7 +135,10 @@ dctk_status dctk_pipeline_gates(const dctk_var *var, const dctk_evaluate_opts *e
         *own_cfg = true;
     } else {
         if (!flag_budget && b) asked.l1 = b->threshold; /* the threshold the file records */
-        if (dctk_gates_lossless(&asked)) return DCTK_OK; /* no threshold: the verification is advisory */
+        if (dctk_gates_lossless(&asked)) { /* no threshold: the errors are advisory, the bounds given still gate */
+            *g = asked;
+            return DCTK_OK;
+        }
         char source[256];
         DCTK_TRY(dctk_gates_resolve(&asked, NULL, var->name, var->units, g, source, sizeof source));
         dctk_gates_packed(g, var);
@@ -152,7 +155,10 @@ dctk_status dctk_best_pipeline_gates(dctk_dataset *ds, size_t v, const dctk_eval
     dctk_gates g;
     bool own_cfg;
     DCTK_TRY(dctk_pipeline_gates(dctk_dataset_var(ds, v), eo, flag_l1, b, &g, gated, &own_cfg, bound));
-    if (!*gated) return DCTK_OK;
+    /* no threshold but --phys-min/--phys-max: recorded, so the read-back measures them and the advisory
+     * verification (dctk_write_accept_advisory) refuses a value outside them */
+    bool threshold = *gated;
+    if (!threshold && !dctk_gates_phys_on(&g)) return DCTK_OK;
     *gated = false;
     dctk_metric_cfg cfg = b && own_cfg ? b->metric_config : dctk_metric_cfg_of(NULL);
     if (!own_cfg && needs_field_cfg(&g)) DCTK_TRY(dctk_metric_cfg_for_field(ds, v, eo, &cfg));
@@ -160,7 +166,7 @@ dctk_status dctk_best_pipeline_gates(dctk_dataset *ds, size_t v, const dctk_eval
     b->metric_config = cfg;
     if (isnan(b->threshold)) b->threshold = g.l1; /* the bound the manifest records */
     *best = b;
-    *gated = true;
+    *gated = threshold;
     return DCTK_OK;
 }
 
@@ -524,6 +530,16 @@ int dctk_say_fail(const dctk_write_step *w, dctk_status st) {
     return st == DCTK_ERR_ARG ? 2 : 1;
 }
 
+/* The physical bounds of m as the flags that set them. */
+static void bounds_text(const dctk_metric_cfg *m, char *buf, size_t cap) {
+    size_t n = 0;
+    if (!isnan(m->phys_min)) n += (size_t)snprintf(buf, cap, "--phys-min %.9g", m->phys_min);
+    if (!isnan(m->phys_max) && n < cap)
+        n += (size_t)snprintf(buf + n, cap - n, "%s--phys-max %.9g", n ? " " : "", m->phys_max);
+    if (m->phys_tol > 0 && n < cap)
+        snprintf(buf + n, cap - n, ", give or take --phys-tolerance %g of the range %.6g", m->phys_tol, m->range);
+}
+
 dctk_status dctk_write_accept_advisory(const dctk_var *var, const dctk_write_opts *o, const dctk_write_report *r) {
     if (r->mask_lost)
         return DCTK_FAIL(DCTK_ERR_BOUND, "variable '%s': verification failed: %zu missing values came back as numbers",
@@ -531,8 +547,18 @@ dctk_status dctk_write_accept_advisory(const dctk_var *var, const dctk_write_opt
     if (r->lossless && r->max_abs_err != 0)
         return DCTK_FAIL(DCTK_ERR_BOUND, "variable '%s': verification failed: a lossless pipeline changed values",
                          var->name);
+    /* the physical bounds are no error budget: given, they hold (measured when dctk_best_pipeline_gates recorded them) */
+    const dctk_metric_cfg *m = o->metrics;
+    bool bounds = m && (!isnan(m->phys_min) || !isnan(m->phys_max));
+    char said[160] = "";
+    if (bounds) bounds_text(m, said, sizeof said);
+    if (bounds && !r->metrics.phys_ok)
+        return DCTK_FAIL(DCTK_ERR_BOUND, "variable '%s': verification failed the gates phys: values read back lie "
+                         "outside the physical bounds (%s) where the input's lie within them (no threshold: the "
+                         "errors alone are advisory)", var->name, said);
     dctk_say(o->accept_user, DCTK_SAY_OUT,
-             "%s: no threshold given: the verification is advisory (relative L1 %.3e, Linf %.3e); "
-             "--override-existing-l1-error X makes it a gate\n", var->name, r->l1_rel, r->linf_rel);
+             "%s: no threshold given: the verification is advisory (relative L1 %.3e, Linf %.3e)%s%s; "
+             "--override-existing-l1-error X makes it a gate\n", var->name, r->l1_rel, r->linf_rel,
+             bounds ? ", the values within the physical bounds " : "", said);
     return DCTK_OK;
 }

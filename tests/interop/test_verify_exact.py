@@ -8,7 +8,12 @@
 2. a FixedScaleOffset whose int16 packing cannot hold fice (scale 1e5 packs
    0..1 to 0..100000) is refused with a line naming the range, nothing
    stored; one that fits (scale 1000) is written, and what our export reads
-   back equals numcodecs' FixedScaleOffset round trip of netCDF4's values."""
+   back equals numcodecs' FixedScaleOffset round trip of netCDF4's values;
+3. with a threshold every enabled gate is verified (Linf, the physical bounds);
+4. a best file's threshold gates when the command line gives none;
+5. without any threshold the errors are advisory but --phys-min/--phys-max still gate: values numcodecs'
+   FixedScaleOffset rounds over --phys-max (from inputs within it) are refused, exit 1, nothing stored, by
+   compress and by compress_with_optimal; within the bounds the field is written, equal to numcodecs."""
 import json
 import os
 import subprocess
@@ -177,4 +182,25 @@ check(r.returncode == 1 and "verification failed the gates" in r.stderr and f.ge
 check("linf <= %.6g" % (10 * L) in r.stdout, "the gates said are not its threshold's: " + r.stdout)
 check(not os.path.exists(os.path.join(store, "fice", "zarr.json")), "refused by its threshold, yet in the store")
 print("4. a best file's threshold %.3g gates the --pipeline write" % L)
+# 5. the physical bounds gate without a threshold (issue 37, item 3): the errors are advisory, the bounds are not
+r, store, f = compress(FICE, "fice", "phys_only_over", tens, "--phys-min", "0", "--phys-max", repr(cap))
+refused(r, store, f, "fice", "phys", "no threshold, %d values over --phys-max" % over)
+check("--phys-max %s" % repr(cap) in r.stderr, "the line does not name the bound: " + r.stderr)
+check("verified:" not in r.stdout or "read back, not kept" in r.stdout, "called verified: " + r.stdout)
+r, store, f = compress(FICE, "fice", "phys_only_in", tens, "--phys-min", "0", "--phys-max", "1")
+check(r.returncode == 0 and f.get("status") == "written", "no threshold, within the physical bounds: exit %d %s" %
+      (r.returncode, r.stderr))
+check("physical bounds" in r.stdout and "advisory" in r.stdout, "the console does not say the bounds gate: " + r.stdout)
+got = exported(store, "fice", "phys_only_in")
+check(got is not None and np.array_equal(got, ref, equal_nan=True), "fice differs from numcodecs' round trip")
+# compress_with_optimal's --pipeline form takes the same gates
+out = os.path.join(tmp, "cwo_phys")
+r = subprocess.run([DCTK, "compress_with_optimal", FICE, out, "fice", "--pipeline", pipeline("cwo", tens),
+                    "--phys-min", "0", "--phys-max", repr(cap)], capture_output=True, text=True)
+check(r.returncode == 1 and "verification failed the gates phys" in r.stderr,
+      "compress_with_optimal --pipeline, no threshold, %d values over --phys-max: exit %d %s" %
+      (over, r.returncode, r.stdout + r.stderr))
+check(not os.path.exists(os.path.join(out, "fice.zarr", "fice", "zarr.json")), "compress_with_optimal stored fice")
+print("5. no threshold: %d values over --phys-max %g refused (compress and compress_with_optimal), written within "
+      "--phys-max 1, equal to numcodecs" % (over, cap))
 finish("verify exact")
