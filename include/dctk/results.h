@@ -175,6 +175,12 @@ typedef struct dctk_result_table {
 /* Append a copy of *row (strings copied). */
 DCTK_API dctk_status dctk_result_table_add(dctk_result_table *t, const dctk_result_row *row);
 DCTK_API void dctk_result_table_free(dctk_result_table *t); /* accepts NULL; leaves t empty */
+/* Twin rows are one candidate: one pipeline under several comp_idx of one
+ * stage (the same var, filt_idx, ser_idx and compressor JSON; a compressor
+ * takes the element size it is given, so a byte shuffle of 1-byte elements
+ * is dropped), the lowest comp_idx canonical. canon[i] (t->n entries) gets
+ * the row of row i's canonical index: what every view shows of row i. */
+DCTK_API dctk_status dctk_result_table_canonical(const dctk_result_table *t, size_t *canon);
 
 /* "{dir}/config_space_{var}_rank{rank}.csv" and "{dir}/results_{var}.parquet"
  * into buf; DCTK_ERR_ARG when cap is too small. */

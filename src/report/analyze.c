@@ -205,8 +205,11 @@ dctk_status dctk_report_analyze(const dctk_result_table *t, const dctk_analyze_o
     memset(&f, 0, sizeof f);
     f.t = t, f.o = o, f.w = FIG_W, f.h = FIG_H;
     for (size_t i = 0; i < t->n; i++) dctk_row_counts_add(&f.counts, t->rows[i].keep, t->rows[i].error);
-    dctk_status st = layout(&f);
+    f.canon = malloc(sizeof *f.canon * (t->n ? t->n : 1));
+    dctk_status st = f.canon ? dctk_result_table_canonical(t, f.canon) : DCTK_NOMEM();
+    if (st == DCTK_OK) st = layout(&f);
     if (st == DCTK_OK) st = write_outputs(&f, prefix);
     free_figure(&f);
+    free(f.canon);
     return st;
 }

@@ -45,17 +45,20 @@ static json_t *row_json(const dctk_result_row *r) {
     return j;
 }
 
-static json_t *panel_json(const an_panel *p) {
+/* A point's row as the page names it: its canonical twin (the same pipeline, the lowest comp_idx). */
+static json_int_t shown_row(const an_figure *f, size_t row) { return (json_int_t)f->canon[row]; }
+
+static json_t *panel_json(const an_figure *f, const an_panel *p) {
     json_t *pts = json_array();
     for (size_t j = 0; j < p->npts; j++) {
         const an_point *q = &p->pts[j];
         /* rounded to 0.01 pt: plenty for hit testing, and a third of the size */
         json_array_append_new(pts, json_pack("[f,f,I,i,b]", round(q->px * 100) / 100, round(q->py * 100) / 100,
-                                             (json_int_t)q->row, q->cluster, q->pareto));
+                                             shown_row(f, q->row), q->cluster, q->pareto));
     }
     json_t *front = json_array();
-    for (size_t j = 0; j < p->nfront; j++) json_array_append_new(front, json_integer((json_int_t)p->pts[p->front[j]].row));
-    json_int_t best = p->best >= 0 ? (json_int_t)p->pts[p->best].row : -1;
+    for (size_t j = 0; j < p->nfront; j++) json_array_append_new(front, json_integer(shown_row(f, p->pts[p->front[j]].row)));
+    json_int_t best = p->best >= 0 ? shown_row(f, p->pts[p->best].row) : -1;
     /* the axes as drawn, and the bound's line (null: none): what the figure shows, for readers of the page */
     const plot_axes *a = &p->ax;
     bool line = isfinite(p->bound) && (p->bound > 0 || !a->ylog);
@@ -68,8 +71,9 @@ static json_t *panel_json(const an_panel *p) {
 
 static char *data_json(const an_figure *f) {
     json_t *rows = json_array(), *panels = json_array();
-    for (size_t i = 0; i < f->t->n; i++) json_array_append_new(rows, row_json(&f->t->rows[i]));
-    for (int i = 0; i < AN_PANELS; i++) json_array_append_new(panels, panel_json(&f->p[i]));
+    /* a twin row reads as its canonical one: one candidate, one set of indices */
+    for (size_t i = 0; i < f->t->n; i++) json_array_append_new(rows, row_json(&f->t->rows[f->canon[i]]));
+    for (int i = 0; i < AN_PANELS; i++) json_array_append_new(panels, panel_json(f, &f->p[i]));
     json_t *d = json_pack("{s:s,s:f,s:f,s:o,s:o,s:o}", "var", f->o->var ? f->o->var : "", "w", f->w, "h", f->h,
                           "threshold", dctk_json_real_or_null(f->o->threshold), "panels", panels, "rows", rows);
     char *s = d ? json_dumps(d, JSON_COMPACT | JSON_ESCAPE_SLASH) : NULL;
@@ -169,14 +173,19 @@ static dctk_status put_front_row(const dctk_result_row *r, bool best, dctk_buf *
 }
 
 /* The Pareto front of the L1 panel as a table in the page itself (readable
- * without the script), best ratio first. */
+ * without the script), best ratio first; twin rows once, under the canonical
+ * index. */
 static dctk_status put_front(const an_figure *f, dctk_buf *b) {
     const an_panel *p = &f->p[0];
     DCTK_TRY(put(b, "<h3>Pareto front of ratio against relative L1 error</h3>\n<table id=\"front\"><thead><tr>"
                     "<th>pipeline (compressor | filter | serializer)</th><th>ratio</th><th>relative L1</th>"
                     "<th>indices for compress_with_optimal</th></tr></thead><tbody>\n"));
-    for (size_t j = 0; j < p->nfront; j++)
-        DCTK_TRY(put_front_row(&f->t->rows[p->pts[p->front[j]].row], (long)p->front[j] == p->best, b));
+    for (size_t j = 0; j < p->nfront; j++) {
+        size_t row = f->canon[p->pts[p->front[j]].row];
+        bool seen = false, best = p->best >= 0 && f->canon[p->pts[p->best].row] == row;
+        for (size_t e = 0; e < j && !seen; e++) seen = f->canon[p->pts[p->front[e]].row] == row;
+        if (!seen) DCTK_TRY(put_front_row(&f->t->rows[row], best, b));
+    }
     return put(b, "</tbody></table>\n");
 }
 

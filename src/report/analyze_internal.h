@@ -36,6 +36,7 @@ typedef struct an_figure {
     const dctk_result_table *t;
     dctk_row_counts counts; /* every row by status; only kept and rejected ones are plotted */
     const dctk_analyze_opts *o;
+    size_t *canon; /* per row, the row of its canonical index (dctk_result_table_canonical): what the page shows */
     an_panel p[AN_PANELS];
     double w, h;
 } an_figure;

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dctk/alloc.h"
 #include "results/results_internal.h"
 
 #define COL(name, kind, role) {#name, DCTK_COL_##kind, offsetof(dctk_result_row, name)},
@@ -92,6 +93,42 @@ void dctk_result_table_free(dctk_result_table *t) {
     }
     free(t->rows);
     *t = (dctk_result_table)DCTK_RESULT_TABLE_INIT;
+}
+
+typedef struct {
+    const dctk_result_row *r;
+    size_t i;
+} twin_key;
+
+static int cmp_str(const char *a, const char *b) { return strcmp(a ? a : "", b ? b : ""); }
+static int cmp_i64(int64_t a, int64_t b) { return a < b ? -1 : a > b; }
+
+/* Rows of one pipeline together, by comp_idx within it. */
+static int cmp_pipeline(const dctk_result_row *x, const dctk_result_row *y) {
+    int c = cmp_str(x->var, y->var);
+    if (!c) c = cmp_i64(x->filt_idx, y->filt_idx);
+    if (!c) c = cmp_i64(x->ser_idx, y->ser_idx);
+    return c ? c : cmp_str(x->compressor, y->compressor);
+}
+
+static int by_pipeline(const void *a, const void *b) {
+    const twin_key *x = a, *y = b;
+    int c = cmp_pipeline(x->r, y->r);
+    if (!c) c = cmp_i64(x->r->comp_idx, y->r->comp_idx);
+    return c ? c : (x->i > y->i) - (x->i < y->i);
+}
+
+dctk_status dctk_result_table_canonical(const dctk_result_table *t, size_t *canon) {
+    twin_key *k = dctk_malloc(sizeof *k * (t->n ? t->n : 1));
+    if (!k) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory for %zu result rows", t->n);
+    for (size_t i = 0; i < t->n; i++) k[i] = (twin_key){&t->rows[i], i};
+    qsort(k, t->n, sizeof *k, by_pipeline);
+    for (size_t g = 0, h; g < t->n; g = h) {
+        for (h = g + 1; h < t->n && !cmp_pipeline(k[g].r, k[h].r); h++) {}
+        for (size_t j = g; j < h; j++) canon[k[j].i] = k[g].i;
+    }
+    dctk_free(k);
+    return DCTK_OK;
 }
 
 static dctk_status fit(int len, size_t cap, const char *what) {

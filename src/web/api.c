@@ -270,6 +270,8 @@ static void get_results(web_ctx *w, const char *id, const web_req *q, web_reply 
         free(z);
     }
     size_t *pf = st == DCTK_OK ? malloc(sizeof *pf * (n + 1)) : NULL;
+    size_t *canon = st == DCTK_OK ? malloc(sizeof *canon * (t.n + 1)) : NULL; /* the indices shown: canonical twins */
+    if (st == DCTK_OK) st = canon ? dctk_result_table_canonical(&t, canon) : DCTK_ERR_NOMEM;
     size_t nf = pf ? dctk_pareto_front(xy, n, pf) : 0;
     for (size_t i = 0; i < nf; i++) front[idx[pf[i]]] = true;
     json_t *rows = json_array(), *codecs = json_array(), *counts = json_object();
@@ -291,7 +293,7 @@ static void get_results(web_ctx *w, const char *id, const web_req *q, web_reply 
         if ((rs != DCTK_ROW_KEPT && rs != DCTK_ROW_REJECTED) || !isfinite(x->ratio) || !isfinite(e)) continue;
         /* ... the failed gates, then the reader level (the page filters on it) */
         failed_gates(x, &gates, gates_failed, sizeof gates_failed);
-        json_array_append_new(rows, json_pack("[I,I,I,f,f,b,i,b,f,f,f,s,s]", (json_int_t)x->comp_idx,
+        json_array_append_new(rows, json_pack("[I,I,I,f,f,b,i,b,f,f,f,s,s]", (json_int_t)t.rows[canon[i]].comp_idx,
                                               (json_int_t)x->filt_idx, (json_int_t)x->ser_idx, x->ratio, e, x->keep,
                                               cluster[i], front[i], isfinite(x->l1_rel) ? x->l1_rel : -1.0,
                                               isfinite(x->l2_rel) ? x->l2_rel : -1.0,
@@ -317,7 +319,7 @@ static void get_results(web_ctx *w, const char *id, const web_req *q, web_reply 
     else
         web_fail(r, st), json_decref(rows), json_decref(codecs), json_decref(counts);
     dctk_best_free(&best);
-    free(pf), free(xy), free(idx), free(cluster), free(front);
+    free(pf), free(xy), free(idx), free(cluster), free(front), free(canon);
     dctk_result_table_free(&t);
 }
 

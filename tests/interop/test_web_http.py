@@ -20,7 +20,13 @@ sweep's flags reach the sweep and the space and threshold flags the write step t
 
 --target-ratio is a budget field of the form (after the L1 and absolute
 ones); a sweep posted with it is judged by it: the results name the target,
-and their best is the smallest relative L1 of the rows whose ratio reaches it."""
+and their best is the smallest relative L1 of the rows whose ratio reaches it.
+
+Twin rows (one pipeline under several comp_idx of a stage: the same filt_idx,
+ser_idx and compressor JSON, as Python's csv module reads the job's
+config_space_t_rank0.csv) are one candidate: the results the page shows give
+each the lowest comp_idx of its pipeline (issue 33)."""
+import csv
 import http.client
 import json
 import os
@@ -249,6 +255,40 @@ def ratio_budget(srv):
                                                               best, res.get("best") if code == 200 else None))
 
 
+def twin_indices(srv, root):
+    flags = {"--l1-threshold": "1e-3", "--compressor-class": "zstd", "--serializer-class": "none",
+             "--eval-data-size-limit": "100KB"}
+    code, sweep, _ = srv.request("POST", "/api/jobs", {"kind": "sweep", "dataset": "data.nc", "field": "t",
+                                                       "flags": flags})
+    check(code == 201, "a sweep with twin rows: %d %r" % (code, sweep))
+    sid, state, job = sweep.get("id", ""), None, {}
+    for _ in range(600):
+        code, job, _ = srv.request("GET", "/api/jobs/%s" % sid)
+        state = job.get("state") if isinstance(job, dict) else None
+        if state not in ("starting", "running"):
+            break
+        time.sleep(0.5)
+    check(state == "done", "the sweep with twin rows ended %r" % state)
+    if state != "done":
+        return
+    with open(os.path.join(root, job["out"], "config_space_t_rank0.csv"), newline="") as f:
+        csv_rows = list(csv.DictReader(f))
+    lowest = {}
+    for r in csv_rows:
+        k = (int(r["filt_idx"]), int(r["ser_idx"]), r["compressor"])
+        lowest[k] = min(lowest.get(k, 1 << 30), int(r["comp_idx"]))
+    twins = [r for r in csv_rows if int(r["comp_idx"]) != lowest[(int(r["filt_idx"]), int(r["ser_idx"]),
+                                                                    r["compressor"])]]
+    check(twins, "the sweep has no twin rows: nothing to check")
+    code, res, _ = srv.request("GET", "/api/jobs/%s/results?var=t" % sid)
+    check(code == 200 and res.get("rows"), "results: %d" % code)
+    shown = [(x[:3], c[0]) for x, c in zip(res.get("rows", []), res.get("codecs", []))] if code == 200 else []
+    wrong = [(i, comp) for i, comp in shown if i[0] != lowest.get((i[1], i[2], comp))]
+    check(not wrong, "rows shown under another index than their pipeline's lowest: %r" % wrong[:3])
+    twin_pipes = {(int(r["filt_idx"]), int(r["ser_idx"]), r["compressor"]) for r in twins}
+    check(any((i[1], i[2], comp) in twin_pipes for i, comp in shown), "no twin row among the results shown")
+
+
 def origin(srv):
     refused(srv, "a foreign Host", 403, "GET", "/api/config", headers={"Host": "evil.example:80"})
     refused(srv, "a cross-origin post", 403, "POST", "/api/jobs", {"kind": "sweep", "dataset": "data.nc"},
@@ -351,6 +391,7 @@ def main():
             field_names(srv)
             file_flags(srv, root, outside)
             ratio_budget(srv)
+            twin_indices(srv, root)
             origin(srv)
         finally:
             srv.stop()

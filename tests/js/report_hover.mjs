@@ -4,6 +4,10 @@
 // checked against its codec JSON, and its indices) and no raw JSON; moving
 // away hides the tooltip; the Pareto table names the pipelines and the
 // winner; the page loads nothing from the network and logs no errors.
+// Twin rows (one pipeline under several comp_idx of a stage, as hyparquet
+// reads results_t.parquet: the same filt_idx, ser_idx and compressor JSON)
+// are one candidate: hovering their point and the table show the lowest
+// comp_idx of the group, never another (issue 33).
 //   node report_hover.mjs [SCREENSHOT_DIR]   (a screenshot, the winner hovered, as report-html.png)
 import { spawnSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
@@ -11,6 +15,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import assert from 'node:assert/strict'
 import { chromium } from 'playwright-core'
+import { asyncBufferFromFile, parquetReadObjects } from 'hyparquet'
 import { assertNameOf } from './pipeline_name.mjs'
 
 // the page's text of a name (fixedscaleoffset(astype=<i2, ...) holds a '<')
@@ -20,6 +25,20 @@ const dctk = process.env.DCTK
 const data = `${process.env.DCTK_NCARG}/cdf/meccatemp.cdf`
 const dir = mkdtempSync(join(tmpdir(), 'dctk-report-'))
 const shots = process.argv[2]
+
+// The results as hyparquet reads them: per pipeline (filt_idx, ser_idx, compressor JSON), its comp_idx values.
+async function twinGroups (parquet) {
+  const rows = await parquetReadObjects({ file: await asyncBufferFromFile(parquet) })
+  const groups = new Map()
+  for (const r of rows) {
+    const key = `${Number(r.filt_idx)} ${Number(r.ser_idx)} ${r.compressor}`
+    if (!groups.has(key)) groups.set(key, [])
+    groups.get(key).push(Number(r.comp_idx))
+  }
+  const keyOf = new Map(rows.map(r => [`${Number(r.comp_idx)} ${Number(r.filt_idx)} ${Number(r.ser_idx)}`,
+    `${Number(r.filt_idx)} ${Number(r.ser_idx)} ${r.compressor}`]))
+  return { groups, keyOf, lowest: key => Math.min(...groups.get(key)) }
+}
 
 function run (args) {
   const r = spawnSync(dctk, args, { encoding: 'utf8' })
@@ -82,6 +101,30 @@ async function main () {
       }
     }
     assert.ok(checked >= 6, `only ${checked} isolated points hovered`)
+    // twins: their points coincide; hovering the place shows the group's lowest comp_idx
+    const tw = await twinGroups(join(dir, 'results_t.parquet'))
+    const key = r => `${r[1]} ${r[2]} ${r[3]}` // filt_idx ser_idx compressor of a page row
+    const twinKeys = [...tw.groups].filter(([, cs]) => cs.length > 1).map(([k]) => k)
+    assert.ok(twinKeys.length > 0, 'the sweep has no twin rows: nothing to check')
+    let twinsHovered = 0
+    for (const p of d.panels) {
+      for (const q of p.pts) {
+        const k = key(d.rows[q[2]])
+        if (!twinKeys.includes(k)) continue
+        // every point within 3 figure points is of the same pipeline, so whichever the page picks is a twin
+        if (!p.pts.every(o => key(d.rows[o[2]]) === k || (o[0] - q[0]) ** 2 + (o[1] - q[1]) ** 2 > 9)) continue
+        await page.mouse.move(box.x + 3, box.y + 3)
+        await page.mouse.move(box.x + q[0] * s, box.y + q[1] * s)
+        const tip = page.locator('#tip')
+        await tip.waitFor({ state: 'visible', timeout: 2000 })
+        const text = await tip.textContent()
+        const [f, sr] = k.split(' ')
+        assert.ok(text.includes(`indices ${tw.lowest(k)} ${f} ${sr} for compress_with_optimal`),
+          `a twin of comp_idx ${tw.groups.get(k).join(', ')} (filt_idx ${f}, ser_idx ${sr}) hovered: ${text}`)
+        twinsHovered++
+      }
+    }
+    assert.ok(twinsHovered > 0, 'no twin point could be hovered alone')
     await page.mouse.move(box.x + 3, box.y + 3) // the title area: no point there
     assert.equal(await page.locator('#tip').isVisible(), false, 'tooltip stays after leaving the points')
     // the front as a table in the page itself: pipelines by name, the winner (best_t.json) among them
@@ -89,6 +132,14 @@ async function main () {
     const cells = await page.locator('#front tbody tr td:first-child').allTextContents()
     assert.ok(cells.length > 0, 'Pareto table is empty')
     assert.ok(cells.every(c => c.split(' | ').length === 3), `a row without a readable name: ${cells}`)
+    // every index triple of the table is its pipeline's lowest, each pipeline once
+    const triples = await page.locator('#front tbody tr td:last-child').allTextContents()
+    for (const t of triples) {
+      const k = tw.keyOf.get(t.trim())
+      assert.ok(k !== undefined, `the table's indices ${t} are no row of the results`)
+      assert.equal(Number(t.trim().split(' ')[0]), tw.lowest(k), `the table shows ${t} for a pipeline whose lowest comp_idx is ${tw.lowest(k)}`)
+    }
+    assert.equal(new Set(triples.map(t => tw.keyOf.get(t.trim()))).size, triples.length, `a pipeline twice in the table: ${triples}`)
     assert.ok(await page.locator('#front tr.best', { hasText: best.name }).count() === 1, `winner ${best.name} not in the table`)
     assert.ok(readFileSync(join(dir, 'analyze_clustering_t.html'), 'utf8').includes(`<td><code>${htmlEscaped(best.name)}</code> (best combo)`),
       'the winner is not named in the page without its script')

@@ -207,7 +207,12 @@ async function main () {
     const job = await (await fetch(`${server.url}api/jobs/${encodeURIComponent(sweepJob)}`)).json()
     const csvRows = readCsvRows(join(root, job.out, 'config_space_t_rank0.csv'))
     const byStatus = s => csvRows.filter(x => x.status === s)
-    const key = x => `${x.comp_idx} ${x.filt_idx} ${x.ser_idx}`
+    // twin rows (one pipeline under several comp_idx of a stage: the same filt_idx, ser_idx and compressor JSON)
+    // are one candidate, shown under the lowest comp_idx of the CSV's rows of that pipeline (issue 33)
+    const pipe = x => `${x.filt_idx} ${x.ser_idx} ${x.compressor}`
+    const lowest = new Map()
+    for (const x of csvRows) lowest.set(pipe(x), Math.min(lowest.get(pipe(x)) ?? Infinity, Number(x.comp_idx)))
+    const key = x => `${lowest.get(pipe(x))} ${x.filt_idx} ${x.ser_idx}`
     const measured = [...byStatus('kept'), ...byStatus('rejected')].filter(x => Number.isFinite(x.ratio) && Number.isFinite(x.l1_rel))
     assert.deepEqual(r.rows.map(x => `${x[0]} ${x[1]} ${x[2]}`).sort(), measured.map(key).sort(), 'plotted points')
     assert.ok(byStatus('pruned').length > 0, 'the sweep is adaptive: some rows are pruned')

@@ -343,7 +343,9 @@ static void figures_written(void **state) {
         r.l2_rel = r.l1_rel * 1.5;
         r.linf_rel = r.l1_rel * 10;
         r.keep = r.l1_rel < 1e-3;
-        r.compressor = "{\"name\":\"x\",\"configuration\":{\"s\":\"</script><b>\"}}";
+        char comp[96]; /* one pipeline a row: rows of one pipeline are twins, one candidate */
+        snprintf(comp, sizeof comp, "{\"name\":\"x\",\"configuration\":{\"level\":%d,\"s\":\"</script><b>\"}}", i);
+        r.compressor = comp;
         assert_int_equal(dctk_result_table_add(&t, &r), DCTK_OK);
     }
     char prefix[128], path[160];
