@@ -16,6 +16,10 @@ dctk_script_test(zarr_concurrent ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/inte
 # Grids of 2^31 keys with a few stored: readers list what is stored (issue 37, finding 6).
 dctk_script_test(zarr_sparse ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_zarr_sparse.py)
 set_tests_properties(zarr_sparse PROPERTIES TIMEOUT 600)
+# A large, sparse and valid store (zarrita's 2^24 one-value chunks; 2 of 20 shards of [1e6, 1000]): the
+# export, inspect and compress cost what is stored, and read every value back (issue 37, item 6).
+dctk_script_test(zarr_sparse_export ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_zarr_sparse_export.py)
+set_tests_properties(zarr_sparse_export PROPERTIES TIMEOUT 600)
 
 # Throughput, overhead over the raw codec time, and peak memory of the writer.
 add_executable(bench_zarr ${CMAKE_SOURCE_DIR}/bench/bench_zarr.c)

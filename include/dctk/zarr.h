@@ -259,6 +259,12 @@ DCTK_API const dctk_zarr_meta *dctk_zarr_get_meta(const dctk_zarr_array *a);
  * 2^31 one-value chunks. The work of such a read would not follow what is
  * stored; a read of what is stored (open_zarr_and_inspect) still works. */
 DCTK_API dctk_status dctk_zarr_check_dense(dctk_zarr_array *a);
+/* *maybe: whether the region [start, start + count) may hold stored values;
+ * false means every value of it reads as the fill value. The array's keys
+ * are listed (once per handle), so the answer costs no key of the region
+ * that is not stored. */
+DCTK_API dctk_status dctk_zarr_region_stored(dctk_zarr_array *a, const size_t *start, const size_t *count,
+                                             bool *maybe);
 
 /* The writer's input: fill out with the region [start, start + count) of the
  * array, C order, dtype of the array. dctk_dataset_read fits it. */

@@ -36,6 +36,7 @@ typedef struct {
     json_t *attrs; /* groups: their attributes */
     int grpid;     /* groups: their own id; arrays: the id of the group that holds them */
     int varid;
+    bool fill_as_zarr; /* arrays: the variable's netCDF fill value is the array's: unwritten parts read as its fill */
 } node;
 
 typedef struct {
@@ -313,7 +314,7 @@ static dctk_status define_storage(const exporter *x, const node *nd, const dctk_
 
 /* _FillValue from the attributes, else a float array's fill value. Integer
  * arrays get none otherwise: zarr's default fill of 0 would mask every zero. */
-static dctk_status define_fill(const exporter *x, const node *nd, const dctk_zarr_meta *m, const char *name) {
+static dctk_status define_fill(const exporter *x, node *nd, const dctk_zarr_meta *m, const char *name) {
     const json_t *attr = json_object_get(m->attrs, "_FillValue");
     double f = m->fill;
     if (attr && !json_num(attr, &f) && !(json_is_array(attr) && json_num(json_array_get(attr, 0), &f)))
@@ -324,8 +325,10 @@ static dctk_status define_fill(const exporter *x, const node *nd, const dctk_zar
     if (!dctk_dtype_is_float(m->dtype) && !isfinite(f))
         return DCTK_FAIL(DCTK_ERR_FORMAT, "%s: array '%s': _FillValue %g does not fit %s", x->store_path, name, f,
                          dctk_dtype_name(m->dtype));
-    uint8_t buf[8];
+    uint8_t buf[8], zarr_fill[8];
     dctk_store_f64(m->dtype, buf, 0, f);
+    dctk_store_f64(m->dtype, zarr_fill, 0, m->fill);
+    nd->fill_as_zarr = !memcmp(buf, zarr_fill, dctk_dtype_size(m->dtype));
     int rc = nc_def_var_fill(nd->grpid, nd->varid, NC_FILL, buf);
     return rc == NC_NOERR ? DCTK_OK : nc_fail(x, rc, "cannot set the fill value of variable", name);
 }
@@ -410,7 +413,15 @@ static dctk_status copy_blocks(exporter *x, const node *nd, dctk_zarr_array *a) 
     if (!buf) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory for a block of %zu bytes", nb);
     bool first = true;
     while (st == DCTK_OK && dctk_block_next(m->ndim, m->shape, block, &first, start, count)) {
-        st = dctk_zarr_read(a, start, count, buf);
+        /* a block of chunks never written is left unwritten: the file's fill value is the array's, so it
+         * reads the same, and an export of a sparse array costs what is stored, not its shape */
+        bool stored = true;
+        if (nd->fill_as_zarr && m->ndim > 0) st = dctk_zarr_region_stored(a, start, count, &stored);
+        if (st == DCTK_OK && !stored) {
+            x->r.bytes += dctk_shape_nelems(m->ndim, count) * es;
+            continue;
+        }
+        if (st == DCTK_OK) st = dctk_zarr_read(a, start, count, buf);
         if (st != DCTK_OK) {
             dctk_prefix_detail("%s: ", x->store_path);
             break;

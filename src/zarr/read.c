@@ -183,37 +183,57 @@ static uint64_t grid_linear(const dctk_zarr_meta *m, const size_t *g) {
     return i;
 }
 
+/* An outer chunk that is not stored: the fill value where it meets the region. */
+static void fill_outer(const region *r, const size_t *g) {
+    size_t lo[DCTK_MAX_DIMS] = {0}, hi[DCTK_MAX_DIMS] = {0}, pos[DCTK_MAX_DIMS], co[DCTK_MAX_DIMS];
+    inner_range(r, g, lo, hi);
+    memcpy(pos, lo, sizeof pos);
+    do {
+        corner(&r->a->meta, g, pos, co);
+        place_fill(r, co);
+    } while (next_pos(r->a->meta.ndim, lo, hi, pos));
+}
+
 static dctk_status read_outer(const region *r, const size_t *g) {
     dctk_zarr_array *a = r->a;
+    /* a key the listing did not show is not asked for (nor named) */
+    if (a->listed && !zarr_is_stored(a, grid_linear(&a->meta, g))) {
+        fill_outer(r, g);
+        return DCTK_OK;
+    }
     char key[1024];
     zarr_chunk_key(a, g, key, sizeof key);
-    size_t lo[DCTK_MAX_DIMS] = {0}, hi[DCTK_MAX_DIMS] = {0}, pos[DCTK_MAX_DIMS], co[DCTK_MAX_DIMS];
     uint64_t size;
-    /* a key the listing did not show is not asked for */
-    dctk_status st = a->listed && !zarr_is_stored(a, grid_linear(&a->meta, g))
-                         ? DCTK_ERR_NOT_FOUND
-                         : dctk_store_size(a->store, key, &size);
+    a->nasked += !a->listed;
+    dctk_status st = dctk_store_size(a->store, key, &size);
     if (st == DCTK_ERR_NOT_FOUND) {
-        inner_range(r, g, lo, hi);
-        memcpy(pos, lo, sizeof pos);
-        do {
-            corner(&a->meta, g, pos, co);
-            place_fill(r, co);
-        } while (next_pos(a->meta.ndim, lo, hi, pos));
+        fill_outer(r, g);
         dctk_clear_detail();
         return DCTK_OK;
     }
     if (st != DCTK_OK) return st;
     if (a->meta.sharded) return read_shard_chunks(r, g, key, size);
     DCTK_TRY(dctk_store_get(a->store, key, &a->scratch[S_SPAN]));
-    size_t zero[DCTK_MAX_DIMS] = {0};
+    size_t zero[DCTK_MAX_DIMS] = {0}, co[DCTK_MAX_DIMS];
     corner(&a->meta, g, zero, co);
     st = decode_place(r, co, a->scratch[S_SPAN].data, a->scratch[S_SPAN].size);
     if (st != DCTK_OK) dctk_prefix_detail("chunk '%s': ", key);
     return st;
 }
 
-/* Outer chunks of a region, and after how many a read lists the stored keys. */
+static dctk_status read_one(const region *r, const size_t *g) {
+    dctk_zarr_array *a = r->a;
+    dctk_status st = read_outer(r, g);
+    if (a->pinned && getenv("DCTK_TEST_HOLD")) {
+        char point[1100];
+        snprintf(point, sizeof point, "store: read %s", a->path);
+        dctk_test_hold_at(point, ++a->nread);
+    }
+    return st;
+}
+
+/* Keys asked of the store one by one, in a region or over a handle's reads,
+ * after which a read lists the stored keys instead. */
 enum { LIST_AFTER = 64 };
 
 static uint64_t outer_count(int ndim, const size_t *lo, const size_t *hi) {
@@ -222,27 +242,64 @@ static uint64_t outer_count(int ndim, const size_t *lo, const size_t *hi) {
     return n;
 }
 
-/* Whether a stored outer chunk lies in the grid box [lo, hi]. The stored
- * indexes between the box's first and last are looked at, at most as many
- * as the box has chunks; past that the answer is "maybe" (true) and the read
- * goes chunk by chunk, so the cost stays within the region's own. */
-static bool any_stored(const dctk_zarr_array *a, const size_t *lo, const size_t *hi) {
-    const dctk_zarr_meta *m = &a->meta;
-    uint64_t first = grid_linear(m, lo), last = grid_linear(m, hi), budget = outer_count(m->ndim, lo, hi);
-    size_t grid[DCTK_MAX_DIMS];
-    for (int d = 0; d < m->ndim; d++) grid[d] = m->shape[d] / m->chunk[d] + (m->shape[d] % m->chunk[d] != 0);
-    for (size_t i = zarr_stored_from(a, first); i < a->nstored && a->stored[i] <= last; i++) {
-        if (budget-- == 0) return true;
-        uint64_t v = a->stored[i];
-        bool in = true;
-        for (int d = m->ndim - 1; d >= 0 && in; d--) {
-            uint64_t c = v % grid[d];
-            v /= grid[d];
-            in = c >= lo[d] && c <= hi[d];
-        }
-        if (in) return true;
+/* The grid coordinates g of stored index v; false when outside the box [lo, hi]. */
+static bool in_box(const dctk_zarr_meta *m, uint64_t v, const size_t *lo, const size_t *hi, size_t *g) {
+    for (int d = m->ndim - 1; d >= 0; d--) {
+        uint64_t n = m->shape[d] / m->chunk[d] + (m->shape[d] % m->chunk[d] != 0);
+        g[d] = (size_t)(v % n);
+        v /= n;
+        if (g[d] < lo[d] || g[d] > hi[d]) return false;
     }
-    return false;
+    return true;
+}
+
+/* The stored indexes between the box's first and last: [*from, *to) in the list. */
+static void stored_span(const dctk_zarr_array *a, const size_t *lo, const size_t *hi, size_t *from, size_t *to) {
+    uint64_t last = grid_linear(&a->meta, hi);
+    *from = zarr_stored_from(a, grid_linear(&a->meta, lo));
+    *to = last == UINT64_MAX ? a->nstored : zarr_stored_from(a, last + 1);
+}
+
+/* A region of a listed array that holds fewer stored outer chunks (between
+ * its first and last) than it has: the fill value in one pass, then the
+ * stored ones in the box, each read. The work follows what is stored, not
+ * the grid: an absent key costs nothing. */
+static dctk_status read_stored_only(const region *r, const size_t *lo, const size_t *hi, size_t from, size_t to) {
+    dctk_zarr_array *a = r->a;
+    const dctk_zarr_meta *m = &a->meta;
+    size_t zero[DCTK_MAX_DIMS] = {0}, g[DCTK_MAX_DIMS];
+    zarr_fill_box(m->ndim, dctk_dtype_size(m->dtype), r->count, a->fill, r->out, r->count, zero);
+    for (size_t i = from; i < to; i++)
+        if (in_box(m, a->stored[i], lo, hi, g)) DCTK_TRY(read_one(r, g));
+    return DCTK_OK;
+}
+
+dctk_status dctk_zarr_region_stored(dctk_zarr_array *a, const size_t *start, const size_t *count, bool *maybe) {
+    const dctk_zarr_meta *m = &a->meta;
+    size_t lo[DCTK_MAX_DIMS], hi[DCTK_MAX_DIMS], g[DCTK_MAX_DIMS], from, to;
+    *maybe = true;
+    for (int d = 0; d < m->ndim; d++) {
+        if (start[d] > m->shape[d] || count[d] > m->shape[d] - start[d])
+            return DCTK_FAIL(DCTK_ERR_ARG, "region %zu+%zu is outside dim %d of size %zu", start[d], count[d], d,
+                             m->shape[d]);
+        if (count[d] == 0) return DCTK_OK;
+        lo[d] = start[d] / m->chunk[d];
+        hi[d] = (start[d] + count[d] - 1) / m->chunk[d];
+    }
+    if (m->ndim == 0) return DCTK_OK;
+    dctk_status st = zarr_list_stored(a);
+    if (st != DCTK_OK) {
+        if (st != DCTK_ERR_NOMEM) dctk_prefix_detail("array '%s': ", a->path[0] ? a->path : "/");
+        return st;
+    }
+    stored_span(a, lo, hi, &from, &to);
+    /* at most as many looked at as the box has chunks: past that, "maybe" */
+    uint64_t budget = outer_count(m->ndim, lo, hi);
+    size_t i = from;
+    for (; i < to && budget; i++, budget--)
+        if (in_box(m, a->stored[i], lo, hi, g)) return DCTK_OK;
+    *maybe = i < to;
+    return DCTK_OK;
 }
 
 /* dctk_zarr_check_dense's bounds on what a whole read makes of nothing stored. */
@@ -294,22 +351,19 @@ dctk_status dctk_zarr_read(dctk_zarr_array *a, const size_t *start, const size_t
     memcpy(pos, lo, sizeof pos);
     dctk_status st = DCTK_OK;
     bool done = false;
-    if (m->ndim > 0 && outer_count(m->ndim, lo, hi) > LIST_AFTER) {
-        /* many keys: list what is stored rather than ask for each */
+    /* many keys in the region, or asked one by one over this handle's reads: list what is stored instead */
+    if (m->ndim > 0 && !a->listed && (outer_count(m->ndim, lo, hi) > LIST_AFTER || a->nasked >= LIST_AFTER))
         st = zarr_list_stored(a);
-        if (st == DCTK_OK && !any_stored(a, lo, hi)) {
-            size_t zero[DCTK_MAX_DIMS] = {0};
-            zarr_fill_box(m->ndim, dctk_dtype_size(m->dtype), count, a->fill, out, count, zero);
+    if (st == DCTK_OK && a->listed && m->ndim > 0) {
+        size_t from, to;
+        stored_span(a, lo, hi, &from, &to);
+        if ((uint64_t)(to - from) < outer_count(m->ndim, lo, hi)) {
+            st = read_stored_only(&r, lo, hi, from, to);
             done = true;
         }
     }
     while (st == DCTK_OK && !done) {
-        st = read_outer(&r, pos);
-        if (a->pinned && getenv("DCTK_TEST_HOLD")) {
-            char point[1100];
-            snprintf(point, sizeof point, "store: read %s", a->path);
-            dctk_test_hold_at(point, ++a->nread);
-        }
+        st = read_one(&r, pos);
         done = !next_pos(m->ndim, lo, hi, pos);
     }
     /* Every value must come from the copy whose metadata was read: a writer

@@ -30,6 +30,7 @@ struct dctk_zarr_array {
     dctk_codec_ctx *ctx;
     dctk_buf scratch[5]; /* chunk, shard span, shard index, pipeline tmp x2 */
     size_t nread;           /* chunks (shards) read so far: the test hold's count */
+    size_t nasked;          /* keys asked of the store one by one: past a few, the read lists them instead */
     bool pinned;            /* opened for reading: ident is the copy whose metadata was read */
     uint64_t ident[3];      /* the store's identity of the array's folder when opened */
     /* the outer chunks stored, as C-order grid indexes, sorted (keys.c) */
