@@ -111,12 +111,12 @@ static void gate_text(const json_t *x, char *buf, size_t cap) {
 }
 
 /* Whether gate key is the same in then and now (dctk_gates_json objects; a
- * gate absent and one off alike); else why ("VERB under the gate linf 0.01,
- * now 0.005"). */
+ * gate absent, null or false alike off); else why ("VERB under the gate linf
+ * 0.01, now 0.005"). */
 static bool same_gate(const json_t *then, const json_t *now, const char *key, const char *verb, char *why,
                       size_t cap) {
     const json_t *x = json_object_get(then, key), *y = json_object_get(now, key);
-    bool off_x = !x || json_is_null(x), off_y = !y || json_is_null(y);
+    bool off_x = !x || json_is_null(x) || json_is_false(x), off_y = !y || json_is_null(y) || json_is_false(y);
     if ((off_x && off_y) ||
         (json_is_number(x) && json_is_number(y) && same_threshold(json_number_value(x), json_number_value(y))) ||
         (!off_x && !off_y && !json_is_number(x) && json_equal(x, y)))
@@ -141,6 +141,7 @@ static bool same_gates(const json_t *then, const json_t *now, const char *verb, 
         const json_t *ignored;
         json_object_foreach((json_t *)sides[side], key, ignored) {
             (void)ignored;
+            if (!strcmp(key, "lossless_only")) continue; /* of l1, abs_error and target_ratio, compared themselves */
             if (!same_gate(then, now, key, verb, why, cap)) return false;
         }
     }

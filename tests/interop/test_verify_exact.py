@@ -13,7 +13,8 @@
 4. a best file's threshold gates when the command line gives none;
 5. without any threshold the errors are advisory but --phys-min/--phys-max still gate: values numcodecs'
    FixedScaleOffset rounds over --phys-max (from inputs within it) are refused, exit 1, nothing stored, by
-   compress and by compress_with_optimal; within the bounds the field is written, equal to numcodecs."""
+   compress and by compress_with_optimal; within the bounds the field is written, equal to numcodecs; the
+   same run again skips it, one without the bounds rewrites it, naming phys_max."""
 import json
 import os
 import subprocess
@@ -193,6 +194,12 @@ check(r.returncode == 0 and f.get("status") == "written", "no threshold, within 
 check("physical bounds" in r.stdout and "advisory" in r.stdout, "the console does not say the bounds gate: " + r.stdout)
 got = exported(store, "fice", "phys_only_in")
 check(got is not None and np.array_equal(got, ref, equal_nan=True), "fice differs from numcodecs' round trip")
+# the bounds are part of what the field was written under: the same run skips it, one without them rewrites it
+r, store, f = compress(FICE, "fice", "phys_only_in", tens, "--phys-min", "0", "--phys-max", "1")
+check(r.returncode == 0 and "fice: already in" in r.stdout and "skipped" in r.stdout, "the same bounds again: " + r.stdout)
+r, store, f = compress(FICE, "fice", "phys_only_in", tens)
+check(r.returncode == 0 and "written under the gate phys_max 1, now off: rewritten" in r.stdout,
+      "the bounds dropped: %s" % r.stdout)
 # compress_with_optimal's --pipeline form takes the same gates
 out = os.path.join(tmp, "cwo_phys")
 r = subprocess.run([DCTK, "compress_with_optimal", FICE, out, "fice", "--pipeline", pipeline("cwo", tens),
