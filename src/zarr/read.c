@@ -274,18 +274,28 @@ static dctk_status read_stored_only(const region *r, const size_t *lo, const siz
     return DCTK_OK;
 }
 
-dctk_status dctk_zarr_region_stored(dctk_zarr_array *a, const size_t *start, const size_t *count, bool *maybe) {
-    const dctk_zarr_meta *m = &a->meta;
-    size_t lo[DCTK_MAX_DIMS], hi[DCTK_MAX_DIMS], g[DCTK_MAX_DIMS], from, to;
-    *maybe = true;
+/* The outer chunks [lo, hi] a region of the array touches; DCTK_ERR_ARG for
+ * a region outside it; *empty for a region of no element. */
+static dctk_status region_box(const dctk_zarr_meta *m, const size_t *start, const size_t *count, size_t *lo,
+                              size_t *hi, bool *empty) {
+    *empty = false;
     for (int d = 0; d < m->ndim; d++) {
         if (start[d] > m->shape[d] || count[d] > m->shape[d] - start[d])
             return DCTK_FAIL(DCTK_ERR_ARG, "region %zu+%zu is outside dim %d of size %zu", start[d], count[d], d,
                              m->shape[d]);
-        if (count[d] == 0) return DCTK_OK;
-        lo[d] = start[d] / m->chunk[d];
-        hi[d] = (start[d] + count[d] - 1) / m->chunk[d];
+        if (count[d] == 0) *empty = true;
+        else lo[d] = start[d] / m->chunk[d], hi[d] = (start[d] + count[d] - 1) / m->chunk[d];
     }
+    return DCTK_OK;
+}
+
+dctk_status dctk_zarr_region_stored(dctk_zarr_array *a, const size_t *start, const size_t *count, bool *maybe) {
+    const dctk_zarr_meta *m = &a->meta;
+    size_t lo[DCTK_MAX_DIMS], hi[DCTK_MAX_DIMS], g[DCTK_MAX_DIMS], from, to;
+    *maybe = true;
+    bool empty;
+    DCTK_TRY(region_box(m, start, count, lo, hi, &empty));
+    if (empty) return DCTK_OK;
     if (m->ndim == 0) return DCTK_OK;
     dctk_status st = zarr_list_stored(a);
     if (st != DCTK_OK) {
@@ -339,14 +349,9 @@ dctk_status dctk_zarr_check_dense(dctk_zarr_array *a) {
 dctk_status dctk_zarr_read(dctk_zarr_array *a, const size_t *start, const size_t *count, void *out) {
     const dctk_zarr_meta *m = &a->meta;
     size_t lo[DCTK_MAX_DIMS] = {0}, hi[DCTK_MAX_DIMS] = {0}, pos[DCTK_MAX_DIMS];
-    for (int d = 0; d < m->ndim; d++) {
-        if (start[d] > m->shape[d] || count[d] > m->shape[d] - start[d])
-            return DCTK_FAIL(DCTK_ERR_ARG, "region %zu+%zu is outside dim %d of size %zu", start[d], count[d], d,
-                             m->shape[d]);
-        if (count[d] == 0) return DCTK_OK;
-        lo[d] = start[d] / m->chunk[d];
-        hi[d] = (start[d] + count[d] - 1) / m->chunk[d];
-    }
+    bool empty;
+    DCTK_TRY(region_box(m, start, count, lo, hi, &empty));
+    if (empty) return DCTK_OK;
     region r = {a, start, count, out};
     memcpy(pos, lo, sizeof pos);
     dctk_status st = DCTK_OK;
