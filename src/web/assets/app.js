@@ -155,7 +155,7 @@ function upload () {
 
 // "all, none, or one of blosc lz4 zstd (default all)" -> a drop-down of those
 function choices (help) {
-  const m = /^all, none, or (?:one of )?([a-z0-9 ]+?) \(default/.exec(help)
+  const m = /^all, none, or (?:one of )?([a-z0-9_ ]+?) \(default/.exec(help)
   return m ? ['all', 'none', ...m[1].split(' ')] : null
 }
 
