@@ -9,6 +9,7 @@
 #include "dctk/par.h"
 #include "dctk/threads.h"
 #include "dctk/util.h"
+#include "requirements.h"
 #include "sweep_opts.h"
 
 void sweep_cli_defaults(sweep_cli *o) {
@@ -19,7 +20,7 @@ void sweep_cli_defaults(sweep_cli *o) {
     o->override_l1 = NAN;
     o->with_lossy = true;
     o->pearson_min = o->ssim_min = o->phys_min = o->phys_max = o->abs_err = o->keep_info = o->target_ratio = NAN;
-    o->q99 = o->grad = NAN;
+    o->q99 = o->grad = o->requirements_factor = NAN;
     o->codec_threads = 1;
     o->l2_gate = o->linf_gate = o->bias_gate = o->grad_shortcircuit = true;
     o->spatial_split = true;
@@ -59,6 +60,27 @@ static bool gate_value(const char *s, double *v) {
     if (strcmp(s, "off") == 0) return *v = DCTK_GATE_OFF, true;
     *v = strtod(s, &end);
     return end != s && !*end && *v > 0;
+}
+
+/* --requirements and its unit factor, into the gates the flags gave. */
+static int sweep_cli_requirements(const char *cmd, const sweep_cli *o, dctk_gates *g) {
+    double factor = o->requirements_factor;
+    if (!isnan(factor) && !o->requirements) {
+        fprintf(stderr, "dc_toolkit %s: --requirements-unit-factor converts the entry of --requirements, and none "
+                        "is given\n", cmd);
+        return 2;
+    }
+    if (!isnan(factor) && !(factor > 0 && isfinite(factor))) {
+        fprintf(stderr, "dc_toolkit %s: --requirements-unit-factor takes a positive number, not %g\n", cmd, factor);
+        return 2;
+    }
+    if (!o->requirements) return 0;
+    if (!o->field) {
+        fprintf(stderr, "dc_toolkit %s: --requirements gates one field, the variable its entry is for: name it "
+                        "with --field-to-compress\n", cmd);
+        return 2;
+    }
+    return requirements_gates(cmd, o->requirements, o->requirements_list, isnan(factor) ? 1 : factor, g);
 }
 
 int sweep_cli_gates(const char *cmd, const sweep_cli *o, dctk_gates *g) {
@@ -111,7 +133,7 @@ int sweep_cli_gates(const char *cmd, const sweep_cli *o, dctk_gates *g) {
     if (!o->l2_gate) g->l2 = DCTK_GATE_OFF;
     if (!o->linf_gate) g->linf = DCTK_GATE_OFF;
     if (!o->bias_gate) g->bias = DCTK_GATE_OFF;
-    return 0;
+    return sweep_cli_requirements(cmd, o, g);
 }
 
 static dctk_spec *loaded_spec; /* the process's one --spec file */

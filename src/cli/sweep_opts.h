@@ -33,6 +33,8 @@ typedef struct sweep_cli {
     double keep_info; /* --keep-information F; NaN: not given */
     double target_ratio; /* --target-ratio R; NaN: not given */
     const char *spec; /* --spec FILE */
+    const char *requirements, *requirements_list; /* --requirements KIND=VALUE,..., --requirements-list FILE */
+    double requirements_factor;                   /* --requirements-unit-factor F; NaN: not given */
     double pearson_min, ssim_min, phys_min, phys_max, phys_tol;
     bool clamp_to_bounds; /* the Python tool's --clamp-to-bounds */
     bool extremes, gradient;
@@ -158,8 +160,6 @@ void sweep_cli_spec_check(const dctk_spec *spec, const dctk_dataset *ds);
  * naming our equivalent (tests/parity/python_cli.txt lists them all). */
 #define SWEEP_CLI_FOREIGN                                                                                          \
     {"--no-allow-multi-rank-per-node", "not needed: one rank per node is the default"},                          \
-    {"--requirements", "not taken yet: give the entry's error as --abs-error or --l1-threshold"},                \
-    {"--requirements-unit-factor", "not taken yet: give the entry's error as --abs-error or --l1-threshold"},    \
     {"--bypass-zarr-sync", "not needed: our threads call the codecs directly, with no event loop to bypass"},   \
     {"--no-bypass-zarr-sync", "not needed: our threads call the codecs directly, with no event loop to bypass"}
 
@@ -177,6 +177,15 @@ void sweep_cli_spec_check(const dctk_spec *spec, const dctk_dataset *ds);
     MEMORY_SHARE_CLI_OPT(o.memory_threshold),                                                                      \
     OVERSUB_CLI_OPTS(o),                                                                                           \
     GATE_CLI_OPTS(o),                                                                                              \
+    {"--requirements", NULL, OPT_STR, &(o).requirements, "KIND=VALUE,...",                                         \
+     "gate on the entry of the community list of safety requirements (ESiWACE; --requirements-list) its markers " \
+     "select, e.g. cf-short-name=t,level-kind=pressure: absolute bounds as --abs-error, data limits as "         \
+     "--phys-min/--phys-max (the tighter where both are given); an entry needing another kind is refused"},     \
+    {"--requirements-list", NULL, OPT_STR, &(o).requirements_list, "FILE",                                         \
+     "the list --requirements reads: recommendations.yaml of the compression-recommendations package, or one "   \
+     "of its recommendations/NAME.yaml files (not shipped: its licence is the MPL-2.0)"},                       \
+    {"--requirements-unit-factor", NULL, OPT_REAL, &(o).requirements_factor, "F",                                  \
+     "the field's units are the entry's times 1/F: its absolute bounds and limits are multiplied by F (default 1)"}, \
     {"--keep-information", NULL, OPT_REAL, &(o).keep_info, "F",                                                    \
      "add a BitRound member keeping the mantissa bits that hold the share F (0 < F <= 1, e.g. 0.99) of the "       \
      "field's real information (Kloewer et al. 2021), chosen by information, not by the error budget; a budget "   \

@@ -1,0 +1,470 @@
+/* --requirements: an entry of the community list of safety requirements for
+ * lossy compression of weather and climate data (ESiWACE; the
+ * compression-recommendations package, github.com/juntyr/compression-recommendations,
+ * MPL-2.0, which is why the list is read from the user's copy and not shipped).
+ *
+ * The list is strictyaml (block mappings and sequences, plain or quoted
+ * scalars, comments; no flow style, anchors or tags), so a small indentation
+ * reader is enough. Its form:
+ *     recommendations:
+ *     - filters:           all must select the field; a filter is
+ *       - kind: any        any/all of "filters", or a leaf {kind, value}
+ *         filters: [...]   matched against the user's markers KIND=VALUE
+ *       requirements:      all must hold; a requirement is any/all of
+ *       - kind: ...        "requirements", or a leaf {kind, value | minimum/maximum}
+ * A single community file (recommendations/NAME.yaml: one entry's filters and
+ * requirements at the top) reads as a list of one.
+ *
+ * Mapping to our gates, with the package's meaning of each leaf:
+ *   max-pointwise-absolute-error-bound v  max |y - x| <= v   -> --abs-error v x factor
+ *   data-limits minimum a, maximum b      a <= y <= b        -> --phys-min a, --phys-max b (x factor)
+ *   lossless                              y == x             -> --abs-error 0
+ * Any other leaf (pointwise or mean relative bounds, mean bounds, missing
+ * values, isovalues, ...) has no gate of ours that holds it, so an entry that
+ * needs one is refused naming it. "all" takes the tighter of each bound;
+ * "any" is met when one alternative is: alternatives that are all absolute
+ * bounds give the loosest, else the first we can gate is gated (stricter than
+ * the entry) and the others are named on the console. */
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "requirements.h"
+
+typedef enum { Y_SCALAR, Y_MAP, Y_SEQ } ykind;
+
+typedef struct ynode {
+    ykind kind;
+    const char *key;  /* in a mapping */
+    const char *text; /* a scalar's */
+    struct ynode **kids;
+    size_t n;
+} ynode;
+
+typedef struct yline {
+    int indent, no;
+    char *text;
+} yline;
+
+typedef struct yparser {
+    yline *lines;
+    size_t n, i;
+    char err[160];
+} yparser;
+
+static void ynode_free(ynode *y) {
+    if (!y) return;
+    for (size_t k = 0; k < y->n; k++) ynode_free(y->kids[k]);
+    free(y->kids);
+    free(y);
+}
+
+static ynode *ynode_new(ykind kind) {
+    ynode *y = calloc(1, sizeof *y);
+    if (y) y->kind = kind;
+    return y;
+}
+
+static bool ynode_add(ynode *parent, ynode *kid) {
+    ynode **k = kid ? realloc(parent->kids, (parent->n + 1) * sizeof *k) : NULL;
+    if (!k) return ynode_free(kid), false;
+    parent->kids = k;
+    parent->kids[parent->n++] = kid;
+    return true;
+}
+
+/* A quoted scalar without its quotes (in place; '' is a quote in single quotes). */
+static char *unquote(char *s) {
+    size_t len = strlen(s);
+    if (len >= 2 && (s[0] == '\'' || s[0] == '"') && s[len - 1] == s[0]) {
+        s[len - 1] = 0;
+        return s + 1;
+    }
+    return s;
+}
+
+/* The line without its comment and trailing blanks. */
+static void strip_comment(char *s) {
+    char quote = 0;
+    for (char *p = s; *p; p++) {
+        if (quote) {
+            if (*p == quote) quote = 0;
+        } else if (*p == '\'' || *p == '"') {
+            quote = *p;
+        } else if (*p == '#' && (p == s || isspace((unsigned char)p[-1]))) {
+            *p = 0;
+            break;
+        }
+    }
+    size_t len = strlen(s);
+    while (len && isspace((unsigned char)s[len - 1])) s[--len] = 0;
+}
+
+static bool is_dash(const char *s) { return s[0] == '-' && (s[1] == 0 || s[1] == ' '); }
+
+/* The ':' ending the key of "key: value" or "key:", or NULL. */
+static char *key_colon(char *s) {
+    if (*s == '\'' || *s == '"') return NULL;
+    char *c = strstr(s, ": ");
+    if (c) return c;
+    size_t len = strlen(s);
+    return len && s[len - 1] == ':' ? s + len - 1 : NULL;
+}
+
+static ynode *parse_node(yparser *p, int indent);
+
+static ynode *parse_seq(yparser *p, int indent) {
+    ynode *seq = ynode_new(Y_SEQ);
+    while (seq && p->i < p->n && p->lines[p->i].indent == indent && is_dash(p->lines[p->i].text)) {
+        yline *l = &p->lines[p->i];
+        char *rest = l->text + 1;
+        int gap = 0;
+        while (*rest == ' ') rest++, gap++;
+        ynode *kid;
+        if (!*rest) {
+            p->i++;
+            kid = p->i < p->n && p->lines[p->i].indent > indent ? parse_node(p, p->lines[p->i].indent)
+                                                                : ynode_new(Y_SCALAR);
+        } else if (key_colon(rest) || is_dash(rest)) { /* "- key: v": a mapping indented past the dash */
+            l->indent = indent + 1 + gap;
+            l->text = rest;
+            kid = parse_node(p, l->indent);
+        } else {
+            kid = ynode_new(Y_SCALAR);
+            if (kid) kid->text = unquote(rest);
+            p->i++;
+        }
+        if (!kid || !ynode_add(seq, kid)) return ynode_free(seq), NULL;
+    }
+    return seq;
+}
+
+static ynode *parse_map(yparser *p, int indent) {
+    ynode *map = ynode_new(Y_MAP);
+    while (map && p->i < p->n && p->lines[p->i].indent == indent && !is_dash(p->lines[p->i].text)) {
+        yline *l = &p->lines[p->i++];
+        char *colon = key_colon(l->text), *value;
+        if (!colon) {
+            snprintf(p->err, sizeof p->err, "line %d: expected 'key: value', got '%.60s'", l->no, l->text);
+            return ynode_free(map), NULL;
+        }
+        *colon = 0;
+        value = colon[1] ? colon + 2 : colon + 1;
+        while (*value == ' ') value++;
+        ynode *kid;
+        if (*value == '|' || *value == '>') { /* a block scalar: text, no requirement */
+            while (p->i < p->n && p->lines[p->i].indent > indent) p->i++;
+            kid = ynode_new(Y_SCALAR);
+            if (kid) kid->text = "";
+        } else if (*value) {
+            kid = ynode_new(Y_SCALAR);
+            if (kid) kid->text = unquote(value);
+        } else if (p->i < p->n && p->lines[p->i].indent > indent) {
+            kid = parse_node(p, p->lines[p->i].indent);
+        } else if (p->i < p->n && p->lines[p->i].indent == indent && is_dash(p->lines[p->i].text)) {
+            kid = parse_seq(p, indent); /* "key:" then "- item" at the key's indent */
+        } else {
+            kid = ynode_new(Y_SCALAR);
+            if (kid) kid->text = "";
+        }
+        if (kid) kid->key = unquote(l->text);
+        if (!kid || !ynode_add(map, kid)) return ynode_free(map), NULL;
+    }
+    return map;
+}
+
+static ynode *parse_node(yparser *p, int indent) {
+    return is_dash(p->lines[p->i].text) ? parse_seq(p, indent) : parse_map(p, indent);
+}
+
+/* The document in text (modified in place), or NULL with p->err set. */
+static ynode *yaml_parse(char *text, yparser *p) {
+    size_t cap = 1;
+    for (const char *s = text; *s; s++) cap += *s == '\n';
+    p->lines = calloc(cap, sizeof *p->lines);
+    if (!p->lines) return snprintf(p->err, sizeof p->err, "out of memory"), NULL;
+    int no = 0;
+    for (char *line = text, *next; line; line = next) {
+        next = strchr(line, '\n');
+        if (next) *next++ = 0;
+        no++;
+        strip_comment(line);
+        int indent = 0;
+        while (line[indent] == ' ') indent++;
+        if (!line[indent] || !strcmp(line + indent, "---")) continue;
+        if (line[indent] == '\t') {
+            snprintf(p->err, sizeof p->err, "line %d: a tab indents it (YAML indents with spaces)", no);
+            return NULL;
+        }
+        p->lines[p->n++] = (yline){.indent = indent, .no = no, .text = line + indent};
+    }
+    if (!p->n) return snprintf(p->err, sizeof p->err, "no entries"), NULL;
+    ynode *root = parse_node(p, p->lines[0].indent);
+    if (root && p->i < p->n) {
+        snprintf(p->err, sizeof p->err, "line %d: unexpected indentation", p->lines[p->i].no);
+        ynode_free(root);
+        return NULL;
+    }
+    if (!root && !p->err[0]) snprintf(p->err, sizeof p->err, "out of memory");
+    return root;
+}
+
+static const ynode *find(const ynode *map, const char *key) {
+    if (!map || map->kind != Y_MAP) return NULL;
+    for (size_t k = 0; k < map->n; k++)
+        if (!strcmp(map->kids[k]->key, key)) return map->kids[k];
+    return NULL;
+}
+
+static const char *find_text(const ynode *map, const char *key) {
+    const ynode *y = find(map, key);
+    return y && y->kind == Y_SCALAR ? y->text : NULL;
+}
+
+/* The user's markers KIND=VALUE,... */
+enum { MAX_MARKERS = 16 };
+typedef struct markers {
+    char buf[512];
+    const char *kind[MAX_MARKERS], *value[MAX_MARKERS];
+    int n;
+} markers;
+
+static bool markers_parse(const char *s, markers *m) {
+    if (strlen(s) >= sizeof m->buf) return false;
+    strcpy(m->buf, s);
+    m->n = 0;
+    for (char *tok = strtok(m->buf, ","); tok; tok = strtok(NULL, ",")) {
+        char *eq = strchr(tok, '=');
+        if (!eq || eq == tok || !eq[1] || m->n == MAX_MARKERS) return false;
+        *eq = 0;
+        m->kind[m->n] = tok;
+        m->value[m->n++] = eq + 1;
+    }
+    return m->n > 0;
+}
+
+static bool filter_selects(const ynode *f, const markers *m) {
+    const char *kind = find_text(f, "kind");
+    if (!kind) return false;
+    bool any = !strcmp(kind, "any"), all = !strcmp(kind, "all");
+    if (any || all) {
+        const ynode *kids = find(f, "filters");
+        size_t n = kids && kids->kind == Y_SEQ ? kids->n : 0;
+        for (size_t k = 0; k < n; k++)
+            if (filter_selects(kids->kids[k], m) == any) return any;
+        return all;
+    }
+    const char *value = find_text(f, "value");
+    for (int k = 0; value && k < m->n; k++)
+        if (!strcmp(m->kind[k], kind) && !strcmp(m->value[k], value)) return true;
+    return false;
+}
+
+static bool entry_selected(const ynode *entry, const markers *m) {
+    const ynode *filters = find(entry, "filters");
+    if (!filters || filters->kind != Y_SEQ) return false;
+    for (size_t k = 0; k < filters->n; k++)
+        if (!filter_selects(filters->kids[k], m)) return false;
+    return true;
+}
+
+/* An entry's requirements as our gates; NaN: that gate is not asked for. */
+typedef struct rgates {
+    double abs, pmin, pmax;
+} rgates;
+
+typedef struct resolver {
+    double factor;
+    char why[256];     /* the first requirement we cannot gate */
+    char dropped[512]; /* alternatives of an "any" left ungated */
+} resolver;
+
+static const rgates RG_NONE = {NAN, NAN, NAN};
+
+static void rg_tighten(rgates *a, const rgates *b) {
+    a->abs = fmin(a->abs, b->abs);
+    a->pmin = fmax(a->pmin, b->pmin);
+    a->pmax = fmin(a->pmax, b->pmax);
+}
+
+static bool number(const char *s, double *v) {
+    char *end;
+    if (!s) return false;
+    *v = strtod(s, &end);
+    return end != s && !*end && isfinite(*v);
+}
+
+/* what after buf's text (and sep when buf has text), cut to size. */
+static void append(char *buf, size_t size, const char *sep, const char *what) {
+    size_t len = strlen(buf);
+    for (; len && *sep && len + 1 < size; sep++) buf[len++] = *sep;
+    for (; *what && len + 1 < size; what++) buf[len++] = *what;
+    buf[len] = 0;
+}
+
+/* A leaf's kind and numbers, for the lines that name it. */
+static void describe(const ynode *r, char *buf, size_t size) {
+    const char *kind = find_text(r, "kind");
+    buf[0] = 0;
+    append(buf, size, "", kind ? kind : "(no kind)");
+    for (size_t k = 0; r->kind == Y_MAP && k < r->n; k++)
+        if (strcmp(r->kids[k]->key, "kind") && r->kids[k]->kind == Y_SCALAR)
+            append(buf, size, " ", r->kids[k]->key), append(buf, size, " ", r->kids[k]->text);
+}
+
+static bool resolve(const ynode *r, resolver *rs, rgates *out);
+
+static bool resolve_all(const ynode *kids, resolver *rs, rgates *out) {
+    *out = RG_NONE;
+    for (size_t k = 0; kids && k < kids->n; k++) {
+        rgates g;
+        if (!resolve(kids->kids[k], rs, &g)) return false;
+        rg_tighten(out, &g);
+    }
+    return true;
+}
+
+static bool abs_only(const rgates *g) { return isnan(g->pmin) && isnan(g->pmax); }
+
+static bool resolve_any(const ynode *kids, resolver *rs, rgates *out) {
+    char missed[256] = "", skipped[256] = "";
+    bool found = false;
+    for (size_t k = 0; kids && k < kids->n; k++) {
+        rgates g;
+        rs->why[0] = 0;
+        if (!resolve(kids->kids[k], rs, &g)) {
+            append(missed, sizeof missed, " or ", rs->why);
+        } else if (!found) {
+            *out = g, found = true;
+        } else if (abs_only(out) && abs_only(&g)) {
+            out->abs = fmax(out->abs, g.abs);
+        } else {
+            append(skipped, sizeof skipped, " or ", "another alternative");
+        }
+    }
+    if (!found) return rs->why[0] = 0, append(rs->why, sizeof rs->why, "", missed), false;
+    if (missed[0]) append(rs->dropped, sizeof rs->dropped, "; ", missed);
+    if (skipped[0]) append(rs->dropped, sizeof rs->dropped, "; ", skipped);
+    return true;
+}
+
+static bool resolve(const ynode *r, resolver *rs, rgates *out) {
+    const char *kind = find_text(r, "kind");
+    double v;
+    *out = RG_NONE;
+    if (kind && !strcmp(kind, "all")) return resolve_all(find(r, "requirements"), rs, out);
+    if (kind && !strcmp(kind, "any")) return resolve_any(find(r, "requirements"), rs, out);
+    if (kind && !strcmp(kind, "max-pointwise-absolute-error-bound") && number(find_text(r, "value"), &v) && v >= 0)
+        return out->abs = v * rs->factor, true;
+    if (kind && !strcmp(kind, "lossless")) return out->abs = 0, true;
+    if (kind && !strcmp(kind, "data-limits")) {
+        const char *lo = find_text(r, "minimum"), *hi = find_text(r, "maximum");
+        bool ok = (lo || hi) && (!lo || number(lo, &out->pmin)) && (!hi || number(hi, &out->pmax));
+        out->pmin *= rs->factor;
+        out->pmax *= rs->factor;
+        if (ok) return true;
+    }
+    describe(r, rs->why, sizeof rs->why);
+    return false;
+}
+
+static char *read_text(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    size_t cap = 1 << 16, len = 0;
+    char *buf = malloc(cap);
+    for (size_t got; buf && (got = fread(buf + len, 1, cap - len - 1, f)) > 0;) {
+        len += got;
+        char *more = len + 1 >= cap ? realloc(buf, cap *= 2) : buf;
+        if (!more) free(buf);
+        buf = more;
+    }
+    fclose(f);
+    if (buf) buf[len] = 0;
+    return buf;
+}
+
+/* The list's entries: "recommendations", or the one entry of a community file. */
+static const ynode *entries_of(ynode **root, ynode *single) {
+    const ynode *list = find(*root, "recommendations");
+    if (list && list->kind == Y_SEQ) return list;
+    if (!find(*root, "filters") || !find(*root, "requirements")) return NULL;
+    *single = (ynode){.kind = Y_SEQ, .kids = root, .n = 1};
+    return single;
+}
+
+static void print_gates(const char *markers, const char *list, int n, const rgates *g, double factor,
+                        const char *dropped) {
+    printf("[requirements] %s: %d entr%s of %s gate%s", markers, n, n == 1 ? "y" : "ies", list, n == 1 ? "s" : "");
+    if (!isnan(g->abs)) printf(" max abs error %g (--abs-error)", g->abs);
+    if (!isnan(g->pmin)) printf(" phys-min %g", g->pmin);
+    if (!isnan(g->pmax)) printf(" phys-max %g", g->pmax);
+    if (factor != 1) printf("; the entry's bounds and limits x %g (--requirements-unit-factor)", factor);
+    if (dropped[0]) printf("; alternatives not gated (the one gated meets the entry): %s", dropped);
+    printf("\n");
+}
+
+/* The entries of root the markers select, resolved and tightened into *out;
+ * the count of entries, or -1 after a line (rs->why: what we cannot gate). */
+static int resolve_selected(const ynode *entries, const markers *m, resolver *rs, rgates *out) {
+    int n = 0;
+    *out = RG_NONE;
+    for (size_t k = 0; k < entries->n; k++) {
+        const ynode *e = entries->kids[k];
+        if (!entry_selected(e, m)) continue;
+        n++;
+        rgates g;
+        if (!resolve_all(find(e, "requirements"), rs, &g)) return -1;
+        rg_tighten(out, &g);
+    }
+    return n;
+}
+
+int requirements_gates(const char *cmd, const char *markers_s, const char *list, double factor, dctk_gates *g) {
+    markers m;
+    if (!markers_parse(markers_s, &m)) {
+        fprintf(stderr, "dc_toolkit %s: --requirements takes the entry's markers KIND=VALUE,... as the Python "
+                        "tool's (e.g. cf-short-name=t,level-kind=pressure), not '%s'\n", cmd, markers_s);
+        return 2;
+    }
+    if (!list) {
+        fprintf(stderr, "dc_toolkit %s: --requirements needs the community list: give its recommendations.yaml "
+                        "(package compression-recommendations) with --requirements-list FILE\n", cmd);
+        return 2;
+    }
+    char *text = read_text(list);
+    if (!text) {
+        fprintf(stderr, "dc_toolkit %s: %s: cannot read the requirements list\n", cmd, list);
+        return 2;
+    }
+    yparser p = {0};
+    ynode *root = yaml_parse(text, &p), single = {0};
+    const ynode *entries = root ? entries_of(&root, &single) : NULL;
+    resolver rs = {.factor = factor};
+    rgates r;
+    int n = entries ? resolve_selected(entries, &m, &rs, &r) : 0, rc = 2;
+    if (!root)
+        fprintf(stderr, "dc_toolkit %s: %s: not a requirements list: %s\n", cmd, list, p.err);
+    else if (!entries)
+        fprintf(stderr, "dc_toolkit %s: %s: not a requirements list: no 'recommendations' nor an entry's "
+                        "'filters' and 'requirements'\n", cmd, list);
+    else if (n < 0)
+        fprintf(stderr, "dc_toolkit %s: --requirements %s: the entry asks for %s, which no gate of ours holds\n",
+                cmd, markers_s, rs.why);
+    else if (!n)
+        fprintf(stderr, "dc_toolkit %s: --requirements: no entry of %s is selected by %s; its entries' markers are "
+                        "the kind/value pairs under 'filters:' (grep -n 'value:' %s)\n", cmd, list, markers_s, list);
+    else {
+        print_gates(markers_s, list, n, &r, factor, rs.dropped);
+        g->abs_err = fmin(g->abs_err, r.abs);
+        g->phys_min = fmax(g->phys_min, r.pmin);
+        g->phys_max = fmin(g->phys_max, r.pmax);
+        rc = 0;
+    }
+    ynode_free(root);
+    free(p.lines);
+    free(text);
+    return rc;
+}
