@@ -28,6 +28,8 @@ typedef enum dctk_format {
     DCTK_FMT_ZARR3
 } dctk_format;
 
+#define DCTK_MAX_MASKED 16
+
 typedef struct dctk_var {
     char *name;
     int ndim;
@@ -38,6 +40,8 @@ typedef struct dctk_var {
     bool is_coord;             /* a coordinate (e.g. name equals its only dimension) */
     bool has_fill;             /* decoded data may contain missing values */
     double fill;               /* the decoded missing value: NaN for floats */
+    int nmasked;               /* the stored values CF decoding masks (missing_value's, then */
+    double masked[DCTK_MAX_MASKED]; /* _FillValue, never NaN: a NaN masks itself), as stored */
     const char *units;         /* "" when there is none */
     json_t *attrs;             /* decoded attributes (packing keys removed), an object */
     /* Packed storage: integers (pack_type, after _Unsigned) that CF decodes

@@ -18,9 +18,11 @@
  * Mapping to our gates, with the package's meaning of each leaf:
  *   max-pointwise-absolute-error-bound v  max |y - x| <= v   -> --abs-error v x factor
  *   data-limits minimum a, maximum b      a <= y <= b        -> --phys-min a, --phys-max b (x factor)
- *   lossless                              y == x             -> --abs-error 0
- * Any other leaf (pointwise or mean relative bounds, mean bounds, missing
- * values, isovalues, ...) has no gate of ours that holds it, so an entry that
+ *   lossless                              y == x             -> --without-lossy
+ *   missing-value v                       y == v iff x == v  -> the field's mask, when v is its declared
+ *                                                               _FillValue or missing_value (or NaN)
+ * Any other leaf (pointwise or mean relative bounds, mean bounds,
+ * isovalues, ...) has no gate of ours that holds it, so an entry that
  * needs one is refused naming it. "all" takes the tighter of each bound;
  * "any" is met when one alternative is: alternatives that are all absolute
  * bounds give the loosest, else the first we can gate is gated (stricter than
@@ -30,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "requirements.h"
 
@@ -273,20 +276,30 @@ static bool entry_selected(const ynode *entry, const markers *m) {
 /* An entry's requirements as our gates; NaN: that gate is not asked for. */
 typedef struct rgates {
     double abs, pmin, pmax;
+    bool lossless, has_missing;
+    double missing; /* a missing-value requirement's sentinel (NaN too) */
 } rgates;
 
 typedef struct resolver {
     double factor;
     char why[256];     /* the first requirement we cannot gate */
     char dropped[512]; /* alternatives of an "any" left ungated */
+    bool sentinel_scaled; /* a missing value under a unit factor */
 } resolver;
 
-static const rgates RG_NONE = {NAN, NAN, NAN};
+static const rgates RG_NONE = {NAN, NAN, NAN, false, false, NAN};
 
-static void rg_tighten(rgates *a, const rgates *b) {
+static bool same_value(double a, double b) { return a == b || (isnan(a) && isnan(b)); }
+
+/* a and b both; false when they keep two different sentinels (one mask holds one). */
+static bool rg_tighten(rgates *a, const rgates *b) {
     a->abs = fmin(a->abs, b->abs);
     a->pmin = fmax(a->pmin, b->pmin);
     a->pmax = fmin(a->pmax, b->pmax);
+    a->lossless = a->lossless || b->lossless;
+    if (b->has_missing && a->has_missing && !same_value(a->missing, b->missing)) return false;
+    if (b->has_missing) a->has_missing = true, a->missing = b->missing;
+    return true;
 }
 
 static bool number(const char *s, double *v) {
@@ -321,12 +334,14 @@ static bool resolve_all(const ynode *kids, resolver *rs, rgates *out) {
     for (size_t k = 0; kids && k < kids->n; k++) {
         rgates g;
         if (!resolve(kids->kids[k], rs, &g)) return false;
-        rg_tighten(out, &g);
+        if (!rg_tighten(out, &g)) return snprintf(rs->why, sizeof rs->why, "two missing values"), false;
     }
     return true;
 }
 
-static bool abs_only(const rgates *g) { return isnan(g->pmin) && isnan(g->pmax); }
+static bool abs_only(const rgates *g) {
+    return isnan(g->pmin) && isnan(g->pmax) && !g->has_missing && !g->lossless;
+}
 
 static bool resolve_any(const ynode *kids, resolver *rs, rgates *out) {
     char missed[256] = "", skipped[256] = "";
@@ -358,7 +373,14 @@ static bool resolve(const ynode *r, resolver *rs, rgates *out) {
     if (kind && !strcmp(kind, "any")) return resolve_any(find(r, "requirements"), rs, out);
     if (kind && !strcmp(kind, "max-pointwise-absolute-error-bound") && number(find_text(r, "value"), &v) && v >= 0)
         return out->abs = v * rs->factor, true;
-    if (kind && !strcmp(kind, "lossless")) return out->abs = 0, true;
+    if (kind && !strcmp(kind, "lossless")) return out->lossless = true, true;
+    const char *sentinel = kind && !strcmp(kind, "missing-value") ? find_text(r, "value") : NULL;
+    if (sentinel && (number(sentinel, &v) || !strcasecmp(sentinel, "nan") || !strcasecmp(sentinel, ".nan"))) {
+        if (rs->factor == 1) return out->has_missing = true, out->missing = isfinite(v) ? v : NAN, true;
+        describe(r, rs->why, sizeof rs->why);
+        rs->sentinel_scaled = true;
+        return false;
+    }
     if (kind && !strcmp(kind, "data-limits")) {
         const char *lo = find_text(r, "minimum"), *hi = find_text(r, "maximum");
         bool ok = (lo || hi) && (!lo || number(lo, &out->pmin)) && (!hi || number(hi, &out->pmax));
@@ -395,12 +417,17 @@ static const ynode *entries_of(ynode **root, ynode *single) {
     return single;
 }
 
-static void print_gates(const char *markers, const char *list, int n, const rgates *g, double factor,
+static void print_gates(bool say, const char *markers, const char *list, int n, const rgates *g, double factor,
                         const char *dropped) {
-    printf("[requirements] %s: %d entr%s of %s gate%s", markers, n, n == 1 ? "y" : "ies", list, n == 1 ? "s" : "");
-    if (!isnan(g->abs)) printf(" max abs error %g (--abs-error)", g->abs);
-    if (!isnan(g->pmin)) printf(" phys-min %g", g->pmin);
-    if (!isnan(g->pmax)) printf(" phys-max %g", g->pmax);
+    if (!say) return;
+    printf("[requirements] %s: %d entr%s of %s ask%s for", markers, n, n == 1 ? "y" : "ies", list, n == 1 ? "s" : "");
+    const char *sep = " ";
+    if (g->lossless) printf("%slossless (--without-lossy)", sep), sep = ", ";
+    if (!isnan(g->abs)) printf("%smax abs error %g (--abs-error)", sep, g->abs), sep = ", ";
+    if (!isnan(g->pmin)) printf("%sphys-min %g", sep, g->pmin), sep = ", ";
+    if (!isnan(g->pmax)) printf("%sphys-max %g", sep, g->pmax), sep = ", ";
+    if (g->has_missing) printf("%sthe missing value %g (the field's mask)", sep, g->missing), sep = ", ";
+    if (*sep == ' ') printf(" nothing our gates hold");
     if (factor != 1) printf("; the entry's bounds and limits x %g (--requirements-unit-factor)", factor);
     if (dropped[0]) printf("; alternatives not gated (the one gated meets the entry): %s", dropped);
     printf("\n");
@@ -417,12 +444,13 @@ static int resolve_selected(const ynode *entries, const markers *m, resolver *rs
         n++;
         rgates g;
         if (!resolve_all(find(e, "requirements"), rs, &g)) return -1;
-        rg_tighten(out, &g);
+        if (!rg_tighten(out, &g)) return snprintf(rs->why, sizeof rs->why, "two missing values"), -1;
     }
     return n;
 }
 
-int requirements_gates(const char *cmd, const char *markers_s, const char *list, double factor, dctk_gates *g) {
+int requirements_gates(const char *cmd, const char *markers_s, const char *list, double factor, bool say,
+                       dctk_gates *g, requirements_also *also) {
     markers m;
     if (!markers_parse(markers_s, &m)) {
         fprintf(stderr, "dc_toolkit %s: --requirements takes the entry's markers KIND=VALUE,... as the Python "
@@ -450,6 +478,9 @@ int requirements_gates(const char *cmd, const char *markers_s, const char *list,
     else if (!entries)
         fprintf(stderr, "dc_toolkit %s: %s: not a requirements list: no 'recommendations' nor an entry's "
                         "'filters' and 'requirements'\n", cmd, list);
+    else if (n < 0 && rs.sentinel_scaled)
+        fprintf(stderr, "dc_toolkit %s: --requirements %s: a unit factor cannot convert the sentinel of the entry's "
+                        "%s: leave out --requirements-unit-factor\n", cmd, markers_s, rs.why);
     else if (n < 0)
         fprintf(stderr, "dc_toolkit %s: --requirements %s: the entry asks for %s, which no gate of ours holds\n",
                 cmd, markers_s, rs.why);
@@ -457,7 +488,8 @@ int requirements_gates(const char *cmd, const char *markers_s, const char *list,
         fprintf(stderr, "dc_toolkit %s: --requirements: no entry of %s is selected by %s; its entries' markers are "
                         "the kind/value pairs under 'filters:' (grep -n 'value:' %s)\n", cmd, list, markers_s, list);
     else {
-        print_gates(markers_s, list, n, &r, factor, rs.dropped);
+        print_gates(say, markers_s, list, n, &r, factor, rs.dropped);
+        *also = (requirements_also){.lossless = r.lossless, .has_missing = r.has_missing, .missing = r.missing};
         g->abs_err = fmin(g->abs_err, r.abs);
         g->phys_min = fmax(g->phys_min, r.pmin);
         g->phys_max = fmin(g->phys_max, r.pmax);
@@ -467,4 +499,16 @@ int requirements_gates(const char *cmd, const char *markers_s, const char *list,
     free(p.lines);
     free(text);
     return rc;
+}
+
+int requirements_missing_check(const char *cmd, const char *markers_s, double missing, const dctk_var *var) {
+    /* a value CF decoding masks comes back masked (the sweep keeps only combos that give masked points back
+     * masked), as NaN does in a float field */
+    bool held = isnan(missing) && dctk_dtype_is_float(var->dtype);
+    for (int k = 0; !held && k < var->nmasked; k++) held = var->masked[k] == missing;
+    if (held) return 0;
+    fprintf(stderr, "dc_toolkit %s: --requirements %s: the entry keeps the missing value %g, which '%s' does not "
+                    "declare (_FillValue or missing_value): only a declared one is masked and given back masked; "
+                    "--abs-error 0 holds it\n", cmd, markers_s, missing, var->name);
+    return 2;
 }

@@ -62,6 +62,11 @@ static bool gate_value(const char *s, double *v) {
     return end != s && !*end && *v > 0;
 }
 
+/* What the entry of --requirements asks beyond thresholds (the process's
+ * one --requirements): the space without lossy codecs, a missing value
+ * checked against the field once the dataset is open. */
+static requirements_also req_also;
+
 /* --requirements and its unit factor, into the gates the flags gave. */
 static int sweep_cli_requirements(const char *cmd, const sweep_cli *o, dctk_gates *g) {
     double factor = o->requirements_factor;
@@ -80,7 +85,10 @@ static int sweep_cli_requirements(const char *cmd, const sweep_cli *o, dctk_gate
                         "with --field-to-compress\n", cmd);
         return 2;
     }
-    return requirements_gates(cmd, o->requirements, o->requirements_list, isnan(factor) ? 1 : factor, g);
+    int rc = requirements_gates(cmd, o->requirements, o->requirements_list, isnan(factor) ? 1 : factor,
+                                sweep_cli_is_root(o), g, &req_also);
+    if (req_also.lossless || !o->with_lossy) req_also.has_missing = false; /* every value comes back, a sentinel too */
+    return rc;
 }
 
 int sweep_cli_gates(const char *cmd, const sweep_cli *o, dctk_gates *g) {
@@ -234,7 +242,7 @@ int sweep_cli_eval_opts(const char *cmd, const sweep_cli *o, dctk_evaluate_opts 
         .thresholds_csv = o->thresholds ? o->thresholds : sweep_default_thresholds(),
         .spec = spec,
         .space = {.compressor_class = o->comp_class, .filter_class = o->filt_class, .serializer_class = o->ser_class,
-                  .with_lossy = o->with_lossy, .clamp_to_bounds = o->clamp_to_bounds, .with_ebcc = o->with_ebcc},
+                  .with_lossy = o->with_lossy && !req_also.lossless, .clamp_to_bounds = o->clamp_to_bounds, .with_ebcc = o->with_ebcc},
         .resume = o->resume,
         .search = search,
         .max_evals = o->max_evals,
@@ -493,6 +501,11 @@ int sweep_cli_run(const char *cmd, const char *dataset, const sweep_cli *o, swee
     }
     bool root = sweep_cli_is_root(o);
     if (root) sweep_cli_spec_check(eo.spec, ds);
+    if (req_also.has_missing && first < last &&
+        (rc = requirements_missing_check(cmd, o->requirements, req_also.missing, dctk_dataset_var(ds, first)))) {
+        dctk_dataset_close(ds);
+        return rc;
+    }
     progress pr = {.tty = isatty(2)};
     team_opts(o, &eo, &pr);
     int failures = 0, swept = 0;

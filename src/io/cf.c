@@ -140,6 +140,8 @@ void dctk_cf_packing(const dctk_cf *cf, dctk_var *v) {
     v->pack_type = packed ? cf->in : DCTK_DTYPE_INVALID;
     v->pack_scale = packed ? cf->scale : 1;
     v->pack_offset = packed ? cf->offset : 0;
+    v->nmasked = cf->nfill;
+    memcpy(v->masked, cf->fills, (size_t)cf->nfill * sizeof *cf->fills);
 }
 
 bool dctk_cf_is_identity(const dctk_cf *cf) {

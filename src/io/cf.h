@@ -27,7 +27,7 @@
 #include "dctk/array.h"
 #include "dctk/dataset.h"
 
-#define DCTK_CF_MAX_FILLS 16
+#define DCTK_CF_MAX_FILLS DCTK_MAX_MASKED /* dctk_var keeps them */
 
 typedef struct dctk_cf {
     dctk_dtype stored; /* type the backend reads */

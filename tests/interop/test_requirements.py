@@ -4,10 +4,12 @@ gates a real field (uv300's U, 300 hPa wind in m/s) as the flags it stands for d
   - the entry's absolute bound gives the same rows (every combo, every metric but the speeds) and the same
     winner as --abs-error with that bound; an entry with data limits as --phys-min/--phys-max beside it;
     an entry of alternatives (any) as the loosest of its absolute bounds, the relative one named as not gated;
+    a missing value U declares (_FillValue) as its mask; lossless as --without-lossy;
   - --requirements-unit-factor F gives the rows of the bounds and limits times F;
   - compress writes U under the entry, and the values netCDF4 reads back from the export are within the
     entry's bound of the input's, as numpy measures them;
-  - what no gate of ours holds, an unknown entry, bad markers, a factor without an entry or not positive,
+  - what no gate of ours holds, a missing value U does not declare, a unit factor on a sentinel, an unknown
+    entry, bad markers, a factor without an entry or not positive,
     and no list: exit 2 with one line, nothing written.
     test_requirements.py      (DCTK, DCTK_SRC; DCTK_NCARG: libncarg-data's folder)
 """
@@ -83,6 +85,10 @@ scaled, _ = same_as("u x 100", ["--requirements", U, "--requirements-unit-factor
 check(max(max_abs(scaled)) > 0.5, "u x 100: no kept combo uses more than the unscaled bound")
 same_as("tcc x 2", ["--requirements", "cf-short-name=tcc,level-kind=single", "--requirements-unit-factor", "2"],
         ["--abs-error", "0.5", "--phys-min", "-80", "--phys-max", "100"])
+# a missing value the field declares (U's _FillValue -999) is its mask; lossless is the space without lossy codecs
+same_as("v", ["--requirements", "cf-short-name=v,level-kind=pressure"], ["--abs-error", "0.5"])
+rows, _ = same_as("slt", ["--requirements", "cf-short-name=slt,level-kind=single"], ["--without-lossy"])
+check(set(max_abs(rows)) == {0.0}, "slt: a kept combo is lossy: %s" % sorted(set(max_abs(rows)))[-3:])
 # a requirement an explicit flag already tightens: the tighter holds
 same_as("u and --abs-error 0.1", ["--requirements", U, "--abs-error", "0.1"], ["--abs-error", "0.1"])
 
@@ -103,6 +109,10 @@ refusals = [
      "mean-relative-error-bound value 0.01, which no gate of ours holds"),
     (["--requirements-list", LIST, "--requirements", "cf-short-name=u,level-kind=single"], "no entry of"),
     (["--requirements-list", LIST, "--requirements", "u"], "takes the entry's markers KIND=VALUE"),
+    (["--requirements-list", LIST, "--requirements", "cf-short-name=sst,level-kind=single"],
+     "the missing value -32767, which 'U' does not declare"),
+    (["--requirements-list", LIST, "--requirements", "cf-short-name=v,level-kind=pressure",
+      "--requirements-unit-factor", "2"], "a unit factor cannot convert the sentinel"),
     (["--requirements-unit-factor", "400"], "converts the entry of --requirements"),
     (["--requirements-list", LIST, "--requirements", U, "--requirements-unit-factor", "0"], "a positive number"),
     (["--requirements", U], "give its recommendations.yaml"),
