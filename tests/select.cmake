@@ -5,3 +5,4 @@ dctk_unit_test(test_select unit/test_select.c)
 # --requirements: an entry of a requirements list (the compression-recommendations format) gates uv300's U as
 # the flags it stands for (issue 32 item 6).
 dctk_script_test(requirements ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_requirements.py)
+dctk_unit_test(test_requirements unit/test_requirements.c ${CMAKE_SOURCE_DIR}/src/cli/requirements.c)

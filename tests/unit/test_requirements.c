@@ -1,0 +1,197 @@
+/* The reader of the requirements list (src/cli/requirements.c): the
+ * compression-recommendations package's strictyaml forms, an entry's
+ * requirements as gates, what it refuses, and every truncation of a list
+ * read without a crash or a leak (this test runs under ASan too). */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "cli/requirements.h"
+#include "unit/tmpdir.h"
+
+static char dir[128];
+
+static int setup(void **state) {
+    (void)state;
+    return tmpdir_make(dir, sizeof dir, "dctk_requirements");
+}
+
+static int teardown(void **state) {
+    (void)state;
+    return tmpdir_remove(dir);
+}
+
+static const char *write_list(const char *name, const char *text, size_t len) {
+    static char path[256];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(text, 1, len, f), len);
+    fclose(f);
+    return path;
+}
+
+/* The gates markers select from text; the exit code. */
+static int gates_of(const char *text, const char *markers, double factor, dctk_gates *g, requirements_also *also) {
+    *g = dctk_gates_none();
+    *also = (requirements_also){0};
+    return requirements_gates("test", markers, write_list("list.yaml", text, strlen(text)), factor, false, g, also);
+}
+
+/* The compiled list's form: "key:" then its sequence at the key's indent,
+ * nested any/all, comments, quoted scalars, several entries. */
+static const char *const LIST =
+    "# Automatically compiled\n"
+    "\n"
+    "recommendations:\n"
+    "- filters:\n"
+    "  - kind: any\n"
+    "    filters:\n"
+    "    - kind: any  # variables\n"
+    "      filters:\n"
+    "      - kind: cf-standard-name\n"
+    "        value: air_temperature\n"
+    "      - kind: 'cf-short-name'\n"
+    "        value: \"t\"\n"
+    "  - kind: level-kind\n"
+    "    value: pressure\n"
+    "  requirements:\n"
+    "  - kind: any\n"
+    "    requirements:\n"
+    "    - kind: all\n"
+    "      requirements:\n"
+    "      - kind: max-pointwise-absolute-error-bound\n"
+    "        value: 0.05\n"
+    "    - kind: all\n"
+    "      requirements:\n"
+    "      - kind: max-pointwise-absolute-error-bound\n"
+    "        value: 2.5e-1\n"
+    "    - kind: all\n"
+    "      requirements:\n"
+    "      - kind: max-pointwise-relative-error-bound\n"
+    "        value: 0.01\n"
+    "  - kind: all\n"
+    "    requirements:\n"
+    "    - kind: data-limits\n"
+    "      minimum: 150.0\n"
+    "      maximum: 350.0\n"
+    "- filters:\n"
+    "  - kind: cf-short-name\n"
+    "    value: q\n"
+    "  requirements:\n"
+    "  - kind: mean-relative-error-bound\n"
+    "    value: 0.01\n"
+    "- filters:\n"
+    "  - kind: cf-short-name\n"
+    "    value: slt\n"
+    "  requirements:\n"
+    "  - kind: lossless\n"
+    "  - kind: missing-value\n"
+    "    value: 255\n";
+
+static void compiled_list(void **state) {
+    (void)state;
+    dctk_gates g;
+    requirements_also also;
+    assert_int_equal(gates_of(LIST, "cf-short-name=t,level-kind=pressure", 1, &g, &also), 0);
+    assert_true(g.abs_err == 0.25); /* the loosest of the absolute alternatives */
+    assert_true(g.phys_min == 150 && g.phys_max == 350);
+    assert_false(also.lossless || also.has_missing);
+    /* the standard name selects it too; the factor scales bounds and limits */
+    assert_int_equal(gates_of(LIST, "cf-standard-name=air_temperature,level-kind=pressure", 4, &g, &also), 0);
+    assert_true(g.abs_err == 1 && g.phys_min == 600 && g.phys_max == 1400);
+    /* the level kind is a filter of its own: without it, or another, no entry */
+    assert_int_equal(gates_of(LIST, "cf-short-name=t", 1, &g, &also), 2);
+    assert_int_equal(gates_of(LIST, "cf-short-name=t,level-kind=single", 1, &g, &also), 2);
+    assert_int_equal(gates_of(LIST, "cf-short-name=q", 1, &g, &also), 2); /* a mean relative bound */
+    assert_int_equal(gates_of(LIST, "cf-short-name=slt", 1, &g, &also), 0);
+    assert_true(also.lossless && also.has_missing && also.missing == 255 && isnan(g.abs_err));
+    assert_int_equal(gates_of(LIST, "cf-short-name=slt", 2, &g, &also), 2); /* a sentinel takes no factor */
+}
+
+/* One community file (recommendations/NAME.yaml): the entry at the top. */
+static void community_file(void **state) {
+    (void)state;
+    static const char *const file = "# Requirements for Eastward wind\n"
+                                    "filters:\n"
+                                    "- kind: any\n"
+                                    "  filters:\n"
+                                    "  - kind: cf-short-name\n"
+                                    "    value: u\n"
+                                    "- kind: level-kind\n"
+                                    "  value: pressure\n"
+                                    "requirements:\n"
+                                    "- kind: any\n"
+                                    "  # pointwise error bounds\n"
+                                    "  requirements:\n"
+                                    "  - kind: all\n"
+                                    "    requirements:\n"
+                                    "    - kind: max-pointwise-absolute-error-bound\n"
+                                    "      value: 0.5\n"
+                                    "    - kind: data-limits\n"
+                                    "      minimum: -200\n";
+    dctk_gates g;
+    requirements_also also;
+    assert_int_equal(gates_of(file, "level-kind=pressure,cf-short-name=u", 1, &g, &also), 0);
+    assert_true(g.abs_err == 0.5 && g.phys_min == -200 && isnan(g.phys_max));
+    /* a tighter flag stays */
+    g = dctk_gates_none();
+    g.abs_err = 0.1;
+    g.phys_min = 0;
+    assert_int_equal(requirements_gates("test", "cf-short-name=u,level-kind=pressure",
+                                        write_list("u.yaml", file, strlen(file)), 1, false, &g, &also), 0);
+    assert_true(g.abs_err == 0.1 && g.phys_min == 0);
+}
+
+static void refused(void **state) {
+    (void)state;
+    dctk_gates g;
+    requirements_also also;
+    static const char *const bad[] = {
+        "",                                                 /* no entries */
+        "recommendations:\n- filters:\n\t- kind: any\n",    /* a tab */
+        "recommendations:\n- filters\n",                    /* no colon */
+        "recommendations:\n  - filters: []\n   oops: 1\n",  /* indentation */
+        "something: else\n",                                /* no list */
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof *bad; k++)
+        assert_int_equal(gates_of(bad[k], "cf-short-name=t", 1, &g, &also), 2);
+    assert_int_equal(gates_of(LIST, "t", 1, &g, &also), 2);         /* not KIND=VALUE */
+    assert_int_equal(gates_of(LIST, "=t,a=", 1, &g, &also), 2);
+    assert_int_equal(requirements_gates("test", "cf-short-name=t", NULL, 1, false, &g, &also), 2); /* no list */
+    assert_int_equal(requirements_gates("test", "cf-short-name=t", "/nonexistent/list.yaml", 1, false, &g, &also), 2);
+}
+
+/* Every prefix of the list reads to an answer (0 or 2), never a crash or a leak. */
+static void every_truncation(void **state) {
+    (void)state;
+    size_t len = strlen(LIST);
+    int ok = 0;
+    for (size_t n = 0; n <= len; n++) {
+        dctk_gates g = dctk_gates_none();
+        requirements_also also;
+        int rc = requirements_gates("test", "cf-short-name=t,level-kind=pressure", write_list("cut.yaml", LIST, n), 1,
+                                    false, &g, &also);
+        assert_true(rc == 0 || rc == 2);
+        ok += rc == 0;
+    }
+    assert_true(ok > 0);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(compiled_list),
+        cmocka_unit_test(community_file),
+        cmocka_unit_test(refused),
+        cmocka_unit_test(every_truncation),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
