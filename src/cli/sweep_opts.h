@@ -178,9 +178,10 @@ void sweep_cli_spec_check(const dctk_spec *spec, const dctk_dataset *ds);
     OVERSUB_CLI_OPTS(o),                                                                                           \
     GATE_CLI_OPTS(o),                                                                                              \
     {"--requirements", NULL, OPT_STR, &(o).requirements, "KIND=VALUE,...",                                         \
-     "gate on the entry of the community list of safety requirements (ESiWACE; --requirements-list) its markers " \
-     "select, e.g. cf-short-name=t,level-kind=pressure: absolute bounds as --abs-error, data limits as "         \
-     "--phys-min/--phys-max (the tighter where both are given); an entry needing another kind is refused"},     \
+     "gate the --field-to-compress on the entries of the community list of safety requirements (ESiWACE; "      \
+     "--requirements-list) its markers select, e.g. cf-short-name=t,level-kind=pressure: absolute bounds as "   \
+     "--abs-error, data limits as --phys-min/--phys-max (the tighter where both are given), lossless as "       \
+     "--without-lossy, a missing value the field declares as its mask; an entry needing another kind is refused"}, \
     {"--requirements-list", NULL, OPT_STR, &(o).requirements_list, "FILE",                                         \
      "the list --requirements reads: recommendations.yaml of the compression-recommendations package, or one "   \
      "of its recommendations/NAME.yaml files (not shipped: its licence is the MPL-2.0)"},                       \
