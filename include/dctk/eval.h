@@ -649,6 +649,10 @@ typedef struct dctk_evaluate_opts {
     bool gates_set;             /* false: gates is taken as dctk_gates_none() */
     const char *thresholds_csv; /* NULL: no table */
     const dctk_spec *spec;      /* --spec FILE (borrowed); NULL: none */
+    /* --requirements and --requirements-unit-factor (NaN or 0: not given), for
+     * the manifest's args only: the caller folds the entry into gates */
+    const char *requirements;
+    double requirements_unit_factor;
     dctk_space_opts space;
     int rank;                   /* for the CSV name */
     /* Continue from the rows of an earlier run's CSV: stages whose combos are

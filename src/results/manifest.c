@@ -111,6 +111,9 @@ static json_t *args_json(const dctk_evaluate_opts *o) {
     json_object_set_new(j, "gradient_threshold", json_real(!isnan(a.grad) ? a.grad : 0.1));
     json_object_set_new(j, "resume", json_boolean(o->resume));
     json_object_set_new(j, "max_evals", o->max_evals > 0 ? json_integer(o->max_evals) : json_null());
+    json_object_set_new(j, "requirements", o->requirements ? json_string(o->requirements) : json_null());
+    double factor = o->requirements_unit_factor;
+    json_object_set_new(j, "requirements_unit_factor", factor > 0 && isfinite(factor) ? json_real(factor) : json_null());
     return j;
 }
 

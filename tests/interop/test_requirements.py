@@ -52,6 +52,13 @@ def sweep(*flags):
         rows = sorted(tuple((k, v) for k, v in row.items() if k not in SPEEDS) for row in csv.DictReader(f))
     with open(os.path.join(out, "best_U.json")) as f:
         best = json.load(f)
+    with open(os.path.join(out, "manifest_U.json")) as f:
+        args = json.load(f)["args"]
+    flag = dict(zip(flags, flags[1:]))  # the manifest records the flags as the Python tool's does
+    check(args["requirements"] == flag.get("--requirements") and
+          args["requirements_unit_factor"] == (float(flag["--requirements-unit-factor"])
+                                               if "--requirements-unit-factor" in flag else None),
+          "manifest args %s, flags %s" % ({k: args[k] for k in args if "requirements" in k}, flags))
     return rows, (best["comp_idx"], best["filt_idx"], best["ser_idx"], best["codecs"], best["gates"]), r.stdout
 
 
