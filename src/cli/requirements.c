@@ -501,14 +501,16 @@ int requirements_gates(const char *cmd, const char *markers_s, const char *list,
     return rc;
 }
 
-int requirements_missing_check(const char *cmd, const char *markers_s, double missing, const dctk_var *var) {
+int requirements_missing_check(const char *cmd, const char *markers_s, double missing, const dctk_var *var,
+                               bool say) {
     /* a value CF decoding masks comes back masked (the sweep keeps only combos that give masked points back
      * masked), as NaN does in a float field */
     bool held = isnan(missing) && dctk_dtype_is_float(var->dtype);
     for (int k = 0; !held && k < var->nmasked; k++) held = var->masked[k] == missing;
     if (held) return 0;
-    fprintf(stderr, "dc_toolkit %s: --requirements %s: the entry keeps the missing value %g, which '%s' does not "
+    if (say)
+        fprintf(stderr, "dc_toolkit %s: --requirements %s: the entry keeps the missing value %g, which '%s' does not "
                     "declare (_FillValue or missing_value): only a declared one is masked and given back masked; "
-                    "--abs-error 0 holds it\n", cmd, markers_s, missing, var->name);
+                        "a lossless sweep (--without-lossy) holds it\n", cmd, markers_s, missing, var->name);
     return 2;
 }

@@ -26,7 +26,8 @@ int requirements_gates(const char *cmd, const char *markers, const char *list, d
                        dctk_gates *g, requirements_also *also);
 
 /* 0 when var keeps the sentinel missing as masked (its _FillValue or
- * missing_value, or NaN for a float field), else 2 after one line. */
-int requirements_missing_check(const char *cmd, const char *markers, double missing, const dctk_var *var);
+ * missing_value, or NaN for a float field), else 2 (after one line if say). */
+int requirements_missing_check(const char *cmd, const char *markers, double missing, const dctk_var *var,
+                               bool say);
 
 #endif

@@ -505,7 +505,7 @@ int sweep_cli_run(const char *cmd, const char *dataset, const sweep_cli *o, swee
     bool root = sweep_cli_is_root(o);
     if (root) sweep_cli_spec_check(eo.spec, ds);
     if (req_also.has_missing && first < last &&
-        (rc = requirements_missing_check(cmd, o->requirements, req_also.missing, dctk_dataset_var(ds, first)))) {
+        (rc = requirements_missing_check(cmd, o->requirements, req_also.missing, dctk_dataset_var(ds, first), root))) {
         dctk_dataset_close(ds);
         return rc;
     }

@@ -96,6 +96,9 @@ same_as("tcc x 2", ["--requirements", "cf-short-name=tcc,level-kind=single", "--
 same_as("v", ["--requirements", "cf-short-name=v,level-kind=pressure"], ["--abs-error", "0.5"])
 rows, _ = same_as("slt", ["--requirements", "cf-short-name=slt,level-kind=single"], ["--without-lossy"])
 check(set(max_abs(rows)) == {0.0}, "slt: a kept combo is lossy: %s" % sorted(set(max_abs(rows)))[-3:])
+# an undeclared missing value is held by a lossless sweep
+same_as("sst lossless", ["--requirements", "cf-short-name=sst,level-kind=single", "--without-lossy"],
+        ["--without-lossy", "--abs-error", "0.1"])
 # a requirement an explicit flag already tightens: the tighter holds
 same_as("u and --abs-error 0.1", ["--requirements", U, "--abs-error", "0.1"], ["--abs-error", "0.1"])
 
