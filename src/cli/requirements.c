@@ -359,7 +359,7 @@ static bool resolve_any(const ynode *kids, resolver *rs, rgates *out) {
             append(skipped, sizeof skipped, " or ", "another alternative");
         }
     }
-    if (!found) return rs->why[0] = 0, append(rs->why, sizeof rs->why, "", missed), false;
+    if (!found) return rs->why[0] = 0, append(rs->why, sizeof rs->why, "", missed[0] ? missed : "an empty any"), false;
     if (missed[0]) append(rs->dropped, sizeof rs->dropped, "; ", missed);
     if (skipped[0]) append(rs->dropped, sizeof rs->dropped, "; ", skipped);
     return true;
@@ -367,7 +367,7 @@ static bool resolve_any(const ynode *kids, resolver *rs, rgates *out) {
 
 static bool resolve(const ynode *r, resolver *rs, rgates *out) {
     const char *kind = find_text(r, "kind");
-    double v;
+    double v = NAN;
     *out = RG_NONE;
     if (kind && !strcmp(kind, "all")) return resolve_all(find(r, "requirements"), rs, out);
     if (kind && !strcmp(kind, "any")) return resolve_any(find(r, "requirements"), rs, out);
@@ -375,8 +375,9 @@ static bool resolve(const ynode *r, resolver *rs, rgates *out) {
         return out->abs = v * rs->factor, true;
     if (kind && !strcmp(kind, "lossless")) return out->lossless = true, true;
     const char *sentinel = kind && !strcmp(kind, "missing-value") ? find_text(r, "value") : NULL;
-    if (sentinel && (number(sentinel, &v) || !strcasecmp(sentinel, "nan") || !strcasecmp(sentinel, ".nan"))) {
-        if (rs->factor == 1) return out->has_missing = true, out->missing = isfinite(v) ? v : NAN, true;
+    bool finite = sentinel && number(sentinel, &v);
+    if (finite || (sentinel && (!strcasecmp(sentinel, "nan") || !strcasecmp(sentinel, ".nan")))) {
+        if (rs->factor == 1) return out->has_missing = true, out->missing = finite ? v : NAN, true;
         describe(r, rs->why, sizeof rs->why);
         rs->sentinel_scaled = true;
         return false;

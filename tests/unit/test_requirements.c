@@ -115,6 +115,10 @@ static void compiled_list(void **state) {
     assert_int_equal(gates_of(LIST, "cf-short-name=slt", 1, &g, &also), 0);
     assert_true(also.lossless && also.has_missing && also.missing == 255 && isnan(g.abs_err));
     assert_int_equal(gates_of(LIST, "cf-short-name=slt", 2, &g, &also), 2); /* a sentinel takes no factor */
+    static const char *const nan_sentinel = "filters:\n- kind: cf-short-name\n  value: x\n"
+                                            "requirements:\n- kind: missing-value\n  value: .nan\n";
+    assert_int_equal(gates_of(nan_sentinel, "cf-short-name=x", 1, &g, &also), 0);
+    assert_true(also.has_missing && isnan(also.missing));
 }
 
 /* One community file (recommendations/NAME.yaml): the entry at the top. */
