@@ -131,6 +131,13 @@ static int compress_dataset(const char *cmd, const char *dataset, int argc, char
     int rc = sweep_cli_eval_opts(cmd, &so, &eo);
     if (so.par && rc) return dctk_par_agree(so.par, DCTK_ERR_ARG) == DCTK_OK ? 0 : rc;
     if (rc) return rc;
+    const char *unchecked = pipeline_arg ? sweep_cli_requirements_unchecked() : NULL;
+    if (unchecked) { /* the same answer on every rank: no agreement needed */
+        if (sweep_cli_is_root(&so))
+            fprintf(stderr, "dc_toolkit %s: --requirements %s asks for %s, which the sweep holds and a --pipeline "
+                    "write does not check: leave out --pipeline\n", cmd, so.requirements, unchecked);
+        return 2;
+    }
     so.stop_after_failure = !continue_on_error;
     sweep_call call = {.cmd = cmd, .dataset = dataset};
     dctk_compress_opts o = {.vars = vars_arg, .field = so.field, .pipeline = pipeline_arg,

@@ -67,6 +67,10 @@ static bool gate_value(const char *s, double *v) {
  * checked against the field once the dataset is open. */
 static requirements_also req_also;
 
+const char *sweep_cli_requirements_unchecked(void) {
+    return req_also.lossless ? "lossless" : req_also.has_missing ? "a missing value" : NULL;
+}
+
 /* --requirements and its unit factor, into the gates the flags gave. */
 static int sweep_cli_requirements(const char *cmd, const sweep_cli *o, dctk_gates *g) {
     double factor = o->requirements_factor;

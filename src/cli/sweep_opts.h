@@ -140,6 +140,9 @@ typedef struct sweep_cli {
 
 /* The gates these flags ask for; 0 or the exit code of a usage error (printed). */
 int sweep_cli_gates(const char *cmd, const struct sweep_cli *o, dctk_gates *g);
+/* What the entry of --requirements asks beyond the gates (held by the sweep:
+ * its space and the field's mask), as words for a line; NULL: nothing. */
+const char *sweep_cli_requirements_unchecked(void);
 /* The --spec file, read once per process (NULL when none given); 0 or the
  * exit code of a bad file (printed). */
 int sweep_cli_spec(const char *cmd, const struct sweep_cli *o, const dctk_spec **spec);

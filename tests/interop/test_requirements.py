@@ -137,6 +137,21 @@ for flags, words in refusals:
     check(r.returncode == 2 and len(lines) == 1 and words in lines[0],
           "%s: exit %d, stderr %r, expected one line with %r" % (" ".join(flags), r.returncode, r.stderr, words))
     check(not os.path.exists(where) or not os.listdir(where), "%s: wrote %s" % (" ".join(flags), where))
+# a --pipeline write verifies the entry's gates (BitRound 4 bits: errors of several m/s), and refuses what only the
+# sweep holds
+pipeline = json.dumps({"compressor": {"name": "zstd", "configuration": {"level": 3, "checksum": False}},
+                       "filter": {"name": "numcodecs.bitround", "configuration": {"keepbits": 4}}, "serializer": None})
+r = subprocess.run([DCTK, "compress", DATA, "--where-to-write", os.path.join(tmp, "gated"), *BASE, "--pipeline",
+                    pipeline, "--requirements-list", LIST, "--requirements", U], capture_output=True, text=True)
+check(r.returncode == 1 and "max abs error <= 0.5" in r.stderr and
+      not os.path.exists(os.path.join(tmp, "gated", "uv300.zarr", "U")),
+      "a --pipeline beyond the u entry's bound: %d %r" % (r.returncode, r.stderr))
+r = subprocess.run([DCTK, "compress", DATA, "--where-to-write", os.path.join(tmp, "lossy"), *BASE, "--pipeline",
+                    pipeline, "--requirements-list", LIST, "--requirements", "cf-short-name=slt,level-kind=single"],
+                   capture_output=True, text=True)
+check(r.returncode == 2 and "a --pipeline write does not check" in r.stderr and
+      not os.path.exists(os.path.join(tmp, "lossy", "uv300.zarr")),
+      "a lossy --pipeline under a lossless entry: %d %r" % (r.returncode, r.stderr))
 r = subprocess.run([DCTK, "evaluate_combos", DATA, "--where-to-write", os.path.join(tmp, "nofield"),
                     "--requirements-list", LIST, "--requirements", U], capture_output=True, text=True)
 check(r.returncode == 2 and "--field-to-compress" in r.stderr, "no field named: %d %r" % (r.returncode, r.stderr))
