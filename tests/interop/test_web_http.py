@@ -226,6 +226,21 @@ def jobs(srv):
           "the page: %d" % code)
 
 
+def sweep_job(srv, flags):
+    """Posts a sweep of data.nc's t with these flags and waits for it: (code of the post, the job as posted,
+    the job as it ended, its state)."""
+    code, sweep, _ = srv.request("POST", "/api/jobs", {"kind": "sweep", "dataset": "data.nc", "field": "t",
+                                                       "flags": flags})
+    job, state = {}, None
+    for _ in range(600):
+        _, job, _ = srv.request("GET", "/api/jobs/%s" % sweep.get("id", ""))
+        state = job.get("state") if isinstance(job, dict) else None
+        if state not in ("starting", "running"):
+            break
+        time.sleep(0.5)
+    return code, sweep, job, state
+
+
 def ratio_budget(srv):
     """--target-ratio is one of the form's budgets (beside the L1 and absolute ones, before the sample and
     the space); a sweep given it from the form has it as its budget, and the results say so."""
@@ -235,16 +250,9 @@ def ratio_budget(srv):
           "the form's budget fields: %r" % names[:5])
     flags = {"--target-ratio": "6", "--compressor-class": "zstd", "--filter-class": "bitround",
              "--serializer-class": "none", "--eval-data-size-limit": "100KB"}
-    code, sweep, _ = srv.request("POST", "/api/jobs", {"kind": "sweep", "dataset": "data.nc", "field": "t",
-                                                       "flags": flags})
+    code, sweep, _, state = sweep_job(srv, flags)
     check(code == 201 and "--target-ratio=6" in sweep.get("argv", []), "a sweep at ratio 6: %d %r" % (code, sweep))
-    sid, state = sweep.get("id", ""), None
-    for _ in range(600):
-        code, job, _ = srv.request("GET", "/api/jobs/%s" % sid)
-        state = job.get("state") if isinstance(job, dict) else None
-        if state not in ("starting", "running"):
-            break
-        time.sleep(0.5)
+    sid = sweep.get("id", "")
     check(state == "done", "the sweep at ratio 6 ended %r" % state)
     code, res, _ = srv.request("GET", "/api/jobs/%s/results?var=t" % sid)
     best = [r for r in res.get("rows", []) if res.get("best") and r[:3] == res["best"]] if code == 200 else []
@@ -258,16 +266,9 @@ def ratio_budget(srv):
 def twin_indices(srv, root):
     flags = {"--l1-threshold": "1e-3", "--compressor-class": "zstd", "--serializer-class": "none",
              "--eval-data-size-limit": "100KB"}
-    code, sweep, _ = srv.request("POST", "/api/jobs", {"kind": "sweep", "dataset": "data.nc", "field": "t",
-                                                       "flags": flags})
+    code, sweep, job, state = sweep_job(srv, flags)
     check(code == 201, "a sweep with twin rows: %d %r" % (code, sweep))
-    sid, state, job = sweep.get("id", ""), None, {}
-    for _ in range(600):
-        code, job, _ = srv.request("GET", "/api/jobs/%s" % sid)
-        state = job.get("state") if isinstance(job, dict) else None
-        if state not in ("starting", "running"):
-            break
-        time.sleep(0.5)
+    sid = sweep.get("id", "")
     check(state == "done", "the sweep with twin rows ended %r" % state)
     if state != "done":
         return
