@@ -1,8 +1,9 @@
 """What several bench scripts share: the thread flag of the build under test,
-a run that must succeed (wall seconds), and a ~50 MB field tiled from a real one, the small
+a run that must succeed (wall and CPU seconds), and a ~50 MB field tiled from a real one, the small
 field of the write benches."""
 import json
 import os
+import resource
 import subprocess
 import sys
 import time
@@ -19,13 +20,22 @@ def threads_flag(binary):
     return "--threads-per-rank" if "--threads-per-rank" in h.stdout + h.stderr else "--threads"
 
 
-def timed(cmd):
-    """Wall seconds of one run; the bench stops with its stderr if it fails."""
+def measured(cmd):
+    """One run, which must succeed (else the bench stops with its stderr): wall seconds, the child's
+    user and system CPU seconds, and the completed process (its stdout and stderr)."""
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     r = subprocess.run(cmd, capture_output=True, text=True)
+    wall = time.perf_counter() - t0
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     if r.returncode:
-        sys.exit("bench: %s failed:\n%s" % (" ".join(cmd), r.stderr[-2000:]))
-    return time.perf_counter() - t0
+        sys.exit("bench: %s failed:\n%s" % (" ".join(cmd), r.stderr[-3000:]))
+    return wall, r1.ru_utime - r0.ru_utime, r1.ru_stime - r0.ru_stime, r
+
+
+def timed(cmd):
+    """Wall seconds of one run, which must succeed."""
+    return measured(cmd)[0]
 
 
 def tiled(path):

@@ -25,16 +25,16 @@ system part. Medians last. TMPDIR holds the inputs and outputs.
 """
 import os
 import re
-import resource
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 
 import numpy as np
 import netCDF4
+
+from benchlib import measured
 
 NCARG = os.environ.get("DCTK_NCARG", "/usr/share/ncarg/data")
 TRINIDAD = os.path.join(NCARG, "cdf", "trinidad.nc")
@@ -73,17 +73,11 @@ def run(cmd, name):
     out = os.path.join(tmp, "out_" + name)
     shutil.rmtree(out, ignore_errors=True)
     cmd = [c if c != "OUT" else out for c in cmd]
-    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t0 = time.perf_counter()
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    wall = time.perf_counter() - t0
-    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if r.returncode:
-        sys.exit("bench: %s failed:\n%s" % (" ".join(cmd), r.stderr[-3000:]))
+    wall, user_s, system_s, r = measured(cmd)
     text = r.stderr + r.stdout
     codec = timer(text, "sweep: inside codecs [thread CPU s]")
     user = timer(text, "sweep: inside codecs, user space [thread CPU s]")
-    return [wall, r1.ru_utime - r0.ru_utime, r1.ru_stime - r0.ru_stime, codec, codec - user]
+    return [wall, user_s, system_s, codec, codec - user]
 
 
 big = os.path.join(tmp, "trinidad_x6.nc")

@@ -22,15 +22,13 @@ import csv
 import filecmp
 import json
 import os
-import resource
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 
-from benchlib import COMPRESS_FIELDS, compress_input, threads_flag
+from benchlib import COMPRESS_FIELDS, compress_input, measured, threads_flag
 
 build = sys.argv[1] if len(sys.argv) > 1 else "build"
 RUNS = int(sys.argv[2]) if len(sys.argv) > 2 else 5
@@ -41,14 +39,8 @@ SPACE = ["--compressor-class", "zlib", "--filter-class", "none", "--serializer-c
 
 def timed(cmd):
     """Wall and CPU seconds (user + system) of one run, which must succeed; its stdout."""
-    u0 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t0 = time.perf_counter()
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    s = time.perf_counter() - t0
-    u1 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if r.returncode:
-        sys.exit("bench: %s failed:\n%s" % (" ".join(cmd), r.stderr[-2000:]))
-    return s, (u1.ru_utime - u0.ru_utime) + (u1.ru_stime - u0.ru_stime), r.stdout
+    wall, user, system, r = measured(cmd)
+    return wall, user + system, r.stdout
 
 
 def shuffle_zlib1(sweep, var):
