@@ -33,7 +33,7 @@ libdeflate), its write and a zlib/gzip-only sweep run beside this build's:
 the side-by-side measure of libdeflate against zlib.
 
 Environment: BEFORE=DIR adds the write of another build (e.g. this branch before
-a change) to every field's table, alternated with the others, so that a change
+a change) to every field's table, without and with verification, alternated with the others, so that a change
 is measured side by side in one run; ONLY=trinidad,fice runs those fields only; CHUNK_MIB=3 writes dctk's arrays in inner
 chunks of that size instead of 4 MiB (shards stay 16 MiB).
 The load average is printed before each field: on a shared machine the wall
@@ -122,6 +122,7 @@ def writers(tmp, src, var):
     ours("shuffle", exe, [BYTES, SHUFFLE], False)
     if BEFORE:
         ours("before", os.path.join(BEFORE, "dc_toolkit"), [BYTES, SHUFFLE, ZLIB1], False)
+        ours("before+verify", os.path.join(BEFORE, "dc_toolkit"), [BYTES, SHUFFLE, ZLIB1], True)
     if zlib_build:
         ours("dctk zlib", os.path.join(zlib_build, "dc_toolkit"), [BYTES, SHUFFLE, ZLIB1], False)
     return w
@@ -168,6 +169,9 @@ def bench_field(tmp, label, src, var, raw):
         print("   dctk vs before: wall %.3f / %.3f s (%.2fx), CPU %.3f / %.3f s (%.2fx)" % (
             med["dctk"], med["before"], med["before"] / med["dctk"], mcpu["dctk"], mcpu["before"],
             mcpu["before"] / mcpu["dctk"]))
+        print("   CPU per MB written, verified: dctk %.2f ms, before %.2f ms (%.3f of before)" % (
+            1e9 * mcpu["dctk+verify"] / raw, 1e9 * mcpu["before+verify"] / raw,
+            mcpu["dctk+verify"] / mcpu["before+verify"]))
     print("   where the time goes (dctk, medians): read + store write %.3f s, shuffle %.3f s, zlib 1 %.3f s, "
           "verify %.3f s" % (med["bytes"], med["shuffle"] - med["bytes"], med["dctk"] - med["shuffle"],
                              med["dctk+verify"] - med["dctk"]))
