@@ -11,7 +11,7 @@ mode=${1:-}
 
 BUILD="build-essential cmake pkg-config git
   libnetcdf-dev libeccodes-dev libblosc-dev libzstd-dev liblz4-dev zlib1g-dev
-  libbz2-dev liblzma-dev libdeflate-dev libzfp-dev libjansson-dev libcmocka-dev libopenjp2-7-dev libudunits2-dev
+  libbz2-dev liblzma-dev libdeflate-dev libzfp-dev libjansson-dev libcmocka-dev libopenjp2-7-dev libudunits2-dev libyaml-dev
   libopenmpi-dev openmpi-bin libcairo2-dev libmicrohttpd-dev libncarg-data"
 TEST="python3 python3-numpy python3-numcodecs python3-zfpy python3-netcdf4
   python3-eccodes python3-zarr python3-xarray netcdf-bin

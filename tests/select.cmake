@@ -6,3 +6,4 @@ dctk_unit_test(test_select unit/test_select.c)
 # the flags it stands for (issue 32 item 6).
 dctk_script_test(requirements ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_requirements.py)
 dctk_unit_test(test_requirements unit/test_requirements.c ${CMAKE_SOURCE_DIR}/src/cli/requirements.c)
+target_link_libraries(test_requirements PRIVATE PkgConfig::YAML)

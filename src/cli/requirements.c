@@ -3,9 +3,8 @@
  * compression-recommendations package, github.com/juntyr/compression-recommendations,
  * MPL-2.0, which is why the list is read from the user's copy and not shipped).
  *
- * The list is strictyaml (block mappings and sequences, plain or quoted
- * scalars, comments; no flow style, anchors or tags), so a small indentation
- * reader is enough. Its form:
+ * The list is strictyaml, read with libyaml (anchors and aliases, which
+ * strictyaml forbids, are refused). Its form:
  *     recommendations:
  *     - filters:           all must select the field; a filter is
  *       - kind: any        any/all of "filters", or a leaf {kind, value}
@@ -27,12 +26,14 @@
  * "any" is met when one alternative is: alternatives that are all absolute
  * bounds give the loosest, else the first we can gate is gated (stricter than
  * the entry) and the others are named on the console. */
-#include <ctype.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+
+#include <yaml.h>
 
 #include "requirements.h"
 
@@ -40,178 +41,98 @@ typedef enum { Y_SCALAR, Y_MAP, Y_SEQ } ykind;
 
 typedef struct ynode {
     ykind kind;
-    const char *key;  /* in a mapping */
-    const char *text; /* a scalar's */
+    char *key;  /* in a mapping; owned */
+    char *text; /* a scalar's; owned */
     struct ynode **kids;
     size_t n;
 } ynode;
-
-typedef struct yline {
-    int indent, no;
-    char *text;
-} yline;
-
-typedef struct yparser {
-    yline *lines;
-    size_t n, i;
-    char err[160];
-} yparser;
 
 static void ynode_free(ynode *y) {
     if (!y) return;
     for (size_t k = 0; k < y->n; k++) ynode_free(y->kids[k]);
     free(y->kids);
+    free(y->key);
+    free(y->text);
     free(y);
 }
 
-static ynode *ynode_new(ykind kind) {
-    ynode *y = calloc(1, sizeof *y);
-    if (y) y->kind = kind;
-    return y;
-}
-
 static bool ynode_add(ynode *parent, ynode *kid) {
-    ynode **k = kid ? realloc(parent->kids, (parent->n + 1) * sizeof *k) : NULL;
-    if (!k) return ynode_free(kid), false;
+    ynode **k = realloc(parent->kids, (parent->n + 1) * sizeof *k);
+    if (!k) return false;
     parent->kids = k;
     parent->kids[parent->n++] = kid;
     return true;
 }
 
-/* A quoted scalar without its quotes (in place; '' is a quote in single quotes). */
-static char *unquote(char *s) {
-    size_t len = strlen(s);
-    if (len >= 2 && (s[0] == '\'' || s[0] == '"') && s[len - 1] == s[0]) {
-        s[len - 1] = 0;
-        return s + 1;
-    }
-    return s;
+enum { YAML_MAX_DEPTH = 64 };
+
+/* The tree under construction: open collections, and a mapping's key that
+ * waits for its value. */
+typedef struct ybuild {
+    ynode *root, *open[YAML_MAX_DEPTH];
+    int depth;
+    char *key;
+} ybuild;
+
+/* Hang a new node of the event's kind where the tree is open; a scalar in a
+ * mapping without a pending key is that key. NULL, or what went wrong. */
+static const char *ybuild_event(ybuild *b, const yaml_event_t *e) {
+    ynode *top = b->depth ? b->open[b->depth - 1] : NULL;
+    bool scalar = e->type == YAML_SCALAR_EVENT, in_map = top && top->kind == Y_MAP;
+    if (!scalar && in_map && !b->key) return "a key that is not text";
+    if (!scalar && b->depth == YAML_MAX_DEPTH) return "nested too deep";
+    char *text = scalar ? strdup((const char *)e->data.scalar.value) : NULL;
+    if (scalar && !text) return "out of memory";
+    if (scalar && in_map && !b->key) return (b->key = text), NULL;
+    ynode *y = calloc(1, sizeof *y);
+    if (!y) return free(text), "out of memory";
+    *y = (ynode){.kind = scalar ? Y_SCALAR : e->type == YAML_MAPPING_START_EVENT ? Y_MAP : Y_SEQ, .text = text};
+    if (in_map) y->key = b->key, b->key = NULL;
+    if (top ? !ynode_add(top, y) : b->root != NULL) return ynode_free(y), "out of memory";
+    if (!top) b->root = y;
+    if (!scalar) b->open[b->depth++] = y;
+    return NULL;
 }
 
-/* The line without its comment and trailing blanks. */
-static void strip_comment(char *s) {
-    char quote = 0;
-    for (char *p = s; *p; p++) {
-        if (quote) {
-            if (*p == quote) quote = 0;
-        } else if (*p == '\'' || *p == '"') {
-            quote = *p;
-        } else if (*p == '#' && (p == s || isspace((unsigned char)p[-1]))) {
-            *p = 0;
+/* The first document of the file, or NULL with err set. */
+static ynode *yaml_read(FILE *f, char *err, size_t cap) {
+    yaml_parser_t p;
+    if (!yaml_parser_initialize(&p)) return snprintf(err, cap, "out of memory"), NULL;
+    yaml_parser_set_input_file(&p, f);
+    ybuild b = {0};
+    bool done = false, ok = true;
+    const char *why;
+    while (ok && !done) {
+        yaml_event_t e;
+        if (!yaml_parser_parse(&p, &e)) {
+            snprintf(err, cap, "line %zu: %s", p.problem_mark.line + 1, p.problem ? p.problem : "not YAML");
             break;
         }
-    }
-    size_t len = strlen(s);
-    while (len && isspace((unsigned char)s[len - 1])) s[--len] = 0;
-}
-
-static bool is_dash(const char *s) { return s[0] == '-' && (s[1] == 0 || s[1] == ' '); }
-
-/* The ':' ending the key of "key: value" or "key:", or NULL. */
-static char *key_colon(char *s) {
-    if (*s == '\'' || *s == '"') return NULL;
-    char *c = strstr(s, ": ");
-    if (c) return c;
-    size_t len = strlen(s);
-    return len && s[len - 1] == ':' ? s + len - 1 : NULL;
-}
-
-static ynode *parse_node(yparser *p, int indent);
-
-static ynode *parse_seq(yparser *p, int indent) {
-    ynode *seq = ynode_new(Y_SEQ);
-    while (seq && p->i < p->n && p->lines[p->i].indent == indent && is_dash(p->lines[p->i].text)) {
-        yline *l = &p->lines[p->i];
-        char *rest = l->text + 1;
-        int gap = 0;
-        while (*rest == ' ') rest++, gap++;
-        ynode *kid;
-        if (!*rest) {
-            p->i++;
-            kid = p->i < p->n && p->lines[p->i].indent > indent ? parse_node(p, p->lines[p->i].indent)
-                                                                : ynode_new(Y_SCALAR);
-        } else if (key_colon(rest) || is_dash(rest)) { /* "- key: v": a mapping indented past the dash */
-            l->indent = indent + 1 + gap;
-            l->text = rest;
-            kid = parse_node(p, l->indent);
-        } else {
-            kid = ynode_new(Y_SCALAR);
-            if (kid) kid->text = unquote(rest);
-            p->i++;
+        switch (e.type) {
+        case YAML_SCALAR_EVENT:
+        case YAML_SEQUENCE_START_EVENT:
+        case YAML_MAPPING_START_EVENT:
+            if ((why = ybuild_event(&b, &e))) snprintf(err, cap, "line %zu: %s", e.start_mark.line + 1, why);
+            ok = !why;
+            break;
+        case YAML_SEQUENCE_END_EVENT:
+        case YAML_MAPPING_END_EVENT: b.depth--; break;
+        case YAML_ALIAS_EVENT:
+            snprintf(err, cap, "line %zu: an alias (the list's format, strictyaml, has none)", e.start_mark.line + 1);
+            ok = false;
+            break;
+        case YAML_DOCUMENT_END_EVENT:
+        case YAML_STREAM_END_EVENT: done = true; break;
+        default: break;
         }
-        if (!kid || !ynode_add(seq, kid)) return ynode_free(seq), NULL;
+        yaml_event_delete(&e);
     }
-    return seq;
-}
-
-static ynode *parse_map(yparser *p, int indent) {
-    ynode *map = ynode_new(Y_MAP);
-    while (map && p->i < p->n && p->lines[p->i].indent == indent && !is_dash(p->lines[p->i].text)) {
-        yline *l = &p->lines[p->i++];
-        char *colon = key_colon(l->text), *value;
-        if (!colon) {
-            snprintf(p->err, sizeof p->err, "line %d: expected 'key: value', got '%.60s'", l->no, l->text);
-            return ynode_free(map), NULL;
-        }
-        *colon = 0;
-        value = colon[1] ? colon + 2 : colon + 1;
-        while (*value == ' ') value++;
-        ynode *kid;
-        if (*value == '|' || *value == '>') { /* a block scalar: text, no requirement */
-            while (p->i < p->n && p->lines[p->i].indent > indent) p->i++;
-            kid = ynode_new(Y_SCALAR);
-            if (kid) kid->text = "";
-        } else if (*value) {
-            kid = ynode_new(Y_SCALAR);
-            if (kid) kid->text = unquote(value);
-        } else if (p->i < p->n && p->lines[p->i].indent > indent) {
-            kid = parse_node(p, p->lines[p->i].indent);
-        } else if (p->i < p->n && p->lines[p->i].indent == indent && is_dash(p->lines[p->i].text)) {
-            kid = parse_seq(p, indent); /* "key:" then "- item" at the key's indent */
-        } else {
-            kid = ynode_new(Y_SCALAR);
-            if (kid) kid->text = "";
-        }
-        if (kid) kid->key = unquote(l->text);
-        if (!kid || !ynode_add(map, kid)) return ynode_free(map), NULL;
-    }
-    return map;
-}
-
-static ynode *parse_node(yparser *p, int indent) {
-    return is_dash(p->lines[p->i].text) ? parse_seq(p, indent) : parse_map(p, indent);
-}
-
-/* The document in text (modified in place), or NULL with p->err set. */
-static ynode *yaml_parse(char *text, yparser *p) {
-    size_t cap = 1;
-    for (const char *s = text; *s; s++) cap += *s == '\n';
-    p->lines = calloc(cap, sizeof *p->lines);
-    if (!p->lines) return snprintf(p->err, sizeof p->err, "out of memory"), NULL;
-    int no = 0;
-    for (char *line = text, *next; line; line = next) {
-        next = strchr(line, '\n');
-        if (next) *next++ = 0;
-        no++;
-        strip_comment(line);
-        int indent = 0;
-        while (line[indent] == ' ') indent++;
-        if (!line[indent] || !strcmp(line + indent, "---")) continue;
-        if (line[indent] == '\t') {
-            snprintf(p->err, sizeof p->err, "line %d: a tab indents it (YAML indents with spaces)", no);
-            return NULL;
-        }
-        p->lines[p->n++] = (yline){.indent = indent, .no = no, .text = line + indent};
-    }
-    if (!p->n) return snprintf(p->err, sizeof p->err, "no entries"), NULL;
-    ynode *root = parse_node(p, p->lines[0].indent);
-    if (root && p->i < p->n) {
-        snprintf(p->err, sizeof p->err, "line %d: unexpected indentation", p->lines[p->i].no);
-        ynode_free(root);
-        return NULL;
-    }
-    if (!root && !p->err[0]) snprintf(p->err, sizeof p->err, "out of memory");
-    return root;
+    yaml_parser_delete(&p);
+    free(b.key);
+    if (done && !b.root) snprintf(err, cap, "no entries");
+    if (done && b.root) return b.root;
+    ynode_free(b.root);
+    return NULL;
 }
 
 static const ynode *find(const ynode *map, const char *key) {
@@ -393,22 +314,6 @@ static bool resolve(const ynode *r, resolver *rs, rgates *out) {
     return false;
 }
 
-static char *read_text(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    size_t cap = 1 << 16, len = 0;
-    char *buf = malloc(cap);
-    for (size_t got; buf && (got = fread(buf + len, 1, cap - len - 1, f)) > 0;) {
-        len += got;
-        char *more = len + 1 >= cap ? realloc(buf, cap *= 2) : buf;
-        if (!more) free(buf);
-        buf = more;
-    }
-    fclose(f);
-    if (buf) buf[len] = 0;
-    return buf;
-}
-
 /* The list's entries: "recommendations", or the one entry of a community file. */
 static const ynode *entries_of(ynode **root, ynode *single) {
     const ynode *list = find(*root, "recommendations");
@@ -463,19 +368,20 @@ int requirements_gates(const char *cmd, const char *markers_s, const char *list,
                         "(package compression-recommendations) with --requirements-list FILE\n", cmd);
         return 2;
     }
-    char *text = read_text(list);
-    if (!text) {
-        fprintf(stderr, "dc_toolkit %s: %s: cannot read the requirements list\n", cmd, list);
+    FILE *f = fopen(list, "rb");
+    if (!f) {
+        fprintf(stderr, "dc_toolkit %s: %s: cannot read the requirements list: %s\n", cmd, list, strerror(errno));
         return 2;
     }
-    yparser p = {0};
-    ynode *root = yaml_parse(text, &p), single = {0};
+    char err[160] = "";
+    ynode *root = yaml_read(f, err, sizeof err), single = {0};
+    fclose(f);
     const ynode *entries = root ? entries_of(&root, &single) : NULL;
     resolver rs = {.factor = factor};
     rgates r;
     int n = entries ? resolve_selected(entries, &m, &rs, &r) : 0, rc = 2;
     if (!root)
-        fprintf(stderr, "dc_toolkit %s: %s: not a requirements list: %s\n", cmd, list, p.err);
+        fprintf(stderr, "dc_toolkit %s: %s: not a requirements list: %s\n", cmd, list, err);
     else if (!entries)
         fprintf(stderr, "dc_toolkit %s: %s: not a requirements list: no 'recommendations' nor an entry's "
                         "'filters' and 'requirements'\n", cmd, list);
@@ -497,8 +403,6 @@ int requirements_gates(const char *cmd, const char *markers_s, const char *list,
         rc = 0;
     }
     ynode_free(root);
-    free(p.lines);
-    free(text);
     return rc;
 }
 

@@ -165,6 +165,11 @@ static void refused(void **state) {
         "recommendations:\n- filters\n",                    /* no colon */
         "recommendations:\n  - filters: []\n   oops: 1\n",  /* indentation */
         "something: else\n",                                /* no list */
+        "recommendations: &r\n- filters: []\nagain: *r\n",  /* an alias: strictyaml has none */
+        "recommendations:\n- ? [a, b]\n  : 1\n",            /* a key that is not text */
+        "recommendations: "
+        "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]"
+        "]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]\n",           /* nested past any list's depth */
     };
     for (size_t k = 0; k < sizeof bad / sizeof *bad; k++)
         assert_int_equal(gates_of(bad[k], "cf-short-name=t", 1, &g, &also), 2);
