@@ -60,6 +60,8 @@ dctk_metric_cfg dctk_metric_cfg_of(const dctk_sample_stats *st) {
             a->sum_abs_e += e;                                                         \
             a->sum_sq_e += e * e;                                                      \
             if (e > a->max_abs_e || isnan(e)) a->max_abs_e = e;                        \
+            double re = ax > 0 ? e / ax : e == 0 ? 0 : e + INFINITY; /* NaN stays NaN */ \
+            if (re > a->max_rel_e || isnan(re)) a->max_rel_e = re;                     \
             EXTRA                                                                      \
         }                                                                              \
     } while (0)
@@ -242,6 +244,7 @@ double dctk_norms_l1(const dctk_norms *a) { return rel(a->sum_abs_e, a->sum_abs_
 double dctk_norms_l2(const dctk_norms *a) { return rel(sqrt(a->sum_sq_e), sqrt(a->sum_sq_x)); }
 double dctk_norms_linf(const dctk_norms *a) { return rel(a->max_abs_e, a->max_abs_x); }
 double dctk_norms_bias(const dctk_norms *a) { return rel(a->sum_e, a->sum_abs_x); }
+double dctk_norms_mean_abs(const dctk_norms *a) { return a->n ? a->sum_abs_e / (double)a->n : 0; }
 
 double dctk_norms_pearson(const dctk_norms *a) {
     if (a->sum_abs_e == 0) return 1; /* y == x, constant fields included */
