@@ -6,3 +6,6 @@ dctk_unit_test(test_select unit/test_select.c)
 # the flags it stands for (issue 32 item 6).
 dctk_script_test(requirements ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_requirements.py)
 dctk_unit_test(test_requirements unit/test_requirements.c ${CMAKE_SOURCE_DIR}/src/cli/requirements.c)
+# the pointwise relative and the mean absolute bounds of an entry, on pop.nc's urot (zeros, negatives, a mask) and
+# uv300's U: the written fields measured by numpy
+dctk_script_test(requirements_relative ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_requirements_relative.py)
