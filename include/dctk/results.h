@@ -88,8 +88,8 @@ extern "C" {
 
 /* The columns of the first release's files, var to status: readers take
  * such files (and those of any release since), the later columns absent
- * (solved NaN, trials 0; max_rel_err and mean_abs_err NaN, pass_rel and
- * pass_mean_abs false: re-gated, such a row fails those gates). */
+ * (solved NaN, trials 0; max_rel_err and mean_abs_err NaN, not measured,
+ * and pass_rel and pass_mean_abs true: gates it did not have were off). */
 #define DCTK_RESULT_NCOLS_FIRST 36
 
 #define DCTK_RESULT_CTYPE_STR const char *
