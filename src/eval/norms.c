@@ -1,7 +1,9 @@
 /* Error norms and the selection metrics, accumulated in double precision
  * chunk by chunk: no decoded copy of the sample is ever held.
  *
- * Point metrics (one pass over each run of values): the relative norms,
+ * Point metrics (one pass over each run of values): the relative norms, the
+ * largest pointwise relative error |y - x| / |x| (a zero given back as
+ * anything else: +inf) and the sums the mean absolute error is made of,
  * bias, Pearson correlation (sums of x - shift and y - shift, so that a field
  * far from zero, temperatures in K, keeps its precision), the fraction of
  * points whose relative error exceeds 1e-4, the error on the extremes and the
