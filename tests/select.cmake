@@ -7,3 +7,6 @@ dctk_unit_test(test_select unit/test_select.c)
 dctk_script_test(requirements ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_requirements.py)
 dctk_unit_test(test_requirements unit/test_requirements.c ${CMAKE_SOURCE_DIR}/src/cli/requirements.c)
 target_link_libraries(test_requirements PRIVATE PkgConfig::YAML)
+# the pointwise relative and the mean absolute bounds of an entry, on pop.nc's urot (zeros, negatives, a mask) and
+# uv300's U: the written fields measured by numpy
+dctk_script_test(requirements_relative ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_requirements_relative.py)

@@ -169,6 +169,7 @@ typedef struct dctk_norms {
     double sum_e;                          /* signed error, for bias */
     double sx, sy, sxx, syy, sxy;          /* of x - shift and y - shift, for Pearson */
     size_t n_rel_over;                     /* |y - x| > 1e-4 |x| */
+    double max_rel_e;                      /* max |y - x| / |x| (x == 0: 0 when y == 0, else +inf) */
     double ext_abs_x, ext_abs_e;           /* over the extremes */
     double grad_abs_dx, grad_abs_de;       /* over neighbour differences along the horizontal dims */
     double ssim_sum;                       /* over 7x7 windows of the horizontal planes */
@@ -198,6 +199,8 @@ DCTK_API double dctk_norms_l1(const dctk_norms *a);
 DCTK_API double dctk_norms_l2(const dctk_norms *a);
 DCTK_API double dctk_norms_linf(const dctk_norms *a);
 DCTK_API double dctk_norms_bias(const dctk_norms *a);      /* sum(y - x) / sum|x| */
+/* In the field's units, not relative: sum|y - x| / n over the finite input points (0 when there are none). */
+DCTK_API double dctk_norms_mean_abs(const dctk_norms *a);
 DCTK_API double dctk_norms_pearson(const dctk_norms *a);   /* 1 when y == x; NaN when x is constant and y is not */
 DCTK_API double dctk_norms_psnr(const dctk_norms *a, const dctk_metric_cfg *cfg); /* dB; +inf when y == x */
 DCTK_API double dctk_norms_ssim(const dctk_norms *a);      /* mean over windows; NaN when no window fits */
@@ -333,14 +336,19 @@ DCTK_API bool dctk_units_known(const char *units);
 /* --- gates ------------------------------------------------------------------- */
 
 /* A combo is kept only when every enabled gate passes. As asked (flags), NaN
- * means "not given"; once resolved for a variable, NaN l1 and NaN abs_err
- * mean "no budget: lossless only" (dctk_gates_lossless), and DCTK_GATE_OFF
+ * means "not given"; once resolved for a variable, NaN l1, abs_err, rel_err
+ * and mean_abs_err mean "no budget: lossless only" (dctk_gates_lossless), and DCTK_GATE_OFF
  * (+inf) a gate switched off. */
 #define DCTK_GATE_OFF INFINITY
 typedef struct dctk_gates {
     double l1;                    /* relative L1; NaN: no L1 budget */
     double l2, linf, bias;        /* defaults 2x, 10x and 0.5x l1 (|bias_rel| against bias) */
     double abs_err;               /* max |y - x| in the field's units; NaN: no such budget */
+    /* max over the points of |y - x| / |x|, a point where x == 0 decoded
+     * exactly (the requirement max-pointwise-relative-error-bound); NaN: no
+     * such budget. A budget in its own right, as abs_err. */
+    double rel_err;
+    double mean_abs_err;          /* mean |y - x| over the finite points, in the field's units; NaN: none */
     double pearson_min, ssim_min; /* NaN: off */
     double phys_min, phys_max;    /* NaN: that bound is off */
     double phys_tol;              /* fraction of the field's range */
@@ -375,8 +383,8 @@ DCTK_API dctk_gates dctk_gates_none(void);
 /* The gates' lossless-equivalent tolerance for variable var: FLT_EPSILON
  * when the file packs it (scale_factor/add_offset on integers), else off. */
 DCTK_API void dctk_gates_packed(dctk_gates *g, const dctk_var *var);
-/* True when the gates give no error budget at all (no L1, no absolute
- * error): the field is lossless only. */
+/* True when the gates give no error budget at all (no L1, no absolute,
+ * pointwise relative or mean absolute error): the field is lossless only. */
 DCTK_API bool dctk_gates_lossless(const dctk_gates *g);
 /* The L1 threshold and the optional "L2 error", "Linf error", "Bias error"
  * and "Abs error" columns of the row for (name, units) into g->l1, l2, linf,

@@ -80,11 +80,16 @@ extern "C" {
     X(status, STR, ROW)   /* what became of the combo: dctk_row_status_name */                           \
     X(information, F64, RUN) /* chosen by information (--keep-information): the share kept; NaN: not */ \
     X(solved, F64, ROW)   /* the parameter the sweep solved for the budget (keepbits, ...); NaN: grid */   \
-    X(trials, I64, ROW)   /* how many members the solve measured; 0: not solved */
+    X(trials, I64, ROW)   /* how many members the solve measured; 0: not solved */                         \
+    X(max_rel_err, F64, TOPX) /* max |y - x| / |x|; +inf when a zero came back non-zero */                   \
+    X(mean_abs_err, F64, TOPX) /* mean |y - x|, the field's units */                                          \
+    X(pass_rel, BOOL, RUN)  /* max_rel_err within --rel-error */                                             \
+    X(pass_mean_abs, BOOL, RUN) /* mean_abs_err within --mean-abs-error */
 
 /* The columns of the first release's files, var to status: readers take
  * such files (and those of any release since), the later columns absent
- * (solved NaN, trials 0). */
+ * (solved NaN, trials 0; max_rel_err and mean_abs_err NaN, not measured,
+ * and pass_rel and pass_mean_abs true: gates it did not have were off). */
 #define DCTK_RESULT_NCOLS_FIRST 36
 
 #define DCTK_RESULT_CTYPE_STR const char *

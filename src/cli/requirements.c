@@ -14,18 +14,25 @@
  * A single community file (recommendations/NAME.yaml: one entry's filters and
  * requirements at the top) reads as a list of one.
  *
- * Mapping to our gates, with the package's meaning of each leaf:
- *   max-pointwise-absolute-error-bound v  max |y - x| <= v   -> --abs-error v x factor
- *   data-limits minimum a, maximum b      a <= y <= b        -> --phys-min a, --phys-max b (x factor)
- *   lossless                              y == x             -> --without-lossy
- *   missing-value v                       y == v iff x == v  -> the field's mask, when v is its declared
- *                                                               _FillValue or missing_value (or NaN)
- * Any other leaf (pointwise or mean relative bounds, mean bounds,
- * isovalues, ...) has no gate of ours that holds it, so an entry that
- * needs one is refused naming it. "all" takes the tighter of each bound;
- * "any" is met when one alternative is: alternatives that are all absolute
- * bounds give the loosest, else the first we can gate is gated (stricter than
- * the entry) and the others are named on the console. */
+ * Mapping to our gates, with the package's meaning of each leaf (its
+ * requirements hold at every finite point x; a NaN must come back NaN and an
+ * infinity the same infinity, which our mask check holds for every combo):
+ *   max-pointwise-absolute-error-bound v  |y - x| <= v        -> --abs-error v x factor
+ *   max-pointwise-relative-error-bound r  |y - x| <= r |x|    -> --rel-error r (no unit: the factor leaves it);
+ *                                         so a zero comes back exactly zero; r = 0: --without-lossy
+ *   mean-absolute-error-bound v           sum |y - x| / n <= v -> --mean-abs-error v x factor (n: the finite
+ *                                                                points; v = 0: --without-lossy)
+ *   data-limits minimum a, maximum b      a <= y <= b         -> --phys-min a, --phys-max b (x factor)
+ *   lossless                              y == x              -> --without-lossy
+ *   missing-value v                       y == v iff x == v   -> the field's mask, when v is its declared
+ *                                                                _FillValue or missing_value (or NaN)
+ * The mean bound is measured as every gate is, on the sweep's sample, and
+ * again on the whole field when it is written. Any other leaf (mean relative
+ * and range-relative bounds, isovalues, ...) has no gate of ours that holds
+ * it, so an entry that needs one is refused naming it. "all" takes the
+ * tighter of each bound; "any" is met when one alternative is: alternatives
+ * that are all absolute bounds give the loosest, else the first we can gate
+ * is gated (stricter than the entry) and the others are named on the console. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -196,7 +203,7 @@ static bool entry_selected(const ynode *entry, const markers *m) {
 
 /* An entry's requirements as our gates; NaN: that gate is not asked for. */
 typedef struct rgates {
-    double abs, pmin, pmax;
+    double abs, rel, mean_abs, pmin, pmax;
     bool lossless, has_missing;
     double missing; /* a missing-value requirement's sentinel (NaN too) */
 } rgates;
@@ -208,13 +215,15 @@ typedef struct resolver {
     bool sentinel_scaled; /* a missing value under a unit factor */
 } resolver;
 
-static const rgates RG_NONE = {NAN, NAN, NAN, false, false, NAN};
+static const rgates RG_NONE = {NAN, NAN, NAN, NAN, NAN, false, false, NAN};
 
 static bool same_value(double a, double b) { return a == b || (isnan(a) && isnan(b)); }
 
 /* a and b both; false when they keep two different sentinels (one mask holds one). */
 static bool rg_tighten(rgates *a, const rgates *b) {
     a->abs = fmin(a->abs, b->abs);
+    a->rel = fmin(a->rel, b->rel);
+    a->mean_abs = fmin(a->mean_abs, b->mean_abs);
     a->pmin = fmax(a->pmin, b->pmin);
     a->pmax = fmin(a->pmax, b->pmax);
     a->lossless = a->lossless || b->lossless;
@@ -261,7 +270,27 @@ static bool resolve_all(const ynode *kids, resolver *rs, rgates *out) {
 }
 
 static bool abs_only(const rgates *g) {
-    return isnan(g->pmin) && isnan(g->pmax) && !g->has_missing && !g->lossless;
+    return isnan(g->rel) && isnan(g->mean_abs) && isnan(g->pmin) && isnan(g->pmax) && !g->has_missing &&
+           !g->lossless;
+}
+
+/* A requirement, leaf or any/all of them, for the lines that name it. */
+static void describe_tree(const ynode *r, char *buf, size_t size) {
+    const char *kind = find_text(r, "kind");
+    bool any = kind && !strcmp(kind, "any");
+    const ynode *kids = (any || (kind && !strcmp(kind, "all"))) ? find(r, "requirements") : NULL;
+    if (!kids || kids->kind != Y_SEQ) {
+        char one[160];
+        describe(r, one, sizeof one);
+        append(buf, size, "", one);
+        return;
+    }
+    if (kids->n > 1) append(buf, size, "", "(");
+    for (size_t k = 0; k < kids->n; k++) {
+        if (k) append(buf, size, "", any ? " or " : " and ");
+        describe_tree(kids->kids[k], buf, size);
+    }
+    if (kids->n > 1) append(buf, size, "", ")");
 }
 
 static bool resolve_any(const ynode *kids, resolver *rs, rgates *out) {
@@ -277,7 +306,9 @@ static bool resolve_any(const ynode *kids, resolver *rs, rgates *out) {
         } else if (abs_only(out) && abs_only(&g)) {
             out->abs = fmax(out->abs, g.abs);
         } else {
-            append(skipped, sizeof skipped, " or ", "another alternative");
+            char what[200] = "";
+            describe_tree(kids->kids[k], what, sizeof what);
+            append(skipped, sizeof skipped, " or ", what);
         }
     }
     if (!found) return rs->why[0] = 0, append(rs->why, sizeof rs->why, "", missed[0] ? missed : "an empty any"), false;
@@ -294,6 +325,14 @@ static bool resolve(const ynode *r, resolver *rs, rgates *out) {
     if (kind && !strcmp(kind, "any")) return resolve_any(find(r, "requirements"), rs, out);
     if (kind && !strcmp(kind, "max-pointwise-absolute-error-bound") && number(find_text(r, "value"), &v) && v >= 0)
         return out->abs = v * rs->factor, true;
+    /* a bound of 0 is no error at all: lossless (the gates take positive budgets) */
+    bool rel = kind && !strcmp(kind, "max-pointwise-relative-error-bound");
+    if ((rel || (kind && !strcmp(kind, "mean-absolute-error-bound"))) && number(find_text(r, "value"), &v) && v >= 0) {
+        if (v == 0) out->lossless = true;
+        else if (rel) out->rel = v; /* a fraction of |x|: no unit to convert */
+        else out->mean_abs = v * rs->factor;
+        return true;
+    }
     if (kind && !strcmp(kind, "lossless")) return out->lossless = true, true;
     const char *sentinel = kind && !strcmp(kind, "missing-value") ? find_text(r, "value") : NULL;
     bool finite = sentinel && number(sentinel, &v);
@@ -330,11 +369,15 @@ static void print_gates(bool say, const char *markers, const char *list, int n, 
     const char *sep = " ";
     if (g->lossless) printf("%slossless (--without-lossy)", sep), sep = ", ";
     if (!isnan(g->abs)) printf("%smax abs error %g (--abs-error)", sep, g->abs), sep = ", ";
+    if (!isnan(g->rel)) printf("%smax pointwise relative error %g (--rel-error)", sep, g->rel), sep = ", ";
+    if (!isnan(g->mean_abs)) printf("%smean abs error %g (--mean-abs-error)", sep, g->mean_abs), sep = ", ";
     if (!isnan(g->pmin)) printf("%sphys-min %g", sep, g->pmin), sep = ", ";
     if (!isnan(g->pmax)) printf("%sphys-max %g", sep, g->pmax), sep = ", ";
     if (g->has_missing) printf("%sthe missing value %g (the field's mask)", sep, g->missing), sep = ", ";
     if (*sep == ' ') printf(" nothing our gates hold");
-    if (factor != 1) printf("; the entry's bounds and limits x %g (--requirements-unit-factor)", factor);
+    if (factor != 1)
+        printf("; the entry's bounds and limits x %g (--requirements-unit-factor; a relative bound has no unit)",
+               factor);
     if (dropped[0]) printf("; alternatives not gated (the one gated meets the entry): %s", dropped);
     printf("\n");
 }
@@ -398,6 +441,8 @@ int requirements_gates(const char *cmd, const char *markers_s, const char *list,
         print_gates(say, markers_s, list, n, &r, factor, rs.dropped);
         *also = (requirements_also){.lossless = r.lossless, .has_missing = r.has_missing, .missing = r.missing};
         g->abs_err = fmin(g->abs_err, r.abs);
+        g->rel_err = fmin(g->rel_err, r.rel);
+        g->mean_abs_err = fmin(g->mean_abs_err, r.mean_abs);
         g->phys_min = fmax(g->phys_min, r.pmin);
         g->phys_max = fmin(g->phys_max, r.pmax);
         rc = 0;

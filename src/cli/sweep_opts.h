@@ -30,6 +30,8 @@ typedef struct sweep_cli {
     /* the gates (README "Selection"): strings take a number or "off" */
     const char *l2_s, *linf_s, *bias_s;
     double abs_err; /* --abs-error, in the field's units; NaN: not given */
+    double rel_err; /* --rel-error, a fraction of |x| at every point; NaN: not given */
+    double mean_abs_err; /* --mean-abs-error, in the field's units; NaN: not given */
     double keep_info; /* --keep-information F; NaN: not given */
     double target_ratio; /* --target-ratio R; NaN: not given */
     const char *spec; /* --spec FILE */
@@ -106,6 +108,12 @@ typedef struct sweep_cli {
     {"--abs-error", NULL, OPT_REAL, &(o).abs_err, "X",                                                             \
      "gate: no decoded value more than X from the input, in the field's units (e.g. 0.01 for K); a budget in "    \
      "its own right: with it alone a field is no longer lossless only"},                                          \
+    {"--rel-error", NULL, OPT_REAL, &(o).rel_err, "R",                                                             \
+     "gate: at every point |y - x| <= R |x| (0.01: within 1 % of the value), so a zero comes back exactly zero; "  \
+     "the requirement max-pointwise-relative-error-bound; a budget in its own right, as --abs-error"},            \
+    {"--mean-abs-error", NULL, OPT_REAL, &(o).mean_abs_err, "X",                                                   \
+     "gate: the mean of |y - x| over the field's points at most X, in the field's units (the requirement "        \
+     "mean-absolute-error-bound); a budget in its own right, as --abs-error"},                                    \
     {"--spec", NULL, OPT_STR, &(o).spec, "FILE",                                                                   \
      "per-variable settings, a JSON object of entries (variable names and \"default\") whose keys are these "     \
      "flags without their dashes, or \"lossless\"; flags given here win over it, it over the threshold table"},   \

@@ -107,7 +107,8 @@ static dctk_status field_gates(const dctk_var *var, const dctk_best *best, const
 /* Whether --combo comes with a threshold: its own gates or threshold, or a flag. */
 static bool combo_has_threshold(const dctk_best *best, const dctk_evaluate_opts *eo) {
     double flag = eo->gates_set && !isnan(eo->gates.l1) ? eo->gates.l1 : eo->override_l1;
-    bool abs_flag = eo->gates_set && !isnan(eo->gates.abs_err);
+    bool abs_flag = eo->gates_set && (!isnan(eo->gates.abs_err) || !isnan(eo->gates.rel_err) ||
+                                      !isnan(eo->gates.mean_abs_err));
     return best->has_gates || isfinite(best->threshold) || !isnan(flag) || abs_flag;
 }
 

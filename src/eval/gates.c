@@ -6,9 +6,12 @@
  * Defaults follow the Python tool's gates: L2 2x, Linf 10x, bias 0.5x and the
  * extremes 2x the L1 threshold; the gradient's budget is an absolute fraction,
  * 0.1 (derivatives amplify the error, so it is not a multiple of L1). A budget in the field's units (abs_err, the largest |y - x|)
- * is a gate like the others, and a budget in its own right: a field with
- * neither an L1 threshold nor an absolute one is lossless only, and a combo
- * is then kept only when it changed no value at all. */
+ * is a gate like the others, and a budget in its own right; so are the
+ * largest pointwise relative error (rel_err: |y - x| <= rel_err |x| at every
+ * finite point, so a zero must come back zero) and the mean absolute error
+ * (mean_abs_err: sum |y - x| / n over the finite points, the field's units).
+ * A field with none of an L1 threshold and these is lossless only, and a
+ * combo is then kept only when it changed no value at all. */
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
@@ -17,14 +20,16 @@
 #include "dctk/eval.h"
 
 dctk_gates dctk_gates_none(void) {
-    return (dctk_gates){.l1 = NAN, .l2 = NAN, .linf = NAN, .bias = NAN, .abs_err = NAN, .pearson_min = NAN,
+    return (dctk_gates){.l1 = NAN, .l2 = NAN, .linf = NAN, .bias = NAN, .abs_err = NAN, .rel_err = NAN, .mean_abs_err = NAN, .pearson_min = NAN,
                         .ssim_min = NAN, .phys_min = NAN, .phys_max = NAN, .phys_tol = 0, .q99 = NAN, .grad = NAN,
                         .equiv_linf = NAN, .information = NAN, .target_ratio = NAN};
 }
 
 void dctk_gates_packed(dctk_gates *g, const dctk_var *var) { g->equiv_linf = var->pack_type ? FLT_EPSILON : NAN; }
 
-bool dctk_gates_lossless(const dctk_gates *g) { return isnan(g->l1) && isnan(g->abs_err) && isnan(g->target_ratio); }
+bool dctk_gates_lossless(const dctk_gates *g) {
+    return isnan(g->l1) && isnan(g->abs_err) && isnan(g->rel_err) && isnan(g->mean_abs_err) && isnan(g->target_ratio);
+}
 
 bool dctk_gates_phys_on(const dctk_gates *g) { return !isnan(g->phys_min) || !isnan(g->phys_max); }
 
@@ -40,6 +45,10 @@ static dctk_status check_asked(const dctk_gates *a) {
         return DCTK_FAIL(DCTK_ERR_ARG, "--l1-threshold must be a positive number");
     if (!isnan(a->abs_err) && !(a->abs_err > 0 && isfinite(a->abs_err)))
         return DCTK_FAIL(DCTK_ERR_ARG, "--abs-error must be a positive number (in the field's units)");
+    if (!isnan(a->rel_err) && !(a->rel_err > 0 && isfinite(a->rel_err)))
+        return DCTK_FAIL(DCTK_ERR_ARG, "--rel-error must be a positive number (0.01: 1 %% of |x| at every point)");
+    if (!isnan(a->mean_abs_err) && !(a->mean_abs_err > 0 && isfinite(a->mean_abs_err)))
+        return DCTK_FAIL(DCTK_ERR_ARG, "--mean-abs-error must be a positive number (in the field's units)");
     const double v[] = {a->l2, a->linf, a->bias};
     static const char *const names[] = {"--l2-threshold", "--linf-threshold", "--bias-threshold"};
     for (int k = 0; k < 3; k++)
@@ -91,7 +100,8 @@ dctk_status dctk_gates_resolve(const dctk_gates *asked, const char *csv, const c
         snprintf(why, sizeof why, "%s", source);
         snprintf(source, cap, "%s%s%s", why, why[0] ? "; " : "none: ",
                  !isnan(out->target_ratio) ? "a ratio budget only (--target-ratio)"
-                 : isnan(out->abs_err)        ? "lossless only"
+                 : dctk_gates_lossless(out)   ? "lossless only"
+                 : isnan(out->abs_err)        ? "no relative L1 budget, a pointwise relative or mean error budget only"
                                               : "no relative L1 budget, an absolute error budget only");
     }
     out->l2 = derive(asked->l2, table.l2, 2, out->l1);
@@ -123,6 +133,7 @@ static bool at_least(double v, double min) { return isnan(min) || v >= min; }
  * still apply. */
 static bool keep_by_information(dctk_combo_result *r, const dctk_gates *g) {
     r->pass_l1 = r->pass_l2 = r->pass_linf = r->pass_bias = r->pass_extremes = r->pass_gradient = r->pass_abs = true;
+    r->pass_rel = r->pass_mean_abs = true;
     r->pass_phys = !dctk_gates_phys_on(g) || r->phys_ok;
     bool finite = isfinite(r->ratio) && isfinite(r->l1_rel) && isfinite(r->l2_rel) && isfinite(r->linf_rel);
     return !r->error[0] && finite && r->pass_phys;
@@ -142,6 +153,8 @@ static bool keep_by_ratio(dctk_combo_result *r, const dctk_gates *g) {
     r->pass_extremes = !g->extremes || reported(r->extremes_rel, !isnan(g->q99) ? g->q99 : 2 * g->l1);
     r->pass_gradient = !g->gradient || reported(r->gradient_rel, !isnan(g->grad) ? g->grad : 0.1);
     r->pass_abs = reported(r->max_abs_err, g->abs_err);
+    r->pass_rel = reported(r->max_rel_err, g->rel_err);
+    r->pass_mean_abs = reported(r->mean_abs_err, g->mean_abs_err);
     bool finite = isfinite(r->ratio) && isfinite(r->l1_rel) && isfinite(r->l2_rel) && isfinite(r->linf_rel);
     return !r->error[0] && finite && r->ratio >= g->target_ratio;
 }
@@ -168,10 +181,12 @@ bool dctk_combo_keep(dctk_combo_result *r, const dctk_gates *g) {
     r->pass_extremes = !g->extremes || (lossless ? exact : r->extremes_rel <= q99);
     r->pass_gradient = !g->gradient || (lossless ? exact : r->gradient_rel <= grad);
     r->pass_abs = isnan(g->abs_err) || r->max_abs_err <= g->abs_err;
+    r->pass_rel = isnan(g->rel_err) || r->max_rel_err <= g->rel_err;
+    r->pass_mean_abs = isnan(g->mean_abs_err) || r->mean_abs_err <= g->mean_abs_err;
     bool finite = isfinite(r->ratio) && isfinite(r->l1_rel) && isfinite(r->l2_rel) && isfinite(r->linf_rel);
     bool climate = at_least(r->pearson, g->pearson_min) && at_least(r->ssim, g->ssim_min);
     return !r->error[0] && finite && r->pass_l1 && r->pass_l2 && r->pass_linf && r->pass_bias && r->pass_phys &&
-           r->pass_extremes && r->pass_gradient && r->pass_abs && climate;
+           r->pass_extremes && r->pass_gradient && r->pass_abs && r->pass_rel && r->pass_mean_abs && climate;
 }
 
 static void add_name(char *buf, size_t cap, bool failed, const char *name) {
@@ -189,6 +204,8 @@ void dctk_combo_failed_gates(const dctk_combo_result *r, const dctk_gates *g, ch
     add_name(buf, cap, !r->pass_extremes, "extremes");
     add_name(buf, cap, !r->pass_gradient, "gradient");
     add_name(buf, cap, !r->pass_abs, "abs");
+    add_name(buf, cap, !r->pass_rel, "rel");
+    add_name(buf, cap, !r->pass_mean_abs, "mean_abs");
     add_name(buf, cap, !at_least(r->pearson, g->pearson_min), "pearson");
     add_name(buf, cap, !at_least(r->ssim, g->ssim_min), "ssim");
 }
@@ -206,6 +223,8 @@ json_t *dctk_gates_json(const dctk_gates *g) {
     json_object_set_new(j, "bias", limit(g->bias));
     /* added after the first best files: written only when on, so theirs read and write back as they were */
     if (!isnan(g->abs_err)) json_object_set_new(j, "abs_error", limit(g->abs_err));
+    if (!isnan(g->rel_err)) json_object_set_new(j, "rel_error", limit(g->rel_err));
+    if (!isnan(g->mean_abs_err)) json_object_set_new(j, "mean_abs_error", limit(g->mean_abs_err));
     json_object_set_new(j, "pearson_min", limit(g->pearson_min));
     json_object_set_new(j, "ssim_min", limit(g->ssim_min));
     json_object_set_new(j, "phys_min", limit(g->phys_min));
@@ -237,6 +256,8 @@ dctk_gates dctk_gates_from_json(const json_t *j) {
     g.linf = num_or(j, "linf", DCTK_GATE_OFF);
     g.bias = num_or(j, "bias", DCTK_GATE_OFF);
     g.abs_err = num_or(j, "abs_error", NAN);
+    g.rel_err = num_or(j, "rel_error", NAN);
+    g.mean_abs_err = num_or(j, "mean_abs_error", NAN);
     g.pearson_min = num_or(j, "pearson_min", NAN);
     g.ssim_min = num_or(j, "ssim_min", NAN);
     g.phys_min = num_or(j, "phys_min", NAN);
@@ -278,6 +299,8 @@ void dctk_gates_describe(const dctk_gates *g, char *buf, size_t cap) {
     }
     put(buf, cap, "l1 <=", g->l1);
     put(buf, cap, "max abs error <=", g->abs_err);
+    put(buf, cap, "max pointwise relative error <=", g->rel_err);
+    put(buf, cap, "mean abs error <=", g->mean_abs_err);
     put(buf, cap, "l2 <=", g->l2);
     put(buf, cap, "linf <=", g->linf);
     put(buf, cap, "|bias| <=", g->bias);

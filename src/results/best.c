@@ -109,12 +109,12 @@ enum { NMETRIC = sizeof metric_keys / sizeof metric_keys[0] };
 
 static double *metric(dctk_best_combo *c, int k) { return (double *)((char *)c + metric_keys[k].offset); }
 
-/* TOPX metrics go with the TOP ones, but only when known: a file from before
+/* TOPX metrics go with the TOP ones, but only when known (finite: JSON has no infinity, which would read back NaN): a file from before
  * them reads and writes back as it was. */
 static void put_metrics(json_t *j, const dctk_best_combo *c, const char *role) {
     for (int k = 0; k < NMETRIC; k++) {
         double v = *metric((dctk_best_combo *)c, k);
-        bool later = !strcmp(role, "TOP") && !strcmp(metric_keys[k].role, "TOPX") && !isnan(v);
+        bool later = !strcmp(role, "TOP") && !strcmp(metric_keys[k].role, "TOPX") && isfinite(v);
         if (!strcmp(metric_keys[k].role, role) || later) json_object_set_new(j, metric_keys[k].key, num(v));
     }
 }

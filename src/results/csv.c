@@ -197,7 +197,8 @@ static dctk_status check_header(const record *r, const char *path) {
 
 /* A row of a file with ncols columns (the header's); the columns it lacks
  * get what an earlier release meant by their absence: NaN for numbers, 0,
- * false or "" for the others. */
+ * false or "" for the others, but true for a gate's pass column (a gate the
+ * release did not have was off, and an off gate passes). */
 static dctk_status record_to_table(const record *r, int ncols, dctk_result_table *t, const char *path,
                                    size_t recno) {
     if (r->nfields != ncols)
@@ -207,6 +208,8 @@ static dctk_status record_to_table(const record *r, int ncols, dctk_result_table
     for (int c = ncols; c < DCTK_RESULT_NCOLS; c++)
         if (dctk_result_cols[c].kind == DCTK_COL_F64) *(double *)((char *)&row + dctk_result_cols[c].offset) = NAN;
         else if (dctk_result_cols[c].kind == DCTK_COL_STR) *(const char **)((char *)&row + dctk_result_cols[c].offset) = "";
+        else if (dctk_result_cols[c].kind == DCTK_COL_BOOL)
+            *(bool *)((char *)&row + dctk_result_cols[c].offset) = !strncmp(dctk_result_cols[c].name, "pass_", 5);
     for (int c = 0; c < ncols; c++)
         if (!set_field(&row, c, rec_field(r, c)))
             return DCTK_FAIL(DCTK_ERR_FORMAT, "%s: record %zu: column %s: cannot parse '%s'", path, recno,

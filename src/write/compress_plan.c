@@ -132,7 +132,7 @@ static bool same_gate(const json_t *then, const json_t *now, const char *key, co
  * none) are the gates of now, every one of them; else why, naming the first
  * that differs, the budgets first. */
 static bool same_gates(const json_t *then, const json_t *now, const char *verb, char *why, size_t cap) {
-    static const char *const first[] = {"l1", "abs_error", "l2", "linf", "bias"};
+    static const char *const first[] = {"l1", "abs_error", "rel_error", "mean_abs_error", "l2", "linf", "bias"};
     for (size_t k = 0; k < sizeof first / sizeof *first; k++)
         if (!same_gate(then, now, first[k], verb, why, cap)) return false;
     const json_t *sides[2] = {then, now};
@@ -141,7 +141,7 @@ static bool same_gates(const json_t *then, const json_t *now, const char *verb, 
         const json_t *ignored;
         json_object_foreach((json_t *)sides[side], key, ignored) {
             (void)ignored;
-            if (!strcmp(key, "lossless_only")) continue; /* of l1, abs_error and target_ratio, compared themselves */
+            if (!strcmp(key, "lossless_only")) continue; /* of the budgets, compared themselves */
             if (!same_gate(then, now, key, verb, why, cap)) return false;
         }
     }

@@ -179,6 +179,51 @@ static void refused(void **state) {
     assert_int_equal(requirements_gates("test", "cf-short-name=t", "/nonexistent/list.yaml", 1, false, &g, &also), 2);
 }
 
+/* The pointwise relative bound and the mean absolute bound: gates of their
+ * own; the unit factor scales the mean (a value) and not the relative bound
+ * (a fraction); a bound of 0 is lossless; "any" of an absolute and a
+ * relative alternative gates the first and names the other. */
+static void relative_and_mean(void **state) {
+    (void)state;
+    static const char *const file = "filters:\n"
+                                    "- kind: cf-short-name\n"
+                                    "  value: pv\n"
+                                    "requirements:\n"
+                                    "- kind: max-pointwise-relative-error-bound\n"
+                                    "  value: 0.1\n"
+                                    "- kind: all\n"
+                                    "  requirements:\n"
+                                    "  - kind: mean-absolute-error-bound\n"
+                                    "    value: 1e-5\n"
+                                    "  - kind: max-pointwise-relative-error-bound\n"
+                                    "    value: 0.05\n";
+    dctk_gates g;
+    requirements_also also;
+    assert_int_equal(gates_of(file, "cf-short-name=pv", 1, &g, &also), 0);
+    assert_true(g.rel_err == 0.05 && g.mean_abs_err == 1e-5 && isnan(g.abs_err) && !also.lossless);
+    assert_int_equal(gates_of(file, "cf-short-name=pv", 100, &g, &also), 0);
+    assert_true(g.rel_err == 0.05 && g.mean_abs_err == 1e-3);
+    /* a tighter flag stays */
+    g = dctk_gates_none();
+    g.rel_err = 0.01;
+    assert_int_equal(requirements_gates("test", "cf-short-name=pv", write_list("pv.yaml", file, strlen(file)), 1,
+                                        false, &g, &also), 0);
+    assert_true(g.rel_err == 0.01 && g.mean_abs_err == 1e-5);
+    static const char *const zero = "filters:\n- kind: cf-short-name\n  value: z\n"
+                                    "requirements:\n- kind: max-pointwise-relative-error-bound\n  value: 0\n";
+    assert_int_equal(gates_of(zero, "cf-short-name=z", 1, &g, &also), 0);
+    assert_true(also.lossless && isnan(g.rel_err));
+    static const char *const negative = "filters:\n- kind: cf-short-name\n  value: z\n"
+                                        "requirements:\n- kind: mean-absolute-error-bound\n  value: -1\n";
+    assert_int_equal(gates_of(negative, "cf-short-name=z", 1, &g, &also), 2);
+    static const char *const either = "filters:\n- kind: cf-short-name\n  value: e\n"
+                                      "requirements:\n- kind: any\n  requirements:\n"
+                                      "  - kind: max-pointwise-relative-error-bound\n    value: 0.2\n"
+                                      "  - kind: max-pointwise-absolute-error-bound\n    value: 3\n";
+    assert_int_equal(gates_of(either, "cf-short-name=e", 1, &g, &also), 0);
+    assert_true(g.rel_err == 0.2 && isnan(g.abs_err));
+}
+
 /* Every prefix of the list reads to an answer (0 or 2), never a crash or a leak. */
 static void every_truncation(void **state) {
     (void)state;
@@ -200,6 +245,7 @@ int main(void) {
         cmocka_unit_test(compiled_list),
         cmocka_unit_test(community_file),
         cmocka_unit_test(refused),
+        cmocka_unit_test(relative_and_mean),
         cmocka_unit_test(every_truncation),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -196,6 +196,89 @@ static void abs_error_gate(void **state) {
     assert_string_equal(text, "max abs error <= 0.25");
 }
 
+/* The pointwise relative bound (|y - x| <= r |x| at every finite point, a
+ * zero kept exactly) and the mean absolute one (sum |y - x| / n over the
+ * finite points), measured by the norms and judged as --abs-error is. */
+static void rel_and_mean_gates(void **state) {
+    (void)state;
+    /* negative values take |x|; a masked point (NaN given back NaN) counts in neither */
+    const float x[] = {-2, 4, NAN, 0, 0.5f, -8}, y[] = {-2.1f, 4, NAN, 0, 0.5f, -7.8f};
+    dctk_norms n = {0};
+    dctk_norms_add(&n, DCTK_FLOAT32, x, y, 6);
+    double e0 = fabs((double)-2.1f + 2), e5 = fabs((double)-7.8f + 8);
+    assert_true(n.n == 5 && n.mask_lost == 0);
+    assert_true(n.max_rel_e == e0 / 2 && e5 > e0); /* 0.05 at -2, not the larger absolute error at -8 (0.025) */
+    assert_true(dctk_norms_mean_abs(&n) == (e0 + e5) / 5);
+    /* a zero given back as anything else is an infinite relative error; given back zero, none */
+    const double z[] = {0, 1}, zy[] = {1e-30, 1}, zz[] = {-0.0, 1};
+    n = (dctk_norms){0};
+    dctk_norms_add(&n, DCTK_FLOAT64, z, zy, 2);
+    assert_true(isinf(n.max_rel_e) && n.max_rel_e > 0);
+    n = (dctk_norms){0};
+    dctk_norms_add(&n, DCTK_FLOAT64, z, zz, 2);
+    assert_true(n.max_rel_e == 0 && dctk_norms_mean_abs(&n) == 0);
+    /* a finite point given back NaN: NaN, which no gate passes; a lost mask is counted, not measured */
+    const double f[] = {1, 2}, fy[] = {NAN, 2}, m[] = {NAN, 2}, my[] = {5, 2};
+    n = (dctk_norms){0};
+    dctk_norms_add(&n, DCTK_FLOAT64, f, fy, 2);
+    assert_true(isnan(n.max_rel_e) && n.mask_gained == 1);
+    n = (dctk_norms){0};
+    dctk_norms_add(&n, DCTK_FLOAT64, m, my, 2);
+    assert_true(n.max_rel_e == 0 && n.mask_lost == 1 && n.n == 1);
+    /* integers: the same measure */
+    const int16_t ix[] = {-100, 0, 50}, iy[] = {-99, 0, 50};
+    n = (dctk_norms){0};
+    dctk_norms_add(&n, DCTK_INT16, ix, iy, 3);
+    assert_true(n.max_rel_e == 0.01 && dctk_norms_mean_abs(&n) == 1.0 / 3);
+
+    /* each is a budget of its own: alone, the field is not lossless and the relative L1 gates are off */
+    dctk_gates g, asked = dctk_gates_none();
+    char src[256], failed[128], text[256];
+    asked.rel_err = 0.05;
+    assert_int_equal(dctk_gates_resolve(&asked, NULL, "t", "K", &g, src, sizeof src), DCTK_OK);
+    assert_false(dctk_gates_lossless(&g));
+    assert_true(isnan(g.l1) && g.linf == DCTK_GATE_OFF && strstr(src, "pointwise relative"));
+    dctk_combo_result r = good();
+    r.l1_rel = 0.5, r.max_rel_err = 0.05, r.mean_abs_err = 100;
+    assert_true(dctk_combo_keep(&r, &g) && r.pass_rel && r.pass_mean_abs);
+    r.max_rel_err = 0.0500001;
+    assert_false(dctk_combo_keep(&r, &g) || r.pass_rel);
+    dctk_combo_failed_gates(&r, &g, failed, sizeof failed);
+    assert_string_equal(failed, "rel");
+    r.max_rel_err = INFINITY; /* a zero not kept */
+    assert_false(dctk_combo_keep(&r, &g));
+    r.max_rel_err = NAN;
+    assert_false(dctk_combo_keep(&r, &g));
+    asked = dctk_gates_none(), asked.mean_abs_err = 0.1;
+    assert_int_equal(dctk_gates_resolve(&asked, NULL, "t", "K", &g, src, sizeof src), DCTK_OK);
+    assert_false(dctk_gates_lossless(&g));
+    r = good(), r.max_rel_err = INFINITY, r.mean_abs_err = 0.1;
+    assert_true(dctk_combo_keep(&r, &g) && r.pass_mean_abs && r.pass_rel);
+    r.mean_abs_err = 0.11;
+    assert_false(dctk_combo_keep(&r, &g) || r.pass_mean_abs);
+    dctk_combo_failed_gates(&r, &g, failed, sizeof failed);
+    assert_string_equal(failed, "mean_abs");
+    /* not positive: refused */
+    asked = dctk_gates_none(), asked.rel_err = 0;
+    assert_int_equal(dctk_gates_resolve(&asked, NULL, "t", "K", &g, src, sizeof src), DCTK_ERR_ARG);
+    asked = dctk_gates_none(), asked.mean_abs_err = -1;
+    assert_int_equal(dctk_gates_resolve(&asked, NULL, "t", "K", &g, src, sizeof src), DCTK_ERR_ARG);
+    /* recorded, read back, described; a gates record without them has neither */
+    g = dctk_gates_none(), g.rel_err = 0.01, g.mean_abs_err = 0.5;
+    json_t *j = dctk_gates_json(&g);
+    dctk_gates back = dctk_gates_from_json(j);
+    assert_true(back.rel_err == 0.01 && back.mean_abs_err == 0.5 && !dctk_gates_lossless(&back));
+    json_decref(j);
+    dctk_gates_describe(&g, text, sizeof text);
+    assert_string_equal(text, "max pointwise relative error <= 0.01, mean abs error <= 0.5");
+    g = dctk_gates_none(), g.abs_err = 1;
+    j = dctk_gates_json(&g);
+    assert_null(json_object_get(j, "rel_error"));
+    back = dctk_gates_from_json(j);
+    assert_true(isnan(back.rel_err) && isnan(back.mean_abs_err));
+    json_decref(j);
+}
+
 /* The spec file: the variable's entry over the default entry over the table;
  * flags over all of them; a lossless entry takes no table row. */
 static void spec_layers(void **state) {
@@ -388,7 +471,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(table_gate_columns),     cmocka_unit_test(each_gate_decides),
         cmocka_unit_test(lossless_only_needs_exact), cmocka_unit_test(gates_json_round_trip),
-        cmocka_unit_test(abs_error_gate),           cmocka_unit_test(spec_layers),
+        cmocka_unit_test(abs_error_gate),           cmocka_unit_test(rel_and_mean_gates),           cmocka_unit_test(spec_layers),
         cmocka_unit_test(pipeline_names),
         cmocka_unit_test(codec_list_names),         cmocka_unit_test(nonfinite_families_by_round_trip),
     };
