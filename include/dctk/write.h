@@ -121,23 +121,29 @@ DCTK_API dctk_status dctk_write_field(dctk_dataset *ds, size_t v, const dctk_wri
 
 /* The ranks of a job writing one field together (the parallel layer's
  * collectives, each with user): share sends member 0's n bytes to every
- * member, agree gives every member the first failure, sum the sum of v. */
+ * member, agree gives every member the first failure, sum the sum of v,
+ * gather every member's n bytes at mine to member 0's all (n a member, in
+ * rank order; dctk_par_gather). */
 typedef struct dctk_write_team {
     int rank, size;
     dctk_status (*share)(void *user, void *buf, uint64_t n);
     dctk_status (*agree)(void *user, dctk_status st);
     uint64_t (*sum)(void *user, uint64_t v);
+    dctk_status (*gather)(void *user, const void *mine, uint64_t n, void *all);
     void *user;
 } dctk_write_team;
 
 /* dctk_write_field by every member of t at once (collective: same ds, v and
  * options): member 0 takes the field's lock, repairs, and creates the staged
  * array (its metadata once); each member writes whole shards, its share of
- * them in C order of the shard grid; member 0 flushes the stage, reads the
- * whole field back and judges it as dctk_write_field does, and commits. The
- * store is the one dctk_write_field writes, byte for byte. Every member gets
- * the same status; r on member 0 is the field's report (bytes summed over the
- * members), on the others their own part (bytes_in, bytes_out, write_s). */
+ * them in C order of the shard grid; member 0 flushes the stage; each member
+ * reads back the shards it wrote and measures them against the input, member
+ * 0 adds every member's sums, judges the whole field as dctk_write_field does
+ * (the metrics equal up to the rounding of the sums' order) and commits only
+ * what passed. The store is the one dctk_write_field writes, byte for byte.
+ * Every member gets the same status; r on member 0 is the field's report
+ * (bytes summed over the members), on the others their own part (bytes_in,
+ * bytes_out, write_s). */
 DCTK_API dctk_status dctk_write_field_shared(dctk_dataset *ds, size_t v, const dctk_write_opts *o,
                                              const dctk_write_team *t, dctk_write_report *r);
 

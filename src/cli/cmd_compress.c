@@ -90,8 +90,10 @@ const cli_cmd cmd_compress = {
             "('run/t_*.nc'), the store's time coordinate must be where the input's begins, and only the shards of\n"
             "the new steps are written (a partial last shard again, from the input) with each field's stored\n"
             "pipeline, verified, then moved in. Under mpirun every rank writes: the fields, the largest first, each\n"
-            "to the rank with the fewest bytes so far (a 'write:' line says which), a field larger than a rank's\n"
-            "share split by shards over every rank; rank 0 merges; DIR must be shared by the ranks. Examples:\n"
+            "to the rank with the fewest bytes so far (a 'write:' line says which) and verified there, a field\n"
+            "larger than a rank's share split by shards over every rank, each rank reading back and verifying the\n"
+            "shards it wrote and rank 0 judging the field from every rank's sums; rank 0 merges. The store is the\n"
+            "one a single process writes, byte for byte; DIR must be shared by the ranks. Examples:\n"
             "  dc_toolkit compress era5.nc out\n"
             "  dc_toolkit compress era5.nc out --vars t2m,q --pipeline out/best_t2m.json\n"
             "  dc_toolkit compress 'run/t_*.nc' out --append",
@@ -120,6 +122,9 @@ static dctk_status collect(void *user, const char *text, char ***each) {
     return dctk_par_gather_text(user, text, each);
 }
 static uint64_t sum(void *user, uint64_t v) { return dctk_par_sum(user, v); }
+static dctk_status gather(void *user, const void *mine, uint64_t n, void *all) {
+    return dctk_par_gather(user, mine, n, all);
+}
 
 static int compress_dataset(const char *cmd, const char *dataset, int argc, char **argv) {
     if (vars_arg && !vars_arg[strspn(vars_arg, ", \t")]) { /* "" or ",": a run that would do nothing */
@@ -146,7 +151,7 @@ static int compress_dataset(const char *cmd, const char *dataset, int argc, char
                             .agree = so.par ? agree : NULL, .agree_user = so.par, .sweep = sweep_fields,
                             .rank = so.par ? dctk_par_rank(so.par) : 0, .size = so.par ? dctk_par_size(so.par) : 1,
                             .share = so.par ? share : NULL, .collect = so.par ? collect : NULL,
-                            .sum = so.par ? sum : NULL,
+                            .sum = so.par ? sum : NULL, .gather = so.par ? gather : NULL,
                             .sweep_user = &call, .stop_on_error = !continue_on_error, .no_consolidate = !consolidate};
     write_cli_step(cmd, dataset, so.where, &eo, &wo, &o.write);
     o.write.verify_advisory = !verify_gate;

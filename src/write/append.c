@@ -169,7 +169,7 @@ static dctk_status append_field(dctk_dataset *ds, size_t v, dctk_store *store, d
     if (st == DCTK_OK) st = dctk_zarr_stage_sync(g);
     if (st != DCTK_OK && st != DCTK_ERR_NOMEM && st != DCTK_ERR_BUSY)
         dctk_prefix_detail("%s: variable '%s' not appended (the store is as it was): ", o->store_path, var->name);
-    if (st == DCTK_OK && o->verify) st = dctk_write_verify_stage(ds, v, store, dctk_zarr_stage_path(g), from, o, r);
+    if (st == DCTK_OK && o->verify) st = dctk_write_verify_stage(ds, v, store, dctk_zarr_stage_path(g), from, o, NULL, r);
     if (st == DCTK_OK) st = dctk_zarr_stage_commit_units(g, unit_begin, 0);
     r->committed = st == DCTK_OK;
     dctk_zarr_stage_end(g);

@@ -22,7 +22,15 @@ usage: test_par_write.py spread|kill|split|stop
           share of the shards (--verbose lines), together every shard once;
           compress_with_optimal prints its lines once; rank 1 killed with its
           part staged ("staged T part 1") leaves T unpublished, and the rerun
-          completes it to the one-process store.
+          completes it to the one-process store. Each rank reads back and
+          verifies the shards it wrote (--verbose lines, the same shares as
+          the write): with a lossy pipeline (BitRound) the manifest's errors
+          are those numpy measures between netCDF4's values and numcodecs'
+          BitRound of them (what zarrita reads back), so every rank's part is
+          in the sums; and rank 1 garbling what it reads back
+          (DCTK_TEST_GARBLE_VERIFY=1, a shard only rank 1 verifies) fails T on
+          every rank: exit 1, T not published, no stage left, the manifest
+          says failed.
   stop    --no-continue-on-error: the ranks stop together after the round of
           fields in which one failed, the rest recorded skipped (test_stop).
 """
@@ -226,23 +234,93 @@ def test_kill(tmp):
                   (n, got.get("arrays", {}).get(n, got.get("error"))))
 
 
-def shard_parts(stderr, field):
-    """{rank: (begin, end, n)} from "[rank R] debug: wrote shards B to E of N of field F on this rank"."""
+def shard_parts(stderr, field, verb="wrote"):
+    """{rank: (begin, end, n)} from "[rank R] debug: wrote shards B to E of N of field F on this rank"
+    (verb "verified": the shards each rank read back)."""
     out = {}
     for line in stderr.splitlines():
-        if line.startswith("[rank ") and "debug: wrote shards " in line and line.split()[-4] == field:
-            w = line.split("wrote shards ", 1)[1].split()
+        if line.startswith("[rank ") and ("debug: %s shards " % verb) in line and line.split()[-4] == field:
+            w = line.split("%s shards " % verb, 1)[1].split()
             out[int(line[6:line.index("]")])] = (int(w[0]), int(w[2]), int(w[4]))
     return out
 
 
-def check_parts(label, stderr, field):
-    parts = shard_parts(stderr, field)
-    check(sorted(parts) == [0, 1], "%s: the ranks that wrote shards of %s: %s" % (label, field, parts))
+def check_parts(label, stderr, field, first=0, verb="wrote"):
+    """Both ranks did a contiguous share of the shards [first, n) of field, together each once."""
+    parts = shard_parts(stderr, field, verb)
+    check(sorted(parts) == [0, 1], "%s: the ranks that %s shards of %s: %s" % (label, verb, field, parts))
     if sorted(parts) == [0, 1]:
         (b0, e0, n0), (b1, e1, n1) = parts[0], parts[1]
-        check(b0 == 0 and e0 == b1 and e1 == n0 == n1 and b0 < e0 and b1 < e1 and n0 >= 5,
-              "%s: shards of %s by rank: %s, not every shard once by both" % (label, field, parts))
+        check(b0 == first and e0 == b1 and e1 == n0 == n1 and b0 < e0 and b1 < e1 and n0 - first >= 4,
+              "%s: shards of %s %s by rank: %s, not every shard from %d once by both" % (label, field, verb, parts,
+                                                                                        first))
+    return parts
+
+
+def check_verified(label, stderr, field, first=0):
+    """Each rank read back the shards [first, n) it wrote: the same shares."""
+    wrote = shard_parts(stderr, field)
+    verified = check_parts(label, stderr, field, first, "verified")
+    check(verified == wrote, "%s: %s verified by rank %s, written %s" % (label, field, verified, wrote))
+
+
+LOSSY = json.dumps({"compressor": {"name": "numcodecs.zlib", "configuration": {"level": 1}},
+                    "filter": {"name": "numcodecs.bitround", "configuration": {"keepbits": 8}},
+                    "serializer": None})
+
+
+def split_lossy(tmp):
+    """A lossy split field: the verification's errors are the whole field's, every rank's shards in the sums."""
+    import numcodecs
+    one, two = os.path.join(tmp, "lossy1"), os.path.join(tmp, "lossy2")
+    args = ["compress", FILE, "--vars", "T", "--pipeline", LOSSY] + LAYOUT
+    p = alone(args[:2] + [one] + args[2:])
+    q = mpirun(2, args[:2] + [two, "--verbose"] + args[2:])
+    check(p.returncode == 0 and q.returncode == 0, "lossy T: %s %s" % (p.stderr[-600:], q.stderr[-1500:]))
+    if p.returncode or q.returncode:
+        return
+    same_store(os.path.join(one, STORE), os.path.join(two, STORE), "lossy T")
+    check_verified("lossy T", q.stderr, "T")
+    with netCDF4.Dataset(FILE) as d:
+        x = np.ma.filled(d["T"][:].astype(np.float32), np.nan)
+    br = numcodecs.BitRound(keepbits=8)
+    y = np.asarray(br.decode(br.encode(x.copy()))).reshape(x.shape)  # encode rounds its buffer in place
+    got = read_store(os.path.join(two, STORE), published=True).get("arrays", {}).get("T", {})
+    check(got.get("sha256") == digest(y), "lossy T: zarrita does not read numcodecs' BitRound of the input: %s" % got)
+    ok = np.isfinite(x)
+    x64, e = x[ok].astype(np.float64), np.abs(y[ok].astype(np.float64) - x[ok].astype(np.float64))
+    want = {"l1_rel": e.sum() / np.abs(x64).sum(), "l2_rel": np.sqrt((e * e).sum()) / np.sqrt((x64 * x64).sum()),
+            "linf_rel": e.max() / np.abs(x64).max(), "max_abs_err": e.max()}
+    check(want["l1_rel"] > 0, "lossy T: BitRound(8) changed nothing, the test measures nothing")
+    for d in (one, two):
+        with open(os.path.join(d, "batch_manifest.json")) as f:
+            ver = json.load(f)["fields"]["T"].get("verification", {})
+        for k, w in want.items():
+            check(abs(ver.get(k, float("nan")) - w) <= 1e-9 * w, "lossy T (%s): verification %s %r, numpy %r" %
+                  (os.path.basename(d), k, ver.get(k), w))
+
+
+def split_garbled(tmp):
+    """Rank 1 garbles the values it reads back: the split field fails on every rank, nothing published."""
+    where = os.path.join(tmp, "garbled")
+    q = mpirun(2, ["compress", FILE, where, "--vars", "T", "--verbose", "--pipeline", PIPELINE] + LAYOUT,
+               env={**ENV, "DCTK_TEST_GARBLE_VERIFY": "1"})
+    check(q.returncode == 1, "garbled T: exit %d, expected 1: %s" % (q.returncode, q.stderr[-1500:]))
+    check_verified("garbled T", q.stderr, "T")
+    errors = [x for x in q.stderr.splitlines() if x.startswith("dc_toolkit compress:")]
+    check(len(errors) == 1 and "'T'" in errors[0] and "verification failed" in errors[0],
+          "garbled T: not one line saying T failed its verification: %s" % errors)
+    store = os.path.join(where, STORE)
+    listed = read_store(store, published=True).get("listed", []) if os.path.isdir(store) else []
+    check("T" not in listed, "garbled T was published: %s" % listed)
+    left = [n for n in os.listdir(store) if n.startswith(".")] if os.path.isdir(store) else []
+    check(not left, "garbled T left %s in the store" % left)
+    try:
+        with open(os.path.join(where, "batch_manifest.json")) as f:
+            status = json.load(f)["fields"]["T"]["status"]
+    except (OSError, ValueError, KeyError) as e:
+        status = str(e)
+    check(status == "failed", "garbled T: the manifest says %s" % status)
 
 
 def test_split(tmp):
@@ -259,6 +337,9 @@ def test_split(tmp):
         got = read_store(os.path.join(two, STORE), published=True)
         check(got.get("arrays", {}).get("T", {}).get("sha256") == want_digests()["T"], "zarrita reads T: %s" %
               got.get("arrays", {}).get("T", got.get("error")))
+    check_verified("compress --vars T", q.stderr, "T")
+    split_lossy(tmp)
+    split_garbled(tmp)
     # compress_with_optimal: the one field over both ranks, its lines printed once
     p = alone(["compress_with_optimal", FILE, one, "U"] + pipe + LAYOUT)
     q = mpirun(2, ["compress_with_optimal", FILE, two, "U", "--verbose"] + pipe + LAYOUT)
@@ -266,6 +347,7 @@ def test_split(tmp):
                                                                                         q.stderr[-1500:]))
     if p.returncode == 0 and q.returncode == 0:
         check_parts("compress_with_optimal U", q.stderr, "U")
+        check_verified("compress_with_optimal U", q.stderr, "U")
         check(q.stdout.count("U: wrote ") == 1 and q.stdout.count("U: verified") == 1,
               "compress_with_optimal under 2 ranks: lines not once: %s" % q.stdout)
         fa, fb = files(os.path.join(one, STORE, "U")), files(os.path.join(two, STORE, "U"))
