@@ -239,11 +239,20 @@ DCTK_API dctk_status dctk_store_gaps_of(dctk_dataset *ds, const char *store_path
  * merge then consolidates. Fields already as long as the input are left
  * alone, so a run cut anywhere is finished by running it again. */
 typedef struct dctk_append_opts {
+    /* Under MPI (collective, every member with the same input and options):
+     * each field's new shards are shared out over the members as
+     * dctk_write_field_shared shares a field's, each member writing and
+     * verifying its own; member 0 checks the store first, takes each field's
+     * lock, judges and commits, rewrites the coordinates and merges; the
+     * store is the one a process alone appends, byte for byte, and every
+     * member gets the same status. NULL: this process alone. */
+    const dctk_write_team *team;
     int threads;
     bool verify;
     double bound_l1; /* the relative L1 bound of the new shards; NaN: the threshold the provenance records */
     /* After each data variable: had its stored steps before; r the append's
-     * report (NULL when there was nothing to add); st its status. May be NULL. */
+     * report (NULL when there was nothing to add); st its status. May be
+     * NULL; with a team, called on member 0 alone. */
     void (*notify)(void *user, const dctk_var *var, size_t had, const dctk_write_report *r, dctk_status st);
     void *user;
 } dctk_append_opts;

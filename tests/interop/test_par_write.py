@@ -3,7 +3,7 @@
 writes the fields across the ranks, on a real multi-field file (nc4uvt.nc of
 libncarg-data: temperature and both winds, 14 levels, three equal fields).
 
-usage: test_par_write.py spread|kill|split|stop
+usage: test_par_write.py spread|kill|split|stop|append
 
   spread  2 ranks write the store of one process, file for file and byte for
           byte, with a pipeline given and with a sweep; each rank says which
@@ -33,6 +33,14 @@ usage: test_par_write.py spread|kill|split|stop
           says failed.
   stop    --no-continue-on-error: the ranks stop together after the round of
           fields in which one failed, the rest recorded skipped (test_stop).
+  append  --append under 2 ranks (issue 36): fice.nc's first 11 months as one
+          file of a run, stored with 2-month shards, grown by a second file of
+          10 months: each rank writes and verifies a contiguous share of the
+          new shards (the partial last one again among them), the store equals
+          file for file and byte for byte the one-process append's, and zarrita
+          reads fice and time as netCDF4 reads the run's two files; rank 1
+          garbling what it reads back fails the append with the store as it
+          was and no stage left.
 """
 import json
 import os
@@ -52,6 +60,7 @@ from checks import check, finish  # noqa: E402
 DCTK = os.environ["DCTK"]
 NCARG = os.environ.get("DCTK_NCARG", "/usr/share/ncarg/data")
 FILE = os.path.join(NCARG, "cdf", "nc4uvt.nc")
+FICE = os.path.join(NCARG, "cdf", "fice.nc")
 FIELDS = ["T", "U", "V"]
 SRC = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TIMEOUT_SCALE = float(os.environ.get("DCTK_TEST_TIMEOUT_SCALE", "1"))
@@ -421,7 +430,76 @@ def test_stop(tmp):
               "%s: the stop line: %s" % (flag, q.stdout[-800:]))
 
 
-TESTS = {"spread": test_spread, "kill": test_kill, "split": test_split, "stop": test_stop}
+MONTH_MIB = 49 * 100 * 4 / 2**20  # one month of fice
+MONTHS_LAYOUT = ["--inner-chunk-mib", str(MONTH_MIB), "--shard-mib", str(2.5 * MONTH_MIB), "--threads-per-rank", "1"]
+
+
+def write_months(path, t0, t1):
+    """fice.nc's months [t0, t1) as a netCDF file of their own (raw values, attributes kept)."""
+    with netCDF4.Dataset(FICE) as src, netCDF4.Dataset(path, "w", format="NETCDF3_64BIT_OFFSET") as d:
+        d.setncatts({k: src.getncattr(k) for k in src.ncattrs()})
+        for name, dim in src.dimensions.items():
+            d.createDimension(name, None if name == "time" else len(dim))
+        for name, v in src.variables.items():
+            fill = v.getncattr("_FillValue") if "_FillValue" in v.ncattrs() else None
+            o = d.createVariable(name, v.dtype, v.dimensions, fill_value=fill)
+            o.setncatts({k: v.getncattr(k) for k in v.ncattrs() if k != "_FillValue"})
+            v.set_auto_maskandscale(False)
+            o.set_auto_maskandscale(False)
+            o[:] = v[t0:t1] if v.dimensions[:1] == ("time",) else v[:]
+
+
+def test_append(tmp):
+    import shutil
+    run = os.path.join(tmp, "run")
+    os.makedirs(run)
+    write_months(os.path.join(run, "fice_a.nc"), 0, 11)
+    glob = os.path.join(run, "fice_*.nc")
+    base = os.path.join(tmp, "base")
+    p = alone(["compress", glob, base, "--pipeline", PIPELINE] + MONTHS_LAYOUT)
+    check(p.returncode == 0, "compress of the 11 months: %s" % p.stderr[-800:])
+    if p.returncode:
+        return
+    write_months(os.path.join(run, "fice_b.nc"), 11, 21)
+    before = files(os.path.join(base, "fice.zarr"))
+    one, two, garbled = (os.path.join(tmp, n) for n in ("one", "two", "garbled"))
+    for d in (one, two, garbled):
+        shutil.copytree(base, d)
+    p = alone(["compress", glob, one, "--append", "--threads-per-rank", "1"])
+    q = mpirun(2, ["compress", glob, two, "--append", "--verbose", "--threads-per-rank", "1"])
+    check(p.returncode == 0 and q.returncode == 0, "append: %s %s" % (p.stderr[-600:], q.stderr[-1500:]))
+    if p.returncode or q.returncode:
+        return
+    only, differ, fa = sc.store_difference(os.path.join(one, "fice.zarr"), os.path.join(two, "fice.zarr"))
+    check(not only and not differ, "2-rank append against 1-rank: other files %s, differing %s" % (only, differ))
+    check(len([k for k in fa if k.startswith("fice/c/")]) == 11, "the grown fice has not 11 shards: %s" % sorted(fa))
+    check(files(os.path.join(one, "fice.zarr")) != before, "the append changed nothing")
+    # 11 months in 2-month shards: the new ones from the partial sixth (index 5) to the eleventh
+    check_parts("append", q.stderr, "fice", first=5)
+    check_verified("append", q.stderr, "fice", first=5)
+    check(q.stdout.count("fice: appended 10 steps along 'time' (11 -> 21)") == 1 and q.stdout.count("store:") == 1,
+          "append: the lines not once: %s" % q.stdout[-800:])
+    with netCDF4.Dataset(os.path.join(run, "fice_a.nc")) as a, netCDF4.Dataset(os.path.join(run, "fice_b.nc")) as b:
+        want = {n: digest(np.concatenate([np.ma.filled(f[n][:].astype(f[n].dtype), np.nan) for f in (a, b)]))
+                for n in ("fice", "time")}
+    got = read_store(os.path.join(two, "fice.zarr"))
+    for n in ("fice", "time"):
+        check(got.get("arrays", {}).get(n, {}).get("sha256") == want[n], "append: zarrita reads %s: %s" %
+              (n, got.get("arrays", {}).get(n, got.get("error"))))
+    # rank 1 garbles what it reads back: the append fails on every rank, the store as it was
+    q = mpirun(2, ["compress", glob, garbled, "--append", "--verbose", "--threads-per-rank", "1"],
+               env={**ENV, "DCTK_TEST_GARBLE_VERIFY": "1"})
+    check(q.returncode != 0, "garbled append: exit 0")
+    check_verified("garbled append", q.stderr, "fice", first=5)
+    errors = [x for x in q.stderr.splitlines() if x.startswith("dc_toolkit compress:")]
+    check(len(errors) == 1 and "'fice'" in errors[0] and "verification failed" in errors[0],
+          "garbled append: not one line saying fice failed its verification: %s" % errors)
+    check(files(os.path.join(garbled, "fice.zarr")) == before, "garbled append: the store changed")
+    left = [n for n in os.listdir(os.path.join(garbled, "fice.zarr")) if n.startswith(".")]
+    check(not left, "garbled append left %s" % left)
+
+
+TESTS = {"spread": test_spread, "kill": test_kill, "split": test_split, "stop": test_stop, "append": test_append}
 
 if __name__ == "__main__":
     with tempfile.TemporaryDirectory() as tmp:
