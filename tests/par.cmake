@@ -18,8 +18,9 @@ if(DCTK_MPI AND DCTK_MPIRUN)
       LSAN_OPTIONS=suppressions=${CMAKE_CURRENT_SOURCE_DIR}/interop/lsan_openmpi.supp:print_suppressions=0)
     set_tests_properties(par_${t} PROPERTIES TIMEOUT 60 LABELS "interop;mpi")
   endforeach()
-  # the distributed write (issue 36 item 1): nc4uvt.nc's three fields over 2 ranks
-  foreach(t spread kill split stop)
+  # the distributed write (issue 36): nc4uvt.nc's three fields over 2 ranks, each rank verifying its shards of
+  # a split field; --append of fice.nc's months with the new shards over 2 ranks
+  foreach(t spread kill split stop append)
     dctk_script_test(par_write_${t} ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_par_write.py ${t})
     set_property(TEST par_write_${t} APPEND PROPERTY ENVIRONMENT ASAN_OPTIONS=fast_unwind_on_malloc=0
       LSAN_OPTIONS=suppressions=${CMAKE_CURRENT_SOURCE_DIR}/interop/lsan_openmpi.supp:print_suppressions=0)

@@ -219,6 +219,10 @@ typedef struct dctk_compress_opts {
     dctk_status (*share)(void *user, void *buf, uint64_t n);
     dctk_status (*collect)(void *user, const char *text, char ***each);
     uint64_t (*sum)(void *user, uint64_t v); /* the sum over the ranks (dctk_par_sum); NULL: no field is split */
+    /* every rank's n bytes to rank 0 (dctk_par_gather): each rank verifies
+     * the shards of a split field it wrote, rank 0 adds the sums and judges;
+     * NULL: no field is split */
+    dctk_status (*gather)(void *user, const void *mine, uint64_t n, void *all);
     dctk_compress_sweep_fn sweep;    /* sweeps the fields without a result that holds */
     void *sweep_user;
     /* The Python tool's --no-continue-on-error: once a field failed, the

@@ -194,6 +194,10 @@ DCTK_API dctk_status dctk_metrics_add_planes(dctk_norms *a, const dctk_metric_cf
  * and the decoded y0, y1 (skipped when x0 or x1 is masked). The plane
  * metrics add the pairs inside a chunk; the sweep those across its borders. */
 DCTK_API void dctk_norms_grad_pair(dctk_norms *a, double x0, double x1, double y0, double y1);
+/* Add the sums of b (other points: another part of the field) into a, as if
+ * b's points had been added to a: the sums and counts add, the maxima are the
+ * larger (a NaN error stays NaN). Up to the rounding of the sums' order. */
+DCTK_API void dctk_norms_merge(dctk_norms *a, const dctk_norms *b);
 /* Relative errors; 0 when there is no error at all (even if x is all zero). */
 DCTK_API double dctk_norms_l1(const dctk_norms *a);
 DCTK_API double dctk_norms_l2(const dctk_norms *a);

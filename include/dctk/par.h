@@ -73,6 +73,12 @@ DCTK_API dctk_status dctk_par_bcast(dctk_par *p, void *buf, uint64_t n);
  * ranks get NULL. Out of memory on rank 0 ends the job. */
 DCTK_API dctk_status dctk_par_gather_text(dctk_par *p, const char *text, char ***each);
 
+/* Collective: every rank's n bytes at mine into all on rank 0, n bytes a
+ * rank in rank order (size * n bytes); all is not touched on the other ranks
+ * (may be NULL there). For small records: n over 2 GiB - 1 is DCTK_ERR_ARG
+ * on every rank. */
+DCTK_API dctk_status dctk_par_gather(dctk_par *p, const void *mine, uint64_t n, void *all);
+
 /* Collective: the sum of v over the ranks, on every rank. */
 DCTK_API uint64_t dctk_par_sum(dctk_par *p, uint64_t v);
 

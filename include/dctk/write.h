@@ -121,23 +121,29 @@ DCTK_API dctk_status dctk_write_field(dctk_dataset *ds, size_t v, const dctk_wri
 
 /* The ranks of a job writing one field together (the parallel layer's
  * collectives, each with user): share sends member 0's n bytes to every
- * member, agree gives every member the first failure, sum the sum of v. */
+ * member, agree gives every member the first failure, sum the sum of v,
+ * gather every member's n bytes at mine to member 0's all (n a member, in
+ * rank order; dctk_par_gather). */
 typedef struct dctk_write_team {
     int rank, size;
     dctk_status (*share)(void *user, void *buf, uint64_t n);
     dctk_status (*agree)(void *user, dctk_status st);
     uint64_t (*sum)(void *user, uint64_t v);
+    dctk_status (*gather)(void *user, const void *mine, uint64_t n, void *all);
     void *user;
 } dctk_write_team;
 
 /* dctk_write_field by every member of t at once (collective: same ds, v and
  * options): member 0 takes the field's lock, repairs, and creates the staged
  * array (its metadata once); each member writes whole shards, its share of
- * them in C order of the shard grid; member 0 flushes the stage, reads the
- * whole field back and judges it as dctk_write_field does, and commits. The
- * store is the one dctk_write_field writes, byte for byte. Every member gets
- * the same status; r on member 0 is the field's report (bytes summed over the
- * members), on the others their own part (bytes_in, bytes_out, write_s). */
+ * them in C order of the shard grid; member 0 flushes the stage; each member
+ * reads back the shards it wrote and measures them against the input, member
+ * 0 adds every member's sums, judges the whole field as dctk_write_field does
+ * (the metrics equal up to the rounding of the sums' order) and commits only
+ * what passed. The store is the one dctk_write_field writes, byte for byte.
+ * Every member gets the same status; r on member 0 is the field's report
+ * (bytes summed over the members), on the others their own part (bytes_in,
+ * bytes_out, write_s). */
 DCTK_API dctk_status dctk_write_field_shared(dctk_dataset *ds, size_t v, const dctk_write_opts *o,
                                              const dctk_write_team *t, dctk_write_report *r);
 
@@ -233,11 +239,20 @@ DCTK_API dctk_status dctk_store_gaps_of(dctk_dataset *ds, const char *store_path
  * merge then consolidates. Fields already as long as the input are left
  * alone, so a run cut anywhere is finished by running it again. */
 typedef struct dctk_append_opts {
+    /* Under MPI (collective, every member with the same input and options):
+     * each field's new shards are shared out over the members as
+     * dctk_write_field_shared shares a field's, each member writing and
+     * verifying its own; member 0 checks the store first, takes each field's
+     * lock, judges and commits, rewrites the coordinates and merges; the
+     * store is the one a process alone appends, byte for byte, and every
+     * member gets the same status. NULL: this process alone. */
+    const dctk_write_team *team;
     int threads;
     bool verify;
     double bound_l1; /* the relative L1 bound of the new shards; NaN: the threshold the provenance records */
     /* After each data variable: had its stored steps before; r the append's
-     * report (NULL when there was nothing to add); st its status. May be NULL. */
+     * report (NULL when there was nothing to add); st its status. May be
+     * NULL; with a team, called on member 0 alone. */
     void (*notify)(void *user, const dctk_var *var, size_t had, const dctk_write_report *r, dctk_status st);
     void *user;
 } dctk_append_opts;

@@ -33,7 +33,8 @@ static const cli_opt opts[] = {
      "with no record of ours is rewritten) (default: skip; --no-skip-existing rewrites them)"},
     {"--append", NULL, OPT_BOOL, &append, NULL,
      "grow DIR's store of this run along time by the steps the input (the run's files so far) has beyond it: "
-     "only the new shards are written, with the store's codecs, and verified; no sweep"},
+     "only the new shards are written, with the store's codecs, and verified; no sweep (under mpirun each field's "
+     "new shards are shared out over the ranks, each writing and verifying its own)"},
     {"--verify-gate", "--no-verify-gate", OPT_BOOL, &verify_gate, NULL,
      "the Python tool's: a field whose verification fails the thresholds is not stored (default); "
      "--no-verify-gate stores it with a line (a missing value turned into a number, or a lossless pipeline that "
@@ -90,8 +91,13 @@ const cli_cmd cmd_compress = {
             "('run/t_*.nc'), the store's time coordinate must be where the input's begins, and only the shards of\n"
             "the new steps are written (a partial last shard again, from the input) with each field's stored\n"
             "pipeline, verified, then moved in. Under mpirun every rank writes: the fields, the largest first, each\n"
-            "to the rank with the fewest bytes so far (a 'write:' line says which), a field larger than a rank's\n"
-            "share split by shards over every rank; rank 0 merges; DIR must be shared by the ranks. Examples:\n"
+            "to the rank with the fewest bytes so far (a 'write:' line says which) and verified there, a field\n"
+            "larger than a rank's share split by shards over every rank, each rank reading back and verifying the\n"
+            "shards it wrote and rank 0 judging the field from every rank's sums; rank 0 merges. --append under\n"
+            "mpirun shares each field's new shards out over the ranks the same way (each writes and verifies its\n"
+            "own; rank 0 checks the store first, judges, moves the shards in, rewrites the coordinates and\n"
+            "merges). The store is the one a single process writes, byte for byte; DIR must be shared by the\n"
+            "ranks. Examples:\n"
             "  dc_toolkit compress era5.nc out\n"
             "  dc_toolkit compress era5.nc out --vars t2m,q --pipeline out/best_t2m.json\n"
             "  dc_toolkit compress 'run/t_*.nc' out --append",
@@ -120,6 +126,9 @@ static dctk_status collect(void *user, const char *text, char ***each) {
     return dctk_par_gather_text(user, text, each);
 }
 static uint64_t sum(void *user, uint64_t v) { return dctk_par_sum(user, v); }
+static dctk_status gather(void *user, const void *mine, uint64_t n, void *all) {
+    return dctk_par_gather(user, mine, n, all);
+}
 
 static int compress_dataset(const char *cmd, const char *dataset, int argc, char **argv) {
     if (vars_arg && !vars_arg[strspn(vars_arg, ", \t")]) { /* "" or ",": a run that would do nothing */
@@ -146,7 +155,7 @@ static int compress_dataset(const char *cmd, const char *dataset, int argc, char
                             .agree = so.par ? agree : NULL, .agree_user = so.par, .sweep = sweep_fields,
                             .rank = so.par ? dctk_par_rank(so.par) : 0, .size = so.par ? dctk_par_size(so.par) : 1,
                             .share = so.par ? share : NULL, .collect = so.par ? collect : NULL,
-                            .sum = so.par ? sum : NULL,
+                            .sum = so.par ? sum : NULL, .gather = so.par ? gather : NULL,
                             .sweep_user = &call, .stop_on_error = !continue_on_error, .no_consolidate = !consolidate};
     write_cli_step(cmd, dataset, so.where, &eo, &wo, &o.write);
     o.write.verify_advisory = !verify_gate;
@@ -169,22 +178,32 @@ static void append_notify(void *user, const dctk_var *var, size_t had, const dct
     printf("\n");
 }
 
+/* Under mpirun every rank appends together (dctk_append_opts.team); rank 0 says what happened. */
 static int append_dataset(const char *cmd, const char *dataset) {
-    if (pipeline_arg) {
-        fprintf(stderr, "dc_toolkit %s: --append writes each field with the pipeline its store holds: drop "
-                "--pipeline\n", cmd);
+    bool root = sweep_cli_is_root(&so);
+    if (pipeline_arg) { /* the same answer on every rank */
+        if (root)
+            fprintf(stderr, "dc_toolkit %s: --append writes each field with the pipeline its store holds: drop "
+                    "--pipeline\n", cmd);
         return 2;
     }
     char store[4096];
     dctk_dataset *ds = NULL;
     dctk_status st = dctk_dataset_open(dataset, &ds);
     if (st == DCTK_OK) st = dctk_store_path_for(so.where, dataset, store, sizeof store);
-    dctk_append_opts ao = {.threads = wo.threads ? (int)wo.threads : dctk_available_cores(), .verify = wo.verify,
+    dctk_write_team team = {0};
+    if (so.par && dctk_par_size(so.par) > 1) {
+        team = (dctk_write_team){.rank = dctk_par_rank(so.par), .size = dctk_par_size(so.par), .share = share,
+                                 .agree = agree, .sum = sum, .gather = gather, .user = so.par};
+        st = dctk_par_agree(so.par, st); /* every rank opened the input, or none goes on */
+    }
+    dctk_append_opts ao = {.team = team.size > 1 ? &team : NULL,
+                           .threads = wo.threads ? (int)wo.threads : dctk_available_cores(), .verify = wo.verify,
                            .bound_l1 = so.override_l1, .notify = append_notify};
     if (st == DCTK_OK) st = dctk_append_dataset(ds, store, &ao);
     dctk_dataset_close(ds);
-    if (st != DCTK_OK) return cli_fail(cmd, st);
-    printf("store: %s\n", store);
+    if (st != DCTK_OK) return root ? cli_fail(cmd, st) : (st == DCTK_ERR_ARG ? 2 : 1);
+    if (root) printf("store: %s\n", store);
     return 0;
 }
 
@@ -217,8 +236,7 @@ static int run(int argc, char **argv) {
         return 2;
     }
     if ((rc = sweep_cli_par_begin(cmd, argc, argv, &so))) return rc;
-    /* under MPI the append is rank 0's: it writes little, and one writer holds each field's lock */
-    if (append) rc = sweep_cli_is_root(&so) ? append_dataset(cmd, pos[0]) : 0;
+    if (append) rc = append_dataset(cmd, pos[0]);
     else rc = compress_dataset(cmd, pos[0], argc, argv);
     sweep_cli_par_end(&so);
     return rc;

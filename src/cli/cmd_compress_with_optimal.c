@@ -28,7 +28,7 @@ static const cli_opt opts[] = {
     MEMORY_SHARE_CLI_OPT(so.memory_threshold),
     {"--allow-shared-node", NULL, OPT_BOOL, &so.allow_shared_node, NULL,
      "under MPI, allow several ranks on one node (tests); default: one rank per node"},
-    {"--verbose", NULL, OPT_BOOL, &so.verbose, NULL, "debug log: which shards each rank wrote"},
+    {"--verbose", NULL, OPT_BOOL, &so.verbose, NULL, "debug log: which shards each rank wrote and verified"},
     {0},
 };
 
@@ -39,6 +39,9 @@ static bool agreed; /* this rank reached the team's agreement before the write *
 static dctk_status team_share(void *user, void *buf, uint64_t n) { return dctk_par_bcast(user, buf, n); }
 static dctk_status team_agree(void *user, dctk_status st) { return dctk_par_agree(user, st); }
 static uint64_t team_sum(void *user, uint64_t v) { return dctk_par_sum(user, v); }
+static dctk_status team_gather(void *user, const void *mine, uint64_t n, void *all) {
+    return dctk_par_gather(user, mine, n, all);
+}
 
 /* dctk_write_step_field, by every rank together when there are several. */
 static int write_step(dctk_write_step *step, dctk_dataset *ds, size_t v, const json_t *codecs, const dctk_best *best,
@@ -47,7 +50,7 @@ static int write_step(dctk_write_step *step, dctk_dataset *ds, size_t v, const j
         agreed = true;
         if (dctk_par_agree(so.par, DCTK_OK) != DCTK_OK) return 1; /* another rank failed before: said there */
         team = (dctk_write_team){.rank = dctk_par_rank(so.par), .size = dctk_par_size(so.par), .share = team_share,
-                                 .agree = team_agree, .sum = team_sum, .user = so.par};
+                                 .agree = team_agree, .sum = team_sum, .gather = team_gather, .user = so.par};
         step->team = &team;
     }
     return dctk_write_step_field(step, ds, v, codecs, best, NULL, r);
@@ -71,7 +74,8 @@ const cli_cmd cmd_compress_with_optimal = {
             "check leaves that copy as it was). Another process writing the same FIELD is refused. With --combo,\n"
             "the combo is the best one whose codecs the readers of --codecs decode (default numcodecs). --pipeline\n"
             "writes a pipeline given as a file or inline JSON instead, with no sweep and no indices. Under mpirun\n"
-            "the ranks write the field together, each an even share of its shards; rank 0 verifies, commits and\n"
+            "the ranks write the field together, each an even share of its shards, and each reads back and\n"
+            "verifies the shards it wrote; rank 0 judges the whole field from every rank's sums, commits and\n"
             "prints. Examples:\n"
             "  dc_toolkit compress_with_optimal era5.nc out t2m 97 4 -1\n"
             "  dc_toolkit compress_with_optimal era5.nc out t2m --pipeline \\\n"

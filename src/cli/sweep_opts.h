@@ -221,8 +221,9 @@ void sweep_cli_spec_check(const dctk_spec *spec, const dctk_dataset *ds);
     {"--allow-multi-rank-per-node", NULL, OPT_BOOL, &(o).allow_shared_node, NULL,                                  \
      "the Python tool's name of --allow-shared-node"},                                                           \
     {"--verbose", NULL, OPT_BOOL, &(o).verbose, NULL,                                                              \
-     "debug log: per-rank checksums of the broadcast sample, units run per rank, and a table of where the time "  \
-     "went (wall seconds, and thread-seconds summed over threads)"}
+     "debug log: per-rank checksums of the broadcast sample, units run per rank, in a write the fields and "       \
+     "shards each rank wrote and verified, and a table of where the time went (wall seconds, and thread-seconds "   \
+     "summed over threads)"}
 
 void sweep_cli_defaults(sweep_cli *o);
 /* The evaluate options for these flags; 0 or the exit code of a usage error. */

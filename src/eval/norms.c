@@ -154,6 +154,36 @@ void dctk_metrics_add(dctk_norms *a, const dctk_metric_cfg *cfg, dctk_dtype t, c
     FOR_TYPES(METRICS_LOOP)
 }
 
+static double max_nan(double a, double b) { return isnan(a) || isnan(b) ? NAN : (a > b ? a : b); }
+
+void dctk_norms_merge(dctk_norms *a, const dctk_norms *b) {
+    a->sum_abs_x += b->sum_abs_x;
+    a->sum_sq_x += b->sum_sq_x;
+    a->max_abs_x = a->max_abs_x > b->max_abs_x ? a->max_abs_x : b->max_abs_x;
+    a->sum_abs_e += b->sum_abs_e;
+    a->sum_sq_e += b->sum_sq_e;
+    a->max_abs_e = max_nan(a->max_abs_e, b->max_abs_e);
+    a->n += b->n;
+    a->mask_lost += b->mask_lost;
+    a->sum_e += b->sum_e;
+    a->sx += b->sx;
+    a->sy += b->sy;
+    a->sxx += b->sxx;
+    a->syy += b->syy;
+    a->sxy += b->sxy;
+    a->n_rel_over += b->n_rel_over;
+    a->max_rel_e = max_nan(a->max_rel_e, b->max_rel_e);
+    a->ext_abs_x += b->ext_abs_x;
+    a->ext_abs_e += b->ext_abs_e;
+    a->grad_abs_dx += b->grad_abs_dx;
+    a->grad_abs_de += b->grad_abs_de;
+    a->ssim_sum += b->ssim_sum;
+    a->ssim_n += b->ssim_n;
+    a->phys_bad += b->phys_bad;
+    a->phys_outside += b->phys_outside;
+    a->mask_gained += b->mask_gained;
+}
+
 /* --- plane metrics --------------------------------------------------------------- */
 
 /* Sums over a column of the window band, per column: x, y, xx, yy, xy (of

@@ -37,6 +37,16 @@ dctk_status dctk_par_bcast(dctk_par *p, void *buf, uint64_t n) {
     return p->verbose ? verify(p, buf, n, i) : DCTK_OK;
 }
 
+dctk_status dctk_par_gather(dctk_par *p, const void *mine, uint64_t n, void *all) {
+    if (n > (uint64_t)INT_MAX) return DCTK_FAIL(DCTK_ERR_ARG, "a record to gather is over 2 GiB (%" PRIu64 " bytes)", n);
+    if (!p->mpi || p->size == 1) {
+        if (n) memcpy(all, mine, n);
+        return DCTK_OK;
+    }
+    MPI_Gather(mine, (int)n, MPI_BYTE, all, (int)n, MPI_BYTE, 0, p->comm);
+    return DCTK_OK;
+}
+
 /* Lengths first, then the texts in one MPI_Gatherv: records of a few KB each. */
 dctk_status dctk_par_gather_text(dctk_par *p, const char *text, char ***each) {
     *each = NULL;

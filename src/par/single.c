@@ -63,6 +63,12 @@ dctk_status dctk_par_gather_text(dctk_par *p, const char *text, char ***each) {
     return *each ? DCTK_OK : DCTK_NOMEM();
 }
 
+dctk_status dctk_par_gather(dctk_par *p, const void *mine, uint64_t n, void *all) {
+    (void)p;
+    if (n) memcpy(all, mine, n);
+    return DCTK_OK;
+}
+
 uint64_t dctk_par_sum(dctk_par *p, uint64_t v) { return (void)p, v; }
 
 void dctk_par_abort(dctk_par *p, int code, const char *msg) {

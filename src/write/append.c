@@ -129,48 +129,91 @@ static dctk_status update_ratio(dctk_store *store, const char *stage, dctk_zarr_
     return st;
 }
 
+/* The team's collectives, or this process alone (t NULL). */
+static dctk_status agree(const dctk_write_team *t, dctk_status st) { return t ? t->agree(t->user, st) : st; }
+static uint64_t sum(const dctk_write_team *t, uint64_t v) { return t ? t->sum(t->user, v) : v; }
+
+/* Member 0 (or the process alone): the field's lock and the staged array of
+ * the new shape, with the stored codecs, chunks and shards; its path in stage. */
+static dctk_status begin_stage(dctk_dataset *ds, size_t v, dctk_store *store, const dctk_zarr_meta *m,
+                               const dctk_write_opts *o, dctk_zarr_stage **g, char *stage, size_t cap) {
+    const dctk_var *var = dctk_dataset_var(ds, v);
+    dctk_zarr_meta nm;
+    DCTK_TRY(dctk_zarr_meta_init(&nm, m->dtype, m->ndim, var->shape, m->inner, m->sharded ? m->chunk : NULL, m->fill,
+                                 m->codecs, m->attrs, (const char *const *)m->dim_names));
+    dctk_status st = dctk_zarr_stage_begin(store, var->name, g);
+    if (st == DCTK_ERR_BUSY) dctk_prefix_detail("%s: ", o->store_path);
+    dctk_zarr_array *a = NULL;
+    if (st == DCTK_OK) st = dctk_zarr_create(store, dctk_zarr_stage_path(*g), &nm, &a);
+    dctk_zarr_close(a);
+    dctk_zarr_meta_clear(&nm);
+    if (st == DCTK_OK) snprintf(stage, cap, "%s", dctk_zarr_stage_path(*g));
+    return st;
+}
+
+/* The shards [begin, end) of the staged array, from the input. */
+static dctk_status write_units(dctk_dataset *ds, size_t v, dctk_store *store, const char *stage, const json_t *codecs,
+                               size_t begin, size_t end, const dctk_write_opts *o, dctk_zarr_write_stats *ws,
+                               dctk_write_report *r) {
+    dctk_zarr_array *a = NULL;
+    DCTK_TRY(dctk_zarr_open(store, stage, &a));
+    dctk_write_input in; /* the stored pipeline's integer packing must hold the new steps too */
+    dctk_write_input_init(&in, ds, v, codecs);
+    dctk_zarr_write_opts wo = {.threads = o->threads, .concurrent_read = dctk_dataset_reads_concurrent(ds),
+                               .unit_begin = begin, .unit_end = end};
+    double t0 = dctk_now();
+    dctk_status st = dctk_zarr_write(a, dctk_write_read_input, &in, &wo, ws);
+    r->write_s = dctk_now() - t0;
+    dctk_zarr_close(a);
+    return st;
+}
+
 /* Grow field v from `had` steps to the input's: the new shards staged,
- * verified, then moved in. */
+ * verified, then moved in. With a team t (collective), each member writes
+ * and verifies its even share of the new shards in C order; member 0 holds
+ * the stage, judges and commits. */
 static dctk_status append_field(dctk_dataset *ds, size_t v, dctk_store *store, dctk_zarr_array *live, size_t had,
-                                const dctk_write_opts *o, dctk_write_report *r) {
+                                const dctk_write_opts *o, const dctk_write_team *t, dctk_write_report *r) {
     const dctk_var *var = dctk_dataset_var(ds, v);
     const dctk_zarr_meta *m = dctk_zarr_get_meta(live);
+    bool lead = !t || t->rank == 0;
     memset(r, 0, sizeof *r);
     r->ndim = m->ndim;
     memcpy(r->chunk, m->inner, sizeof r->chunk);
     memcpy(r->shard, m->chunk, sizeof r->shard);
-    DCTK_TRY(dctk_write_pipeline_lossless(m->codecs, &r->lossless));
+    DCTK_TRY(agree(t, dctk_write_pipeline_lossless(m->codecs, &r->lossless)));
     size_t per_slab = 1, slab = had / m->chunk[0]; /* outer chunks per step of the grid along time; the first touched */
     for (int d = 1; d < m->ndim; d++) per_slab *= (m->shape[d] + m->chunk[d] - 1) / m->chunk[d];
     size_t unit_begin = slab * per_slab, from = slab * m->chunk[0];
+    size_t nunits = (var->shape[0] + m->chunk[0] - 1) / m->chunk[0] * per_slab, b, e;
+    dctk_write_share_of(nunits - unit_begin, t ? t->rank : 0, t ? t->size : 1, &b, &e);
 
-    dctk_zarr_meta nm;
-    DCTK_TRY(dctk_zarr_meta_init(&nm, m->dtype, m->ndim, var->shape, m->inner, m->sharded ? m->chunk : NULL, m->fill,
-                                 m->codecs, m->attrs, (const char *const *)m->dim_names));
     dctk_zarr_stage *g = NULL;
-    dctk_status st = dctk_zarr_stage_begin(store, var->name, &g);
-    if (st == DCTK_ERR_BUSY) dctk_prefix_detail("%s: ", o->store_path);
-    dctk_zarr_array *a = NULL;
-    if (st == DCTK_OK) st = dctk_zarr_create(store, dctk_zarr_stage_path(g), &nm, &a);
-    dctk_zarr_meta_clear(&nm);
-    dctk_write_input in; /* the stored pipeline's integer packing must hold the new steps too */
-    dctk_write_input_init(&in, ds, v, m->codecs);
-    dctk_zarr_write_opts wo = {.threads = o->threads, .concurrent_read = dctk_dataset_reads_concurrent(ds),
-                               .unit_begin = unit_begin};
+    char stage[4096] = "";
+    dctk_status st = lead ? begin_stage(ds, v, store, m, o, &g, stage, sizeof stage) : DCTK_OK;
+    st = agree(t, st);
+    if (st == DCTK_OK && t) st = agree(t, t->share(t->user, stage, sizeof stage));
     dctk_zarr_write_stats ws = {0};
-    double t0 = dctk_now();
-    if (st == DCTK_OK) st = dctk_zarr_write(a, dctk_write_read_input, &in, &wo, &ws);
-    r->write_s = dctk_now() - t0;
-    dctk_zarr_close(a);
+    if (st == DCTK_OK && b < e)
+        st = write_units(ds, v, store, stage, m->codecs, unit_begin + b, unit_begin + e, o, &ws, r);
+    if (t)
+        dctk_log(DCTK_LOG_DEBUG, "wrote shards %zu to %zu of %zu of field %s on this rank", unit_begin + b,
+                 unit_begin + e, nunits, var->name);
+    st = agree(t, st);
+    ws.bytes_in = sum(t, ws.bytes_in);
+    ws.bytes_out = sum(t, ws.bytes_out);
     r->bytes_in = ws.bytes_in;
     r->bytes_out = ws.bytes_out;
     r->ratio = ws.bytes_out ? (double)ws.bytes_in / (double)ws.bytes_out : INFINITY;
-    if (st == DCTK_OK) st = update_ratio(store, dctk_zarr_stage_path(g), live, unit_begin, &ws, var);
-    if (st == DCTK_OK) st = dctk_zarr_stage_sync(g);
+    /* member 0: the grown array's ratio in its provenance, the stage flushed, before anyone reads it back */
+    if (st == DCTK_OK && lead) st = update_ratio(store, stage, live, unit_begin, &ws, var);
+    if (st == DCTK_OK && lead) st = dctk_zarr_stage_sync(g);
+    st = agree(t, st);
     if (st != DCTK_OK && st != DCTK_ERR_NOMEM && st != DCTK_ERR_BUSY)
         dctk_prefix_detail("%s: variable '%s' not appended (the store is as it was): ", o->store_path, var->name);
-    if (st == DCTK_OK && o->verify) st = dctk_write_verify_stage(ds, v, store, dctk_zarr_stage_path(g), from, o, r);
-    if (st == DCTK_OK) st = dctk_zarr_stage_commit_units(g, unit_begin, 0);
+    if (st == DCTK_OK && o->verify) st = dctk_write_verify_stage(ds, v, store, stage, from, o, t, r);
+    if (st == DCTK_OK && lead) st = dctk_zarr_stage_commit_units(g, unit_begin, 0);
+    st = agree(t, st);
     r->committed = st == DCTK_OK;
     dctk_zarr_stage_end(g);
     return st;
@@ -213,15 +256,23 @@ static dctk_status check_all(dctk_dataset *ds, dctk_store *store, const char *st
 }
 
 dctk_status dctk_append_dataset(dctk_dataset *ds, const char *store_path, const dctk_append_opts *ao) {
-    dctk_store *store;
+    const dctk_write_team *t = ao->team && ao->team->size > 1 ? ao->team : NULL;
+    bool lead = !t || t->rank == 0;
+    if (t && !t->gather) /* every member alike: no collective call yet */
+        return DCTK_FAIL(DCTK_ERR_ARG, "%s: a team without gather cannot verify its shards", store_path);
+    dctk_store *store = NULL;
     struct stat sb;
-    if (stat(store_path, &sb) != 0 || !S_ISDIR(sb.st_mode))
-        return DCTK_FAIL(DCTK_ERR_NOT_FOUND, "%s: no store to append to: compress the run first (without --append)",
-                         store_path);
-    DCTK_TRY(dctk_store_dir_open(store_path, false, &store));
     size_t n = dctk_dataset_nvars(ds);
-    field_state *f = calloc(n ? n : 1, sizeof *f);
-    dctk_status st = f ? check_all(ds, store, store_path, f) : DCTK_NOMEM();
+    field_state *f = NULL;
+    dctk_status st = DCTK_OK;
+    if (stat(store_path, &sb) != 0 || !S_ISDIR(sb.st_mode))
+        st = DCTK_FAIL(DCTK_ERR_NOT_FOUND, "%s: no store to append to: compress the run first (without --append)",
+                       store_path);
+    if (st == DCTK_OK) st = dctk_store_dir_open(store_path, false, &store);
+    if (st == DCTK_OK && !(f = calloc(n ? n : 1, sizeof *f))) st = DCTK_NOMEM();
+    /* every member checks alike (the same store and input): each gets the stored arrays it writes into */
+    if (st == DCTK_OK) st = check_all(ds, store, store_path, f);
+    st = agree(t, st);
     for (size_t v = 0; v < n && st == DCTK_OK; v++) {
         const dctk_var *var = dctk_dataset_var(ds, v);
         if (!f[v].a || is_axis(ds, v)) continue;
@@ -231,16 +282,16 @@ dctk_status dctk_append_dataset(dctk_dataset *ds, const char *store_path, const 
             dctk_write_opts o = {.store_path = store_path, .threads = ao->threads, .verify = ao->verify,
                                  .bound_l1 = isnan(ao->bound_l1) ? stored_threshold(dctk_zarr_get_meta(f[v].a))
                                                              : ao->bound_l1};
-            st = append_field(ds, v, store, f[v].a, f[v].had, &o, &r);
+            st = append_field(ds, v, store, f[v].a, f[v].had, &o, t, &r);
         }
-        if (ao->notify) ao->notify(ao->user, var, f[v].had, f[v].had < var->shape[0] ? &r : NULL, st);
+        if (ao->notify && lead) ao->notify(ao->user, var, f[v].had, f[v].had < var->shape[0] ? &r : NULL, st);
     }
-    /* the coordinates along time, whole and exact; then the merge consolidates */
-    for (size_t v = 0; v < n && st == DCTK_OK; v++)
+    /* member 0: the coordinates along time, whole and exact; then the merge consolidates */
+    for (size_t v = 0; lead && v < n && st == DCTK_OK; v++)
         if (f[v].a && is_axis(ds, v) && f[v].had < dctk_dataset_var(ds, v)->shape[0])
             st = dctk_write_lossless(ds, v, store_path, ao->threads);
     states_free(f, n);
     dctk_store_close(store);
-    if (st == DCTK_OK) st = dctk_merge_fields(ds, store_path, ao->threads);
-    return st;
+    if (lead && st == DCTK_OK) st = dctk_merge_fields(ds, store_path, ao->threads);
+    return agree(t, st);
 }

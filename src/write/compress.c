@@ -227,7 +227,7 @@ static size_t spread_fields(const compress_job *j, spread_item *items, int *rank
     for (size_t k = 0; k < n; k++) {
         const dctk_var *var = dctk_dataset_var(j->ds, items[k].v);
         rank_of[k] = 0;
-        if (!j->o->sum || items[k].bytes <= total / (uint64_t)size || field_shards(j, var) < (size_t)size) continue;
+        if (!j->o->sum || !j->o->gather || items[k].bytes <= total / (uint64_t)size || field_shards(j, var) < (size_t)size) continue;
         rank_of[k] = -1;
         for (int r = 0; r < size; r++) load[r] += items[k].bytes / (uint64_t)size;
     }
@@ -387,7 +387,7 @@ static int write_spread(compress_job *j) {
     size_t n = st == DCTK_OK ? spread_fields(j, items, rank_of, load) : 0;
     if (st == DCTK_OK && j->root && n) say_spread(j, items, rank_of, n, load);
     dctk_write_team team = {.rank = o->rank, .size = o->size, .share = o->share, .agree = o->agree,
-                            .sum = o->sum, .user = user};
+                            .sum = o->sum, .gather = o->gather, .user = user};
     /* --no-continue-on-error: the ranks agree after each split field and each round of their own fields */
     bool halt = o->stop_on_error && st == DCTK_OK && team_failed(j, j->failures);
     for (size_t k = 0; st == DCTK_OK && k < n; k++) { /* the split fields, every rank its shards */

@@ -213,49 +213,82 @@ static void metrics_unmeasured(dctk_combo_result *m) {
     m->phys_ok = true; /* no bounds to hold */
 }
 
-/* Read the stored array back block by block and compare it with the input:
- * the norms, and with cfg (the sweep's gates are judged) every selection
- * metric as the sweep measured it; without, no gate reads them, and the plane
- * metrics (SSIM, gradients) would take most of the time. */
-dctk_status dctk_write_verify_from(dctk_dataset *ds, size_t v, dctk_zarr_array *a, const size_t *block,
-                                   size_t from, const dctk_metric_cfg *cfg, int threads, dctk_write_report *r) {
+void dctk_write_share_of(size_t n, int rank, int size, size_t *b, size_t *e) {
+    *b = (size_t)((unsigned __int128)n * (unsigned)rank / (unsigned)size);
+    *e = (size_t)((unsigned __int128)n * (unsigned)(rank + 1) / (unsigned)size);
+}
+
+/* Tests (DCTK_TEST_GARBLE_VERIFY=R): rank R garbles the decoded values of the
+ * first block it verifies, as a shard that reads back wrong would; a field
+ * whose shards rank R does not verify passes. */
+static bool garbled_here(int rank) {
+    const char *g = getenv("DCTK_TEST_GARBLE_VERIFY");
+    return g && *g && atoi(g) == rank;
+}
+
+/* Read the shards [b, e) of array a back (C order of its shard grid over the
+ * region [from, end) along the first dimension) and measure them against
+ * variable v of ds into norms: each shard whole when modest, else inner chunk
+ * by inner chunk (a shard is whole chunks, so these are the blocks a reading
+ * of the region by chunks meets). With cfg (the sweep's gates are judged)
+ * every selection metric as the sweep measured it; without, the norms alone
+ * (no gate reads the others, and the plane metrics, SSIM and gradients,
+ * would take most of the time). */
+static dctk_status measure_shards(dctk_dataset *ds, size_t v, dctk_zarr_array *a, const size_t *shard,
+                                  const size_t *chunk, size_t from, size_t b, size_t e, const dctk_metric_cfg *cfg,
+                                  int threads, bool garble, dctk_norms *norms) {
     const dctk_var *var = dctk_dataset_var(ds, v);
-    size_t es = dctk_dtype_size(var->dtype), n = dctk_shape_nelems(var->ndim, block);
-    void *x = dctk_malloc(n * es), *y = dctk_malloc(n * es);
-    dctk_status st = x && y ? DCTK_OK : DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory for verification");
-    size_t grid[DCTK_MAX_DIMS], shape[DCTK_MAX_DIMS], nblocks = 1;
-    for (int d = 0; d < var->ndim; d++) {
-        shape[d] = var->shape[d] - (d == 0 ? from : 0); /* the region [from, end) along the first dimension */
-        grid[d] = (shape[d] + block[d] - 1) / block[d];
-        nblocks *= grid[d];
+    int nd = var->ndim;
+    size_t es = dctk_dtype_size(var->dtype);
+    const size_t *block = dctk_shape_nelems(nd, shard) * es <= (128u << 20) ? shard : chunk;
+    size_t n = dctk_shape_nelems(nd, block);
+    void *x = b < e ? dctk_malloc(n * es) : NULL, *y = b < e ? dctk_malloc(n * es) : NULL;
+    dctk_status st = b >= e || (x && y) ? DCTK_OK : DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory for verification");
+    size_t region[DCTK_MAX_DIMS], grid[DCTK_MAX_DIMS];
+    for (int d = 0; d < nd; d++) {
+        region[d] = var->shape[d] - (d == 0 ? from : 0);
+        grid[d] = (region[d] + shard[d] - 1) / shard[d];
     }
-    dctk_norms norms = {0};
-    for (size_t k = 0; k < nblocks && st == DCTK_OK; k++) {
-        size_t start[DCTK_MAX_DIMS], count[DCTK_MAX_DIMS];
-        dctk_block_at(var->ndim, shape, block, grid, k, start, count);
-        start[0] += from;
-        st = read_both(ds, v, a, start, count, x, y, threads);
-        if (st == DCTK_OK) {
-            dctk_metrics_add(&norms, cfg, var->dtype, x, y, dctk_shape_nelems(var->ndim, count));
-            if (cfg) st = dctk_metrics_add_planes(&norms, cfg, var->dtype, var->ndim, count, count, x, y);
+    for (size_t k = b; k < e && st == DCTK_OK; k++) {
+        size_t s0[DCTK_MAX_DIMS], c0[DCTK_MAX_DIMS], sub[DCTK_MAX_DIMS], nsub = 1;
+        dctk_block_at(nd, region, shard, grid, k, s0, c0); /* the shard, within the region */
+        for (int d = 0; d < nd; d++) {
+            sub[d] = (c0[d] + block[d] - 1) / block[d];
+            nsub *= sub[d];
+        }
+        for (size_t i = 0; i < nsub && st == DCTK_OK; i++) {
+            size_t start[DCTK_MAX_DIMS], count[DCTK_MAX_DIMS];
+            dctk_block_at(nd, c0, block, sub, i, start, count);
+            for (int d = 0; d < nd; d++) start[d] += s0[d] + (d == 0 ? from : 0);
+            st = read_both(ds, v, a, start, count, x, y, threads);
+            size_t m = dctk_shape_nelems(nd, count);
+            for (size_t q = 0; st == DCTK_OK && garble && q < m * es; q++) ((unsigned char *)y)[q] ^= 0x55;
+            garble = false;
+            if (st == DCTK_OK) {
+                dctk_metrics_add(norms, cfg, var->dtype, x, y, m);
+                if (cfg) st = dctk_metrics_add_planes(norms, cfg, var->dtype, nd, count, count, x, y);
+            }
         }
     }
     dctk_free(x);
     dctk_free(y);
-    DCTK_TRY(st);
-    r->l1_rel = dctk_norms_l1(&norms);
-    r->l2_rel = dctk_norms_l2(&norms);
-    r->linf_rel = dctk_norms_linf(&norms);
-    r->max_abs_err = norms.max_abs_e;
-    r->mask_lost = norms.mask_lost;
-    r->mask_gained = norms.mask_gained;
+    return st;
+}
+
+/* The report of a verification whose sums are norms. */
+static void report_norms(const dctk_norms *norms, const dctk_metric_cfg *cfg, dctk_write_report *r) {
+    r->l1_rel = dctk_norms_l1(norms);
+    r->l2_rel = dctk_norms_l2(norms);
+    r->linf_rel = dctk_norms_linf(norms);
+    r->max_abs_err = norms->max_abs_e;
+    r->mask_lost = norms->mask_lost;
+    r->mask_gained = norms->mask_gained;
     r->metrics = (dctk_combo_result){.ratio = 1, .l1_rel = r->l1_rel, .l2_rel = r->l2_rel, .linf_rel = r->linf_rel,
-                                     .euclidean = sqrt(norms.sum_sq_e), .max_abs_err = r->max_abs_err,
-                                     .max_rel_err = norms.max_rel_e, .mean_abs_err = dctk_norms_mean_abs(&norms)};
-    if (cfg) dctk_combo_set_metrics(&r->metrics, &norms, cfg);
+                                     .euclidean = sqrt(norms->sum_sq_e), .max_abs_err = r->max_abs_err,
+                                     .max_rel_err = norms->max_rel_e, .mean_abs_err = dctk_norms_mean_abs(norms)};
+    if (cfg) dctk_combo_set_metrics(&r->metrics, norms, cfg);
     else metrics_unmeasured(&r->metrics);
     r->verified = true;
-    return DCTK_OK;
 }
 
 /* What every write must pass whatever its accept callback (a threshold or
@@ -348,25 +381,58 @@ static dctk_status write_array(dctk_dataset *ds, size_t v, dctk_store *store, co
     return st;
 }
 
-/* Read the staged array back and judge it; nothing outside the stage has changed yet. */
-dctk_status dctk_write_verify_stage(dctk_dataset *ds, size_t v, dctk_store *store, const char *stage, size_t from,
-                                    const dctk_write_opts *o, dctk_write_report *r) {
-    const dctk_var *var = dctk_dataset_var(ds, v);
-    dctk_zarr_array *a;
-    double t0 = dctk_now();
-    dctk_status st = dctk_zarr_open(store, stage, &a);
-    /* whole shards at a time when they are modest, else inner chunks */
-    uint64_t shard_bytes = dctk_shape_nelems(var->ndim, r->shard) * dctk_dtype_size(var->dtype);
-    if (st == DCTK_OK)
-        st = dctk_write_verify_from(ds, v, a, shard_bytes <= (128u << 20) ? r->shard : r->chunk, from, o->metrics,
-                                    o->threads, r);
-    dctk_zarr_close(a);
-    r->verify_s = dctk_now() - t0;
-    if (st == DCTK_OK) st = accept_always(var, r); /* no accept callback can waive these */
+/* Judge a verified field: what no accept callback can waive, then o->accept. */
+static dctk_status judge(const dctk_var *var, const dctk_write_opts *o, const dctk_write_report *r) {
+    dctk_status st = accept_always(var, r);
     if (st == DCTK_OK) st = (o->accept ? o->accept : dctk_write_accept_default)(var, o, r);
     if (st == DCTK_ERR_BOUND)
         dctk_prefix_detail("%s: variable '%s' not written, any earlier copy is kept: ", o->store_path, var->name);
     return st;
+}
+
+/* Every member's sums on member 0, added there in rank order (the shards' order). */
+static dctk_status gather_norms(const dctk_write_team *t, dctk_norms *mine) {
+    dctk_norms *all = t->rank == 0 ? calloc((size_t)t->size, sizeof *all) : NULL;
+    dctk_status st = t->agree(t->user, t->rank == 0 && !all ? DCTK_NOMEM() : DCTK_OK);
+    if (st == DCTK_OK) st = t->agree(t->user, t->gather(t->user, mine, sizeof *mine, all));
+    for (int k = 0; st == DCTK_OK && all && k < t->size; k++) {
+        if (k == 0) *mine = all[0];
+        else dctk_norms_merge(mine, &all[k]);
+    }
+    free(all);
+    return st;
+}
+
+/* Read the staged array back and judge it; nothing outside the stage has changed yet. */
+dctk_status dctk_write_verify_stage(dctk_dataset *ds, size_t v, dctk_store *store, const char *stage, size_t from,
+                                    const dctk_write_opts *o, const dctk_write_team *t, dctk_write_report *r) {
+    const dctk_var *var = dctk_dataset_var(ds, v);
+    int rank = t ? t->rank : 0;
+    size_t nunits = 1, b, e;
+    for (int d = 0; d < var->ndim; d++) nunits *= (var->shape[d] - (d == 0 ? from : 0) + r->shard[d] - 1) / r->shard[d];
+    dctk_write_share_of(nunits, rank, t ? t->size : 1, &b, &e);
+    double t0 = dctk_now();
+    dctk_norms norms = {0};
+    dctk_zarr_array *a = NULL;
+    dctk_status st = dctk_zarr_open(store, stage, &a);
+    if (st == DCTK_OK)
+        st = measure_shards(ds, v, a, r->shard, r->chunk, from, b, e, o->metrics, o->threads, garbled_here(rank),
+                            &norms);
+    dctk_zarr_close(a);
+    if (t) { /* every member its own shards; member 0 judges the field from the sums of all */
+        size_t before = from / r->shard[0]; /* the region's first shard in the array's grid, counted as written */
+        for (int d = 1; d < var->ndim; d++) before *= (var->shape[d] + r->shard[d] - 1) / r->shard[d];
+        dctk_log(DCTK_LOG_DEBUG, "verified shards %zu to %zu of %zu of field %s on this rank", before + b, before + e,
+                 before + nunits, var->name);
+        st = t->agree(t->user, st);
+        if (st == DCTK_OK) st = gather_norms(t, &norms);
+    }
+    r->verify_s = dctk_now() - t0;
+    if (st == DCTK_OK && rank == 0) {
+        report_norms(&norms, o->metrics, r);
+        st = judge(var, o, r);
+    }
+    return t ? t->agree(t->user, st) : st;
 }
 
 static dctk_status check_field(const dctk_var *var) {
@@ -402,7 +468,7 @@ dctk_status dctk_write_field(dctk_dataset *ds, size_t v, const dctk_write_opts *
     if (st == DCTK_OK && o->verify && dctk_shape_nelems(var->ndim, var->shape) == 0)
         r->verified = true; /* no value to differ: every error is 0 */
     else if (st == DCTK_OK && o->verify)
-        st = dctk_write_verify_stage(ds, v, store, dctk_zarr_stage_path(g), 0, o, r);
+        st = dctk_write_verify_stage(ds, v, store, dctk_zarr_stage_path(g), 0, o, NULL, r);
     if (st == DCTK_OK) st = dctk_zarr_stage_commit(g);
     r->committed = st == DCTK_OK;
     dctk_zarr_stage_end(g);
@@ -411,12 +477,6 @@ dctk_status dctk_write_field(dctk_dataset *ds, size_t v, const dctk_write_opts *
 }
 
 /* --- one field written by several ranks --------------------------------------- */
-
-/* The shards [*b, *e) of member `rank` of `size`: an even share of n in C order. */
-static void share_of(size_t n, int rank, int size, size_t *b, size_t *e) {
-    *b = (size_t)((unsigned __int128)n * (unsigned)rank / (unsigned)size);
-    *e = (size_t)((unsigned __int128)n * (unsigned)(rank + 1) / (unsigned)size);
-}
 
 /* This member's shards of the staged array at path. */
 static dctk_status write_part(dctk_dataset *ds, size_t v, dctk_store *store, const char *path,
@@ -427,7 +487,7 @@ static dctk_status write_part(dctk_dataset *ds, size_t v, dctk_store *store, con
     size_t nunits = 1;
     for (int d = 0; d < m->ndim; d++) nunits *= (m->shape[d] + m->chunk[d] - 1) / m->chunk[d];
     size_t b, e;
-    share_of(nunits, t->rank, t->size, &b, &e);
+    dctk_write_share_of(nunits, t->rank, t->size, &b, &e);
     dctk_status st = DCTK_OK;
     if (b < e) {
         dctk_write_input in;
@@ -458,6 +518,8 @@ dctk_status dctk_write_field_shared(dctk_dataset *ds, size_t v, const dctk_write
     const dctk_var *var = dctk_dataset_var(ds, v);
     bool lead = t->rank == 0;
     r->ndim = var->ndim;
+    if (!t->gather) /* every member alike: no collective call yet */
+        return DCTK_FAIL(DCTK_ERR_ARG, "variable '%s': a team without gather cannot verify its shards", var->name);
     dctk_status st = check_field(var);
     if (st == DCTK_OK) st = dctk_write_pipeline_lossless(o->codecs, &r->lossless);
     dctk_chunk_shape_split(var->dtype, var->ndim, var->shape, o->inner_chunk_bytes, !o->no_spatial_split, r->chunk);
@@ -499,8 +561,13 @@ dctk_status dctk_write_field_shared(dctk_dataset *ds, size_t v, const dctk_write
         r->ratio = out ? (double)in / (double)out : INFINITY;
         r->input_bytes = var->input_bytes;
         st = dctk_zarr_stage_sync(g);
-        if (st == DCTK_OK && o->verify) st = dctk_write_verify_stage(ds, v, store, stage, 0, o, r);
-        if (st == DCTK_OK) st = dctk_zarr_stage_commit(g);
+    }
+    /* every member reads back the shards it wrote; member 0 judges the field from the sums of all */
+    st = t->agree(t->user, st);
+    if (st == DCTK_OK && o->verify && dctk_shape_nelems(var->ndim, var->shape) == 0) r->verified = lead;
+    else if (st == DCTK_OK && o->verify) st = dctk_write_verify_stage(ds, v, store, stage, 0, o, t, r);
+    if (lead && st == DCTK_OK) {
+        st = dctk_zarr_stage_commit(g);
         r->committed = st == DCTK_OK;
     }
     dctk_zarr_stage_end(g);

@@ -7,16 +7,19 @@
 #include "dctk/write.h"
 #include "dctk/zarr.h"
 
-/* Read array a back in blocks of `block` over [from, end) of the first
- * dimension (the whole array when from is 0) and measure it against variable
- * v of ds into r (norms; every selection metric with cfg). */
-dctk_status dctk_write_verify_from(dctk_dataset *ds, size_t v, dctk_zarr_array *a, const size_t *block,
-                                   size_t from, const dctk_metric_cfg *cfg, int threads, dctk_write_report *r);
-
-/* Open the staged array at `stage`, verify it from `from` on (blocks of
- * r->shard, or r->chunk when shards are large) and judge it with o->accept. */
+/* Open the staged array at `stage`, read it back over the region [from,
+ * end) of the first dimension (whole shards, or inner chunks when shards are
+ * large) and measure it against variable v of ds (the norms; every selection
+ * metric with o->metrics), then judge it with o->accept. With a team t
+ * (collective), each member reads back its even share of the region's
+ * shards in C order (the share dctk_write_field_shared and the append write),
+ * member 0 adds every member's sums and judges: r is the field's report on
+ * member 0; every member gets member 0's verdict. t NULL: this process alone. */
 dctk_status dctk_write_verify_stage(dctk_dataset *ds, size_t v, dctk_store *store, const char *stage, size_t from,
-                                    const dctk_write_opts *o, dctk_write_report *r);
+                                    const dctk_write_opts *o, const dctk_write_team *t, dctk_write_report *r);
+
+/* The shards [*b, *e) of an even share of n in C order: member `rank` of `size`'s. */
+void dctk_write_share_of(size_t n, int rank, int size, size_t *b, size_t *e);
 
 /* A FixedScaleOffset first in the pipeline packing into integers: the
  * packed values must fit its integer type, or they wrap (numcodecs casts

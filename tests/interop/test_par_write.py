@@ -3,7 +3,7 @@
 writes the fields across the ranks, on a real multi-field file (nc4uvt.nc of
 libncarg-data: temperature and both winds, 14 levels, three equal fields).
 
-usage: test_par_write.py spread|kill|split|stop
+usage: test_par_write.py spread|kill|split|stop|append
 
   spread  2 ranks write the store of one process, file for file and byte for
           byte, with a pipeline given and with a sweep; each rank says which
@@ -22,9 +22,25 @@ usage: test_par_write.py spread|kill|split|stop
           share of the shards (--verbose lines), together every shard once;
           compress_with_optimal prints its lines once; rank 1 killed with its
           part staged ("staged T part 1") leaves T unpublished, and the rerun
-          completes it to the one-process store.
+          completes it to the one-process store. Each rank reads back and
+          verifies the shards it wrote (--verbose lines, the same shares as
+          the write): with a lossy pipeline (BitRound) the manifest's errors
+          are those numpy measures between netCDF4's values and numcodecs'
+          BitRound of them (what zarrita reads back), so every rank's part is
+          in the sums; and rank 1 garbling what it reads back
+          (DCTK_TEST_GARBLE_VERIFY=1, a shard only rank 1 verifies) fails T on
+          every rank: exit 1, T not published, no stage left, the manifest
+          says failed.
   stop    --no-continue-on-error: the ranks stop together after the round of
           fields in which one failed, the rest recorded skipped (test_stop).
+  append  --append under 2 ranks (issue 36): fice.nc's first 11 months as one
+          file of a run, stored with 2-month shards, grown by a second file of
+          10 months: each rank writes and verifies a contiguous share of the
+          new shards (the partial last one again among them), the store equals
+          file for file and byte for byte the one-process append's, and zarrita
+          reads fice and time as netCDF4 reads the run's two files; rank 1
+          garbling what it reads back fails the append with the store as it
+          was and no stage left.
 """
 import json
 import os
@@ -44,6 +60,7 @@ from checks import check, finish  # noqa: E402
 DCTK = os.environ["DCTK"]
 NCARG = os.environ.get("DCTK_NCARG", "/usr/share/ncarg/data")
 FILE = os.path.join(NCARG, "cdf", "nc4uvt.nc")
+FICE = os.path.join(NCARG, "cdf", "fice.nc")
 FIELDS = ["T", "U", "V"]
 SRC = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TIMEOUT_SCALE = float(os.environ.get("DCTK_TEST_TIMEOUT_SCALE", "1"))
@@ -226,23 +243,93 @@ def test_kill(tmp):
                   (n, got.get("arrays", {}).get(n, got.get("error"))))
 
 
-def shard_parts(stderr, field):
-    """{rank: (begin, end, n)} from "[rank R] debug: wrote shards B to E of N of field F on this rank"."""
+def shard_parts(stderr, field, verb="wrote"):
+    """{rank: (begin, end, n)} from "[rank R] debug: wrote shards B to E of N of field F on this rank"
+    (verb "verified": the shards each rank read back)."""
     out = {}
     for line in stderr.splitlines():
-        if line.startswith("[rank ") and "debug: wrote shards " in line and line.split()[-4] == field:
-            w = line.split("wrote shards ", 1)[1].split()
+        if line.startswith("[rank ") and ("debug: %s shards " % verb) in line and line.split()[-4] == field:
+            w = line.split("%s shards " % verb, 1)[1].split()
             out[int(line[6:line.index("]")])] = (int(w[0]), int(w[2]), int(w[4]))
     return out
 
 
-def check_parts(label, stderr, field):
-    parts = shard_parts(stderr, field)
-    check(sorted(parts) == [0, 1], "%s: the ranks that wrote shards of %s: %s" % (label, field, parts))
+def check_parts(label, stderr, field, first=0, verb="wrote"):
+    """Both ranks did a contiguous share of the shards [first, n) of field, together each once."""
+    parts = shard_parts(stderr, field, verb)
+    check(sorted(parts) == [0, 1], "%s: the ranks that %s shards of %s: %s" % (label, verb, field, parts))
     if sorted(parts) == [0, 1]:
         (b0, e0, n0), (b1, e1, n1) = parts[0], parts[1]
-        check(b0 == 0 and e0 == b1 and e1 == n0 == n1 and b0 < e0 and b1 < e1 and n0 >= 5,
-              "%s: shards of %s by rank: %s, not every shard once by both" % (label, field, parts))
+        check(b0 == first and e0 == b1 and e1 == n0 == n1 and b0 < e0 and b1 < e1 and n0 - first >= 4,
+              "%s: shards of %s %s by rank: %s, not every shard from %d once by both" % (label, field, verb, parts,
+                                                                                        first))
+    return parts
+
+
+def check_verified(label, stderr, field, first=0):
+    """Each rank read back the shards [first, n) it wrote: the same shares."""
+    wrote = shard_parts(stderr, field)
+    verified = check_parts(label, stderr, field, first, "verified")
+    check(verified == wrote, "%s: %s verified by rank %s, written %s" % (label, field, verified, wrote))
+
+
+LOSSY = json.dumps({"compressor": {"name": "numcodecs.zlib", "configuration": {"level": 1}},
+                    "filter": {"name": "numcodecs.bitround", "configuration": {"keepbits": 8}},
+                    "serializer": None})
+
+
+def split_lossy(tmp):
+    """A lossy split field: the verification's errors are the whole field's, every rank's shards in the sums."""
+    import numcodecs
+    one, two = os.path.join(tmp, "lossy1"), os.path.join(tmp, "lossy2")
+    args = ["compress", FILE, "--vars", "T", "--pipeline", LOSSY] + LAYOUT
+    p = alone(args[:2] + [one] + args[2:])
+    q = mpirun(2, args[:2] + [two, "--verbose"] + args[2:])
+    check(p.returncode == 0 and q.returncode == 0, "lossy T: %s %s" % (p.stderr[-600:], q.stderr[-1500:]))
+    if p.returncode or q.returncode:
+        return
+    same_store(os.path.join(one, STORE), os.path.join(two, STORE), "lossy T")
+    check_verified("lossy T", q.stderr, "T")
+    with netCDF4.Dataset(FILE) as d:
+        x = np.ma.filled(d["T"][:].astype(np.float32), np.nan)
+    br = numcodecs.BitRound(keepbits=8)
+    y = np.asarray(br.decode(br.encode(x.copy()))).reshape(x.shape)  # encode rounds its buffer in place
+    got = read_store(os.path.join(two, STORE), published=True).get("arrays", {}).get("T", {})
+    check(got.get("sha256") == digest(y), "lossy T: zarrita does not read numcodecs' BitRound of the input: %s" % got)
+    ok = np.isfinite(x)
+    x64, e = x[ok].astype(np.float64), np.abs(y[ok].astype(np.float64) - x[ok].astype(np.float64))
+    want = {"l1_rel": e.sum() / np.abs(x64).sum(), "l2_rel": np.sqrt((e * e).sum()) / np.sqrt((x64 * x64).sum()),
+            "linf_rel": e.max() / np.abs(x64).max(), "max_abs_err": e.max()}
+    check(want["l1_rel"] > 0, "lossy T: BitRound(8) changed nothing, the test measures nothing")
+    for d in (one, two):
+        with open(os.path.join(d, "batch_manifest.json")) as f:
+            ver = json.load(f)["fields"]["T"].get("verification", {})
+        for k, w in want.items():
+            check(abs(ver.get(k, float("nan")) - w) <= 1e-9 * w, "lossy T (%s): verification %s %r, numpy %r" %
+                  (os.path.basename(d), k, ver.get(k), w))
+
+
+def split_garbled(tmp):
+    """Rank 1 garbles the values it reads back: the split field fails on every rank, nothing published."""
+    where = os.path.join(tmp, "garbled")
+    q = mpirun(2, ["compress", FILE, where, "--vars", "T", "--verbose", "--pipeline", PIPELINE] + LAYOUT,
+               env={**ENV, "DCTK_TEST_GARBLE_VERIFY": "1"})
+    check(q.returncode == 1, "garbled T: exit %d, expected 1: %s" % (q.returncode, q.stderr[-1500:]))
+    check_verified("garbled T", q.stderr, "T")
+    errors = [x for x in q.stderr.splitlines() if x.startswith("dc_toolkit compress:")]
+    check(len(errors) == 1 and "'T'" in errors[0] and "verification failed" in errors[0],
+          "garbled T: not one line saying T failed its verification: %s" % errors)
+    store = os.path.join(where, STORE)
+    listed = read_store(store, published=True).get("listed", []) if os.path.isdir(store) else []
+    check("T" not in listed, "garbled T was published: %s" % listed)
+    left = [n for n in os.listdir(store) if n.startswith(".")] if os.path.isdir(store) else []
+    check(not left, "garbled T left %s in the store" % left)
+    try:
+        with open(os.path.join(where, "batch_manifest.json")) as f:
+            status = json.load(f)["fields"]["T"]["status"]
+    except (OSError, ValueError, KeyError) as e:
+        status = str(e)
+    check(status == "failed", "garbled T: the manifest says %s" % status)
 
 
 def test_split(tmp):
@@ -259,6 +346,9 @@ def test_split(tmp):
         got = read_store(os.path.join(two, STORE), published=True)
         check(got.get("arrays", {}).get("T", {}).get("sha256") == want_digests()["T"], "zarrita reads T: %s" %
               got.get("arrays", {}).get("T", got.get("error")))
+    check_verified("compress --vars T", q.stderr, "T")
+    split_lossy(tmp)
+    split_garbled(tmp)
     # compress_with_optimal: the one field over both ranks, its lines printed once
     p = alone(["compress_with_optimal", FILE, one, "U"] + pipe + LAYOUT)
     q = mpirun(2, ["compress_with_optimal", FILE, two, "U", "--verbose"] + pipe + LAYOUT)
@@ -266,6 +356,7 @@ def test_split(tmp):
                                                                                         q.stderr[-1500:]))
     if p.returncode == 0 and q.returncode == 0:
         check_parts("compress_with_optimal U", q.stderr, "U")
+        check_verified("compress_with_optimal U", q.stderr, "U")
         check(q.stdout.count("U: wrote ") == 1 and q.stdout.count("U: verified") == 1,
               "compress_with_optimal under 2 ranks: lines not once: %s" % q.stdout)
         fa, fb = files(os.path.join(one, STORE, "U")), files(os.path.join(two, STORE, "U"))
@@ -339,7 +430,76 @@ def test_stop(tmp):
               "%s: the stop line: %s" % (flag, q.stdout[-800:]))
 
 
-TESTS = {"spread": test_spread, "kill": test_kill, "split": test_split, "stop": test_stop}
+MONTH_MIB = 49 * 100 * 4 / 2**20  # one month of fice
+MONTHS_LAYOUT = ["--inner-chunk-mib", str(MONTH_MIB), "--shard-mib", str(2.5 * MONTH_MIB), "--threads-per-rank", "1"]
+
+
+def write_months(path, t0, t1):
+    """fice.nc's months [t0, t1) as a netCDF file of their own (raw values, attributes kept)."""
+    with netCDF4.Dataset(FICE) as src, netCDF4.Dataset(path, "w", format="NETCDF3_64BIT_OFFSET") as d:
+        d.setncatts({k: src.getncattr(k) for k in src.ncattrs()})
+        for name, dim in src.dimensions.items():
+            d.createDimension(name, None if name == "time" else len(dim))
+        for name, v in src.variables.items():
+            fill = v.getncattr("_FillValue") if "_FillValue" in v.ncattrs() else None
+            o = d.createVariable(name, v.dtype, v.dimensions, fill_value=fill)
+            o.setncatts({k: v.getncattr(k) for k in v.ncattrs() if k != "_FillValue"})
+            v.set_auto_maskandscale(False)
+            o.set_auto_maskandscale(False)
+            o[:] = v[t0:t1] if v.dimensions[:1] == ("time",) else v[:]
+
+
+def test_append(tmp):
+    import shutil
+    run = os.path.join(tmp, "run")
+    os.makedirs(run)
+    write_months(os.path.join(run, "fice_a.nc"), 0, 11)
+    glob = os.path.join(run, "fice_*.nc")
+    base = os.path.join(tmp, "base")
+    p = alone(["compress", glob, base, "--pipeline", PIPELINE] + MONTHS_LAYOUT)
+    check(p.returncode == 0, "compress of the 11 months: %s" % p.stderr[-800:])
+    if p.returncode:
+        return
+    write_months(os.path.join(run, "fice_b.nc"), 11, 21)
+    before = files(os.path.join(base, "fice.zarr"))
+    one, two, garbled = (os.path.join(tmp, n) for n in ("one", "two", "garbled"))
+    for d in (one, two, garbled):
+        shutil.copytree(base, d)
+    p = alone(["compress", glob, one, "--append", "--threads-per-rank", "1"])
+    q = mpirun(2, ["compress", glob, two, "--append", "--verbose", "--threads-per-rank", "1"])
+    check(p.returncode == 0 and q.returncode == 0, "append: %s %s" % (p.stderr[-600:], q.stderr[-1500:]))
+    if p.returncode or q.returncode:
+        return
+    only, differ, fa = sc.store_difference(os.path.join(one, "fice.zarr"), os.path.join(two, "fice.zarr"))
+    check(not only and not differ, "2-rank append against 1-rank: other files %s, differing %s" % (only, differ))
+    check(len([k for k in fa if k.startswith("fice/c/")]) == 11, "the grown fice has not 11 shards: %s" % sorted(fa))
+    check(files(os.path.join(one, "fice.zarr")) != before, "the append changed nothing")
+    # 11 months in 2-month shards: the new ones from the partial sixth (index 5) to the eleventh
+    check_parts("append", q.stderr, "fice", first=5)
+    check_verified("append", q.stderr, "fice", first=5)
+    check(q.stdout.count("fice: appended 10 steps along 'time' (11 -> 21)") == 1 and q.stdout.count("store:") == 1,
+          "append: the lines not once: %s" % q.stdout[-800:])
+    with netCDF4.Dataset(os.path.join(run, "fice_a.nc")) as a, netCDF4.Dataset(os.path.join(run, "fice_b.nc")) as b:
+        want = {n: digest(np.concatenate([np.ma.filled(f[n][:].astype(f[n].dtype), np.nan) for f in (a, b)]))
+                for n in ("fice", "time")}
+    got = read_store(os.path.join(two, "fice.zarr"))
+    for n in ("fice", "time"):
+        check(got.get("arrays", {}).get(n, {}).get("sha256") == want[n], "append: zarrita reads %s: %s" %
+              (n, got.get("arrays", {}).get(n, got.get("error"))))
+    # rank 1 garbles what it reads back: the append fails on every rank, the store as it was
+    q = mpirun(2, ["compress", glob, garbled, "--append", "--verbose", "--threads-per-rank", "1"],
+               env={**ENV, "DCTK_TEST_GARBLE_VERIFY": "1"})
+    check(q.returncode != 0, "garbled append: exit 0")
+    check_verified("garbled append", q.stderr, "fice", first=5)
+    errors = [x for x in q.stderr.splitlines() if x.startswith("dc_toolkit compress:")]
+    check(len(errors) == 1 and "'fice'" in errors[0] and "verification failed" in errors[0],
+          "garbled append: not one line saying fice failed its verification: %s" % errors)
+    check(files(os.path.join(garbled, "fice.zarr")) == before, "garbled append: the store changed")
+    left = [n for n in os.listdir(os.path.join(garbled, "fice.zarr")) if n.startswith(".")]
+    check(not left, "garbled append left %s" % left)
+
+
+TESTS = {"spread": test_spread, "kill": test_kill, "split": test_split, "stop": test_stop, "append": test_append}
 
 if __name__ == "__main__":
     with tempfile.TemporaryDirectory() as tmp:

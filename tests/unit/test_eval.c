@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "codec_cases.h"
 #include "dctk/eval.h"
 #include "dctk/util.h"
 #include "eval/space_internal.h"
@@ -30,6 +31,75 @@ static void stats_skip_non_finite(void **state) {
     assert_true(fabs(s.std - sqrt(var / 6)) < 1e-15);
     /* |x| sorted: 1 2 3 4 5 6; numpy.quantile(..., 0.01) = 1 + 0.05 * (2 - 1) */
     assert_true(fabs(s.absq01 - 1.05) < 1e-15);
+}
+
+/* The sums of two blocks measured apart and merged are those of the two
+ * measured in turn (up to the rounding of the sums' order): what the ranks of
+ * a split field's verification add on rank 0. Every member is exercised. */
+static void norms_merge_is_whole(void **state) {
+    (void)state;
+    enum { H = 40, W = 64, N = H * W };
+    size_t n = 0;
+    double *field = case_real_field(&n);
+    assert_non_null(field);
+    assert_true(n >= N);
+    float x[N], y[N];
+    for (size_t i = 0; i < N; i++) {
+        x[i] = (float)field[i];
+        y[i] = x[i] * (i % 3 ? 1.001f : 0.998f);
+    }
+    free(field);
+    dctk_sample_stats stats;
+    dctk_sample_stats_of(DCTK_FLOAT32, x, N, &stats);
+    dctk_metric_cfg cfg = dctk_metric_cfg_of(&stats);
+    cfg.phys_min = stats.min + 0.25 * (stats.max - stats.min); /* some input out of bounds, some decoded out */
+    cfg.phys_max = stats.max;
+    x[5] = NAN, y[5] = 1;                 /* a missing value that comes back a number (mask_lost) */
+    x[W * 30 + 7] = NAN, y[W * 30 + 7] = NAN;
+    size_t half[2] = {H / 2, W};
+    dctk_norms whole = {0}, a = {0}, b = {0};
+    for (int k = 0; k < 2; k++) { /* the two blocks in turn into whole, each into its own sums */
+        const float *xs = x + k * (N / 2), *ys = y + k * (N / 2);
+        dctk_norms *part = k ? &b : &a;
+        dctk_metrics_add(&whole, &cfg, DCTK_FLOAT32, xs, ys, N / 2);
+        assert_int_equal(dctk_metrics_add_planes(&whole, &cfg, DCTK_FLOAT32, 2, half, half, xs, ys), DCTK_OK);
+        dctk_metrics_add(part, &cfg, DCTK_FLOAT32, xs, ys, N / 2);
+        assert_int_equal(dctk_metrics_add_planes(part, &cfg, DCTK_FLOAT32, 2, half, half, xs, ys), DCTK_OK);
+    }
+    dctk_norms merged = a, zero = {0};
+    dctk_norms_merge(&merged, &b);
+#define NEAR(m, scale) assert_true(whole.m != 0 && fabs(merged.m - whole.m) <= 1e-12 * (scale))
+#define SUM_NEAR(m) NEAR(m, fabs(whole.m))
+#define SAME(m) assert_true(whole.m != 0 && merged.m == whole.m)
+    SUM_NEAR(sum_abs_x), SUM_NEAR(sum_sq_x), SUM_NEAR(sum_sq_e);
+    /* sums of signed values, near 0 (x - shift, the mean): against the sum of |x| */
+    NEAR(sum_e, whole.sum_abs_x), NEAR(sx, whole.sum_abs_x), NEAR(sy, whole.sum_abs_x);
+    SUM_NEAR(sxx), SUM_NEAR(syy), SUM_NEAR(sxy), SUM_NEAR(ext_abs_x), SUM_NEAR(ext_abs_e);
+    SUM_NEAR(grad_abs_dx), SUM_NEAR(grad_abs_de), SUM_NEAR(ssim_sum);
+    SUM_NEAR(sum_abs_e), SAME(max_abs_e);
+    SAME(max_abs_x), SAME(n), SAME(mask_lost), SAME(n_rel_over), SAME(ssim_n), SAME(phys_bad), SAME(phys_outside);
+#undef NEAR
+#undef SUM_NEAR
+#undef SAME
+    /* a part with a finite value that came back infinite: counted, and its errors infinite in the merge */
+    float xi[2] = {1, 2}, yi[2] = {1, INFINITY};
+    dctk_norms gained = {0}, m1 = merged;
+    dctk_norms_add(&gained, DCTK_FLOAT32, xi, yi, 2);
+    dctk_norms_merge(&m1, &gained);
+    assert_int_equal(m1.mask_gained, merged.mask_gained + 1);
+    assert_true(gained.mask_gained == 1 && isinf(m1.sum_abs_e) && isinf(m1.max_abs_e) && m1.n == merged.n + 2);
+    /* a NaN error stays NaN whichever side it is on; an empty part changes nothing */
+    dctk_norms with_nan = a;
+    with_nan.max_abs_e = NAN;
+    dctk_norms m2 = b;
+    dctk_norms_merge(&m2, &with_nan);
+    assert_true(isnan(m2.max_abs_e));
+    m2 = with_nan;
+    dctk_norms_merge(&m2, &b);
+    assert_true(isnan(m2.max_abs_e));
+    m2 = a;
+    dctk_norms_merge(&m2, &zero);
+    assert_memory_equal(&m2, &a, sizeof a);
 }
 
 static dctk_space *space_for(dctk_dtype t, const char *c, const char *f, const char *s, bool lossy) {
@@ -341,7 +411,7 @@ int main(void) {
         cmocka_unit_test(stats_skip_non_finite),     cmocka_unit_test(space_sizes),
         cmocka_unit_test(space_order_and_resolution), cmocka_unit_test(thresholds_by_name_and_units),
         cmocka_unit_test(space_error_bounded),       cmocka_unit_test(errbound_after_scaling),
-        cmocka_unit_test(sweep_stops_when_asked),
+        cmocka_unit_test(sweep_stops_when_asked),    cmocka_unit_test(norms_merge_is_whole),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

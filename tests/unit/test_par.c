@@ -75,6 +75,9 @@ static void test_alone(void **state) {
     char buf[4] = "abc";
     assert_int_equal(dctk_par_bcast(p, buf, 3), DCTK_OK);
     assert_string_equal(buf, "abc");
+    char all[4] = "";
+    assert_int_equal(dctk_par_gather(p, "xyz", 4, all), DCTK_OK); /* alone: its own record */
+    assert_string_equal(all, "xyz");
     dctk_par_abort(p, 3, "test: no job to end"); /* returns without MPI */
     dctk_par_finalize(p);
     dctk_par_finalize(NULL);
