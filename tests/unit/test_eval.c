@@ -76,7 +76,7 @@ static void norms_merge_is_whole(void **state) {
     NEAR(sum_e, whole.sum_abs_x), NEAR(sx, whole.sum_abs_x), NEAR(sy, whole.sum_abs_x);
     SUM_NEAR(sxx), SUM_NEAR(syy), SUM_NEAR(sxy), SUM_NEAR(ext_abs_x), SUM_NEAR(ext_abs_e);
     SUM_NEAR(grad_abs_dx), SUM_NEAR(grad_abs_de), SUM_NEAR(ssim_sum);
-    SUM_NEAR(sum_abs_e), SAME(max_abs_e);
+    SUM_NEAR(sum_abs_e), SAME(max_abs_e), SAME(max_rel_e);
     SAME(max_abs_x), SAME(n), SAME(mask_lost), SAME(n_rel_over), SAME(ssim_n), SAME(phys_bad), SAME(phys_outside);
 #undef NEAR
 #undef SUM_NEAR
