@@ -480,9 +480,9 @@ static void take_row(resume_ctx *x, const dctk_result_row *row, size_t k) {
     x->todo[k] = false;
 }
 
-/* A row whose pipeline this space does not hold: a member solved (or chosen
- * by information) for another budget is solved again now; any other names a
- * codec or class the space has no more. */
+/* A row whose pipeline this space does not hold: one with a member solved
+ * (or chosen by information) for a budget, which this run solved anew, or
+ * one of a codec or class the space has no more. */
 static void leave_row(resume_ctx *x, const dctk_result_row *row) {
     if (!isnan(row->solved) || !isnan(row->information)) x->nresolved++;
     else x->nforeign++;
@@ -631,9 +631,10 @@ static dctk_status load_resume(const char *dir, const dctk_space *sp, const char
     if (st == DCTK_OK && x.nagain)
         dctk_log(DCTK_LOG_INFO, "%s: --resume: %zu rows were pruned by a search under other gates than these (or "
                  "unknown ones): they run again on the whole sample", var, x.nagain);
-    if (st == DCTK_OK && x.nforeign)
+    if (st == DCTK_OK && x.nforeign + x.nresolved)
         dctk_log(DCTK_LOG_INFO, "%s: --resume: %zu recorded rows name a pipeline this codec space does not hold "
-                 "(a codec or class it has no more): not taken", var, x.nforeign);
+                 "(a codec or class it has no more; %zu of them a member solved for a budget, solved anew now): not "
+                 "taken", var, x.nforeign + x.nresolved, x.nresolved);
     return st;
 }
 
@@ -870,10 +871,11 @@ static dctk_status count_repeats(const dctk_space *sp, const bool *left_out, dct
 
 /* Units that can never give a distinct result (dctk_search_left_out): not
  * run in either search; their rows say so, written here by member 0. */
-static dctk_status write_left_out(const dctk_space *sp, const char *var, const bool *out,
+static dctk_status write_left_out(const dctk_space *sp, const char *var, const bool *out, const bool *todo,
                                   const dctk_evaluate_opts *o, dctk_combo_result *res, bool *have, run_ctx *rc) {
     for (size_t k = 0; k < dctk_space_ncombos(sp) && is_writer(o); k++) {
-        if (!out[unit_of_combo(sp, k)]) continue;
+        /* a row --resume took is in the CSV already (a unit the space grew since holds both) */
+        if (!out[unit_of_combo(sp, k)] || (todo && !todo[k])) continue;
         dctk_combo_result *r = &res[k];
         *r = (dctk_combo_result){.ratio = NAN, .l1_rel = NAN, .l2_rel = NAN, .linf_rel = NAN, .euclidean = NAN,
                                  .max_abs_err = NAN, .encode_mbps = NAN, .decode_mbps = NAN};
@@ -1071,7 +1073,7 @@ static dctk_status sweep_space(const dctk_var *var, const void *sample, const dc
                  "sample", var->name);
     if (st == DCTK_OK && adaptive) st = search_adaptive(var, sample, plan, sp, o, s, &so, left_out, first_of, res, have, &rc);
     else if (st == DCTK_OK) st = run_sweep(sp, sample, var, plan, &so, o, res);
-    if (st == DCTK_OK) st = write_left_out(sp, var->name, left_out, o, res, have, &rc);
+    if (st == DCTK_OK) st = write_left_out(sp, var->name, left_out, todo, o, res, have, &rc);
     free(left_out);
     free(run_skip);
     free(first_of);
