@@ -74,6 +74,17 @@ static const dctk_codec_vt test_ser = {.name = "dctk.test_serializer", .kind = D
 
 /* --- helpers -------------------------------------------------------------------- */
 
+typedef struct {
+    uint64_t digest;
+    char *text;
+} keyed_text;
+
+static int by_digest_text(const void *a, const void *b) {
+    const keyed_text *x = a, *y = b;
+    if (x->digest != y->digest) return x->digest < y->digest ? -1 : 1;
+    return strcmp(x->text, y->text);
+}
+
 static char *text_of(json_t *j) {
     assert_non_null(j);
     char *s = json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(17));
@@ -260,6 +271,81 @@ static void adding_codecs_moves_no_index(void **state) {
     tmpdir_remove(dir);
 }
 
+/* --- one key from either form ------------------------------------------------- */
+
+/* A stage as a results row writes it (evaluate.c): one codec's object, a
+ * chain's list, "" for none. */
+static char *stage_text(json_t *list) {
+    if (!list) return strdup("");
+    json_t *one = json_array_size(list) == 1 ? json_incref(json_array_get(list, 0)) : json_incref(list);
+    json_decref(list);
+    return text_of(one);
+}
+
+/* Every combo of a full space of a byte-packed field, clamped: the key of
+ * its pipeline (a best file's form) is the key of its row's three stages,
+ * the pipeline a row names (dctk_result_row_pipeline, the plain bytes of a
+ * 1-byte packing included) is the space's, and two pipelines have two keys;
+ * the space's key index finds each combo. */
+static void one_key_from_either_form(void **state) {
+    (void)state;
+    dctk_space_opts o = {.with_lossy = true, .pack_type = DCTK_INT8, .pack_scale = 0.25, .pack_offset = 280,
+                         .clamp_on = true, .clamp_min = 250, .clamp_max = 311};
+    dctk_space *sp;
+    assert_int_equal(dctk_space_build(DCTK_FLOAT32, &stats, &o, &sp), DCTK_OK);
+    dctk_space_keys ks;
+    assert_int_equal(dctk_space_keys_build(sp, &ks), DCTK_OK);
+    size_t n = dctk_space_ncombos(sp), one_byte = 0, distinct = 0;
+    assert_true(n > 10000);
+    keyed_text *kt = calloc(n, sizeof *kt);
+    assert_non_null(kt);
+    for (size_t k = 0; k < n; k++) {
+        int c, f, s;
+        dctk_space_combo(sp, k, &c, &f, &s);
+        json_t *pipe = dctk_space_pipeline(sp, c, f, s);
+        dctk_result_row row = {.filter = stage_text(dctk_space_filter(sp, f, s)),
+                               .serializer = stage_text(dctk_space_serializer(sp, f, s)),
+                               .compressor = stage_text(dctk_space_compressor(sp, c, f, s))};
+        char a[DCTK_PIPELINE_KEY_SIZE], b[DCTK_PIPELINE_KEY_SIZE];
+        assert_int_equal(dctk_codecs_key(pipe, a), DCTK_OK);
+        assert_int_equal(dctk_stages_key(row.filter, row.serializer, row.compressor, b), DCTK_OK);
+        assert_string_equal(a, b);
+        json_t *named = dctk_result_row_pipeline(&row, DCTK_FLOAT32);
+        if (!json_equal(named, pipe)) fail_msg("combo %zu: the row names %s, the space holds %s", k,
+                                               text_of(json_incref(named)), text_of(json_incref(pipe)));
+        for (size_t i = 0; i < json_array_size(pipe); i++) {
+            const json_t *cd = json_array_get(pipe, i);
+            one_byte += !strcmp(json_string_value(json_object_get(cd, "name")), "bytes") &&
+                        !json_object_get(cd, "configuration");
+        }
+        size_t m;
+        uint64_t h;
+        assert_int_equal(dctk_codecs_digest(pipe, &h), DCTK_OK);
+        const dctk_space_key *at = dctk_space_keys_find(&ks, h, &m);
+        bool found = false;
+        for (size_t j = 0; j < m; j++) found = found || at[j].combo == k;
+        assert_true(found);
+        kt[k] = (keyed_text){h, text_of(json_incref(pipe))};
+        json_decref(named);
+        json_decref(pipe);
+        free((char *)row.filter), free((char *)row.serializer), free((char *)row.compressor);
+    }
+    assert_true(one_byte > 0);
+    /* one key per pipeline: equal keys are equal pipelines (twins), and none is shared by two */
+    qsort(kt, n, sizeof *kt, by_digest_text);
+    for (size_t i = 0; i < n; i++) {
+        if (i && kt[i].digest == kt[i - 1].digest) assert_string_equal(kt[i].text, kt[i - 1].text);
+        distinct += !i || strcmp(kt[i].text, kt[i - 1].text);
+    }
+    size_t keys = 0;
+    for (size_t i = 0; i < ks.n; i++) keys += !i || ks.v[i].digest != ks.v[i - 1].digest;
+    assert_int_equal(keys, distinct);
+    for (size_t i = 0; i < n; i++) free(kt[i].text);
+    free(kt);
+    dctk_space_keys_free(&ks);
+    dctk_space_free(sp);
+}
+
 /* --- two families added in the middle ----------------------------------------- */
 
 /* zlib's codec under another name (its own family, listed among the first
@@ -414,7 +500,8 @@ static void a_codec_in_the_middle_moves_no_row(void **state) {
 }
 
 int main(void) {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(adding_codecs_moves_no_index),
+    const struct CMUnitTest tests[] = {cmocka_unit_test(one_key_from_either_form),
+                                       cmocka_unit_test(adding_codecs_moves_no_index),
                                        cmocka_unit_test(a_codec_in_the_middle_moves_no_row)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
