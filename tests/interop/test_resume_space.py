@@ -6,7 +6,9 @@ comp_idx. The rows are taken by their pipelines: every saved row is reused
 (none measured again), only lz4's combos run, and the resumed CSV and best
 file are, row for row and index for index, those of a clean sweep of the new
 space. A resume that drops a class (back to zstd alone) keeps the zstd rows
-and says how many rows of pipelines it no longer holds it left out."""
+and says how many rows of pipelines it no longer holds it left out; and
+analyze_clustering marks the zstd sweep's winner in the lz4,zstd table, where
+its pipeline has another comp_idx."""
 import csv
 import json
 import os
@@ -84,4 +86,17 @@ check(reused(r.stderr) == (len(before), len(before)), "back to zstd: %s" % (reus
 after = rows(saved)
 check(after.keys() == before.keys() and all(after[k][m] == before[k][m] for k in before for m in METRICS),
       "back to zstd: the rows are not those of the first sweep")
+# analyze_clustering of the lz4,zstd table with the zstd sweep's best file marks the winner by its pipeline, which
+# that table holds under other indices
+bz = json.load(open(os.path.join(saved, "best_t.json")))
+win = after[(str(bz["comp_idx"]), str(bz["filt_idx"]), str(bz["ser_idx"]))]
+there = [k for k, x in a.items() if (x["compressor"], x["filter"], x["serializer"]) ==
+         (win["compressor"], win["filter"], win["serializer"])]
+check(len(there) == 1 and there[0][0] != str(bz["comp_idx"]), "the winner %s is at %s in the lz4,zstd table"
+      % (win["name"], there))
+r = subprocess.run([DCTK, "analyze_clustering", "--where-to-write", saved, "--var", "t", "--results",
+                    os.path.join(clean, "results_t.parquet"), "--out", os.path.join(tmp, "an")],
+                   capture_output=True, text=True)
+check(r.returncode == 0 and ("best combo %s marked" % win["name"]) in r.stdout,
+      "analyze_clustering: exit %d: %s %s" % (r.returncode, r.stdout[-400:], r.stderr[-400:]))
 finish("resume after the space changed: %d saved rows reused in a space of %d combos" % (len(before), len(a)))
