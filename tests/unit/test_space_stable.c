@@ -490,6 +490,14 @@ static void a_codec_in_the_middle_moves_no_row(void **state) {
     assert_int_equal(new_members, resumed.ncombos - before.ncombos);
     assert_true(new_members > 0);
     assert_int_equal(resumed.best, fresh.best);
+    /* the index form has no key to go by: the saved fingerprint is no prefix of a space grown in the middle */
+    json_t *codecs = NULL;
+    assert_int_equal(dctk_combo_resolve(ds, v, &eo, 0, 0, -1, before.fingerprint, &codecs, NULL), DCTK_ERR_ARG);
+    assert_non_null(strstr(dctk_detail(), before.fingerprint));
+    assert_null(codecs);
+    if (dctk_combo_resolve(ds, v, &eo, 0, 0, -1, fresh.fingerprint, &codecs, NULL) != DCTK_OK)
+        fail_msg("the new space's own fingerprint: %s", dctk_detail());
+    json_decref(codecs);
 
     free(k0), free(k1), free(k2);
     dctk_result_table_free(&t0);
