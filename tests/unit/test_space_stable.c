@@ -418,7 +418,7 @@ static void a_codec_in_the_middle_moves_no_row(void **state) {
     const char *root = getenv("DCTK_NCARG");
     snprintf(path, sizeof path, "%s/nug/rectilinear_grid_3D.nc", root ? root : "/usr/share/ncarg/data");
     dctk_dataset *ds;
-    size_t v;
+    size_t v = 0;
     if (dctk_dataset_open(path, &ds) != DCTK_OK || dctk_dataset_find(ds, "t", &v) != DCTK_OK)
         fail_msg("%s: %s", path, dctk_detail());
     assert_int_equal(tmpdir_make(dir, sizeof dir, "dctk-space-middle"), 0);
