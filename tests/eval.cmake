@@ -12,6 +12,11 @@ dctk_script_test(sweep_resume ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop
 # --resume at another threshold re-measures what the search pruned under the old gates (issue 37 finding 5)
 dctk_script_test(resume_gates ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_resume_gates.py)
 set_tests_properties(resume_gates PROPERTIES TIMEOUT 300)
+# --resume after the codec space changed takes the saved rows by their pipelines (issue 35 item 2)
+dctk_script_test(resume_space ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_resume_space.py)
+# it draws with analyze_clustering: cairo's fontconfig cache is reported at exit under ASan (report.cmake)
+set_property(TEST resume_space APPEND PROPERTY ENVIRONMENT
+  LSAN_OPTIONS=suppressions=${CMAKE_CURRENT_SOURCE_DIR}/interop/lsan_fontconfig.supp:print_suppressions=0)
 dctk_script_test(sampling ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_sampling.py)
 # the plan on ensembles, forecasts, two vertical axes, deep chunks, big slabs, unknown names (issue 34)
 dctk_script_test(sample_layouts ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_sample_layouts.py)

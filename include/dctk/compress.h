@@ -176,7 +176,9 @@ DCTK_API int dctk_write_step_field(const dctk_write_step *w, dctk_dataset *ds, s
 
 /* When the whole field missed the bound that its sample met: the next-best
  * policy (dctk_write_next_best over WHERE/results_VAR.parquet, at most
- * `tries` lossy stages), saying each try. best is the combo that missed.
+ * `tries` lossy stages), saying each try, each with the pipeline its row
+ * names (eo, the sweep's options, is no longer read). best is the combo that
+ * missed.
  * last (may be NULL) gets the last try's report, *combo (may be NULL) its
  * combo (a new record). Returns 0 or an exit code, after saying the error. */
 DCTK_API int dctk_write_step_next_best(const dctk_write_step *w, dctk_dataset *ds, size_t v,

@@ -321,6 +321,23 @@ DCTK_API char *dctk_pipeline_name(const json_t *comp, const json_t *filt, const 
  * bytes->bytes ones the compressor. Caller frees; NULL when out of memory. */
 DCTK_API char *dctk_codecs_name(const json_t *codecs);
 
+/* A combo's identity: the key of its pipeline, "fnv1a64:" and 16 hex digits,
+ * FNV-1a 64 over the canonical JSON text (compact, keys sorted, reals to 17
+ * significant digits) of the pipeline's codec objects in order, the plain
+ * `bytes` serializer left out (it is the space's "no serializer", its byte
+ * order the element type's). It is the same in every run, release and space
+ * that holds the pipeline; a combo's (comp_idx, filt_idx, ser_idx) are its
+ * place in one space, for display and the index form of
+ * compress_with_optimal (docs/adding-a-codec.md). From a Zarr v3 codec list
+ * (a best file's "codecs", a store's, sharding_indexed looked into), or from
+ * a results row's three stages (each one codec object's JSON, a list of
+ * them, or "" for none): both give one key for one pipeline.
+ * DCTK_ERR_FORMAT when the text or list is not codec objects. */
+#define DCTK_PIPELINE_KEY_SIZE 25
+DCTK_API dctk_status dctk_codecs_key(const json_t *codecs, char key[DCTK_PIPELINE_KEY_SIZE]);
+DCTK_API dctk_status dctk_stages_key(const char *filter, const char *serializer, const char *compressor,
+                                     char key[DCTK_PIPELINE_KEY_SIZE]);
+
 /* --- thresholds -------------------------------------------------------------- */
 
 /* Find the L1 threshold for a variable in a CSV with the columns "Short Name",

@@ -45,8 +45,10 @@ DCTK_API dctk_status dctk_combo_resolve_at(dctk_dataset *ds, size_t v, const dct
                                            int c, int f, int s, const char *expect_fingerprint, json_t **codecs,
                                            char *fingerprint, char *why, size_t cap);
 /* The Zarr v3 codec list a results row names by its stages' JSON (filter,
- * serializer or the plain bytes one for dtype t, compressor), or NULL when
- * the row names none that parses (or out of memory). New reference. */
+ * serializer or the plain bytes one for the type the filter makes of dtype
+ * t, compressor), or NULL when the row names none that parses (or out of
+ * memory): the pipeline whose key (dctk_stages_key) is the combo's
+ * identity. New reference. */
 DCTK_API json_t *dctk_result_row_pipeline(const dctk_result_row *r, dctk_dtype t);
 
 typedef struct dctk_write_report dctk_write_report;
@@ -164,9 +166,6 @@ DCTK_API json_t *dctk_codecs_reader_packages(const json_t *codecs);
 typedef struct dctk_write_fallback {
     const char *results_path;   /* results_VAR.parquet of the sweep */
     const dctk_best *missed;    /* the combo that missed */
-    /* the sweep's options (size limit, sampling, class flags): the space is
-     * derived again as the sweep derived it */
-    const dctk_evaluate_opts *sweep;
     int tries;                  /* lossy stages to try at most */
     /* "core", "numcodecs", "plugin": rows whose portability column is above
      * it are skipped; NULL (or "dctk", "all"): any row. */

@@ -8,10 +8,12 @@
 
 #include "cli.h"
 #include "dctk/best.h"
+#include "dctk/eval.h"
 #include "dctk/report.h"
 
 static const char *where, *var, *results, *out_prefix;
 static long clusters;
+static char best_key[DCTK_PIPELINE_KEY_SIZE]; /* the winner's pipeline key; "" when its best file names none */
 
 static const cli_opt opts[] = {
     {"--where-to-write", NULL, OPT_STR, &where, "DIR", "the folder evaluate_combos wrote into (required)"},
@@ -60,6 +62,10 @@ static void load_best(dctk_analyze_opts *o, char *what, size_t cap) {
     o->best[0] = b.combo.comp_idx;
     o->best[1] = b.combo.filt_idx;
     o->best[2] = b.combo.ser_idx;
+    json_t *codecs = have && b.combo.codecs ? json_loads(b.combo.codecs, 0, NULL) : NULL;
+    best_key[0] = '\0';
+    if (codecs && dctk_codecs_key(codecs, best_key) != DCTK_OK) best_key[0] = '\0';
+    json_decref(codecs);
     if (!have) snprintf(what, cap, "no threshold and no winner marked (no %s)", path);
     else if (isfinite(o->threshold) && isfinite(o->linf_gate))
         snprintf(what, cap, "relative L1 threshold %.3g, L2 %.3g and Linf %.3g gates from %s", o->threshold,
@@ -81,19 +87,39 @@ static void results_path(char *buf, size_t cap) {
     if (access(csv, F_OK) == 0) snprintf(buf, cap, "%s", csv);
 }
 
-/* The row of the winner, or NULL (none, or not in this table). */
+static bool same_indices(const dctk_result_row *r, const dctk_analyze_opts *o) {
+    return r->comp_idx == o->best[0] && r->filt_idx == o->best[1] && r->ser_idx == o->best[2];
+}
+
+/* The row of the winner, or NULL (none, or not in this table): the row of
+ * its pipeline (of twins, the one with its indices), which a table of
+ * another space holds under other indices; by its indices alone when its
+ * best file names no pipeline. */
 static const dctk_result_row *winner_row(const dctk_result_table *t, const dctk_analyze_opts *o) {
+    const dctk_result_row *found = NULL;
     for (size_t i = 0; o->has_best && i < t->n; i++) {
         const dctk_result_row *r = &t->rows[i];
-        if (r->comp_idx == o->best[0] && r->filt_idx == o->best[1] && r->ser_idx == o->best[2]) return r;
+        char key[DCTK_PIPELINE_KEY_SIZE];
+        if (!best_key[0] || dctk_stages_key(r->filter, r->serializer, r->compressor, key) != DCTK_OK ||
+            strcmp(key, best_key)) {
+            if (!best_key[0] && same_indices(r, o)) return r;
+            continue;
+        }
+        if (same_indices(r, o)) return r;
+        if (!found) found = r;
     }
-    return NULL;
+    return found;
 }
 
 static int analyze(const char *cmd, const char *path, const dctk_result_table *t) {
     dctk_analyze_opts o = {.var = var, .clusters = (int)clusters};
     char prefix[4096], what[4200];
     load_best(&o, what, sizeof what);
+    /* the page and figures mark the winner by its row's indices in this table */
+    const dctk_result_row *b = winner_row(t, &o);
+    bool named = o.has_best;
+    o.has_best = b != NULL;
+    if (b) o.best[0] = b->comp_idx, o.best[1] = b->filt_idx, o.best[2] = b->ser_idx;
     if (out_prefix) snprintf(prefix, sizeof prefix, "%s", out_prefix);
     else snprintf(prefix, sizeof prefix, "%s/analyze_clustering_%s", where, var);
     dctk_row_counts c = {{0}};
@@ -105,9 +131,8 @@ static int analyze(const char *cmd, const char *path, const dctk_result_table *t
     printf("%s: %zu combos: %s; %s\n", path, t->n, counts, what);
     if (c.n[DCTK_ROW_PRUNED] + c.n[DCTK_ROW_LEFT_OUT] + c.n[DCTK_ROW_FAILED])
         printf("only the kept and rejected combos are drawn: the others were not measured on the whole sample\n");
-    const dctk_result_row *b = winner_row(t, &o);
     if (b) printf("best combo %s marked with a red diamond\n", b->name && b->name[0] ? b->name : "(unnamed)");
-    else if (o.has_best) printf("the best combo of best_%s.json is not among these results: not marked\n", var);
+    else if (named) printf("the best combo of best_%s.json is not among these results: not marked\n", var);
     printf("wrote %s.png, %s.svg and %s.html\n", prefix, prefix, prefix);
     return 0;
 }

@@ -214,8 +214,9 @@ void sweep_cli_spec_check(const dctk_spec *spec, const dctk_dataset *ds);
     {"--max-evals", NULL, OPT_INT, &(o).max_evals, "N",                                                            \
      "adaptive: at most N combos measured on the whole sample, the most promising first"},                        \
     {"--resume", "--no-resume", OPT_BOOL, &(o).resume, NULL,                                                       \
-     "continue a sweep that was stopped, from its config_space CSVs (every rank's; default: start afresh, "      \
-     "--no-resume as the Python tool's)"},                                                                       \
+     "continue a sweep that was stopped, from its config_space CSVs (every rank's), each row taken by its "      \
+     "pipeline: other class flags or codecs added since reuse the rows of the pipelines they share (default: "  \
+     "start afresh, --no-resume as the Python tool's)"},                                                          \
     {"--allow-shared-node", NULL, OPT_BOOL, &(o).allow_shared_node, NULL,                                          \
      "under MPI, allow several ranks on one node (tests); default: one rank per node"},                          \
     {"--allow-multi-rank-per-node", NULL, OPT_BOOL, &(o).allow_shared_node, NULL,                                  \

@@ -83,6 +83,10 @@ json_t *dctk_codec_object(const char *name, json_t *conf);
  * before any thread reads the registry. DCTK_ERR_ARG when its few slots are
  * taken. */
 dctk_status dctk_codec_register_test(const dctk_codec_vt *t);
+/* The same, t placed just before type `before` (NULL: last): a family added
+ * in the middle of its category, which moves the indices of the members
+ * after it (the space's combos keep their pipelines' keys). */
+dctk_status dctk_codec_register_test_before(const dctk_codec_vt *t, const dctk_codec_vt *before);
 
 /* The codec types of each family, defined in their files. */
 extern const dctk_codec_vt dctk_codec_bytes;

@@ -41,22 +41,25 @@ static const dctk_codec_vt *const all[] = {
 };
 
 #define NALL (sizeof all / sizeof all[0]) /* with the NULL */
-enum { TEST_SLOTS = 4 };
+enum { TEST_SLOTS = 8 };
 static const dctk_codec_vt *with_test[NALL + TEST_SLOTS];
 static const dctk_codec_vt *const *types = all;
 
 const dctk_codec_vt *const *dctk_codec_types(void) { return types; }
 
-dctk_status dctk_codec_register_test(const dctk_codec_vt *t) {
-    size_t n = 0;
+dctk_status dctk_codec_register_test_before(const dctk_codec_vt *t, const dctk_codec_vt *before) {
+    size_t n = 0, at;
     while (types[n]) n++;
+    for (at = 0; at < n && types[at] != before; at++) continue;
     if (!t || n + 1 >= NALL + TEST_SLOTS) return DCTK_FAIL(DCTK_ERR_ARG, "no room for another test codec");
     if (types == all) memcpy(with_test, all, sizeof all);
-    with_test[n] = t;
-    with_test[n + 1] = NULL;
+    memmove(&with_test[at + 1], &with_test[at], sizeof *with_test * (n + 1 - at)); /* with the NULL */
+    with_test[at] = t;
     types = with_test;
     return DCTK_OK;
 }
+
+dctk_status dctk_codec_register_test(const dctk_codec_vt *t) { return dctk_codec_register_test_before(t, NULL); }
 
 static bool type_matches(const dctk_codec_vt *t, const char *name, const char *id) {
     return strcmp(t->name, name) == 0 && (!t->rs_id || (id && strcmp(t->rs_id, id) == 0));

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "core/json_num.h"
+#include "dctk/alloc.h"
 #include "dctk/best.h"
 #include "dctk/chunking.h"
 #include "dctk/codec.h"
@@ -436,46 +437,106 @@ enum { SOLVE_PIECES = 64, SOLVE_EVERY = 4 };
 /* The sweep, its CSV, and (with a team) the gather of every member's rows. */
 /* --- resuming ----------------------------------------------------------------- */
 
-/* Take the rows of an earlier run's CSV into res, after checking that each
- * names the same pipeline in this space; todo[k] stays true for the combos
- * not there, skip marks the units all of whose combos are there, *ndone
- * counts the rows taken. A missing CSV resumes nothing. Every recorded row
- * counts: a stage cut short runs only the compressors it lacks. */
-static dctk_status load_csv(const char *path, const dctk_space *sp, const char *var, const dctk_gates *gates,
-                            bool pruned_unknown, dctk_combo_result *res, bool *todo, size_t *ndone, size_t *nagain) {
-    dctk_result_table t = DCTK_RESULT_TABLE_INIT;
-    dctk_status st = dctk_csv_read(path, &t, NULL);
-    if (st == DCTK_ERR_NOT_FOUND) return DCTK_OK;
-    for (size_t i = 0; i < t.n && st == DCTK_OK; i++) {
-        const dctk_result_row *row = &t.rows[i];
-        int c = (int)row->comp_idx, f = (int)row->filt_idx, s = (int)row->ser_idx;
-        dctk_combo_result r = {.c = c, .f = f, .s = s};
-        dctk_result_row want = dctk_space_has(sp, c, f, s) ? make_row(sp, var, &r) : (dctk_result_row){0};
-        bool same = want.compressor && !strcmp(want.compressor, row->compressor) && !strcmp(want.filter, row->filter) &&
-                    !strcmp(want.serializer, row->serializer) && !strcmp(row->var, var);
-        if (want.compressor) free_row(&want);
-        /* a member solved at another budget: solved again now, its rows measured anew */
-        if (!same && (f >= sp->nfilt_grid || s >= sp->nser_grid) && !strcmp(row->var, var)) continue;
-        if (!same) {
-            st = DCTK_FAIL(DCTK_ERR_ARG, "%s: row %zu is not combo (%d, %d, %d) of this codec space: the CSV comes "
-                           "from another sample or other class flags; run without --resume", path, i + 1, c, f, s);
-            break;
-        }
-        /* pruned by a search under other gates: what it measured on parts of the sample cannot say how it
-         * fares under these, so it runs again (on the whole sample, as --resume goes on exhaustively) */
-        if (pruned_unknown && row->error && !strncmp(row->error, "pruned: ", 8)) {
-            ++*nagain;
-            continue;
-        }
-        r = dctk_combo_of_row(row);
-        r.information = dctk_space_information(sp, f); /* this run's choice, which the gates judge */
-        r.keep = dctk_combo_keep(&r, gates); /* thresholds and gates may have changed since: re-gate */
-        size_t k = dctk_space_combo_index(sp, c, f, s);
-        res[k] = r;
-        *ndone += todo[k];
-        todo[k] = false;
+/* A recorded row, by its pipeline's digest (dctk_stages_key): a row names
+ * its combo by pipeline, so that a codec added to the space since, which
+ * moves indices, moves none of the rows. */
+typedef struct {
+    uint64_t digest;
+    int64_t comp_idx; /* the earlier space's: orders twins (one pipeline, several compressors of a stage) */
+    size_t order;     /* where it was read: a later row of one combo replaces an earlier one */
+    const dctk_result_row *row;
+} saved_row;
+
+static int by_saved(const void *a, const void *b) {
+    const saved_row *x = a, *y = b;
+    if (x->digest != y->digest) return x->digest < y->digest ? -1 : 1;
+    if (x->comp_idx != y->comp_idx) return x->comp_idx < y->comp_idx ? -1 : 1;
+    return (x->order > y->order) - (x->order < y->order);
+}
+
+typedef struct {
+    const dctk_space *sp;
+    const dctk_gates *gates;
+    bool pruned_unknown;
+    dctk_combo_result *res;
+    bool *todo;
+    size_t *ndone, nagain, nforeign, nresolved;
+} resume_ctx;
+
+/* Row x of the earlier run is combo k of this space. */
+static void take_row(resume_ctx *x, const dctk_result_row *row, size_t k) {
+    /* pruned by a search under other gates: what it measured on parts of the sample cannot say how it
+     * fares under these, so it runs again (on the whole sample, as --resume goes on exhaustively) */
+    if (x->pruned_unknown && row->error && !strncmp(row->error, "pruned: ", 8)) {
+        x->nagain++;
+        return;
     }
-    dctk_result_table_free(&t);
+    dctk_combo_result r = dctk_combo_of_row(row);
+    dctk_space_combo(x->sp, k, &r.c, &r.f, &r.s); /* its place in this space */
+    r.information = dctk_space_information(x->sp, r.f); /* this run's choice, which the gates judge */
+    r.keep = dctk_combo_keep(&r, x->gates);           /* thresholds and gates may have changed since: re-gate */
+    x->res[k] = r;
+    *x->ndone += x->todo[k];
+    x->todo[k] = false;
+}
+
+/* A row whose pipeline this space does not hold: one with a member solved
+ * (or chosen by information) for a budget, which this run solved anew, or
+ * one of a codec or class the space has no more. */
+static void leave_row(resume_ctx *x, const dctk_result_row *row) {
+    if (!isnan(row->solved) || !isnan(row->information)) x->nresolved++;
+    else x->nforeign++;
+}
+
+/* The rows of one pipeline, g[0..n) sorted by comp_idx, onto its combos in
+ * this space: the i-th distinct comp_idx is the i-th combo, so twins keep
+ * their order; of rows with one comp_idx the last read counts. */
+static void take_pipeline(resume_ctx *x, const dctk_space_keys *ks, const saved_row *g, size_t n) {
+    size_t m, j = 0;
+    const dctk_space_key *at = dctk_space_keys_find(ks, g[0].digest, &m);
+    for (size_t i = 0; i < n; i++) {
+        if (i + 1 < n && g[i + 1].comp_idx == g[i].comp_idx) continue;
+        if (j < m) take_row(x, g[i].row, at[j++].combo);
+        else leave_row(x, g[i].row);
+    }
+}
+
+/* Take the rows of the tables into res by their pipelines; todo[k] stays
+ * true for the combos not there, *ndone counts the rows taken. Every
+ * recorded row counts: a stage cut short runs only the compressors it
+ * lacks. A row whose stages are not codec JSON is an error naming it. */
+static dctk_status take_rows(resume_ctx *x, const char *var, const dctk_result_table *t, const char *const *paths,
+                             size_t nt) {
+    size_t n = 0;
+    for (size_t i = 0; i < nt; i++) n += t[i].n;
+    saved_row *v = dctk_malloc(sizeof *v * (n ? n : 1));
+    dctk_space_keys ks = {0};
+    dctk_status st = v ? dctk_space_keys_build(x->sp, &ks) : DCTK_NOMEM();
+    size_t m = 0;
+    for (size_t i = 0; i < nt && st == DCTK_OK; i++)
+        for (size_t r = 0; r < t[i].n && st == DCTK_OK; r++) {
+            const dctk_result_row *row = &t[i].rows[r];
+            if (strcmp(row->var, var)) {
+                leave_row(x, row);
+                continue;
+            }
+            saved_row *e = &v[m];
+            *e = (saved_row){.comp_idx = row->comp_idx, .order = m, .row = row};
+            st = dctk_stages_digest(row->filter, row->serializer, row->compressor, &e->digest);
+            if (st == DCTK_ERR_FORMAT) {
+                char why[256];
+                snprintf(why, sizeof why, "%s", dctk_detail());
+                st = DCTK_FAIL(st, "%s: row %zu: %s: run without --resume", paths[i], r + 1, why);
+            }
+            m++;
+        }
+    if (st == DCTK_OK) qsort(v, m, sizeof *v, by_saved);
+    for (size_t i = 0, j; st == DCTK_OK && i < m; i = j) {
+        for (j = i + 1; j < m && v[j].digest == v[i].digest;) j++;
+        take_pipeline(x, &ks, &v[i], j - i);
+    }
+    dctk_space_keys_free(&ks);
+    dctk_free(v);
     return st;
 }
 
@@ -529,23 +590,37 @@ static dctk_status drop_rank_csvs(const char *dir, const char *var, int from) {
 }
 
 /* Take the rows of an earlier run's CSVs, every rank's (an MPI run writes
- * one per rank), into res, as load_csv; skip marks the units all of whose
- * combos are there. No CSV resumes nothing. */
+ * one per rank), into res by their pipelines (take_rows); skip marks the
+ * units all of whose combos are there. No CSV resumes nothing. */
 static dctk_status load_resume(const char *dir, const dctk_space *sp, const char *var, const dctk_gates *gates,
                                bool pruned_unknown, dctk_combo_result *res, bool *todo, bool *skip, size_t *ndone) {
-    size_t n = dctk_space_ncombos(sp), nagain = 0;
+    size_t n = dctk_space_ncombos(sp);
     for (size_t k = 0; k < n; k++) todo[k] = true;
     int *ranks = malloc(MAX_RANK_CSVS * sizeof *ranks);
     if (!ranks) return DCTK_NOMEM();
-    size_t nr = rank_csvs(dir, var, ranks, MAX_RANK_CSVS);
-    dctk_status st = DCTK_OK;
+    size_t nr = rank_csvs(dir, var, ranks, MAX_RANK_CSVS), nt = 0;
+    dctk_result_table *t = dctk_calloc(nr + 1, sizeof *t);
+    char **paths = dctk_calloc(nr + 1, sizeof *paths);
+    dctk_status st = t && paths ? DCTK_OK : DCTK_NOMEM();
     for (size_t i = 0; i < nr && st == DCTK_OK; i++) {
         char path[4096];
+        t[nt] = (dctk_result_table)DCTK_RESULT_TABLE_INIT;
         st = dctk_results_csv_path(path, sizeof path, dir, var, ranks[i]);
-        if (st == DCTK_OK) st = load_csv(path, sp, var, gates, pruned_unknown, res, todo, ndone, &nagain);
+        if (st == DCTK_OK) st = dctk_csv_read(path, &t[nt], NULL);
+        if (st == DCTK_OK && !(paths[nt] = strdup(path))) st = DCTK_NOMEM();
+        if (st != DCTK_OK) dctk_result_table_free(&t[nt]);
+        else nt++;
+        if (st == DCTK_ERR_NOT_FOUND) st = DCTK_OK; /* gone since the listing */
     }
+    resume_ctx x = {.sp = sp, .gates = gates, .pruned_unknown = pruned_unknown, .res = res, .todo = todo,
+                    .ndone = ndone};
+    if (st == DCTK_OK) st = take_rows(&x, var, t, (const char *const *)paths, nt);
     if (st == DCTK_OK && nr > 1)
         dctk_log(DCTK_LOG_INFO, "%s: --resume: read the rows of %zu ranks' CSVs", var, nr);
+    for (size_t i = 0; t && i < nt; i++) dctk_result_table_free(&t[i]);
+    for (size_t i = 0; paths && i < nt; i++) free(paths[i]);
+    dctk_free(t);
+    dctk_free(paths);
     free(ranks);
     for (size_t u = 0; u < dctk_sweep_nunits(sp) && st == DCTK_OK; u++) {
         int f, s;
@@ -553,9 +628,13 @@ static dctk_status load_resume(const char *dir, const dctk_space *sp, const char
         skip[u] = true;
         for (int c = -(int)sp->comp_none; c < sp->ncomp; c++) skip[u] = skip[u] && !todo[dctk_space_combo_index(sp, c, f, s)];
     }
-    if (st == DCTK_OK && nagain)
+    if (st == DCTK_OK && x.nagain)
         dctk_log(DCTK_LOG_INFO, "%s: --resume: %zu rows were pruned by a search under other gates than these (or "
-                 "unknown ones): they run again on the whole sample", var, nagain);
+                 "unknown ones): they run again on the whole sample", var, x.nagain);
+    if (st == DCTK_OK && x.nforeign + x.nresolved)
+        dctk_log(DCTK_LOG_INFO, "%s: --resume: %zu recorded rows name a pipeline this codec space does not hold "
+                 "(a codec or class it has no more; %zu of them a member solved for a budget, solved anew now): not "
+                 "taken", var, x.nforeign + x.nresolved, x.nresolved);
     return st;
 }
 
@@ -623,14 +702,17 @@ static json_t *sweep_state(const dctk_var *var, const dctk_space *sp, const dctk
                      "codec_libraries", dctk_codec_library_versions(), "dtype", dctk_dtype_name(var->dtype));
 }
 
-/* The first item that differs, "key (old -> new)", or "" when none does. */
+/* The first item that differs, "key (old -> new)", or "" when none does.
+ * The space's fingerprint is no such item: the rows name their combos by
+ * pipeline (take_rows), so a space that changed (a codec added, other
+ * class flags) takes the rows of the pipelines it still holds. */
 static void state_change(const json_t *old, const json_t *now, char *buf, size_t cap) {
     const char *key;
     json_t *val;
     buf[0] = '\0';
     json_object_foreach((json_t *)now, key, val) {
         json_t *was = json_object_get(old, key);
-        if (was && json_equal(was, val)) continue;
+        if ((was && json_equal(was, val)) || !strcmp(key, "fingerprint")) continue;
         char *a = was ? json_dumps(was, JSON_COMPACT | JSON_ENCODE_ANY) : strdup("none");
         char *b = json_dumps(val, JSON_COMPACT | JSON_ENCODE_ANY);
         snprintf(buf, cap, "%s changed (%.80s%s -> %.80s%s)", key, a ? a : "?", a && strlen(a) > 80 ? "..." : "",
@@ -657,6 +739,10 @@ static dctk_status check_state(const dctk_var *var, const dctk_space *sp, const 
             dctk_log(DCTK_LOG_INFO, "%s: --resume: starting the field over: %s", var->name, why);
             *resume = false;
         }
+        const char *fp = json_string_value(json_object_get(old, "fingerprint"));
+        if (!why[0] && fp && strcmp(fp, sp->fingerprint))
+            dctk_log(DCTK_LOG_INFO, "%s: --resume: the codec space changed since (fingerprint %s, now %s): the "
+                     "recorded rows are taken by their pipelines", var->name, fp, sp->fingerprint);
         json_decref(old);
     }
     char *text = json_dumps(now, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
@@ -785,10 +871,11 @@ static dctk_status count_repeats(const dctk_space *sp, const bool *left_out, dct
 
 /* Units that can never give a distinct result (dctk_search_left_out): not
  * run in either search; their rows say so, written here by member 0. */
-static dctk_status write_left_out(const dctk_space *sp, const char *var, const bool *out,
+static dctk_status write_left_out(const dctk_space *sp, const char *var, const bool *out, const bool *todo,
                                   const dctk_evaluate_opts *o, dctk_combo_result *res, bool *have, run_ctx *rc) {
     for (size_t k = 0; k < dctk_space_ncombos(sp) && is_writer(o); k++) {
-        if (!out[unit_of_combo(sp, k)]) continue;
+        /* a row --resume took is in the CSV already (a unit the space grew since holds both) */
+        if (!out[unit_of_combo(sp, k)] || (todo && !todo[k])) continue;
         dctk_combo_result *r = &res[k];
         *r = (dctk_combo_result){.ratio = NAN, .l1_rel = NAN, .l2_rel = NAN, .linf_rel = NAN, .euclidean = NAN,
                                  .max_abs_err = NAN, .encode_mbps = NAN, .decode_mbps = NAN, .max_rel_err = NAN,
@@ -987,7 +1074,7 @@ static dctk_status sweep_space(const dctk_var *var, const void *sample, const dc
                  "sample", var->name);
     if (st == DCTK_OK && adaptive) st = search_adaptive(var, sample, plan, sp, o, s, &so, left_out, first_of, res, have, &rc);
     else if (st == DCTK_OK) st = run_sweep(sp, sample, var, plan, &so, o, res);
-    if (st == DCTK_OK) st = write_left_out(sp, var->name, left_out, o, res, have, &rc);
+    if (st == DCTK_OK) st = write_left_out(sp, var->name, left_out, todo, o, res, have, &rc);
     free(left_out);
     free(run_skip);
     free(first_of);

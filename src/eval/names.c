@@ -3,14 +3,18 @@
  * serializer, "-" for an absent stage, the "numcodecs." prefix and the
  * any-numcodecs wrapper left out, configuration keys in sorted order. Built
  * from the three stages (a results row) or from a Zarr v3 codec list (a best
- * file, a store): both give the same text for the same combo. */
+ * file, a store): both give the same text for the same combo. And the
+ * pipeline's key (dctk_codecs_key), which names a combo wherever it was
+ * saved: the same from either form. */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "dctk/eval.h"
 #include "dctk/buf.h"
+#include "dctk/eval.h"
+#include "dctk/util.h"
+#include "eval/space_internal.h"
 
 static void put_value(dctk_buf *b, const json_t *v) {
     char *s = json_is_string(v) ? NULL : json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT | JSON_REAL_PRECISION(6));
@@ -101,4 +105,89 @@ char *dctk_codecs_name(const json_t *codecs) {
     char *n = dctk_pipeline_name(stage[DCTK_CODEC_BB], stage[DCTK_CODEC_AA], stage[DCTK_CODEC_AB]);
     for (int i = 0; i < 3; i++) json_decref(stage[i]);
     return n;
+}
+
+/* --- the pipeline key --------------------------------------------------------- */
+
+/* Append the codec objects of one stage's JSON text (a results row's: one
+ * codec object, a list of them, or "" for none) to list; false when the
+ * text is not that. */
+static bool append_stage_text(json_t *list, const char *text) {
+    if (!text || !*text) return true;
+    json_t *stage = json_loads(text, 0, NULL);
+    bool ok = stage != NULL;
+    if (json_is_object(stage)) ok = json_array_append(list, stage) == 0;
+    else if (json_is_array(stage)) {
+        size_t i;
+        json_t *c;
+        json_array_foreach(stage, i, c) ok = ok && json_is_object(c) && json_array_append(list, c) == 0;
+    } else ok = false;
+    json_decref(stage);
+    return ok;
+}
+
+static bool is_bytes(const json_t *c) {
+    const char *name = json_string_value(json_object_get(c, "name"));
+    return name && !strcmp(name, "bytes");
+}
+
+/* The digest of a codec list that holds no plain bytes serializer. */
+static dctk_status digest_of(const json_t *list, uint64_t *h) {
+    char *text = json_dumps(list, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(17));
+    if (!text) return DCTK_NOMEM();
+    *h = dctk_fnv1a64(DCTK_FNV64_INIT, text, strlen(text));
+    free(text);
+    return DCTK_OK;
+}
+
+dctk_status dctk_codecs_digest(const json_t *codecs, uint64_t *h) {
+    const json_t *inner = inner_codecs(codecs);
+    if (!json_is_array(inner)) return DCTK_FAIL(DCTK_ERR_FORMAT, "a pipeline is a JSON list of codec objects");
+    json_t *list = json_array();
+    if (!list) return DCTK_NOMEM();
+    size_t i;
+    json_t *c;
+    json_array_foreach(inner, i, c) if (!is_bytes(c) && json_array_append(list, c) != 0) {
+        json_decref(list);
+        return DCTK_NOMEM();
+    }
+    dctk_status st = digest_of(list, h);
+    json_decref(list);
+    return st;
+}
+
+dctk_status dctk_stages_digest(const char *filter, const char *serializer, const char *compressor, uint64_t *h) {
+    const char *text[3] = {filter, serializer, compressor}, *what[3] = {"filter", "serializer", "compressor"};
+    json_t *list = json_array();
+    if (!list) return DCTK_NOMEM();
+    for (int k = 0; k < 3; k++)
+        if (!append_stage_text(list, text[k])) {
+            json_decref(list);
+            return DCTK_FAIL(DCTK_ERR_FORMAT, "the %s '%.80s' is not a codec object or a list of them", what[k],
+                             text[k]);
+        }
+    for (size_t i = 0; i < json_array_size(list); i++)
+        if (is_bytes(json_array_get(list, i))) json_array_remove(list, i--);
+    dctk_status st = digest_of(list, h);
+    json_decref(list);
+    return st;
+}
+
+static void key_text(uint64_t h, char key[DCTK_PIPELINE_KEY_SIZE]) {
+    snprintf(key, DCTK_PIPELINE_KEY_SIZE, "fnv1a64:%016llx", (unsigned long long)h);
+}
+
+dctk_status dctk_codecs_key(const json_t *codecs, char key[DCTK_PIPELINE_KEY_SIZE]) {
+    uint64_t h;
+    DCTK_TRY(dctk_codecs_digest(codecs, &h));
+    key_text(h, key);
+    return DCTK_OK;
+}
+
+dctk_status dctk_stages_key(const char *filter, const char *serializer, const char *compressor,
+                            char key[DCTK_PIPELINE_KEY_SIZE]) {
+    uint64_t h;
+    DCTK_TRY(dctk_stages_digest(filter, serializer, compressor, &h));
+    key_text(h, key);
+    return DCTK_OK;
 }

@@ -5,6 +5,7 @@
 
 #include <math.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 #include <jansson.h>
 
@@ -100,6 +101,28 @@ uint64_t dctk_sweep_unit_memory_at(const dctk_chunk_spec *chunk, const dctk_code
  * workers' unit estimates summed to at once) against the peak resident
  * memory the kernel measured, and their ratio. */
 void dctk_sweep_memcheck(const char *var, uint64_t held, uint64_t admitted);
+
+/* The digests behind dctk_codecs_key and dctk_stages_key (names.c). */
+dctk_status dctk_codecs_digest(const json_t *codecs, uint64_t *h);
+dctk_status dctk_stages_digest(const char *filter, const char *serializer, const char *compressor, uint64_t *h);
+
+/* Every combo of a space by its pipeline's digest (space_keys.c), sorted by
+ * digest and then combo index: a lookup is a binary search. A pipeline can
+ * be several combos (twins: compressors of one stage that resolve to the
+ * same chain, dctk_space_compressor), in ascending index. */
+typedef struct {
+    uint64_t digest;
+    size_t combo;
+} dctk_space_key;
+typedef struct {
+    dctk_space_key *v;
+    size_t n;
+} dctk_space_keys;
+dctk_status dctk_space_keys_build(const dctk_space *sp, dctk_space_keys *out);
+/* The combos whose pipeline has digest h: *n entries from the one returned
+ * (NULL and 0 when none). */
+const dctk_space_key *dctk_space_keys_find(const dctk_space_keys *ks, uint64_t h, size_t *n);
+void dctk_space_keys_free(dctk_space_keys *ks);
 
 /* The sweep's timer of CPU time inside codecs, summed over threads: what the
  * search's cost is measured in (--verbose, bench/search.py). */

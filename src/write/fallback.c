@@ -81,11 +81,33 @@ static bool append_stage(json_t *list, const char *s) {
     return ok;
 }
 
-/* A solved member's pipeline, which a rebuilt space does not hold: the row
- * names it by its stages' JSON. */
+/* The element type filters turn t into (a linear packing emits integers),
+ * asked of the codecs; t when one cannot say. */
+static dctk_dtype filters_out(const json_t *list, dctk_dtype t) {
+    size_t one = 1, i;
+    dctk_chunk_spec in = dctk_spec_make(t, 1, &one), out;
+    const json_t *c;
+    json_array_foreach(list, i, c) {
+        dctk_codec *codec = NULL;
+        dctk_status st = dctk_codec_from_json(c, &codec);
+        if (st == DCTK_OK) st = dctk_codec_out_spec(codec, &in, &out);
+        dctk_codec_free(codec);
+        if (st != DCTK_OK) {
+            dctk_clear_detail();
+            return t;
+        }
+        in = out;
+    }
+    return in.dtype;
+}
+
+/* A row names its pipeline by its stages' JSON: the combo's identity
+ * (dctk_stages_key), whatever space it is resolved in. Without a serializer
+ * it is the plain bytes one of the type the filters emit, as in the space. */
 json_t *dctk_result_row_pipeline(const dctk_result_row *r, dctk_dtype t) {
     json_t *list = json_array();
     bool ok = list && (!*r->filter || append_stage(list, r->filter));
+    if (ok && !*r->serializer) t = filters_out(list, t);
     if (ok && *r->serializer) ok = append_stage(list, r->serializer);
     else if (ok && dctk_dtype_size(t) == 1) ok = json_array_append_new(list, json_pack("{s:s}", "name", "bytes")) == 0;
     else if (ok) ok = json_array_append_new(list, json_pack("{s:s,s:{s:s}}", "name", "bytes", "configuration",
@@ -95,22 +117,16 @@ json_t *dctk_result_row_pipeline(const dctk_result_row *r, dctk_dtype t) {
     return ok ? list : NULL;
 }
 
-/* One try: resolve row r in the rebuilt space (or, for a solved member, take
- * the pipeline the row names) and write v with it. */
+/* One try: write v with the pipeline row r names (its identity: no space
+ * is rebuilt to resolve its indices, which a codec added since may have
+ * moved). */
 static dctk_status try_row(dctk_dataset *ds, size_t v, const dctk_write_opts *base, const dctk_write_fallback *f,
                            const dctk_result_row *r) {
-    json_t *codecs = NULL;
-    char where[4096]; /* the sweep's folder, where its results and its space record are */
-    snprintf(where, sizeof where, "%s", f->results_path);
-    char *slash = strrchr(where, '/');
-    if (slash) *slash = '\0';
-    else snprintf(where, sizeof where, ".");
-    dctk_status rs = dctk_combo_resolve_at(ds, v, f->sweep, where, (int)r->comp_idx, (int)r->filt_idx,
-                                           (int)r->ser_idx, f->missed->fingerprint, &codecs, NULL, NULL, 0);
-    if (rs == DCTK_ERR_NOT_FOUND && !(codecs = dctk_result_row_pipeline(r, dctk_dataset_var(ds, v)->dtype)))
-        return DCTK_FAIL(DCTK_ERR_FORMAT, "variable '%s': the results row of combo (%d, %d, %d) names no pipeline",
-                         dctk_dataset_var(ds, v)->name, (int)r->comp_idx, (int)r->filt_idx, (int)r->ser_idx);
-    if (rs != DCTK_OK && rs != DCTK_ERR_NOT_FOUND) return rs;
+    json_t *codecs = dctk_result_row_pipeline(r, dctk_dataset_var(ds, v)->dtype);
+    if (!codecs)
+        return DCTK_FAIL(DCTK_ERR_FORMAT, "%s: variable '%s': the results row of combo (%d, %d, %d) names no pipeline",
+                         f->results_path, dctk_dataset_var(ds, v)->name, (int)r->comp_idx, (int)r->filt_idx,
+                         (int)r->ser_idx);
     dctk_best combo;
     dctk_status st = combo_of(f->missed, r, codecs, &combo);
     json_t *prov = st == DCTK_OK ? dctk_write_provenance(codecs, &combo) : NULL;

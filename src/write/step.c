@@ -480,12 +480,8 @@ int dctk_write_step_next_best(const dctk_write_step *w, dctk_dataset *ds, size_t
     dctk_gates gates;
     dctk_metric_cfg cfg;
     judge_by_gates(best, &gates, &cfg, &o);
-    /* the space the sweep built: lossless only without a threshold */
-    dctk_gates sg = best->has_gates ? gates : dctk_gates_none();
-    if (!best->has_gates) sg.l1 = best->threshold;
-    dctk_evaluate_opts se = *eo;
-    se.space = dctk_space_opts_for(&eo->space, &sg);
-    dctk_write_fallback f = {.results_path = results, .missed = best, .sweep = &se, .tries = tries,
+    (void)eo; /* each row names its pipeline: the sweep's space is not derived again */
+    dctk_write_fallback f = {.results_path = results, .missed = best, .tries = tries,
                              .notify = say_try, .user = &p,
                              .max_portability = dctk_portability_name(w->level)};
     int tried = 0;

@@ -60,8 +60,8 @@ ba, bb = (json.load(open(os.path.join(d, "best_t.json"))) for d in (clean, kille
 check({k: ba[k] for k in ("comp_idx", "filt_idx", "ser_idx", "ratio", "l1_rel")} ==
       {k: bb[k] for k in ("comp_idx", "filt_idx", "ser_idx", "ratio", "l1_rel")}, "best combos differ")
 
-# a CSV whose rows name other pipelines while sweep_state_t.json is unchanged (a CSV copied
-# from elsewhere) is refused, not merged; a changed sample instead starts the field over
+# rows are taken by their pipelines: a row naming one this space does not hold (a codec it has no more) is
+# left out with one line counting it, and its combo runs again; a changed sample instead starts the field over
 # (test_sampling.py checks that line)
 with open(csv_path) as f:
     lines = f.read().splitlines(True)
@@ -71,7 +71,25 @@ with open(csv_path, "w") as f:
     f.writelines(lines)
 r = subprocess.run([DCTK, "evaluate_combos", FILE, "--where-to-write", killed, *ARGS, "--resume"],
                    capture_output=True, text=True)
-check(r.returncode != 0 and "another" in r.stderr and "--resume" in r.stderr, "another space: " + r.stderr)
+check(r.returncode == 0 and "1 recorded rows name a pipeline this codec space does not hold" in r.stderr and
+      "reused %d recorded rows of %d" % (total - 1, total) in r.stderr, "a foreign row: " + r.stderr[-600:])
+b = rows(killed)
+check(a.keys() == b.keys() and all(a[k][m] == b[k][m] for k in a for m in METRICS),
+      "the foreign row's combo did not run again as the clean run's")
+
+# a row whose stage is not codec JSON is a damaged CSV: refused, naming the file and the row
+with open(csv_path) as f:
+    lines = f.read().splitlines(True)
+head = next(csv.reader([lines[0]]))
+cells = next(csv.reader([lines[3]]))
+cells[head.index("compressor")] = "{not json"
+lines[3] = ",".join('"%s"' % c.replace('"', '""') for c in cells) + "\n"
+with open(csv_path, "w") as f:
+    f.writelines(lines)
+r = subprocess.run([DCTK, "evaluate_combos", FILE, "--where-to-write", killed, *ARGS, "--resume"],
+                   capture_output=True, text=True)
+check(r.returncode != 0 and csv_path in r.stderr and "row 3" in r.stderr and "compressor" in r.stderr,
+      "a damaged row: exit %d: %s" % (r.returncode, r.stderr))
 
 # two sweeps of one field into one folder at once (issue 37 finding 9): the second is refused with a line naming
 # the first, and the first's CSV holds each combo once (both appended to it before)

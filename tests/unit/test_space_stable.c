@@ -13,7 +13,12 @@
  *    still "take it from the best file", not the new filter, and an index of
  *    the new members is refused in the saved space's terms;
  *  - the saved best file reads back and its winner's indices resolve to the
- *    pipeline it records. */
+ *    pipeline it records.
+ * Then a compressor and a filter join in the MIDDLE of their categories
+ * (before zstd, before bitround), which moves the indices of the members
+ * after them, and a sweep saved before resumes by pipeline (--resume): every
+ * saved row is taken, under its new indices, and the resumed results are
+ * those of a clean sweep of the new space, pipeline for pipeline. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -30,6 +35,7 @@
 #include "dctk/best.h"
 #include "dctk/dataset.h"
 #include "dctk/eval.h"
+#include "dctk/results.h"
 #include "dctk/write.h"
 #include "eval/space_internal.h"
 #include "unit/tmpdir.h"
@@ -67,6 +73,17 @@ static const dctk_codec_vt test_ser = {.name = "dctk.test_serializer", .kind = D
                                        .portability = DCTK_PORT_DCTK, .nan_exact = true, .grid = ser_grid};
 
 /* --- helpers -------------------------------------------------------------------- */
+
+typedef struct {
+    uint64_t digest;
+    char *text;
+} keyed_text;
+
+static int by_digest_text(const void *a, const void *b) {
+    const keyed_text *x = a, *y = b;
+    if (x->digest != y->digest) return x->digest < y->digest ? -1 : 1;
+    return strcmp(x->text, y->text);
+}
 
 static char *text_of(json_t *j) {
     assert_non_null(j);
@@ -254,7 +271,245 @@ static void adding_codecs_moves_no_index(void **state) {
     tmpdir_remove(dir);
 }
 
+/* --- one key from either form ------------------------------------------------- */
+
+/* A stage as a results row writes it (evaluate.c): one codec's object, a
+ * chain's list, "" for none. */
+static char *stage_text(json_t *list) {
+    if (!list) return strdup("");
+    json_t *one = json_array_size(list) == 1 ? json_incref(json_array_get(list, 0)) : json_incref(list);
+    json_decref(list);
+    return text_of(one);
+}
+
+/* Every combo of a full space of a byte-packed field, clamped: the key of
+ * its pipeline (a best file's form) is the key of its row's three stages,
+ * the pipeline a row names (dctk_result_row_pipeline, the plain bytes of a
+ * 1-byte packing included) is the space's, and two pipelines have two keys;
+ * the space's key index finds each combo. */
+static void one_key_from_either_form(void **state) {
+    (void)state;
+    dctk_space_opts o = {.with_lossy = true, .pack_type = DCTK_INT8, .pack_scale = 0.25, .pack_offset = 280,
+                         .clamp_on = true, .clamp_min = 250, .clamp_max = 311};
+    dctk_space *sp;
+    assert_int_equal(dctk_space_build(DCTK_FLOAT32, &stats, &o, &sp), DCTK_OK);
+    dctk_space_keys ks;
+    assert_int_equal(dctk_space_keys_build(sp, &ks), DCTK_OK);
+    size_t n = dctk_space_ncombos(sp), one_byte = 0, distinct = 0;
+    assert_true(n > 10000);
+    keyed_text *kt = calloc(n, sizeof *kt);
+    assert_non_null(kt);
+    for (size_t k = 0; k < n; k++) {
+        int c, f, s;
+        dctk_space_combo(sp, k, &c, &f, &s);
+        json_t *pipe = dctk_space_pipeline(sp, c, f, s);
+        dctk_result_row row = {.filter = stage_text(dctk_space_filter(sp, f, s)),
+                               .serializer = stage_text(dctk_space_serializer(sp, f, s)),
+                               .compressor = stage_text(dctk_space_compressor(sp, c, f, s))};
+        char a[DCTK_PIPELINE_KEY_SIZE], b[DCTK_PIPELINE_KEY_SIZE];
+        assert_int_equal(dctk_codecs_key(pipe, a), DCTK_OK);
+        assert_int_equal(dctk_stages_key(row.filter, row.serializer, row.compressor, b), DCTK_OK);
+        assert_string_equal(a, b);
+        json_t *named = dctk_result_row_pipeline(&row, DCTK_FLOAT32);
+        if (!json_equal(named, pipe)) fail_msg("combo %zu: the row names %s, the space holds %s", k,
+                                               text_of(json_incref(named)), text_of(json_incref(pipe)));
+        for (size_t i = 0; i < json_array_size(pipe); i++) {
+            const json_t *cd = json_array_get(pipe, i);
+            one_byte += !strcmp(json_string_value(json_object_get(cd, "name")), "bytes") &&
+                        !json_object_get(cd, "configuration");
+        }
+        size_t m;
+        uint64_t h;
+        assert_int_equal(dctk_codecs_digest(pipe, &h), DCTK_OK);
+        const dctk_space_key *at = dctk_space_keys_find(&ks, h, &m);
+        bool found = false;
+        for (size_t j = 0; j < m; j++) found = found || at[j].combo == k;
+        assert_true(found);
+        kt[k] = (keyed_text){h, text_of(json_incref(pipe))};
+        json_decref(named);
+        json_decref(pipe);
+        free((char *)row.filter), free((char *)row.serializer), free((char *)row.compressor);
+    }
+    assert_true(one_byte > 0);
+    /* one key per pipeline: equal keys are equal pipelines (twins), and none is shared by two */
+    qsort(kt, n, sizeof *kt, by_digest_text);
+    for (size_t i = 0; i < n; i++) {
+        if (i && kt[i].digest == kt[i - 1].digest) assert_string_equal(kt[i].text, kt[i - 1].text);
+        distinct += !i || strcmp(kt[i].text, kt[i - 1].text);
+    }
+    size_t keys = 0;
+    for (size_t i = 0; i < ks.n; i++) keys += !i || ks.v[i].digest != ks.v[i - 1].digest;
+    assert_int_equal(keys, distinct);
+    for (size_t i = 0; i < n; i++) free(kt[i].text);
+    free(kt);
+    dctk_space_keys_free(&ks);
+    dctk_space_free(sp);
+}
+
+/* --- two families added in the middle ----------------------------------------- */
+
+/* zlib's codec under another name (its own family, listed among the first
+ * release's compressors), and bitround's likewise: real codecs, so that the
+ * sweep measures their members. */
+static dctk_codec_vt mid_cmp, mid_filt;
+
+static json_t *mid_cmp_conf(int v) { return json_pack("{s:i}", "level", v); }
+static dctk_status mid_cmp_grid(const dctk_grid_in *in, const dctk_grid_sink *sink) {
+    static const int levels[] = {1, 6};
+    return dctk_cmp_grid(in, sink, "dctk.test_mid", mid_cmp_conf, levels, 2);
+}
+static dctk_status mid_filt_grid(const dctk_grid_in *in, const dctk_grid_sink *sink) {
+    static const int keepbits[] = {9, 14};
+    for (int i = 0; i < 2; i++)
+        DCTK_TRY(dctk_grid_emit1(sink, dctk_grid_codec("dctk.test_midf", json_pack("{s:i}", "keepbits", keepbits[i])),
+                                 true));
+    (void)in;
+    return DCTK_OK;
+}
+
+static dctk_evaluate_opts sweep_opts(const char *where, const char *comp, const char *filt, bool resume) {
+    dctk_evaluate_opts eo = field_opts();
+    eo.where = where;
+    eo.size_limit = 64u << 10;
+    eo.override_l1 = 1e-3;
+    eo.search = DCTK_SEARCH_EXHAUSTIVE;
+    eo.space.compressor_class = comp;
+    eo.space.filter_class = filt;
+    eo.space.serializer_class = "none";
+    eo.resume = resume;
+    return eo;
+}
+
+/* The rows of a sweep's CSV by pipeline key. */
+typedef struct {
+    char key[DCTK_PIPELINE_KEY_SIZE];
+    const dctk_result_row *row;
+} keyed_row;
+
+static int by_key_text(const void *a, const void *b) { return strcmp(((const keyed_row *)a)->key, ((const keyed_row *)b)->key); }
+
+static keyed_row *read_keyed(const char *dir, dctk_result_table *t) {
+    char path[512];
+    assert_int_equal(dctk_results_csv_path(path, sizeof path, dir, "t", 0), DCTK_OK);
+    *t = (dctk_result_table)DCTK_RESULT_TABLE_INIT;
+    if (dctk_csv_read(path, t, NULL) != DCTK_OK) fail_msg("%s: %s", path, dctk_detail());
+    keyed_row *k = calloc(t->n + 1, sizeof *k);
+    assert_non_null(k);
+    for (size_t i = 0; i < t->n; i++) {
+        k[i].row = &t->rows[i];
+        assert_int_equal(dctk_stages_key(t->rows[i].filter, t->rows[i].serializer, t->rows[i].compressor, k[i].key),
+                         DCTK_OK);
+    }
+    qsort(k, t->n, sizeof *k, by_key_text);
+    return k;
+}
+
+static const keyed_row *find_key(const keyed_row *k, size_t n, const char *key) {
+    keyed_row want;
+    snprintf(want.key, sizeof want.key, "%s", key);
+    return bsearch(&want, k, n, sizeof *k, by_key_text);
+}
+
+static bool same_value(double a, double b) { return (isnan(a) && isnan(b)) || a == b; }
+
+static void a_codec_in_the_middle_moves_no_row(void **state) {
+    (void)state;
+    char path[512], dir[256], saved[300], clean[300];
+    const char *root = getenv("DCTK_NCARG");
+    snprintf(path, sizeof path, "%s/nug/rectilinear_grid_3D.nc", root ? root : "/usr/share/ncarg/data");
+    dctk_dataset *ds;
+    size_t v = 0;
+    if (dctk_dataset_open(path, &ds) != DCTK_OK || dctk_dataset_find(ds, "t", &v) != DCTK_OK)
+        fail_msg("%s: %s", path, dctk_detail());
+    assert_int_equal(tmpdir_make(dir, sizeof dir, "dctk-space-middle"), 0);
+    snprintf(saved, sizeof saved, "%s/saved", dir);
+    snprintf(clean, sizeof clean, "%s/clean", dir);
+
+    /* a sweep saved before */
+    dctk_evaluate_opts eo = sweep_opts(saved, "lz4,zstd", "bitround", false);
+    dctk_evaluate_summary before;
+    if (dctk_evaluate_variable(ds, v, &eo, &before) != DCTK_OK) fail_msg("the saved sweep: %s", dctk_detail());
+    dctk_result_table t0;
+    keyed_row *k0 = read_keyed(saved, &t0);
+    assert_int_equal(t0.n, before.ncombos);
+
+    /* two families join in the middle: before zstd (among the first release's compressors, so that
+     * zstd's plain members and every shuffled one move) and before bitround */
+    mid_cmp = dctk_codec_zlib;
+    mid_cmp.name = "dctk.test_mid", mid_cmp.family = "test_mid", mid_cmp.grid = mid_cmp_grid, mid_cmp.examples = NULL;
+    mid_cmp.scout = 0;
+    mid_filt = dctk_codec_bitround;
+    mid_filt.name = "dctk.test_midf", mid_filt.family = "test_midf", mid_filt.grid = mid_filt_grid;
+    mid_filt.examples = NULL, mid_filt.solve = NULL, mid_filt.identity_member = NULL;
+    mid_filt.information_member = NULL;
+    assert_int_equal(dctk_codec_register_test_before(&mid_cmp, &dctk_codec_zstd), DCTK_OK);
+    assert_int_equal(dctk_codec_register_test_before(&mid_filt, &dctk_codec_bitround), DCTK_OK);
+
+    /* the saved sweep resumes in the new space: every saved row taken, under its new indices */
+    eo = sweep_opts(saved, "lz4,zstd,test_mid", "bitround,test_midf", true);
+    dctk_evaluate_summary resumed;
+    if (dctk_evaluate_variable(ds, v, &eo, &resumed) != DCTK_OK) fail_msg("the resumed sweep: %s", dctk_detail());
+    assert_int_equal(resumed.nreused, before.ncombos);
+    assert_true(resumed.ncombos > before.ncombos);
+    assert_string_not_equal(resumed.fingerprint, before.fingerprint);
+    /* and a clean sweep of the new space */
+    eo = sweep_opts(clean, "lz4,zstd,test_mid", "bitround,test_midf", false);
+    dctk_evaluate_summary fresh;
+    if (dctk_evaluate_variable(ds, v, &eo, &fresh) != DCTK_OK) fail_msg("the clean sweep: %s", dctk_detail());
+    assert_string_equal(fresh.fingerprint, resumed.fingerprint);
+
+    dctk_result_table t1, t2;
+    keyed_row *k1 = read_keyed(saved, &t1), *k2 = read_keyed(clean, &t2);
+    assert_int_equal(t1.n, resumed.ncombos);
+    assert_int_equal(t2.n, fresh.ncombos);
+    /* every saved row is in the resumed CSV as it was saved, most under other indices */
+    size_t moved = 0;
+    for (size_t i = 0; i < t0.n; i++) {
+        const keyed_row *r = find_key(k1, t1.n, k0[i].key);
+        if (!r) fail_msg("the saved row of %s is not in the resumed CSV", k0[i].row->name);
+        assert_true(same_value(r->row->ratio, k0[i].row->ratio));
+        assert_true(same_value(r->row->encode_mbps, k0[i].row->encode_mbps)); /* taken, not measured again */
+        moved += r->row->comp_idx != k0[i].row->comp_idx || r->row->filt_idx != k0[i].row->filt_idx;
+    }
+    assert_true(moved > t0.n / 2);
+    /* the resumed results are the clean sweep's, pipeline for pipeline and index for index */
+    size_t new_members = 0;
+    for (size_t i = 0; i < t2.n; i++) {
+        const keyed_row *r = find_key(k1, t1.n, k2[i].key);
+        if (!r) fail_msg("%s of the clean sweep is not in the resumed CSV", k2[i].row->name);
+        const dctk_result_row *a = k2[i].row, *b = r->row;
+        if (a->comp_idx != b->comp_idx || a->filt_idx != b->filt_idx || a->ser_idx != b->ser_idx ||
+            !same_value(a->ratio, b->ratio) || !same_value(a->l1_rel, b->l1_rel) ||
+            !same_value(a->linf_rel, b->linf_rel) || a->keep != b->keep || strcmp(a->error, b->error))
+            fail_msg("%s: clean (%lld, %lld, %lld) ratio %.17g l1 %.17g keep %d '%s'; resumed (%lld, %lld, %lld) "
+                     "ratio %.17g l1 %.17g keep %d '%s'", a->name, (long long)a->comp_idx, (long long)a->filt_idx,
+                     (long long)a->ser_idx, a->ratio, a->l1_rel, a->keep, a->error, (long long)b->comp_idx,
+                     (long long)b->filt_idx, (long long)b->ser_idx, b->ratio, b->l1_rel, b->keep, b->error);
+        new_members += strstr(a->name, "test_mid") != NULL;
+    }
+    assert_int_equal(new_members, resumed.ncombos - before.ncombos);
+    assert_true(new_members > 0);
+    assert_int_equal(resumed.best, fresh.best);
+    /* the index form has no key to go by: the saved fingerprint is no prefix of a space grown in the middle */
+    json_t *codecs = NULL;
+    assert_int_equal(dctk_combo_resolve(ds, v, &eo, 0, 0, -1, before.fingerprint, &codecs, NULL), DCTK_ERR_ARG);
+    assert_non_null(strstr(dctk_detail(), before.fingerprint));
+    assert_null(codecs);
+    if (dctk_combo_resolve(ds, v, &eo, 0, 0, -1, fresh.fingerprint, &codecs, NULL) != DCTK_OK)
+        fail_msg("the new space's own fingerprint: %s", dctk_detail());
+    json_decref(codecs);
+
+    free(k0), free(k1), free(k2);
+    dctk_result_table_free(&t0);
+    dctk_result_table_free(&t1);
+    dctk_result_table_free(&t2);
+    dctk_dataset_close(ds);
+    tmpdir_remove(dir);
+}
+
 int main(void) {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(adding_codecs_moves_no_index)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(one_key_from_either_form),
+                                       cmocka_unit_test(adding_codecs_moves_no_index),
+                                       cmocka_unit_test(a_codec_in_the_middle_moves_no_row)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
