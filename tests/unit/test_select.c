@@ -379,6 +379,32 @@ static void spec_layers(void **state) {
     unlink(table), unlink(path);
 }
 
+/* The spec key mean-rel-error: a variable's budget of its own over the
+ * default's lossless; not positive: refused naming the key. */
+static void spec_mean_rel(void **state) {
+    (void)state;
+    char table[] = "/tmp/dctk_gates_XXXXXX", path[] = "/tmp/dctk_spec_XXXXXX";
+    write_table(table, "Short Name,Unit,Existing L1 error\n");
+    write_table(path, "{\"default\": \"lossless\", \"pr\": {\"mean-rel-error\": 0.002}}");
+    dctk_spec *sp;
+    assert_int_equal(dctk_spec_load(path, &sp), DCTK_OK);
+    dctk_gates flags = dctk_gates_none(), g;
+    char src[512];
+    assert_int_equal(dctk_gates_for(&flags, sp, table, "pr", "1", &g, src, sizeof src), DCTK_OK);
+    assert_true(g.mean_rel_err == 0.002 && isnan(g.l1) && !dctk_gates_lossless(&g));
+    assert_int_equal(dctk_gates_for(&flags, sp, table, "x", "1", &g, src, sizeof src), DCTK_OK);
+    assert_true(dctk_gates_lossless(&g) && isnan(g.mean_rel_err));
+    flags.mean_rel_err = 0.01; /* a flag wins */
+    assert_int_equal(dctk_gates_for(&flags, sp, table, "pr", "1", &g, src, sizeof src), DCTK_OK);
+    assert_true(g.mean_rel_err == 0.01);
+    dctk_spec_free(sp);
+    char bad[] = "/tmp/dctk_spec_XXXXXX";
+    write_table(bad, "{\"pr\": {\"mean-rel-error\": 0}}");
+    assert_int_equal(dctk_spec_load(bad, &sp), DCTK_ERR_ARG);
+    assert_non_null(strstr(dctk_detail(), "mean-rel-error"));
+    unlink(table), unlink(path), unlink(bad);
+}
+
 static void gates_json_round_trip(void **state) {
     (void)state;
     dctk_gates g = dctk_gates_none();
@@ -533,6 +559,7 @@ int main(void) {
         cmocka_unit_test(lossless_only_needs_exact), cmocka_unit_test(gates_json_round_trip),
         cmocka_unit_test(abs_error_gate),           cmocka_unit_test(rel_and_mean_gates),
         cmocka_unit_test(mean_rel_gate),           cmocka_unit_test(spec_layers),
+        cmocka_unit_test(spec_mean_rel),
         cmocka_unit_test(pipeline_names),
         cmocka_unit_test(codec_list_names),         cmocka_unit_test(nonfinite_families_by_round_trip),
     };
