@@ -10,7 +10,7 @@
  *
  * Keys, in file order: var, comp_idx, filt_idx, ser_idx, codecs (the
  * pipeline's Zarr v3 codec list), the TOP metrics of the row schema (ratio,
- * l1_rel, l2_rel, linf_rel, and max_abs_err, max_rel_err and mean_abs_err when known), threshold, threshold_source,
+ * l1_rel, l2_rel, linf_rel, and max_abs_err, max_rel_err, mean_abs_err and mean_rel_err when known), threshold, threshold_source,
  * eval_data_size_limit, fingerprint, dtype, sample, inner_chunk_shape,
  * portability, reader_level, overall_winner (a combo with the same keys,
  * its portability and name), by_portability ({level: a combo with the same

@@ -170,6 +170,7 @@ typedef struct dctk_norms {
     double sx, sy, sxx, syy, sxy;          /* of x - shift and y - shift, for Pearson */
     size_t n_rel_over;                     /* |y - x| > 1e-4 |x| */
     double max_rel_e;                      /* max |y - x| / |x| (x == 0: 0 when y == 0, else +inf) */
+    size_t n_zero_changed;                 /* finite points x == 0 not decoded as 0 (nor -0) */
     double ext_abs_x, ext_abs_e;           /* over the extremes */
     double grad_abs_dx, grad_abs_de;       /* over neighbour differences along the horizontal dims */
     double ssim_sum;                       /* over 7x7 windows of the horizontal planes */
@@ -205,6 +206,10 @@ DCTK_API double dctk_norms_linf(const dctk_norms *a);
 DCTK_API double dctk_norms_bias(const dctk_norms *a);      /* sum(y - x) / sum|x| */
 /* In the field's units, not relative: sum|y - x| / n over the finite input points (0 when there are none). */
 DCTK_API double dctk_norms_mean_abs(const dctk_norms *a);
+/* The mean relative error as the requirement mean-relative-error-bound
+ * means it: sum|y - x| / sum|x| (the relative L1) when every zero came back
+ * zero, else +inf. */
+DCTK_API double dctk_norms_mean_rel(const dctk_norms *a);
 DCTK_API double dctk_norms_pearson(const dctk_norms *a);   /* 1 when y == x; NaN when x is constant and y is not */
 DCTK_API double dctk_norms_psnr(const dctk_norms *a, const dctk_metric_cfg *cfg); /* dB; +inf when y == x */
 DCTK_API double dctk_norms_ssim(const dctk_norms *a);      /* mean over windows; NaN when no window fits */
@@ -357,8 +362,8 @@ DCTK_API bool dctk_units_known(const char *units);
 /* --- gates ------------------------------------------------------------------- */
 
 /* A combo is kept only when every enabled gate passes. As asked (flags), NaN
- * means "not given"; once resolved for a variable, NaN l1, abs_err, rel_err
- * and mean_abs_err mean "no budget: lossless only" (dctk_gates_lossless), and DCTK_GATE_OFF
+ * means "not given"; once resolved for a variable, NaN l1, abs_err, rel_err,
+ * mean_abs_err and mean_rel_err mean "no budget: lossless only" (dctk_gates_lossless), and DCTK_GATE_OFF
  * (+inf) a gate switched off. */
 #define DCTK_GATE_OFF INFINITY
 typedef struct dctk_gates {
@@ -370,6 +375,10 @@ typedef struct dctk_gates {
      * such budget. A budget in its own right, as abs_err. */
     double rel_err;
     double mean_abs_err;          /* mean |y - x| over the finite points, in the field's units; NaN: none */
+    /* sum |y - x| <= mean_rel_err sum |x| over the finite points, every zero
+     * decoded exactly (the requirement mean-relative-error-bound); NaN: none.
+     * Unlike l1 it sets no other gate: a budget in its own right, as abs_err. */
+    double mean_rel_err;
     double pearson_min, ssim_min; /* NaN: off */
     double phys_min, phys_max;    /* NaN: that bound is off */
     double phys_tol;              /* fraction of the field's range */
@@ -405,7 +414,8 @@ DCTK_API dctk_gates dctk_gates_none(void);
  * when the file packs it (scale_factor/add_offset on integers), else off. */
 DCTK_API void dctk_gates_packed(dctk_gates *g, const dctk_var *var);
 /* True when the gates give no error budget at all (no L1, no absolute,
- * pointwise relative or mean absolute error): the field is lossless only. */
+ * pointwise relative, mean absolute or mean relative error): the field is
+ * lossless only. */
 DCTK_API bool dctk_gates_lossless(const dctk_gates *g);
 /* The L1 threshold and the optional "L2 error", "Linf error", "Bias error"
  * and "Abs error" columns of the row for (name, units) into g->l1, l2, linf,

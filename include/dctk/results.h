@@ -84,12 +84,15 @@ extern "C" {
     X(max_rel_err, F64, TOPX) /* max |y - x| / |x|; +inf when a zero came back non-zero */                   \
     X(mean_abs_err, F64, TOPX) /* mean |y - x|, the field's units */                                          \
     X(pass_rel, BOOL, RUN)  /* max_rel_err within --rel-error */                                             \
-    X(pass_mean_abs, BOOL, RUN) /* mean_abs_err within --mean-abs-error */
+    X(pass_mean_abs, BOOL, RUN) /* mean_abs_err within --mean-abs-error */                                   \
+    X(mean_rel_err, F64, TOPX) /* sum|y - x| / sum|x|; +inf when a zero came back non-zero */                 \
+    X(pass_mean_rel, BOOL, RUN) /* mean_rel_err within --mean-rel-error */
 
 /* The columns of the first release's files, var to status: readers take
  * such files (and those of any release since), the later columns absent
- * (solved NaN, trials 0; max_rel_err and mean_abs_err NaN, not measured,
- * and pass_rel and pass_mean_abs true: gates it did not have were off). */
+ * (solved NaN, trials 0; max_rel_err, mean_abs_err and mean_rel_err NaN,
+ * not measured, and pass_rel, pass_mean_abs and pass_mean_rel true: gates it
+ * did not have were off). */
 #define DCTK_RESULT_NCOLS_FIRST 36
 
 #define DCTK_RESULT_CTYPE_STR const char *

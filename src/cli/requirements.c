@@ -22,14 +22,21 @@
  *                                         so a zero comes back exactly zero; r = 0: --without-lossy
  *   mean-absolute-error-bound v           sum |y - x| / n <= v -> --mean-abs-error v x factor (n: the finite
  *                                                                points; v = 0: --without-lossy)
+ *   mean-relative-error-bound e           sum |y - x| <= e sum |x|, a zero kept exactly
+ *                                                             -> --mean-rel-error e (no unit; e = 0: --without-lossy)
  *   data-limits minimum a, maximum b      a <= y <= b         -> --phys-min a, --phys-max b (x factor)
  *   lossless                              y == x              -> --without-lossy
  *   missing-value v                       y == v iff x == v   -> the field's mask, when v is its declared
  *                                                                _FillValue or missing_value (or NaN)
- * The mean bound is measured as every gate is, on the sweep's sample, and
- * again on the whole field when it is written. Any other leaf (mean relative
- * and range-relative bounds, isovalues, ...) has no gate of ours that holds
- * it, so an entry that needs one is refused naming it. "all" takes the
+ * The package's earlier releases name the mean bounds
+ * mean-pointwise-absolute-error-bound and mean-pointwise-relative-error-bound:
+ * the same requirements, read as the same gates. The mean bounds are
+ * measured as every gate is, on the sweep's sample, and again on the whole
+ * field when it is written. The relative L1 gate (--l1-threshold) is not the
+ * mean relative bound's: it brings L2, Linf and bias gates of its own (more
+ * than the entry asks) and does not keep zeros exact (which it does ask).
+ * Any other leaf (range-relative bounds, isovalues, ...) has no gate of ours
+ * that holds it, so an entry that needs one is refused naming it. "all" takes the
  * tighter of each bound; "any" is met when one alternative is: alternatives
  * that are all absolute bounds give the loosest, else the first we can gate
  * is gated (stricter than the entry) and the others are named on the console. */
@@ -203,7 +210,7 @@ static bool entry_selected(const ynode *entry, const markers *m) {
 
 /* An entry's requirements as our gates; NaN: that gate is not asked for. */
 typedef struct rgates {
-    double abs, rel, mean_abs, pmin, pmax;
+    double abs, rel, mean_abs, mean_rel, pmin, pmax;
     bool lossless, has_missing;
     double missing; /* a missing-value requirement's sentinel (NaN too) */
 } rgates;
@@ -215,7 +222,7 @@ typedef struct resolver {
     bool sentinel_scaled; /* a missing value under a unit factor */
 } resolver;
 
-static const rgates RG_NONE = {NAN, NAN, NAN, NAN, NAN, false, false, NAN};
+static const rgates RG_NONE = {NAN, NAN, NAN, NAN, NAN, NAN, false, false, NAN};
 
 static bool same_value(double a, double b) { return a == b || (isnan(a) && isnan(b)); }
 
@@ -224,6 +231,7 @@ static bool rg_tighten(rgates *a, const rgates *b) {
     a->abs = fmin(a->abs, b->abs);
     a->rel = fmin(a->rel, b->rel);
     a->mean_abs = fmin(a->mean_abs, b->mean_abs);
+    a->mean_rel = fmin(a->mean_rel, b->mean_rel);
     a->pmin = fmax(a->pmin, b->pmin);
     a->pmax = fmin(a->pmax, b->pmax);
     a->lossless = a->lossless || b->lossless;
@@ -270,7 +278,7 @@ static bool resolve_all(const ynode *kids, resolver *rs, rgates *out) {
 }
 
 static bool abs_only(const rgates *g) {
-    return isnan(g->rel) && isnan(g->mean_abs) && isnan(g->pmin) && isnan(g->pmax) && !g->has_missing &&
+    return isnan(g->rel) && isnan(g->mean_abs) && isnan(g->mean_rel) && isnan(g->pmin) && isnan(g->pmax) && !g->has_missing &&
            !g->lossless;
 }
 
@@ -317,8 +325,16 @@ static bool resolve_any(const ynode *kids, resolver *rs, rgates *out) {
     return true;
 }
 
+/* A requirement's kind by its current name: the package's earlier releases
+ * called the mean bounds "mean-pointwise-...". */
+static const char *current_kind(const char *kind) {
+    if (kind && !strcmp(kind, "mean-pointwise-absolute-error-bound")) return "mean-absolute-error-bound";
+    if (kind && !strcmp(kind, "mean-pointwise-relative-error-bound")) return "mean-relative-error-bound";
+    return kind;
+}
+
 static bool resolve(const ynode *r, resolver *rs, rgates *out) {
-    const char *kind = find_text(r, "kind");
+    const char *kind = current_kind(find_text(r, "kind"));
     double v = NAN;
     *out = RG_NONE;
     if (kind && !strcmp(kind, "all")) return resolve_all(find(r, "requirements"), rs, out);
@@ -327,9 +343,12 @@ static bool resolve(const ynode *r, resolver *rs, rgates *out) {
         return out->abs = v * rs->factor, true;
     /* a bound of 0 is no error at all: lossless (the gates take positive budgets) */
     bool rel = kind && !strcmp(kind, "max-pointwise-relative-error-bound");
-    if ((rel || (kind && !strcmp(kind, "mean-absolute-error-bound"))) && number(find_text(r, "value"), &v) && v >= 0) {
+    bool mean_rel = kind && !strcmp(kind, "mean-relative-error-bound");
+    bool mean_abs = kind && !strcmp(kind, "mean-absolute-error-bound");
+    if ((rel || mean_rel || mean_abs) && number(find_text(r, "value"), &v) && v >= 0) {
         if (v == 0) out->lossless = true;
         else if (rel) out->rel = v; /* a fraction of |x|: no unit to convert */
+        else if (mean_rel) out->mean_rel = v; /* a fraction of sum |x|: no unit either */
         else out->mean_abs = v * rs->factor;
         return true;
     }
@@ -371,6 +390,7 @@ static void print_gates(bool say, const char *markers, const char *list, int n, 
     if (!isnan(g->abs)) printf("%smax abs error %g (--abs-error)", sep, g->abs), sep = ", ";
     if (!isnan(g->rel)) printf("%smax pointwise relative error %g (--rel-error)", sep, g->rel), sep = ", ";
     if (!isnan(g->mean_abs)) printf("%smean abs error %g (--mean-abs-error)", sep, g->mean_abs), sep = ", ";
+    if (!isnan(g->mean_rel)) printf("%smean relative error %g (--mean-rel-error)", sep, g->mean_rel), sep = ", ";
     if (!isnan(g->pmin)) printf("%sphys-min %g", sep, g->pmin), sep = ", ";
     if (!isnan(g->pmax)) printf("%sphys-max %g", sep, g->pmax), sep = ", ";
     if (g->has_missing) printf("%sthe missing value %g (the field's mask)", sep, g->missing), sep = ", ";
@@ -443,6 +463,7 @@ int requirements_gates(const char *cmd, const char *markers_s, const char *list,
         g->abs_err = fmin(g->abs_err, r.abs);
         g->rel_err = fmin(g->rel_err, r.rel);
         g->mean_abs_err = fmin(g->mean_abs_err, r.mean_abs);
+        g->mean_rel_err = fmin(g->mean_rel_err, r.mean_rel);
         g->phys_min = fmax(g->phys_min, r.pmin);
         g->phys_max = fmin(g->phys_max, r.pmax);
         rc = 0;

@@ -19,7 +19,7 @@ void sweep_cli_defaults(sweep_cli *o) {
     o->oversub = "warn";
     o->override_l1 = NAN;
     o->with_lossy = true;
-    o->pearson_min = o->ssim_min = o->phys_min = o->phys_max = o->abs_err = o->rel_err = o->mean_abs_err = o->keep_info = o->target_ratio = NAN;
+    o->pearson_min = o->ssim_min = o->phys_min = o->phys_max = o->abs_err = o->rel_err = o->mean_abs_err = o->mean_rel_err = o->keep_info = o->target_ratio = NAN;
     o->q99 = o->grad = o->requirements_factor = NAN;
     o->codec_threads = 1;
     o->l2_gate = o->linf_gate = o->bias_gate = o->grad_shortcircuit = true;
@@ -109,6 +109,7 @@ int sweep_cli_gates(const char *cmd, const sweep_cli *o, dctk_gates *g) {
     g->abs_err = o->abs_err;
     g->rel_err = o->rel_err;
     g->mean_abs_err = o->mean_abs_err;
+    g->mean_rel_err = o->mean_rel_err;
     g->information = o->keep_info;
     if (!isnan(o->keep_info) && !(o->keep_info > 0 && o->keep_info <= 1)) {
         fprintf(stderr, "dc_toolkit %s: --keep-information takes a share of the information, more than 0 and at "
@@ -339,6 +340,7 @@ static void print_summary(const dctk_var *var, const dctk_evaluate_opts *eo, con
     if (!isnan(s->gates.abs_err)) printf("; max abs error %.6g%s", s->gates.abs_err, un);
     if (!isnan(s->gates.rel_err)) printf("; max pointwise relative error %.6g", s->gates.rel_err);
     if (!isnan(s->gates.mean_abs_err)) printf("; mean abs error %.6g%s", s->gates.mean_abs_err, un);
+    if (!isnan(s->gates.mean_rel_err)) printf("; mean relative error %.6g", s->gates.mean_rel_err);
     putchar('\n');
     if (eo->search == DCTK_SEARCH_ADAPTIVE && s->nmeasured + s->nleft < s->ncombos)
         printf("%s: adaptive search: %zu combos measured on the whole sample, the other %zu pruned on parts of it "
@@ -359,6 +361,7 @@ static void print_summary(const dctk_var *var, const dctk_evaluate_opts *eo, con
            var->name, s->best_name, b->ratio, b->l1_rel, b->l2_rel, b->linf_rel, b->max_abs_err, un);
     if (!isnan(s->gates.rel_err)) printf(", max pointwise relative error %.6g", b->max_rel_err);
     if (!isnan(s->gates.mean_abs_err)) printf(", mean abs error %.6g%s", b->mean_abs_err, un);
+    if (!isnan(s->gates.mean_rel_err)) printf(", mean relative error %.6g", b->mean_rel_err);
     putchar('\n');
     /* one meaning of best: the line above is what compress writes at the level; the winner of every level beside it */
     const char *flag = s->winner_portability == DCTK_PORT_DCTK ? "all" : dctk_portability_name(s->winner_portability);

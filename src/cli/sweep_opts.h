@@ -32,6 +32,7 @@ typedef struct sweep_cli {
     double abs_err; /* --abs-error, in the field's units; NaN: not given */
     double rel_err; /* --rel-error, a fraction of |x| at every point; NaN: not given */
     double mean_abs_err; /* --mean-abs-error, in the field's units; NaN: not given */
+    double mean_rel_err; /* --mean-rel-error, a fraction of sum|x|; NaN: not given */
     double keep_info; /* --keep-information F; NaN: not given */
     double target_ratio; /* --target-ratio R; NaN: not given */
     const char *spec; /* --spec FILE */
@@ -114,6 +115,10 @@ typedef struct sweep_cli {
     {"--mean-abs-error", NULL, OPT_REAL, &(o).mean_abs_err, "X",                                                   \
      "gate: the mean of |y - x| over the field's points at most X, in the field's units (the requirement "        \
      "mean-absolute-error-bound); a budget in its own right, as --abs-error"},                                    \
+    {"--mean-rel-error", NULL, OPT_REAL, &(o).mean_rel_err, "E",                                                   \
+     "gate: sum |y - x| <= E sum |x| over the field's points (the relative L1, without the L2, Linf and bias "     \
+     "gates --l1-threshold brings) and every zero comes back exactly zero (the requirement "                      \
+     "mean-relative-error-bound); a budget in its own right, as --abs-error"},                                    \
     {"--spec", NULL, OPT_STR, &(o).spec, "FILE",                                                                   \
      "per-variable settings, a JSON object of entries (variable names and \"default\") whose keys are these "     \
      "flags without their dashes, or \"lossless\"; flags given here win over it, it over the threshold table"},   \

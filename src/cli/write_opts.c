@@ -108,7 +108,7 @@ static dctk_status field_gates(const dctk_var *var, const dctk_best *best, const
 static bool combo_has_threshold(const dctk_best *best, const dctk_evaluate_opts *eo) {
     double flag = eo->gates_set && !isnan(eo->gates.l1) ? eo->gates.l1 : eo->override_l1;
     bool abs_flag = eo->gates_set && (!isnan(eo->gates.abs_err) || !isnan(eo->gates.rel_err) ||
-                                      !isnan(eo->gates.mean_abs_err));
+                                      !isnan(eo->gates.mean_abs_err) || !isnan(eo->gates.mean_rel_err));
     return best->has_gates || isfinite(best->threshold) || !isnan(flag) || abs_flag;
 }
 

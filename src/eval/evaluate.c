@@ -879,7 +879,7 @@ static dctk_status write_left_out(const dctk_space *sp, const char *var, const b
         dctk_combo_result *r = &res[k];
         *r = (dctk_combo_result){.ratio = NAN, .l1_rel = NAN, .l2_rel = NAN, .linf_rel = NAN, .euclidean = NAN,
                                  .max_abs_err = NAN, .encode_mbps = NAN, .decode_mbps = NAN, .max_rel_err = NAN,
-                                 .mean_abs_err = NAN};
+                                 .mean_abs_err = NAN, .mean_rel_err = NAN};
         dctk_space_combo(sp, k, &r->c, &r->f, &r->s);
         char one[160];
         dctk_search_unit_left_out(sp, r->f, r->s, one, sizeof one);

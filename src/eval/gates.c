@@ -9,8 +9,11 @@
  * is a gate like the others, and a budget in its own right; so are the
  * largest pointwise relative error (rel_err: |y - x| <= rel_err |x| at every
  * finite point, so a zero must come back zero) and the mean absolute error
- * (mean_abs_err: sum |y - x| / n over the finite points, the field's units).
- * A field with none of an L1 threshold and these is lossless only, and a
+ * (mean_abs_err: sum |y - x| / n over the finite points, the field's units)
+ * and the mean relative error (mean_rel_err: sum |y - x| <= mean_rel_err
+ * sum |x|, the relative L1, with every zero given back zero; unlike l1 it
+ * sets no L2, Linf or bias gate). A field with none of an L1 threshold and
+ * these is lossless only, and a
  * combo is then kept only when it changed no value at all. */
 #include <float.h>
 #include <math.h>
@@ -20,7 +23,8 @@
 #include "dctk/eval.h"
 
 dctk_gates dctk_gates_none(void) {
-    return (dctk_gates){.l1 = NAN, .l2 = NAN, .linf = NAN, .bias = NAN, .abs_err = NAN, .rel_err = NAN, .mean_abs_err = NAN, .pearson_min = NAN,
+    return (dctk_gates){.l1 = NAN, .l2 = NAN, .linf = NAN, .bias = NAN, .abs_err = NAN, .rel_err = NAN, .mean_abs_err = NAN, .mean_rel_err = NAN,
+                        .pearson_min = NAN,
                         .ssim_min = NAN, .phys_min = NAN, .phys_max = NAN, .phys_tol = 0, .q99 = NAN, .grad = NAN,
                         .equiv_linf = NAN, .information = NAN, .target_ratio = NAN};
 }
@@ -28,7 +32,8 @@ dctk_gates dctk_gates_none(void) {
 void dctk_gates_packed(dctk_gates *g, const dctk_var *var) { g->equiv_linf = var->pack_type ? FLT_EPSILON : NAN; }
 
 bool dctk_gates_lossless(const dctk_gates *g) {
-    return isnan(g->l1) && isnan(g->abs_err) && isnan(g->rel_err) && isnan(g->mean_abs_err) && isnan(g->target_ratio);
+    return isnan(g->l1) && isnan(g->abs_err) && isnan(g->rel_err) && isnan(g->mean_abs_err) &&
+           isnan(g->mean_rel_err) && isnan(g->target_ratio);
 }
 
 bool dctk_gates_phys_on(const dctk_gates *g) { return !isnan(g->phys_min) || !isnan(g->phys_max); }
@@ -49,6 +54,9 @@ static dctk_status check_asked(const dctk_gates *a) {
         return DCTK_FAIL(DCTK_ERR_ARG, "--rel-error must be a positive number (0.01: 1 %% of |x| at every point)");
     if (!isnan(a->mean_abs_err) && !(a->mean_abs_err > 0 && isfinite(a->mean_abs_err)))
         return DCTK_FAIL(DCTK_ERR_ARG, "--mean-abs-error must be a positive number (in the field's units)");
+    if (!isnan(a->mean_rel_err) && !(a->mean_rel_err > 0 && isfinite(a->mean_rel_err)))
+        return DCTK_FAIL(DCTK_ERR_ARG, "--mean-rel-error must be a positive number (0.01: sum|y - x| within 1 %% of "
+                         "sum|x|)");
     const double v[] = {a->l2, a->linf, a->bias};
     static const char *const names[] = {"--l2-threshold", "--linf-threshold", "--bias-threshold"};
     for (int k = 0; k < 3; k++)
@@ -133,7 +141,7 @@ static bool at_least(double v, double min) { return isnan(min) || v >= min; }
  * still apply. */
 static bool keep_by_information(dctk_combo_result *r, const dctk_gates *g) {
     r->pass_l1 = r->pass_l2 = r->pass_linf = r->pass_bias = r->pass_extremes = r->pass_gradient = r->pass_abs = true;
-    r->pass_rel = r->pass_mean_abs = true;
+    r->pass_rel = r->pass_mean_abs = r->pass_mean_rel = true;
     r->pass_phys = !dctk_gates_phys_on(g) || r->phys_ok;
     bool finite = isfinite(r->ratio) && isfinite(r->l1_rel) && isfinite(r->l2_rel) && isfinite(r->linf_rel);
     return !r->error[0] && finite && r->pass_phys;
@@ -155,6 +163,7 @@ static bool keep_by_ratio(dctk_combo_result *r, const dctk_gates *g) {
     r->pass_abs = reported(r->max_abs_err, g->abs_err);
     r->pass_rel = reported(r->max_rel_err, g->rel_err);
     r->pass_mean_abs = reported(r->mean_abs_err, g->mean_abs_err);
+    r->pass_mean_rel = reported(r->mean_rel_err, g->mean_rel_err);
     bool finite = isfinite(r->ratio) && isfinite(r->l1_rel) && isfinite(r->l2_rel) && isfinite(r->linf_rel);
     return !r->error[0] && finite && r->ratio >= g->target_ratio;
 }
@@ -183,10 +192,11 @@ bool dctk_combo_keep(dctk_combo_result *r, const dctk_gates *g) {
     r->pass_abs = isnan(g->abs_err) || r->max_abs_err <= g->abs_err;
     r->pass_rel = isnan(g->rel_err) || r->max_rel_err <= g->rel_err;
     r->pass_mean_abs = isnan(g->mean_abs_err) || r->mean_abs_err <= g->mean_abs_err;
+    r->pass_mean_rel = isnan(g->mean_rel_err) || r->mean_rel_err <= g->mean_rel_err;
     bool finite = isfinite(r->ratio) && isfinite(r->l1_rel) && isfinite(r->l2_rel) && isfinite(r->linf_rel);
     bool climate = at_least(r->pearson, g->pearson_min) && at_least(r->ssim, g->ssim_min);
     return !r->error[0] && finite && r->pass_l1 && r->pass_l2 && r->pass_linf && r->pass_bias && r->pass_phys &&
-           r->pass_extremes && r->pass_gradient && r->pass_abs && r->pass_rel && r->pass_mean_abs && climate;
+           r->pass_extremes && r->pass_gradient && r->pass_abs && r->pass_rel && r->pass_mean_abs && r->pass_mean_rel && climate;
 }
 
 static void add_name(char *buf, size_t cap, bool failed, const char *name) {
@@ -206,6 +216,7 @@ void dctk_combo_failed_gates(const dctk_combo_result *r, const dctk_gates *g, ch
     add_name(buf, cap, !r->pass_abs, "abs");
     add_name(buf, cap, !r->pass_rel, "rel");
     add_name(buf, cap, !r->pass_mean_abs, "mean_abs");
+    add_name(buf, cap, !r->pass_mean_rel, "mean_rel");
     add_name(buf, cap, !at_least(r->pearson, g->pearson_min), "pearson");
     add_name(buf, cap, !at_least(r->ssim, g->ssim_min), "ssim");
 }
@@ -225,6 +236,7 @@ json_t *dctk_gates_json(const dctk_gates *g) {
     if (!isnan(g->abs_err)) json_object_set_new(j, "abs_error", limit(g->abs_err));
     if (!isnan(g->rel_err)) json_object_set_new(j, "rel_error", limit(g->rel_err));
     if (!isnan(g->mean_abs_err)) json_object_set_new(j, "mean_abs_error", limit(g->mean_abs_err));
+    if (!isnan(g->mean_rel_err)) json_object_set_new(j, "mean_rel_error", limit(g->mean_rel_err));
     json_object_set_new(j, "pearson_min", limit(g->pearson_min));
     json_object_set_new(j, "ssim_min", limit(g->ssim_min));
     json_object_set_new(j, "phys_min", limit(g->phys_min));
@@ -258,6 +270,7 @@ dctk_gates dctk_gates_from_json(const json_t *j) {
     g.abs_err = num_or(j, "abs_error", NAN);
     g.rel_err = num_or(j, "rel_error", NAN);
     g.mean_abs_err = num_or(j, "mean_abs_error", NAN);
+    g.mean_rel_err = num_or(j, "mean_rel_error", NAN);
     g.pearson_min = num_or(j, "pearson_min", NAN);
     g.ssim_min = num_or(j, "ssim_min", NAN);
     g.phys_min = num_or(j, "phys_min", NAN);
@@ -301,6 +314,7 @@ void dctk_gates_describe(const dctk_gates *g, char *buf, size_t cap) {
     put(buf, cap, "max abs error <=", g->abs_err);
     put(buf, cap, "max pointwise relative error <=", g->rel_err);
     put(buf, cap, "mean abs error <=", g->mean_abs_err);
+    put(buf, cap, "mean relative error <=", g->mean_rel_err);
     put(buf, cap, "l2 <=", g->l2);
     put(buf, cap, "linf <=", g->linf);
     put(buf, cap, "|bias| <=", g->bias);

@@ -3,7 +3,8 @@
  *
  * Point metrics (one pass over each run of values): the relative norms, the
  * largest pointwise relative error |y - x| / |x| (a zero given back as
- * anything else: +inf) and the sums the mean absolute error is made of,
+ * anything else: +inf), the sums the mean absolute error is made of and the
+ * count of zeros not given back zero (the mean relative error is +inf then),
  * bias, Pearson correlation (sums of x - shift and y - shift, so that a field
  * far from zero, temperatures in K, keeps its precision), the fraction of
  * points whose relative error exceeds 1e-4, the error on the extremes and the
@@ -64,6 +65,7 @@ dctk_metric_cfg dctk_metric_cfg_of(const dctk_sample_stats *st) {
             if (e > a->max_abs_e || isnan(e)) a->max_abs_e = e;                        \
             double re = ax > 0 ? e / ax : e == 0 ? 0 : e + INFINITY; /* NaN stays NaN */ \
             if (re > a->max_rel_e || isnan(re)) a->max_rel_e = re;                     \
+            a->n_zero_changed += ax == 0 && !(e == 0);                                 \
             EXTRA                                                                      \
         }                                                                              \
     } while (0)
@@ -173,6 +175,7 @@ void dctk_norms_merge(dctk_norms *a, const dctk_norms *b) {
     a->sxy += b->sxy;
     a->n_rel_over += b->n_rel_over;
     a->max_rel_e = max_nan(a->max_rel_e, b->max_rel_e);
+    a->n_zero_changed += b->n_zero_changed;
     a->ext_abs_x += b->ext_abs_x;
     a->ext_abs_e += b->ext_abs_e;
     a->grad_abs_dx += b->grad_abs_dx;
@@ -305,6 +308,7 @@ double dctk_norms_l2(const dctk_norms *a) { return rel(sqrt(a->sum_sq_e), sqrt(a
 double dctk_norms_linf(const dctk_norms *a) { return rel(a->max_abs_e, a->max_abs_x); }
 double dctk_norms_bias(const dctk_norms *a) { return rel(a->sum_e, a->sum_abs_x); }
 double dctk_norms_mean_abs(const dctk_norms *a) { return a->n ? a->sum_abs_e / (double)a->n : 0; }
+double dctk_norms_mean_rel(const dctk_norms *a) { return a->n_zero_changed ? INFINITY : dctk_norms_l1(a); }
 
 double dctk_norms_pearson(const dctk_norms *a) {
     if (a->sum_abs_e == 0) return 1; /* y == x, constant fields included */

@@ -285,6 +285,7 @@ static bool fails_by(const dctk_combo_result *r, const dctk_gates *gates, double
     dctk_combo_result s = *r;
     s.l1_rel /= margin, s.l2_rel /= margin, s.linf_rel /= margin;
     s.euclidean /= margin, s.max_abs_err /= margin, s.max_rel_err /= margin, s.mean_abs_err /= margin;
+    s.mean_rel_err /= margin;
     s.bias_rel /= margin, s.extremes_rel /= margin, s.gradient_rel /= margin;
     return !dctk_combo_keep(&s, gates);
 }
@@ -360,6 +361,7 @@ static bool same_probe(const search *se, size_t first, size_t u, size_t v) {
     if (!same_number(a->l1_rel, b->l1_rel) || !same_number(a->l2_rel, b->l2_rel) ||
         !same_number(a->linf_rel, b->linf_rel) || !same_number(a->max_abs_err, b->max_abs_err) ||
         !same_number(a->max_rel_err, b->max_rel_err) || !same_number(a->mean_abs_err, b->mean_abs_err) ||
+        !same_number(a->mean_rel_err, b->mean_rel_err) ||
         !same_number(a->bias_rel, b->bias_rel) || !same_number(a->extremes_rel, b->extremes_rel) ||
         !same_number(a->gradient_rel, b->gradient_rel) || a->phys_ok != b->phys_ok ||
         stage_level(se, u) != stage_level(se, v))

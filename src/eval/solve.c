@@ -329,7 +329,9 @@ static dctk_status add_member(dctk_space *sp, const dctk_solve_in *in, const job
  * mean |x|, the absolute error, the pointwise relative error x the smallest
  * non-zero |x| (a start: an absolute bound that holds it at every non-zero
  * point; a zero must still come back zero, which the gate checks) and the
- * mean absolute error (the largest error bounds the mean); NaN when none is on. */
+ * mean absolute error (the largest error bounds the mean), and the mean
+ * relative error x mean |x| as the L1 (a zero must still come back zero,
+ * which the gate checks); NaN when none is on. */
 static double abs_budget(const dctk_gates *g, const void *sample, size_t n, dctk_dtype t) {
     double sum = 0, b = NAN, least = INFINITY;
     size_t m = 0;
@@ -339,6 +341,8 @@ static double abs_budget(const dctk_gates *g, const void *sample, size_t n, dctk
         if (isfinite(x) && x != 0 && fabs(x) < least) least = fabs(x);
     }
     if (g && isfinite(g->l1) && m) b = g->l1 * sum / (double)m;
+    if (g && isfinite(g->mean_rel_err) && m && !(b <= g->mean_rel_err * sum / (double)m))
+        b = g->mean_rel_err * sum / (double)m;
     if (g && isfinite(g->abs_err) && !(b <= g->abs_err)) b = g->abs_err;
     if (g && isfinite(g->rel_err) && isfinite(least) && !(b <= g->rel_err * least)) b = g->rel_err * least;
     if (g && isfinite(g->mean_abs_err) && !(b <= g->mean_abs_err)) b = g->mean_abs_err;

@@ -59,6 +59,7 @@ static const key_def keys[] = {
     {"filter-class", K_CLASS, 1},              {"serializer-class", K_CLASS, 2},
     {"keep-information", K_REAL, G(information)}, {"target-ratio", K_REAL, G(target_ratio)},
     {"rel-error", K_REAL, G(rel_err)},         {"mean-abs-error", K_REAL, G(mean_abs_err)},
+    {"mean-rel-error", K_REAL, G(mean_rel_err)},
 };
 #undef G
 #undef E
@@ -135,10 +136,10 @@ static dctk_status set_key(const dctk_spec *s, spec_entry *e, const key_def *d, 
  * checks them again for the flags). */
 static dctk_status check_entry(const dctk_spec *s, const spec_entry *e) {
     const dctk_gates *g = &e->g;
-    const double pos[] = {g->l1, g->l2, g->linf, g->bias, g->abs_err, g->rel_err, g->mean_abs_err};
+    const double pos[] = {g->l1, g->l2, g->linf, g->bias, g->abs_err, g->rel_err, g->mean_abs_err, g->mean_rel_err};
     static const char *const names[] = {"l1-threshold", "l2-threshold", "linf-threshold", "bias-threshold",
-                                        "abs-error",    "rel-error",    "mean-abs-error"};
-    for (int k = 0; k < 7; k++)
+                                        "abs-error",    "rel-error",    "mean-abs-error", "mean-rel-error"};
+    for (int k = 0; k < 8; k++)
         if (!isnan(pos[k]) && !(pos[k] > 0)) return bad_key(s, e->name, names[k], "must be positive");
     if (!isnan(g->phys_tol) && !(g->phys_tol >= 0)) return bad_key(s, e->name, "phys-tolerance", "must be 0 or more");
     if (!isnan(g->target_ratio) && !(g->target_ratio >= 1))
@@ -146,7 +147,8 @@ static dctk_status check_entry(const dctk_spec *s, const spec_entry *e) {
     if (e->lossless && !dctk_gates_lossless(g))
         return bad_key(s, e->name, !isnan(g->l1) ? "l1-threshold" : !isnan(g->abs_err) ? "abs-error"
                                    : !isnan(g->rel_err) ? "rel-error" : !isnan(g->mean_abs_err) ? "mean-abs-error"
-                                                                                               : "target-ratio",
+                                   : !isnan(g->mean_rel_err) ? "mean-rel-error"
+                                                             : "target-ratio",
                        "a lossless entry has no budget");
     return DCTK_OK;
 }
@@ -239,13 +241,13 @@ static dctk_gates layered(const dctk_gates *f, const spec_entry *e, const spec_e
     dctk_gates none = dctk_gates_none(), out = *f;
     const dctk_gates *eg = e ? &e->g : &none, *dg = d ? &d->g : &none;
     double *dst[] = {&out.l1,       &out.l2,       &out.linf,        &out.bias,     &out.abs_err,
-                     &out.rel_err,  &out.mean_abs_err, &out.pearson_min, &out.ssim_min, &out.phys_min,
+                     &out.rel_err,  &out.mean_abs_err, &out.mean_rel_err, &out.pearson_min, &out.ssim_min, &out.phys_min,
                      &out.phys_max, &out.q99,      &out.grad,        &out.information, &out.target_ratio};
     const double *ev[] = {&eg->l1,       &eg->l2,       &eg->linf,        &eg->bias,     &eg->abs_err,
-                          &eg->rel_err,  &eg->mean_abs_err, &eg->pearson_min, &eg->ssim_min, &eg->phys_min,
+                          &eg->rel_err,  &eg->mean_abs_err, &eg->mean_rel_err, &eg->pearson_min, &eg->ssim_min, &eg->phys_min,
                           &eg->phys_max, &eg->q99,      &eg->grad,        &eg->information, &eg->target_ratio};
     const double *dv[] = {&dg->l1,       &dg->l2,       &dg->linf,        &dg->bias,     &dg->abs_err,
-                          &dg->rel_err,  &dg->mean_abs_err, &dg->pearson_min, &dg->ssim_min, &dg->phys_min,
+                          &dg->rel_err,  &dg->mean_abs_err, &dg->mean_rel_err, &dg->pearson_min, &dg->ssim_min, &dg->phys_min,
                           &dg->phys_max, &dg->q99,      &dg->grad,        &dg->information, &dg->target_ratio};
     for (size_t k = 0; k < sizeof dst / sizeof dst[0]; k++) *dst[k] = pick(*dst[k], *ev[k], *dv[k]);
     /* the flag's tolerance is 0 when not given */
@@ -263,7 +265,8 @@ dctk_status dctk_gates_for(const dctk_gates *flags, const dctk_spec *spec, const
     /* lossless: the variable's entry says so, or the default's and the variable's gives no budget */
     bool own_budget = e && !dctk_gates_lossless(&e->g);
     bool lossless = dctk_gates_lossless(flags) && ((e && e->lossless) || (!own_budget && d && d->lossless));
-    if (lossless) asked.l1 = asked.abs_err = asked.rel_err = asked.mean_abs_err = asked.target_ratio = NAN;
+    if (lossless)
+        asked.l1 = asked.abs_err = asked.rel_err = asked.mean_abs_err = asked.mean_rel_err = asked.target_ratio = NAN;
     DCTK_TRY(dctk_gates_resolve(&asked, lossless ? NULL : csv, name, units, out, source, cap));
     const char *which = e && (lossless ? e->lossless : !isnan(e->g.l1)) ? name : "default";
     if (lossless) snprintf(source, cap, "%s, entry '%s': lossless only", spec->path, which);

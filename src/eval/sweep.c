@@ -414,6 +414,7 @@ static void finish_unit(sweep *sw, int f, int s, const stage_acc *a, const char 
         r->max_abs_err = a->norms.max_abs_e;
         r->max_rel_err = a->norms.max_rel_e;
         r->mean_abs_err = dctk_norms_mean_abs(&a->norms);
+        r->mean_rel_err = dctk_norms_mean_rel(&a->norms);
         dctk_combo_set_metrics(r, &a->norms, &sw->o->metrics); /* per stage: compressors are lossless */
         r->ratio = h->stored ? (double)sw->nbytes / (double)h->stored : NAN;
         r->encode_mbps = mbps(sw->nbytes, a->enc_s + h->enc_s);

@@ -23,7 +23,8 @@ static void failed_gates(const dctk_result_row *r, char *buf, size_t cap) {
     dctk_combo_result c = {.pearson = r->pearson, .ssim = r->ssim, .pass_l1 = r->pass_l1, .pass_l2 = r->pass_l2,
                            .pass_linf = r->pass_linf, .pass_bias = r->pass_bias, .pass_phys = r->pass_phys,
                            .pass_extremes = r->pass_extremes, .pass_gradient = r->pass_gradient,
-                           .pass_abs = r->pass_abs, .pass_rel = r->pass_rel, .pass_mean_abs = r->pass_mean_abs};
+                           .pass_abs = r->pass_abs, .pass_rel = r->pass_rel, .pass_mean_abs = r->pass_mean_abs,
+                           .pass_mean_rel = r->pass_mean_rel};
     dctk_combo_failed_gates(&c, &none, buf, cap);
 }
 

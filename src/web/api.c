@@ -219,7 +219,8 @@ static void failed_gates(const dctk_result_row *x, const dctk_gates *g, char *bu
     dctk_combo_result c = {.pearson = x->pearson, .ssim = x->ssim, .pass_l1 = x->pass_l1, .pass_l2 = x->pass_l2,
                            .pass_linf = x->pass_linf, .pass_bias = x->pass_bias, .pass_phys = x->pass_phys,
                            .pass_extremes = x->pass_extremes, .pass_gradient = x->pass_gradient,
-                           .pass_abs = x->pass_abs, .pass_rel = x->pass_rel, .pass_mean_abs = x->pass_mean_abs};
+                           .pass_abs = x->pass_abs, .pass_rel = x->pass_rel, .pass_mean_abs = x->pass_mean_abs,
+                           .pass_mean_rel = x->pass_mean_rel};
     dctk_combo_failed_gates(&c, g, buf, cap);
 }
 

@@ -132,7 +132,8 @@ static bool same_gate(const json_t *then, const json_t *now, const char *key, co
  * none) are the gates of now, every one of them; else why, naming the first
  * that differs, the budgets first. */
 static bool same_gates(const json_t *then, const json_t *now, const char *verb, char *why, size_t cap) {
-    static const char *const first[] = {"l1", "abs_error", "rel_error", "mean_abs_error", "l2", "linf", "bias"};
+    static const char *const first[] = {"l1", "abs_error", "rel_error", "mean_abs_error", "mean_rel_error",
+                                        "l2", "linf", "bias"};
     for (size_t k = 0; k < sizeof first / sizeof *first; k++)
         if (!same_gate(then, now, first[k], verb, why, cap)) return false;
     const json_t *sides[2] = {then, now};

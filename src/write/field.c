@@ -285,7 +285,8 @@ static void report_norms(const dctk_norms *norms, const dctk_metric_cfg *cfg, dc
     r->mask_gained = norms->mask_gained;
     r->metrics = (dctk_combo_result){.ratio = 1, .l1_rel = r->l1_rel, .l2_rel = r->l2_rel, .linf_rel = r->linf_rel,
                                      .euclidean = sqrt(norms->sum_sq_e), .max_abs_err = r->max_abs_err,
-                                     .max_rel_err = norms->max_rel_e, .mean_abs_err = dctk_norms_mean_abs(norms)};
+                                     .max_rel_err = norms->max_rel_e, .mean_abs_err = dctk_norms_mean_abs(norms),
+                                     .mean_rel_err = dctk_norms_mean_rel(norms)};
     if (cfg) dctk_combo_set_metrics(&r->metrics, norms, cfg);
     else metrics_unmeasured(&r->metrics);
     r->verified = true;
@@ -336,8 +337,9 @@ dctk_status dctk_write_accept_gates(const dctk_var *var, const dctk_write_opts *
     dctk_gates_describe(g, want, sizeof want);
     return DCTK_FAIL(DCTK_ERR_BOUND, "variable '%s': verification failed the gates %s: the whole field exceeds the "
                      "bound (L1 %.3e, L2 %.3e, Linf %.3e, bias %.3e, max abs error %g, max pointwise relative error "
-                     "%g, mean abs error %g; gates: %s)", var->name, failed[0] ? failed : "(metrics not finite)",
-                     r->l1_rel, r->l2_rel, r->linf_rel, m.bias_rel, r->max_abs_err, m.max_rel_err, m.mean_abs_err, want);
+                     "%g, mean abs error %g, mean relative error %g; gates: %s)", var->name,
+                     failed[0] ? failed : "(metrics not finite)", r->l1_rel, r->l2_rel, r->linf_rel, m.bias_rel,
+                     r->max_abs_err, m.max_rel_err, m.mean_abs_err, m.mean_rel_err, want);
 }
 
 static json_t *array_attrs(const dctk_var *var, const json_t *provenance) {

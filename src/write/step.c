@@ -128,7 +128,8 @@ dctk_status dctk_pipeline_gates(const dctk_var *var, const dctk_evaluate_opts *e
     asked.l1 = flag_l1;
     *gated = *own_cfg = false;
     *bound = NAN;
-    bool flag_budget = !isnan(asked.l1) || !isnan(asked.abs_err) || !isnan(asked.rel_err) || !isnan(asked.mean_abs_err);
+    bool flag_budget = !isnan(asked.l1) || !isnan(asked.abs_err) || !isnan(asked.rel_err) ||
+                       !isnan(asked.mean_abs_err) || !isnan(asked.mean_rel_err);
     if (b && b->has_gates && !flag_budget && !dctk_gates_lossless(&b->gates)) { /* the sweep's, the flags over them */
         *g = b->gates;
         flags_over(g, &asked);

@@ -115,8 +115,8 @@ check(y.shape == x.shape and err <= 0.5 and err > 0, "compress under the u entry
 
 # refused: one line, exit 2, nothing written
 refusals = [
-    (["--requirements-list", LIST, "--requirements", "cf-short-name=q,level-kind=pressure"],
-     "mean-relative-error-bound value 0.01, which no gate of ours holds"),
+    (["--requirements-list", LIST, "--requirements", "cf-short-name=w,level-kind=pressure"],
+     "mean-range-relative-error-bound value 0.01, which no gate of ours holds"),
     (["--requirements-list", LIST, "--requirements", "cf-short-name=u,level-kind=single"], "no entry of"),
     (["--requirements-list", LIST, "--requirements", "u"], "takes the entry's markers KIND=VALUE"),
     (["--requirements-list", LIST, "--requirements", "cf-short-name=sst,level-kind=single"],

@@ -9,6 +9,12 @@ compression-recommendations package means them, on real fields, measured by nump
   - mean-absolute-error-bound v: sum |y - x| / n <= v in the field's units (uv300's U, m/s): the rows of
     --mean-abs-error v, v x F under --requirements-unit-factor F, and the written field's mean error as
     numpy measures it within v.
+  - mean-relative-error-bound e: sum |y - x| <= e sum |x| over the finite points and every zero decoded
+    exactly (pop.nc's vrot: 6160 zeros, negatives, land masked): the rows of --mean-rel-error e, under the
+    package's current name and its earlier one (mean-pointwise-relative-error-bound), whatever the unit
+    factor; rows within e in relative L1 that change a zero are rejected; the written field holds both
+    clauses where numpy measures them; --pipeline writes beyond the sum, or changing zeros alone, fail
+    their verification.
     test_requirements_relative.py      (DCTK, DCTK_SRC; DCTK_NCARG: libncarg-data's folder)
 """
 import csv
@@ -34,6 +40,8 @@ UV = os.path.join(NCARG, "cdf", "uv300.nc")
 SPEEDS = {"encode_mbps", "decode_mbps"}
 REL = "cf-short-name=urot,level-kind=ocean"  # max-pointwise-relative-error-bound 0.01
 MEAN = "cf-short-name=u,level-kind=model"    # mean-absolute-error-bound 0.05
+MEAN_REL = "cf-short-name=vrot,level-kind=ocean"  # mean-relative-error-bound 0.001
+MEAN_REL_OLD = "cf-standard-name=sea_water_y_velocity,level-kind=ocean"  # mean-pointwise-relative-error-bound 0.001
 
 tmp = tempfile.mkdtemp(prefix="dctk_requirements_rel_")
 table = os.path.join(tmp, "no_rows.csv")  # no L1 row: the requirement is the budget
@@ -151,6 +159,65 @@ check(y.shape == x.shape and err.mean() <= V and err.mean() > 0,
       "U: numpy's mean |y - x| %g, not in (0, %g]" % (err.mean(), V))
 check(best["sample"]["shape"] == list(x.shape) and np.isclose(best["mean_abs_err"], err.mean(), rtol=1e-9, atol=0),
       "U: best_U.json's mean_abs_err %s, numpy's %g" % (best.get("mean_abs_err"), err.mean()))
+
+# --- the mean relative bound on vrot ---------------------------------------------------------------
+E = 0.001
+dicts, best, out = same_as("vrot mean rel", POP, "vrot", ["--requirements", MEAN_REL], ["--mean-rel-error", str(E)])
+check("mean relative error 0.001 (--mean-rel-error)" in out, "vrot: the line names no mean relative gate: %s" % out)
+check(best["gates"].get("mean_rel_error") == E and best["gates"].get("l1") is None,
+      "vrot: best_vrot.json's gates %s" % best["gates"])
+kept = [d for d in dicts if d["keep"] == "true"]
+check(kept and all(float(d["mean_rel_err"]) <= E and d["pass_mean_rel"] == "true" for d in kept),
+      "vrot: a kept row beyond %g: %s" % (E, [(d["name"], d["mean_rel_err"]) for d in kept][:5]))
+measured = [d for d in dicts if d["status"] in ("kept", "rejected", "pruned") and d["mean_rel_err"] not in ("", "nan")]
+check(all((float(d["mean_rel_err"]) <= E) == (d["pass_mean_rel"] == "true") for d in measured),
+      "vrot: a row's pass_mean_rel disagrees with its mean_rel_err")
+# the sum alone is the relative L1; a row within it that changed a zero is infinite and fails
+check(all(d["mean_rel_err"] == "inf" or float(d["mean_rel_err"]) == float(d["l1_rel"]) for d in measured),
+      "vrot: a finite mean_rel_err is not the row's l1_rel")
+zeros_lost = [d for d in measured if d["mean_rel_err"] == "inf" and float(d["l1_rel"]) <= E]
+check(len(zeros_lost) > 10 and all(d["keep"] == "false" for d in zeros_lost),
+      "vrot: %d rows within %g in L1 that changed a zero, or one kept" % (len(zeros_lost), E))
+# no L2/Linf/bias gate of its own: a kept row may exceed what --l1-threshold E would derive (Linf 10 E)
+check(all(d["pass_l2"] == d["pass_linf"] == d["pass_bias"] == "true" for d in measured),
+      "vrot: the mean relative bound brought a relative L2, Linf or bias gate")
+# the package's earlier name: the same requirement; a relative bound takes no unit factor
+same_as("vrot older name", POP, "vrot", ["--requirements", MEAN_REL_OLD, "--requirements-unit-factor", "100"],
+        ["--mean-rel-error", str(E)])
+
+x, y = written(POP, "vrot", "pop.zarr", "--requirements-list", LIST, "--requirements", MEAN_REL)
+check(x.shape == y.shape and np.array_equal(np.ma.getmaskarray(x), np.ma.getmaskarray(y)),
+      "vrot: the mask read back differs from the input's")
+valid = ~np.ma.getmaskarray(x)
+xv, yv = x.data[valid], y.data[valid]
+zero = xv == 0
+mean_rel = np.abs(yv - xv).sum() / np.abs(xv).sum()
+check(zero.sum() > 1000 and np.all(yv[zero] == 0), "vrot: %d zeros, %d read back non-zero"
+      % (zero.sum(), np.count_nonzero(yv[zero])))
+check(0 < mean_rel <= E, "vrot: numpy's sum|y - x| / sum|x| %g, not in (0, %g]" % (mean_rel, E))
+check(best["sample"]["shape"] == list(x.shape) and np.isclose(best["mean_rel_err"], mean_rel, rtol=1e-9, atol=0),
+      "vrot: best_vrot.json's mean_rel_err %s, numpy's %g" % (best.get("mean_rel_err"), mean_rel))
+
+
+def pipeline_write(name, serializer, filt):
+    p = json.dumps({"compressor": {"name": "zstd", "configuration": {"level": 3, "checksum": False}},
+                    "filter": filt, "serializer": serializer})
+    where = os.path.join(tmp, name)
+    r = subprocess.run([DCTK, "compress", POP, "--where-to-write", where, *base(POP, "vrot")[1:], "--pipeline", p,
+                        "--requirements-list", LIST, "--requirements", MEAN_REL], capture_output=True, text=True)
+    return r, os.path.exists(os.path.join(where, "pop.zarr", "vrot"))
+
+
+# beyond the sum (BitRound 4 bits: about 1/64 of |x| on average; zeros stay zero)
+r, made = pipeline_write("mean_rel_sum", None, {"name": "numcodecs.bitround", "configuration": {"keepbits": 4}})
+check(r.returncode == 1 and "mean relative error <= 0.001" in r.stderr and "mean_rel" in r.stderr and not made,
+      "a --pipeline beyond the vrot entry's mean bound: %d %r" % (r.returncode, r.stderr))
+# within the sum many times over, but the zeros changed (SZ3's Lorenzo predictor, an absolute bound of 1e-4 of
+# the mean |x|): refused all the same, where the relative L1 alone would pass it
+sz = dict(zeros_lost[0])
+r, made = pipeline_write("mean_rel_zeros", json.loads(sz["serializer"]), json.loads(sz["filter"]) if sz["filter"] else None)
+check(r.returncode == 1 and "mean_rel" in r.stderr and "mean relative error inf" in r.stderr and not made,
+      "a --pipeline that changes vrot's zeros (%s): %d %r" % (sz["name"], r.returncode, r.stderr))
 
 if not checks.failures:
     shutil.rmtree(tmp, ignore_errors=True)

@@ -20,6 +20,7 @@ export const COLUMNS = [
   ['information', 'f64'],
   ['solved', 'f64'], ['trials', 'i64'],
   ['max_rel_err', 'f64'], ['mean_abs_err', 'f64'], ['pass_rel', 'bool'], ['pass_mean_abs', 'bool'],
+  ['mean_rel_err', 'f64'], ['pass_mean_rel', 'bool'],
 ]
 export const FILES = { awkward: 7, many: 5000, empty: 0 }
 // Rows per row group: dctk_parquet_write's 4096, and 1500 for "many" (the tool

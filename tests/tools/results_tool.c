@@ -33,22 +33,22 @@
 static const dctk_result_row awkward[] = {
     {"t2m", 0, 1, 2, "{\"name\":\"zstd\",\"configuration\":{\"level\":22,\"checksum\":false}}", BITROUND, ZFP,
      "zstd(checksum=false, level=22) | bitround(keepbits=9) | zfpy(mode=4, tolerance=0.5)",
-     3.25, 1e-3, 2e-3, 0.1, 12.5, 0.25, 123.456, 789.0, SEL_OK, "numcodecs", true, "", 1.0, "kept", NAN, 12, 7, 2e-3, 0.0625, true, true},
+     3.25, 1e-3, 2e-3, 0.1, 12.5, 0.25, 123.456, 789.0, SEL_OK, "numcodecs", true, "", 1.0, "kept", NAN, 12, 7, 2e-3, 0.0625, true, true, 1e-3, true},
     {"", -1, -1, -1, "", "", "", "- | - | -", NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN,
-     SEL(NAN, NAN, NAN, NAN, NAN, NAN, NAN, false, false, false, false, false, false, false), "", false, "", 0.0, "rejected", NAN, NAN, 0, NAN, NAN, false, false},
+     SEL(NAN, NAN, NAN, NAN, NAN, NAN, NAN, false, false, false, false, false, false, false), "", false, "", 0.0, "rejected", NAN, NAN, 0, NAN, NAN, false, false, NAN, false},
     {"a,b", -1, 3, -1, "", "\"quoted\", \"twice\"", "", "", INFINITY, -INFINITY, 0.0, -0.0, DBL_MAX, DBL_MIN, 5e-324,
      -DBL_MAX, SEL(INFINITY, -INFINITY, INFINITY, -0.0, 5e-324, DBL_MAX, DBL_MIN, true, false, true, false, true,
                    false, true), "dctk", false, "line one\nline two\r\nline \"three\"", 0.0625, "failed", 0.99, INFINITY, INT64_MAX, INFINITY, DBL_MAX,
-     false, true},
+     false, true, INFINITY, false},
     {"température ☃ 温度 😀", 97, 15, 8, BLOSC, "", "", "☃ | 温度", 1.0 / 3.0, 0.1, 0.2, 0.30000000000000004, 1e300,
-     1e-300, -1.5, 2.5e-310, SEL_OK, "plugin", true, ",", 1.0 / 3.0, "left out", 1e-300, 1e-300, -1, 5e-324, -0.0, true, false},
+     1e-300, -1.5, 2.5e-310, SEL_OK, "plugin", true, ",", 1.0 / 3.0, "left out", 1e-300, 1e-300, -1, 5e-324, -0.0, true, false, -0.0, true},
     {"\"", INT64_MAX, INT64_MIN, 0, "\"\"", ",", "\n", "\"\n,", 1, 2, 3, 4, 5, 6, 7, 8,
      SEL(9, 10, 11, 12, 13, 14, 15, false, true, false, true, false, true, false), "core", true, "\"", NAN, "pruned, \"quoted\"", -0.0, -0.0, INT64_MIN, 1e300,
-     -1.5, false, false},
+     -1.5, false, false, DBL_MAX, false},
     {"bad \xff utf8 \xe2\x82 end \xf0\x9f\x98", 1, 2, 3, "", "", "", "bad \xff name", 1, 1, 1, 1, 1, 1, 1, 1, SEL_OK,
-     "a,\"b\"\n", false, "truncated \xed\xa0\x80 surrogate \xc0\xaf overlong", 5e-324, "bad \xff", 1.0, 0.5, 1, 1.0 / 3.0, 1, true, true},
+     "a,\"b\"\n", false, "truncated \xed\xa0\x80 surrogate \xc0\xaf overlong", 5e-324, "bad \xff", 1.0, 0.5, 1, 1.0 / 3.0, 1, true, true, 5e-324, true},
     {" leading and trailing spaces ", 5, 6, 7, "\t", "  ", "x", " ", -0.0, 1, 2, 3, 4, 5, 6, 7, SEL_OK, "x", true,
-     "error: codec failed", -0.0, "", NAN, NAN, 0, NAN, NAN, true, true},
+     "error: codec failed", -0.0, "", NAN, NAN, 0, NAN, NAN, true, true, NAN, true},
 };
 
 /* xorshift64*: deterministic across platforms, so every run writes the same files. */
@@ -87,10 +87,11 @@ static void generated(dctk_result_row *row, size_t i, uint64_t *s, char *err, si
     double *d[] = {&row->ratio, &row->l1_rel, &row->l2_rel, &row->linf_rel, &row->euclidean, &row->max_abs_err,
                    &row->encode_mbps, &row->decode_mbps, &row->bias_rel, &row->pearson, &row->psnr_db, &row->ssim,
                    &row->rel_err_frac, &row->extremes_rel, &row->gradient_rel, &row->fraction,
-                   &row->max_rel_err, &row->mean_abs_err};
+                   &row->max_rel_err, &row->mean_abs_err, &row->mean_rel_err};
     for (size_t k = 0; k < sizeof d / sizeof d[0]; k++) *d[k] = any_double(s);
     bool *p[] = {&row->pass_l1, &row->pass_l2, &row->pass_linf, &row->pass_bias, &row->pass_phys,
-                 &row->pass_extremes, &row->pass_gradient, &row->pass_abs, &row->pass_rel, &row->pass_mean_abs};
+                 &row->pass_extremes, &row->pass_gradient, &row->pass_abs, &row->pass_rel, &row->pass_mean_abs,
+                 &row->pass_mean_rel};
     for (size_t k = 0; k < sizeof p / sizeof p[0]; k++) *p[k] = next(s) % 2;
     row->keep = next(s) % 3 == 0;
     snprintf(err, cap, "%s", "");

@@ -88,6 +88,13 @@ static void norms_merge_is_whole(void **state) {
     dctk_norms_merge(&m1, &gained);
     assert_int_equal(m1.mask_gained, merged.mask_gained + 1);
     assert_true(gained.mask_gained == 1 && isinf(m1.sum_abs_e) && isinf(m1.max_abs_e) && m1.n == merged.n + 2);
+    /* a part with a zero that came back otherwise: counted in the merge (the mean relative gate's zeros) */
+    float xz[2] = {0, 2}, yz[2] = {1e-3f, 2};
+    dctk_norms zeros = {0}, m3 = merged;
+    dctk_norms_add(&zeros, DCTK_FLOAT32, xz, yz, 2);
+    dctk_norms_merge(&m3, &zeros);
+    assert_true(zeros.n_zero_changed == 1 && m3.n_zero_changed == merged.n_zero_changed + 1);
+    assert_true(isinf(dctk_norms_mean_rel(&m3)) && isinf(m3.max_rel_e));
     /* a NaN error stays NaN whichever side it is on; an empty part changes nothing */
     dctk_norms with_nan = a;
     with_nan.max_abs_e = NAN;

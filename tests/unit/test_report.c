@@ -29,15 +29,15 @@
 static const dctk_result_row rows[] = {
     {"t2m", 0, 1, 2, BLOSC, "{\"name\":\"numcodecs.bitround\",\"configuration\":{\"keepbits\":9}}", "",
      "blosc(clevel=5) | bitround(keepbits=9) | -", 3.25, 1e-3, 2e-3, 0.1, 12.5, 0.25, 123.456, 789.0,
-     SEL(-1e-4, 0.999999, 87.5, 0.9987, 0.25, 2e-3, 0.5, true, true, true, true, true, false, true), "numcodecs", true, "", 1.0, "kept", 0.99, 12, 5, 0.125, 0.0625, true, true},
+     SEL(-1e-4, 0.999999, 87.5, 0.9987, 0.25, 2e-3, 0.5, true, true, true, true, true, false, true), "numcodecs", true, "", 1.0, "kept", 0.99, 12, 5, 0.125, 0.0625, true, true, 1e-3, true},
     {"", -1, -1, -1, "", "", "", "", NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN,
-     SEL(NAN, NAN, NAN, NAN, NAN, NAN, NAN, false, false, false, false, false, false, false), "", false, "codec failed", 0.0, "failed", NAN, NAN, 0, NAN, NAN, false, false},
+     SEL(NAN, NAN, NAN, NAN, NAN, NAN, NAN, false, false, false, false, false, false, false), "", false, "codec failed", 0.0, "failed", NAN, NAN, 0, NAN, NAN, false, false, NAN, false},
     {"a,b", INT64_MAX, INT64_MIN, -1, "\"q\"", ",", "\n", "a | b, \"c\"", INFINITY, -INFINITY, -0.0, DBL_MAX,
      DBL_MIN, 5e-324, 1.0 / 3.0, 0.30000000000000004,
      SEL(INFINITY, -INFINITY, INFINITY, -0.0, 5e-324, DBL_MAX, DBL_MIN, true, false, true, false, true, false, true),
-     "dctk", false, "line one\nline two", 0.0625, "failed", 1.0, 1e-300, INT64_MIN, INFINITY, 5e-324, true, false},
+     "dctk", false, "line one\nline two", 0.0625, "failed", 1.0, 1e-300, INT64_MIN, INFINITY, 5e-324, true, false, INFINITY, false},
     {"température ☃ 😀", 97, 15, 8, "\r", " x ", "\"", "☃", 1e300, -1e-300, 2.5e-310, 1, 2, 3, 4, 5,
-     SEL(6, 7, 8, 9, 10, 11, 12, false, true, false, true, false, true, false), "plugin", true, "\"", NAN, "kept", NAN, INFINITY, 3, 1e-300, 0.5, true, true},
+     SEL(6, 7, 8, 9, 10, 11, 12, false, true, false, true, false, true, false), "plugin", true, "\"", NAN, "kept", NAN, INFINITY, 3, 1e-300, 0.5, true, true, 0.25, true},
 };
 #define NROWS (sizeof rows / sizeof rows[0])
 

@@ -91,6 +91,12 @@ static const char *const LIST =
     "    value: 0.01\n"
     "- filters:\n"
     "  - kind: cf-short-name\n"
+    "    value: w\n"
+    "  requirements:\n"
+    "  - kind: mean-range-relative-error-bound\n"
+    "    value: 0.01\n"
+    "- filters:\n"
+    "  - kind: cf-short-name\n"
     "    value: slt\n"
     "  requirements:\n"
     "  - kind: lossless\n"
@@ -111,7 +117,10 @@ static void compiled_list(void **state) {
     /* the level kind is a filter of its own: without it, or another, no entry */
     assert_int_equal(gates_of(LIST, "cf-short-name=t", 1, &g, &also), 2);
     assert_int_equal(gates_of(LIST, "cf-short-name=t,level-kind=single", 1, &g, &also), 2);
-    assert_int_equal(gates_of(LIST, "cf-short-name=q", 1, &g, &also), 2); /* a mean relative bound */
+    /* a mean relative bound: a gate of its own, no unit to scale, no other gate */
+    assert_int_equal(gates_of(LIST, "cf-short-name=q", 4, &g, &also), 0);
+    assert_true(g.mean_rel_err == 0.01 && isnan(g.l1) && isnan(g.rel_err) && isnan(g.abs_err) && !also.lossless);
+    assert_int_equal(gates_of(LIST, "cf-short-name=w", 1, &g, &also), 2); /* a range-relative bound: none holds it */
     assert_int_equal(gates_of(LIST, "cf-short-name=slt", 1, &g, &also), 0);
     assert_true(also.lossless && also.has_missing && also.missing == 255 && isnan(g.abs_err));
     assert_int_equal(gates_of(LIST, "cf-short-name=slt", 2, &g, &also), 2); /* a sentinel takes no factor */
@@ -224,6 +233,55 @@ static void relative_and_mean(void **state) {
     assert_true(g.rel_err == 0.2 && isnan(g.abs_err));
 }
 
+/* The mean relative bound (sum |y - x| <= e sum |x|, zeros exact) is
+ * --mean-rel-error e, not the L1 gate; the package's earlier names of the
+ * mean bounds, mean-pointwise-absolute/relative-error-bound, read as the
+ * current ones; the tighter of two holds. */
+static void mean_relative_and_older_names(void **state) {
+    (void)state;
+    static const char *const file = "filters:\n"
+                                    "- kind: cf-short-name\n"
+                                    "  value: avg_cpr\n"
+                                    "requirements:\n"
+                                    "- kind: any\n"
+                                    "  requirements:\n"
+                                    "  - kind: all\n"
+                                    "    requirements:\n"
+                                    "    - kind: mean-relative-error-bound\n"
+                                    "      value: 0.02\n"
+                                    "- kind: mean-pointwise-relative-error-bound\n"
+                                    "  value: 0.005\n"
+                                    "- kind: mean-pointwise-absolute-error-bound\n"
+                                    "  value: 0.25\n";
+    dctk_gates g;
+    requirements_also also;
+    assert_int_equal(gates_of(file, "cf-short-name=avg_cpr", 10, &g, &also), 0);
+    assert_true(g.mean_rel_err == 0.005 && g.mean_abs_err == 2.5); /* the factor scales the absolute mean only */
+    assert_true(isnan(g.l1) && isnan(g.l2) && isnan(g.rel_err) && isnan(g.abs_err) && !also.lossless);
+    /* a tighter flag stays, a looser one gives way */
+    g = dctk_gates_none();
+    g.mean_rel_err = 0.001;
+    assert_int_equal(requirements_gates("test", "cf-short-name=avg_cpr",
+                                        write_list("cpr.yaml", file, strlen(file)), 1, false, &g, &also), 0);
+    assert_true(g.mean_rel_err == 0.001 && g.mean_abs_err == 0.25);
+    g = dctk_gates_none();
+    g.mean_rel_err = 0.5;
+    assert_int_equal(requirements_gates("test", "cf-short-name=avg_cpr", write_list("cpr.yaml", file, strlen(file)),
+                                        1, false, &g, &also), 0);
+    assert_true(g.mean_rel_err == 0.005);
+    static const char *const zero = "filters:\n- kind: cf-short-name\n  value: z\n"
+                                    "requirements:\n- kind: mean-pointwise-relative-error-bound\n  value: 0\n";
+    assert_int_equal(gates_of(zero, "cf-short-name=z", 1, &g, &also), 0);
+    assert_true(also.lossless && isnan(g.mean_rel_err));
+    static const char *const negative = "filters:\n- kind: cf-short-name\n  value: z\n"
+                                        "requirements:\n- kind: mean-relative-error-bound\n  value: -0.1\n";
+    assert_int_equal(gates_of(negative, "cf-short-name=z", 1, &g, &also), 2);
+    /* an older name of another kind is not taken for a current one */
+    static const char *const other = "filters:\n- kind: cf-short-name\n  value: z\n"
+                                     "requirements:\n- kind: mean-pointwise-range-relative-error-bound\n  value: 1\n";
+    assert_int_equal(gates_of(other, "cf-short-name=z", 1, &g, &also), 2);
+}
+
 /* Every prefix of the list reads to an answer (0 or 2), never a crash or a leak. */
 static void every_truncation(void **state) {
     (void)state;
@@ -246,6 +304,7 @@ int main(void) {
         cmocka_unit_test(community_file),
         cmocka_unit_test(refused),
         cmocka_unit_test(relative_and_mean),
+        cmocka_unit_test(mean_relative_and_older_names),
         cmocka_unit_test(every_truncation),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -23,17 +23,17 @@ static const dctk_result_row rows[] = {
     {"t2m", 0, 1, 2, "{\"name\":\"zstd\",\"configuration\":{\"level\":22,\"checksum\":false}}",
      "{\"name\":\"numcodecs.bitround\",\"configuration\":{\"keepbits\":9}}", "", "zstd(level=22) | bitround(keepbits=9) | -",
      3.25, 1e-3, 2e-3, 0.1, 12.5, 0.25, 123.456, 789.0,
-     SEL(-1e-4, 0.999999, 87.5, 0.9987, 0.25, 2e-3, 0.5, true, true, true, true, true, false, true, false), "numcodecs", true, "", 1.0, "kept", 0.99, 12, 5, 0.125, 0.0625, true, false},
+     SEL(-1e-4, 0.999999, 87.5, 0.9987, 0.25, 2e-3, 0.5, true, true, true, true, true, false, true, false), "numcodecs", true, "", 1.0, "kept", 0.99, 12, 5, 0.125, 0.0625, true, false, 2.5e-4, false},
     {"", -1, -1, -1, "", "", "", "", NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN,
-     SEL(NAN, NAN, NAN, NAN, NAN, NAN, NAN, false, false, false, false, false, false, false, false), "", false, "", 0.0, "rejected", NAN, NAN, 0, NAN, NAN, false, false},
+     SEL(NAN, NAN, NAN, NAN, NAN, NAN, NAN, false, false, false, false, false, false, false, false), "", false, "", 0.0, "rejected", NAN, NAN, 0, NAN, NAN, false, false, NAN, false},
     {"a,b", INT64_MAX, INT64_MIN, -1, "\"q\"", ",", "\n", "a | b, \"c\" | -", INFINITY, -INFINITY, -0.0, DBL_MAX,
      DBL_MIN, 5e-324, 1.0 / 3.0, 0.30000000000000004,
      SEL(INFINITY, -INFINITY, INFINITY, -0.0, 5e-324, DBL_MAX, DBL_MIN, true, false, true, false, true, false, true, true),
-     "dctk", false, "line one\nline two\r\nline \"three\",", 0.0625, "left out", 5e-324, 1e-300, INT64_MIN, INFINITY, 5e-324, false, true},
+     "dctk", false, "line one\nline two\r\nline \"three\",", 0.0625, "left out", 5e-324, 1e-300, INT64_MIN, INFINITY, 5e-324, false, true, -INFINITY, true},
     {"température ☃ 😀 \xff\xe2\x82", 97, 15, 8, "\r", " x ", "\"", "☃\n", 1e300, -1e-300, 2.5e-310, 1, 2, 3, 4, 5,
-     SEL(6, 7, 8, 9, 10, 11, 12, false, true, false, true, false, true, false, true), "plugin", true, "\"", NAN, "a,\"b\"", 1.0, INFINITY, 3, 1e-300, -0.0, true, true},
+     SEL(6, 7, 8, 9, 10, 11, 12, false, true, false, true, false, true, false, true), "plugin", true, "\"", NAN, "a,\"b\"", 1.0, INFINITY, 3, 1e-300, -0.0, true, true, DBL_MAX, false},
     {NULL, 1, 2, 3, NULL, NULL, NULL, NULL, 0, 0, 0, 0, 0, 0, 0, 0,
-     SEL(0, 0, 0, 0, 0, 0, 0, true, true, true, true, true, true, true, true), "core", true, NULL, 0.25, "kept", NAN, -0.0, -1, 0, 0, true, true},
+     SEL(0, 0, 0, 0, 0, 0, 0, true, true, true, true, true, true, true, true), "core", true, NULL, 0.25, "kept", NAN, -0.0, -1, 0, 0, true, true, 0, true},
 };
 #define NROWS (sizeof rows / sizeof rows[0])
 
@@ -85,13 +85,15 @@ static void schema_table_matches_names(void **state) {
     assert_string_equal(dctk_result_columns[DCTK_RESULT_NCOLS_FIRST - 3], "error");
     assert_string_equal(dctk_result_columns[DCTK_RESULT_NCOLS_FIRST - 2], "fraction");
     assert_string_equal(dctk_result_columns[DCTK_RESULT_NCOLS_FIRST - 1], "status");
-    assert_string_equal(dctk_result_columns[DCTK_RESULT_NCOLS - 7], "information");
-    assert_string_equal(dctk_result_columns[DCTK_RESULT_NCOLS - 6], "solved");
-    assert_string_equal(dctk_result_columns[DCTK_RESULT_NCOLS - 5], "trials");
-    assert_string_equal(dctk_result_columns[DCTK_RESULT_NCOLS - 4], "max_rel_err");
-    assert_string_equal(dctk_result_columns[DCTK_RESULT_NCOLS - 3], "mean_abs_err");
-    assert_string_equal(dctk_result_columns[DCTK_RESULT_NCOLS - 2], "pass_rel");
-    assert_string_equal(dctk_result_columns[DCTK_RESULT_NCOLS - 1], "pass_mean_abs");
+    assert_string_equal(dctk_result_columns[DCTK_RESULT_NCOLS - 9], "information");
+    assert_string_equal(dctk_result_columns[DCTK_RESULT_NCOLS - 8], "solved");
+    assert_string_equal(dctk_result_columns[DCTK_RESULT_NCOLS - 7], "trials");
+    assert_string_equal(dctk_result_columns[DCTK_RESULT_NCOLS - 6], "max_rel_err");
+    assert_string_equal(dctk_result_columns[DCTK_RESULT_NCOLS - 5], "mean_abs_err");
+    assert_string_equal(dctk_result_columns[DCTK_RESULT_NCOLS - 4], "pass_rel");
+    assert_string_equal(dctk_result_columns[DCTK_RESULT_NCOLS - 3], "pass_mean_abs");
+    assert_string_equal(dctk_result_columns[DCTK_RESULT_NCOLS - 2], "mean_rel_err");
+    assert_string_equal(dctk_result_columns[DCTK_RESULT_NCOLS - 1], "pass_mean_rel");
     assert_string_equal(dctk_result_columns[7], "name");
     assert_string_equal(dctk_result_columns[16], "bias_rel");
 }
@@ -120,7 +122,7 @@ static void csv_header_and_quoting(void **state) {
                        "euclidean,max_abs_err,encode_mbps,decode_mbps,bias_rel,pearson,psnr_db,ssim,rel_err_frac,"
                        "extremes_rel,gradient_rel,pass_l1,pass_l2,pass_linf,pass_bias,pass_phys,pass_extremes,"
                        "pass_gradient,pass_abs,portability,keep,error,fraction,status,information,solved,trials,max_rel_err,"
-                       "mean_abs_err,pass_rel,pass_mean_abs\n"
+                       "mean_abs_err,pass_rel,pass_mean_abs,mean_rel_err,pass_mean_rel\n"
                        "\"a,b\",9223372036854775807,-9223372036854775808,-1,\"\"\"q\"\"\",\",\",\"\n\","
                        "\"a | b, \"\"c\"\" | -\",inf,-inf,-0,"
                        "1.7976931348623157e+308,2.2250738585072014e-308,4.9406564584124654e-324,"
@@ -128,7 +130,7 @@ static void csv_header_and_quoting(void **state) {
                        "inf,-inf,inf,-0,4.9406564584124654e-324,1.7976931348623157e+308,2.2250738585072014e-308,"
                        "true,false,true,false,true,false,true,true,dctk,false,"
                        "\"line one\nline two\r\nline \"\"three\"\",\",0.0625,left out,4.9406564584124654e-324,1e-300,"
-                       "-9223372036854775808,inf,4.9406564584124654e-324,false,true\n";
+                       "-9223372036854775808,inf,4.9406564584124654e-324,false,true,-inf,true\n";
     assert_int_equal(n, strlen(want));
     assert_memory_equal(b, want, n);
     free(b);
@@ -381,7 +383,8 @@ static void csv_of_an_earlier_release(void **state) {
     assert_true(isnan(t.rows[0].solved) && t.rows[0].trials == 0);
     dctk_result_row want = rows[0];
     want.information = NAN, want.solved = NAN, want.trials = 0;
-    want.max_rel_err = want.mean_abs_err = NAN, want.pass_rel = want.pass_mean_abs = true;
+    want.max_rel_err = want.mean_abs_err = want.mean_rel_err = NAN;
+    want.pass_rel = want.pass_mean_abs = want.pass_mean_rel = true;
     assert_same_row(&t.rows[0], &want);
     dctk_result_table_free(&t);
     free(text);
@@ -397,7 +400,7 @@ static void parquet_pages_hold_all_values(void **state) {
     assert_int_equal(dctk_parquet_encode(&one, rows, NROWS, 1 << 20, 0), DCTK_OK);
     assert_int_equal(dctk_parquet_encode(&many, rows, NROWS, 1, 1), DCTK_OK);
     assert_true(many.size > one.size); /* one page header per value */
-    /* The pass_mean_abs column (the last) of the last row sits just before
+    /* The pass_mean_rel column (the last) of the last row sits just before
      * the footer, as PLAIN bytes: one bit-packed byte, 1 for true, 0 once
      * that row's value is false (the status column's "kept" ends its own
      * page further up). */
@@ -406,7 +409,7 @@ static void parquet_pages_hold_all_values(void **state) {
     dctk_buf_free(&many);
     dctk_result_row last[NROWS];
     memcpy(last, rows, sizeof last);
-    last[NROWS - 1].pass_mean_abs = false;
+    last[NROWS - 1].pass_mean_rel = false;
     assert_int_equal(dctk_parquet_encode(&many, last, NROWS, 1, 1), DCTK_OK);
     footer = dctk_get_le32(many.data + many.size - 8);
     assert_int_equal(many.data[many.size - 8 - footer - 1], 0);

@@ -279,6 +279,66 @@ static void rel_and_mean_gates(void **state) {
     json_decref(j);
 }
 
+/* The mean relative bound (sum |y - x| <= e sum |x| over the finite points,
+ * every zero decoded exactly): the relative L1 when the zeros are kept, +inf
+ * when one is not; a gate of its own that sets no L2, Linf or bias gate. */
+static void mean_rel_gate(void **state) {
+    (void)state;
+    const double x[] = {-2, 4, NAN, 0, 0.5, -8}, y[] = {-2.5, 4, NAN, -0.0, 0.5, -7};
+    dctk_norms n = {0};
+    dctk_norms_add(&n, DCTK_FLOAT64, x, y, 6);
+    assert_true(n.n_zero_changed == 0 && n.n == 5);
+    assert_true(dctk_norms_mean_rel(&n) == 1.5 / 14.5 && dctk_norms_mean_rel(&n) == dctk_norms_l1(&n));
+    const double zy[] = {-2, 4, NAN, 1e-300, 0.5, -8}; /* the one error at a zero: no sum holds it */
+    n = (dctk_norms){0};
+    dctk_norms_add(&n, DCTK_FLOAT64, x, zy, 6);
+    assert_true(n.n_zero_changed == 1 && isinf(dctk_norms_mean_rel(&n)) && dctk_norms_l1(&n) < 1e-299);
+    const int8_t ix[] = {0, 0, 10}, iy[] = {0, 0, 9};
+    n = (dctk_norms){0};
+    dctk_norms_add(&n, DCTK_INT8, ix, iy, 3);
+    assert_true(n.n_zero_changed == 0 && dctk_norms_mean_rel(&n) == 0.1);
+    n = (dctk_norms){0};
+    dctk_norms_add(&n, DCTK_FLOAT64, x, x, 0);
+    assert_true(dctk_norms_mean_rel(&n) == 0); /* no point: no error */
+
+    dctk_gates g, asked = dctk_gates_none();
+    char src[256], failed[128], text[256];
+    asked.mean_rel_err = 0.01;
+    assert_int_equal(dctk_gates_resolve(&asked, NULL, "t", "K", &g, src, sizeof src), DCTK_OK);
+    assert_false(dctk_gates_lossless(&g));
+    assert_true(isnan(g.l1) && g.l2 == DCTK_GATE_OFF && g.linf == DCTK_GATE_OFF && g.bias == DCTK_GATE_OFF);
+    dctk_combo_result r = good();
+    r.l1_rel = 0.5, r.linf_rel = 0.9, r.mean_rel_err = 0.01; /* only the mean relative error is judged */
+    assert_true(dctk_combo_keep(&r, &g) && r.pass_mean_rel);
+    r.mean_rel_err = 0.0100001;
+    assert_false(dctk_combo_keep(&r, &g) || r.pass_mean_rel);
+    dctk_combo_failed_gates(&r, &g, failed, sizeof failed);
+    assert_string_equal(failed, "mean_rel");
+    r.mean_rel_err = INFINITY;
+    assert_false(dctk_combo_keep(&r, &g));
+    r.mean_rel_err = NAN;
+    assert_false(dctk_combo_keep(&r, &g));
+    /* off: any value passes */
+    asked = dctk_gates_none(), asked.l1 = 1;
+    assert_int_equal(dctk_gates_resolve(&asked, NULL, "t", "K", &g, src, sizeof src), DCTK_OK);
+    r = good(), r.mean_rel_err = INFINITY;
+    assert_true(dctk_combo_keep(&r, &g) && r.pass_mean_rel);
+    asked = dctk_gates_none(), asked.mean_rel_err = 0;
+    assert_int_equal(dctk_gates_resolve(&asked, NULL, "t", "K", &g, src, sizeof src), DCTK_ERR_ARG);
+    g = dctk_gates_none(), g.mean_rel_err = 0.02;
+    json_t *j = dctk_gates_json(&g);
+    dctk_gates back = dctk_gates_from_json(j);
+    assert_true(back.mean_rel_err == 0.02 && !dctk_gates_lossless(&back));
+    json_decref(j);
+    dctk_gates_describe(&g, text, sizeof text);
+    assert_string_equal(text, "mean relative error <= 0.02");
+    g = dctk_gates_none(), g.abs_err = 1;
+    j = dctk_gates_json(&g);
+    assert_null(json_object_get(j, "mean_rel_error"));
+    assert_true(isnan(dctk_gates_from_json(j).mean_rel_err));
+    json_decref(j);
+}
+
 /* The spec file: the variable's entry over the default entry over the table;
  * flags over all of them; a lossless entry takes no table row. */
 static void spec_layers(void **state) {
@@ -317,6 +377,32 @@ static void spec_layers(void **state) {
     assert_null(dctk_spec_var(sp, 3));
     dctk_spec_free(sp);
     unlink(table), unlink(path);
+}
+
+/* The spec key mean-rel-error: a variable's budget of its own over the
+ * default's lossless; not positive: refused naming the key. */
+static void spec_mean_rel(void **state) {
+    (void)state;
+    char table[] = "/tmp/dctk_gates_XXXXXX", path[] = "/tmp/dctk_spec_XXXXXX";
+    write_table(table, "Short Name,Unit,Existing L1 error\n");
+    write_table(path, "{\"default\": \"lossless\", \"pr\": {\"mean-rel-error\": 0.002}}");
+    dctk_spec *sp;
+    assert_int_equal(dctk_spec_load(path, &sp), DCTK_OK);
+    dctk_gates flags = dctk_gates_none(), g;
+    char src[512];
+    assert_int_equal(dctk_gates_for(&flags, sp, table, "pr", "1", &g, src, sizeof src), DCTK_OK);
+    assert_true(g.mean_rel_err == 0.002 && isnan(g.l1) && !dctk_gates_lossless(&g));
+    assert_int_equal(dctk_gates_for(&flags, sp, table, "x", "1", &g, src, sizeof src), DCTK_OK);
+    assert_true(dctk_gates_lossless(&g) && isnan(g.mean_rel_err));
+    flags.mean_rel_err = 0.01; /* a flag wins */
+    assert_int_equal(dctk_gates_for(&flags, sp, table, "pr", "1", &g, src, sizeof src), DCTK_OK);
+    assert_true(g.mean_rel_err == 0.01);
+    dctk_spec_free(sp);
+    char bad[] = "/tmp/dctk_spec_XXXXXX";
+    write_table(bad, "{\"pr\": {\"mean-rel-error\": 0}}");
+    assert_int_equal(dctk_spec_load(bad, &sp), DCTK_ERR_ARG);
+    assert_non_null(strstr(dctk_detail(), "mean-rel-error"));
+    unlink(table), unlink(path), unlink(bad);
 }
 
 static void gates_json_round_trip(void **state) {
@@ -471,7 +557,9 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(table_gate_columns),     cmocka_unit_test(each_gate_decides),
         cmocka_unit_test(lossless_only_needs_exact), cmocka_unit_test(gates_json_round_trip),
-        cmocka_unit_test(abs_error_gate),           cmocka_unit_test(rel_and_mean_gates),           cmocka_unit_test(spec_layers),
+        cmocka_unit_test(abs_error_gate),           cmocka_unit_test(rel_and_mean_gates),
+        cmocka_unit_test(mean_rel_gate),           cmocka_unit_test(spec_layers),
+        cmocka_unit_test(spec_mean_rel),
         cmocka_unit_test(pipeline_names),
         cmocka_unit_test(codec_list_names),         cmocka_unit_test(nonfinite_families_by_round_trip),
     };
