@@ -5,7 +5,8 @@ ctest's SKIP_RETURN_CODE).
 
 The list is read with PyYAML, and each entry's meaning worked out here, independently of src/cli/requirements.c:
 an entry's filters all select it, any/all of filters as the words say; its requirements must all hold, any/all
-as the words say; a bound of 0 (pointwise absolute or relative, mean absolute) is y == x, lossless. For every
+as the words say; a bound of 0 (pointwise absolute or relative, mean absolute or relative) is y == x,
+lossless; the earlier names of the mean bounds (mean-pointwise-...) are theirs. For every
 entry, its markers (each name its filters accept, cf-short-name, grib-short-name, cf-standard-name, with its
 level-kind) are given to evaluate_combos on uv300's U (a small sample) and the run is watched only until the
 sweep starts (its "U: sample" line: the gates are accepted by then), then stopped:
@@ -14,9 +15,10 @@ sweep starts (its "U: sample" line: the gates are accepted by then), then stoppe
   - an entry some combination of our gates can hold (pointwise absolute/relative bounds, the mean absolute
     bound, data limits, lossless, a missing value) maps: one [requirements] line and the sweep starts; the
     gates it names hold the entry (each leaf: lossless, or a gate at least as tight as the leaf's bound; the mean
-    bound held by a pointwise absolute one too), each number is one of the entry's, and the absolute bound is
-    the entry's: "all" the tightest, "any" the loosest of its alternatives that are absolute bounds only (an
-    alternative with a bound of 0 is lossless); an entry whose every alternative needs a bound of 0 is lossless;
+    bound held by a pointwise absolute one too; the mean relative one when the program has --mean-rel-error),
+    each number is one of the entry's, and the absolute bound is the entry's: "all" the tightest, "any" the
+    loosest of its alternatives that are absolute bounds only (an alternative with a bound of 0 is lossless); an
+    entry whose every alternative needs a bound of 0 is lossless;
   - any other entry is refused: exit 2, one line on stderr naming a requirement kind of the entry that no gate
     holds, nothing written; a missing value U does not declare may be refused so too, unless the entry is
     lossless (then every value, the sentinel too, comes back).
@@ -46,13 +48,27 @@ import yaml  # noqa: E402
 
 DATA = os.path.join(NCARG, "cdf", "uv300.nc")
 U_DECLARES = {-999.0}  # uv300's U: _FillValue -999 (a missing value it declares is its mask)
-ABS, REL, MEAN = "max-pointwise-absolute-error-bound", "max-pointwise-relative-error-bound", "mean-absolute-error-bound"
+ABS, REL = "max-pointwise-absolute-error-bound", "max-pointwise-relative-error-bound"
+MEAN, MEAN_REL = "mean-absolute-error-bound", "mean-relative-error-bound"
+OLD_NAMES = {"mean-pointwise-absolute-error-bound": MEAN, "mean-pointwise-relative-error-bound": MEAN_REL}
 GATED = {ABS, REL, MEAN, "data-limits", "lossless", "missing-value"}
+# the mean relative bound has a gate once the program has --mean-rel-error (sum |y - x| <= e sum |x|)
+if "--mean-rel-error" in subprocess.run([DCTK, "evaluate_combos", "--help"], capture_output=True, text=True).stdout:
+    GATED.add(MEAN_REL)
 NAMES = ("cf-short-name", "grib-short-name", "cf-standard-name")
 GUARD = 120 * float(os.environ.get("DCTK_TEST_TIMEOUT_SCALE") or 1)  # seconds: a guard against a hang only
 
+
+
+def current_names(node):
+    """The package's earlier releases named the mean bounds mean-pointwise-...: the same requirements."""
+    if isinstance(node, dict):
+        return {k: OLD_NAMES.get(v, v) if k == "kind" else current_names(v) for k, v in node.items()}
+    return [current_names(k) for k in node] if isinstance(node, list) else node
+
+
 with open(LIST) as f:
-    entries = yaml.safe_load(f)["recommendations"]
+    entries = current_names(yaml.safe_load(f)["recommendations"])
 check(len(entries) > 0, "%s: no entries" % LIST)
 
 
@@ -87,7 +103,7 @@ def marker_sets(entry):
 
 
 def zero(leaf):
-    return leaf["kind"] in (ABS, REL, MEAN) and float(leaf["value"]) == 0
+    return leaf["kind"] in (ABS, REL, MEAN, MEAN_REL) and float(leaf["value"]) == 0
 
 
 def gateable(r):
@@ -95,7 +111,7 @@ def gateable(r):
         return all(gateable(k) for k in r.get("requirements", []))
     if r["kind"] == "any":
         return any(gateable(k) for k in r.get("requirements", []))
-    return r["kind"] in GATED
+    return r["kind"] in GATED or zero(r)
 
 
 def needs_lossless(r):
@@ -148,6 +164,8 @@ def holds(r, g):
         return tight("rel")
     if kind == MEAN:
         return tight("mean") or tight("abs")
+    if kind == MEAN_REL:
+        return tight("mean_rel")
     if kind == "missing-value":
         return g.get("missing") == float(r["value"])
     return False
@@ -163,7 +181,8 @@ def values(entry, kind, key="value"):
 def parse_gates(line):
     g = {}
     pats = {"abs": r"max abs error (\S+) \(--abs-error\)", "rel": r"max pointwise relative error (\S+) \(",
-            "mean": r"mean abs error (\S+) \(", "pmin": r"phys-min ([^,;\s]+)", "pmax": r"phys-max ([^,;\s]+)",
+            "mean": r"mean abs error (\S+) \(", "mean_rel": r"mean relative error (\S+) \(",
+            "pmin": r"phys-min ([^,;\s]+)", "pmax": r"phys-max ([^,;\s]+)",
             "missing": r"the missing value (\S+) \("}
     for key, pat in pats.items():
         m = re.search(pat, line)
@@ -230,7 +249,8 @@ for i, entry in enumerate(entries):
             check(all(holds(r, g) for r in entry["requirements"]),
                   "%s: the gates %s do not hold the entry %s" % (what, g, entry["requirements"]))
             for key, kind, field in (("abs", ABS, "value"), ("rel", REL, "value"), ("mean", MEAN, "value"),
-                                     ("pmin", "data-limits", "minimum"), ("pmax", "data-limits", "maximum")):
+                                     ("mean_rel", MEAN_REL, "value"), ("pmin", "data-limits", "minimum"),
+                                     ("pmax", "data-limits", "maximum")):
                 allowed = values(entry, kind, field)
                 check(key not in g or g[key] in allowed,
                       "%s: %s %s is none of the entry's %s" % (what, key, g.get(key), sorted(allowed)))
@@ -240,8 +260,9 @@ for i, entry in enumerate(entries):
             check(not must_lossless or g.get("lossless"), "%s: the entry is lossless (a bound of 0), the gates %s"
                   % (what, g))
             if n_run == 0:
-                table["mapped: " + ", ".join(sorted(k for k in g if k != "n")) +
-                      ("" if rc in (None, 0) else "; then exit %s: %s" % (rc, (err or [""])[-1].split(": ", 1)[-1][:100]))] += 1
+                last = (err or [""])[-1].split(": ", 1)[-1][:100]
+                then = "" if rc in (None, 0) else "; then exit %s: %s" % (rc, last)
+                table["mapped: " + ", ".join(sorted(k for k in g if k != "n")) + then] += 1
             continue
         # refused (or should have been)
         line = err[0] if len(err) == 1 else ""
