@@ -17,7 +17,8 @@
  * Mapping to our gates, with the package's meaning of each leaf (its
  * requirements hold at every finite point x; a NaN must come back NaN and an
  * infinity the same infinity, which our mask check holds for every combo):
- *   max-pointwise-absolute-error-bound v  |y - x| <= v        -> --abs-error v x factor
+ *   max-pointwise-absolute-error-bound v  |y - x| <= v        -> --abs-error v x factor (v = 0, alone or the
+ *                                                                 tightest of an "all": --without-lossy)
  *   max-pointwise-relative-error-bound r  |y - x| <= r |x|    -> --rel-error r (no unit: the factor leaves it);
  *                                         so a zero comes back exactly zero; r = 0: --without-lossy
  *   mean-absolute-error-bound v           sum |y - x| / n <= v -> --mean-abs-error v x factor (n: the finite
@@ -443,6 +444,7 @@ int requirements_gates(const char *cmd, const char *markers_s, const char *list,
     resolver rs = {.factor = factor};
     rgates r;
     int n = entries ? resolve_selected(entries, &m, &rs, &r) : 0, rc = 2;
+    if (n > 0 && r.abs == 0) r.lossless = true, r.abs = NAN; /* no error at all (the list's tvh, tvl) */
     if (!root)
         fprintf(stderr, "dc_toolkit %s: %s: not a requirements list: %s\n", cmd, list, err);
     else if (!entries)

@@ -164,6 +164,24 @@ static void community_file(void **state) {
     assert_true(g.abs_err == 0.1 && g.phys_min == 0);
 }
 
+/* An absolute bound of 0 (the real list's tvh and tvl) is no error at all: lossless, not a gate of 0, which
+ * the gates refuse as a budget; in an "any" beside a looser absolute bound, the looser one holds. */
+static void zero_absolute_bound(void **state) {
+    (void)state;
+    static const char *const zero = "filters:\n- kind: cf-short-name\n  value: tvh\n"
+                                    "requirements:\n- kind: max-pointwise-absolute-error-bound\n  value: 0.0\n";
+    static const char *const either = "filters:\n- kind: cf-short-name\n  value: tvh\n"
+                                      "requirements:\n- kind: any\n  requirements:\n"
+                                      "  - kind: max-pointwise-absolute-error-bound\n    value: 0.0\n"
+                                      "  - kind: max-pointwise-absolute-error-bound\n    value: 0.25\n";
+    dctk_gates g;
+    requirements_also also;
+    assert_int_equal(gates_of(zero, "cf-short-name=tvh", 1, &g, &also), 0);
+    assert_true(also.lossless && isnan(g.abs_err));
+    assert_int_equal(gates_of(either, "cf-short-name=tvh", 1, &g, &also), 0);
+    assert_true(!also.lossless && g.abs_err == 0.25);
+}
+
 static void refused(void **state) {
     (void)state;
     dctk_gates g;
@@ -302,6 +320,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(compiled_list),
         cmocka_unit_test(community_file),
+        cmocka_unit_test(zero_absolute_bound),
         cmocka_unit_test(refused),
         cmocka_unit_test(relative_and_mean),
         cmocka_unit_test(mean_relative_and_older_names),
