@@ -75,18 +75,12 @@ void dctk_store_f64(dctk_dtype t, void *buf, size_t i, double v) {
 }
 
 #define SWAP_ALL(bits)                                                                                             \
-    for (size_t k = 0; k < n / sizeof(uint##bits##_t); k++) {                                                      \
+    for (size_t k = 0; k < n; k += sizeof(uint##bits##_t)) {                                                       \
         uint##bits##_t x;                                                                                          \
-        memcpy(&x, s + k * sizeof x, sizeof x);                                                                    \
+        memcpy(&x, s + k, sizeof x);                                                                               \
         x = __builtin_bswap##bits(x);                                                                              \
-        memcpy(d + k * sizeof x, &x, sizeof x);                                                                    \
+        memcpy(d + k, &x, sizeof x);                                                                               \
     }
-/* Every value of a classic netCDF input (big-endian) passes here. Built at
- * -O3 (CMakeLists.txt), the AVX2 clone turns the loops into byte shuffles of
- * 32 bytes; the default clone serves machines without AVX2. */
-#if defined(__x86_64__) && defined(__GNUC__)
-__attribute__((target_clones("avx2", "default")))
-#endif
 void dctk_swap_copy(void *dst, const void *src, size_t n, size_t es) {
     uint8_t *d = dst;
     const uint8_t *s = src;
