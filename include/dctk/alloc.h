@@ -35,6 +35,10 @@ DCTK_API void *dctk_malloc(size_t n);
 DCTK_API void *dctk_calloc(size_t count, size_t size); /* zeroed; NULL on overflow */
 DCTK_API void *dctk_realloc(void *p, size_t n);
 DCTK_API void dctk_free(void *p); /* accepts NULL */
+/* Copies of a string (of at most n bytes of it) from dctk_malloc; NULL when
+ * out of memory. Free them with dctk_free. */
+DCTK_API char *dctk_strdup(const char *s);
+DCTK_API char *dctk_strndup(const char *s, size_t n);
 
 #ifdef __cplusplus
 }
