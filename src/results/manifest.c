@@ -142,7 +142,7 @@ static json_t *combo_json(const dctk_best_combo *c) {
         json_decref(pipeline);
         json_decref(codecs);
     }
-    free(name);
+    dctk_free(name);
     return j;
 }
 
