@@ -95,30 +95,40 @@ static void free_row(dctk_result_row *row) {
     dctk_free((char *)row->name);
 }
 
-/* A combo's readable pipeline into name (cap bytes), for the console. */
-static void name_combo(const dctk_space *sp, const dctk_combo_result *b, char *name, size_t cap) {
-    if (!dctk_space_has(sp, b->c, b->f, b->s)) return;
+/* The row of a combo appended to w: out of memory when a text of the row
+ * could not be made (a row must not be written with its pipeline missing). */
+static dctk_status append_row(dctk_csv_writer *w, const dctk_space *sp, const char *var, const dctk_combo_result *r) {
+    dctk_result_row row = make_row(sp, var, r);
+    dctk_status st = row.compressor && row.filter && row.serializer && row.name ? dctk_csv_writer_append(w, &row)
+                                                                              : DCTK_NOMEM();
+    free_row(&row);
+    return st;
+}
+
+/* A combo's readable pipeline into name (cap bytes), for the console; out
+ * of memory when it could not be made. */
+static dctk_status name_combo(const dctk_space *sp, const dctk_combo_result *b, char *name, size_t cap) {
+    if (!dctk_space_has(sp, b->c, b->f, b->s)) return DCTK_OK;
     json_t *codecs = dctk_space_pipeline(sp, b->c, b->f, b->s);
     char *n = codecs ? dctk_codecs_name(codecs) : NULL;
     snprintf(name, cap, "%s", n ? n : "");
     dctk_free(n);
     json_decref(codecs);
+    return n ? DCTK_OK : DCTK_NOMEM();
 }
 
 /* s->best_name and s->winner_name from their rows. */
-static void name_best(const dctk_space *sp, dctk_evaluate_summary *s) {
-    name_combo(sp, &s->best_row, s->best_name, sizeof s->best_name);
-    name_combo(sp, &s->winner_row, s->winner_name, sizeof s->winner_name);
+static dctk_status name_best(const dctk_space *sp, dctk_evaluate_summary *s) {
+    DCTK_TRY(name_combo(sp, &s->best_row, s->best_name, sizeof s->best_name));
+    return name_combo(sp, &s->winner_row, s->winner_name, sizeof s->winner_name);
 }
 
 static void on_result(void *user, const dctk_combo_result *r) {
     run_ctx *rc = user;
     if (rc->have) rc->have[dctk_space_combo_index(rc->sp, r->c, r->f, r->s)] = true;
     if (rc->csv && rc->csv_st == DCTK_OK) {
-        dctk_result_row row = make_row(rc->sp, rc->var, r);
-        rc->csv_st = dctk_csv_writer_append(rc->csv, &row);
+        rc->csv_st = append_row(rc->csv, rc->sp, rc->var, r);
         if (rc->csv_st != DCTK_OK) snprintf(rc->csv_err, sizeof rc->csv_err, "%s", dctk_detail());
-        free_row(&row);
     }
     rc->done++;
     if (rc->o->progress) rc->o->progress(rc->o->progress_user, rc->done, rc->total);
@@ -134,8 +144,12 @@ static dctk_status write_parquet(const char *path, const dctk_space *sp, const c
     dctk_status st = rows ? dctk_parquet_writer_open(path, &w) : DCTK_NOMEM();
     for (size_t k = 0; k < n && st == DCTK_OK; k += GROUP) {
         size_t m = n - k < GROUP ? n - k : GROUP;
-        for (size_t i = 0; i < m; i++) rows[i] = make_row(sp, var, &res[k + i]);
-        st = dctk_parquet_writer_add(w, rows, m);
+        bool whole = true;
+        for (size_t i = 0; i < m; i++) {
+            rows[i] = make_row(sp, var, &res[k + i]);
+            whole = whole && rows[i].compressor && rows[i].filter && rows[i].serializer && rows[i].name;
+        }
+        st = whole ? dctk_parquet_writer_add(w, rows, m) : DCTK_NOMEM();
         for (size_t i = 0; i < m; i++) free_row(&rows[i]);
     }
     dctk_status cst = dctk_parquet_writer_close(w, st == DCTK_OK);
@@ -209,7 +223,7 @@ static dctk_status best_texts(const char *var, const char *const *var_dims, cons
     const char *src[] = {var, s->threshold_source, sp->fingerprint, dctk_dtype_name(sp->dtype),
                          row.name ? row.name : ""};
     char **dst[] = {&b->var, &b->threshold_source, &b->fingerprint, &b->dtype, &b->name};
-    dctk_status st = DCTK_OK;
+    dctk_status st = row.name ? DCTK_OK : DCTK_NOMEM();
     for (size_t i = 0; i < sizeof src / sizeof src[0] && st == DCTK_OK; i++) st = dctk_best_set_str(dst[i], src[i]);
     free_row(&row);
     /* how the sample was taken, what the scan found, and the sample's digest */
@@ -422,7 +436,7 @@ static dctk_status write_results(const dctk_var *var, const dctk_space *sp, cons
                                                 : best_within(sp, res, s->ncombos, &s->gates, s->level);
     if (s->best < 0) s->best = s->winner; /* nothing within the level: the file names the winner, compress says so */
     s->best_row = res[s->best];
-    name_best(sp, s);
+    DCTK_TRY(name_best(sp, s));
     return write_best(o->where, var->name, (const char *const *)var->dims, sp, o, s, cfg, res, s->ncombos);
 }
 
@@ -769,9 +783,7 @@ static dctk_status keep_done_rows(const char *path, const dctk_space *sp, const 
     dctk_status st = DCTK_OK;
     for (size_t k = 0; k < dctk_space_ncombos(sp) && st == DCTK_OK; k++) {
         if (todo[k]) continue;
-        dctk_result_row row = make_row(sp, var, &res[k]);
-        st = dctk_csv_writer_append(w, &row);
-        free_row(&row);
+        st = append_row(w, sp, var, &res[k]);
     }
     dctk_status cst = dctk_csv_writer_close(w);
     if (st == DCTK_OK) st = cst;
@@ -889,10 +901,8 @@ static dctk_status write_left_out(const dctk_space *sp, const char *var, const b
         snprintf(r->error, sizeof r->error, "left out: %.149s", one);
         if (have) have[k] = true;
         if (rc->csv && rc->csv_st == DCTK_OK) {
-            dctk_result_row row = make_row(sp, var, r);
-            rc->csv_st = dctk_csv_writer_append(rc->csv, &row);
+            rc->csv_st = append_row(rc->csv, sp, var, r);
             if (rc->csv_st != DCTK_OK) snprintf(rc->csv_err, sizeof rc->csv_err, "%s", dctk_detail());
-            free_row(&row);
         }
     }
     return DCTK_OK;
@@ -982,10 +992,8 @@ static dctk_status search_adaptive(const dctk_var *var, const void *sample, cons
         if (final[k] || left_out[unit_of_combo(sp, k)]) continue;
         if (have) have[k] = true;
         if (rc->csv && rc->csv_st == DCTK_OK) {
-            dctk_result_row row = make_row(sp, var->name, &res[k]);
-            rc->csv_st = dctk_csv_writer_append(rc->csv, &row);
+            rc->csv_st = append_row(rc->csv, sp, var->name, &res[k]);
             if (rc->csv_st != DCTK_OK) snprintf(rc->csv_err, sizeof rc->csv_err, "%s", dctk_detail());
-            free_row(&row);
         }
     }
     if (st == DCTK_OK)
@@ -1156,7 +1164,7 @@ static dctk_status no_sweep(const char *input, const dctk_var *var, const dctk_s
     s->winner = s->best;
     s->winner_row = s->best_row;
     s->winner_portability = combo_level(sp, c, -1, -1);
-    name_best(sp, s);
+    dctk_status st = name_best(sp, s);
     s->threshold = NAN; /* lossless: nothing to bound */
     snprintf(s->threshold_source, sizeof s->threshold_source, "none: lossless, no sweep");
     if (stats->nfinite == 0)
@@ -1165,7 +1173,7 @@ static dctk_status no_sweep(const char *input, const dctk_var *var, const dctk_s
         snprintf(s->no_sweep, sizeof s->no_sweep, "every value is %.10g", stats->min);
     dctk_metric_cfg cfg = dctk_metric_cfg_of(stats);
     const char *const *dims = (const char *const *)var->dims;
-    dctk_status st = is_writer(o) ? write_best(o->where, var->name, dims, sp, o, s, &cfg, NULL, 0) : DCTK_OK;
+    if (st == DCTK_OK && is_writer(o)) st = write_best(o->where, var->name, dims, sp, o, s, &cfg, NULL, 0);
     if (st == DCTK_OK && is_writer(o)) st = dctk_space_record_write(o->where, input, var, sp, stats, o);
     dctk_space_free(sp);
     return st;
