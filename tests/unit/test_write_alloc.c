@@ -96,11 +96,13 @@ static void every_allocation_of_a_field_write_fails_cleanly(void **state) {
         dctk_status st = write_t(ds, v, codecs, store, &r);
         if (!al.failed) fail_msg("allocation %ld of %ld was never reached", f, total);
         if (al.live != 0) fail_msg("allocation %ld of %ld failed: %ld blocks leaked", f, total, (long)al.live);
+        char detail[1024];
+        snprintf(detail, sizeof detail, "%s", dctk_detail());
         failing_alloc_reset(0);
         dctk_status held = stored(store, got, (size_t)var->ndim, var->shape);
         if (st != DCTK_OK) {
-            if (st != DCTK_ERR_NOMEM || !*dctk_detail())
-                fail_msg("allocation %ld of %ld failed: status %d (%s)", f, total, st, dctk_detail());
+            if (st != DCTK_ERR_NOMEM || !*detail)
+                fail_msg("allocation %ld of %ld failed: status %d (%s)", f, total, st, detail);
             if (held == DCTK_OK && memcmp(got, want, n * sizeof *got))
                 fail_msg("allocation %ld of %ld failed: the store holds another t", f, total);
             nomem++;
