@@ -1,5 +1,6 @@
 dctk_unit_test(test_eval unit/test_eval.c)
 dctk_unit_test(test_sweep_alloc unit/test_sweep_alloc.c)
+dctk_unit_test(test_evaluate_alloc unit/test_evaluate_alloc.c)
 dctk_unit_test(test_sample unit/test_sample.c)
 dctk_script_test(sweep_numcodecs ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_sweep_numcodecs.py)
 dctk_script_test(compress_errors ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_compress_errors.py)

@@ -12,6 +12,7 @@ set_tests_properties(store_links PROPERTIES TIMEOUT 180)
 
 # The write path as a library call: verify before replace, plugged-in gates, merge of a lossy coordinate.
 dctk_unit_test(test_write unit/test_write.c)
+dctk_unit_test(test_write_alloc unit/test_write_alloc.c)
 
 # The write workflow (issue 21): compress reuses sweep results, skips what is stored, --pipeline
 # in three forms, its gate, batch_manifest.json, CF bounds left out of sweeps but kept exact.

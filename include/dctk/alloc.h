@@ -1,13 +1,15 @@
 /* The library's allocator, replaceable once at start-up.
  *
- * Byte buffers (dctk_buf), codec instances, per-thread codec contexts, the
- * codecs' own working memory, the sweep's workers and chains, the plane
- * metrics' rows, the adaptive search's arrays, the Zarr writer's workers and
- * shard jobs, the memory store's entries and the write step's verification
- * blocks are allocated through these calls, so a program can account for
- * them and a test can make any one of them fail (tests/unit/test_codec_alloc.c,
- * test_sweep_alloc.c, test_zarr_alloc.c). Memory that third-party libraries allocate
- * inside a codec (zstd, zfp, ...) and JSON values do not pass through here. */
+ * Byte buffers (dctk_buf), codecs and their working memory, the per-field
+ * sweep (scan, sample, codec space, solve, search, sweep, resume), the
+ * results writers and readers, the Zarr arrays, stores, stages and writer,
+ * the field writer and the compress job are allocated through these calls,
+ * so a program can account for them and a test can make any one of them
+ * fail (tests/unit/test_*_alloc.c). Memory that third-party libraries
+ * allocate (zstd, zfp, netCDF, ...), JSON values and jansson's texts
+ * (json_dumps), the best record's strings (dctk_best), dctk_read_file's
+ * buffer and the parallel layer's gathered records do not pass through here:
+ * those are freed with free(). */
 #ifndef DCTK_ALLOC_H
 #define DCTK_ALLOC_H
 
@@ -35,6 +37,10 @@ DCTK_API void *dctk_malloc(size_t n);
 DCTK_API void *dctk_calloc(size_t count, size_t size); /* zeroed; NULL on overflow */
 DCTK_API void *dctk_realloc(void *p, size_t n);
 DCTK_API void dctk_free(void *p); /* accepts NULL */
+/* Copies of a string (of at most n bytes of it) from dctk_malloc; NULL when
+ * out of memory. Free them with dctk_free. */
+DCTK_API char *dctk_strdup(const char *s);
+DCTK_API char *dctk_strndup(const char *s, size_t n);
 
 #ifdef __cplusplus
 }

@@ -16,6 +16,7 @@
 #include <signal.h>
 #include <stdint.h>
 
+#include "dctk/alloc.h"
 #include "dctk/array.h"
 #include "dctk/codec.h"
 #include "dctk/dataset.h"
@@ -126,8 +127,9 @@ DCTK_API dctk_status dctk_sample_read(struct dctk_dataset *ds, size_t v, const d
 /* Everything before the sweep, in one call: dimension kinds (dim_kinds as
  * --dim-kind), production chunk, scan, plan, and the filter statistics
  * (sample quantile, full-field range and moments). The sample is left in
- * *sample (malloc'd) when sample is not NULL. Used alike by evaluate_combos
- * and compress_with_optimal, so both derive the same codec space. */
+ * *sample (from dctk_malloc: free it with dctk_free) when sample is not
+ * NULL. Used alike by evaluate_combos and compress_with_optimal, so both
+ * derive the same codec space. */
 DCTK_API dctk_status dctk_sample_prepare(struct dctk_dataset *ds, size_t v, const dctk_sample_opts *o,
                                          const char *dim_kinds, uint64_t inner_chunk_bytes, dctk_field_scan *scan,
                                          dctk_sample_plan *plan, dctk_sample_stats *stats, void **sample);
@@ -318,12 +320,14 @@ DCTK_API json_t *dctk_space_clamp(const dctk_space *sp, int s);
  * changes the element size a shuffle sees. */
 DCTK_API json_t *dctk_space_compressor(const dctk_space *sp, int c, int f, int s);
 /* "zstd(level=9) | bitround(keepbits=12) | -": the readable name of a pipeline
- * from its stages' codec lists (NULL for an absent stage). Caller frees. */
+ * from its stages' codec lists (NULL for an absent stage). Caller frees it with
+ * dctk_free; NULL when out of memory. */
 DCTK_API char *dctk_pipeline_name(const json_t *comp, const json_t *filt, const json_t *ser);
 /* The same name from a Zarr v3 codec list (a best_{var}.json's "codecs", or an
  * array's codecs, sharding_indexed looked into): its array->array codecs are
  * the filter, the array->bytes one the serializer ("-" for plain bytes), the
- * bytes->bytes ones the compressor. Caller frees; NULL when out of memory. */
+ * bytes->bytes ones the compressor. Caller frees it with dctk_free; NULL when
+ * out of memory. */
 DCTK_API char *dctk_codecs_name(const json_t *codecs);
 
 /* A combo's identity: the key of its pipeline, "fnv1a64:" and 16 hex digits,

@@ -158,7 +158,7 @@ static void print_fill(const dctk_zarr_meta *m) {
 static void print_codecs(const dctk_zarr_meta *m) {
     char *name = dctk_codecs_name(m->codecs);
     printf("  pipeline: %s  (compressor | filter | serializer)\n", name ? name : "?");
-    free(name);
+    dctk_free(name);
     printf("  codecs%s:\n", m->sharded ? " (inside each shard)" : m->zarr_format == 2 ? " (from the v2 filters and compressor)" : "");
     for (size_t i = 0; i < json_array_size(m->codecs); i++) {
         char *s = json_dumps(json_array_get(m->codecs, i), JSON_COMPACT);

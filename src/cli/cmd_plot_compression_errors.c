@@ -266,7 +266,7 @@ static int plot(const char *cmd, dctk_dataset *ds, size_t v, const json_t *codec
     slices_free(&s);
     if (st == DCTK_OK) printf("%s: %s\n%s: %s\nwrote %s.pdf and %s.png\n", var->name, name, var->name, desc, prefix,
                               prefix);
-    free(name);
+    dctk_free(name);
     if (st != DCTK_OK) return cli_fail(cmd, st);
     return 0;
 }

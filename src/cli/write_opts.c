@@ -151,7 +151,7 @@ static dctk_status lossy_only(dctk_dataset *ds, size_t v, const char *where, con
                    "%s, and (%d, %d, %d) is '%s', a combo of the space with lossy codecs: give --l1-threshold X to "
                    "write it",
                    no_threshold, idx[0], idx[1], idx[2], name ? name : "?");
-    free(name);
+    dctk_free(name);
     return st;
 }
 

@@ -39,3 +39,12 @@ void *dctk_realloc(void *p, size_t n) { return current.realloc(current.user, p, 
 void dctk_free(void *p) {
     if (p) current.free(current.user, p);
 }
+
+char *dctk_strdup(const char *s) { return dctk_strndup(s, strlen(s)); }
+
+char *dctk_strndup(const char *s, size_t n) {
+    size_t len = strnlen(s, n);
+    char *p = dctk_malloc(len + 1);
+    if (p) memcpy(p, s, len), p[len] = '\0';
+    return p;
+}

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "dctk/alloc.h"
 #include "dctk/util.h"
 
 dctk_status dctk_read_file(const char *path, uint8_t **out, size_t *n) {
@@ -64,11 +65,11 @@ struct dctk_atomic_file {
 dctk_status dctk_atomic_file_open(const char *path, dctk_atomic_file **out) {
     *out = NULL;
     size_t len = strlen(path);
-    dctk_atomic_file *f = calloc(1, sizeof *f);
-    if (f) f->tmp = malloc(len + 32), f->path = strdup(path);
+    dctk_atomic_file *f = dctk_calloc(1, sizeof *f);
+    if (f) f->tmp = dctk_malloc(len + 32), f->path = dctk_strdup(path);
     if (!f || !f->tmp || !f->path) {
-        if (f) free(f->tmp), free(f->path);
-        free(f);
+        if (f) dctk_free(f->tmp), dctk_free(f->path);
+        dctk_free(f);
         return DCTK_NOMEM();
     }
     static _Atomic unsigned long seq;
@@ -77,7 +78,7 @@ dctk_status dctk_atomic_file_open(const char *path, dctk_atomic_file **out) {
     f->fd = open(f->tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (f->fd < 0) {
         dctk_status st = DCTK_FAIL(DCTK_ERR_IO, "%s: cannot create: %s", f->tmp, strerror(errno));
-        free(f->tmp), free(f->path), free(f);
+        dctk_free(f->tmp), dctk_free(f->path), dctk_free(f);
         return st;
     }
     *out = f;
@@ -99,7 +100,7 @@ dctk_status dctk_atomic_file_close(dctk_atomic_file *f, bool keep) {
     if (keep && st == DCTK_OK && rename(f->tmp, f->path) != 0)
         st = DCTK_FAIL(DCTK_ERR_IO, "%s: rename failed: %s", f->path, strerror(errno));
     if (!keep || st != DCTK_OK) unlink(f->tmp);
-    free(f->tmp), free(f->path), free(f);
+    dctk_free(f->tmp), dctk_free(f->path), dctk_free(f);
     return st;
 }
 
@@ -112,7 +113,7 @@ dctk_status dctk_write_file_atomic(const char *path, const void *p, size_t n) {
 
 dctk_status dctk_mkdirs(const char *path) {
     size_t len = strlen(path);
-    char *p = malloc(len + 1);
+    char *p = dctk_malloc(len + 1);
     if (!p) return DCTK_NOMEM();
     memcpy(p, path, len + 1);
     for (size_t i = 1; i <= len; i++) {
@@ -121,7 +122,7 @@ dctk_status dctk_mkdirs(const char *path) {
         p[i] = '\0';
         if (mkdir(p, 0755) != 0 && errno != EEXIST) {
             dctk_status st = DCTK_FAIL(DCTK_ERR_IO, "%s: cannot create directory: %s", p, strerror(errno));
-            free(p);
+            dctk_free(p);
             return st;
         }
         p[i] = c;
@@ -129,6 +130,6 @@ dctk_status dctk_mkdirs(const char *path) {
     struct stat st;
     dctk_status rc = DCTK_OK;
     if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode)) rc = DCTK_FAIL(DCTK_ERR_IO, "%s: not a directory", path);
-    free(p);
+    dctk_free(p);
     return rc;
 }

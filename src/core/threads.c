@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "core/threads_internal.h"
+#include "dctk/alloc.h"
 #include "dctk/threads.h"
 #include "dctk/util.h"
 
@@ -253,8 +254,8 @@ dctk_status dctk_parallel_for(int nthreads, size_t nitems, dctk_item_fn fn, void
     atomic_init(&sh.next, 0);
     atomic_init(&sh.failed, false);
     pthread_mutex_init(&sh.lock, NULL);
-    pthread_t *tid = malloc((size_t)nthreads * sizeof *tid);
-    pfor_worker *w = malloc((size_t)nthreads * sizeof *w);
+    pthread_t *tid = dctk_malloc((size_t)nthreads * sizeof *tid);
+    pfor_worker *w = dctk_malloc((size_t)nthreads * sizeof *w);
     int started = 1;
     if (tid && w) {
         for (; started < nthreads; started++) {
@@ -266,8 +267,8 @@ dctk_status dctk_parallel_for(int nthreads, size_t nitems, dctk_item_fn fn, void
     pfor_worker self = {&sh, 0};
     pfor_run(&self);
     for (int t = 1; t < started; t++) pthread_join(tid[t], NULL);
-    free(tid);
-    free(w);
+    dctk_free(tid);
+    dctk_free(w);
     pthread_mutex_destroy(&sh.lock);
     if (sh.st != DCTK_OK) dctk_set_detail("%s", sh.detail);
     return sh.st;

@@ -47,10 +47,13 @@ typedef struct {
 } run_ctx;
 
 static char *codec_text(json_t *list) {
-    if (!list) return strdup("");
+    if (!list) return dctk_strdup("");
     /* one codec: its object; a chain (shuffle + compressor): the list */
     json_t *j = json_array_size(list) == 1 ? json_array_get(list, 0) : list;
-    return json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(17));
+    /* jansson's text (from malloc) copied into the library's memory, as the row's other strings are */
+    char *t = json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(17)), *s = t ? dctk_strdup(t) : NULL;
+    free(t);
+    return s;
 }
 
 /* Who reads a combo's pipeline (dctk_codec_portability). */
@@ -69,8 +72,8 @@ static dctk_result_row make_row(const dctk_space *sp, const char *var, const dct
     dctk_result_row row = dctk_combo_row(r);
     row.var = var;
     row.compressor = codec_text(comp);
-    row.filter = filt ? codec_text(filt) : strdup("");
-    row.serializer = ser ? codec_text(ser) : strdup("");
+    row.filter = filt ? codec_text(filt) : dctk_strdup("");
+    row.serializer = ser ? codec_text(ser) : dctk_strdup("");
     row.name = dctk_pipeline_name(comp, filt, ser);
     row.portability = dctk_portability_name(combo_level(sp, r->c, r->f, r->s));
     /* the solved stage: its filter's parameter, else its serializer's */
@@ -86,36 +89,46 @@ static dctk_result_row make_row(const dctk_space *sp, const char *var, const dct
 }
 
 static void free_row(dctk_result_row *row) {
-    free((char *)row->compressor);
-    free((char *)row->filter);
-    free((char *)row->serializer);
-    free((char *)row->name);
+    dctk_free((char *)row->compressor);
+    dctk_free((char *)row->filter);
+    dctk_free((char *)row->serializer);
+    dctk_free((char *)row->name);
 }
 
-/* A combo's readable pipeline into name (cap bytes), for the console. */
-static void name_combo(const dctk_space *sp, const dctk_combo_result *b, char *name, size_t cap) {
-    if (!dctk_space_has(sp, b->c, b->f, b->s)) return;
+/* The row of a combo appended to w: out of memory when a text of the row
+ * could not be made (a row must not be written with its pipeline missing). */
+static dctk_status append_row(dctk_csv_writer *w, const dctk_space *sp, const char *var, const dctk_combo_result *r) {
+    dctk_result_row row = make_row(sp, var, r);
+    dctk_status st = row.compressor && row.filter && row.serializer && row.name ? dctk_csv_writer_append(w, &row)
+                                                                              : DCTK_NOMEM();
+    free_row(&row);
+    return st;
+}
+
+/* A combo's readable pipeline into name (cap bytes), for the console; out
+ * of memory when it could not be made. */
+static dctk_status name_combo(const dctk_space *sp, const dctk_combo_result *b, char *name, size_t cap) {
+    if (!dctk_space_has(sp, b->c, b->f, b->s)) return DCTK_OK;
     json_t *codecs = dctk_space_pipeline(sp, b->c, b->f, b->s);
     char *n = codecs ? dctk_codecs_name(codecs) : NULL;
     snprintf(name, cap, "%s", n ? n : "");
-    free(n);
+    dctk_free(n);
     json_decref(codecs);
+    return n ? DCTK_OK : DCTK_NOMEM();
 }
 
 /* s->best_name and s->winner_name from their rows. */
-static void name_best(const dctk_space *sp, dctk_evaluate_summary *s) {
-    name_combo(sp, &s->best_row, s->best_name, sizeof s->best_name);
-    name_combo(sp, &s->winner_row, s->winner_name, sizeof s->winner_name);
+static dctk_status name_best(const dctk_space *sp, dctk_evaluate_summary *s) {
+    DCTK_TRY(name_combo(sp, &s->best_row, s->best_name, sizeof s->best_name));
+    return name_combo(sp, &s->winner_row, s->winner_name, sizeof s->winner_name);
 }
 
 static void on_result(void *user, const dctk_combo_result *r) {
     run_ctx *rc = user;
     if (rc->have) rc->have[dctk_space_combo_index(rc->sp, r->c, r->f, r->s)] = true;
     if (rc->csv && rc->csv_st == DCTK_OK) {
-        dctk_result_row row = make_row(rc->sp, rc->var, r);
-        rc->csv_st = dctk_csv_writer_append(rc->csv, &row);
+        rc->csv_st = append_row(rc->csv, rc->sp, rc->var, r);
         if (rc->csv_st != DCTK_OK) snprintf(rc->csv_err, sizeof rc->csv_err, "%s", dctk_detail());
-        free_row(&row);
     }
     rc->done++;
     if (rc->o->progress) rc->o->progress(rc->o->progress_user, rc->done, rc->total);
@@ -126,17 +139,21 @@ static void on_result(void *user, const dctk_combo_result *r) {
 static dctk_status write_parquet(const char *path, const dctk_space *sp, const char *var,
                                  const dctk_combo_result *res, size_t n) {
     enum { GROUP = 4096 };
-    dctk_result_row *rows = calloc(GROUP, sizeof *rows);
+    dctk_result_row *rows = dctk_calloc(GROUP, sizeof *rows);
     dctk_parquet_writer *w = NULL;
     dctk_status st = rows ? dctk_parquet_writer_open(path, &w) : DCTK_NOMEM();
     for (size_t k = 0; k < n && st == DCTK_OK; k += GROUP) {
         size_t m = n - k < GROUP ? n - k : GROUP;
-        for (size_t i = 0; i < m; i++) rows[i] = make_row(sp, var, &res[k + i]);
-        st = dctk_parquet_writer_add(w, rows, m);
+        bool whole = true;
+        for (size_t i = 0; i < m; i++) {
+            rows[i] = make_row(sp, var, &res[k + i]);
+            whole = whole && rows[i].compressor && rows[i].filter && rows[i].serializer && rows[i].name;
+        }
+        st = whole ? dctk_parquet_writer_add(w, rows, m) : DCTK_NOMEM();
         for (size_t i = 0; i < m; i++) free_row(&rows[i]);
     }
     dctk_status cst = dctk_parquet_writer_close(w, st == DCTK_OK);
-    free(rows);
+    dctk_free(rows);
     return st != DCTK_OK ? st : cst;
 }
 
@@ -206,7 +223,7 @@ static dctk_status best_texts(const char *var, const char *const *var_dims, cons
     const char *src[] = {var, s->threshold_source, sp->fingerprint, dctk_dtype_name(sp->dtype),
                          row.name ? row.name : ""};
     char **dst[] = {&b->var, &b->threshold_source, &b->fingerprint, &b->dtype, &b->name};
-    dctk_status st = DCTK_OK;
+    dctk_status st = row.name ? DCTK_OK : DCTK_NOMEM();
     for (size_t i = 0; i < sizeof src / sizeof src[0] && st == DCTK_OK; i++) st = dctk_best_set_str(dst[i], src[i]);
     free_row(&row);
     /* how the sample was taken, what the scan found, and the sample's digest */
@@ -345,7 +362,7 @@ static dctk_status share_plan(const dctk_evaluate_opts *o, dctk_status st, dctk_
  * full-field scan ran once, on member 0 alone: its figures travel with the
  * plan, and the other members never read the field. */
 static dctk_status share_sample(const dctk_evaluate_opts *o, dctk_status st, prepared *pr) {
-    if (st == DCTK_OK && !is_writer(o) && !(pr->sample = malloc(pr->plan.nbytes ? pr->plan.nbytes : 1)))
+    if (st == DCTK_OK && !is_writer(o) && !(pr->sample = dctk_malloc(pr->plan.nbytes ? pr->plan.nbytes : 1)))
         st = DCTK_FAIL(DCTK_ERR_NOMEM, "cannot hold a sample of %llu bytes", (unsigned long long)pr->plan.nbytes);
     st = agree(o, st);
     if (st == DCTK_OK && o->team) {
@@ -388,7 +405,7 @@ static dctk_status no_target(const dctk_var *var, const dctk_space *sp, const dc
     dctk_status st = DCTK_FAIL(DCTK_ERR_BOUND, "variable '%s': no pipeline reaches ratio %g (--target-ratio): the "
                                "highest on the sample is %.3f, %s", var->name, s->gates.target_ratio, res[top].ratio,
                                name ? name : "?");
-    free(name);
+    dctk_free(name);
     return st;
 }
 
@@ -419,7 +436,7 @@ static dctk_status write_results(const dctk_var *var, const dctk_space *sp, cons
                                                 : best_within(sp, res, s->ncombos, &s->gates, s->level);
     if (s->best < 0) s->best = s->winner; /* nothing within the level: the file names the winner, compress says so */
     s->best_row = res[s->best];
-    name_best(sp, s);
+    DCTK_TRY(name_best(sp, s));
     return write_best(o->where, var->name, (const char *const *)var->dims, sp, o, s, cfg, res, s->ncombos);
 }
 
@@ -574,7 +591,7 @@ enum { MAX_RANK_CSVS = 4096 };
 /* Remove the CSVs of var in dir of every rank from `from` on (a CSV that is
  * a link is refused, as every results file). */
 static dctk_status drop_rank_csvs(const char *dir, const char *var, int from) {
-    int *ranks = malloc(MAX_RANK_CSVS * sizeof *ranks);
+    int *ranks = dctk_malloc(MAX_RANK_CSVS * sizeof *ranks);
     if (!ranks) return DCTK_NOMEM();
     size_t n = rank_csvs(dir, var, ranks, MAX_RANK_CSVS);
     dctk_status st = DCTK_OK;
@@ -585,7 +602,7 @@ static dctk_status drop_rank_csvs(const char *dir, const char *var, int from) {
         if (st == DCTK_OK && unlink(path) != 0 && errno != ENOENT)
             st = DCTK_FAIL(DCTK_ERR_IO, "%s: cannot remove an earlier run's rows: %s", path, strerror(errno));
     }
-    free(ranks);
+    dctk_free(ranks);
     return st;
 }
 
@@ -596,7 +613,7 @@ static dctk_status load_resume(const char *dir, const dctk_space *sp, const char
                                bool pruned_unknown, dctk_combo_result *res, bool *todo, bool *skip, size_t *ndone) {
     size_t n = dctk_space_ncombos(sp);
     for (size_t k = 0; k < n; k++) todo[k] = true;
-    int *ranks = malloc(MAX_RANK_CSVS * sizeof *ranks);
+    int *ranks = dctk_malloc(MAX_RANK_CSVS * sizeof *ranks);
     if (!ranks) return DCTK_NOMEM();
     size_t nr = rank_csvs(dir, var, ranks, MAX_RANK_CSVS), nt = 0;
     dctk_result_table *t = dctk_calloc(nr + 1, sizeof *t);
@@ -607,7 +624,7 @@ static dctk_status load_resume(const char *dir, const dctk_space *sp, const char
         t[nt] = (dctk_result_table)DCTK_RESULT_TABLE_INIT;
         st = dctk_results_csv_path(path, sizeof path, dir, var, ranks[i]);
         if (st == DCTK_OK) st = dctk_csv_read(path, &t[nt], NULL);
-        if (st == DCTK_OK && !(paths[nt] = strdup(path))) st = DCTK_NOMEM();
+        if (st == DCTK_OK && !(paths[nt] = dctk_strdup(path))) st = DCTK_NOMEM();
         if (st != DCTK_OK) dctk_result_table_free(&t[nt]);
         else nt++;
         if (st == DCTK_ERR_NOT_FOUND) st = DCTK_OK; /* gone since the listing */
@@ -618,10 +635,10 @@ static dctk_status load_resume(const char *dir, const dctk_space *sp, const char
     if (st == DCTK_OK && nr > 1)
         dctk_log(DCTK_LOG_INFO, "%s: --resume: read the rows of %zu ranks' CSVs", var, nr);
     for (size_t i = 0; t && i < nt; i++) dctk_result_table_free(&t[i]);
-    for (size_t i = 0; paths && i < nt; i++) free(paths[i]);
+    for (size_t i = 0; paths && i < nt; i++) dctk_free(paths[i]);
     dctk_free(t);
     dctk_free(paths);
-    free(ranks);
+    dctk_free(ranks);
     for (size_t u = 0; u < dctk_sweep_nunits(sp) && st == DCTK_OK; u++) {
         int f, s;
         dctk_sweep_unit(sp, u, &f, &s);
@@ -713,9 +730,9 @@ static void state_change(const json_t *old, const json_t *now, char *buf, size_t
     json_object_foreach((json_t *)now, key, val) {
         json_t *was = json_object_get(old, key);
         if ((was && json_equal(was, val)) || !strcmp(key, "fingerprint")) continue;
-        char *a = was ? json_dumps(was, JSON_COMPACT | JSON_ENCODE_ANY) : strdup("none");
+        char *a = was ? json_dumps(was, JSON_COMPACT | JSON_ENCODE_ANY) : NULL; /* jansson's: free() */
         char *b = json_dumps(val, JSON_COMPACT | JSON_ENCODE_ANY);
-        snprintf(buf, cap, "%s changed (%.80s%s -> %.80s%s)", key, a ? a : "?", a && strlen(a) > 80 ? "..." : "",
+        snprintf(buf, cap, "%s changed (%.80s%s -> %.80s%s)", key, a ? a : was ? "?" : "none", a && strlen(a) > 80 ? "..." : "",
                  b ? b : "?", b && strlen(b) > 80 ? "..." : "");
         free(a);
         free(b);
@@ -766,9 +783,7 @@ static dctk_status keep_done_rows(const char *path, const dctk_space *sp, const 
     dctk_status st = DCTK_OK;
     for (size_t k = 0; k < dctk_space_ncombos(sp) && st == DCTK_OK; k++) {
         if (todo[k]) continue;
-        dctk_result_row row = make_row(sp, var, &res[k]);
-        st = dctk_csv_writer_append(w, &row);
-        free_row(&row);
+        st = append_row(w, sp, var, &res[k]);
     }
     dctk_status cst = dctk_csv_writer_close(w);
     if (st == DCTK_OK) st = cst;
@@ -807,8 +822,8 @@ static size_t unit_of_combo(const dctk_space *sp, size_t k) {
 static dctk_status leave_out(const char *var, const dctk_space *sp, const dctk_evaluate_opts *o, const bool *resumed,
                              bool **out, bool **run_skip, size_t *nleft, char *why, size_t cap) {
     size_t n = dctk_sweep_nunits(sp);
-    *out = calloc(n + 1, sizeof **out);
-    *run_skip = calloc(n + 1, sizeof **run_skip);
+    *out = dctk_calloc(n + 1, sizeof **out);
+    *run_skip = dctk_calloc(n + 1, sizeof **run_skip);
     if (!*out || !*run_skip) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
     *nleft = dctk_search_left_out(sp, *out, why, cap);
     for (size_t u = 0; u < n; u++) {
@@ -830,11 +845,11 @@ static dctk_status leave_out(const char *var, const dctk_space *sp, const dctk_e
 static dctk_status count_repeats(const dctk_space *sp, const bool *left_out, dctk_evaluate_summary *s,
                                  size_t **first_of) {
     size_t nunits = dctk_sweep_nunits(sp), n = dctk_space_ncombos(sp);
-    char **texts = calloc((size_t)sp->ncomp + 1, sizeof *texts);
-    size_t *first = calloc(n + 1, sizeof *first);
+    char **texts = dctk_calloc((size_t)sp->ncomp + 1, sizeof *texts);
+    size_t *first = dctk_calloc(n + 1, sizeof *first);
     if (!texts || !first) {
-        free(texts);
-        free(first);
+        dctk_free(texts);
+        dctk_free(first);
         return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
     }
     for (size_t k = 0; k < n; k++) first[k] = k;
@@ -863,9 +878,9 @@ static dctk_status count_repeats(const dctk_space *sp, const bool *left_out, dct
         }
         for (int c = 0; c < sp->ncomp; c++) free(texts[c]), texts[c] = NULL;
     }
-    free(texts);
+    dctk_free(texts);
     if (first_of) *first_of = first;
-    else free(first);
+    else dctk_free(first);
     return DCTK_OK;
 }
 
@@ -886,10 +901,8 @@ static dctk_status write_left_out(const dctk_space *sp, const char *var, const b
         snprintf(r->error, sizeof r->error, "left out: %.149s", one);
         if (have) have[k] = true;
         if (rc->csv && rc->csv_st == DCTK_OK) {
-            dctk_result_row row = make_row(sp, var, r);
-            rc->csv_st = dctk_csv_writer_append(rc->csv, &row);
+            rc->csv_st = append_row(rc->csv, sp, var, r);
             if (rc->csv_st != DCTK_OK) snprintf(rc->csv_err, sizeof rc->csv_err, "%s", dctk_detail());
-            free_row(&row);
         }
     }
     return DCTK_OK;
@@ -961,8 +974,8 @@ static dctk_status search_adaptive(const dctk_var *var, const void *sample, cons
                                    dctk_sweep_opts *so, const bool *left_out, const size_t *first_of,
                                    dctk_combo_result *res, bool *have, run_ctx *rc) {
     size_t n = s->ncombos ? s->ncombos : 1;
-    bool *final = calloc(n, sizeof *final);
-    screen_ctx x = {sp, sample, var, plan, o, so, calloc(n, sizeof(bool)), 0, 0, rc};
+    bool *final = dctk_calloc(n, sizeof *final);
+    screen_ctx x = {sp, sample, var, plan, o, so, dctk_calloc(n, sizeof(bool)), 0, 0, rc};
     dctk_search_ops ops = {screen, &x};
     dctk_status st = final && x.have ? DCTK_OK : DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
     if (st == DCTK_OK)
@@ -979,17 +992,15 @@ static dctk_status search_adaptive(const dctk_var *var, const void *sample, cons
         if (final[k] || left_out[unit_of_combo(sp, k)]) continue;
         if (have) have[k] = true;
         if (rc->csv && rc->csv_st == DCTK_OK) {
-            dctk_result_row row = make_row(sp, var->name, &res[k]);
-            rc->csv_st = dctk_csv_writer_append(rc->csv, &row);
+            rc->csv_st = append_row(rc->csv, sp, var->name, &res[k]);
             if (rc->csv_st != DCTK_OK) snprintf(rc->csv_err, sizeof rc->csv_err, "%s", dctk_detail());
-            free_row(&row);
         }
     }
     if (st == DCTK_OK)
         dctk_log(DCTK_LOG_INFO, "%s: adaptive search: %zu of %zu combos measured on the whole sample, the rest pruned "
                  "on parts of it", var->name, s->nmeasured, s->ncombos);
-    free(x.have);
-    free(final);
+    dctk_free(x.have);
+    dctk_free(final);
     return st;
 }
 
@@ -1024,8 +1035,8 @@ static dctk_status sweep_space(const dctk_var *var, const void *sample, const dc
         st = o->team->share(o->team->user, d, sizeof d);
         resume = d[0], pruned_unknown = d[1];
     }
-    bool *skip = resume ? calloc(dctk_sweep_nunits(sp) + 1, sizeof *skip) : NULL;
-    bool *todo = resume ? calloc(s->ncombos + 1, sizeof *todo) : NULL;
+    bool *skip = resume ? dctk_calloc(dctk_sweep_nunits(sp) + 1, sizeof *skip) : NULL;
+    bool *todo = resume ? dctk_calloc(s->ncombos + 1, sizeof *todo) : NULL;
     if (st == DCTK_OK && resume && (!skip || !todo)) st = DCTK_NOMEM();
     /* every member reads every rank's rows: the same combos are left to run everywhere */
     if (st == DCTK_OK && resume)
@@ -1075,17 +1086,17 @@ static dctk_status sweep_space(const dctk_var *var, const void *sample, const dc
     if (st == DCTK_OK && adaptive) st = search_adaptive(var, sample, plan, sp, o, s, &so, left_out, first_of, res, have, &rc);
     else if (st == DCTK_OK) st = run_sweep(sp, sample, var, plan, &so, o, res);
     if (st == DCTK_OK) st = write_left_out(sp, var->name, left_out, todo, o, res, have, &rc);
-    free(left_out);
-    free(run_skip);
-    free(first_of);
+    dctk_free(left_out);
+    dctk_free(run_skip);
+    dctk_free(first_of);
     if (!adaptive) s->nmeasured = s->ncombos - nleft;
     s->nleft = nleft;
     dctk_timer_add("sweep [wall s]", dctk_now() - t0);
     report_timers(&rc);
     if (st == DCTK_OK && is_writer(o)) dctk_sweep_memcheck(var->name, held, admitted); /* this member's memory */
     dctk_status cst = dctk_csv_writer_close(rc.csv);
-    free(skip);
-    free(todo);
+    dctk_free(skip);
+    dctk_free(todo);
     if (st == DCTK_OK && rc.csv_st != DCTK_OK) st = DCTK_FAIL(rc.csv_st, "%s", rc.csv_err);
     if (st == DCTK_OK) st = cst;
     if (!o->team) explain_stop(st, var->name, path, &rc);
@@ -1153,7 +1164,7 @@ static dctk_status no_sweep(const char *input, const dctk_var *var, const dctk_s
     s->winner = s->best;
     s->winner_row = s->best_row;
     s->winner_portability = combo_level(sp, c, -1, -1);
-    name_best(sp, s);
+    dctk_status st = name_best(sp, s);
     s->threshold = NAN; /* lossless: nothing to bound */
     snprintf(s->threshold_source, sizeof s->threshold_source, "none: lossless, no sweep");
     if (stats->nfinite == 0)
@@ -1162,7 +1173,7 @@ static dctk_status no_sweep(const char *input, const dctk_var *var, const dctk_s
         snprintf(s->no_sweep, sizeof s->no_sweep, "every value is %.10g", stats->min);
     dctk_metric_cfg cfg = dctk_metric_cfg_of(stats);
     const char *const *dims = (const char *const *)var->dims;
-    dctk_status st = is_writer(o) ? write_best(o->where, var->name, dims, sp, o, s, &cfg, NULL, 0) : DCTK_OK;
+    if (st == DCTK_OK && is_writer(o)) st = write_best(o->where, var->name, dims, sp, o, s, &cfg, NULL, 0);
     if (st == DCTK_OK && is_writer(o)) st = dctk_space_record_write(o->where, input, var, sp, stats, o);
     dctk_space_free(sp);
     return st;
@@ -1175,8 +1186,8 @@ static double time_a_few(const dctk_var *var, const void *sample, const dctk_sam
                          const dctk_evaluate_opts *o, const dctk_evaluate_summary *s, const dctk_metric_cfg *cfg) {
     enum { FEW = 4 };
     size_t n = s->ncombos, few = n < FEW ? n : FEW;
-    bool *run = calloc(n + 1, sizeof *run);
-    dctk_combo_result *res = calloc(n + 1, sizeof *res);
+    bool *run = dctk_calloc(n + 1, sizeof *run);
+    dctk_combo_result *res = dctk_calloc(n + 1, sizeof *res);
     double secs = NAN;
     if (run && res && few) {
         for (size_t i = 0; i < few; i++) run[dctk_sample_index(i, few, n)] = true;
@@ -1185,8 +1196,8 @@ static double time_a_few(const dctk_var *var, const void *sample, const dctk_sam
         double t0 = dctk_now();
         if (dctk_sweep_run(sp, sample, var->ndim, plan->shape, &so, res) == DCTK_OK) secs = (dctk_now() - t0) / (double)few;
     }
-    free(run);
-    free(res);
+    dctk_free(run);
+    dctk_free(res);
     return secs;
 }
 
@@ -1200,10 +1211,10 @@ static void say_over_limit(const dctk_var *var, const void *sample, const dctk_s
     if (!is_writer(o) || !o->size_limit || plan->nbytes <= o->size_limit || s->ncombos == 0) return;
     char a[32], b[32], eta[256] = "";
     size_t nunits = dctk_sweep_nunits(sp), nleft = 0, n;
-    bool *left = calloc(nunits + 1, sizeof *left);
+    bool *left = dctk_calloc(nunits + 1, sizeof *left);
     char why[256];
     if (left) nleft = dctk_search_left_out(sp, left, why, sizeof why);
-    free(left);
+    dctk_free(left);
     n = s->ncombos - nleft;
     double each = time_a_few(var, sample, plan, sp, o, s, cfg), all = each * (double)n / (o->threads > 0 ? o->threads : 1);
     if (isfinite(all))
@@ -1238,11 +1249,11 @@ static dctk_status information_members(const dctk_var *var, const void *sample, 
             dctk_log(DCTK_LOG_INFO, "%s: %s keeps %.6g of its real information (%d mantissa bits hold 99 %%, %d hold "
                      "99.99 %%): it joins the space, chosen by information (--keep-information)", var->name,
                      name ? name : "?", f, s->info_keepbits[0], s->info_keepbits[1]);
-        free(name);
+        dctk_free(name);
         int i = 0;
         while (i < sp->nfilt && !json_equal(sp->filt[i].codecs, m)) i++;
         if (i == sp->nfilt) {
-            dctk_space_entry *grown = realloc(sp->filt, sizeof *grown * (size_t)(sp->nfilt + 1));
+            dctk_space_entry *grown = dctk_realloc(sp->filt, sizeof *grown * (size_t)(sp->nfilt + 1));
             if (!grown) {
                 json_decref(m);
                 return DCTK_NOMEM();
@@ -1285,7 +1296,7 @@ static dctk_status solve_space(const dctk_var *var, const void *sample, const pr
     double t0 = dctk_now();
     dctk_status st = dctk_space_solve(sp, sample, n, var->ndim, pr->plan.shape, &w, np >= 2 * SOLVE_EVERY ? &part : NULL,
                                       so, &pr->stats, &s->info_keepbits[0], &trials);
-    free(pieces);
+    dctk_free(pieces);
     if (cost.units) {
         dctk_timer_add("search: solving [codec CPU s]", cost.codec_cpu_s);
         dctk_timer_add(DCTK_CODEC_CPU_TIMER, cost.codec_cpu_s);
@@ -1323,7 +1334,7 @@ static void say_clamp(const dctk_var *var, const dctk_space *sp, const dctk_spac
     else
         dctk_log(DCTK_LOG_INFO, "%s: --clamp-to-bounds: no lossy serializer in the space%s, nothing clamped", var->name,
                  dctk_dtype_is_float(var->dtype) ? "" : " (an integer field)");
-    free(name);
+    dctk_free(name);
 }
 
 /* Everything after the sample is in memory. */
@@ -1364,8 +1375,8 @@ static dctk_status sweep_sample(const dctk_var *var, const void *sample, const p
     if (dctk_gates_phys_on(&s->gates) && is_writer(o)) report_outside(var, sample, (size_t)(pr->plan.nbytes / dctk_dtype_size(var->dtype)), &s->gates);
     if (st == DCTK_OK) st = solve_space(var, sample, pr, sp, o, s, &so, &cfg, ninfo);
     if (st == DCTK_OK) s->ncombos = dctk_space_ncombos(sp);
-    dctk_combo_result *res = st == DCTK_OK ? calloc(s->ncombos ? s->ncombos : 1, sizeof *res) : NULL;
-    bool *have = res && o->team ? calloc(s->ncombos ? s->ncombos : 1, sizeof *have) : NULL;
+    dctk_combo_result *res = st == DCTK_OK ? dctk_calloc(s->ncombos ? s->ncombos : 1, sizeof *res) : NULL;
+    bool *have = res && o->team ? dctk_calloc(s->ncombos ? s->ncombos : 1, sizeof *have) : NULL;
     if (st == DCTK_OK && (!res || (o->team && !have))) st = DCTK_NOMEM();
     st = agree(o, st);
     if (st == DCTK_OK) {
@@ -1375,8 +1386,8 @@ static dctk_status sweep_sample(const dctk_var *var, const void *sample, const p
     }
     if (st == DCTK_OK && is_writer(o)) st = write_results(var, sp, res, o, s, &cfg);
     if (st == DCTK_OK && is_writer(o)) st = dctk_space_record_write(o->where, pr->input, var, sp, &pr->stats, o);
-    free(have);
-    free(res);
+    dctk_free(have);
+    dctk_free(res);
     dctk_space_free(sp);
     return st;
 }
@@ -1477,7 +1488,7 @@ dctk_status dctk_evaluate_variable(dctk_dataset *ds, size_t v, const dctk_evalua
     if (st == DCTK_ERR_NOMEM && !strstr(dctk_detail(), "--eval-data-size-limit") &&
         !strstr(dctk_detail(), "memory this process may use"))
         name_memory(var->name);
-    free(pr.sample);
+    dctk_free(pr.sample);
     s->seconds = dctk_now() - t0;
     /* the Python tool's record of the sweep, beside best_{var}.json */
     if (st == DCTK_OK && is_writer(o))
@@ -1494,7 +1505,7 @@ static dctk_status field_stats(dctk_dataset *ds, size_t v, const dctk_evaluate_o
     dctk_sample_plan plan;
     void *sample = NULL;
     DCTK_TRY(dctk_sample_prepare(ds, v, &so, o->dim_kinds, o->inner_chunk_bytes, scan, &plan, stats, &sample));
-    free(sample);
+    dctk_free(sample);
     dctk_field_scan_free(scan);
     if (scan->constant) dctk_sample_stats_of_scan(scan, stats);
     return DCTK_OK;
@@ -1510,12 +1521,12 @@ dctk_status dctk_sample_taken(dctk_dataset *ds, size_t v, const dctk_evaluate_op
     DCTK_TRY(dctk_sample_prepare(ds, v, &so, o->dim_kinds, o->inner_chunk_bytes, &scan, &plan, &stats, &data));
     dctk_field_scan_free(&scan);
     if (scan.constant) {
-        free(data);
+        dctk_free(data);
         return (*sample = json_object()) ? DCTK_OK : DCTK_NOMEM();
     }
     char digest[32];
     dctk_sample_digest(data, plan.nbytes, digest);
-    free(data);
+    dctk_free(data);
     *sample = dctk_sample_plan_json(&plan, (const char *const *)dctk_dataset_var(ds, v)->dims);
     if (*sample) json_object_set_new(*sample, "digest", json_string(digest));
     return *sample ? DCTK_OK : DCTK_NOMEM();

@@ -16,25 +16,35 @@
 #include "dctk/util.h"
 #include "eval/space_internal.h"
 
-static void put_value(dctk_buf *b, const json_t *v) {
+/* A text being built: failed once an append ran out of memory. */
+typedef struct {
+    dctk_buf b;
+    bool failed;
+} text_buf;
+
+static void put(text_buf *t, const void *p, size_t n) {
+    if (!t->failed && dctk_buf_append(&t->b, p, n) != DCTK_OK) t->failed = true;
+}
+
+static void put_value(text_buf *b, const json_t *v) {
     char *s = json_is_string(v) ? NULL : json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT | JSON_REAL_PRECISION(6));
     const char *t = json_is_string(v) ? json_string_value(v) : s ? s : "?";
-    dctk_buf_append(b, t, strlen(t));
+    put(b, t, strlen(t));
     free(s);
 }
 
 static int by_key(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
 
 /* name(key=value, ...) of one codec object. */
-static void put_codec(dctk_buf *b, const json_t *c) {
+static void put_codec(text_buf *b, const json_t *c) {
     const char *name = json_string_value(json_object_get(c, "name"));
     const json_t *conf = json_object_get(c, "configuration");
     if (!name) name = "?";
     if (strncmp(name, "any-numcodecs.", 14) == 0 && json_is_string(json_object_get(conf, "id")))
         name = json_string_value(json_object_get(conf, "id"));
     if (strncmp(name, "numcodecs.", 10) == 0) name += 10;
-    dctk_buf_append(b, name, strlen(name));
-    dctk_buf_append(b, "(", 1);
+    put(b, name, strlen(name));
+    put(b, "(", 1);
     const char *keys[64];
     size_t n = 0;
     const char *k;
@@ -42,35 +52,36 @@ static void put_codec(dctk_buf *b, const json_t *c) {
     json_object_foreach((json_t *)conf, k, v) if (n < 64 && strcmp(k, "id") && strcmp(k, "_version")) keys[n++] = k;
     qsort(keys, n, sizeof *keys, by_key);
     for (size_t i = 0; i < n; i++) {
-        if (i) dctk_buf_append(b, ", ", 2);
-        dctk_buf_append(b, keys[i], strlen(keys[i]));
-        dctk_buf_append(b, "=", 1);
+        if (i) put(b, ", ", 2);
+        put(b, keys[i], strlen(keys[i]));
+        put(b, "=", 1);
         put_value(b, json_object_get(conf, keys[i]));
     }
-    dctk_buf_append(b, ")", 1);
+    put(b, ")", 1);
 }
 
 /* A stage: "-" when absent, its codecs joined by " + " (shuffle + zstd). */
-static void put_stage(dctk_buf *b, const json_t *list) {
+static void put_stage(text_buf *b, const json_t *list) {
     if (!list || !json_array_size(list)) {
-        dctk_buf_append(b, "-", 1);
+        put(b, "-", 1);
         return;
     }
     for (size_t i = 0; i < json_array_size(list); i++) {
-        if (i) dctk_buf_append(b, " + ", 3);
+        if (i) put(b, " + ", 3);
         put_codec(b, json_array_get(list, i));
     }
 }
 
 char *dctk_pipeline_name(const json_t *comp, const json_t *filt, const json_t *ser) {
-    dctk_buf b = {0};
+    text_buf b = {0};
     put_stage(&b, comp);
-    dctk_buf_append(&b, " | ", 3);
+    put(&b, " | ", 3);
     put_stage(&b, filt);
-    dctk_buf_append(&b, " | ", 3);
+    put(&b, " | ", 3);
     put_stage(&b, ser);
-    dctk_buf_append(&b, "", 1);
-    return (char *)b.data; /* NULL when out of memory */
+    put(&b, "", 1);
+    if (b.failed) dctk_buf_free(&b.b); /* a name with a piece missing is no name */
+    return (char *)b.b.data; /* NULL when out of memory */
 }
 
 /* The stage a codec of a Zarr v3 list belongs to: its registered kind, or

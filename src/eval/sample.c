@@ -330,7 +330,7 @@ static void pick_tiles(dctk_sample_plan *p, const dctk_field_scan *scan, size_t 
     if (p->ntiles_finite == 0) fin = NULL, p->ntiles_finite = total; /* all masked: any tile is as good */
     /* candidates: tiles with data, and whole tiles (edge tiles are padded with
      * copies, which compress better than data) while any whole one has data */
-    uint8_t *ok = malloc(total);
+    uint8_t *ok = dctk_malloc(total);
     if (ok) {
         size_t nwhole = 0;
         for (size_t i = 0; i < total; i++) nwhole += (ok[i] = (uint8_t)((!fin || fin[i]) && tile_whole(p, i)));
@@ -340,7 +340,7 @@ static void pick_tiles(dctk_sample_plan *p, const dctk_field_scan *scan, size_t 
         }
     }
     pick_tile_ids(p, fin, total, want);
-    free(ok);
+    dctk_free(ok);
 }
 
 static void pick_tile_ids(dctk_sample_plan *p, const uint8_t *fin, size_t total, size_t want) {
@@ -478,7 +478,7 @@ dctk_status dctk_sample_plan_make(dctk_dtype t, int ndim, const size_t *shape, c
     shape_info si = {0};
     dctk_status st = DCTK_OK;
     for (int d = 0; d < ndim && st == DCTK_OK; d++) /* room for every run along d: at most field / chunk + 1 */
-        if (thinned(p->kind[d]) && !(si.cand[d] = malloc(sizeof(uint32_t) * (p->field[d] / p->chunk[d] + 1))))
+        if (thinned(p->kind[d]) && !(si.cand[d] = dctk_malloc(sizeof(uint32_t) * (p->field[d] / p->chunk[d] + 1))))
             st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
     if (st == DCTK_OK) describe(p, t, scan, o, &si);
     double usable = o->memory ? 0.8 * (double)o->memory - si.overhead : INFINITY;
@@ -491,7 +491,7 @@ dctk_status dctk_sample_plan_make(dctk_dtype t, int ndim, const size_t *shape, c
             if (thinned(p->kind[d])) pick_runs(p, &si, d, k[d]);
         set_shape(p, es);
     }
-    for (int d = 0; d < ndim; d++) free(si.cand[d]);
+    for (int d = 0; d < ndim; d++) dctk_free(si.cand[d]);
     return st;
 }
 
@@ -647,7 +647,7 @@ dctk_status dctk_sample_read(dctk_dataset *ds, size_t v, const dctk_sample_plan 
         n[d] = thinned(p->kind[d]) ? p->nsel[d] : 1;
         pieces *= n[d];
     }
-    void *buf = malloc(dctk_shape_nelems(p->ndim, full) * es);
+    void *buf = dctk_malloc(dctk_shape_nelems(p->ndim, full) * es);
     if (!buf) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory reading the sample");
     dctk_status st = DCTK_OK;
     for (size_t k = 0; k < pieces && st == DCTK_OK; k++) {
@@ -660,7 +660,7 @@ dctk_status dctk_sample_read(dctk_dataset *ds, size_t v, const dctk_sample_plan 
         if (p->tiles && t + 1 < p->ntiles) continue;
         for (int d = p->ndim - 1; d >= 0 && ++i[d] >= n[d]; d--) i[d] = 0;
     }
-    free(buf);
+    dctk_free(buf);
     return st;
 }
 
@@ -721,7 +721,7 @@ dctk_status dctk_sample_prepare(dctk_dataset *ds, size_t v, const dctk_sample_op
         dctk_field_scan_free(scan);
         return st;
     }
-    void *buf = malloc(plan->nbytes ? plan->nbytes : 1);
+    void *buf = dctk_malloc(plan->nbytes ? plan->nbytes : 1);
     if (!buf) st = DCTK_FAIL(DCTK_ERR_NOMEM, "variable '%s': cannot hold a sample of %llu bytes", var->name,
                              (unsigned long long)plan->nbytes);
     t0 = dctk_now();
@@ -735,7 +735,7 @@ dctk_status dctk_sample_prepare(dctk_dataset *ds, size_t v, const dctk_sample_op
                        var->name, scan->nfinite);
     if (st == DCTK_OK) dctk_sample_stats_with_scan(stats, scan);
     if (st == DCTK_OK && sample) *sample = buf;
-    else free(buf);
+    else dctk_free(buf);
     if (st != DCTK_OK) dctk_field_scan_free(scan);
     return st;
 }
@@ -754,7 +754,7 @@ static uint64_t abs_key(double x) {
 /* The r-th smallest |x| (0-based) over finite values, by radix selection on
  * 16-bit digits: four passes with a 65536-bin histogram, no copy of the data. */
 static double abs_order_stat(dctk_dtype t, const void *data, size_t n, size_t r) {
-    uint32_t *hist = malloc(sizeof(uint32_t) * 65536);
+    uint32_t *hist = dctk_malloc(sizeof(uint32_t) * 65536);
     if (!hist) return NAN;
     uint64_t prefix = 0, mask = 0;
     for (int shift = 48; shift >= 0; shift -= 16) {
@@ -770,7 +770,7 @@ static double abs_order_stat(dctk_dtype t, const void *data, size_t n, size_t r)
         prefix |= (uint64_t)b << shift;
         mask |= (uint64_t)0xffff << shift;
     }
-    free(hist);
+    dctk_free(hist);
     double v;
     memcpy(&v, &prefix, sizeof v);
     return v;

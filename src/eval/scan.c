@@ -29,8 +29,8 @@ typedef struct {
 
 void dctk_field_scan_free(dctk_field_scan *s) {
     if (!s) return;
-    for (int d = 0; d < DCTK_MAX_DIMS; d++) free(s->varies[d]);
-    free(s->tile_finite);
+    for (int d = 0; d < DCTK_MAX_DIMS; d++) dctk_free(s->varies[d]);
+    dctk_free(s->tile_finite);
     memset(s->varies, 0, sizeof s->varies);
     s->tile_finite = NULL;
 }
@@ -42,9 +42,9 @@ static dctk_status scan_alloc(scan_ctx *c, dctk_field_scan *s) {
     s->ntiles = 1;
     for (int d = v->ndim - 1; d >= 0; d--) {
         if (thinned(c->kind[d])) {
-            c->lo[d] = malloc(v->shape[d] * sizeof(double));
-            c->hi[d] = malloc(v->shape[d] * sizeof(double));
-            s->varies[d] = calloc(v->shape[d], 1);
+            c->lo[d] = dctk_malloc(v->shape[d] * sizeof(double));
+            c->hi[d] = dctk_malloc(v->shape[d] * sizeof(double));
+            s->varies[d] = dctk_calloc(v->shape[d], 1);
             if (!c->lo[d] || !c->hi[d] || !s->varies[d]) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory for the scan");
             for (size_t i = 0; i < v->shape[d]; i++) {
                 c->lo[d][i] = INFINITY;
@@ -55,7 +55,7 @@ static dctk_status scan_alloc(scan_ctx *c, dctk_field_scan *s) {
             s->ntiles *= (v->shape[d] + c->chunk[d] - 1) / c->chunk[d];
         }
     }
-    s->tile_finite = calloc(s->ntiles, 1);
+    s->tile_finite = dctk_calloc(s->ntiles, 1);
     return s->tile_finite ? DCTK_OK : DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory for the scan");
 }
 
@@ -125,7 +125,7 @@ dctk_status dctk_field_scan_run(dctk_dataset *ds, size_t v, const dctk_dim_kind 
         nblocks *= grid[d];
     }
     size_t es = dctk_dtype_size(var->dtype);
-    void *buf = malloc(dctk_shape_nelems(var->ndim, block) * es);
+    void *buf = dctk_malloc(dctk_shape_nelems(var->ndim, block) * es);
     dctk_status st = buf ? scan_alloc(&c, s) : DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory for a scan block");
     for (size_t k = 0; k < nblocks && st == DCTK_OK; k++) {
         size_t start[DCTK_MAX_DIMS], count[DCTK_MAX_DIMS];
@@ -135,10 +135,10 @@ dctk_status dctk_field_scan_run(dctk_dataset *ds, size_t v, const dctk_dim_kind 
     }
     if (st == DCTK_OK) scan_finish(&c, s);
     for (int d = 0; d < DCTK_MAX_DIMS; d++) {
-        free(c.lo[d]);
-        free(c.hi[d]);
+        dctk_free(c.lo[d]);
+        dctk_free(c.hi[d]);
     }
-    free(buf);
+    dctk_free(buf);
     if (st != DCTK_OK) {
         dctk_field_scan_free(s);
         dctk_prefix_detail("variable '%s': scanning the field: ", var->name);

@@ -1185,7 +1185,7 @@ static bool unit_left_out(const dctk_space *sp, int f, int s, char *why, size_t 
         if (nl > 8) name[nl - 4] = '\0';
         snprintf(why, cap, "%s is the identity on %s: the same pipelines as no filter", nl > 8 ? name + 4 : "a filter",
                  dctk_dtype_name(sp->dtype));
-        free(name);
+        dctk_free(name);
         return true;
     }
     const dctk_codec_vt *st = s >= 0 ? dctk_codec_type_of(json_array_get(sp->ser[s].codecs, 0)) : NULL;

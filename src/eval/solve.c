@@ -37,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dctk/alloc.h"
 #include "dctk/codec.h"
 #include "dctk/util.h"
 #include "eval/space_internal.h"
@@ -131,11 +132,11 @@ typedef struct {
 
 static void trial_free(trial_space *ts) {
     for (int i = 0; i < ts->sp.ncomp; i++) json_decref(ts->sp.comp[i].codecs);
-    free(ts->sp.comp);
+    dctk_free(ts->sp.comp);
     for (int i = 0; i < ts->sp.nfilt; i++) json_decref(ts->sp.filt[i].codecs);
     for (int i = 0; i < ts->sp.nser; i++) json_decref(ts->sp.ser[i].codecs);
-    free(ts->sp.filt);
-    free(ts->sp.ser);
+    dctk_free(ts->sp.filt);
+    dctk_free(ts->sp.ser);
 }
 
 static dctk_status trial_add(trial_space *ts, const dctk_solve_in *in, job *jobs, int ji, int q) {
@@ -175,7 +176,7 @@ static bool ratio_compressor(const dctk_space *sp, int c) {
 
 static dctk_status trial_compressors(trial_space *ts, const dctk_space *sp) {
     if (!sp->ncomp) return DCTK_OK;
-    if (!(ts->sp.comp = calloc((size_t)sp->ncomp, sizeof *ts->sp.comp))) return DCTK_NOMEM();
+    if (!(ts->sp.comp = dctk_calloc((size_t)sp->ncomp, sizeof *ts->sp.comp))) return DCTK_NOMEM();
     for (int c = 0; c < sp->ncomp; c++) {
         if (!ratio_compressor(sp, c)) continue;
         ts->sp.comp[ts->sp.ncomp] = sp->comp[c];
@@ -198,8 +199,8 @@ static dctk_status measure(const dctk_space *sp, job *jobs, int njobs, const dct
     ts.sp.comp_none = ts.sp.filt_none = ts.sp.ser_none = true;
     /* a solved member is measured as its combos run: through the space's clamp */
     ts.sp.clamp = sp->clamp, ts.sp.clamp_min = sp->clamp_min, ts.sp.clamp_max = sp->clamp_max;
-    ts.sp.filt = calloc((size_t)total, sizeof *ts.sp.filt);
-    ts.sp.ser = calloc((size_t)total, sizeof *ts.sp.ser);
+    ts.sp.filt = dctk_calloc((size_t)total, sizeof *ts.sp.filt);
+    ts.sp.ser = dctk_calloc((size_t)total, sizeof *ts.sp.ser);
     dctk_status st = ts.sp.filt && ts.sp.ser ? DCTK_OK : DCTK_NOMEM();
     bool by_ratio = !isnan(base->gates->target_ratio);
     if (st == DCTK_OK && by_ratio) st = trial_compressors(&ts, sp);
@@ -207,8 +208,8 @@ static dctk_status measure(const dctk_space *sp, job *jobs, int njobs, const dct
         for (int i = 0; i < jobs[ji].npos && st == DCTK_OK; i++) st = trial_add(&ts, in, jobs, ji, jobs[ji].pos[i]);
     ts.sp.nfilt_grid = ts.sp.nfilt, ts.sp.nser_grid = ts.sp.nser;
     size_t ncombos = st == DCTK_OK ? dctk_space_ncombos(&ts.sp) : 0;
-    dctk_combo_result *rows = st == DCTK_OK ? calloc(ncombos, sizeof *rows) : NULL;
-    bool *run = st == DCTK_OK ? calloc(ncombos, sizeof *run) : NULL;
+    dctk_combo_result *rows = st == DCTK_OK ? dctk_calloc(ncombos, sizeof *rows) : NULL;
+    bool *run = st == DCTK_OK ? dctk_calloc(ncombos, sizeof *run) : NULL;
     if (st == DCTK_OK && (!rows || !run)) st = DCTK_NOMEM();
     for (int c = -1; c < ts.sp.ncomp && st == DCTK_OK; c++) {
         for (int f = 0; f < ts.sp.nfilt; f++) run[dctk_space_combo_index(&ts.sp, c, f, -1)] = true;
@@ -230,8 +231,8 @@ static dctk_status measure(const dctk_space *sp, job *jobs, int njobs, const dct
             for (int c = -1; c < ts.sp.ncomp && j->pos[i] == ts.q_s[s]; c++)
                 out[ts.owner_s[s]][i] |= passes(&rows[dctk_space_combo_index(&ts.sp, c, -1, s)]);
     }
-    free(rows);
-    free(run);
+    dctk_free(rows);
+    dctk_free(run);
     trial_free(&ts);
     return st;
 }
@@ -313,7 +314,7 @@ static dctk_status add_member(dctk_space *sp, const dctk_solve_in *in, const job
         json_decref(m);
         return DCTK_OK;
     }
-    dctk_space_entry *grown = realloc(*v, sizeof **v * (size_t)(*n + 1));
+    dctk_space_entry *grown = dctk_realloc(*v, sizeof **v * (size_t)(*n + 1));
     if (!grown) {
         json_decref(m);
         return DCTK_NOMEM();

@@ -24,7 +24,7 @@ static dctk_status push(entry_list *l, json_t *codecs, const char *family, bool 
     if (!codecs) return DCTK_NOMEM();
     if (l->n == l->cap) {
         int cap = l->cap ? 2 * l->cap : 32;
-        dctk_space_entry *v = realloc(l->v, sizeof *v * (size_t)cap);
+        dctk_space_entry *v = dctk_realloc(l->v, sizeof *v * (size_t)cap);
         if (!v) {
             json_decref(codecs);
             return DCTK_NOMEM();
@@ -268,9 +268,9 @@ void dctk_space_free(dctk_space *sp) {
     int ns[3] = {sp->ncomp, sp->nfilt, sp->nser};
     for (int k = 0; k < 3; k++) {
         for (int i = 0; i < ns[k]; i++) json_decref(lists[k][i].codecs);
-        free(lists[k]);
+        dctk_free(lists[k]);
     }
-    free(sp);
+    dctk_free(sp);
 }
 
 dctk_dtype dctk_space_member_out(dctk_dtype t, const json_t *codecs) {
@@ -304,7 +304,7 @@ dctk_status dctk_space_build(dctk_dtype t, const dctk_sample_stats *st, const dc
     DCTK_TRY(check_class("compressor", o->compressor_class, DCTK_CODEC_BB));
     DCTK_TRY(check_class("filter", o->filter_class, DCTK_CODEC_AA));
     DCTK_TRY(check_class("serializer", o->serializer_class, DCTK_CODEC_AB));
-    dctk_space *sp = calloc(1, sizeof *sp);
+    dctk_space *sp = dctk_calloc(1, sizeof *sp);
     if (!sp) return DCTK_NOMEM();
     entry_list cfs[3] = {{0}};
     dctk_status rc = build_all(cfs, t, st, o);

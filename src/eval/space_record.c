@@ -170,7 +170,7 @@ static dctk_status add_members(const json_t *list, dctk_space_entry **v, int *n)
     if (!json_is_array(list)) return DCTK_FAIL(DCTK_ERR_FORMAT, "its members are not a list");
     size_t k = json_array_size(list);
     if (!k) return DCTK_OK;
-    dctk_space_entry *grown = realloc(*v, sizeof *grown * ((size_t)*n + k));
+    dctk_space_entry *grown = dctk_realloc(*v, sizeof *grown * ((size_t)*n + k));
     if (!grown) return DCTK_NOMEM();
     *v = grown;
     for (size_t i = 0; i < k; i++) {

@@ -89,7 +89,7 @@ static bool class_ok(const char *cls, dctk_codec_kind k, char *bad, size_t cap) 
 
 /* A class as a string, or a list of strings joined with commas (new string). */
 static char *class_text(const json_t *v) {
-    if (json_is_string(v)) return strdup(json_string_value(v));
+    if (json_is_string(v)) return dctk_strdup(json_string_value(v));
     if (!json_is_array(v) || !json_array_size(v)) return NULL;
     size_t len = 1, i;
     const json_t *x;
@@ -97,7 +97,7 @@ static char *class_text(const json_t *v) {
         if (!json_is_string(x)) return NULL;
         len += json_string_length(x) + 1;
     }
-    char *s = calloc(1, len);
+    char *s = dctk_calloc(1, len);
     json_array_foreach(v, i, x) if (s) strcat(strcat(s, i ? "," : ""), json_string_value(x));
     return s;
 }
@@ -178,25 +178,25 @@ static dctk_status parse_entry(const dctk_spec *s, spec_entry *e, const json_t *
 void dctk_spec_free(dctk_spec *s) {
     if (!s) return;
     for (size_t i = 0; i < s->n; i++) {
-        free(s->v[i].name);
-        for (int k = 0; k < 3; k++) free(s->v[i].cls[k]);
+        dctk_free(s->v[i].name);
+        for (int k = 0; k < 3; k++) dctk_free(s->v[i].cls[k]);
     }
-    free(s->v);
-    free(s->path);
-    free(s);
+    dctk_free(s->v);
+    dctk_free(s->path);
+    dctk_free(s);
 }
 
 static dctk_status parse_spec(dctk_spec *s, const json_t *root) {
     if (!json_is_object(root))
         return DCTK_FAIL(DCTK_ERR_ARG, "%s: a spec is a JSON object of entries (variable names and \"default\")",
                          s->path);
-    s->v = calloc(json_object_size(root) + 1, sizeof *s->v);
+    s->v = dctk_calloc(json_object_size(root) + 1, sizeof *s->v);
     if (!s->v) return DCTK_NOMEM();
     const char *name;
     const json_t *v;
     json_object_foreach((json_t *)root, name, v) {
         spec_entry *e = &s->v[s->n++];
-        if (!(e->name = strdup(name))) return DCTK_NOMEM();
+        if (!(e->name = dctk_strdup(name))) return DCTK_NOMEM();
         DCTK_TRY(parse_entry(s, e, v));
         if (!strcmp(name, "default")) s->dflt = e;
     }
@@ -208,8 +208,8 @@ dctk_status dctk_spec_load(const char *path, dctk_spec **out) {
     json_error_t err;
     json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &err);
     if (!root) return DCTK_FAIL(DCTK_ERR_ARG, "%s: not a spec file: %s (line %d)", path, err.text, err.line);
-    dctk_spec *s = calloc(1, sizeof *s);
-    dctk_status st = s && (s->path = strdup(path)) ? parse_spec(s, root) : DCTK_NOMEM();
+    dctk_spec *s = dctk_calloc(1, sizeof *s);
+    dctk_status st = s && (s->path = dctk_strdup(path)) ? parse_spec(s, root) : DCTK_NOMEM();
     json_decref(root);
     if (st != DCTK_OK) dctk_spec_free(s);
     else *out = s;

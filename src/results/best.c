@@ -133,7 +133,7 @@ static json_t *named_combo_json(const dctk_best_combo *c) {
     char *name = codecs ? dctk_codecs_name(codecs) : NULL;
     if (j) json_object_set_new(j, "portability", json_string(dctk_portability_name(c->portability)));
     if (j && name) json_object_set_new(j, "name", json_string(name));
-    free(name);
+    dctk_free(name);
     json_decref(codecs);
     return j;
 }

@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "dctk/alloc.h"
 #include "dctk/util.h"
 #include "results/results_internal.h"
 
@@ -298,9 +299,9 @@ dctk_status dctk_csv_writer_open(const char *path, bool resume, bool fsync_each,
     *out = NULL;
     size_t rows = 0, good = 0;
     if (resume) DCTK_TRY(existing_rows(path, &rows, &good));
-    dctk_csv_writer *w = calloc(1, sizeof *w);
-    if (!w || !(w->path = strdup(path))) {
-        free(w);
+    dctk_csv_writer *w = dctk_calloc(1, sizeof *w);
+    if (!w || !(w->path = dctk_strdup(path))) {
+        dctk_free(w);
         return DCTK_FAIL(DCTK_ERR_NOMEM, "%s: out of memory", path);
     }
     w->fd = -1;
@@ -328,7 +329,7 @@ dctk_status dctk_csv_writer_close(dctk_csv_writer *w) {
     if (w->fd >= 0 && close(w->fd) != 0 && st == DCTK_OK)
         st = DCTK_FAIL(DCTK_ERR_IO, "%s: close failed: %s", w->path, strerror(errno));
     dctk_buf_free(&w->line);
-    free(w->path);
-    free(w);
+    dctk_free(w->path);
+    dctk_free(w);
     return st;
 }

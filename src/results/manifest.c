@@ -36,13 +36,16 @@ static void put_slot(json_t *p, const char *slot, json_t *list) {
     json_decref(list);
 }
 
-json_t *dctk_manifest_pipeline_of(const json_t *codecs) {
+/* dctk_manifest_pipeline_of, with why it gave NULL in *st (out of memory, or
+ * a codec that is not ours). */
+static json_t *pipeline_of(const json_t *codecs, dctk_status *st) {
     json_t *slot[3] = {json_array(), json_array(), json_array()}; /* filter, serializer, compressor */
     size_t i;
     const json_t *c;
+    *st = DCTK_OK;
     json_array_foreach(codecs, i, c) {
         dctk_codec *codec;
-        if (dctk_codec_from_json(c, &codec) != DCTK_OK) {
+        if ((*st = dctk_codec_from_json(c, &codec)) != DCTK_OK) {
             for (int k = 0; k < 3; k++) json_decref(slot[k]);
             return NULL;
         }
@@ -57,6 +60,11 @@ json_t *dctk_manifest_pipeline_of(const json_t *codecs) {
     put_slot(p, "filter", slot[0]);
     put_slot(p, "serializer", slot[1]);
     return p;
+}
+
+json_t *dctk_manifest_pipeline_of(const json_t *codecs) {
+    dctk_status st;
+    return pipeline_of(codecs, &st);
 }
 
 /* --- the writer ------------------------------------------------------------------ */
@@ -130,11 +138,14 @@ static json_t *thresholds_json(const dctk_gates *g) {
                      g->extremes ? budget(!isnan(g->q99) ? g->q99 : 2 * g->l1) : json_null());
 }
 
-/* One combo of a best file as the Python tool's best (NULL: not ours). */
-static json_t *combo_json(const dctk_best_combo *c) {
+/* One combo of a best file as the Python tool's best (NULL: not ours, or
+ * out of memory building it: *nomem set). */
+static json_t *combo_json(const dctk_best_combo *c, bool *nomem) {
     json_t *codecs = json_loads(c->codecs, 0, NULL);
-    json_t *pipeline = codecs ? dctk_manifest_pipeline_of(codecs) : NULL;
+    dctk_status st = DCTK_OK;
+    json_t *pipeline = codecs ? pipeline_of(codecs, &st) : NULL;
     char *name = pipeline ? dctk_codecs_name(codecs) : NULL;
+    if ((pipeline && !name) || st == DCTK_ERR_NOMEM) *nomem = true;
     json_t *j = name ? json_pack("{s:s,s:o,s:o,s:o,s:n,s:o}", "name", name, "pipeline", pipeline, "ratio",
                                  num(c->ratio), "l1_rel", num(c->l1_rel), "eucd", "codecs", codecs)
                      : NULL;
@@ -142,7 +153,7 @@ static json_t *combo_json(const dctk_best_combo *c) {
         json_decref(pipeline);
         json_decref(codecs);
     }
-    free(name);
+    dctk_free(name);
     return j;
 }
 
@@ -157,18 +168,19 @@ static json_t *env_json(void) {
     return json_pack("{s:n,s:n,s:n,s:n,s:n,s:n}", "zarr", "numpy", "dask", "numcodecs", "zfpy", "pcodec");
 }
 
-/* The file's body; NULL (detail set) when the winner's codecs are not ours. */
+/* The file's body; NULL (detail set) when the winner's codecs are not ours,
+ * or (*nomem set) out of memory. */
 static json_t *manifest_json(const char *dataset, const char *var, const dctk_evaluate_opts *o,
                              const dctk_evaluate_summary *s, int team_size, const dctk_best *b,
-                             const char *best_path) {
+                             const char *best_path, bool *nomem) {
     const dctk_gates *g = &s->gates;
     size_t passed = s->counts.n[DCTK_ROW_KEPT], failed = s->counts.n[DCTK_ROW_FAILED];
     double slack = b && !isnan(b->metric_config.range) ? g->phys_tol * b->metric_config.range : 0;
     double cut = b && g->extremes ? b->metric_config.extremes_cut : NAN;
     const dctk_best_combo *c = readable(b);
-    json_t *best = c ? combo_json(c) : json_null();
+    json_t *best = c ? combo_json(c, nomem) : json_null();
     const dctk_best_combo *w = b && b->winner.codecs ? &b->winner : b ? &b->combo : NULL;
-    json_t *winner = w && w->codecs ? combo_json(w) : json_null();
+    json_t *winner = w && w->codecs ? combo_json(w, nomem) : json_null();
     if (!best || !winner) {
         json_decref(best);
         json_decref(winner);
@@ -213,8 +225,10 @@ dctk_status dctk_manifest_write(const char *dataset, const char *var, const dctk
     dctk_best b;
     bool have = s->best >= 0 && dctk_best_read(best_path, &b) == DCTK_OK;
     if (s->best >= 0 && !have) return DCTK_ERR_IO; /* the reader said why */
-    json_t *m = manifest_json(dataset, var, o, s, team_size, have ? &b : NULL, best_path);
+    bool nomem = false;
+    json_t *m = manifest_json(dataset, var, o, s, team_size, have ? &b : NULL, best_path, &nomem);
     if (have) dctk_best_free(&b);
+    if (!m && nomem) return DCTK_NOMEM();
     if (!m) return DCTK_FAIL(DCTK_ERR_FORMAT, "%s: the winner's codecs: %s", path, dctk_detail());
     char *text = json_dumps(m, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
     json_decref(m);

@@ -58,6 +58,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dctk/alloc.h"
 #include "dctk/util.h"
 #include "results/results_internal.h"
 
@@ -391,7 +392,7 @@ dctk_status dctk_parquet_encode(dctk_buf *out, const dctk_result_row *rows, size
                                size_t group_rows) {
     if (!group_rows) group_rows = GROUP_ROWS;
     size_t ngroups = (n + group_rows - 1) / group_rows;
-    group_pos *groups = calloc(ngroups ? ngroups : 1, sizeof *groups);
+    group_pos *groups = dctk_calloc(ngroups ? ngroups : 1, sizeof *groups);
     dctk_buf page = DCTK_BUF_INIT;
     out->size = 0;
     dctk_status st = groups ? dctk_buf_append(out, "PAR1", 4) : DCTK_NOMEM();
@@ -401,7 +402,7 @@ dctk_status dctk_parquet_encode(dctk_buf *out, const dctk_result_row *rows, size
     }
     if (st == DCTK_OK) st = put_footer(out, groups, ngroups);
     dctk_buf_free(&page);
-    free(groups);
+    dctk_free(groups);
     return st;
 }
 
@@ -418,13 +419,13 @@ struct dctk_parquet_writer {
 
 dctk_status dctk_parquet_writer_open(const char *path, dctk_parquet_writer **out) {
     *out = NULL;
-    dctk_parquet_writer *w = calloc(1, sizeof *w);
+    dctk_parquet_writer *w = dctk_calloc(1, sizeof *w);
     if (!w) return DCTK_NOMEM();
     dctk_status st = dctk_atomic_file_open(path, &w->file);
     if (st == DCTK_OK) st = dctk_atomic_file_write(w->file, "PAR1", 4);
     if (st != DCTK_OK) {
         dctk_atomic_file_close(w->file, false);
-        free(w);
+        dctk_free(w);
         return st;
     }
     w->offset = 4;
@@ -436,7 +437,7 @@ dctk_status dctk_parquet_writer_add(dctk_parquet_writer *w, const dctk_result_ro
     if (w->st != DCTK_OK || n == 0) return w->st;
     if (w->ngroups == w->cap) {
         size_t cap = w->cap ? 2 * w->cap : 16;
-        group_pos *g = realloc(w->groups, cap * sizeof *g);
+        group_pos *g = dctk_realloc(w->groups, cap * sizeof *g);
         if (!g) return w->st = DCTK_NOMEM();
         w->groups = g, w->cap = cap;
     }
@@ -456,8 +457,8 @@ dctk_status dctk_parquet_writer_close(dctk_parquet_writer *w, bool keep) {
     dctk_status cst = dctk_atomic_file_close(w->file, keep && st == DCTK_OK);
     dctk_buf_free(&w->out);
     dctk_buf_free(&w->page);
-    free(w->groups);
-    free(w);
+    dctk_free(w->groups);
+    dctk_free(w);
     return keep && st == DCTK_OK ? cst : keep ? st : DCTK_OK;
 }
 

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dctk/alloc.h"
 #include "dctk/report.h"
 #include "dctk/util.h"
 #include "results/results_internal.h"
@@ -241,7 +242,7 @@ static dctk_status read_row_groups(rd *r, pq_meta *m) {
     int et;
     size_t n = rd_list(r, &et);
     if (r->bad || (n && et != CT_STRUCT)) return DCTK_FAIL(DCTK_ERR_FORMAT, "bad row group list");
-    m->groups = calloc(n ? n : 1, sizeof *m->groups);
+    m->groups = dctk_calloc(n ? n : 1, sizeof *m->groups);
     if (!m->groups) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory for %zu row groups", n);
     m->ngroups = n;
     for (size_t i = 0; i < n && !r->bad; i++) read_row_group(r, &m->groups[i]);
@@ -372,7 +373,7 @@ static dctk_status read_chunk(const uint8_t *file, size_t size, const pq_chunk *
 /* --- rows -------------------------------------------------------------------- */
 
 static char *dup_n(const uint8_t *p, size_t n) {
-    char *s = malloc(n + 1);
+    char *s = dctk_malloc(n + 1);
     if (s) {
         if (n) memcpy(s, p, n);
         s[n] = '\0';
@@ -395,17 +396,17 @@ static dctk_status add_row(dctk_result_table *t, col_values *v, size_t i) {
         else *(const char **)dst = strs[c];
     }
     if (st == DCTK_OK) st = dctk_result_table_add(t, &row);
-    for (int c = 0; c < NCOL; c++) free(strs[c]);
+    for (int c = 0; c < NCOL; c++) dctk_free(strs[c]);
     return st;
 }
 
 static void free_values(col_values *v) {
     for (int c = 0; c < NCOL; c++) {
-        free(v[c].str);
-        free(v[c].len);
-        free(v[c].i64);
-        free(v[c].f64);
-        free(v[c].b);
+        dctk_free(v[c].str);
+        dctk_free(v[c].len);
+        dctk_free(v[c].i64);
+        dctk_free(v[c].f64);
+        dctk_free(v[c].b);
     }
 }
 
@@ -413,10 +414,10 @@ static dctk_status alloc_values(col_values *v, size_t n) {
     for (int c = 0; c < NCOL; c++) {
         bool ok;
         switch (col_type(c)) {
-        case DCTK_PQ_INT64: ok = (v[c].i64 = malloc(8 * n)) != NULL; break;
-        case DCTK_PQ_DOUBLE: ok = (v[c].f64 = malloc(8 * n)) != NULL; break;
-        case DCTK_PQ_BOOLEAN: ok = (v[c].b = malloc(n)) != NULL; break;
-        default: ok = (v[c].str = malloc(sizeof *v[c].str * n)) && (v[c].len = malloc(sizeof *v[c].len * n));
+        case DCTK_PQ_INT64: ok = (v[c].i64 = dctk_malloc(8 * n)) != NULL; break;
+        case DCTK_PQ_DOUBLE: ok = (v[c].f64 = dctk_malloc(8 * n)) != NULL; break;
+        case DCTK_PQ_BOOLEAN: ok = (v[c].b = dctk_malloc(n)) != NULL; break;
+        default: ok = (v[c].str = dctk_malloc(sizeof *v[c].str * n)) && (v[c].len = dctk_malloc(sizeof *v[c].len * n));
         }
         if (!ok) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory for %zu rows", n);
     }
@@ -465,7 +466,7 @@ dctk_status dctk_parquet_read_mem(const uint8_t *data, size_t n, dctk_result_tab
     if (st == DCTK_OK && rows != m.num_rows)
         st = DCTK_FAIL(DCTK_ERR_FORMAT, "row groups hold %lld rows, the footer says %lld", (long long)rows,
                        (long long)m.num_rows);
-    free(m.groups);
+    dctk_free(m.groups);
     return st;
 }
 

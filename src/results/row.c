@@ -53,7 +53,7 @@ static const char *store_str(dctk_result_table *t, const char *s) {
     struct dctk_str_block *b = t->blocks;
     if (!b || b->cap - b->used < n) {
         size_t cap = n > STR_BLOCK_MIN ? n : STR_BLOCK_MIN;
-        b = malloc(sizeof *b + cap);
+        b = dctk_malloc(sizeof *b + cap);
         if (!b) return NULL;
         b->next = t->blocks;
         b->used = 0;
@@ -69,7 +69,7 @@ static const char *store_str(dctk_result_table *t, const char *s) {
 dctk_status dctk_result_table_add(dctk_result_table *t, const dctk_result_row *row) {
     if (t->n == t->cap) {
         size_t cap = t->cap ? 2 * t->cap : 64;
-        dctk_result_row *r = realloc(t->rows, cap * sizeof *r);
+        dctk_result_row *r = dctk_realloc(t->rows, cap * sizeof *r);
         if (!r) return DCTK_FAIL(DCTK_ERR_NOMEM, "result table: cannot grow to %zu rows", cap);
         t->rows = r;
         t->cap = cap;
@@ -88,10 +88,10 @@ void dctk_result_table_free(dctk_result_table *t) {
     if (!t) return;
     while (t->blocks) {
         struct dctk_str_block *next = t->blocks->next;
-        free(t->blocks);
+        dctk_free(t->blocks);
         t->blocks = next;
     }
-    free(t->rows);
+    dctk_free(t->rows);
     *t = (dctk_result_table)DCTK_RESULT_TABLE_INIT;
 }
 

@@ -233,7 +233,7 @@ typedef struct {
 
 static void states_free(field_state *f, size_t n) {
     for (size_t i = 0; f && i < n; i++) dctk_zarr_close(f[i].a);
-    free(f);
+    dctk_free(f);
 }
 
 /* Every check, before anything is written. */
@@ -269,7 +269,7 @@ dctk_status dctk_append_dataset(dctk_dataset *ds, const char *store_path, const 
         st = DCTK_FAIL(DCTK_ERR_NOT_FOUND, "%s: no store to append to: compress the run first (without --append)",
                        store_path);
     if (st == DCTK_OK) st = dctk_store_dir_open(store_path, false, &store);
-    if (st == DCTK_OK && !(f = calloc(n ? n : 1, sizeof *f))) st = DCTK_NOMEM();
+    if (st == DCTK_OK && !(f = dctk_calloc(n ? n : 1, sizeof *f))) st = DCTK_NOMEM();
     /* every member checks alike (the same store and input): each gets the stored arrays it writes into */
     if (st == DCTK_OK) st = check_all(ds, store, store_path, f);
     st = agree(t, st);

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "compress_internal.h"
+#include "dctk/alloc.h"
 #include "dctk/chunking.h"
 #include "dctk/results.h"
 #include "dctk/threads.h"
@@ -347,7 +348,7 @@ static void write_own(compress_job *j, const spread_item *items, const int *rank
             if (rank_of[k] == o->rank) write_here(j, items[k].v);
         return;
     }
-    size_t rounds = 0, *mine = calloc(n ? n : 1, sizeof *mine), nmine = 0;
+    size_t rounds = 0, *mine = dctk_calloc(n ? n : 1, sizeof *mine), nmine = 0;
     for (int r = 0; r < o->size; r++) {
         size_t c = 0;
         for (size_t k = 0; k < n; k++) c += rank_of[k] == r;
@@ -367,7 +368,7 @@ static void write_own(compress_job *j, const spread_item *items, const int *rank
                                  NULL, NULL, NULL, 0);
             j->failures++;
         }
-    free(mine);
+    dctk_free(mine);
 }
 
 /* Every rank writes its share of the fields; rank 0 gathers the records.
@@ -379,9 +380,9 @@ static int write_spread(compress_job *j) {
     /* rank 0's notes of the sweeps to every rank */
     dctk_status st = o->share(user, j->notes, (uint64_t)nv * sizeof *j->notes);
     if (st != DCTK_OK) return dctk_say_fail(&j->wo, st);
-    spread_item *items = calloc(nv ? nv : 1, sizeof *items);
-    int *rank_of = calloc(nv ? nv : 1, sizeof *rank_of);
-    uint64_t *load = calloc((size_t)o->size, sizeof *load);
+    spread_item *items = dctk_calloc(nv ? nv : 1, sizeof *items);
+    int *rank_of = dctk_calloc(nv ? nv : 1, sizeof *rank_of);
+    uint64_t *load = dctk_calloc((size_t)o->size, sizeof *load);
     if (!items || !rank_of || !load) st = DCTK_NOMEM();
     st = o->agree ? o->agree(user, st) : st;
     size_t n = st == DCTK_OK ? spread_fields(j, items, rank_of, load) : 0;
@@ -411,9 +412,9 @@ static int write_spread(compress_job *j) {
     for (int r = 0; each && r < o->size; r++) free(each[r]);
     free(each);
     free(text);
-    free(items);
-    free(rank_of);
-    free(load);
+    dctk_free(items);
+    dctk_free(rank_of);
+    dctk_free(load);
     return st == DCTK_OK ? 0 : dctk_say_fail(&j->wo, st);
 }
 
@@ -432,7 +433,7 @@ int dctk_compress(const dctk_compress_opts *o) {
     bool spread = distributed(o);
     if (spread) {
         j.root = o->rank == 0;
-        j.notes = calloc(dctk_dataset_nvars(j.ds) + 1, sizeof *j.notes);
+        j.notes = dctk_calloc(dctk_dataset_nvars(j.ds) + 1, sizeof *j.notes);
         if (!j.notes) {
             dctk_compress_job_free(&j);
             return dctk_say_fail(&o->write, DCTK_NOMEM());

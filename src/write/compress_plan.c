@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "compress_internal.h"
+#include "dctk/alloc.h"
 #include "dctk/chunking.h"
 #include "dctk/manifest.h"
 #include "dctk/results.h"
@@ -18,14 +19,14 @@
 /* Mark the fields named in vars (comma-separated) and field; unknown names
  * are an error naming the file and the field. */
 static dctk_status mark_named(compress_job *j, const char *vars, const char *field) {
-    char *list = strdup(vars ? vars : ""), *save = NULL;
+    char *list = dctk_strdup(vars ? vars : ""), *save = NULL;
     if (!list) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
     dctk_status st = DCTK_OK;
     size_t v;
     for (char *t = strtok_r(list, ",", &save); t && st == DCTK_OK; t = strtok_r(NULL, ",", &save))
         if (*t && (st = dctk_dataset_find(j->ds, t, &v)) == DCTK_OK) j->plan[v] = PLAN_SWEEP;
     if (st == DCTK_OK && field && (st = dctk_dataset_find(j->ds, field, &v)) == DCTK_OK) j->plan[v] = PLAN_SWEEP;
-    free(list);
+    dctk_free(list);
     return st;
 }
 
@@ -319,7 +320,7 @@ static void plan_sweep_or_reuse(compress_job *j, size_t v) {
                         : best_holds(j, v, best, why, sizeof why, note, sizeof note))) {
         j->plan[v] = PLAN_REUSE;
         j->best[v] = best;
-        j->source[v] = strdup(path);
+        j->source[v] = dctk_strdup(path);
         if (j->root) {
             json_t *codecs = dctk_best_codecs_json(best);
             char *name = codecs ? dctk_codecs_name(codecs) : NULL;
@@ -329,7 +330,7 @@ static void plan_sweep_or_reuse(compress_job *j, size_t v) {
             else
                 dctk_say(&j->wo, DCTK_SAY_OUT, "%s: using the sweep result %s (%s; space fingerprint %s%s): no sweep\n",
                          var->name, path, name ? name : "?", best->fingerprint ? best->fingerprint : "(null)", note);
-            free(name);
+            dctk_free(name);
             json_decref(codecs);
         }
         return;
@@ -501,9 +502,9 @@ int dctk_compress_plan(compress_job *j) {
     if (st == DCTK_OK) st = dctk_store_path_for(j->where, j->dataset, j->store, sizeof j->store);
     size_t n = j->ds ? dctk_dataset_nvars(j->ds) : 0;
     if (st == DCTK_OK) {
-        j->plan = calloc(n ? n : 1, sizeof *j->plan);
-        j->best = calloc(n ? n : 1, sizeof *j->best);
-        j->source = calloc(n ? n : 1, sizeof *j->source);
+        j->plan = dctk_calloc(n ? n : 1, sizeof *j->plan);
+        j->best = dctk_calloc(n ? n : 1, sizeof *j->best);
+        j->source = dctk_calloc(n ? n : 1, sizeof *j->source);
         if (!j->plan || !j->best || !j->source) st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory");
     }
     j->named = vars || field;
@@ -523,11 +524,11 @@ int dctk_compress_plan(compress_job *j) {
 void dctk_compress_job_free(compress_job *j) {
     size_t n = j->ds ? dctk_dataset_nvars(j->ds) : 0;
     for (size_t v = 0; v < n && j->best; v++) dctk_best_delete(j->best[v]);
-    for (size_t v = 0; v < n && j->source; v++) free(j->source[v]);
-    free(j->plan);
-    free(j->best);
-    free(j->source);
-    free(j->notes);
+    for (size_t v = 0; v < n && j->source; v++) dctk_free(j->source[v]);
+    dctk_free(j->plan);
+    dctk_free(j->best);
+    dctk_free(j->source);
+    dctk_free(j->notes);
     json_decref(j->fields);
     json_decref(j->results);
     json_decref(j->flags);
@@ -602,7 +603,7 @@ void dctk_compress_record(compress_job *j, const char *var, const char *status, 
                                                        : json_null());
     if (f) json_object_set_new(j->fields, var, f);
     if (p) json_object_set_new(j->results, var, p);
-    free(name);
+    dctk_free(name);
 }
 
 /* The records of earlier runs into the same store that this run leaves
@@ -727,7 +728,7 @@ void dctk_compress_write_pipeline(compress_job *j, size_t v, const char *arg, co
              : bounds ? "no threshold: verification advisory, but for the physical bounds, which gate it"
                       : "no threshold: verification advisory",
              want);
-    free(name);
+    dctk_free(name);
     write(j, v, codecs, best, "pipeline", false, t0);
     j->wo = saved;
     json_decref(codecs);

@@ -394,14 +394,14 @@ static dctk_status judge(const dctk_var *var, const dctk_write_opts *o, const dc
 
 /* Every member's sums on member 0, added there in rank order (the shards' order). */
 static dctk_status gather_norms(const dctk_write_team *t, dctk_norms *mine) {
-    dctk_norms *all = t->rank == 0 ? calloc((size_t)t->size, sizeof *all) : NULL;
+    dctk_norms *all = t->rank == 0 ? dctk_calloc((size_t)t->size, sizeof *all) : NULL;
     dctk_status st = t->agree(t->user, t->rank == 0 && !all ? DCTK_NOMEM() : DCTK_OK);
     if (st == DCTK_OK) st = t->agree(t->user, t->gather(t->user, mine, sizeof *mine, all));
     for (int k = 0; st == DCTK_OK && all && k < t->size; k++) {
         if (k == 0) *mine = all[0];
         else dctk_norms_merge(mine, &all[k]);
     }
-    free(all);
+    dctk_free(all);
     return st;
 }
 

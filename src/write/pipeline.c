@@ -147,9 +147,9 @@ static dctk_status to_codecs(const json_t *p, const dctk_var *var, json_t **code
 /* The best file P is, as a record (NULL when out of memory or malformed: detail set). */
 static dctk_best *as_best(const json_t *p) {
     char *text = json_dumps(p, JSON_COMPACT | JSON_REAL_PRECISION(17));
-    dctk_best *b = text ? malloc(sizeof *b) : NULL;
+    dctk_best *b = text ? dctk_malloc(sizeof *b) : NULL;
     if (b && dctk_best_parse(text, "--pipeline", b) != DCTK_OK) {
-        free(b);
+        dctk_free(b);
         b = NULL;
     } else if (!b) {
         dctk_set_detail("out of memory");

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "compress_internal.h"
+#include "dctk/alloc.h"
 #include "dctk/best.h"
 #include "dctk/chunking.h"
 #include "dctk/compress.h"
@@ -24,14 +25,14 @@ static const char *level_flag(dctk_codec_portability p) {
 }
 
 dctk_best *dctk_best_new(void) {
-    dctk_best *b = malloc(sizeof *b);
+    dctk_best *b = dctk_malloc(sizeof *b);
     if (b) dctk_best_init(b);
     return b;
 }
 
 void dctk_best_delete(dctk_best *b) {
     dctk_best_free(b);
-    free(b);
+    dctk_free(b);
 }
 
 json_t *dctk_best_codecs_json(const dctk_best *b) {
@@ -40,9 +41,9 @@ json_t *dctk_best_codecs_json(const dctk_best *b) {
 
 /* A heap copy of b, or NULL when out of memory. */
 static dctk_best *best_dup(const dctk_best *b) {
-    dctk_best *d = malloc(sizeof *d);
+    dctk_best *d = dctk_malloc(sizeof *d);
     if (d && dctk_best_copy(d, b) != DCTK_OK) {
-        free(d);
+        dctk_free(d);
         d = NULL;
     }
     return d;
@@ -65,7 +66,7 @@ dctk_best *dctk_best_at_level(const dctk_write_step *w, const char *var, const d
         dctk_say(w, DCTK_SAY_ERR, "dc_toolkit %s: %s: no kept combo is read at level '%s'; the best, %s (ratio %.3f), "
                  "needs '%s': --codecs %s writes it\n", w->cmd, var, dctk_portability_name(w->level), names ? names : "?",
                 win->ratio, dctk_portability_name(top), level_flag(top));
-        free(names);
+        dctk_free(names);
         return NULL;
     }
     dctk_best *pick = best_dup(best);
@@ -75,20 +76,20 @@ dctk_best *dctk_best_at_level(const dctk_write_step *w, const char *var, const d
         dctk_best_delete(pick);
         pick = NULL;
     }
-    free(alt_name);
+    dctk_free(alt_name);
     if (top > w->level)
         dctk_say(w, DCTK_SAY_OUT, "%s: %s (ratio %.3f, readers: %s) would have won; writing the best at level '%s' "
                  "(ratio %.3f); --codecs %s writes it\n", var, names ? names : "?", win->ratio,
                  dctk_portability_name(top), dctk_portability_name(w->level), alt->ratio, level_flag(top));
-    free(names);
+    dctk_free(names);
     return pick;
 }
 
 dctk_best *dctk_best_load(const char *path) {
-    dctk_best *b = malloc(sizeof *b);
+    dctk_best *b = dctk_malloc(sizeof *b);
     if (!b) return NULL;
     if (dctk_best_read(path, b) == DCTK_OK) return b;
-    free(b);
+    dctk_free(b);
     return NULL;
 }
 /* Record the gates in best (created when absent), so the write checks them. */
@@ -310,7 +311,7 @@ static dctk_status say_report(const dctk_write_step *w, const dctk_var *var, con
                  dctk_shape_str(r->ndim, r->shard, sh, sizeof sh), dctk_format_size(r->bytes_in, in, sizeof in),
                  dctk_format_size(r->bytes_out, out, sizeof out), r->ratio,
                  r->write_s > 0 ? (double)r->bytes_in / 1e6 / r->write_s : 0.0);
-    free(name);
+    dctk_free(name);
     if (wrote && st == DCTK_OK) say_readers(w, var, codecs);
     if (wrote && r->input_bytes)
         dctk_say(w, DCTK_SAY_OUT, "%s: against its %s in the input file: ratio %.3f%s\n", var->name,
@@ -452,7 +453,7 @@ static void say_try(void *user, const dctk_best *combo, const dctk_write_report 
         dctk_say(p->w, DCTK_SAY_OUT,
                  "%s: the whole field missed the bound; trying the next best combo %s (sample ratio %.3f)\n",
                  p->var->name, name ? name : "?", combo->combo.ratio);
-        free(name);
+        dctk_free(name);
         p->said = false;
         return;
     }
@@ -512,13 +513,13 @@ void dctk_say(const dctk_write_step *w, dctk_say_to to, const char *fmt, ...) {
     va_start(ap, fmt);
     int n = vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
-    if (n >= (int)sizeof line && (text = malloc((size_t)n + 1)) != NULL) {
+    if (n >= (int)sizeof line && (text = dctk_malloc((size_t)n + 1)) != NULL) {
         va_start(ap, fmt);
         vsnprintf(text, (size_t)n + 1, fmt, ap);
         va_end(ap);
     }
     w->say(w->say_user, to, text ? text : line);
-    if (text != line) free(text);
+    if (text != line) dctk_free(text);
 }
 
 int dctk_say_fail(const dctk_write_step *w, dctk_status st) {

@@ -6,10 +6,10 @@ static const char *const GROUP_DOC = "{\"attributes\": {}, \"node_type\": \"grou
 
 dctk_status zarr_array_new(dctk_store *s, const char *path, dctk_zarr_meta *meta, dctk_zarr_array **out) {
     *out = NULL;
-    dctk_zarr_array *a = calloc(1, sizeof *a);
-    if (!a || !(a->path = strdup(path)) || !(a->ctx = dctk_codec_ctx_new())) {
-        if (a) free(a->path);
-        free(a);
+    dctk_zarr_array *a = dctk_calloc(1, sizeof *a);
+    if (!a || !(a->path = dctk_strdup(path)) || !(a->ctx = dctk_codec_ctx_new())) {
+        if (a) dctk_free(a->path);
+        dctk_free(a);
         dctk_zarr_meta_clear(meta);
         return DCTK_NOMEM();
     }
@@ -34,8 +34,8 @@ void dctk_zarr_close(dctk_zarr_array *a) {
     for (int i = 0; i < 5; i++) dctk_buf_free(&a->scratch[i]);
     zarr_forget_stored(a);
     dctk_zarr_meta_clear(&a->meta);
-    free(a->path);
-    free(a);
+    dctk_free(a->path);
+    dctk_free(a);
 }
 
 const dctk_zarr_meta *dctk_zarr_get_meta(const dctk_zarr_array *a) { return &a->meta; }
@@ -58,12 +58,12 @@ static dctk_status ensure_one_group(dctk_store *s, const char *path, const json_
     json_decref(have);
     json_decref(doc);
     free(text);
-    free(key);
+    dctk_free(key);
     return st;
 }
 
 dctk_status dctk_zarr_ensure_group(dctk_store *s, const char *path, const json_t *attrs) {
-    char *p = strdup(path);
+    char *p = dctk_strdup(path);
     if (!p) return DCTK_NOMEM();
     dctk_status st = ensure_one_group(s, "", path[0] ? NULL : attrs);
     for (char *c = p; *c && st == DCTK_OK; c++) {
@@ -73,14 +73,14 @@ dctk_status dctk_zarr_ensure_group(dctk_store *s, const char *path, const json_t
         *c = '/';
     }
     if (st == DCTK_OK && path[0]) st = ensure_one_group(s, path, attrs);
-    free(p);
+    dctk_free(p);
     return st;
 }
 
 /* The parent path of "a/b/c" is "a/b"; of "a" it is "". */
 static char *parent_of(const char *path) {
     const char *slash = strrchr(path, '/');
-    return strndup(path, slash ? (size_t)(slash - path) : 0);
+    return dctk_strndup(path, slash ? (size_t)(slash - path) : 0);
 }
 
 /* A 1-byte type has no byte order: its "bytes" codec carries no configuration
@@ -107,9 +107,9 @@ static dctk_status create_meta(dctk_store *s, dctk_zarr_array *a) {
     json_t *doc = st == DCTK_OK ? dctk_zarr_meta_to_json(&a->meta) : NULL;
     if (doc) st = zarr_save_json(s, key, doc);
     json_decref(doc);
-    free(parent);
-    free(key);
-    free(chunks);
+    dctk_free(parent);
+    dctk_free(key);
+    dctk_free(chunks);
     return st;
 }
 
@@ -156,7 +156,7 @@ dctk_status dctk_zarr_open(dctk_store *s, const char *path, dctk_zarr_array **ou
     else if (st == DCTK_ERR_NOT_FOUND) st = zarr_v2_open_meta(s, path, &m);
     if (st != DCTK_OK && st != DCTK_ERR_NOMEM) dctk_prefix_detail("array '%s': ", path[0] ? path : "/");
     json_decref(doc);
-    free(key);
+    dctk_free(key);
     if (st != DCTK_OK) return st;
     DCTK_TRY(zarr_array_new(s, path, &m, out));
     (*out)->pinned = s->vt->identity != NULL;

@@ -25,7 +25,7 @@ dctk_status dctk_zarr_probe(dctk_store *s, const char *path, dctk_zarr_node_info
         char *key = zarr_join(path, names[i]);
         if (!key) return DCTK_NOMEM();
         dctk_status st = zarr_load_json(s, key, &d);
-        free(key);
+        dctk_free(key);
         if (st == DCTK_ERR_NOT_FOUND) {
             dctk_clear_detail();
             continue;
@@ -44,7 +44,7 @@ dctk_status dctk_zarr_probe(dctk_store *s, const char *path, dctk_zarr_node_info
         char *akey = zarr_join(path, ".zattrs");
         json_t *attrs = NULL;
         st = akey ? zarr_load_json(s, akey, &attrs) : DCTK_NOMEM();
-        free(akey);
+        dctk_free(akey);
         if (st == DCTK_ERR_NOT_FOUND) dctk_clear_detail(), st = DCTK_OK;
         json_object_set_new(d, "attributes", json_is_object(attrs) ? attrs : (json_decref(attrs), json_object()));
     }
@@ -81,7 +81,7 @@ static dctk_status walk_dir(dctk_store *s, const char *prefix, dctk_zarr_node_fn
         if (zarr_is_meta_name(names[i]) || zarr_is_private_name(names[i])) continue;
         char *child = zarr_join(prefix, names[i]);
         st = child ? visit(s, child, fn, user) : DCTK_NOMEM();
-        free(child);
+        dctk_free(child);
     }
     zarr_names_free(names, n);
     return st;
@@ -196,6 +196,6 @@ dctk_status dctk_zarr_group_set_attrs(dctk_store *s, const char *path, const jso
         st = set_attrs_locked(s, key, attrs);
         if (s->vt->lock) s->vt->lock(s, false);
     }
-    free(key);
+    dctk_free(key);
     return st;
 }

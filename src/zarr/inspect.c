@@ -6,6 +6,7 @@
  * millions of values near 280 K does not drift in its last digits. */
 #include <math.h>
 
+#include "dctk/alloc.h"
 #include "dctk/zarr_inspect.h"
 #include "zarr_internal.h"
 
@@ -28,7 +29,7 @@ static dctk_status sum_keys(dctk_store *s, const char *prefix, int depth, uint64
             dctk_clear_detail();
             st = sum_keys(s, key, depth + 1, bytes, nkeys);
         }
-        free(key);
+        dctk_free(key);
     }
     zarr_names_free(names, nn);
     return st;
@@ -209,7 +210,7 @@ dctk_status dctk_zarr_summarize(dctk_zarr_array *a, uint64_t max_block_bytes, si
     const dctk_zarr_meta *m = dctk_zarr_get_meta(a);
     size_t block[DCTK_MAX_DIMS], start[DCTK_MAX_DIMS], count[DCTK_MAX_DIMS], es = dctk_dtype_size(m->dtype);
     dctk_zarr_block_shape(m, max_block_bytes, block);
-    void *buf = malloc(box_bytes(m->ndim, block, es) ? box_bytes(m->ndim, block, es) : 1);
+    void *buf = dctk_malloc(box_bytes(m->ndim, block, es) ? box_bytes(m->ndim, block, es) : 1);
     if (!buf) return DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory for a block of %llu bytes",
                                (unsigned long long)box_bytes(m->ndim, block, es));
     accum acc = {.s = out};
@@ -223,7 +224,7 @@ dctk_status dctk_zarr_summarize(dctk_zarr_array *a, uint64_t max_block_bytes, si
             if (st == DCTK_OK) add_block(&acc, m->dtype, buf, dctk_shape_nelems(m->ndim, count));
         }
     }
-    free(buf);
+    dctk_free(buf);
     DCTK_TRY(st);
     if (out->n_finite) out->mean = (acc.sum + acc.comp) / (double)out->n_finite;
     return read_preview(a, npreview, out);

@@ -25,7 +25,7 @@ typedef struct {
 static dctk_status add(key_set *k, uint64_t lin) {
     if (k->n == k->cap) {
         size_t cap = k->cap ? 2 * k->cap : 64;
-        uint64_t *v = realloc(k->v, cap * sizeof *v);
+        uint64_t *v = dctk_realloc(k->v, cap * sizeof *v);
         if (!v) return DCTK_NOMEM();
         k->v = v, k->cap = cap;
     }
@@ -78,7 +78,7 @@ static dctk_status add_nested(key_set *k, const char *prefix, int d, uint64_t li
         }
         char *sub = zarr_join(prefix, names[i]);
         st = sub ? add_nested(k, sub, d + 1, here) : DCTK_NOMEM();
-        free(sub);
+        dctk_free(sub);
     }
     zarr_names_free(names, nn);
     return st;
@@ -98,9 +98,9 @@ dctk_status zarr_list_stored(dctk_zarr_array *a) {
     if (a->meta.ndim == 0) {
         st = add(&k, 0); /* one key: the read asks the store about it */
     } else if (a->meta.separator == '/') {
-        char *root = a->meta.v2_keys ? strdup(a->path) : zarr_join(a->path, "c");
+        char *root = a->meta.v2_keys ? dctk_strdup(a->path) : zarr_join(a->path, "c");
         st = root ? add_nested(&k, root, 0, 0) : DCTK_NOMEM();
-        free(root);
+        dctk_free(root);
     } else {
         char **names = NULL;
         size_t nn = 0;
@@ -109,7 +109,7 @@ dctk_status zarr_list_stored(dctk_zarr_array *a) {
         zarr_names_free(names, nn);
     }
     if (st != DCTK_OK) {
-        free(k.v);
+        dctk_free(k.v);
         if (st != DCTK_ERR_NOMEM) dctk_prefix_detail("listing the chunks: ");
         return st;
     }
@@ -121,7 +121,7 @@ dctk_status zarr_list_stored(dctk_zarr_array *a) {
 }
 
 void zarr_forget_stored(dctk_zarr_array *a) {
-    free(a->stored);
+    dctk_free(a->stored);
     a->stored = NULL;
     a->nstored = 0;
     a->listed = false;

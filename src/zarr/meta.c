@@ -66,7 +66,7 @@ void dctk_zarr_meta_clear(dctk_zarr_meta *m) {
     if (!m) return;
     json_decref(m->codecs);
     json_decref(m->attrs);
-    for (int d = 0; d < DCTK_MAX_DIMS; d++) free(m->dim_names[d]);
+    for (int d = 0; d < DCTK_MAX_DIMS; d++) dctk_free(m->dim_names[d]);
     memset(m, 0, sizeof *m);
 }
 
@@ -134,7 +134,7 @@ dctk_status dctk_zarr_meta_init(dctk_zarr_meta *m, dctk_dtype t, int ndim, const
     if (st == DCTK_OK && !json_is_array(m->codecs)) st = DCTK_FAIL(DCTK_ERR_ARG, "\"codecs\" must be a list");
     if (st == DCTK_OK && !json_is_object(m->attrs)) st = DCTK_FAIL(DCTK_ERR_ARG, "attributes must be an object");
     for (int d = 0; dims && d < ndim && st == DCTK_OK; d++)
-        if (dims[d] && !(m->dim_names[d] = strdup(dims[d]))) st = DCTK_NOMEM();
+        if (dims[d] && !(m->dim_names[d] = dctk_strdup(dims[d]))) st = DCTK_NOMEM();
     if (st != DCTK_OK) dctk_zarr_meta_clear(m);
     return st;
 }
@@ -260,7 +260,7 @@ static dctk_status parse_dims(const json_t *dims, dctk_zarr_meta *m) {
         return DCTK_FAIL(DCTK_ERR_FORMAT, "dimension_names must list %d names", m->ndim);
     for (int d = 0; d < m->ndim; d++) {
         const char *s = json_string_value(json_array_get(dims, (size_t)d));
-        if (s && !(m->dim_names[d] = strdup(s))) return DCTK_NOMEM();
+        if (s && !(m->dim_names[d] = dctk_strdup(s))) return DCTK_NOMEM();
     }
     return DCTK_OK;
 }

@@ -105,11 +105,11 @@ static void writer_token(char *buf, size_t cap) {
 /* parent/.base + suffix (suffix starts with '.'). */
 static char *private_path(const char *parent, const char *base, const char *suffix) {
     size_t n = strlen(base) + strlen(suffix) + 2;
-    char *name = malloc(n);
+    char *name = dctk_malloc(n);
     if (!name) return NULL;
     snprintf(name, n, ".%s%s", base, suffix);
     char *p = zarr_join(parent, name);
-    free(name);
+    dctk_free(name);
     return p;
 }
 
@@ -153,9 +153,9 @@ static dctk_status repair_locked(dctk_store *s, const char *parent, const char *
             st = dctk_store_delete_tree(s, p);
             r->removed++;
         }
-        free(p);
+        dctk_free(p);
     }
-    free(path);
+    dctk_free(path);
     zarr_names_free(names, n);
     return st;
 }
@@ -180,9 +180,9 @@ static dctk_status take_lock(dctk_store *s, const char *lock, void **h, char *ow
 
 static dctk_status split_path(dctk_zarr_stage *g, const char *path) {
     const char *slash = strrchr(path, '/');
-    g->path = strdup(path);
-    g->parent = strndup(path, slash ? (size_t)(slash - path) : 0);
-    g->base = strdup(slash ? slash + 1 : path);
+    g->path = dctk_strdup(path);
+    g->parent = dctk_strndup(path, slash ? (size_t)(slash - path) : 0);
+    g->base = dctk_strdup(slash ? slash + 1 : path);
     if (!g->path || !g->parent || !g->base) return DCTK_NOMEM();
     if (!g->base[0] || g->base[0] == '.')
         return DCTK_FAIL(DCTK_ERR_ARG, "'%s': an array name must not be empty or start with '.'", path);
@@ -191,7 +191,7 @@ static dctk_status split_path(dctk_zarr_stage *g, const char *path) {
 
 dctk_status dctk_zarr_stage_begin(dctk_store *s, const char *path, dctk_zarr_stage **out) {
     *out = NULL;
-    dctk_zarr_stage *g = calloc(1, sizeof *g);
+    dctk_zarr_stage *g = dctk_calloc(1, sizeof *g);
     if (!g) return DCTK_NOMEM();
     g->s = s;
     char owner[256] = "", token[128], suffix[160];
@@ -201,7 +201,7 @@ dctk_status dctk_zarr_stage_begin(dctk_store *s, const char *path, dctk_zarr_sta
     if (st == DCTK_OK && !lock) st = DCTK_NOMEM();
     if (st == DCTK_OK) st = take_lock(s, lock, &g->lock, owner, sizeof owner);
     if (st == DCTK_OK && !g->lock) st = busy(path, owner);
-    free(lock);
+    dctk_free(lock);
     dctk_zarr_repair_report r = {0};
     if (st == DCTK_OK) st = repair_locked(s, g->parent, g->base, &r);
     writer_token(token, sizeof token);
@@ -237,7 +237,7 @@ static dctk_status swap_via_aside(dctk_zarr_stage *g, char **aside) {
     if (st == DCTK_ERR_NOT_FOUND) dctk_clear_detail(), st = DCTK_OK; /* nothing there before */
     if (st == DCTK_OK) st = dctk_store_rename(g->s, g->stage, g->path);
     if (st != DCTK_OK && moved) dctk_store_rename(g->s, *aside, g->path); /* the previous copy goes back */
-    if (!moved) free(*aside), *aside = NULL;
+    if (!moved) dctk_free(*aside), *aside = NULL;
     return st;
 }
 
@@ -248,7 +248,7 @@ static dctk_status swap_in(dctk_zarr_stage *g, char **old) {
     dctk_status st = g->s->vt->exchange && !(no_exchange && *no_exchange == '1')
                          ? g->s->vt->exchange(g->s, g->stage, g->path)
                          : DCTK_ERR_UNSUPPORTED;
-    if (st == DCTK_OK) return (*old = strdup(g->stage)) ? DCTK_OK : DCTK_ERR_NOMEM; /* the stage holds the old copy */
+    if (st == DCTK_OK) return (*old = dctk_strdup(g->stage)) ? DCTK_OK : DCTK_NOMEM(); /* the stage holds the old copy */
     if (st != DCTK_ERR_UNSUPPORTED && st != DCTK_ERR_NOT_FOUND) return st;
     dctk_clear_detail();
     return swap_via_aside(g, old);
@@ -262,7 +262,7 @@ dctk_status dctk_zarr_stage_commit(dctk_zarr_stage *g) {
     dctk_status st = zarr_unconsolidate(g->s, g->path);
     if (st == DCTK_OK) st = swap_in(g, &old);
     if (st != DCTK_OK) {
-        free(old);
+        dctk_free(old);
         return st;
     }
     hold_at("store: swapped", g->path);
@@ -272,7 +272,7 @@ dctk_status dctk_zarr_stage_commit(dctk_zarr_stage *g) {
     if (dctk_store_sync(g->s, g->parent, false) != DCTK_OK ||
         (old && dctk_store_delete_tree(g->s, old) != DCTK_OK) || zarr_refresh_consolidated(g->s) != DCTK_OK)
         dctk_log(DCTK_LOG_WARN, "%s: written, but tidying up after it failed: %s", g->path, dctk_detail());
-    free(old);
+    dctk_free(old);
     return DCTK_OK;
 }
 
@@ -326,8 +326,8 @@ dctk_status dctk_zarr_stage_commit_units(dctk_zarr_stage *g, size_t unit_begin, 
     if (st == DCTK_OK) st = dctk_store_get(g->s, meta_from, &b);
     if (st == DCTK_OK) st = dctk_store_set(g->s, meta_to, b.data, b.size); /* the new shape, in one step */
     dctk_buf_free(&b);
-    free(meta_from);
-    free(meta_to);
+    dctk_free(meta_from);
+    dctk_free(meta_to);
     if (st != DCTK_OK) return st;
     g->committed = g->units = true; /* the stage is removed by dctk_zarr_stage_end */
     if (dctk_store_sync(g->s, g->path, false) != DCTK_OK)
@@ -342,11 +342,11 @@ void dctk_zarr_stage_end(dctk_zarr_stage *g) {
     if (g->stage && (!g->committed || g->units)) dctk_store_delete_tree(g->s, g->stage);
     if (g->lock) g->s->vt->unlock(g->s, g->lock);
     dctk_set_detail("%s", detail);
-    free(g->parent);
-    free(g->base);
-    free(g->path);
-    free(g->stage);
-    free(g);
+    dctk_free(g->parent);
+    dctk_free(g->base);
+    dctk_free(g->path);
+    dctk_free(g->stage);
+    dctk_free(g);
 }
 
 dctk_status zarr_check_same_copy(const dctk_zarr_array *a, dctk_status st) {
@@ -354,7 +354,7 @@ dctk_status zarr_check_same_copy(const dctk_zarr_array *a, dctk_status st) {
     a->store->vt->identity(a->store, a->path, now);
     if (!memcmp(now, a->ident, sizeof now)) return st;
     const char *slash = strrchr(a->path, '/');
-    char *parent = strndup(a->path, slash ? (size_t)(slash - a->path) : 0);
+    char *parent = dctk_strndup(a->path, slash ? (size_t)(slash - a->path) : 0);
     char *lock = parent ? private_path(parent, slash ? slash + 1 : a->path, ".lock") : NULL;
     dctk_buf b = DCTK_BUF_INIT;
     char who[256] = "";
@@ -362,8 +362,8 @@ dctk_status zarr_check_same_copy(const dctk_zarr_array *a, dctk_status st) {
         snprintf(who, sizeof who, "%.*s", (int)strcspn((const char *)b.data, " \n"), (const char *)b.data);
     dctk_clear_detail();
     dctk_buf_free(&b);
-    free(lock);
-    free(parent);
+    dctk_free(lock);
+    dctk_free(parent);
     return DCTK_FAIL(DCTK_ERR_BUSY, "another process (%s) replaced it while it was being read, so the values read "
                      "would mix two copies: read it again once that write has finished",
                      who[0] ? who : "a writer that has finished since");
@@ -390,7 +390,7 @@ dctk_status dctk_zarr_check_whole(dctk_store *s) {
 
 /* Distinct array names among the private names of the root. */
 static dctk_status private_bases(char **names, size_t n, char ***bases, size_t *nb) {
-    *bases = calloc(n ? n : 1, sizeof **bases);
+    *bases = dctk_calloc(n ? n : 1, sizeof **bases);
     *nb = 0;
     if (!*bases) return DCTK_NOMEM();
     char base[1024];
@@ -399,7 +399,7 @@ static dctk_status private_bases(char **names, size_t n, char ***bases, size_t *
         bool seen = false;
         for (size_t k = 0; k < *nb && !seen; k++) seen = !strcmp((*bases)[k], base);
         if (seen) continue;
-        if (!((*bases)[*nb] = strdup(base))) return DCTK_NOMEM();
+        if (!((*bases)[*nb] = dctk_strdup(base))) return DCTK_NOMEM();
         (*nb)++;
     }
     return DCTK_OK;
@@ -411,7 +411,7 @@ static dctk_status repair_one(dctk_store *s, const char *base, dctk_zarr_repair_
     void *h = NULL;
     char owner[256] = "";
     dctk_status st = s->vt->trylock(s, lock, WHAT_REPAIR, &h, owner, sizeof owner);
-    free(lock);
+    dctk_free(lock);
     if (st == DCTK_OK && !h) {
         dctk_log(DCTK_LOG_INFO, "'%s' is being written by another process (%s): left alone", base, owner);
         r->busy++;

@@ -133,18 +133,18 @@ static int collect(const char *name, void *user) {
     name_list *l = user;
     if (l->n == l->cap) {
         size_t cap = l->cap ? 2 * l->cap : 16;
-        char **v = realloc(l->v, cap * sizeof *v);
+        char **v = dctk_realloc(l->v, cap * sizeof *v);
         if (!v) return l->nomem = true, 1;
         l->v = v, l->cap = cap;
     }
-    if (!(l->v[l->n] = strdup(name))) return l->nomem = true, 1;
+    if (!(l->v[l->n] = dctk_strdup(name))) return l->nomem = true, 1;
     l->n++;
     return 0;
 }
 
 static void name_list_free(name_list *l) {
-    for (size_t i = 0; i < l->n; i++) free(l->v[i]);
-    free(l->v);
+    for (size_t i = 0; i < l->n; i++) dctk_free(l->v[i]);
+    dctk_free(l->v);
 }
 
 static int by_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
@@ -187,7 +187,7 @@ dctk_status dctk_store_delete_tree(dctk_store *s, const char *prefix) {
     for (size_t i = 0; i < n && st == DCTK_OK; i++) {
         char *k = zarr_join(prefix, names[i]);
         st = k ? dctk_store_delete_tree(s, k) : DCTK_NOMEM();
-        free(k);
+        dctk_free(k);
     }
     zarr_names_free(names, n);
     if (st == DCTK_OK && prefix[0]) st = dctk_store_delete(s, prefix);
@@ -196,7 +196,7 @@ dctk_status dctk_store_delete_tree(dctk_store *s, const char *prefix) {
 
 char *zarr_join(const char *path, const char *key) {
     size_t a = strlen(path), b = strlen(key);
-    char *s = malloc(a + b + 2);
+    char *s = dctk_malloc(a + b + 2);
     if (!s) return NULL;
     if (a == 0) memcpy(s, key, b + 1);
     else if (b == 0) memcpy(s, path, a + 1);
@@ -321,9 +321,9 @@ static dctk_status mem_list(dctk_store *s, const char *prefix, dctk_store_list_f
         if (!seg) continue;
         bool seen = false;
         for (size_t k = 0; k < l.n && !seen; k++) seen = strlen(l.v[k]) == len && !strncmp(l.v[k], seg, len);
-        char *name = seen ? NULL : strndup(seg, len);
+        char *name = seen ? NULL : dctk_strndup(seg, len);
         if (!seen && (!name || collect(name, &l))) l.nomem = true;
-        free(name);
+        dctk_free(name);
     }
     pthread_mutex_unlock(&m->mu);
     dctk_status st = l.nomem ? DCTK_NOMEM() : DCTK_OK;

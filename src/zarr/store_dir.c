@@ -54,7 +54,7 @@ static bool below_stage(const char *key) {
 static bool durable_key(const char *key) { return is_metadata_key(key) && !below_stage(key); }
 
 static dctk_status make_parent(const char *path) {
-    char *dir = strdup(path);
+    char *dir = dctk_strdup(path);
     if (!dir) return DCTK_NOMEM();
     char *slash = strrchr(dir, '/');
     dctk_status st = DCTK_OK;
@@ -63,7 +63,7 @@ static dctk_status make_parent(const char *path) {
         struct stat sb;
         if (stat(dir, &sb) != 0) st = dctk_mkdirs(dir);
     }
-    free(dir);
+    dctk_free(dir);
     return st;
 }
 
@@ -97,7 +97,7 @@ static dctk_status dir_get(dctk_store *s, const char *key, uint64_t off, uint64_
         st = read_range(fd, path, off, len, out);
         close(fd);
     }
-    free(path);
+    dctk_free(path);
     return st;
 }
 
@@ -144,16 +144,16 @@ static dctk_status dir_set_parts(dctk_store *s, const char *key, const dctk_stor
     if (st == DCTK_OK && durable_key(key) && n == 1) st = dctk_write_file_atomic(path, parts[0].p, parts[0].n);
     else if (st == DCTK_OK) {
         size_t cap = strlen(path) + 48;
-        char *tmp = malloc(cap);
+        char *tmp = dctk_malloc(cap);
         st = tmp ? write_temp(path, parts, n, durable_key(key), tmp, cap)
                  : DCTK_NOMEM();
         if (st == DCTK_OK && rename(tmp, path) != 0) {
             st = DCTK_FAIL(DCTK_ERR_IO, "%s: rename failed: %s", path, strerror(errno));
             unlink(tmp);
         }
-        free(tmp);
+        dctk_free(tmp);
     }
-    free(path);
+    dctk_free(path);
     return st;
 }
 
@@ -165,18 +165,18 @@ typedef struct {
 } dir_value;
 
 static void dir_value_free(dir_value *v) {
-    free(v->path);
-    free(v->tmp);
-    free(v);
+    dctk_free(v->path);
+    dctk_free(v->tmp);
+    dctk_free(v);
 }
 
 static dctk_status dir_open_value(dctk_store *s, const char *key, void **handle) {
     *handle = NULL;
-    dir_value *v = calloc(1, sizeof *v);
+    dir_value *v = dctk_calloc(1, sizeof *v);
     char *path = full_path((dir_store *)s, key);
     size_t cap = path ? strlen(path) + 48 : 0;
-    if (!v || !path || !(v->tmp = malloc(cap))) {
-        free(path);
+    if (!v || !path || !(v->tmp = dctk_malloc(cap))) {
+        dctk_free(path);
         if (v) dir_value_free(v);
         return DCTK_NOMEM();
     }
@@ -224,7 +224,7 @@ static dctk_status dir_create(dctk_store *s, const char *key, const void *p, siz
     char *path = full_path((dir_store *)s, key);
     if (!path) return DCTK_NOMEM();
     size_t cap = strlen(path) + 48;
-    char *tmp = malloc(cap);
+    char *tmp = dctk_malloc(cap);
     dctk_status st = tmp ? make_parent(path) : DCTK_NOMEM();
     dctk_store_part part = {p, n};
     if (st == DCTK_OK) st = write_temp(path, &part, 1, true, tmp, cap);
@@ -233,8 +233,8 @@ static dctk_status dir_create(dctk_store *s, const char *key, const void *p, siz
         else if (errno != EEXIST) st = DCTK_FAIL(DCTK_ERR_IO, "%s: cannot create: %s", path, strerror(errno));
         unlink(tmp);
     }
-    free(tmp);
-    free(path);
+    dctk_free(tmp);
+    dctk_free(path);
     return st;
 }
 
@@ -309,7 +309,7 @@ static dctk_status remove_at(int dfd, const char *name, const char *path, dev_t 
         if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
         char *sub = zarr_join(path, e->d_name);
         st = sub ? remove_at(dirfd(dir), e->d_name, sub, dev, depth + 1) : DCTK_NOMEM();
-        free(sub);
+        dctk_free(sub);
     }
     closedir(dir);
     if (st == DCTK_OK && unlinkat(dfd, name, AT_REMOVEDIR) != 0 && errno != ENOENT)
@@ -333,7 +333,7 @@ static dctk_status dir_del_tree(dctk_store *s, const char *prefix) {
         st = zarr_list_names(s, "", false, &names, &n);
         for (size_t i = 0; i < n && st == DCTK_OK; i++) st = dir_del_tree(s, names[i]);
         zarr_names_free(names, n);
-        free(path);
+        dctk_free(path);
         return st;
     }
     const char *last;
@@ -345,14 +345,20 @@ static dctk_status dir_del_tree(dctk_store *s, const char *prefix) {
         dctk_clear_detail();
         st = DCTK_OK; /* nothing there */
     }
-    free(path);
+    dctk_free(path);
     return st;
 }
 
 static dctk_status dir_del(dctk_store *s, const char *key) { return dir_del_tree(s, key); }
 
 static void dir_identity(dctk_store *s, const char *key, uint64_t out[3]) {
-    char *path = full_path((dir_store *)s, key);
+    /* on the stack when it fits: an identity that could not be taken for
+     * want of memory would read as another copy (DCTK_ERR_BUSY) */
+    const dir_store *d = (const dir_store *)s;
+    char local[4096];
+    size_t a = strlen(d->root), b = strlen(key);
+    char *path = a + b + 2 <= sizeof local ? local : full_path((dir_store *)s, key);
+    if (path == local) snprintf(local, sizeof local, "%s%s%s", d->root, a && b ? "/" : "", key);
     struct stat sb;
     out[0] = out[1] = out[2] = 0;
     if (path && lstat(path, &sb) == 0) {
@@ -360,7 +366,7 @@ static void dir_identity(dctk_store *s, const char *key, uint64_t out[3]) {
         out[1] = (uint64_t)sb.st_ino;
         out[2] = (uint64_t)sb.st_ctim.tv_sec * 1000000000u + (uint64_t)sb.st_ctim.tv_nsec;
     }
-    free(path);
+    if (path != local) dctk_free(path);
 }
 
 /* Fail when key, or a folder on the way to it from the root, is a symbolic
@@ -395,7 +401,7 @@ static dctk_status dir_list(dctk_store *s, const char *prefix, dctk_store_list_f
         if (fn(e->d_name, user)) break;
     }
     if (dir) closedir(dir);
-    free(path);
+    dctk_free(path);
     return st;
 }
 
@@ -406,7 +412,7 @@ static dctk_status dir_size(dctk_store *s, const char *key, uint64_t *out) {
     dctk_status st = DCTK_OK;
     if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode)) st = DCTK_FAIL(DCTK_ERR_NOT_FOUND, "%s: no such value", path);
     else *out = (uint64_t)sb.st_size;
-    free(path);
+    dctk_free(path);
     return st;
 }
 
@@ -448,8 +454,8 @@ static dctk_status dir_rename(dctk_store *s, const char *from, const char *to) {
     if (st == DCTK_OK && rename(a, b) != 0)
         st = DCTK_FAIL(errno == ENOENT ? DCTK_ERR_NOT_FOUND : DCTK_ERR_IO, "%s: cannot rename to %s: %s", a, b,
                        strerror(errno));
-    free(a);
-    free(b);
+    dctk_free(a);
+    dctk_free(b);
     return st;
 }
 
@@ -462,8 +468,8 @@ static dctk_status dir_exchange(dctk_store *s, const char *from, const char *to)
            : errno == EINVAL || errno == ENOSYS || errno == ENOTSUP
                ? DCTK_FAIL(DCTK_ERR_UNSUPPORTED, "%s: the file system cannot exchange names", b)
                : DCTK_FAIL(DCTK_ERR_IO, "%s: cannot exchange with %s: %s", a, b, strerror(errno));
-    free(a);
-    free(b);
+    dctk_free(a);
+    dctk_free(b);
     return st;
 }
 
@@ -507,7 +513,7 @@ static dctk_status walk_tree(int dfd, const char *path, bool flush, size_t *file
             st = fd < 0 ? DCTK_FAIL(DCTK_ERR_IO, "%s: %s", sub, strerror(errno)) : walk_tree(fd, sub, flush, files);
         } else if (S_ISREG(sb.st_mode) && ++*files && flush) /* only files: opening a FIFO would block */
             st = fsync_at(dirfd(dir), e->d_name, sub);
-        free(sub);
+        dctk_free(sub);
     }
     if (st == DCTK_OK && flush) st = fsync_or_fail(dirfd(dir), path);
     closedir(dir);
@@ -536,7 +542,7 @@ static dctk_status dir_sync(dctk_store *s, const char *key, bool tree) {
     else if (!tree) st = fsync_or_fail(fd, path);
     else st = sync_tree(fd, path);
     if (fd >= 0) close(fd);
-    free(path);
+    dctk_free(path);
     return st;
 }
 
@@ -605,7 +611,7 @@ static dctk_status dir_trylock(dctk_store *s, const char *name, const char *what
     int fd = -1;
     bool again = true;
     for (int tries = 0; st == DCTK_OK && again && tries < 100; tries++) st = lock_once(path, &fd, &again, owner, cap);
-    dir_lock_handle *h = fd >= 0 ? malloc(sizeof *h + strlen(path) + 1) : NULL;
+    dir_lock_handle *h = fd >= 0 ? dctk_malloc(sizeof *h + strlen(path) + 1) : NULL;
     if (fd >= 0 && !h) {
         close(fd);
         st = DCTK_NOMEM();
@@ -615,7 +621,7 @@ static dctk_status dir_trylock(dctk_store *s, const char *name, const char *what
         strcpy(h->path, path);
         *handle = h;
     }
-    free(path);
+    dctk_free(path);
     return st;
 }
 
@@ -625,7 +631,7 @@ static void dir_unlock(dctk_store *s, void *handle) {
     dir_lock_handle *h = handle;
     unlink(h->path); /* while still held, so no one can be waiting on this file */
     close(h->fd);
-    free(h);
+    dctk_free(h);
 }
 
 /* A temporary file "KEY.tmp.PID.SEQ" whose writer is no longer running here. */
@@ -646,15 +652,15 @@ static dctk_status dir_purge(dctk_store *s, const char *prefix, size_t *removed)
     for (struct dirent *e; dir && (e = readdir(dir));)
         if (dead_temp(e->d_name) && unlinkat(dirfd(dir), e->d_name, 0) == 0) (*removed)++;
     if (dir) closedir(dir);
-    free(path);
+    dctk_free(path);
     return DCTK_OK;
 }
 
 static void dir_close(dctk_store *s) {
     dir_store *d = (dir_store *)s;
     pthread_mutex_destroy(&d->lock_mu);
-    free(d->root);
-    free(d);
+    dctk_free(d->root);
+    dctk_free(d);
 }
 
 static const dctk_store_vt dir_vt = {
@@ -671,11 +677,11 @@ dctk_status dctk_store_dir_open(const char *path, bool create, dctk_store **out)
     if (create) DCTK_TRY(dctk_mkdirs(path));
     if (stat(path, &sb) != 0 || !S_ISDIR(sb.st_mode))
         return DCTK_FAIL(DCTK_ERR_NOT_FOUND, "%s: not a directory", path);
-    dir_store *d = calloc(1, sizeof *d);
+    dir_store *d = dctk_calloc(1, sizeof *d);
     size_t n = strlen(path);
     while (n > 1 && path[n - 1] == '/') n--; /* "x.zarr/" and "x.zarr" are one store */
-    if (!d || !(d->root = strndup(path, n))) {
-        free(d);
+    if (!d || !(d->root = dctk_strndup(path, n))) {
+        dctk_free(d);
         return DCTK_NOMEM();
     }
     d->base.vt = &dir_vt;

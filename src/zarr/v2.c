@@ -106,7 +106,7 @@ static dctk_status v2_attrs(dctk_store *s, const char *path, dctk_zarr_meta *m) 
     char *key = zarr_join(path, ".zattrs");
     if (!key) return DCTK_NOMEM();
     dctk_status st = zarr_load_json(s, key, &m->attrs);
-    free(key);
+    dctk_free(key);
     if (st == DCTK_ERR_NOT_FOUND) m->attrs = json_object(), st = DCTK_OK;
     if (st != DCTK_OK) return st;
     if (!json_is_object(m->attrs)) return DCTK_FAIL(DCTK_ERR_FORMAT, ".zattrs is not an object");
@@ -114,7 +114,7 @@ static dctk_status v2_attrs(dctk_store *s, const char *path, dctk_zarr_meta *m) 
     const json_t *dims = json_object_get(m->attrs, "_ARRAY_DIMENSIONS");
     for (int d = 0; d < m->ndim && (int)json_array_size(dims) == m->ndim; d++) {
         const char *n = json_string_value(json_array_get(dims, (size_t)d));
-        if (n && !(m->dim_names[d] = strdup(n))) return DCTK_NOMEM();
+        if (n && !(m->dim_names[d] = dctk_strdup(n))) return DCTK_NOMEM();
     }
     json_object_del(m->attrs, "_ARRAY_DIMENSIONS");
     return DCTK_OK;
@@ -162,7 +162,7 @@ dctk_status zarr_v2_open_meta(dctk_store *s, const char *path, dctk_zarr_meta *m
     if (!key) return DCTK_NOMEM();
     json_t *z = NULL;
     dctk_status st = zarr_load_json(s, key, &z);
-    free(key);
+    dctk_free(key);
     if (st == DCTK_ERR_NOT_FOUND) return DCTK_FAIL(st, "no zarr.json or .zarray (not a Zarr array)");
     if (st == DCTK_OK) st = v2_parse(s, path, z, m);
     json_decref(z);

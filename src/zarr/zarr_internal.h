@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dctk/alloc.h"
 #include "dctk/codec.h"
 #include "dctk/util.h"
 #include "dctk/zarr.h"
@@ -48,7 +49,7 @@ size_t zarr_stored_from(const dctk_zarr_array *a, uint64_t lin);
 bool zarr_is_stored(const dctk_zarr_array *a, uint64_t lin);
 
 /* Join a node path and a key ("" + "zarr.json" -> "zarr.json"). Returns a
- * malloc'd string or NULL. */
+ * string from dctk_malloc (dctk_free it) or NULL. */
 char *zarr_join(const char *path, const char *key);
 /* st, unless the array's folder is no longer the copy it was opened on:
  * then DCTK_ERR_BUSY naming the writer (stage.c). */

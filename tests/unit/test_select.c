@@ -437,10 +437,10 @@ static void pipeline_names(void **state) {
                                "\"linear_width\":0.5,\"_version\":\"1.0.0\"}}]", 0, NULL);
     char *n = dctk_pipeline_name(comp, filt, NULL);
     assert_string_equal(n, "zstd(checksum=false, level=9) | bitround(keepbits=12) | -");
-    free(n);
+    dctk_free(n);
     n = dctk_pipeline_name(NULL, asinh, NULL);
     assert_string_equal(n, "- | asinh.rs(linear_width=0.5) | -");
-    free(n);
+    dctk_free(n);
     json_decref(comp), json_decref(filt), json_decref(asinh);
 }
 
@@ -466,7 +466,7 @@ static void codec_list_names(void **state) {
                 char *a = dctk_pipeline_name(comp, f >= 0 ? sp->filt[f].codecs : NULL, ser);
                 char *b = dctk_codecs_name(codecs);
                 assert_string_equal(a, b);
-                free(a), free(b);
+                dctk_free(a), dctk_free(b);
                 json_decref(comp), json_decref(ser), json_decref(codecs);
             }
     /* inside a sharding_indexed codec (a store's zarr.json), and a bytes serializer that is none */
@@ -476,7 +476,7 @@ static void codec_list_names(void **state) {
                                "{\"name\":\"zstd\",\"configuration\":{\"level\":22}}]}}]", 0, NULL);
     char *n = dctk_codecs_name(shard);
     assert_string_equal(n, "zstd(level=22) | bitround(keepbits=19) | -");
-    free(n);
+    dctk_free(n);
     json_decref(shard);
     dctk_space_free(sp);
 }

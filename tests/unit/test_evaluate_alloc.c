@@ -1,0 +1,227 @@
+/* Allocation failures reach the whole per-field sweep, in the manner of
+ * test_sweep_alloc: dctk_evaluate_variable (scan, sample, codec space, solve,
+ * the sweep, the CSV, Parquet, best and state files) on a real field of
+ * /usr/share/ncarg/data with a small space (lz4 after bitround and after no
+ * filter), run once with every allocation of the library counted, then with
+ * allocations failing one at a time, each run in a folder of its own. Each
+ * run must end in DCTK_ERR_NOMEM with a detail, or in success with the same
+ * summary and the same CSV rows as the run without a failure; every block
+ * the library took must have been given back (failing_alloc.h also makes a
+ * block freed by the wrong allocator an invalid free). One thread, so the
+ * allocations come in the same order every run.
+ *
+ * A run takes some 20 ms and this sweep makes about 700 allocations, so
+ * every one of them fails in turn. Should a change make many more, those
+ * past FIRST fail every STRIDE-th only, except the last LAST (the result
+ * files are written last); the line printed at the end says how many were
+ * failed of how many. A second case resumes a finished sweep (--resume)
+ * with its allocations failing likewise. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "dctk/alloc.h"
+#include "dctk/dataset.h"
+#include "dctk/eval.h"
+#include "dctk/results.h"
+#include "failing_alloc.h"
+#include "tmpdir.h"
+
+enum { FIRST = 2000, STRIDE = 7, LAST = 200 };
+
+static dctk_evaluate_opts opts(const char *where, bool resume) {
+    dctk_evaluate_opts eo;
+    memset(&eo, 0, sizeof eo);
+    eo.where = where;
+    eo.size_limit = 4u << 20;
+    eo.memory = UINT64_MAX;
+    eo.inner_chunk_bytes = 1u << 20;
+    eo.threads = 1;
+    eo.override_l1 = 1e-3;
+    eo.gates = dctk_gates_none();
+    eo.search = DCTK_SEARCH_EXHAUSTIVE;
+    eo.space.with_lossy = true;
+    eo.space.compressor_class = "lz4";
+    eo.space.filter_class = "bitround";
+    eo.space.serializer_class = "none";
+    eo.resume = resume;
+    return eo;
+}
+
+static bool same(double a, double b) { return a == b || (isnan(a) && isnan(b)); }
+
+/* The CSV's rows as key text: pipeline, ratio, error, keep (no timings). */
+static char *csv_rows(const char *dir) {
+    char path[512];
+    assert_int_equal(dctk_results_csv_path(path, sizeof path, dir, "orog", 0), DCTK_OK);
+    dctk_result_table t = DCTK_RESULT_TABLE_INIT;
+    if (dctk_csv_read(path, &t, NULL) != DCTK_OK) fail_msg("%s: %s", path, dctk_detail());
+    size_t cap = 1 + t.n * 1024, len = 0;
+    char *s = malloc(cap);
+    assert_non_null(s);
+    s[0] = '\0';
+    for (size_t i = 0; i < t.n; i++) {
+        const dctk_result_row *r = &t.rows[i];
+        len += (size_t)snprintf(s + len, cap - len, "%s|%.17g|%.17g|%s|%d\n", r->name, r->ratio, r->l1_rel, r->error,
+                                (int)r->keep);
+    }
+    dctk_result_table_free(&t);
+    return s;
+}
+
+static dctk_status evaluate(dctk_dataset *ds, size_t v, const char *where, bool resume, dctk_evaluate_summary *s) {
+    dctk_evaluate_opts eo = opts(where, resume);
+    memset(s, 0, sizeof *s);
+    return dctk_evaluate_variable(ds, v, &eo, s);
+}
+
+static void every_allocation_of_a_field_sweep_fails_cleanly(void **state) {
+    (void)state;
+    char path[512], dir[128], where[200];
+    const char *root = getenv("DCTK_NCARG");
+    snprintf(path, sizeof path, "%s/nug/orog_mod1_rectilinear_grid_2D.nc", root ? root : "/usr/share/ncarg/data");
+    assert_int_equal(tmpdir_make(dir, sizeof dir, "dctk-evaluate-alloc"), 0);
+    /* the dataset is opened through the counting allocator too: its blocks are freed by it */
+    failing_alloc_install();
+    failing_alloc_reset(0);
+    dctk_dataset *ds;
+    size_t v = 0;
+    if (dctk_dataset_open(path, &ds) != DCTK_OK || dctk_dataset_find(ds, "orog", &v) != DCTK_OK)
+        fail_msg("%s: %s", path, dctk_detail());
+
+    snprintf(where, sizeof where, "%s/ref", dir);
+    dctk_evaluate_summary ref, got;
+    failing_alloc_reset(0);
+    if (evaluate(ds, v, where, false, &ref) != DCTK_OK) fail_msg("the sweep without a failure: %s", dctk_detail());
+    long total = al.count;
+    if (al.live != 0) fail_msg("the sweep without a failure leaked %ld blocks", (long)al.live);
+    assert_true(ref.ncombos > 4);
+    assert_true(ref.best >= 0); /* something is kept at l1 1e-3: the best is among them */
+    assert_true(total > 100);
+    char *ref_rows = csv_rows(where);
+    assert_true(strlen(ref_rows) > 0);
+    tmpdir_remove(where);
+
+    long tried = 0, nomem = 0, succeeded = 0;
+    for (long f = 1; f <= total; f++) {
+        if (f > FIRST && f % STRIDE && f <= total - LAST) continue;
+        snprintf(where, sizeof where, "%s/run%ld", dir, f);
+        failing_alloc_reset(f);
+        dctk_clear_detail();
+        dctk_status st = evaluate(ds, v, where, false, &got);
+        tried++;
+        if (!al.failed) fail_msg("allocation %ld of %ld was never reached", f, total);
+        if (al.live != 0) fail_msg("allocation %ld of %ld failed: %ld blocks leaked", f, total, (long)al.live);
+        if (st != DCTK_OK) {
+            if (st != DCTK_ERR_NOMEM || !*dctk_detail())
+                fail_msg("allocation %ld of %ld failed: status %d (%s)", f, total, st, dctk_detail());
+            nomem++;
+        } else {
+            succeeded++;
+            if (got.ncombos != ref.ncombos || got.best != ref.best || strcmp(got.best_name, ref.best_name) ||
+                !same(got.best_row.ratio, ref.best_row.ratio) || got.nmeasured != ref.nmeasured ||
+                memcmp(&got.counts, &ref.counts, sizeof got.counts))
+                fail_msg("allocation %ld of %ld failed, the sweep succeeded with another result: best %ld '%s' "
+                         "(without the failure: %ld '%s')", f, total, got.best, got.best_name, ref.best, ref.best_name);
+            failing_alloc_reset(0);
+            char *rows = csv_rows(where);
+            if (strcmp(rows, ref_rows)) fail_msg("allocation %ld of %ld failed, the sweep succeeded with other rows", f, total);
+            free(rows);
+        }
+        failing_alloc_reset(0);
+        tmpdir_remove(where);
+    }
+    dctk_dataset_close(ds);
+    dctk_set_allocator(NULL);
+    assert_true(nomem > 0);
+    printf("a field's sweep of %zu combos: %ld allocations, %ld of them failed in turn (%ld ended out of memory, "
+           "%ld succeeded alike)\n", ref.ncombos, total, tried, nomem, succeeded);
+    free(ref_rows);
+    assert_int_equal(rmdir(dir), 0);
+}
+
+/* --resume of a finished sweep: the earlier rows read back (every rank's
+ * CSV listed and parsed, taken by their pipelines), the CSV rewritten with
+ * them, nothing run again. Each run resumes a sweep of its own, made
+ * without a failure. The first RESUME_FIRST allocations fail in turn, then
+ * every RESUME_STRIDE-th (each try runs two sweeps). */
+enum { RESUME_FIRST = 150, RESUME_STRIDE = 8 };
+
+static void every_allocation_of_a_resumed_sweep_fails_cleanly(void **state) {
+    (void)state;
+    char path[512], dir[128], where[200];
+    const char *root = getenv("DCTK_NCARG");
+    snprintf(path, sizeof path, "%s/nug/orog_mod1_rectilinear_grid_2D.nc", root ? root : "/usr/share/ncarg/data");
+    assert_int_equal(tmpdir_make(dir, sizeof dir, "dctk-resume-alloc"), 0);
+    failing_alloc_install();
+    failing_alloc_reset(0);
+    dctk_dataset *ds;
+    size_t v = 0;
+    if (dctk_dataset_open(path, &ds) != DCTK_OK || dctk_dataset_find(ds, "orog", &v) != DCTK_OK)
+        fail_msg("%s: %s", path, dctk_detail());
+
+    snprintf(where, sizeof where, "%s/ref", dir);
+    dctk_evaluate_summary first, ref, got;
+    failing_alloc_reset(0);
+    if (evaluate(ds, v, where, false, &first) != DCTK_OK) fail_msg("the sweep: %s", dctk_detail());
+    failing_alloc_reset(0);
+    if (evaluate(ds, v, where, true, &ref) != DCTK_OK) fail_msg("the resumed sweep: %s", dctk_detail());
+    long total = al.count;
+    if (al.live != 0) fail_msg("the resumed sweep leaked %ld blocks", (long)al.live);
+    assert_int_equal(ref.nreused, first.ncombos); /* every row taken from the CSV */
+    assert_int_equal(ref.best, first.best);
+    char *ref_rows = csv_rows(where);
+    tmpdir_remove(where);
+
+    long tried = 0, nomem = 0, succeeded = 0;
+    for (long f = 1; f <= total; f++) {
+        if (f > RESUME_FIRST && f % RESUME_STRIDE) continue;
+        snprintf(where, sizeof where, "%s/run%ld", dir, f);
+        failing_alloc_reset(0);
+        if (evaluate(ds, v, where, false, &got) != DCTK_OK) fail_msg("the sweep to resume: %s", dctk_detail());
+        failing_alloc_reset(f);
+        dctk_clear_detail();
+        dctk_status st = evaluate(ds, v, where, true, &got);
+        tried++;
+        if (!al.failed) fail_msg("allocation %ld of %ld was never reached", f, total);
+        if (al.live != 0) fail_msg("allocation %ld of %ld failed: %ld blocks leaked", f, total, (long)al.live);
+        if (st != DCTK_OK) {
+            if (st != DCTK_ERR_NOMEM || !*dctk_detail())
+                fail_msg("allocation %ld of %ld failed: status %d (%s)", f, total, st, dctk_detail());
+            nomem++;
+        } else {
+            succeeded++;
+            if (got.nreused != ref.nreused || got.best != ref.best || strcmp(got.best_name, ref.best_name) ||
+                memcmp(&got.counts, &ref.counts, sizeof got.counts))
+                fail_msg("allocation %ld of %ld failed, the resume succeeded with another result: %zu rows reused, "
+                         "best %ld (without the failure: %zu, %ld)", f, total, got.nreused, got.best, ref.nreused,
+                         ref.best);
+            failing_alloc_reset(0);
+            char *rows = csv_rows(where);
+            if (strcmp(rows, ref_rows)) fail_msg("allocation %ld of %ld failed, the resume succeeded with other rows", f, total);
+            free(rows);
+        }
+        failing_alloc_reset(0);
+        tmpdir_remove(where);
+    }
+    dctk_dataset_close(ds);
+    dctk_set_allocator(NULL);
+    assert_true(nomem > 0);
+    printf("a resumed sweep: %ld allocations, %ld of them failed in turn (%ld ended out of memory, %ld succeeded "
+           "alike)\n", total, tried, nomem, succeeded);
+    free(ref_rows);
+    assert_int_equal(rmdir(dir), 0);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {cmocka_unit_test(every_allocation_of_a_field_sweep_fails_cleanly),
+                                       cmocka_unit_test(every_allocation_of_a_resumed_sweep_fails_cleanly)};
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
