@@ -82,19 +82,26 @@ static dctk_status evaluate(dctk_dataset *ds, size_t v, const char *where, bool 
     return dctk_evaluate_variable(ds, v, &eo, s);
 }
 
-static void every_allocation_of_a_field_sweep_fails_cleanly(void **state) {
-    (void)state;
-    char path[512], dir[128], where[200];
+/* A scratch folder of its own, and orog's dataset opened through the
+ * counting allocator (installed here: the dataset's blocks are freed by it). */
+static dctk_dataset *open_orog(char *dir, size_t cap, const char *prefix, size_t *v) {
+    char path[512];
     const char *root = getenv("DCTK_NCARG");
     snprintf(path, sizeof path, "%s/nug/orog_mod1_rectilinear_grid_2D.nc", root ? root : "/usr/share/ncarg/data");
-    assert_int_equal(tmpdir_make(dir, sizeof dir, "dctk-evaluate-alloc"), 0);
-    /* the dataset is opened through the counting allocator too: its blocks are freed by it */
+    assert_int_equal(tmpdir_make(dir, cap, prefix), 0);
     failing_alloc_install();
     failing_alloc_reset(0);
     dctk_dataset *ds;
-    size_t v = 0;
-    if (dctk_dataset_open(path, &ds) != DCTK_OK || dctk_dataset_find(ds, "orog", &v) != DCTK_OK)
+    if (dctk_dataset_open(path, &ds) != DCTK_OK || dctk_dataset_find(ds, "orog", v) != DCTK_OK)
         fail_msg("%s: %s", path, dctk_detail());
+    return ds;
+}
+
+static void every_allocation_of_a_field_sweep_fails_cleanly(void **state) {
+    (void)state;
+    char dir[128], where[200];
+    size_t v;
+    dctk_dataset *ds = open_orog(dir, sizeof dir, "dctk-evaluate-alloc", &v);
 
     snprintf(where, sizeof where, "%s/ref", dir);
     dctk_evaluate_summary ref, got;
@@ -156,16 +163,9 @@ enum { RESUME_FIRST = 150, RESUME_STRIDE = 8 };
 
 static void every_allocation_of_a_resumed_sweep_fails_cleanly(void **state) {
     (void)state;
-    char path[512], dir[128], where[200];
-    const char *root = getenv("DCTK_NCARG");
-    snprintf(path, sizeof path, "%s/nug/orog_mod1_rectilinear_grid_2D.nc", root ? root : "/usr/share/ncarg/data");
-    assert_int_equal(tmpdir_make(dir, sizeof dir, "dctk-resume-alloc"), 0);
-    failing_alloc_install();
-    failing_alloc_reset(0);
-    dctk_dataset *ds;
-    size_t v = 0;
-    if (dctk_dataset_open(path, &ds) != DCTK_OK || dctk_dataset_find(ds, "orog", &v) != DCTK_OK)
-        fail_msg("%s: %s", path, dctk_detail());
+    char dir[128], where[200];
+    size_t v;
+    dctk_dataset *ds = open_orog(dir, sizeof dir, "dctk-resume-alloc", &v);
 
     snprintf(where, sizeof where, "%s/ref", dir);
     dctk_evaluate_summary first, ref, got;
