@@ -279,8 +279,8 @@ static bool resolve_all(const ynode *kids, resolver *rs, rgates *out) {
 }
 
 static bool abs_only(const rgates *g) {
-    return isnan(g->rel) && isnan(g->mean_abs) && isnan(g->mean_rel) && isnan(g->pmin) && isnan(g->pmax) && !g->has_missing &&
-           !g->lossless;
+    return isnan(g->rel) && isnan(g->mean_abs) && isnan(g->mean_rel) && isnan(g->pmin) && isnan(g->pmax) &&
+           !g->has_missing && !g->lossless;
 }
 
 /* A requirement, leaf or any/all of them, for the lines that name it. */

@@ -23,9 +23,8 @@
 #include "dctk/eval.h"
 
 dctk_gates dctk_gates_none(void) {
-    return (dctk_gates){.l1 = NAN, .l2 = NAN, .linf = NAN, .bias = NAN, .abs_err = NAN, .rel_err = NAN, .mean_abs_err = NAN, .mean_rel_err = NAN,
-                        .pearson_min = NAN,
-                        .ssim_min = NAN, .phys_min = NAN, .phys_max = NAN, .phys_tol = 0, .q99 = NAN, .grad = NAN,
+    return (dctk_gates){.l1 = NAN, .l2 = NAN, .linf = NAN, .bias = NAN, .abs_err = NAN, .rel_err = NAN,
+                        .mean_abs_err = NAN, .mean_rel_err = NAN, .pearson_min = NAN, .ssim_min = NAN, .phys_min = NAN, .phys_max = NAN, .phys_tol = 0, .q99 = NAN, .grad = NAN,
                         .equiv_linf = NAN, .information = NAN, .target_ratio = NAN};
 }
 
@@ -196,7 +195,8 @@ bool dctk_combo_keep(dctk_combo_result *r, const dctk_gates *g) {
     bool finite = isfinite(r->ratio) && isfinite(r->l1_rel) && isfinite(r->l2_rel) && isfinite(r->linf_rel);
     bool climate = at_least(r->pearson, g->pearson_min) && at_least(r->ssim, g->ssim_min);
     return !r->error[0] && finite && r->pass_l1 && r->pass_l2 && r->pass_linf && r->pass_bias && r->pass_phys &&
-           r->pass_extremes && r->pass_gradient && r->pass_abs && r->pass_rel && r->pass_mean_abs && r->pass_mean_rel && climate;
+           r->pass_extremes && r->pass_gradient && r->pass_abs && r->pass_rel && r->pass_mean_abs &&
+           r->pass_mean_rel && climate;
 }
 
 static void add_name(char *buf, size_t cap, bool failed, const char *name) {
