@@ -24,8 +24,9 @@
 
 dctk_gates dctk_gates_none(void) {
     return (dctk_gates){.l1 = NAN, .l2 = NAN, .linf = NAN, .bias = NAN, .abs_err = NAN, .rel_err = NAN,
-                        .mean_abs_err = NAN, .mean_rel_err = NAN, .pearson_min = NAN, .ssim_min = NAN, .phys_min = NAN, .phys_max = NAN, .phys_tol = 0, .q99 = NAN, .grad = NAN,
-                        .equiv_linf = NAN, .information = NAN, .target_ratio = NAN};
+                        .mean_abs_err = NAN, .mean_rel_err = NAN, .pearson_min = NAN, .ssim_min = NAN,
+                        .phys_min = NAN, .phys_max = NAN, .phys_tol = 0, .q99 = NAN, .grad = NAN, .equiv_linf = NAN,
+                        .information = NAN, .target_ratio = NAN};
 }
 
 void dctk_gates_packed(dctk_gates *g, const dctk_var *var) { g->equiv_linf = var->pack_type ? FLT_EPSILON : NAN; }
