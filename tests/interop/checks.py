@@ -1,6 +1,7 @@
 """The bookkeeping of the script tests: count checks, keep failures, and end
 with the closing line ctest's logs and CI read ('N passed, N failed'); and
 the program under test (DCTK) with its runner, and the real data (NCARG)."""
+import csv
 import os
 import sys
 
@@ -36,6 +37,16 @@ def finish(label):
     print("%s: %d checks, %d failures" % (label, checks, len(failures)))
     print("%d passed, %d failed" % (checks - len(failures), len(failures)))
     sys.exit(1 if failures else 0)
+
+
+def rows_by_combo(where, var="t"):
+    """Rank 0's results CSV of var in where, as {(comp_idx, filt_idx, ser_idx): row}; a combo recorded
+    twice fails a check."""
+    with open(os.path.join(where, "config_space_%s_rank0.csv" % var), newline="") as f:
+        got = list(csv.DictReader(f))
+    keyed = {(r["comp_idx"], r["filt_idx"], r["ser_idx"]): r for r in got}
+    check(len(keyed) == len(got), "%s: %d rows for %d combos" % (where, len(got), len(keyed)))
+    return keyed
 
 
 def ncarg_field(path, var):

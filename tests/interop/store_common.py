@@ -160,3 +160,24 @@ def store_difference(a, b, strip_source=False):
     differ), both sorted, and a's files."""
     fa, fb = tree_files(a, strip_source), tree_files(b, strip_source)
     return sorted(set(fa) ^ set(fb)), sorted(k for k in fa if k in fb and fa[k] != fb[k]), fa
+
+
+FICE = os.path.join(os.environ.get("DCTK_NCARG", "/usr/share/ncarg/data"), "cdf", "fice.nc")
+
+
+def fice_months(path, t0, t1, edit=None):
+    """fice.nc's months [t0, t1) as a netCDF file of their own (raw values, attributes kept); edit(d), when
+    given, changes the new file before it is closed (test_multifile's mismatching inputs)."""
+    with netCDF4.Dataset(FICE) as src, netCDF4.Dataset(path, "w", format="NETCDF3_64BIT_OFFSET") as d:
+        d.setncatts({k: src.getncattr(k) for k in src.ncattrs()})
+        for name, dim in src.dimensions.items():
+            d.createDimension(name, None if name == "time" else len(dim))
+        for name, v in src.variables.items():
+            fill = v.getncattr("_FillValue") if "_FillValue" in v.ncattrs() else None
+            o = d.createVariable(name, v.dtype, v.dimensions, fill_value=fill)
+            o.setncatts({k: v.getncattr(k) for k in v.ncattrs() if k != "_FillValue"})
+            v.set_auto_maskandscale(False)
+            o.set_auto_maskandscale(False)
+            o[:] = v[t0:t1] if v.dimensions[:1] == ("time",) else v[:]
+        if edit:
+            edit(d)

@@ -39,7 +39,6 @@ from checks import check, finish  # noqa: E402
 
 DCTK = os.environ["DCTK"]
 NCARG = os.environ.get("DCTK_NCARG", "/usr/share/ncarg/data")
-FICE = os.path.join(NCARG, "cdf", "fice.nc")
 PIPELINE = '{"filter": null, "serializer": null, "compressor": {"name": "zstd", "configuration": {"level": 3}}}'
 # 3 months a chunk: the chunks of the joined field straddle the files
 CHUNK = ["--inner-chunk-mib", str(3 * 49 * 100 * 4 / 2**20)]
@@ -48,21 +47,7 @@ SPACE = ["--compressor-class", "zstd", "--filter-class", "none", "--serializer-c
 tmp = tempfile.mkdtemp(prefix="dctk_multifile_")
 
 
-def write_months(path, t0, t1, edit=None):
-    """fice.nc's months [t0, t1) as a netCDF file of their own (raw values, attributes kept)."""
-    with netCDF4.Dataset(FICE) as src, netCDF4.Dataset(path, "w", format="NETCDF3_64BIT_OFFSET") as d:
-        d.setncatts({k: src.getncattr(k) for k in src.ncattrs()})
-        for name, dim in src.dimensions.items():
-            d.createDimension(name, None if name == "time" else len(dim))
-        for name, v in src.variables.items():
-            fill = v.getncattr("_FillValue") if "_FillValue" in v.ncattrs() else None
-            o = d.createVariable(name, v.dtype, v.dimensions, fill_value=fill)
-            o.setncatts({k: v.getncattr(k) for k in v.ncattrs() if k != "_FillValue"})
-            v.set_auto_maskandscale(False)
-            o.set_auto_maskandscale(False)
-            o[:] = v[t0:t1] if v.dimensions[:1] == ("time",) else v[:]
-        if edit:
-            edit(d)
+write_months = sc.fice_months
 
 
 def run(*args):

@@ -60,7 +60,6 @@ from checks import check, finish  # noqa: E402
 DCTK = os.environ["DCTK"]
 NCARG = os.environ.get("DCTK_NCARG", "/usr/share/ncarg/data")
 FILE = os.path.join(NCARG, "cdf", "nc4uvt.nc")
-FICE = os.path.join(NCARG, "cdf", "fice.nc")
 FIELDS = ["T", "U", "V"]
 SRC = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TIMEOUT_SCALE = float(os.environ.get("DCTK_TEST_TIMEOUT_SCALE", "1"))
@@ -433,20 +432,7 @@ def test_stop(tmp):
 MONTH_MIB = 49 * 100 * 4 / 2**20  # one month of fice
 MONTHS_LAYOUT = ["--inner-chunk-mib", str(MONTH_MIB), "--shard-mib", str(2.5 * MONTH_MIB), "--threads-per-rank", "1"]
 
-
-def write_months(path, t0, t1):
-    """fice.nc's months [t0, t1) as a netCDF file of their own (raw values, attributes kept)."""
-    with netCDF4.Dataset(FICE) as src, netCDF4.Dataset(path, "w", format="NETCDF3_64BIT_OFFSET") as d:
-        d.setncatts({k: src.getncattr(k) for k in src.ncattrs()})
-        for name, dim in src.dimensions.items():
-            d.createDimension(name, None if name == "time" else len(dim))
-        for name, v in src.variables.items():
-            fill = v.getncattr("_FillValue") if "_FillValue" in v.ncattrs() else None
-            o = d.createVariable(name, v.dtype, v.dimensions, fill_value=fill)
-            o.setncatts({k: v.getncattr(k) for k in v.ncattrs() if k != "_FillValue"})
-            v.set_auto_maskandscale(False)
-            o.set_auto_maskandscale(False)
-            o[:] = v[t0:t1] if v.dimensions[:1] == ("time",) else v[:]
+write_months = sc.fice_months
 
 
 def test_append(tmp):

@@ -10,7 +10,6 @@ errors of a fresh exhaustive sweep at T2 (--resume goes on exhaustively), and
 the same best combo. The resumed winner is at least as good as a fresh
 adaptive sweep's at T2 (whose finalists it measured too). A resume at T2
 again (same gates) measures nothing: every row is reused."""
-import csv
 import json
 import math
 import os
@@ -28,7 +27,7 @@ METRICS = ("ratio", "l1_rel", "l2_rel", "linf_rel", "euclidean", "max_abs_err")
 SAME = ("compressor", "filter", "serializer", "keep", "error")
 BEST = ("comp_idx", "filt_idx", "ser_idx", "ratio", "l1_rel", "codecs")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from checks import check, finish  # noqa: E402
+from checks import check, finish, rows_by_combo  # noqa: E402
 
 
 def sweep(where, threshold, *extra):
@@ -38,12 +37,7 @@ def sweep(where, threshold, *extra):
     return r
 
 
-def rows(where):
-    with open(os.path.join(where, "config_space_t_rank0.csv"), newline="") as f:
-        got = list(csv.DictReader(f))
-    keyed = {(r["comp_idx"], r["filt_idx"], r["ser_idx"]): r for r in got}
-    check(len(keyed) == len(got), "%s: %d rows for %d combos" % (where, len(got), len(keyed)))
-    return keyed
+rows = rows_by_combo
 
 
 def best(where):

@@ -9,7 +9,6 @@ space. A resume that drops a class (back to zstd alone) keeps the zstd rows
 and says how many rows of pipelines it no longer holds it left out; and
 analyze_clustering marks the zstd sweep's winner in the lz4,zstd table, where
 its pipeline has another comp_idx."""
-import csv
 import json
 import os
 import re
@@ -26,7 +25,7 @@ METRICS = ("ratio", "l1_rel", "l2_rel", "linf_rel", "euclidean", "max_abs_err", 
            "filter", "serializer", "name")
 BEST = ("comp_idx", "filt_idx", "ser_idx", "ratio", "l1_rel", "codecs")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from checks import check, finish  # noqa: E402
+from checks import check, finish, rows_by_combo  # noqa: E402
 
 
 def sweep(where, classes, *extra):
@@ -36,12 +35,7 @@ def sweep(where, classes, *extra):
     return r
 
 
-def rows(where):
-    with open(os.path.join(where, "config_space_t_rank0.csv"), newline="") as f:
-        got = list(csv.DictReader(f))
-    keyed = {(r["comp_idx"], r["filt_idx"], r["ser_idx"]): r for r in got}
-    check(len(keyed) == len(got), "%s: %d rows for %d combos" % (where, len(got), len(keyed)))
-    return keyed
+rows = rows_by_combo
 
 
 def reused(stderr):

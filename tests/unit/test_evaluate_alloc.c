@@ -97,6 +97,18 @@ static dctk_dataset *open_orog(char *dir, size_t cap, const char *prefix, size_t
     return ds;
 }
 
+/* A run with allocation f of total failing: the allocation was reached and
+ * nothing leaked; true when it ended out of memory with a detail, false when
+ * it succeeded (the caller compares it with the run without a failure). */
+static bool ended_nomem(long f, long total, dctk_status st) {
+    if (!al.failed) fail_msg("allocation %ld of %ld was never reached", f, total);
+    if (al.live != 0) fail_msg("allocation %ld of %ld failed: %ld blocks leaked", f, total, (long)al.live);
+    if (st == DCTK_OK) return false;
+    if (st != DCTK_ERR_NOMEM || !*dctk_detail())
+        fail_msg("allocation %ld of %ld failed: status %d (%s)", f, total, st, dctk_detail());
+    return true;
+}
+
 static void every_allocation_of_a_field_sweep_fails_cleanly(void **state) {
     (void)state;
     char dir[128], where[200];
@@ -124,11 +136,7 @@ static void every_allocation_of_a_field_sweep_fails_cleanly(void **state) {
         dctk_clear_detail();
         dctk_status st = evaluate(ds, v, where, false, &got);
         tried++;
-        if (!al.failed) fail_msg("allocation %ld of %ld was never reached", f, total);
-        if (al.live != 0) fail_msg("allocation %ld of %ld failed: %ld blocks leaked", f, total, (long)al.live);
-        if (st != DCTK_OK) {
-            if (st != DCTK_ERR_NOMEM || !*dctk_detail())
-                fail_msg("allocation %ld of %ld failed: status %d (%s)", f, total, st, dctk_detail());
+        if (ended_nomem(f, total, st)) {
             nomem++;
         } else {
             succeeded++;
@@ -190,11 +198,7 @@ static void every_allocation_of_a_resumed_sweep_fails_cleanly(void **state) {
         dctk_clear_detail();
         dctk_status st = evaluate(ds, v, where, true, &got);
         tried++;
-        if (!al.failed) fail_msg("allocation %ld of %ld was never reached", f, total);
-        if (al.live != 0) fail_msg("allocation %ld of %ld failed: %ld blocks leaked", f, total, (long)al.live);
-        if (st != DCTK_OK) {
-            if (st != DCTK_ERR_NOMEM || !*dctk_detail())
-                fail_msg("allocation %ld of %ld failed: status %d (%s)", f, total, st, dctk_detail());
+        if (ended_nomem(f, total, st)) {
             nomem++;
         } else {
             succeeded++;
