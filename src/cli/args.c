@@ -27,23 +27,23 @@ const char *cli_opt_help(const cli_opt *o, char *buf, size_t cap) {
 }
 
 void cli_print_help(const cli_cmd *cmd) {
-    printf("usage: dc_toolkit %s %s\n\n%s\n", cmd->name, cmd->usage, cmd->help);
-    printf("\noptions:\n"); /* every command has at least --help */
+    fprintf(cli_out(), "usage: dc_toolkit %s %s\n\n%s\n", cmd->name, cmd->usage, cmd->help);
+    fprintf(cli_out(), "\noptions:\n"); /* every command has at least --help */
     for (const cli_opt *o = cmd->opts; o && o->name; o++) {
         char left[96];
         if (o->type == OPT_BOOL && o->neg) snprintf(left, sizeof left, "%s/%s", o->name, o->neg);
         else if (o->type == OPT_BOOL || o->type == OPT_CONST) snprintf(left, sizeof left, "%s", o->name);
         else snprintf(left, sizeof left, "%s %s", o->name, o->metavar ? o->metavar : "VALUE");
         char help[512];
-        printf("  %-34s %s\n", left, cli_opt_help(o, help, sizeof help));
+        fprintf(cli_out(), "  %-34s %s\n", left, cli_opt_help(o, help, sizeof help));
     }
-    printf("  %-34s %s\n", "--help", "show this help and exit");
+    fprintf(cli_out(), "  %-34s %s\n", "--help", "show this help and exit");
 }
 
 static int usage_error(const cli_cmd *cmd, const char *fmt, const char *arg) {
-    fprintf(stderr, "dc_toolkit %s: ", cmd->name);
-    fprintf(stderr, fmt, arg);
-    fprintf(stderr, "\nusage: dc_toolkit %s %s   (see --help)\n", cmd->name, cmd->usage);
+    fprintf(cli_err(), "dc_toolkit %s: ", cmd->name);
+    fprintf(cli_err(), fmt, arg);
+    fprintf(cli_err(), "\nusage: dc_toolkit %s %s   (see --help)\n", cmd->name, cmd->usage);
     return 2;
 }
 
@@ -75,7 +75,7 @@ static int set_value(const cli_cmd *cmd, const cli_opt *o, const char *v) {
 }
 
 int cli_refuse_foreign(const char *cmd, const char *arg, const cli_foreign *f) {
-    fprintf(stderr, "dc_toolkit %s: '%s' is the Python dc_toolkit's; here: %s\n", cmd, arg, f->here);
+    fprintf(cli_err(), "dc_toolkit %s: '%s' is the Python dc_toolkit's; here: %s\n", cmd, arg, f->here);
     return 2;
 }
 
@@ -157,7 +157,7 @@ int cli_parse(const cli_cmd *cmd, int argc, char **argv, const char **pos, int m
 
 int cli_fail(const char *cmd, dctk_status st) {
     const char *d = dctk_detail(), *at = dctk_detail_origin();
-    fprintf(stderr, "dc_toolkit %s: %s%s%s%s\n", cmd, d[0] ? d : dctk_strerror(st), at[0] ? " (at " : "", at,
+    fprintf(cli_err(), "dc_toolkit %s: %s%s%s%s\n", cmd, d[0] ? d : dctk_strerror(st), at[0] ? " (at " : "", at,
             at[0] ? ")" : "");
     return st == DCTK_ERR_ARG ? 2 : 1;
 }
@@ -166,7 +166,7 @@ int cli_memory_share(const char *cmd, double given, double *fraction) {
     *fraction = 0;
     if (isnan(given)) return 0;
     if (!(given >= 0.05 && given <= 0.95)) {
-        fprintf(stderr, "dc_toolkit %s: --memory-threshold takes a share of the memory from 0.05 to 0.95, not %g "
+        fprintf(cli_err(), "dc_toolkit %s: --memory-threshold takes a share of the memory from 0.05 to 0.95, not %g "
                         "(--max-memory takes a size)\n", cmd, given);
         return 2;
     }

@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "dctk/status.h"
+#include "dctk/util.h"
 
 typedef enum { OPT_STR, OPT_INT, OPT_REAL, OPT_SIZE, OPT_BOOL, OPT_CONST } cli_opt_type;
 
@@ -55,6 +56,28 @@ int cli_parse(const cli_cmd *cmd, int argc, char **argv, const char **pos, int m
 /* Print "dc_toolkit CMD: <detail or strerror>" to stderr and return the exit code for st. */
 int cli_fail(const char *cmd, dctk_status st);
 
+/* Where a command prints: stdout and stderr, or the log of the web UI's job
+ * this thread runs (cli_run_captured). Every line of src/cli goes through
+ * these two. */
+FILE *cli_out(void);
+FILE *cli_err(void);
+void cli_set_streams(FILE *out, FILE *err, const volatile sig_atomic_t *stop); /* NULL: stdout, stderr, none */
+/* The library's log lines (dctk_set_log_hook, installed by main): the
+ * thread's cli_err(), else the running job's log, else stderr; prefixed
+ * "[rank N] " once cli_log_rank(N) (N < 0: no prefix). */
+void cli_log(dctk_log_level lvl, const char *msg, void *user);
+void cli_log_rank(int rank);
+/* The command argv[1] with its arguments (argv[0] the program), as main runs it. */
+int cli_run_command(int argc, char **argv);
+/* The command run on this thread with its lines into log; *stop, when set
+ * (to a signal number), stops it as that signal would: a sweep ends after the
+ * units under way and says how to resume, a field being written is finished.
+ * With stop, the library's log lines of other threads go to log too while it
+ * runs (one such run at a time). Returns the command's exit code. */
+int cli_run_captured(int argc, char **argv, FILE *log, const volatile sig_atomic_t *stop);
+/* The stop flag of this thread's captured run, or NULL. */
+const volatile sig_atomic_t *cli_stop_flag(void);
+
 /* The help line of an option, with {compressors}, {filters} and
  * {serializers} replaced by the families the codec registry has (buf holds
  * the result when a replacement was made). */
@@ -69,7 +92,7 @@ bool cli_release_interrupts(void);
 int cli_interrupt_exit(void);
 /* Tests only (DCTK_TEST_HOLD): hold the sweep of var in this phase while the
  * test says so (interrupt.c). */
-void cli_test_hold(const char *var, const char *phase, size_t done);
+void cli_test_hold(const char *var, const char *phase, size_t done, FILE *err, const volatile sig_atomic_t *stop);
 
 /* One warning line per variable of the dataset that the store does not get
  * (skipped.c): text and other types the readers leave out. */

@@ -128,12 +128,14 @@ static int analyze(const char *cmd, const char *path, const dctk_result_table *t
     dctk_row_counts_str(&c, counts, sizeof counts);
     dctk_status st = dctk_report_analyze(t, &o, prefix);
     if (st != DCTK_OK) return cli_fail(cmd, st);
-    printf("%s: %zu combos: %s; %s\n", path, t->n, counts, what);
+    fprintf(cli_out(), "%s: %zu combos: %s; %s\n", path, t->n, counts, what);
     if (c.n[DCTK_ROW_PRUNED] + c.n[DCTK_ROW_LEFT_OUT] + c.n[DCTK_ROW_FAILED])
-        printf("only the kept and rejected combos are drawn: the others were not measured on the whole sample\n");
-    if (b) printf("best combo %s marked with a red diamond\n", b->name && b->name[0] ? b->name : "(unnamed)");
-    else if (named) printf("the best combo of best_%s.json is not among these results: not marked\n", var);
-    printf("wrote %s.png, %s.svg and %s.html\n", prefix, prefix, prefix);
+        fprintf(cli_out(),
+                "only the kept and rejected combos are drawn: the others were not measured on the whole sample\n");
+    if (b) fprintf(cli_out(), "best combo %s marked with a red diamond\n",
+                   b->name && b->name[0] ? b->name : "(unnamed)");
+    else if (named) fprintf(cli_out(), "the best combo of best_%s.json is not among these results: not marked\n", var);
+    fprintf(cli_out(), "wrote %s.png, %s.svg and %s.html\n", prefix, prefix, prefix);
     return 0;
 }
 
@@ -141,7 +143,7 @@ static int analyze(const char *cmd, const char *path, const dctk_result_table *t
  * name (results_VAR.parquet or config_space_VAR_rank0.csv) unless given. */
 static int from_results(const char *cmd, const char *path, char *dir, size_t cap, char *name, size_t ncap) {
     if (results) {
-        fprintf(stderr, "dc_toolkit %s: give RESULTS or --results, not both\n", cmd);
+        fprintf(cli_err(), "dc_toolkit %s: give RESULTS or --results, not both\n", cmd);
         return 2;
     }
     results = path;
@@ -157,7 +159,7 @@ static int from_results(const char *cmd, const char *path, char *dir, size_t cap
         snprintf(name, ncap, "%.*s", (int)(n - 23), base + 13);
     if (!var && name[0]) var = name;
     if (!var) {
-        fprintf(stderr, "dc_toolkit %s: %s: not named results_VAR.parquet: give --var VAR\n", cmd, path);
+        fprintf(cli_err(), "dc_toolkit %s: %s: not named results_VAR.parquet: give --var VAR\n", cmd, path);
         return 2;
     }
     return 0;
@@ -174,12 +176,12 @@ static int run(int argc, char **argv) {
     char dir[4096], name[512] = "";
     if (np == 1 && (rc = from_results(cmd, pos[0], dir, sizeof dir, name, sizeof name))) return rc;
     if (!where || !var) {
-        fprintf(stderr, "dc_toolkit %s: give RESULTS (DIR/results_VAR.parquet), or --where-to-write DIR and --var "
+        fprintf(cli_err(), "dc_toolkit %s: give RESULTS (DIR/results_VAR.parquet), or --where-to-write DIR and --var "
                         "VAR\n", cmd);
         return 2;
     }
     if (clusters < 0 || clusters > 16) {
-        fprintf(stderr, "dc_toolkit %s: --clusters must be between 1 and 16\n", cmd);
+        fprintf(cli_err(), "dc_toolkit %s: --clusters must be between 1 and 16\n", cmd);
         return 2;
     }
     char path[4096];
@@ -188,7 +190,7 @@ static int run(int argc, char **argv) {
     dctk_status st = dctk_results_read(path, &t);
     if (st != DCTK_OK) {
         rc = cli_fail(cmd, st);
-        if (!results) fprintf(stderr, "dc_toolkit %s: run evaluate_combos --where-to-write %s first\n", cmd, where);
+        if (!results) fprintf(cli_err(), "dc_toolkit %s: run evaluate_combos --where-to-write %s first\n", cmd, where);
     } else {
         rc = analyze(cmd, path, &t);
     }

@@ -132,7 +132,7 @@ static dctk_status gather(void *user, const void *mine, uint64_t n, void *all) {
 
 static int compress_dataset(const char *cmd, const char *dataset, int argc, char **argv) {
     if (vars_arg && !vars_arg[strspn(vars_arg, ", \t")]) { /* "" or ",": a run that would do nothing */
-        fprintf(stderr, "dc_toolkit %s: --vars '%s' names no field: give one or more names (A,B), or leave --vars "
+        fprintf(cli_err(), "dc_toolkit %s: --vars '%s' names no field: give one or more names (A,B), or leave --vars "
                 "out for every data variable\n", cmd, vars_arg);
         return 2;
     }
@@ -143,7 +143,7 @@ static int compress_dataset(const char *cmd, const char *dataset, int argc, char
     const char *unchecked = pipeline_arg ? sweep_cli_requirements_unchecked() : NULL;
     if (unchecked) { /* the same answer on every rank: no agreement needed */
         if (sweep_cli_is_root(&so))
-            fprintf(stderr, "dc_toolkit %s: --requirements %s asks for %s, which the sweep holds and a --pipeline "
+            fprintf(cli_err(), "dc_toolkit %s: --requirements %s asks for %s, which the sweep holds and a --pipeline "
                     "write does not check: leave out --pipeline\n", cmd, so.requirements, unchecked);
         return 2;
     }
@@ -169,13 +169,13 @@ static void append_notify(void *user, const dctk_var *var, size_t had, const dct
     (void)user;
     if (st != DCTK_OK) return; /* the caller prints the error */
     if (!r) {
-        printf("%s: %zu steps along '%s', as the input: nothing to append\n", var->name, had, var->dims[0]);
+        fprintf(cli_out(), "%s: %zu steps along '%s', as the input: nothing to append\n", var->name, had, var->dims[0]);
         return;
     }
-    printf("%s: appended %zu steps along '%s' (%zu -> %zu): %.3f MB written, ratio %.3f", var->name,
+    fprintf(cli_out(), "%s: appended %zu steps along '%s' (%zu -> %zu): %.3f MB written, ratio %.3f", var->name,
            var->shape[0] - had, var->dims[0], had, var->shape[0], (double)r->bytes_out / 1e6, r->ratio);
-    if (r->verified) printf(", verified: L1 %.3e, max abs error %g", r->l1_rel, r->max_abs_err);
-    printf("\n");
+    if (r->verified) fprintf(cli_out(), ", verified: L1 %.3e, max abs error %g", r->l1_rel, r->max_abs_err);
+    fprintf(cli_out(), "\n");
 }
 
 /* Under mpirun every rank appends together (dctk_append_opts.team); rank 0 says what happened. */
@@ -183,7 +183,7 @@ static int append_dataset(const char *cmd, const char *dataset) {
     bool root = sweep_cli_is_root(&so);
     if (pipeline_arg) { /* the same answer on every rank */
         if (root)
-            fprintf(stderr, "dc_toolkit %s: --append writes each field with the pipeline its store holds: drop "
+            fprintf(cli_err(), "dc_toolkit %s: --append writes each field with the pipeline its store holds: drop "
                     "--pipeline\n", cmd);
         return 2;
     }
@@ -203,7 +203,7 @@ static int append_dataset(const char *cmd, const char *dataset) {
     if (st == DCTK_OK) st = dctk_append_dataset(ds, store, &ao);
     dctk_dataset_close(ds);
     if (st != DCTK_OK) return root ? cli_fail(cmd, st) : (st == DCTK_ERR_ARG ? 2 : 1);
-    if (root) printf("store: %s\n", store);
+    if (root) fprintf(cli_out(), "store: %s\n", store);
     return 0;
 }
 
@@ -228,11 +228,11 @@ static int run(int argc, char **argv) {
     wo.threads = so.threads; /* one thread count for the sweep and the writer */
     wo.max_memory = so.max_memory;
     if (!so.where) {
-        fprintf(stderr, "dc_toolkit %s: give DIR (second argument or --where-to-write)\n", cmd);
+        fprintf(cli_err(), "dc_toolkit %s: give DIR (second argument or --where-to-write)\n", cmd);
         return 2;
     }
     if (!(cr_drift_tol >= 0 && cr_drift_tol <= 10)) {
-        fprintf(stderr, "dc_toolkit %s: --cr-drift-tol %g: give a fraction from 0 to 10\n", cmd, cr_drift_tol);
+        fprintf(cli_err(), "dc_toolkit %s: --cr-drift-tol %g: give a fraction from 0 to 10\n", cmd, cr_drift_tol);
         return 2;
     }
     if ((rc = sweep_cli_par_begin(cmd, argc, argv, &so))) return rc;

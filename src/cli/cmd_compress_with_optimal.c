@@ -146,11 +146,11 @@ static int write_field(int argc, char **argv) {
     wo.bound_l1 = gate_l1;    /* and the one the store's provenance records */
     int idx[3];
     if (pipeline_arg && (combo_path || np > 3)) {
-        fprintf(stderr, "dc_toolkit %s: --pipeline replaces the indices and --combo: give only one\n", cmd);
+        fprintf(cli_err(), "dc_toolkit %s: --pipeline replaces the indices and --combo: give only one\n", cmd);
         return 2;
     }
     if (!(isnan(gate_l1) || gate_l1 > 0)) {
-        fprintf(stderr, "dc_toolkit %s: --l1-threshold must be positive\n", cmd);
+        fprintf(cli_err(), "dc_toolkit %s: --l1-threshold must be positive\n", cmd);
         return 2;
     }
     if (!pipeline_arg && (rc = write_cli_indices(cmd, combo_path, pos[1], pos[2], pos + 3, np - 3, idx))) return rc;

@@ -59,7 +59,7 @@ static int run(int argc, char **argv) {
     if (rc) return rc < 0 ? 0 : rc;
     if (np == 2) o.where = pos[1];
     if (!o.where) {
-        fprintf(stderr, "dc_toolkit evaluate_combos: --where-to-write DIR is required\n");
+        fprintf(cli_err(), "dc_toolkit evaluate_combos: --where-to-write DIR is required\n");
         return 2;
     }
     if ((rc = sweep_cli_par_begin("evaluate_combos", argc, argv, &o))) return rc;

@@ -55,7 +55,7 @@ const cli_cmd cmd_from_nc_to_zarr = {
 static void said(void *user, const dctk_var *var, const size_t *chunk, uint64_t bytes) {
     (void)user;
     char sh[128], ch[128];
-    printf("%s: %s %s in chunks %s: %.3f MB\n", var->name, dctk_dtype_name(var->dtype),
+    fprintf(cli_out(), "%s: %s %s in chunks %s: %.3f MB\n", var->name, dctk_dtype_name(var->dtype),
            dctk_shape_str(var->ndim, var->shape, sh, sizeof sh), dctk_shape_str(var->ndim, chunk, ch, sizeof ch),
            (double)bytes / 1e6);
 }
@@ -72,11 +72,12 @@ static int clear_out(const char *cmd, const char *out) {
     struct stat st;
     if (stat(out, &st) != 0) return 0;
     if (!overwrite) {
-        fprintf(stderr, "dc_toolkit %s: %s exists: give --overwrite to replace it, or --out another path\n", cmd, out);
+        fprintf(cli_err(), "dc_toolkit %s: %s exists: give --overwrite to replace it, or --out another path\n", cmd,
+                out);
         return 2;
     }
     if (!S_ISDIR(st.st_mode)) {
-        fprintf(stderr, "dc_toolkit %s: %s exists and is not a directory: not removed\n", cmd, out);
+        fprintf(cli_err(), "dc_toolkit %s: %s exists and is not a directory: not removed\n", cmd, out);
         return 2;
     }
     dctk_store *s = NULL;
@@ -95,7 +96,7 @@ static int run(int argc, char **argv) {
     int rc = cli_parse(&cmd_from_nc_to_zarr, argc, argv, pos, 1, 1, NULL);
     if (rc) return rc < 0 ? 0 : rc;
     if (threads < 0 || threads > 4096) {
-        fprintf(stderr, "dc_toolkit %s: --threads-per-rank must be between 1 and 4096\n", cmd);
+        fprintf(cli_err(), "dc_toolkit %s: --threads-per-rank must be between 1 and 4096\n", cmd);
         return 2;
     }
     char out[4096];
@@ -119,7 +120,8 @@ static int run(int argc, char **argv) {
     if (st == DCTK_OK) cli_warn_skipped(cmd, ds);
     dctk_dataset_close(ds);
     if (st != DCTK_OK) return cli_fail(cmd, st);
-    printf("store: %s (uncompressed%s%s)\n", out, mask_and_scale ? ", CF-decoded values" : ", values as stored",
+    fprintf(cli_out(), "store: %s (uncompressed%s%s)\n", out,
+            mask_and_scale ? ", CF-decoded values" : ", values as stored",
            consolidated ? ", consolidated" : "");
     return 0;
 }

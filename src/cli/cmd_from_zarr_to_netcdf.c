@@ -73,11 +73,11 @@ static int run(int argc, char **argv) {
     if (complevel >= 0) deflate_level = complevel;
     if (compression && strcasecmp(compression, "none") == 0) deflate_level = 0;
     else if (compression && strcasecmp(compression, "zlib") != 0) {
-        fprintf(stderr, "dc_toolkit %s: --compression takes zlib or none, got '%s'\n", CMD, compression);
+        fprintf(cli_err(), "dc_toolkit %s: --compression takes zlib or none, got '%s'\n", CMD, compression);
         return 2;
     }
     if (deflate_level < 0 || deflate_level > 9) {
-        fprintf(stderr, "dc_toolkit %s: --deflate-level must be between 0 and 9\n", CMD);
+        fprintf(cli_err(), "dc_toolkit %s: --deflate-level must be between 0 and 9\n", CMD);
         return 2;
     }
     char def[4096];
@@ -95,7 +95,7 @@ static int run(int argc, char **argv) {
     if (st == DCTK_OK) st = dctk_zarr_export_netcdf(pos[0], out, &o, &r);
     if (st != DCTK_OK) return cli_fail(CMD, st);
     char raw[32], file[32];
-    printf("wrote %s: %zu variable%s, %zu dimension%s, %zu group%s; %s of values -> %s file, %.2f s\n", out,
+    fprintf(cli_out(), "wrote %s: %zu variable%s, %zu dimension%s, %zu group%s; %s of values -> %s file, %.2f s\n", out,
            r.narrays, r.narrays == 1 ? "" : "s", r.ndims, r.ndims == 1 ? "" : "s", r.ngroups, r.ngroups == 1 ? "" : "s",
            dctk_format_size(r.bytes, raw, sizeof raw),
            dctk_format_size(stat(out, &sb) == 0 ? (uint64_t)sb.st_size : 0, file, sizeof file), dctk_now() - t0);

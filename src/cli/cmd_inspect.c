@@ -24,12 +24,12 @@ static void print_attr(const char *key, const json_t *v) {
     for (char *p = buf; *p; p++)
         if (*p == '\n' || *p == '\r' || *p == '\t') *p = ' ';
     if (strlen(buf) > ATTR_VALUE_WIDTH) strcpy(buf + ATTR_VALUE_WIDTH - 3, "...");
-    printf("  %s: %s\n", key, buf);
+    fprintf(cli_out(), "  %s: %s\n", key, buf);
 }
 
 static void print_globals(const dctk_dataset *ds) {
     json_t *attrs = dctk_dataset_attrs(ds);
-    printf("global attributes: %zu\n", json_object_size(attrs));
+    fprintf(cli_out(), "global attributes: %zu\n", json_object_size(attrs));
     const char *key;
     json_t *v;
     json_object_foreach(attrs, key, v) print_attr(key, v);
@@ -42,7 +42,7 @@ static void print_var(const dctk_var *v) {
         k += (size_t)snprintf(dims + k, sizeof dims - k, "%s%s=%zu", d ? ", " : "", v->dims[d], v->shape[d]);
     uint64_t nbytes = (uint64_t)dctk_shape_nelems(v->ndim, v->shape) * dctk_dtype_size(v->dtype);
     dctk_format_size(nbytes, bytes, sizeof bytes);
-    printf("  %-20s (%s)  %s -> %s  units: %s  %s  %s%s\n", v->name, dims, dctk_dtype_name(v->stored),
+    fprintf(cli_out(), "  %-20s (%s)  %s -> %s  units: %s  %s  %s%s\n", v->name, dims, dctk_dtype_name(v->stored),
            dctk_dtype_name(v->dtype), v->units[0] ? v->units : "-", bytes, v->is_coord ? "coordinate" : "data",
            v->has_fill ? ", missing values -> NaN" : "");
 }
@@ -53,16 +53,16 @@ static const char *table_opt;
 static void print_threshold(const dctk_var *v, const char *table) {
     if (v->is_coord) return;
     if (!table) {
-        printf("      threshold: none (no threshold table)\n");
+        fprintf(cli_out(), "      threshold: none (no threshold table)\n");
         return;
     }
     const char *name = json_string_value(json_object_get(v->attrs, "GRIB_cfVarName"));
     char why[512];
     double thr;
     dctk_status st = dctk_threshold_explain(table, name ? name : v->name, v->units, &thr, why, sizeof why);
-    if (st == DCTK_OK) printf("      threshold: relative L1 %.3g (%s)\n", thr, why);
-    else if (st == DCTK_ERR_NOT_FOUND) printf("      threshold: none (%s)\n", why);
-    else printf("      threshold: none (%s)\n", dctk_detail());
+    if (st == DCTK_OK) fprintf(cli_out(), "      threshold: relative L1 %.3g (%s)\n", thr, why);
+    else if (st == DCTK_ERR_NOT_FOUND) fprintf(cli_out(), "      threshold: none (%s)\n", why);
+    else fprintf(cli_out(), "      threshold: none (%s)\n", dctk_detail());
 }
 
 static int run(int argc, char **argv) {
@@ -72,10 +72,10 @@ static int run(int argc, char **argv) {
     dctk_dataset *ds;
     dctk_status st = dctk_dataset_open(pos[0], &ds);
     if (st) return cli_fail("inspect_dataset", st);
-    printf("dataset: %s\nformat: %s\n", dctk_dataset_path(ds), dctk_format_name(dctk_dataset_format(ds)));
+    fprintf(cli_out(), "dataset: %s\nformat: %s\n", dctk_dataset_path(ds), dctk_format_name(dctk_dataset_format(ds)));
     print_globals(ds);
     size_t n = dctk_dataset_nvars(ds);
-    printf("variables: %zu\n", n);
+    fprintf(cli_out(), "variables: %zu\n", n);
     const char *table = table_opt ? table_opt : sweep_default_thresholds();
     for (size_t i = 0; i < n; i++) {
         print_var(dctk_dataset_var(ds, i));

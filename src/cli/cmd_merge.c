@@ -35,6 +35,6 @@ static int run(int argc, char **argv) {
     if (st == DCTK_OK) cli_warn_skipped(cmd, ds);
     dctk_dataset_close(ds);
     if (st != DCTK_OK) return cli_fail(cmd, st);
-    printf("merged: %s\n", store);
+    fprintf(cli_out(), "merged: %s\n", store);
     return 0;
 }

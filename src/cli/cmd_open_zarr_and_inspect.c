@@ -37,7 +37,7 @@ static void print_value(const char *indent, const char *key, const json_t *v) {
     for (char *p = buf; *p; p++)
         if (*p == '\n' || *p == '\r' || *p == '\t') *p = ' ';
     if (strlen(buf) > VALUE_WIDTH) strcpy(buf + VALUE_WIDTH - 3, "...");
-    printf("%s%s: %s\n", indent, key, buf);
+    fprintf(cli_out(), "%s%s: %s\n", indent, key, buf);
 }
 
 static void print_attrs(const char *indent, const json_t *attrs, const char *skip) {
@@ -77,11 +77,12 @@ static void print_root(const inspector *in) {
     const json_t *cm = json_object_get(json_object_get(root, "consolidated_metadata"), "metadata");
     bool v2cons = false;
     if (!in->v3) dctk_store_exists(in->store, ".zmetadata", &v2cons);
-    printf("store: %s\nformat: Zarr v%d%s\n", in->path, in->v3 ? 3 : 2, in->root_array ? " (a single array)" : "");
-    if (cm) printf("consolidated metadata: %zu nodes\n", json_object_size(cm));
-    else printf("consolidated metadata: %s\n", v2cons ? "yes (.zmetadata)" : "none");
+    fprintf(cli_out(), "store: %s\nformat: Zarr v%d%s\n", in->path, in->v3 ? 3 : 2,
+            in->root_array ? " (a single array)" : "");
+    if (cm) fprintf(cli_out(), "consolidated metadata: %zu nodes\n", json_object_size(cm));
+    else fprintf(cli_out(), "consolidated metadata: %s\n", v2cons ? "yes (.zmetadata)" : "none");
     if (!in->root_array) {
-        printf("attributes: %zu\n", json_object_size(attrs));
+        fprintf(cli_out(), "attributes: %zu\n", json_object_size(attrs));
         print_attrs("  ", attrs, NULL);
     }
     json_decref(root);
@@ -103,13 +104,13 @@ static void print_tree_line(const char *path, const json_t *meta, bool is_array)
     int depth = 2; /* below the root's "/" */
     for (const char *p = path; *p; p++) depth += *p == '/';
     const char *name = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
-    printf("%*s%s%s", 2 * depth, "", name, is_array ? "" : "/");
+    fprintf(cli_out(), "%*s%s%s", 2 * depth, "", name, is_array ? "" : "/");
     if (is_array) {
         char *shape = json_dumps(json_object_get(meta, "shape"), JSON_COMPACT | JSON_ENCODE_ANY);
-        printf("  %s %s", dtype_of(meta), shape ? shape : "?");
+        fprintf(cli_out(), "  %s %s", dtype_of(meta), shape ? shape : "?");
         free(shape);
     }
-    printf("%s\n", name[0] == '.' ? "  (hidden: an unfinished write)" : "");
+    fprintf(cli_out(), "%s\n", name[0] == '.' ? "  (hidden: an unfinished write)" : "");
 }
 
 /* Lists the array for the detail pass; the root array has no tree line of its own. */
@@ -129,7 +130,7 @@ static int visit(const char *path, const json_t *meta, bool is_array, void *user
 }
 
 static dctk_status print_tree(inspector *in) {
-    printf("tree:\n  /%s\n", in->root_array ? "  (array)" : "");
+    fprintf(cli_out(), "tree:\n  /%s\n", in->root_array ? "  (array)" : "");
     if (in->root_array) return visit("", NULL, true, in) ? DCTK_NOMEM() : DCTK_OK;
     dctk_status st = dctk_zarr_walk(in->store, visit, in);
     if (st == DCTK_OK && in->nomem) st = DCTK_NOMEM();
@@ -140,44 +141,48 @@ static dctk_status print_tree(inspector *in) {
 
 static void print_layout(const dctk_zarr_meta *m) {
     char shape[256], a[256], b[256];
-    printf("  shape: %s  dims: ", dctk_shape_str(m->ndim, m->shape, shape, sizeof shape));
-    for (int d = 0; d < m->ndim; d++) printf("%s%s", d ? ", " : "", m->dim_names[d] ? m->dim_names[d] : "(unnamed)");
-    printf("%s\n  dtype: %s\n", m->ndim ? "" : "(scalar)", dctk_dtype_name(m->dtype));
+    fprintf(cli_out(), "  shape: %s  dims: ", dctk_shape_str(m->ndim, m->shape, shape, sizeof shape));
+    for (int d = 0; d < m->ndim; d++) fprintf(cli_out(), "%s%s", d ? ", " : "",
+                                              m->dim_names[d] ? m->dim_names[d] : "(unnamed)");
+    fprintf(cli_out(), "%s\n  dtype: %s\n", m->ndim ? "" : "(scalar)", dctk_dtype_name(m->dtype));
     if (m->sharded)
-        printf("  chunks: %s (inner)  shards: %s\n", dctk_shape_str(m->ndim, m->inner, a, sizeof a),
+        fprintf(cli_out(), "  chunks: %s (inner)  shards: %s\n", dctk_shape_str(m->ndim, m->inner, a, sizeof a),
                dctk_shape_str(m->ndim, m->chunk, b, sizeof b));
-    else printf("  chunks: %s (not sharded)\n", dctk_shape_str(m->ndim, m->chunk, a, sizeof a));
+    else fprintf(cli_out(), "  chunks: %s (not sharded)\n", dctk_shape_str(m->ndim, m->chunk, a, sizeof a));
 }
 
 static void print_fill(const dctk_zarr_meta *m) {
-    if (isnan(m->fill)) printf("  fill value: NaN\n");
-    else if (isinf(m->fill)) printf("  fill value: %s\n", m->fill > 0 ? "Infinity" : "-Infinity");
-    else printf("  fill value: %.*g\n", m->dtype == DCTK_FLOAT32 ? 9 : 17, m->fill);
+    if (isnan(m->fill)) fprintf(cli_out(), "  fill value: NaN\n");
+    else if (isinf(m->fill)) fprintf(cli_out(), "  fill value: %s\n", m->fill > 0 ? "Infinity" : "-Infinity");
+    else fprintf(cli_out(), "  fill value: %.*g\n", m->dtype == DCTK_FLOAT32 ? 9 : 17, m->fill);
 }
 
 static void print_codecs(const dctk_zarr_meta *m) {
     char *name = dctk_codecs_name(m->codecs);
-    printf("  pipeline: %s  (compressor | filter | serializer)\n", name ? name : "?");
+    fprintf(cli_out(), "  pipeline: %s  (compressor | filter | serializer)\n", name ? name : "?");
     dctk_free(name);
-    printf("  codecs%s:\n", m->sharded ? " (inside each shard)" : m->zarr_format == 2 ? " (from the v2 filters and compressor)" : "");
+    fprintf(cli_out(), "  codecs%s:\n",
+            m->sharded ? " (inside each shard)" : m->zarr_format == 2 ? " (from the v2 filters and compressor)" : "");
     for (size_t i = 0; i < json_array_size(m->codecs); i++) {
         char *s = json_dumps(json_array_get(m->codecs, i), JSON_COMPACT);
-        printf("    %s\n", s ? s : "?");
+        fprintf(cli_out(), "    %s\n", s ? s : "?");
         free(s);
     }
     if (m->sharded)
-        printf("  shard index: at the %s%s\n", m->index_at_start ? "start" : "end", m->index_crc ? ", with CRC-32C" : "");
+        fprintf(cli_out(), "  shard index: at the %s%s\n", m->index_at_start ? "start" : "end",
+                m->index_crc ? ", with CRC-32C" : "");
 }
 
 static dctk_status print_sizes(const inspector *in, const char *path, const dctk_zarr_meta *m) {
     uint64_t stored, nkeys, raw = (uint64_t)dctk_shape_nelems(m->ndim, m->shape) * dctk_dtype_size(m->dtype);
     DCTK_TRY(dctk_zarr_stored_bytes(in->store, path, &stored, &nkeys));
     char s1[32], s2[32];
-    printf("  stored: %s (%llu bytes) in %llu key%s  uncompressed: %s (%llu bytes)  ", dctk_format_size(stored, s1, sizeof s1),
+    fprintf(cli_out(), "  stored: %s (%llu bytes) in %llu key%s  uncompressed: %s (%llu bytes)  ",
+            dctk_format_size(stored, s1, sizeof s1),
            (unsigned long long)stored, (unsigned long long)nkeys, nkeys == 1 ? "" : "s",
            dctk_format_size(raw, s2, sizeof s2), (unsigned long long)raw);
-    if (stored) printf("ratio: %.3f\n", (double)raw / (double)stored);
-    else printf("ratio: inf (nothing stored: every chunk is the fill value)\n");
+    if (stored) fprintf(cli_out(), "ratio: %.3f\n", (double)raw / (double)stored);
+    else fprintf(cli_out(), "ratio: inf (nothing stored: every chunk is the fill value)\n");
     return DCTK_OK;
 }
 
@@ -188,30 +193,30 @@ static void print_provenance(const json_t *attrs) {
         print_value("  ", "dc_toolkit", p);
         return;
     }
-    printf("  dc_toolkit:\n");
+    fprintf(cli_out(), "  dc_toolkit:\n");
     print_attrs("    ", p, NULL);
 }
 
 static void print_number(const dctk_zarr_meta *m, double v) {
-    if (isnan(v)) printf("NaN");
-    else if (dctk_dtype_is_float(m->dtype)) printf("%.*g", m->dtype == DCTK_FLOAT32 ? 7 : 10, v);
-    else printf("%.0f", v);
+    if (isnan(v)) fprintf(cli_out(), "NaN");
+    else if (dctk_dtype_is_float(m->dtype)) fprintf(cli_out(), "%.*g", m->dtype == DCTK_FLOAT32 ? 7 : 10, v);
+    else fprintf(cli_out(), "%.0f", v);
 }
 
 static void print_values(const dctk_zarr_meta *m, const dctk_zarr_summary *s) {
-    printf("  values: first row [");
+    fprintf(cli_out(), "  values: first row [");
     for (size_t i = 0; i < s->npreview; i++) {
-        printf("%s", i ? ", " : "");
+        fprintf(cli_out(), "%s", i ? ", " : "");
         print_number(m, s->preview[i]);
     }
     bool more = m->ndim > 0 && m->shape[m->ndim - 1] > s->npreview;
-    printf("%s]\n  stats: min ", more ? ", ..." : "");
+    fprintf(cli_out(), "%s]\n  stats: min ", more ? ", ..." : "");
     print_number(m, s->min);
-    printf("  max ");
+    fprintf(cli_out(), "  max ");
     print_number(m, s->max);
-    printf("  mean %.10g  NaN %llu", s->mean, (unsigned long long)s->n_nan);
-    if (s->n_inf) printf("  infinite %llu", (unsigned long long)s->n_inf);
-    printf("  of %llu values\n", (unsigned long long)s->nelems);
+    fprintf(cli_out(), "  mean %.10g  NaN %llu", s->mean, (unsigned long long)s->n_nan);
+    if (s->n_inf) fprintf(cli_out(), "  infinite %llu", (unsigned long long)s->n_inf);
+    fprintf(cli_out(), "  of %llu values\n", (unsigned long long)s->nelems);
 }
 
 static long head_n; /* --head: elements per dim of the head slice */
@@ -224,29 +229,29 @@ static dctk_status print_head(dctk_zarr_array *a, const dctk_zarr_meta *m) {
         count[d] = m->shape[d] < (size_t)head_n ? m->shape[d] : (size_t)head_n;
         total *= count[d];
     }
-    printf("  head [");
-    for (int d = 0; d < m->ndim; d++) printf("%s:%zu", d ? ", " : "", count[d]);
-    printf("]%s\n", total ? ":" : ": empty");
+    fprintf(cli_out(), "  head [");
+    for (int d = 0; d < m->ndim; d++) fprintf(cli_out(), "%s:%zu", d ? ", " : "", count[d]);
+    fprintf(cli_out(), "]%s\n", total ? ":" : ": empty");
     if (!total) return DCTK_OK;
     void *buf = malloc(total * dctk_dtype_size(m->dtype));
     if (!buf) return DCTK_FAIL(DCTK_ERR_NOMEM, "head slice of %zu values", total);
     dctk_status st = dctk_zarr_read(a, start, count, buf);
     size_t w = count[m->ndim - 1];
     for (size_t r = 0; st == DCTK_OK && r < total / w; r++) {
-        printf("    [");
+        fprintf(cli_out(), "    [");
         size_t rest = r;
         for (int d = 0; d < m->ndim - 1; d++) { /* the row's index over the leading dims */
             size_t below = 1;
             for (int e = d + 1; e < m->ndim - 1; e++) below *= count[e];
-            printf("%s%zu", d ? ", " : "", rest / below);
+            fprintf(cli_out(), "%s%zu", d ? ", " : "", rest / below);
             rest %= below;
         }
-        printf("%s:] ", m->ndim > 1 ? ", " : "");
+        fprintf(cli_out(), "%s:] ", m->ndim > 1 ? ", " : "");
         for (size_t j = 0; j < w; j++) {
-            printf("%s", j ? " " : "");
+            fprintf(cli_out(), "%s", j ? " " : "");
             print_number(m, dctk_load_f64(m->dtype, buf, r * w + j));
         }
-        printf("\n");
+        fprintf(cli_out(), "\n");
     }
     free(buf);
     return st;
@@ -256,17 +261,18 @@ static dctk_status inspect_array(const inspector *in, const char *path) {
     dctk_zarr_array *a;
     DCTK_TRY(dctk_zarr_open(in->store, path, &a));
     const dctk_zarr_meta *m = dctk_zarr_get_meta(a);
-    printf("\narray %s\n", path[0] ? path : "/");
+    fprintf(cli_out(), "\narray %s\n", path[0] ? path : "/");
     print_layout(m);
     print_fill(m);
     print_codecs(m);
     dctk_status st = print_sizes(in, path, m);
     if (st == DCTK_OK) {
         print_provenance(m->attrs);
-        printf("  attributes: %zu\n", json_object_size(m->attrs) - (json_object_get(m->attrs, "dc_toolkit") != NULL));
+        fprintf(cli_out(), "  attributes: %zu\n", json_object_size(m->attrs) - (json_object_get(m->attrs,
+                "dc_toolkit") != NULL));
         print_attrs("    ", m->attrs, "dc_toolkit");
         dctk_zarr_summary s;
-        fflush(stdout); /* the listing so far stays ahead of an error on stderr */
+        fflush(cli_out()); /* the listing so far stays ahead of an error on stderr */
         st = dctk_zarr_summarize(a, STATS_BLOCK_BYTES, NPREVIEW, &s);
         if (st == DCTK_OK) print_values(m, &s);
         if (st == DCTK_OK) st = print_head(a, m);
@@ -289,12 +295,13 @@ static int run(int argc, char **argv) {
     int rc = cli_parse(&cmd_open_zarr_and_inspect, argc, argv, pos, 1, 1, NULL);
     if (rc) return rc < 0 ? 0 : rc;
     if (head_n < 0 || head_n > 1000) {
-        fprintf(stderr, "dc_toolkit %s: --head takes a number of elements per dimension, 0 to 1000, got %ld\n", CMD, head_n);
+        fprintf(cli_err(), "dc_toolkit %s: --head takes a number of elements per dimension, 0 to 1000, got %ld\n", CMD,
+                head_n);
         return 2;
     }
     inspector in = {.path = pos[0]};
     dctk_status st = inspect(&in);
-    fflush(stdout);
+    fflush(cli_out());
     if (st != DCTK_OK && strncmp(dctk_detail(), in.path, strlen(in.path)) != 0) dctk_prefix_detail("%s: ", in.path);
     for (size_t i = 0; i < in.narrays; i++) free(in.arrays[i]);
     free(in.arrays);

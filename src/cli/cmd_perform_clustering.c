@@ -32,9 +32,9 @@ const cli_cmd cmd_perform_clustering = {
 };
 
 static void print_curve(const dctk_cluster_curve *c) {
-    printf("%3s %16s %12s\n", "k", "inertia", "silhouette");
+    fprintf(cli_out(), "%3s %16s %12s\n", "k", "inertia", "silhouette");
     for (int k = c->k_min; k <= c->k_max; k++)
-        printf("%3d %16.6g %12.6f%s\n", k, c->inertia[k - c->k_min], c->silhouette[k - c->k_min],
+        fprintf(cli_out(), "%3d %16.6g %12.6f%s\n", k, c->inertia[k - c->k_min], c->silhouette[k - c->k_min],
                k == c->best_k ? "   <- best silhouette" : "");
 }
 
@@ -58,11 +58,11 @@ static int cluster_and_plot(const char *cmd, const char *results, const dctk_res
     free(xy);
     if (st != DCTK_OK) return cli_fail(cmd, st);
     if (c.k_max < c.k_min) {
-        printf("%s: only %zu kept combos with finite ratio and %s error; need at least 4 to cluster. Nothing to plot.\n",
+        fprintf(cli_out(), "%s: only %zu kept combos with finite ratio and %s error; need at least 4 to cluster. Nothing to plot.\n",
                results, n, metric);
         return 0;
     }
-    printf("%s: %zu kept combos, ratio against relative %s error (standardised)\n", results, n, metric);
+    fprintf(cli_out(), "%s: %zu kept combos, ratio against relative %s error (standardised)\n", results, n, metric);
     print_curve(&c);
     char prefix[4096], title[256];
     if (out_prefix) snprintf(prefix, sizeof prefix, "%s", out_prefix);
@@ -70,7 +70,7 @@ static int cluster_and_plot(const char *cmd, const char *results, const dctk_res
     snprintf(title, sizeof title, "%s, relative %s error", t->rows[0].var, metric);
     st = dctk_plot_cluster_curve(&c, title, prefix);
     if (st != DCTK_OK) return cli_fail(cmd, st);
-    printf("wrote %s.png and %s.svg\n", prefix, prefix);
+    fprintf(cli_out(), "wrote %s.png and %s.svg\n", prefix, prefix);
     return 0;
 }
 
@@ -81,7 +81,7 @@ static int run(int argc, char **argv) {
     if (rc) return rc < 0 ? 0 : rc;
     int col = dctk_report_metric_column(pos[1]);
     if (col < 0) {
-        fprintf(stderr, "dc_toolkit %s: the error must be L1, L2 or LInf, not '%s'\n", cmd, pos[1]);
+        fprintf(cli_err(), "dc_toolkit %s: the error must be L1, L2 or LInf, not '%s'\n", cmd, pos[1]);
         return 2;
     }
     static const char *const canon[] = {"L1", "L2", "LInf"};

@@ -264,7 +264,8 @@ static int plot(const char *cmd, dctk_dataset *ds, size_t v, const json_t *codec
     if (st == DCTK_OK) st = dctk_mkdirs(where);
     if (st == DCTK_OK) st = dctk_plot_compression_errors(&in, prefix);
     slices_free(&s);
-    if (st == DCTK_OK) printf("%s: %s\n%s: %s\nwrote %s.pdf and %s.png\n", var->name, name, var->name, desc, prefix,
+    if (st == DCTK_OK) fprintf(cli_out(), "%s: %s\n%s: %s\nwrote %s.pdf and %s.png\n", var->name, name, var->name,
+                               desc, prefix,
                               prefix);
     dctk_free(name);
     if (st != DCTK_OK) return cli_fail(cmd, st);
@@ -273,12 +274,13 @@ static int plot(const char *cmd, dctk_dataset *ds, size_t v, const json_t *codec
 
 static int check_field(const char *cmd, dctk_dataset *ds, const dctk_var *var) {
     if (var->ndim < 2) {
-        fprintf(stderr, "dc_toolkit %s: %s: field %s has %d dimension(s); it needs (..., lat, lon)\n", cmd,
+        fprintf(cli_err(), "dc_toolkit %s: %s: field %s has %d dimension(s); it needs (..., lat, lon)\n", cmd,
                 dctk_dataset_path(ds), var->name, var->ndim);
         return 2;
     }
     if (!looks_like_lon(ds, var))
-        fprintf(stderr, "dc_toolkit %s: note: the last dimension of %s is '%s', not a longitude; the shift is by half "
+        fprintf(cli_err(),
+                "dc_toolkit %s: note: the last dimension of %s is '%s', not a longitude; the shift is by half "
                 "of it\n", cmd, var->name, var->dims[var->ndim - 1]);
     return 0;
 }
@@ -290,7 +292,7 @@ static int python_form(const char *cmd, const char *where, const char *field, in
                        const char **arg) {
     *arg = NULL;
     if ((pipeline_arg || manifest_dir) && (combo_path || np > 3)) {
-        fprintf(stderr, "dc_toolkit %s: --pipeline and --manifest-dir replace the indices and --combo: give only "
+        fprintf(cli_err(), "dc_toolkit %s: --pipeline and --manifest-dir replace the indices and --combo: give only "
                         "one way\n", cmd);
         return 2;
     }
@@ -299,7 +301,7 @@ static int python_form(const char *cmd, const char *where, const char *field, in
     const char *dir = manifest_dir ? manifest_dir : where;
     if (dctk_manifest_path(buf, cap, dir, field) == DCTK_OK && access(buf, R_OK) == 0) return *arg = buf, 0;
     if (dctk_results_best_path(buf, cap, dir, field) == DCTK_OK && access(buf, R_OK) == 0) return *arg = buf, 0;
-    fprintf(stderr, "dc_toolkit %s: %s holds no manifest_%s.json or best_%s.json: give COMP_IDX FILT_IDX SER_IDX, "
+    fprintf(cli_err(), "dc_toolkit %s: %s holds no manifest_%s.json or best_%s.json: give COMP_IDX FILT_IDX SER_IDX, "
                     "--combo, --pipeline or --manifest-dir\n", cmd, dir, field, field);
     return 2;
 }

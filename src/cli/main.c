@@ -42,12 +42,25 @@ static int help(int argc, char **argv) {
     if (argc < 3) usage(stdout);
     for (size_t i = 0; i < NTABLE; i++) {
         if (!table[i] || (argc >= 3 && strcmp(table[i]->name, argv[2]) != 0)) continue;
-        if (argc < 3) printf("\n================================================================\n");
+        if (argc < 3) fprintf(cli_out(), "\n================================================================\n");
         cli_print_help(table[i]);
         if (argc >= 3) return 0;
     }
     if (argc < 3) return 0;
-    fprintf(stderr, "dc_toolkit help: unknown command '%s'\n", argv[2]);
+    fprintf(cli_err(), "dc_toolkit help: unknown command '%s'\n", argv[2]);
+    return 2;
+}
+
+int cli_run_command(int argc, char **argv) {
+    for (size_t i = 0; i < NTABLE; i++)
+        if (table[i] && strcmp(table[i]->name, argv[1]) == 0) return table[i]->run(argc - 1, argv + 1);
+    for (const cli_foreign *f = foreign; f->name; f++)
+        if (strcmp(f->name, argv[1]) == 0) {
+            fprintf(cli_err(), "dc_toolkit: '%s' is the Python dc_toolkit's; here: %s\n", f->name, f->here);
+            return 2;
+        }
+    fprintf(cli_err(), "dc_toolkit: unknown command '%s'\n\n", argv[1]);
+    usage(cli_err());
     return 2;
 }
 
@@ -67,20 +80,12 @@ int main(int argc, char **argv) {
         return 0;
     }
     if (strcmp(argv[1], "--version") == 0) {
-        printf("dc_toolkit %s\n", DCTK_VERSION);
+        fprintf(cli_out(), "dc_toolkit %s\n", DCTK_VERSION);
         return 0;
     }
     /* hidden: used by the build to generate dc_toolkit.1 and the completion script */
     if (strcmp(argv[1], "--man") == 0) return cli_print_man(stdout, table, NTABLE);
     if (strcmp(argv[1], "--bash-completion") == 0) return cli_print_bash_completion(stdout, table, NTABLE);
-    for (size_t i = 0; i < NTABLE; i++)
-        if (table[i] && strcmp(table[i]->name, argv[1]) == 0) return table[i]->run(argc - 1, argv + 1);
-    for (const cli_foreign *f = foreign; f->name; f++)
-        if (strcmp(f->name, argv[1]) == 0) {
-            fprintf(stderr, "dc_toolkit: '%s' is the Python dc_toolkit's; here: %s\n", f->name, f->here);
-            return 2;
-        }
-    fprintf(stderr, "dc_toolkit: unknown command '%s'\n\n", argv[1]);
-    usage(stderr);
-    return 2;
+    dctk_set_log_hook(cli_log, NULL);
+    return cli_run_command(argc, argv);
 }

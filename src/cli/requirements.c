@@ -50,6 +50,7 @@
 
 #include <yaml.h>
 
+#include "cli.h"
 #include "requirements.h"
 
 typedef enum { Y_SCALAR, Y_MAP, Y_SEQ } ykind;
@@ -385,22 +386,25 @@ static const ynode *entries_of(ynode **root, ynode *single) {
 static void print_gates(bool say, const char *markers, const char *list, int n, const rgates *g, double factor,
                         const char *dropped) {
     if (!say) return;
-    printf("[requirements] %s: %d entr%s of %s ask%s for", markers, n, n == 1 ? "y" : "ies", list, n == 1 ? "s" : "");
+    fprintf(cli_out(), "[requirements] %s: %d entr%s of %s ask%s for", markers, n, n == 1 ? "y" : "ies", list,
+            n == 1 ? "s" : "");
     const char *sep = " ";
-    if (g->lossless) printf("%slossless (--without-lossy)", sep), sep = ", ";
-    if (!isnan(g->abs)) printf("%smax abs error %g (--abs-error)", sep, g->abs), sep = ", ";
-    if (!isnan(g->rel)) printf("%smax pointwise relative error %g (--rel-error)", sep, g->rel), sep = ", ";
-    if (!isnan(g->mean_abs)) printf("%smean abs error %g (--mean-abs-error)", sep, g->mean_abs), sep = ", ";
-    if (!isnan(g->mean_rel)) printf("%smean relative error %g (--mean-rel-error)", sep, g->mean_rel), sep = ", ";
-    if (!isnan(g->pmin)) printf("%sphys-min %g", sep, g->pmin), sep = ", ";
-    if (!isnan(g->pmax)) printf("%sphys-max %g", sep, g->pmax), sep = ", ";
-    if (g->has_missing) printf("%sthe missing value %g (the field's mask)", sep, g->missing), sep = ", ";
-    if (*sep == ' ') printf(" nothing our gates hold");
+    if (g->lossless) fprintf(cli_out(), "%slossless (--without-lossy)", sep), sep = ", ";
+    if (!isnan(g->abs)) fprintf(cli_out(), "%smax abs error %g (--abs-error)", sep, g->abs), sep = ", ";
+    if (!isnan(g->rel)) fprintf(cli_out(), "%smax pointwise relative error %g (--rel-error)", sep, g->rel), sep = ", ";
+    if (!isnan(g->mean_abs)) fprintf(cli_out(), "%smean abs error %g (--mean-abs-error)", sep, g->mean_abs), sep = ", ";
+    if (!isnan(g->mean_rel)) fprintf(cli_out(), "%smean relative error %g (--mean-rel-error)", sep,
+                                     g->mean_rel), sep = ", ";
+    if (!isnan(g->pmin)) fprintf(cli_out(), "%sphys-min %g", sep, g->pmin), sep = ", ";
+    if (!isnan(g->pmax)) fprintf(cli_out(), "%sphys-max %g", sep, g->pmax), sep = ", ";
+    if (g->has_missing) fprintf(cli_out(), "%sthe missing value %g (the field's mask)", sep, g->missing), sep = ", ";
+    if (*sep == ' ') fprintf(cli_out(), " nothing our gates hold");
     if (factor != 1)
-        printf("; the entry's bounds and limits x %g (--requirements-unit-factor; a relative bound has no unit)",
-               factor);
-    if (dropped[0]) printf("; alternatives not gated (the one gated meets the entry): %s", dropped);
-    printf("\n");
+        fprintf(cli_out(),
+                "; the entry's bounds and limits x %g (--requirements-unit-factor; a relative bound has no unit)",
+                factor);
+    if (dropped[0]) fprintf(cli_out(), "; alternatives not gated (the one gated meets the entry): %s", dropped);
+    fprintf(cli_out(), "\n");
 }
 
 /* The entries of root the markers select, resolved and tightened into *out;
@@ -423,18 +427,18 @@ int requirements_gates(const char *cmd, const char *markers_s, const char *list,
                        dctk_gates *g, requirements_also *also) {
     markers m;
     if (!markers_parse(markers_s, &m)) {
-        fprintf(stderr, "dc_toolkit %s: --requirements takes the entry's markers KIND=VALUE,... as the Python "
+        fprintf(cli_err(), "dc_toolkit %s: --requirements takes the entry's markers KIND=VALUE,... as the Python "
                         "tool's (e.g. cf-short-name=t,level-kind=pressure), not '%s'\n", cmd, markers_s);
         return 2;
     }
     if (!list) {
-        fprintf(stderr, "dc_toolkit %s: --requirements needs the community list: give its recommendations.yaml "
+        fprintf(cli_err(), "dc_toolkit %s: --requirements needs the community list: give its recommendations.yaml "
                         "(package compression-recommendations) with --requirements-list FILE\n", cmd);
         return 2;
     }
     FILE *f = fopen(list, "rb");
     if (!f) {
-        fprintf(stderr, "dc_toolkit %s: %s: cannot read the requirements list: %s\n", cmd, list, strerror(errno));
+        fprintf(cli_err(), "dc_toolkit %s: %s: cannot read the requirements list: %s\n", cmd, list, strerror(errno));
         return 2;
     }
     char err[160] = "";
@@ -446,18 +450,18 @@ int requirements_gates(const char *cmd, const char *markers_s, const char *list,
     int n = entries ? resolve_selected(entries, &m, &rs, &r) : 0, rc = 2;
     if (n > 0 && r.abs == 0) r.lossless = true, r.abs = NAN; /* no error at all (the list's tvh, tvl) */
     if (!root)
-        fprintf(stderr, "dc_toolkit %s: %s: not a requirements list: %s\n", cmd, list, err);
+        fprintf(cli_err(), "dc_toolkit %s: %s: not a requirements list: %s\n", cmd, list, err);
     else if (!entries)
-        fprintf(stderr, "dc_toolkit %s: %s: not a requirements list: no 'recommendations' nor an entry's "
+        fprintf(cli_err(), "dc_toolkit %s: %s: not a requirements list: no 'recommendations' nor an entry's "
                         "'filters' and 'requirements'\n", cmd, list);
     else if (n < 0 && rs.sentinel_scaled)
-        fprintf(stderr, "dc_toolkit %s: --requirements %s: a unit factor cannot convert the sentinel of the entry's "
+        fprintf(cli_err(), "dc_toolkit %s: --requirements %s: a unit factor cannot convert the sentinel of the entry's "
                         "%s: leave out --requirements-unit-factor\n", cmd, markers_s, rs.why);
     else if (n < 0)
-        fprintf(stderr, "dc_toolkit %s: --requirements %s: the entry asks for %s, which no gate of ours holds\n",
+        fprintf(cli_err(), "dc_toolkit %s: --requirements %s: the entry asks for %s, which no gate of ours holds\n",
                 cmd, markers_s, rs.why);
     else if (!n)
-        fprintf(stderr, "dc_toolkit %s: --requirements: no entry of %s is selected by %s; its entries' markers are "
+        fprintf(cli_err(), "dc_toolkit %s: --requirements: no entry of %s is selected by %s; its entries' markers are "
                         "the kind/value pairs under 'filters:' (grep -n 'value:' %s)\n", cmd, list, markers_s, list);
     else {
         print_gates(say, markers_s, list, n, &r, factor, rs.dropped);
@@ -482,8 +486,9 @@ int requirements_missing_check(const char *cmd, const char *markers_s, double mi
     for (int k = 0; !held && k < var->nmasked; k++) held = var->masked[k] == missing;
     if (held) return 0;
     if (say)
-        fprintf(stderr, "dc_toolkit %s: --requirements %s: the entry keeps the missing value %g, which '%s' does not "
-                    "declare (_FillValue or missing_value): only a declared one is masked and given back masked; "
-                        "a lossless sweep (--without-lossy) holds it\n", cmd, markers_s, missing, var->name);
+        fprintf(cli_err(),
+                "dc_toolkit %s: --requirements %s: the entry keeps the missing value %g, which '%s' does not "
+                "declare (_FillValue or missing_value): only a declared one is masked and given back masked; "
+                "a lossless sweep (--without-lossy) holds it\n", cmd, markers_s, missing, var->name);
     return 2;
 }

@@ -11,6 +11,6 @@
 void cli_warn_skipped(const char *cmd, const dctk_dataset *ds) {
     const char *why = NULL, *name;
     for (size_t i = 0; ds && (name = dctk_dataset_skipped(ds, i, &why)) != NULL; i++)
-        fprintf(stderr, "dc_toolkit %s: warning: %s: variable '%s' is not in the store: %s\n", cmd,
+        fprintf(cli_err(), "dc_toolkit %s: warning: %s: variable '%s' is not in the store: %s\n", cmd,
                 dctk_dataset_path(ds), name, why ? why : "its reader leaves it out");
 }

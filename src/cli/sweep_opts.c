@@ -12,6 +12,8 @@
 #include "requirements.h"
 #include "sweep_opts.h"
 
+static dctk_spec *loaded_spec; /* the run's --spec file, read once per run (sweep_cli_defaults forgets it) */
+
 void sweep_cli_defaults(sweep_cli *o) {
     memset(o, 0, sizeof *o);
     o->size_limit = 5000000000ULL;
@@ -26,20 +28,23 @@ void sweep_cli_defaults(sweep_cli *o) {
     o->spatial_split = true;
     o->max_inner_chunk_mib = 256;
     o->memory_threshold = NAN;
+    /* a new run reads its --spec file again: the web UI runs many in one process, and the file may have changed */
+    dctk_spec_free(loaded_spec);
+    loaded_spec = NULL;
 }
 
 /* The Python tool's chunk and sampling flags; 0 or the exit code of a usage error (printed). */
 static int layout_flags(const char *cmd, const sweep_cli *o) {
     if (!(o->inner_chunk_mib * 1048576 >= 1)) {
-        fprintf(stderr, "dc_toolkit %s: --inner-chunk-mib must be positive\n", cmd);
+        fprintf(cli_err(), "dc_toolkit %s: --inner-chunk-mib must be positive\n", cmd);
         return 2;
     }
     if (!(o->max_inner_chunk_mib * 1048576 >= 1)) {
-        fprintf(stderr, "dc_toolkit %s: --max-inner-chunk-mib must be positive\n", cmd);
+        fprintf(cli_err(), "dc_toolkit %s: --max-inner-chunk-mib must be positive\n", cmd);
         return 2;
     }
     if (o->vertical_floor && (o->vertical_floor < 3 || o->vertical_floor > 100000)) {
-        fprintf(stderr, "dc_toolkit %s: --vertical-floor takes 3 levels or more (the sample keeps at least 3), "
+        fprintf(cli_err(), "dc_toolkit %s: --vertical-floor takes 3 levels or more (the sample keeps at least 3), "
                         "not %ld\n", cmd, o->vertical_floor);
         return 2;
     }
@@ -75,17 +80,18 @@ const char *sweep_cli_requirements_unchecked(void) {
 static int sweep_cli_requirements(const char *cmd, const sweep_cli *o, dctk_gates *g) {
     double factor = o->requirements_factor;
     if (!isnan(factor) && !o->requirements) {
-        fprintf(stderr, "dc_toolkit %s: --requirements-unit-factor converts the entry of --requirements, and none "
+        fprintf(cli_err(), "dc_toolkit %s: --requirements-unit-factor converts the entry of --requirements, and none "
                         "is given\n", cmd);
         return 2;
     }
     if (!isnan(factor) && !(factor > 0 && isfinite(factor))) {
-        fprintf(stderr, "dc_toolkit %s: --requirements-unit-factor takes a positive number, not %g\n", cmd, factor);
+        fprintf(cli_err(), "dc_toolkit %s: --requirements-unit-factor takes a positive number, not %g\n", cmd, factor);
         return 2;
     }
+    req_also = (requirements_also){0}; /* this run's entry only: the web UI runs many in one process */
     if (!o->requirements) return 0;
     if (!o->field) {
-        fprintf(stderr, "dc_toolkit %s: --requirements gates one field, the variable its entry is for: name it "
+        fprintf(cli_err(), "dc_toolkit %s: --requirements gates one field, the variable its entry is for: name it "
                         "with --field-to-compress\n", cmd);
         return 2;
     }
@@ -103,7 +109,7 @@ int sweep_cli_gates(const char *cmd, const sweep_cli *o, dctk_gates *g) {
     static const char *const names[] = {"--l2-threshold", "--linf-threshold", "--bias-threshold"};
     for (int k = 0; k < 3; k++)
         if (!gate_value(in[k], out[k])) {
-            fprintf(stderr, "dc_toolkit %s: %s takes a positive number or off, got '%s'\n", cmd, names[k], in[k]);
+            fprintf(cli_err(), "dc_toolkit %s: %s takes a positive number or off, got '%s'\n", cmd, names[k], in[k]);
             return 2;
         }
     g->abs_err = o->abs_err;
@@ -112,13 +118,13 @@ int sweep_cli_gates(const char *cmd, const sweep_cli *o, dctk_gates *g) {
     g->mean_rel_err = o->mean_rel_err;
     g->information = o->keep_info;
     if (!isnan(o->keep_info) && !(o->keep_info > 0 && o->keep_info <= 1)) {
-        fprintf(stderr, "dc_toolkit %s: --keep-information takes a share of the information, more than 0 and at "
+        fprintf(cli_err(), "dc_toolkit %s: --keep-information takes a share of the information, more than 0 and at "
                         "most 1 (0.99: 99 %%), not %g\n", cmd, o->keep_info);
         return 2;
     }
     g->target_ratio = o->target_ratio;
     if (!isnan(o->target_ratio) && !(o->target_ratio >= 1 && isfinite(o->target_ratio))) {
-        fprintf(stderr, "dc_toolkit %s: --target-ratio takes a compression ratio of 1 or more, not %g\n", cmd,
+        fprintf(cli_err(), "dc_toolkit %s: --target-ratio takes a compression ratio of 1 or more, not %g\n", cmd,
                 o->target_ratio);
         return 2;
     }
@@ -128,7 +134,7 @@ int sweep_cli_gates(const char *cmd, const sweep_cli *o, dctk_gates *g) {
     g->phys_max = o->phys_max;
     g->phys_tol = o->phys_tol;
     if (o->clamp_to_bounds && isnan(o->phys_min) && isnan(o->phys_max) && !o->spec) {
-        fprintf(stderr, "dc_toolkit %s: --clamp-to-bounds needs --phys-min or --phys-max (or a --spec entry's "
+        fprintf(cli_err(), "dc_toolkit %s: --clamp-to-bounds needs --phys-min or --phys-max (or a --spec entry's "
                         "phys-min or phys-max): the clamp's bounds\n", cmd);
         return 2;
     }
@@ -140,7 +146,8 @@ int sweep_cli_gates(const char *cmd, const sweep_cli *o, dctk_gates *g) {
     static const char *const bname[] = {"--l1-threshold", "--q99-threshold", "--gradient-threshold"};
     for (int k = 0; k < 3; k++)
         if (!isnan(budget[k]) && !(budget[k] >= (k ? 0 : 1e-300))) {
-            fprintf(stderr, "dc_toolkit %s: %s takes a %s number, got %g\n", cmd, bname[k], k ? "non-negative" : "positive",
+            fprintf(cli_err(), "dc_toolkit %s: %s takes a %s number, got %g\n", cmd, bname[k],
+                    k ? "non-negative" : "positive",
                     budget[k]);
             return 2;
         }
@@ -150,8 +157,6 @@ int sweep_cli_gates(const char *cmd, const sweep_cli *o, dctk_gates *g) {
     if (!o->bias_gate) g->bias = DCTK_GATE_OFF;
     return sweep_cli_requirements(cmd, o, g);
 }
-
-static dctk_spec *loaded_spec; /* the process's one --spec file */
 
 static void free_spec(void) { dctk_spec_free(loaded_spec); }
 
@@ -183,39 +188,40 @@ int sweep_cli_eval_opts(const char *cmd, const sweep_cli *o, dctk_evaluate_opts 
     if (dctk_oversub_mode_parse(o->oversub, &mode) != DCTK_OK) return cli_fail(cmd, DCTK_ERR_ARG);
     if (dctk_oversubscription_check(mode) != DCTK_OK) return cli_fail(cmd, DCTK_ERR_ARG);
     if (o->with_ebcc && !o->with_lossy) {
-        fprintf(stderr, "dc_toolkit %s: EBCC is lossy: --with-ebcc needs --with-lossy\n", cmd);
+        fprintf(cli_err(), "dc_toolkit %s: EBCC is lossy: --with-ebcc needs --with-lossy\n", cmd);
         return 2;
     }
     if (o->codec_threads != 1) {
-        fprintf(stderr, "dc_toolkit %s: --codec-threads takes 1 only: each codec call runs on one of the "
+        fprintf(cli_err(), "dc_toolkit %s: --codec-threads takes 1 only: each codec call runs on one of the "
                         "--threads-per-rank threads (give more of those instead)\n", cmd);
         return 2;
     }
     if (o->threads < 0 || o->threads > 4096) {
-        fprintf(stderr, "dc_toolkit %s: --threads-per-rank must be between 1 and 4096\n", cmd);
+        fprintf(cli_err(), "dc_toolkit %s: --threads-per-rank must be between 1 and 4096\n", cmd);
         return 2;
     }
     dctk_search_mode search = DCTK_SEARCH_ADAPTIVE;
     if (o->search && strcmp(o->search, "adaptive") != 0) {
         if (strcmp(o->search, "exhaustive") != 0) {
-            fprintf(stderr, "dc_toolkit %s: --search must be adaptive or exhaustive, not '%s'\n", cmd, o->search);
+            fprintf(cli_err(), "dc_toolkit %s: --search must be adaptive or exhaustive, not '%s'\n", cmd, o->search);
             return 2;
         }
         search = DCTK_SEARCH_EXHAUSTIVE;
     }
     if (o->max_evals < 0 || (o->max_evals > 0 && search != DCTK_SEARCH_ADAPTIVE)) {
-        fprintf(stderr, "dc_toolkit %s: --max-evals takes a positive count and needs --search adaptive (an exhaustive "
+        fprintf(cli_err(),
+                "dc_toolkit %s: --max-evals takes a positive count and needs --search adaptive (an exhaustive "
                 "sweep measures every combo)\n", cmd);
         return 2;
     }
     dctk_codec_portability level;
     if (o->codecs_level && (!dctk_portability_parse(o->codecs_level, &level) || !strcmp(o->codecs_level, "dctk"))) {
-        fprintf(stderr, "dc_toolkit %s: --codecs: '%s' is not one of core, numcodecs, plugin, all\n", cmd,
+        fprintf(cli_err(), "dc_toolkit %s: --codecs: '%s' is not one of core, numcodecs, plugin, all\n", cmd,
                 o->codecs_level);
         return 2;
     }
     if (o->thresholds && access(o->thresholds, R_OK) != 0) {
-        fprintf(stderr, "dc_toolkit %s: %s: cannot read the threshold table\n", cmd, o->thresholds);
+        fprintf(cli_err(), "dc_toolkit %s: %s: cannot read the threshold table\n", cmd, o->thresholds);
         return 2;
     }
     dctk_gates gates;
@@ -230,7 +236,7 @@ int sweep_cli_eval_opts(const char *cmd, const sweep_cli *o, dctk_evaluate_opts 
     if (o->memory_cap && !strcmp(o->memory_cap, "off")) memory = UINT64_MAX;
     else if (o->memory_cap && strcmp(o->memory_cap, "auto") != 0 &&
              (dctk_parse_size(o->memory_cap, &memory) != DCTK_OK || memory == 0)) {
-        fprintf(stderr, "dc_toolkit %s: --memory-cap must be auto, off or a size such as 64GB, not '%s'\n", cmd,
+        fprintf(cli_err(), "dc_toolkit %s: --memory-cap must be auto, off or a size such as 64GB, not '%s'\n", cmd,
                 o->memory_cap);
         return 2;
     }
@@ -273,6 +279,10 @@ typedef struct {
     double end_prev, t_check; /* the last estimate of the end, and when it was made */
     bool stable;
     char phase[80]; /* the adaptive search's current phase, "" for an exhaustive sweep */
+    /* the command's stream and stop flag: the sweep's own threads report progress, and outside the
+     * command line (the web UI's worker) those are not stderr and the signals */
+    FILE *err;
+    const volatile sig_atomic_t *stop;
 } progress;
 
 /* The first combos' rate misleads (threads starting, a slow codec first: 2823 s
@@ -290,7 +300,7 @@ static bool eta_stable(progress *p, double el, double eta) {
  * (and waits again for a stable rate). */
 static void show_phase(void *user, const char *phase) {
     progress *p = user;
-    if (p->tty) fputc('\n', stderr);
+    if (p->tty) fputc('\n', p->err);
     snprintf(p->phase, sizeof p->phase, "%s", phase);
     p->t0 = dctk_now();
     p->last_decile = -1;
@@ -309,105 +319,104 @@ static void show_progress(void *user, size_t done, size_t total) {
         int fill = pct * 30 / 100;
         for (int i = 0; i < 30; i++) bar[i] = i < fill ? '#' : '.';
         bar[30] = '\0';
-        fprintf(stderr, "\r%s%s%s [%s] %3d%% %zu/%zu combos %.1f/s %-12s", p->var, p->phase[0] ? ": " : "",
+        fprintf(p->err, "\r%s%s%s [%s] %3d%% %zu/%zu combos %.1f/s %-12s", p->var, p->phase[0] ? ": " : "",
                 p->phase, bar, pct, done, total, rate, eta_s);
-        if (done == total) fputc('\n', stderr);
+        if (done == total) fputc('\n', p->err);
     } else if (done == 1 || pct / 10 > p->last_decile || done == total) {
         p->last_decile = pct / 10;
         /* "VAR: done/total combos" first: the web UI reads that */
-        fprintf(stderr, "%s: %zu/%zu combos (%d%%)%s%s%s, %.1f combos/s, %s\n", p->var, done, total, pct,
+        fprintf(p->err, "%s: %zu/%zu combos (%d%%)%s%s%s, %.1f combos/s, %s\n", p->var, done, total, pct,
                 p->phase[0] ? " [" : "", p->phase, p->phase[0] ? "]" : "", rate, done == total ? "done" : eta_s);
     }
-    cli_test_hold(p->var, p->phase, done);
+    cli_test_hold(p->var, p->phase, done, p->err, p->stop);
 }
 
 
 static void print_summary(const dctk_var *var, const dctk_evaluate_opts *eo, const dctk_evaluate_summary *s) {
     char sh[128], sz[32], th[32] = "none", counts[160];
     if (s->no_sweep[0]) {
-        printf("%s: %s: no sweep needed; wrote %s/best_%s.json, a lossless pipeline: %s\n", var->name,
+        fprintf(cli_out(), "%s: %s: no sweep needed; wrote %s/best_%s.json, a lossless pipeline: %s\n", var->name,
                s->no_sweep, eo->where, var->name, s->best_name);
-        fflush(stdout);
+        fflush(cli_out());
         return;
     }
     if (!isnan(s->threshold)) snprintf(th, sizeof th, "%.3g", s->threshold);
     dctk_row_counts_str(&s->counts, counts, sizeof counts);
-    printf("%s: %zu combos on a sample %s (%s) in %.1f s; %s; threshold %s (%s)", var->name, s->ncombos,
+    fprintf(cli_out(), "%s: %zu combos on a sample %s (%s) in %.1f s; %s; threshold %s (%s)", var->name, s->ncombos,
            dctk_shape_str(var->ndim, s->sample_shape, sh, sizeof sh), dctk_format_size(s->sample_bytes, sz, sizeof sz),
            s->seconds, counts, th, s->threshold_source);
     char un[96];
     dctk_units_after_number(var->units, un, sizeof un);
-    if (!isnan(s->gates.abs_err)) printf("; max abs error %.6g%s", s->gates.abs_err, un);
-    if (!isnan(s->gates.rel_err)) printf("; max pointwise relative error %.6g", s->gates.rel_err);
-    if (!isnan(s->gates.mean_abs_err)) printf("; mean abs error %.6g%s", s->gates.mean_abs_err, un);
-    if (!isnan(s->gates.mean_rel_err)) printf("; mean relative error %.6g", s->gates.mean_rel_err);
-    putchar('\n');
+    if (!isnan(s->gates.abs_err)) fprintf(cli_out(), "; max abs error %.6g%s", s->gates.abs_err, un);
+    if (!isnan(s->gates.rel_err)) fprintf(cli_out(), "; max pointwise relative error %.6g", s->gates.rel_err);
+    if (!isnan(s->gates.mean_abs_err)) fprintf(cli_out(), "; mean abs error %.6g%s", s->gates.mean_abs_err, un);
+    if (!isnan(s->gates.mean_rel_err)) fprintf(cli_out(), "; mean relative error %.6g", s->gates.mean_rel_err);
+    fputc('\n', cli_out());
     if (eo->search == DCTK_SEARCH_ADAPTIVE && s->nmeasured + s->nleft < s->ncombos)
-        printf("%s: adaptive search: %zu combos measured on the whole sample, the other %zu pruned on parts of it "
-               "(--search exhaustive measures them all)\n", var->name, s->nmeasured,
-               s->ncombos - s->nmeasured - s->nleft);
+        fprintf(cli_out(),
+                "%s: adaptive search: %zu combos measured on the whole sample, the other %zu pruned on parts of it "
+                "(--search exhaustive measures them all)\n", var->name, s->nmeasured,
+                s->ncombos - s->nmeasured - s->nleft);
     if (s->nrepeats)
-        printf("%s: %zu rows repeat the pipeline of a row with a lower comp_idx (%s): a compressor takes the element "
-               "size it is given, so blosc's automatic shuffle is its byte or bit shuffle and a byte shuffle of a "
-               "stream serializer's bytes is dropped; each pipeline was measured once, and every index keeps its "
-               "row, as in the Python tool's space\n", var->name, s->nrepeats, s->repeat_example);
+        fprintf(cli_out(),
+                "%s: %zu rows repeat the pipeline of a row with a lower comp_idx (%s): a compressor takes the element "
+                "size it is given, so blosc's automatic shuffle is its byte or bit shuffle and a byte shuffle of a "
+                "stream serializer's bytes is dropped; each pipeline was measured once, and every index keeps its "
+                "row, as in the Python tool's space\n", var->name, s->nrepeats, s->repeat_example);
     if (s->best < 0) {
-        printf("%s: no combo met the threshold\n", var->name);
+        fprintf(cli_out(), "%s: no combo met the threshold\n", var->name);
         return;
     }
     const dctk_combo_result *b = &s->best_row;
     /* the pipeline by name; the indices only where a command takes them; the worst error in the field's units */
-    printf("%s: best combo %s; ratio %.3f, relative L1 %.3e, L2 %.3e, Linf %.3e, max abs error %.6g%s",
+    fprintf(cli_out(), "%s: best combo %s; ratio %.3f, relative L1 %.3e, L2 %.3e, Linf %.3e, max abs error %.6g%s",
            var->name, s->best_name, b->ratio, b->l1_rel, b->l2_rel, b->linf_rel, b->max_abs_err, un);
-    if (!isnan(s->gates.rel_err)) printf(", max pointwise relative error %.6g", b->max_rel_err);
-    if (!isnan(s->gates.mean_abs_err)) printf(", mean abs error %.6g%s", b->mean_abs_err, un);
-    if (!isnan(s->gates.mean_rel_err)) printf(", mean relative error %.6g", b->mean_rel_err);
-    putchar('\n');
+    if (!isnan(s->gates.rel_err)) fprintf(cli_out(), ", max pointwise relative error %.6g", b->max_rel_err);
+    if (!isnan(s->gates.mean_abs_err)) fprintf(cli_out(), ", mean abs error %.6g%s", b->mean_abs_err, un);
+    if (!isnan(s->gates.mean_rel_err)) fprintf(cli_out(), ", mean relative error %.6g", b->mean_rel_err);
+    fputc('\n', cli_out());
     /* one meaning of best: the line above is what compress writes at the level; the winner of every level beside it */
     const char *flag = s->winner_portability == DCTK_PORT_DCTK ? "all" : dctk_portability_name(s->winner_portability);
     if (s->winner >= 0 && s->winner != s->best)
-        printf("%s: that is the best combo at reader level '%s' (what compress writes); the overall winner, "
-               "%s (ratio %.3f, readers: %s), is best_%s.json's overall_winner: compress --codecs %s writes it\n",
-               var->name, dctk_portability_name(s->level), s->winner_name, s->winner_row.ratio,
-               dctk_portability_name(s->winner_portability), var->name, flag);
+        fprintf(cli_out(),
+                "%s: that is the best combo at reader level '%s' (what compress writes); the overall winner, "
+                "%s (ratio %.3f, readers: %s), is best_%s.json's overall_winner: compress --codecs %s writes it\n",
+                var->name, dctk_portability_name(s->level), s->winner_name, s->winner_row.ratio,
+                dctk_portability_name(s->winner_portability), var->name, flag);
     else if (s->winner >= 0 && s->winner_portability > s->level)
-        printf("%s: no kept combo is read at level '%s': best_%s.json names the overall winner (readers: %s), which "
-               "compress writes only with --codecs %s\n", var->name, dctk_portability_name(s->level), var->name,
-               dctk_portability_name(s->winner_portability), flag);
+        fprintf(cli_out(),
+                "%s: no kept combo is read at level '%s': best_%s.json names the overall winner (readers: %s), which "
+                "compress writes only with --codecs %s\n", var->name, dctk_portability_name(s->level), var->name,
+                dctk_portability_name(s->winner_portability), flag);
     if (b->information > 0)
-        printf("%s: chosen by information, not by an error budget: it keeps %.6g of the field's real information "
-               "(--keep-information)\n", var->name, b->information);
+        fprintf(cli_out(),
+                "%s: chosen by information, not by an error budget: it keeps %.6g of the field's real information "
+                "(--keep-information)\n", var->name, b->information);
     if (!isnan(s->gates.target_ratio)) {
         char failed[128];
         dctk_combo_failed_gates(b, &s->gates, failed, sizeof failed);
         dctk_gates errors = s->gates;
         errors.target_ratio = NAN;
         bool budget = !dctk_gates_lossless(&errors);
-        printf("%s: the smallest relative L1 of the combos whose ratio reaches %g (--target-ratio); the field's other "
-               "gates %s%s\n", var->name, s->gates.target_ratio, !budget ? "have no error budget to report against"
-               : failed[0] ? "missed: " : "met", budget ? failed : "");
+        fprintf(cli_out(),
+                "%s: the smallest relative L1 of the combos whose ratio reaches %g (--target-ratio); the field's other "
+                "gates %s%s\n", var->name, s->gates.target_ratio, !budget ? "have no error budget to report against"
+                : failed[0] ? "missed: " : "met", budget ? failed : "");
     }
     if (s->input_bytes && s->field_bytes) {
         double r = b->ratio * (double)s->input_bytes / (double)s->field_bytes;
         char in[32];
-        printf("%s: against the %s it takes in the input file (%s%s): ratio %.3f%s\n", var->name,
+        fprintf(cli_out(), "%s: against the %s it takes in the input file (%s%s): ratio %.3f%s\n", var->name,
                dctk_format_size(s->input_bytes, in, sizeof in), dctk_dtype_name(var->stored),
                var->pack_type ? ", packed" : "", r, r < 1 ? ", larger than the input" : "");
     }
-    printf("%s: wrote %s/best_%s.json (indices %d %d %d for compress_with_optimal) and %s/results_%s.parquet\n",
-           var->name, eo->where, var->name, b->c, b->f, b->s, eo->where, var->name);
-    fflush(stdout); /* one field at a time, also when piped to a log */
+    fprintf(cli_out(),
+            "%s: wrote %s/best_%s.json (indices %d %d %d for compress_with_optimal) and %s/results_%s.parquet\n",
+            var->name, eo->where, var->name, b->c, b->f, b->s, eo->where, var->name);
+    fflush(cli_out()); /* one field at a time, also when piped to a log */
 }
 
 /* --- MPI ---------------------------------------------------------------------- */
-
-static int log_rank;
-
-/* With several ranks, every line says which rank wrote it. */
-static void rank_log(dctk_log_level lvl, const char *msg, void *user) {
-    static const char *const tag[] = {"debug: ", "", "warning: ", "error: "};
-    fprintf(stderr, "[rank %d] %s%s\n", *(const int *)user, tag[lvl], msg);
-}
 
 bool sweep_cli_is_root(const sweep_cli *o) { return !o->par || dctk_par_rank(o->par) == 0; }
 
@@ -423,10 +432,7 @@ int sweep_cli_par_begin(const char *cmd, int argc, char **argv, sweep_cli *o) {
     if (st != DCTK_OK) return cli_fail(cmd, st);
     dctk_par_set_verbose(o->par, o->verbose);
     int size = dctk_par_size(o->par);
-    if (size > 1) {
-        log_rank = dctk_par_rank(o->par);
-        dctk_set_log_hook(rank_log, &log_rank);
-    }
+    if (size > 1) cli_log_rank(dctk_par_rank(o->par)); /* every line says which rank wrote it */
     st = dctk_par_check_nodes(o->par, o->allow_shared_node);
     if (st != DCTK_OK) {
         int rc = fail_once(cmd, o, st);
@@ -441,7 +447,7 @@ int sweep_cli_par_begin(const char *cmd, int argc, char **argv, sweep_cli *o) {
 void sweep_cli_par_end(sweep_cli *o) {
     dctk_par_finalize(o->par);
     o->par = NULL;
-    dctk_set_log_hook(NULL, NULL);
+    cli_log_rank(-1);
 }
 
 static dctk_status agree(const sweep_cli *o, dctk_status st) { return o->par ? dctk_par_agree(o->par, st) : st; }
@@ -490,8 +496,9 @@ static bool sweep_cli_wanted(const sweep_cli *o, const dctk_dataset *ds, size_t 
     if (var->is_coord) return false;
     if (!dctk_dataset_is_grid(ds, v)) return true;
     if (root)
-        printf("%s: CF bounds or grid geometry: not swept (merge_compressed_fields copies it losslessly; name it "
-               "with --field-to-compress to sweep it)\n", var->name);
+        fprintf(cli_out(),
+                "%s: CF bounds or grid geometry: not swept (merge_compressed_fields copies it losslessly; name it "
+                "with --field-to-compress to sweep it)\n", var->name);
     return false;
 }
 
@@ -525,7 +532,7 @@ int sweep_cli_run(const char *cmd, const char *dataset, const sweep_cli *o, swee
         dctk_dataset_close(ds);
         return rc;
     }
-    progress pr = {.tty = isatty(2)};
+    progress pr = {.tty = isatty(fileno(cli_err()))};
     team_opts(o, &eo, &pr);
     int failures = 0, swept = 0;
     for (size_t v = first; v < last; v++) {
@@ -534,12 +541,13 @@ int sweep_cli_run(const char *cmd, const char *dataset, const sweep_cli *o, swee
         pr = (progress){.var = var->name, .t0 = dctk_now(), .tty = pr.tty};
         dctk_evaluate_summary sum;
         eo.stop = cli_catch_interrupts(); /* only while sweeping: a write is not cut short */
+        pr.err = cli_err(), pr.stop = eo.stop;
         st = agree(o, dctk_evaluate_variable(ds, v, &eo, &sum));
         if (cli_release_interrupts() && st == DCTK_OK)
             st = DCTK_FAIL(DCTK_ERR_INTERRUPTED, "interrupted after the sweep of '%s' had finished: its results are "
                            "written; run the command again for the rest", var->name);
         if (st != DCTK_OK) {
-            if (root) fprintf(stderr, "dc_toolkit %s: %s: %s\n", cmd, dataset, dctk_detail());
+            if (root) fprintf(cli_err(), "dc_toolkit %s: %s: %s\n", cmd, dataset, dctk_detail());
             failures++;
             if (st == DCTK_ERR_INTERRUPTED || o->stop_after_failure) break;
             continue;
@@ -553,7 +561,7 @@ int sweep_cli_run(const char *cmd, const char *dataset, const sweep_cli *o, swee
     /* where the time went, for who tunes the sweep: not every run's business */
     if (root && o->verbose) dctk_timer_report();
     if (swept == 0 && failures == 0) {
-        if (root) fprintf(stderr, "dc_toolkit %s: %s: no data variables to evaluate\n", cmd, dataset);
+        if (root) fprintf(cli_err(), "dc_toolkit %s: %s: no data variables to evaluate\n", cmd, dataset);
         return 1;
     }
     if (st == DCTK_ERR_INTERRUPTED) return cli_interrupt_exit();

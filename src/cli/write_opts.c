@@ -20,11 +20,12 @@ void write_cli_defaults(write_cli *w) {
 int write_cli_check_level(const char *cmd, write_cli *w) {
     w->level = DCTK_PORT_NUMCODECS;
     if (w->codecs && (!dctk_portability_parse(w->codecs, &w->level) || !strcmp(w->codecs, "dctk"))) {
-        fprintf(stderr, "dc_toolkit %s: --codecs: '%s' is not one of core, numcodecs, plugin, all\n", cmd, w->codecs);
+        fprintf(cli_err(), "dc_toolkit %s: --codecs: '%s' is not one of core, numcodecs, plugin, all\n", cmd,
+                w->codecs);
         return 2;
     }
     if (w->stock_only && w->codecs && w->level != DCTK_PORT_NUMCODECS) {
-        fprintf(stderr, "dc_toolkit %s: --stock-codecs-only means --codecs numcodecs, not %s\n", cmd, w->codecs);
+        fprintf(cli_err(), "dc_toolkit %s: --stock-codecs-only means --codecs numcodecs, not %s\n", cmd, w->codecs);
         return 2;
     }
     return 0;
@@ -34,7 +35,7 @@ int write_cli_check_level(const char *cmd, write_cli *w) {
  * log shows one field at a time. */
 static void say_stdio(void *user, dctk_say_to to, const char *text) {
     (void)user;
-    FILE *f = to == DCTK_SAY_ERR ? stderr : stdout;
+    FILE *f = to == DCTK_SAY_ERR ? cli_err() : cli_out();
     fputs(text, f);
     if (text[0] && text[strlen(text) - 1] == '\n') fflush(f);
 }
@@ -72,14 +73,14 @@ int write_cli_indices(const char *cmd, const char *combo_path, const char *where
                       const char *const *pos, int np, int *idx) {
     if (!combo_path && np != 3) {
         /* the path as the user can type it from here, not the name inside the folder */
-        fprintf(stderr, "dc_toolkit %s: give COMP_IDX FILT_IDX SER_IDX, or --combo %s/best_%s.json\n", cmd, where,
+        fprintf(cli_err(), "dc_toolkit %s: give COMP_IDX FILT_IDX SER_IDX, or --combo %s/best_%s.json\n", cmd, where,
                 field);
         return 2;
     }
     for (int i = 0; i < 3; i++) idx[i] = -1;
     for (int i = 0; i < np && i < 3; i++)
         if (!parse_idx(pos[i], &idx[i])) {
-            fprintf(stderr, "dc_toolkit %s: '%s' is not an index (-1 or more)\n", cmd, pos[i]);
+            fprintf(cli_err(), "dc_toolkit %s: '%s' is not an index (-1 or more)\n", cmd, pos[i]);
             return 2;
         }
     return 0;
@@ -219,7 +220,8 @@ static dctk_status resolve_indices(dctk_dataset *ds, size_t v, const char *where
         st = dctk_combo_resolve_at(ds, v, &se, where, idx[0], idx[1], idx[2], fp, codecs, NULL, no_record,
                                    sizeof no_record);
     /* a sweep of this version records its space; without the record the field was read again */
-    if (*best && no_record[0]) printf("%s: %s: the codec space was rebuilt from the field\n", field, no_record);
+    if (*best && no_record[0]) fprintf(cli_out(), "%s: %s: the codec space was rebuilt from the field\n", field,
+                                       no_record);
     /* the sweep's --keep-information F (its best file's gates): without an error budget its members keeping F
      * of the information are the field's lossy choice, past the grid of the lossless space */
     double share = st == DCTK_OK || st == DCTK_ERR_NOT_FOUND ? gates->information : NAN;
@@ -229,11 +231,12 @@ static dctk_status resolve_indices(dctk_dataset *ds, size_t v, const char *where
     bool exact = !by_info || st != DCTK_OK || pipeline_exact(*codecs);
     if (lossless && !by_info && st != DCTK_OK && st != DCTK_ERR_NOMEM) st = lossy_only(ds, v, where, eo, &vs, idx, st);
     else if (lossless && st == DCTK_OK && !exact)
-        printf("%s: no error budget; (%d, %d, %d) holds a member the sweep chose by information (it keeps %g of the "
-               "field's real information, --keep-information): written with it\n", field, idx[0], idx[1], idx[2],
-               share);
+        fprintf(cli_out(),
+                "%s: no error budget; (%d, %d, %d) holds a member the sweep chose by information (it keeps %g of the "
+                "field's real information, --keep-information): written with it\n", field, idx[0], idx[1], idx[2],
+                share);
     else if (lossless && st == DCTK_OK)
-        printf("%s: no threshold (no row for '%s' in units '%s' in the table, no --l1-threshold): written "
+        fprintf(cli_out(), "%s: no threshold (no row for '%s' in units '%s' in the table, no --l1-threshold): written "
                "losslessly only; give --l1-threshold X to allow lossy compression\n", field, field,
                var->units ? var->units : "");
     if (st != DCTK_OK && fp) {
@@ -264,8 +267,9 @@ dctk_status write_cli_resolve(dctk_dataset *ds, size_t v, const char *where, con
         st = resolve_combo(combo_path, var->name, &best, codecs);
         /* a pipeline of the user's own: gates only from the file or the flags, as the Python tool */
         if (st == DCTK_OK && !combo_has_threshold(best, eo)) {
-            printf("%s: %s gives no threshold and no --l1-threshold was given: verification advisory only\n",
-                   var->name, combo_path);
+            fprintf(cli_out(),
+                    "%s: %s gives no threshold and no --l1-threshold was given: verification advisory only\n",
+                    var->name, combo_path);
             if (best_out) *best_out = best;
             else dctk_best_delete(best);
             return DCTK_OK;
