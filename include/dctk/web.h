@@ -1,11 +1,13 @@
 /* The web UI (run_web_ui, run_web_ui_vcluster): a small HTTP server
  * (libmicrohttpd) with its page embedded in the binary.
  *
- * The server never sweeps or writes stores itself: a job runs the program
- * again (`exe evaluate_combos ...`, `exe compress_with_optimal ...`) in a
- * child process whose state lives on disk under
- * {data_root}/.dctk-web/jobs/{id}/ (job.json, pid, log, exit), so a page
- * reload and a restarted server both find the job again.
+ * A job is a command line (`evaluate_combos ...`, `compress_with_optimal
+ * ...`) that the server's worker thread runs in this process through the
+ * caller's run function, one job at a time in the order they were asked; its
+ * state lives on disk under {data_root}/.dctk-web/jobs/{id}/ (job.json, log,
+ * exit, cancelled), so a reloaded page and a restarted server find it again.
+ * The page's store inspection and merge run their commands the same way,
+ * within the request.
  *
  * Safety: every path a request names must resolve (realpath, symlinks
  * followed) inside the data root, else 403; uploads over max_upload_bytes get
@@ -18,9 +20,11 @@
 #error "dctk/web.h is not part of the stable API: #define DCTK_STATIC_LINKING_ONLY before any dctk header to use it (dctk/dctk.h)"
 #endif
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "dctk/status.h"
 
@@ -44,7 +48,13 @@ typedef struct dctk_web_opts {
     const char *data_root;    /* NULL: the current directory */
     const char *token;        /* required when listen is not a loopback address */
     uint64_t max_upload_bytes;
-    const char *exe;          /* the program the jobs run; NULL: /proc/self/exe */
+    const char *exe;          /* the program the jobs' command lines name (and Slurm scripts run); NULL: /proc/self/exe */
+    /* Runs a command line (argv[0] the program, argv[1] the command) on the
+     * calling thread with its output into log; when stop is given, *stop
+     * becoming a signal number stops it as that signal would (a sweep ends
+     * after the units under way, a field being written is finished). Returns
+     * the command's exit code. The command line's is cli_run_captured. */
+    int (*run)(int argc, char **argv, FILE *log, const volatile sig_atomic_t *stop);
     bool vcluster;            /* the page writes Slurm scripts instead of running sweeps here */
     const dctk_web_flag *sweep_flags, *write_flags; /* terminated by {0} */
 } dctk_web_opts;

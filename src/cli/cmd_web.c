@@ -30,8 +30,9 @@ static int run_vcluster(int argc, char **argv);
 #define WEB_HELP_COMMON                                                                                           \
     "Serves a page (embedded in the program, nothing loaded from the network) on 127.0.0.1:PORT.\n"               \
     "Files are taken from --data-root (or uploaded into DIR/uploads); paths outside it are refused.\n"            \
-    "Jobs run this program in the background and keep their state in DIR/.dctk-web/jobs/ID/\n"                  \
-    "(command, pid, log, exit code, results): a reloaded page or a restarted server shows them again.\n"
+    "Jobs (sweeps, compressions) run in the server, one at a time in the order they were asked, and keep\n"       \
+    "their state in DIR/.dctk-web/jobs/ID/ (command line, log, exit code, results): a reloaded page or a\n"      \
+    "restarted server shows them again. Ctrl-C stops the server and the job it runs.\n"
 
 const cli_cmd cmd_run_web_ui = {
     .name = "run_web_ui",
@@ -117,7 +118,7 @@ static int serve(const cli_cmd *cmd, int argc, char **argv, bool vcluster) {
     int rc = cli_parse(cmd, argc, argv, NULL, 0, 0, NULL);
     if (rc) return rc < 0 ? 0 : rc;
     if (max_upload_mib < 1 || max_upload_mib > 1048576) {
-        fprintf(stderr, "dc_toolkit %s: --max-upload-mib must be between 1 and 1048576\n", cmd->name);
+        fprintf(cli_err(), "dc_toolkit %s: --max-upload-mib must be between 1 and 1048576\n", cmd->name);
         return 2;
     }
     static const char *const sweep_skip[] = {"--where-to-write", "--field-to-compress", "--resume", "--allow-shared-node",
@@ -133,7 +134,7 @@ static int serve(const cli_cmd *cmd, int argc, char **argv, bool vcluster) {
     dctk_web_opts o = {
         .listen = listen_addr, .port = (int)port, .data_root = data_root, .token = token,
         .max_upload_bytes = (uint64_t)max_upload_mib << 20, .vcluster = vcluster,
-        .sweep_flags = sf, .write_flags = wf,
+        .sweep_flags = sf, .write_flags = wf, .run = cli_run_captured,
     };
     dctk_status st = sf && wf ? dctk_web_serve(&o) : DCTK_ERR_NOMEM;
     free(sf);

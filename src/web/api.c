@@ -334,7 +334,7 @@ static void get_inspect(web_ctx *w, const char *id, web_reply *r) {
     web_job_dir(w, id, dir, sizeof dir);
     snprintf(txt, sizeof txt, "%s/inspect.txt", dir);
     char *argv[] = {w->exe, "open_zarr_and_inspect", store, NULL};
-    int rc = web_run_capture(argv, dir, txt);
+    int rc = web_run_command(w, argv, txt);
     uint8_t *text = NULL;
     size_t n = 0;
     dctk_read_file(txt, &text, &n);
@@ -362,7 +362,7 @@ static void post_merge(web_ctx *w, const char *id, web_reply *r) {
     char out[PATH_MAX];
     snprintf(out, sizeof out, "%s", job_out(j));
     char *argv[] = {w->exe, "merge_compressed_fields", ds, out, NULL};
-    int rc = web_run_capture(argv, dir, txt);
+    int rc = web_run_command(w, argv, txt);
     uint8_t *text = NULL;
     size_t n = 0;
     dctk_read_file(txt, &text, &n);

@@ -1,16 +1,17 @@
-/* Jobs: the program run again in a child process, with everything about it on
- * disk so that a reloaded page and a restarted server find it again:
+/* Jobs: command lines of this program (evaluate_combos, compress_with_optimal)
+ * that a worker thread runs in this process, one at a time in the order they
+ * were asked, with everything about them on disk so that a reloaded page and
+ * a restarted server find them again:
  *
  *   {root}/.dctk-web/jobs/{id}/job.json   what was asked (kind, dataset, flags, argv)
- *                              pid        "PID STARTTIME" of the runner (a shell)
- *                              log        the program's stdout and stderr
- *                              exit       its exit code, written by the runner when it ends
- *                              cancelled  present when the page stopped it
+ *                              log        the command's output
+ *                              exit       its exit code, written when it ends
+ *                              cancelled  present when the page (or the server's end) stopped it
  *                              out/       the sweep's --where-to-write (and the store)
  *
- * The runner is `sh -c '"$@"; echo $? >exit'` in its own session, so the exit
- * code reaches the disk even when the server is gone. STARTTIME (from
- * /proc/PID/stat) tells a live runner from a recycled pid. */
+ * A job is queued or running only in the memory of the server that took it:
+ * one with no exit code that this server does not hold was stopped with its
+ * server (killed, or the machine restarted) and shows as lost. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -43,27 +44,6 @@ bool web_job_dir(web_ctx *w, const char *id, char *out, size_t cap) {
     return stat(out, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-/* Field 22 of /proc/PID/stat (start time in clock ticks); 0 when the process
- * is gone or a zombie. */
-static unsigned long long proc_start(pid_t pid) {
-    char path[64], buf[1024];
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    FILE *f = fopen(path, "r");
-    if (!f) return 0;
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    char *p = strrchr(buf, ')'); /* the command name may hold spaces */
-    if (!p) return 0;
-    char state;
-    unsigned long long start = 0;
-    /* after ")": state, then fields 4..21, then starttime */
-    if (sscanf(p + 1, " %c %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %llu", &state,
-               &start) != 2)
-        return 0;
-    return state == 'Z' ? 0 : start;
-}
-
 static char *read_small(const char *path, size_t max, size_t *len) {
     FILE *f = fopen(path, "rb");
     if (!f) return NULL;
@@ -89,25 +69,31 @@ static bool file_at(const char *dir, const char *name, char *buf, size_t cap) {
     return true;
 }
 
-/* The state of a job from its files. */
-static const char *job_state(const char *dir, int *exit_code) {
+static bool queued_at(const web_ctx *w, const char *id, size_t *at) {
+    for (size_t i = 0; i < w->nqueue; i++)
+        if (strcmp(w->queue[i], id) == 0) return *at = i, true;
+    return false;
+}
+
+/* The state of job id from its files and the worker: queued, running,
+ * stopping (cancelled, not yet ended), done, failed, cancelled or lost. */
+static const char *job_state(web_ctx *w, const char *dir, const char *id, int *exit_code) {
     char buf[64];
     *exit_code = -1;
-    if (file_at(dir, "exit", buf, sizeof buf)) {
-        *exit_code = atoi(buf);
-        return *exit_code == 0 ? "done" : "failed";
-    }
-    if (file_at(dir, "cancelled", buf, sizeof buf)) return "cancelled";
-    if (!file_at(dir, "pid", buf, sizeof buf)) return "starting";
-    int pid = 0;
-    unsigned long long start = 0;
-    sscanf(buf, "%d %llu", &pid, &start);
-    if (pid > 0) waitpid(pid, NULL, WNOHANG); /* our own child becomes a zombie until reaped */
-    if (pid > 0 && start && proc_start(pid) == start) return "running";
-    /* the runner writes exit just before it ends: look again */
-    if (file_at(dir, "exit", buf, sizeof buf)) {
-        *exit_code = atoi(buf);
-        return *exit_code == 0 ? "done" : "failed";
+    for (int look = 0; look < 2; look++) { /* the exit file is written just before the worker lets go of the job */
+        bool cancelled = file_at(dir, "cancelled", buf, sizeof buf);
+        if (file_at(dir, "exit", buf, sizeof buf)) {
+            *exit_code = atoi(buf);
+            return *exit_code == 0 ? "done" : cancelled ? "cancelled" : "failed";
+        }
+        if (look) return cancelled ? "cancelled" : "lost";
+        size_t at;
+        pthread_mutex_lock(&w->jobs_mu);
+        const char *active = strcmp(w->running, id) == 0 ? (cancelled ? "stopping" : "running")
+                             : queued_at(w, id, &at)    ? "queued"
+                                                        : NULL;
+        pthread_mutex_unlock(&w->jobs_mu);
+        if (active) return active;
     }
     return "lost";
 }
@@ -177,7 +163,7 @@ json_t *web_job_status(web_ctx *w, const char *id, bool with_log) {
     json_t *j = json_load_file(p, 0, NULL);
     if (!j) return NULL;
     int code;
-    const char *state = job_state(dir, &code);
+    const char *state = job_state(w, dir, id, &code);
     json_object_set_new(j, "state", json_string(state));
     if (code >= 0) json_object_set_new(j, "exit", json_integer(code));
     snprintf(p, sizeof p, "%s/log", dir);
@@ -219,19 +205,27 @@ json_t *web_job_list(web_ctx *w) {
     return out;
 }
 
+static void mark_cancelled(const char *dir, const char *why) {
+    char p[PATH_MAX];
+    snprintf(p, sizeof p, "%s/cancelled", dir);
+    FILE *f = fopen(p, "w");
+    if (f) fprintf(f, "%s\n", why), fclose(f);
+}
+
 bool web_job_cancel(web_ctx *w, const char *id) {
-    char dir[PATH_MAX], buf[64];
+    char dir[PATH_MAX];
     if (!web_job_dir(w, id, dir, sizeof dir)) return false;
-    int code;
-    if (strcmp(job_state(dir, &code), "running") != 0) return true;
-    int pid = 0;
-    if (file_at(dir, "pid", buf, sizeof buf) && sscanf(buf, "%d", &pid) == 1 && pid > 0) {
-        char p[PATH_MAX];
-        snprintf(p, sizeof p, "%s/cancelled", dir);
-        FILE *f = fopen(p, "w");
-        if (f) fputs("cancelled from the page\n", f), fclose(f);
-        kill(-pid, SIGTERM); /* the runner leads its own process group */
+    size_t at;
+    pthread_mutex_lock(&w->jobs_mu);
+    if (strcmp(w->running, id) == 0) {
+        mark_cancelled(dir, "cancelled from the page");
+        w->stop_job = SIGTERM;
+    } else if (queued_at(w, id, &at)) {
+        mark_cancelled(dir, "cancelled from the page before it started");
+        memmove(w->queue[at], w->queue[at + 1], (w->nqueue - at - 1) * sizeof w->queue[0]);
+        w->nqueue--;
     }
+    pthread_mutex_unlock(&w->jobs_mu);
     return true;
 }
 
@@ -252,37 +246,99 @@ static bool new_job_dir(web_ctx *w, char *id, size_t cap, char *dir, size_t dcap
     return false;
 }
 
-static bool start_runner(const char *dir, const json_t *argv, web_reply *r) {
+/* The job's command line from its job.json, run; the exit code into exit. */
+static void run_job(web_ctx *w, const char *id) {
+    char dir[PATH_MAX], p[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s/jobs/%s", w->state, id);
+    snprintf(p, sizeof p, "%s/job.json", dir);
+    json_t *job = json_load_file(p, 0, NULL), *argv = json_object_get(job, "argv");
     size_t n = json_array_size(argv);
-    char **av = calloc(n + 5, sizeof *av);
-    if (!av) return web_error(r, 500, "out of memory");
-    av[0] = "sh";
-    av[1] = "-c";
-    av[2] = "\"$@\"; echo $? > exit.tmp && mv exit.tmp exit";
-    av[3] = "sh";
-    for (size_t i = 0; i < n; i++) av[4 + i] = (char *)json_string_value(json_array_get(argv, i));
-    posix_spawn_file_actions_t fa;
-    posix_spawnattr_t at;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawnattr_init(&at);
-    posix_spawn_file_actions_addchdir_np(&fa, dir);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 1, "log", O_WRONLY | O_CREAT | O_APPEND, 0644);
-    posix_spawn_file_actions_adddup2(&fa, 1, 2);
-    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSID);
-    pid_t pid;
-    int rc = posix_spawn(&pid, "/bin/sh", &fa, &at, av, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    posix_spawnattr_destroy(&at);
+    char **av = calloc(n + 1, sizeof *av);
+    snprintf(p, sizeof p, "%s/log", dir);
+    FILE *log = fopen(p, "a");
+    int rc = 1;
+    if (log) setvbuf(log, NULL, _IOLBF, 0); /* the page follows the log as it grows */
+    if (!log || !av || n < 2) {
+        if (log) fprintf(log, "dc_toolkit: job %s: %s\n", id, !av ? "out of memory" : "job.json has no command line");
+    } else {
+        for (size_t i = 0; i < n; i++) av[i] = (char *)json_string_value(json_array_get(argv, i));
+        rc = w->o->run((int)n, av, log, &w->stop_job);
+    }
+    if (log) fclose(log);
     free(av);
-    if (rc != 0) return web_error(r, 500, "cannot start /bin/sh: %s", strerror(rc));
-    char p[PATH_MAX];
-    snprintf(p, sizeof p, "%s/pid", dir);
-    FILE *f = fopen(p, "w");
-    unsigned long long start = 0;
-    for (int i = 0; i < 100 && !start; i++) start = proc_start(pid); /* visible at once on Linux */
-    if (f) fprintf(f, "%d %llu\n", (int)pid, start), fclose(f);
-    return true;
+    json_decref(job);
+    char code[16];
+    snprintf(code, sizeof code, "%d\n", rc);
+    snprintf(p, sizeof p, "%s/exit", dir);
+    dctk_write_file_atomic(p, code, strlen(code));
+}
+
+static void *worker(void *arg) {
+    web_ctx *w = arg;
+    pthread_mutex_lock(&w->jobs_mu);
+    for (;;) {
+        while (!w->nqueue && !w->quit) pthread_cond_wait(&w->jobs_cv, &w->jobs_mu);
+        if (w->quit) break;
+        snprintf(w->running, sizeof w->running, "%s", w->queue[0]);
+        memmove(w->queue[0], w->queue[1], --w->nqueue * sizeof w->queue[0]);
+        w->stop_job = 0;
+        pthread_mutex_unlock(&w->jobs_mu);
+        run_job(w, w->running);
+        pthread_mutex_lock(&w->jobs_mu);
+        w->running[0] = '\0';
+    }
+    pthread_mutex_unlock(&w->jobs_mu);
+    return NULL;
+}
+
+dctk_status web_jobs_start(web_ctx *w) {
+    int rc = pthread_create(&w->worker, NULL, worker, w);
+    return rc == 0 ? DCTK_OK : DCTK_FAIL(DCTK_ERR_IO, "cannot start the jobs' worker thread: %s", strerror(rc));
+}
+
+void web_jobs_stop(web_ctx *w) {
+    char dir[PATH_MAX];
+    pthread_mutex_lock(&w->jobs_mu);
+    w->quit = true;
+    for (size_t i = 0; i < w->nqueue; i++) {
+        snprintf(dir, sizeof dir, "%s/jobs/%s", w->state, w->queue[i]);
+        mark_cancelled(dir, "the server stopped before it started");
+    }
+    w->nqueue = 0;
+    if (w->running[0]) {
+        snprintf(dir, sizeof dir, "%s/jobs/%s", w->state, w->running);
+        mark_cancelled(dir, "stopped with the server");
+        w->stop_job = SIGTERM;
+        printf("stopping job %s: a sweep ends after the combos under way, a field being written is finished\n",
+               w->running);
+        fflush(stdout);
+    }
+    pthread_cond_signal(&w->jobs_cv);
+    pthread_mutex_unlock(&w->jobs_mu);
+    pthread_join(w->worker, NULL);
+}
+
+/* Job id in line for the worker; false (a 503 said) when the line is full. */
+static bool enqueue(web_ctx *w, const char *id, web_reply *r) {
+    pthread_mutex_lock(&w->jobs_mu);
+    bool room = w->nqueue < sizeof w->queue / sizeof w->queue[0];
+    if (room) snprintf(w->queue[w->nqueue++], sizeof w->queue[0], "%s", id);
+    pthread_cond_signal(&w->jobs_cv);
+    pthread_mutex_unlock(&w->jobs_mu);
+    return room || web_error(r, 503, "%zu jobs are waiting already: cancel one or wait for them",
+                             sizeof w->queue / sizeof w->queue[0]);
+}
+
+int web_run_command(web_ctx *w, char **argv, const char *out_path) {
+    FILE *out = fopen(out_path, "w");
+    if (!out) return -1;
+    int argc = 0;
+    while (argv[argc]) argc++;
+    pthread_mutex_lock(&w->cmd_mu);
+    int rc = w->o->run(argc, argv, out, NULL);
+    pthread_mutex_unlock(&w->cmd_mu);
+    fclose(out);
+    return rc;
 }
 
 bool web_flag_listed(const dctk_web_flag *list, const char *name) {
@@ -484,7 +540,7 @@ json_t *web_job_create(web_ctx *w, const json_t *spec, web_reply *r) {
     json_object_set_new(job, "argv", argv);
     snprintf(p, sizeof p, "%s/job.json", dir);
     if (ok && json_dump_file(job, p, JSON_INDENT(1)) != 0) ok = web_error(r, 500, "cannot write %s", p);
-    if (ok) ok = start_runner(dir, argv, r);
+    if (ok) ok = enqueue(w, id, r);
     json_decref(job);
     if (!ok) {
         /* nothing started: leave no job behind */

@@ -291,7 +291,11 @@ static dctk_status setup(web_ctx *w, const dctk_web_opts *o) {
     snprintf(w->state, sizeof w->state, "%s/.dctk-web", w->root);
     const char *exe = o->exe ? o->exe : "/proc/self/exe";
     if (!realpath(exe, w->exe)) return DCTK_FAIL(DCTK_ERR_NOT_FOUND, "%s: %s", exe, strerror(errno));
+    if (!o->run) return DCTK_FAIL(DCTK_ERR_ARG, "the server needs a function that runs its jobs' commands");
     pthread_mutex_init(&w->lock, NULL);
+    pthread_mutex_init(&w->jobs_mu, NULL);
+    pthread_mutex_init(&w->cmd_mu, NULL);
+    pthread_cond_init(&w->jobs_cv, NULL);
     return DCTK_OK;
 }
 
@@ -318,12 +322,17 @@ dctk_status dctk_web_serve(const dctk_web_opts *o) {
                                             MHD_OPTION_CONNECTION_TIMEOUT, 600u, MHD_OPTION_END);
     freeaddrinfo(ai);
     if (!d) return DCTK_FAIL(DCTK_ERR_IO, "cannot listen on %s port %d (in use?)", listen, o->port);
+    dctk_status st = web_jobs_start(&w);
+    if (st != DCTK_OK) {
+        MHD_stop_daemon(d);
+        return st;
+    }
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
     int bound = info ? info->port : o->port;
     bool v6 = strchr(listen, ':') != NULL;
     printf("listening on http://%s%s%s:%d/%s%s\n", v6 ? "[" : "", strcmp(listen, "localhost") ? listen : "127.0.0.1",
            v6 ? "]" : "", bound, o->token ? "?token=" : "", o->token ? o->token : "");
-    printf("data root %s; jobs in %s/jobs; Ctrl-C stops the server (running jobs go on)\n", w.root, w.state);
+    printf("data root %s; jobs in %s/jobs; Ctrl-C stops the server and its job\n", w.root, w.state);
     fflush(stdout);
     struct sigaction sa = {.sa_handler = on_signal};
     sigaction(SIGINT, &sa, NULL);
@@ -331,5 +340,6 @@ dctk_status dctk_web_serve(const dctk_web_opts *o) {
     signal(SIGPIPE, SIG_IGN);
     while (!stop) sleep(1); /* the signal may land on a server thread: look every second */
     MHD_stop_daemon(d);
+    web_jobs_stop(&w);
     return DCTK_OK;
 }

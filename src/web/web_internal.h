@@ -17,6 +17,16 @@ typedef struct web_ctx {
     char exe[PATH_MAX];
     const dctk_web_opts *o;
     pthread_mutex_t lock; /* job creation */
+    /* The worker: one job at a time, in the order they were asked. */
+    pthread_mutex_t jobs_mu; /* guards what follows */
+    pthread_cond_t jobs_cv;
+    pthread_t worker;
+    bool quit;
+    char queue[64][48];      /* ids of the jobs waiting, oldest first */
+    size_t nqueue;
+    char running[48];        /* id of the job running, "" when none */
+    volatile sig_atomic_t stop_job; /* the signal that stops it, 0 while none */
+    pthread_mutex_t cmd_mu;  /* the page's own commands (inspection, merge): one at a time */
 } web_ctx;
 
 /* What a handler answers: JSON, a file (served from an open descriptor), or text. */
@@ -53,6 +63,14 @@ json_t *web_job_status(web_ctx *w, const char *id, bool with_log);    /* NULL: n
 json_t *web_job_list(web_ctx *w);
 bool web_job_cancel(web_ctx *w, const char *id);
 bool web_job_dir(web_ctx *w, const char *id, char *out, size_t cap); /* false: bad or unknown id */
+/* The worker's start (its mutexes made by the server's setup) and its stop when the server ends: the job running is
+ * stopped (as by Cancel) and waited for, those waiting are cancelled. */
+dctk_status web_jobs_start(web_ctx *w);
+void web_jobs_stop(web_ctx *w);
+/* A command line of this program ({exe, "merge_compressed_fields", ..., NULL}) run
+ * here, within the request, its output into out_path; the exit code, -1 when
+ * out_path cannot be made. */
+int web_run_command(web_ctx *w, char **argv, const char *out_path);
 /* Run argv to completion with stdout and stderr into out_path, in cwd; the exit code or -1. */
 int web_run_capture(char *const *argv, const char *cwd, const char *out_path);
 /* Whether prog is an executable on PATH. */

@@ -235,7 +235,7 @@ def sweep_job(srv, flags):
     for _ in range(600):
         _, job, _ = srv.request("GET", "/api/jobs/%s" % sweep.get("id", ""))
         state = job.get("state") if isinstance(job, dict) else None
-        if state not in ("starting", "running"):
+        if state not in ("queued", "running", "stopping"):
             break
         time.sleep(0.5)
     return code, sweep, job, state

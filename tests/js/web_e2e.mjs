@@ -279,8 +279,10 @@ async function main () {
     const got = await checkDownload(tarPath, { combo: [c, f, s], codecs: r.codecs[pickI].slice(0, 3) })
 
     // a sweep held where this test says (DCTK_TEST_HOLD names a phase; the program holds after a combo of it):
-    // its progress follows the adaptive search's phases, a reload and a restarted server show it running, Stop
-    // ends it, and evaluate_combos --resume takes up the rows it recorded. Nothing here waits on a slow machine.
+    // its progress follows the adaptive search's phases, a reload shows it running, a second sweep waits for
+    // it (the server's worker runs one job at a time), Stop ends both, a restarted server shows them as they
+    // ended, and evaluate_combos --resume takes up the rows the first recorded. Nothing here waits on a slow
+    // machine.
     writeFileSync(hold, 'stages')
     await page.goto(`${server.url}#sweep`)
     await page.reload() // a fresh form
@@ -290,33 +292,47 @@ async function main () {
     await page.click('#sweep-start')
     await page.locator('#job-state', { hasText: /^running$/ }).waitFor()
     const longId = await page.textContent('#job-id')
-    const status = () => page.evaluate(id => fetch(`/api/jobs/${id}`).then(r => r.json()), longId)
+    const status = id => page.evaluate(id => fetch(`/api/jobs/${id}`).then(r => r.json()), id)
     const phases = []
     for (const [want, text] of [['stages', 'stages and scouts on a probe'], ['finalists', 'finalists on the whole sample']]) {
       writeFileSync(hold, want)
       await page.locator('#job-progress', { hasText: `Field t: ${text}: ` }).waitFor()
-      const p = (await status()).progress
+      const p = (await status(longId)).progress
       assert.equal(p.phase, text)
       assert.ok(p.done >= 1 && p.done <= p.total, JSON.stringify(p))
       phases.push(`${p.phase} ${p.done}/${p.total}`)
     }
     await page.locator('#job-progress', { hasText: /; [1-9]\d* combos? recorded/ }).waitFor() // a finalist's row is in the CSV
-    assert.ok((await status()).log.includes("[test hold] holding in phase 'finalists on the whole sample' after 1 combos"))
+    assert.ok((await status(longId)).log.includes("[test hold] holding in phase 'finalists on the whole sample' after 1 combos"))
+    const second = await page.evaluate(ds => fetch('/api/jobs', {
+      method: 'POST', headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ kind: 'sweep', dataset: ds, field: 't', flags: { '--compressor-class': 'zstd' } })
+    }).then(r => r.json()), 'uploads/meccatemp.cdf')
+    assert.equal(second.state, 'queued', JSON.stringify(second))
     await page.goto(server.url) // no hash: the page goes to the running job
     await page.locator('#job-state', { hasText: /^running$/ }).waitFor()
     assert.equal(await page.textContent('#job-id'), longId)
     assert.ok(await page.locator('#banner', { hasText: `Running: sweep ${longId}` }).isVisible())
-    await leave(page) // the page polls its server: stopped under it, a poll would log a refused connection
-    await stopServer(server)
-    server = await startServer()
-    await page.goto(server.url)
-    await page.locator('#job-state', { hasText: /^running$/ }).waitFor()
-    assert.equal(await page.textContent('#job-id'), longId)
+    assert.ok(await page.locator('#banner', { hasText: `Waiting: sweep ${second.id}` }).isVisible())
     const running = await page.textContent('#job-progress')
     await page.click('#job-cancel')
     await page.locator('#job-state', { hasText: /^cancelled$/ }).waitFor()
+    const ended = await status(longId)
+    assert.equal(ended.exit, 143, 'a stopped sweep ends as SIGTERM would end it')
+    assert.ok(/run the command again|--resume/.test(ended.log), `the stopped sweep's log says nothing of resuming: ${ended.log}`)
+    // the second sweep started once the first ended: the server's end stops it as Stop does
+    await page.goto(`${server.url}#sweep/${second.id}`)
+    await page.locator('#job-state', { hasText: /^running$/ }).waitFor()
+    await leave(page) // the page polls its server: stopped under it, a poll would log a refused connection
+    await stopServer(server)
+    server = await startServer()
+    await page.goto(`${server.url}#sweep/${longId}`)
+    await page.locator('#job-state', { hasText: /^cancelled$/ }).waitFor()
+    const after = await status(second.id)
+    assert.equal(after.state, 'cancelled', `the sweep the server's end stopped: ${JSON.stringify(after.state)}`)
+    assert.equal(after.exit, 143)
     rmSync(hold)
-    const resumed = resumeSweep((await status()).argv)
+    const resumed = resumeSweep((await status(longId)).argv)
 
     await page.goto(`${server.url}#jobs`)
     await page.locator('#jobs tbody tr').nth(2).waitFor()
@@ -348,8 +364,8 @@ async function main () {
     console.log(`ok: uploaded, swept ${r.rows_total} combos, picked (${c}, ${f}, ${s}), downloaded a store zarrita reads: ` +
       `${got.n} values, relative L1 ${got.l1.toExponential(2)}, codecs ${got.inner.join(' ')}, coordinates ` +
       `${got.coords.join(' ')} exact, after the merge the page offered; ` +
-      `the held sweep went through ${phases.join(', ')}, survived a reload and a server restart ("${running}"), ` +
-      `stopped, and resumed (${resumed})`)
+      `the held sweep went through ${phases.join(', ')}, survived a reload ("${running}") with a second sweep waiting, ` +
+      `stopped, the second ended with the server, both shown so after a restart, and the first resumed (${resumed})`)
   } finally {
     await browser.close()
     await stopServer(server)

@@ -222,7 +222,7 @@ async function showSweep (id) {
   if (!id) {
     // the newest sweep, running or not: a reload shows it again
     const { jobs } = await api('/api/jobs')
-    const s = jobs.find(j => j.kind === 'sweep' && ['running', 'starting'].includes(j.state)) || jobs.find(j => j.kind === 'sweep')
+    const s = current(jobs.filter(j => j.kind === 'sweep')) || jobs.find(j => j.kind === 'sweep')
     id = s ? s.id : ''
   }
   state.sweepJob = id
@@ -242,6 +242,11 @@ async function startSweep () {
 
 function stopPolling () { if (state.poll) clearTimeout(state.poll); state.poll = null }
 
+// A job the server still holds: waiting, running, or ending after a cancel.
+const active = j => ['queued', 'running', 'stopping'].includes(j.state)
+// The job to show of a list (newest first): the one running, else the next to run.
+const current = jobs => jobs.find(j => active(j) && j.state !== 'queued') || jobs.findLast(active)
+
 async function watchSweep (id) {
   stopPolling()
   let j
@@ -256,8 +261,10 @@ async function watchSweep (id) {
   let text
   if (j.state === 'done') text = `Finished: ${p.fields_done || 0} field(s) swept.`
   else if (j.state === 'failed') text = `Failed (exit code ${j.exit}): see the log below.`
-  else if (j.state === 'lost') text = 'The process ended without recording its exit code (killed, or the machine restarted).'
+  else if (j.state === 'lost') text = 'The server stopped while the job ran (killed, or the machine restarted): it has no exit code.'
   else if (j.state === 'cancelled') text = 'Stopped.'
+  else if (j.state === 'queued') text = 'Waiting: the server runs one job at a time, and an earlier one is running.'
+  else if (j.state === 'stopping') text = 'Stopping: the sweep ends after the combos under way; a field being written is finished first.'
   else if (!p.var || !p.total) text = `${p.var ? 'Field ' + p.var + ': r' : 'R'}eading the sample and building the codec space…`
   else text = `Field ${p.var}: ${phaseText(p)}; ${p.recorded} combo${p.recorded === 1 ? '' : 's'} recorded${p.fields_done ? `; ${p.fields_done} field(s) finished` : ''}.`
   $('job-progress').textContent = text
@@ -265,11 +272,11 @@ async function watchSweep (id) {
   const atEnd = log.scrollTop + log.clientHeight >= log.scrollHeight - 4
   log.textContent = j.log || '(empty)'
   if (atEnd) log.scrollTop = log.scrollHeight
-  $('job-cancel').hidden = !['running', 'starting'].includes(j.state)
+  $('job-cancel').hidden = !['queued', 'running'].includes(j.state)
   $('job-results').hidden = !(j.vars && j.vars.length)
   $('job-results').href = `#results/${j.id}`
   updateBanner()
-  if (['running', 'starting'].includes(j.state) && location.hash.startsWith('#sweep')) state.poll = setTimeout(() => watchSweep(id), 1000)
+  if (active(j) && location.hash.startsWith('#sweep')) state.poll = setTimeout(() => watchSweep(id), 1000)
 }
 
 function setState (node, s) {
@@ -329,7 +336,7 @@ async function showResults (id) {
   else if ((j.vars || []).includes(state.field)) vsel.value = state.field
   await loadResults()
   // a running sweep: the scatter grows as rows arrive
-  if (['running', 'starting'].includes(j.state) && location.hash.startsWith('#results')) state.poll = setTimeout(() => showResults(id), 3000)
+  if (active(j) && location.hash.startsWith('#results')) state.poll = setTimeout(() => showResults(id), 3000)
 }
 
 async function loadResults () {
@@ -567,7 +574,7 @@ async function showStore (id) {
     $('store-inspect').textContent = j.state === 'failed' ? 'Not written: the compression failed (see the log).' : 'Writing…'
   }
   updateBanner()
-  if (['running', 'starting'].includes(j.state) && location.hash.startsWith('#store')) state.poll = setTimeout(() => showStore(id), 1000)
+  if (active(j) && location.hash.startsWith('#store')) state.poll = setTimeout(() => showStore(id), 1000)
 }
 
 // What the store lacks before readers find its coordinates and consolidated metadata (the merge gives
@@ -624,16 +631,16 @@ async function showJobs () {
       el('td', { text: j.kind }), el('td', { text: j.dataset }), el('td', { text: j.field || j.var || 'all' }),
       el('td', {}, st), el('td', { text: progressText(j) }))
   }))
-  if (jobs.some(j => ['running', 'starting'].includes(j.state))) state.poll = setTimeout(showJobs, 2000)
+  if (jobs.some(active)) state.poll = setTimeout(showJobs, 2000)
 }
 
 async function updateBanner () {
   try {
     const { jobs } = await api('/api/jobs')
-    const run = jobs.filter(j => ['running', 'starting'].includes(j.state))
+    const run = jobs.filter(active)
     const b = $('banner')
     b.hidden = !run.length
-    b.replaceChildren(...run.map(j => el('div', {}, `Running: ${j.kind} ${j.id} on ${j.dataset}${j.field ? ' / ' + j.field : ''} — ${progressText(j) || 'working'} `,
+    b.replaceChildren(...run.map(j => el('div', {}, `${j.state === 'queued' ? 'Waiting' : 'Running'}: ${j.kind} ${j.id} on ${j.dataset}${j.field ? ' / ' + j.field : ''} — ${progressText(j) || 'working'} `,
       el('a', { href: `#${j.kind === 'sweep' ? 'sweep' : 'store'}/${j.id}`, text: 'show' }))))
   } catch {}
 }
@@ -678,7 +685,7 @@ async function main () {
   if (!location.hash) {
     // a reload (or a new tab) with a job running goes to it
     const { jobs } = await api('/api/jobs')
-    const run = jobs.find(j => ['running', 'starting'].includes(j.state))
+    const run = current(jobs)
     if (run) location.hash = `#${run.kind === 'sweep' ? 'sweep' : 'store'}/${run.id}`
   }
   route()
