@@ -309,8 +309,8 @@ void web_jobs_stop(web_ctx *w) {
         snprintf(dir, sizeof dir, "%s/jobs/%s", w->state, w->running);
         mark_cancelled(dir, "stopped with the server");
         w->stop_job = SIGTERM;
-        printf("stopping job %s: a sweep ends after the combos under way, a field being written is finished\n",
-               w->running);
+        printf("stopping job %s: a sweep ends after the combos under way, a field being written is finished "
+               "(Ctrl-C again ends it at once)\n", w->running);
         fflush(stdout);
     }
     pthread_cond_signal(&w->jobs_cv);

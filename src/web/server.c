@@ -270,8 +270,17 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     return send_reply(c, &r);
 }
 
+/* The first SIGINT or SIGTERM stops the server and its job; a second ends the
+ * process at once (a field being written stays unpublished under its staging
+ * name, which the next writer or merge_compressed_fields clears). */
 static volatile sig_atomic_t stop;
-static void on_signal(int sig) { (void)sig, stop = 1; }
+static void on_signal(int sig) {
+    if (stop) {
+        signal(sig, SIG_DFL);
+        raise(sig);
+    }
+    stop = 1;
+}
 
 static bool is_loopback(const char *addr) {
     return strcmp(addr, "127.0.0.1") == 0 || strcmp(addr, "::1") == 0 || strcmp(addr, "localhost") == 0;
