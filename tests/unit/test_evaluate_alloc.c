@@ -169,24 +169,39 @@ static tally fail_in_turn(dctk_dataset *ds, size_t v, const char *dir, dctk_sear
     return t;
 }
 
+/* The run without a failure into dir/ref (eo's where is set here): its
+ * summary in *ref, its allocations in *total, its CSV rows returned; nothing
+ * may leak. */
+static char *reference_run(dctk_dataset *ds, size_t v, const char *dir, dctk_evaluate_opts *eo,
+                           dctk_evaluate_summary *ref, long *total) {
+    char where[200];
+    snprintf(where, sizeof where, "%s/ref", dir);
+    eo->where = where;
+    memset(ref, 0, sizeof *ref);
+    failing_alloc_reset(0);
+    if (dctk_evaluate_variable(ds, v, eo, ref) != DCTK_OK) fail_msg("the run without a failure: %s", dctk_detail());
+    eo->where = NULL;
+    *total = al.count;
+    if (al.live != 0) fail_msg("the run without a failure leaked %ld blocks", (long)al.live);
+    char *rows = csv_rows(where);
+    assert_true(strlen(rows) > 0);
+    tmpdir_remove(where);
+    return rows;
+}
+
 static void every_allocation_of_a_field_sweep_fails_cleanly(void **state) {
     (void)state;
-    char dir[128], where[200];
+    char dir[128];
     size_t v;
     dctk_dataset *ds = open_orog(dir, sizeof dir, "dctk-evaluate-alloc", &v);
 
-    snprintf(where, sizeof where, "%s/ref", dir);
     dctk_evaluate_summary ref;
-    failing_alloc_reset(0);
-    if (evaluate(ds, v, where, false, &ref) != DCTK_OK) fail_msg("the sweep without a failure: %s", dctk_detail());
-    long total = al.count;
-    if (al.live != 0) fail_msg("the sweep without a failure leaked %ld blocks", (long)al.live);
+    dctk_evaluate_opts eo = opts(NULL, false, DCTK_SEARCH_EXHAUSTIVE);
+    long total;
+    char *ref_rows = reference_run(ds, v, dir, &eo, &ref, &total);
     assert_true(ref.ncombos > 4);
     assert_true(ref.best >= 0); /* something is kept at l1 1e-3: the best is among them */
     assert_true(total > 100);
-    char *ref_rows = csv_rows(where);
-    assert_true(strlen(ref_rows) > 0);
-    tmpdir_remove(where);
 
     tally t = fail_in_turn(ds, v, dir, DCTK_SEARCH_EXHAUSTIVE, &ref, ref_rows, total, FIRST, STRIDE, LAST);
     dctk_dataset_close(ds);
@@ -268,28 +283,22 @@ static void every_allocation_of_a_resumed_sweep_fails_cleanly(void **state) {
  * prune and measure alike, find the same best and write the same rows. */
 static void every_allocation_of_an_adaptive_search_fails_cleanly(void **state) {
     (void)state;
-    char dir[128], where[200];
+    char dir[128];
     size_t v;
     dctk_dataset *ds = open_orog(dir, sizeof dir, "dctk-adaptive-alloc", &v);
 
-    snprintf(where, sizeof where, "%s/ref", dir);
     dctk_evaluate_summary ref;
-    dctk_evaluate_opts eo = opts(where, false, DCTK_SEARCH_ADAPTIVE);
+    dctk_evaluate_opts eo = opts(NULL, false, DCTK_SEARCH_ADAPTIVE);
     phases ph = {0};
     eo.phase = count_phase;
     eo.progress_user = &ph;
-    memset(&ref, 0, sizeof ref);
-    failing_alloc_reset(0);
-    if (dctk_evaluate_variable(ds, v, &eo, &ref) != DCTK_OK)
-        fail_msg("the search without a failure: %s", dctk_detail());
-    long total = al.count, search_end = ph.last_at;
-    if (al.live != 0) fail_msg("the search without a failure leaked %ld blocks", (long)al.live);
+    long total;
+    char *ref_rows = reference_run(ds, v, dir, &eo, &ref, &total);
+    long search_end = ph.last_at;
     assert_true(ph.n >= 3); /* a probe, a screening and the finalists: the search ran, not the exhaustive sweep */
     assert_true(ref.nmeasured > 0 && ref.nmeasured < ref.ncombos); /* it pruned some combos on parts */
     assert_true(ref.best >= 0);
     assert_true(search_end > 100 && search_end < total);
-    char *ref_rows = csv_rows(where);
-    tmpdir_remove(where);
 
     tally t = fail_in_turn(ds, v, dir, DCTK_SEARCH_ADAPTIVE, &ref, ref_rows, total, search_end, RESUME_STRIDE, 0);
     dctk_dataset_close(ds);
