@@ -249,16 +249,26 @@ static dctk_status make_codec(json_t *list, size_t i, dctk_codec **out) {
 static bool wanted(const sweep *sw, int c, int f, int s);
 
 /* Distinct compressor chains of the combos of stage (f, s) that are to run;
- * map[c + 1] = index into chains. */
-static void make_chains(const sweep *sw, int f, int s, chain *ch, int *nch, int *map) {
+ * map[c + 1] = index into chains. A codec that cannot be built fails its
+ * combos; running out of memory for a chain's text fails the unit
+ * (DCTK_ERR_NOMEM): the chains made so far are in ch[0..*nch) either way,
+ * for free_chains. */
+static dctk_status make_chains(const sweep *sw, int f, int s, chain *ch, int *nch, int *map) {
     const dctk_space *sp = sw->sp;
-    char *texts[1024];
+    char *texts[1024]; /* json_dumps's and strdup's: freed with free() */
     int n = 0;
     dctk_status st = DCTK_OK;
     for (int c = -(int)sp->comp_none; c < sp->ncomp && st == DCTK_OK; c++) {
         if (!wanted(sw, c, f, s)) continue; /* building codecs costs more than a small part's run */
-        json_t *j = dctk_space_compressor(sp, c, f, s);
-        char *txt = j ? json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(17)) : strdup("none");
+        json_t *j = dctk_space_compressor(sp, c, f, s); /* NULL: no compressor, or (c >= 0) out of memory */
+        char *txt = j ? json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(17))
+                      : c < 0 ? strdup("none") : NULL;
+        if (!txt) {
+            json_decref(j);
+            st = DCTK_FAIL(DCTK_ERR_NOMEM, "out of memory for the text of compressor %d in the unit of filter "
+                           "%d, serializer %d", c, f, s);
+            break;
+        }
         int k = 0;
         while (k < n && strcmp(texts[k], txt) != 0) k++;
         map[c + 1] = k;
@@ -267,14 +277,14 @@ static void make_chains(const sweep *sw, int f, int s, chain *ch, int *nch, int 
             memset(&ch[n], 0, sizeof ch[n]);
             ch[n].c = c;
             ch[n].want = true;
-            for (size_t i = 0; j && i < json_array_size(j) && st == DCTK_OK; i++) {
-                st = make_codec(j, i, &ch[n].cd[i]);
-                if (st != DCTK_OK) snprintf(ch[n].error, sizeof ch[n].error, "%s", dctk_detail());
-                ch[n].nomem = st == DCTK_ERR_NOMEM;
+            dctk_status cst = DCTK_OK;
+            for (size_t i = 0; j && i < json_array_size(j) && cst == DCTK_OK; i++) {
+                cst = make_codec(j, i, &ch[n].cd[i]);
+                if (cst != DCTK_OK) snprintf(ch[n].error, sizeof ch[n].error, "%s", dctk_detail());
+                ch[n].nomem = cst == DCTK_ERR_NOMEM;
                 ch[n].n = (int)i + 1;
             }
-            st = DCTK_OK; /* a codec that cannot be built fails its combos, not the sweep */
-            n++;
+            n++; /* a codec that cannot be built fails its combos, not the sweep */
         } else {
             free(txt);
         }
@@ -282,6 +292,7 @@ static void make_chains(const sweep *sw, int f, int s, chain *ch, int *nch, int 
     }
     for (int k = 0; k < n; k++) free(texts[k]);
     *nch = n;
+    return st;
 }
 
 static void free_chains(chain *ch, int n) {
@@ -517,7 +528,10 @@ static dctk_status run_unit(sweep *sw, size_t unit, worker *w) {
     json_decref(sj);
     json_decref(bytes);
     if (st != DCTK_OK) snprintf(stage_err, sizeof stage_err, "%s", dctk_detail());
-    make_chains(sw, f, s, ch, &nch, map);
+    if (make_chains(sw, f, s, ch, &nch, map) != DCTK_OK) { /* the unit is lost to memory, whatever its stage did */
+        st = DCTK_ERR_NOMEM;
+        snprintf(stage_err, sizeof stage_err, "%s", dctk_detail());
+    }
     /* what this unit holds at its peak: the heaviest of its chains */
     dctk_chunk_spec cspec = unit_spec(sw);
     uint64_t need = 0, buffers = dctk_sweep_unit_memory(&cspec, filt, ser, NULL, 0);
