@@ -2,7 +2,7 @@
  * (libmicrohttpd) with its page embedded in the binary.
  *
  * A job is a command line (`evaluate_combos ...`, `compress_with_optimal
- * ...`) that the server's worker thread runs in this process through the
+ * ...`, `compress ...`) that the server's worker thread runs in this process through the
  * caller's run function, one job at a time in the order they were asked; its
  * state lives on disk under {data_root}/.dctk-web/jobs/{id}/ (job.json, log,
  * exit, cancelled), so a reloaded page and a restarted server find it again.
@@ -56,7 +56,9 @@ typedef struct dctk_web_opts {
      * the command's exit code. The command line's is cli_run_captured. */
     int (*run)(int argc, char **argv, FILE *log, const volatile sig_atomic_t *stop);
     bool vcluster;            /* the page writes Slurm scripts instead of running sweeps here */
-    const dctk_web_flag *sweep_flags, *write_flags; /* terminated by {0} */
+    /* the flags of evaluate_combos, compress_with_optimal and compress the
+     * page offers, each list terminated by {0} */
+    const dctk_web_flag *sweep_flags, *write_flags, *compress_flags;
 } dctk_web_opts;
 
 /* Serve until SIGINT or SIGTERM. Prints "listening on http://ADDR:PORT/" on

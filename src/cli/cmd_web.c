@@ -124,21 +124,27 @@ static int serve(const cli_cmd *cmd, int argc, char **argv, bool vcluster) {
     static const char *const sweep_skip[] = {"--where-to-write", "--field-to-compress", "--resume", "--allow-shared-node",
                                              "--allow-multi-rank-per-node", "--threads", "--codec-threads", "--verbose", "--thresholds-table", NULL};
     static const char *const write_skip[] = {"--combo", NULL}, *const none[] = {NULL};
+    /* compress over a sweep's folder: the page names the sweep (its fields, its folder) */
+    static const char *const compress_skip[] = {"--where-to-write", "--field-to-compress", "--vars", "--append",
+                                                "--allow-shared-node", "--threads", "--codec-threads", "--verbose",
+                                                NULL};
     /* the budget first, then the sample and the space */
     static const char *const sweep_first[] = {"--l1-threshold", "--abs-error", "--target-ratio", "--spec",
                                               "--eval-data-size-limit",
                                               "--compressor-class", "--filter-class", "--serializer-class", "--search",
                                               NULL};
     dctk_web_flag *sf = flags_of(&cmd_evaluate_combos, sweep_first, sweep_skip),
-                  *wf = flags_of(&cmd_compress_with_optimal, none, write_skip);
+                  *wf = flags_of(&cmd_compress_with_optimal, none, write_skip),
+                  *cf = flags_of(&cmd_compress, none, compress_skip);
     dctk_web_opts o = {
         .listen = listen_addr, .port = (int)port, .data_root = data_root, .token = token,
         .max_upload_bytes = (uint64_t)max_upload_mib << 20, .vcluster = vcluster,
-        .sweep_flags = sf, .write_flags = wf, .run = cli_run_captured,
+        .sweep_flags = sf, .write_flags = wf, .compress_flags = cf, .run = cli_run_captured,
     };
-    dctk_status st = sf && wf ? dctk_web_serve(&o) : DCTK_ERR_NOMEM;
+    dctk_status st = sf && wf && cf ? dctk_web_serve(&o) : DCTK_ERR_NOMEM;
     free(sf);
     free(wf);
+    free(cf);
     return st == DCTK_OK ? 0 : cli_fail(cmd->name, st);
 }
 

@@ -34,9 +34,10 @@ static json_t *flags_json(const dctk_web_flag *f) {
 }
 
 static void get_config(web_ctx *w, web_reply *r) {
-    r->json = json_pack("{s:b,s:I,s:s,s:o,s:o,s:b}", "vcluster", w->o->vcluster, "max_upload_bytes",
+    r->json = json_pack("{s:b,s:I,s:s,s:o,s:o,s:o,s:b}", "vcluster", w->o->vcluster, "max_upload_bytes",
                         (json_int_t)w->o->max_upload_bytes, "data_root", w->root, "sweep_flags",
-                        flags_json(w->o->sweep_flags), "write_flags", flags_json(w->o->write_flags), "sbatch",
+                        flags_json(w->o->sweep_flags), "write_flags", flags_json(w->o->write_flags),
+                        "compress_flags", flags_json(w->o->compress_flags), "sbatch",
                         web_on_path("sbatch"));
 }
 
@@ -136,7 +137,7 @@ static void post_upload(web_ctx *w, const web_req *q, web_reply *r) {
 /* --- jobs ------------------------------------------------------------------- */
 
 static const char *job_out(const json_t *job) {
-    /* argv: exe evaluate_combos DATASET --where-to-write OUT ... | exe compress_with_optimal DATASET OUT ... */
+    /* argv: exe evaluate_combos DATASET --where-to-write OUT ... | exe compress[_with_optimal] DATASET OUT ... */
     const json_t *argv = json_object_get(job, "argv");
     const char *kind = json_string_value(json_object_get(job, "kind"));
     return json_string_value(json_array_get(argv, strcmp(kind, "sweep") == 0 ? 4 : 3));
@@ -349,7 +350,7 @@ static void post_merge(web_ctx *w, const char *id, web_reply *r) {
     json_t *j = job_or_404(w, id, false, r);
     if (!j) return;
     char store[PATH_MAX], dir[PATH_MAX], txt[PATH_MAX], ds[PATH_MAX];
-    bool have = strcmp(json_string_value(json_object_get(j, "kind")), "compress") == 0 &&
+    bool have = strcmp(json_string_value(json_object_get(j, "kind")), "sweep") != 0 &&
                 strcmp(json_string_value(json_object_get(j, "state")), "done") == 0 && job_store(j, store, sizeof store);
     snprintf(ds, sizeof ds, "%s", job_dataset_path(j) ? job_dataset_path(j) : "");
     if (!have) {

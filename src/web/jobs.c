@@ -464,12 +464,40 @@ static json_t *combo_name(const char *out, const char *var, const json_t *combo)
     return name;
 }
 
+/* The sweep job a write names ("sweep": its id), with its dataset and its
+ * folder (where the write goes, beside the sweep's results); NULL after a 404. */
+static json_t *sweep_of(web_ctx *w, const json_t *spec, char *ds, char *out, web_reply *r) {
+    const char *sid = json_string_value(json_object_get(spec, "sweep"));
+    json_t *sweep = sid ? web_job_status(w, sid, false) : NULL;
+    if (!sweep || strcmp(json_string_value(json_object_get(sweep, "kind")), "sweep") != 0) {
+        json_decref(sweep);
+        web_error(r, 404, "no sweep job '%s'", sid ? sid : "");
+        return NULL;
+    }
+    snprintf(ds, PATH_MAX, "%s/%s", w->root, json_string_value(json_object_get(sweep, "dataset")));
+    snprintf(out, PATH_MAX, "%s/jobs/%s/out", w->state, sid);
+    return sweep;
+}
+
+/* The sweep's flags that the write also takes (those of list): the space, the
+ * sample and the gates its results were found under. */
+static void carry_sweep_flags(const json_t *sweep, const dctk_web_flag *list, json_t *argv) {
+    json_t *sargv = json_object_get(sweep, "argv");
+    for (size_t i = 0; i < json_array_size(sargv); i++) {
+        const char *a = json_string_value(json_array_get(sargv, i));
+        char name[128];
+        snprintf(name, sizeof name, "%.*s", (int)strcspn(a, "="), a);
+        if (a[0] == '-' && web_flag_listed(list, name) && strcmp(name, "--where-to-write") != 0)
+            json_array_append_new(argv, json_string(a));
+    }
+}
+
 /* argv of a compression: exe compress_with_optimal DATASET OUT flags -- VAR C F S,
  * in the sweep's folder, with the sweep's space flags (the fingerprint must match). */
 static bool compress_argv(web_ctx *w, const json_t *spec, json_t *job, json_t *argv, web_reply *r) {
-    const char *sid = json_string_value(json_object_get(spec, "sweep"));
-    json_t *sweep = sid ? web_job_status(w, sid, false) : NULL;
-    if (!sweep) return web_error(r, 404, "no sweep job '%s'", sid ? sid : "");
+    char ds[PATH_MAX], out[PATH_MAX];
+    json_t *sweep = sweep_of(w, spec, ds, out, r);
+    if (!sweep) return false;
     const char *var = json_string_value(json_object_get(spec, "var"));
     json_t *combo = json_object_get(spec, "combo");
     bool ok = var && *var && json_array_size(combo) == 3;
@@ -478,9 +506,6 @@ static bool compress_argv(web_ctx *w, const json_t *spec, json_t *job, json_t *a
         json_decref(sweep);
         return web_error(r, 400, "a compression needs var and combo [comp_idx, filt_idx, ser_idx]");
     }
-    char ds[PATH_MAX], out[PATH_MAX];
-    snprintf(ds, sizeof ds, "%s/%s", w->root, json_string_value(json_object_get(sweep, "dataset")));
-    snprintf(out, sizeof out, "%s/jobs/%s/out", w->state, sid);
     if (!web_check_field(ds, var, r)) {
         json_decref(sweep);
         return false;
@@ -489,17 +514,9 @@ static bool compress_argv(web_ctx *w, const json_t *spec, json_t *job, json_t *a
     json_array_append_new(argv, json_string("compress_with_optimal"));
     json_array_append_new(argv, json_string(ds));
     json_array_append_new(argv, json_string(out));
-    /* the sweep's flags that also decide the space */
-    json_t *sargv = json_object_get(sweep, "argv");
-    for (size_t i = 0; i < json_array_size(sargv); i++) {
-        const char *a = json_string_value(json_array_get(sargv, i));
-        char name[128];
-        snprintf(name, sizeof name, "%.*s", (int)strcspn(a, "="), a);
-        if (a[0] == '-' && web_flag_listed(w->o->write_flags, name) && strcmp(name, "--where-to-write") != 0)
-            json_array_append_new(argv, json_string(a));
-    }
+    carry_sweep_flags(sweep, w->o->write_flags, argv);
     json_object_set(job, "dataset", json_object_get(sweep, "dataset"));
-    json_object_set_new(job, "sweep", json_string(sid));
+    json_object_set(job, "sweep", json_object_get(sweep, "id"));
     json_object_set_new(job, "var", json_string(var));
     json_object_set(job, "combo", combo);
     json_t *name = combo_name(out, var, combo);
@@ -516,10 +533,43 @@ static bool compress_argv(web_ctx *w, const json_t *spec, json_t *job, json_t *a
     return true;
 }
 
+/* argv of the compress workflow over the sweep's fields: exe compress DATASET
+ * OUT [--field-to-compress=F] flags, in the sweep's folder with the sweep's
+ * flags that compress takes, so that each field's sweep result still holds and
+ * is written without sweeping again; a field without one is swept first. */
+static bool compress_all_argv(web_ctx *w, const json_t *spec, json_t *job, json_t *argv, web_reply *r) {
+    char ds[PATH_MAX], out[PATH_MAX];
+    json_t *sweep = sweep_of(w, spec, ds, out, r);
+    if (!sweep) return false;
+    json_array_append_new(argv, json_string("compress"));
+    json_array_append_new(argv, json_string(ds));
+    json_array_append_new(argv, json_string(out));
+    const char *field = json_string_value(json_object_get(sweep, "field"));
+    if (field) { /* a field the sweep's own check let through */
+        char a[512];
+        snprintf(a, sizeof a, "--field-to-compress=%s", field);
+        json_array_append_new(argv, json_string(a));
+        json_object_set_new(job, "field", json_string(field));
+    }
+    carry_sweep_flags(sweep, w->o->compress_flags, argv);
+    json_object_set(job, "dataset", json_object_get(sweep, "dataset"));
+    json_object_set(job, "sweep", json_object_get(sweep, "id"));
+    json_decref(sweep);
+    return web_flags_to_argv(w->root, w->o->compress_flags, json_object_get(spec, "flags"), argv, r);
+}
+
 json_t *web_job_create(web_ctx *w, const json_t *spec, web_reply *r) {
     const char *kind = json_string_value(json_object_get(spec, "kind"));
-    if (!kind || (strcmp(kind, "sweep") != 0 && strcmp(kind, "compress") != 0)) {
-        web_error(r, 400, "kind must be \"sweep\" or \"compress\"");
+    static const struct {
+        const char *kind;
+        bool (*argv)(web_ctx *, const json_t *, json_t *, json_t *, web_reply *);
+    } kinds[] = {{"compress", compress_argv}, {"compress_all", compress_all_argv}};
+    bool is_sweep = kind && strcmp(kind, "sweep") == 0;
+    size_t k = 0;
+    while (kind && !is_sweep && k < 2 && strcmp(kind, kinds[k].kind) != 0) k++;
+    if (!kind || (!is_sweep && k == 2)) {
+        web_error(r, 400, "kind must be \"sweep\", \"compress\" (a field with a picked combo) or \"compress_all\" "
+                  "(the sweep's fields with their best combos)");
         return NULL;
     }
     char id[64], dir[PATH_MAX];
@@ -533,7 +583,7 @@ json_t *web_job_create(web_ctx *w, const json_t *spec, web_reply *r) {
     json_t *job = json_pack("{s:s,s:s,s:I}", "id", id, "kind", kind, "created", (json_int_t)time(NULL));
     json_t *argv = json_array();
     json_array_append_new(argv, json_string(w->exe));
-    bool ok = strcmp(kind, "sweep") == 0 ? sweep_argv(w, spec, dir, job, argv, r) : compress_argv(w, spec, job, argv, r);
+    bool ok = is_sweep ? sweep_argv(w, spec, dir, job, argv, r) : kinds[k].argv(w, spec, job, argv, r);
     char p[PATH_MAX];
     snprintf(p, sizeof p, "%s/out", dir);
     if (ok && dctk_mkdirs(p) != DCTK_OK) ok = web_fail(r, DCTK_ERR_IO);

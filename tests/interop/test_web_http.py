@@ -39,10 +39,14 @@ import sys
 import tempfile
 import time
 
+import netCDF4
+import numpy as np
+
 DCTK = os.environ["DCTK"]
 FILE = os.path.join(os.environ.get("DCTK_NCARG", "/usr/share/ncarg/data"), "cdf", "meccatemp.cdf")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from checks import check, finish  # noqa: E402
+from store_common import digest, read_store  # noqa: E402
 
 
 class Server:
@@ -226,6 +230,17 @@ def jobs(srv):
           "the page: %d" % code)
 
 
+def wait_job(srv, jid):
+    """The job once it has ended (its status with the log)."""
+    job = {}
+    for _ in range(600):
+        _, job, _ = srv.request("GET", "/api/jobs/%s" % jid)
+        if not isinstance(job, dict) or job.get("state") not in ("queued", "running", "stopping"):
+            break
+        time.sleep(0.5)
+    return job if isinstance(job, dict) else {}
+
+
 def sweep_job(srv, flags):
     """Posts a sweep of data.nc's t with these flags and waits for it: (code of the post, the job as posted,
     the job as it ended, its state)."""
@@ -261,6 +276,47 @@ def ratio_budget(srv):
           all(r[3] >= 6 for r in reach) and best[0][8] == min(r[8] for r in reach),
           "results at ratio 6: %d target %r best %r of %r" % (code, res.get("target_ratio") if code == 200 else None,
                                                               best, res.get("best") if code == 200 else None))
+    return sid
+
+
+def compress_all(srv, root, sid):
+    """The workflow over a finished sweep (kind compress_all): `compress` in the sweep's folder with the sweep's
+    flags that it takes, so the sweep's result still holds and t is written with it without a second sweep; the
+    manifest records it; the merge the page offers completes the store, which zarrita opens through its
+    consolidated metadata with t and the coordinates (these exactly netCDF4's values)."""
+    refused(srv, "the workflow over a job that is no sweep", 404, "POST", "/api/jobs",
+            {"kind": "compress_all", "sweep": "20990101-000000-1"}, needle="no sweep job")
+    code, job, _ = srv.request("POST", "/api/jobs", {"kind": "compress_all", "sweep": sid,
+                                                     "flags": {"--inner-chunk-mib": "1"}})
+    argv = job.get("argv", []) if isinstance(job, dict) else []
+    out = os.path.join(root, ".dctk-web", "jobs", sid, "out")
+    check(code == 201 and argv[1:4] == ["compress", os.path.join(os.path.realpath(root), "data.nc"),
+                                        os.path.realpath(out)] and "--field-to-compress=t" in argv and
+          "--target-ratio=6" in argv and "--inner-chunk-mib=1" in argv and "--where-to-write" not in " ".join(argv),
+          "the workflow's command line: %d %r" % (code, argv))
+    job = wait_job(srv, job.get("id", "") if isinstance(job, dict) else "")
+    log = job.get("log", "")
+    check(job.get("state") == "done" and job.get("exit") == 0, "the workflow ended %r (exit %r): %s" %
+          (job.get("state"), job.get("exit"), log[-2000:]))
+    check("t: using the sweep result %s/best_t.json" % os.path.realpath(out) in log and "combos (" not in log,
+          "the workflow swept again instead of using the sweep's result: %s" % log[-2000:])
+    with open(os.path.join(out, "batch_manifest.json")) as f:
+        rec = json.load(f)["fields"].get("t", {})
+    with open(os.path.join(out, "best_t.json")) as f:
+        best = json.load(f)
+    check(rec.get("status") == "written" and json.dumps(rec.get("pipeline"), sort_keys=True) ==
+          json.dumps(best.get("codecs"), sort_keys=True),
+          "the manifest's record of t: %r, the sweep's best: %r" % (rec, best.get("codecs")))
+    code, merged, _ = srv.request("POST", "/api/jobs/%s/merge" % job.get("id", ""), {})
+    check(code == 200 and merged.get("exit") == 0 and merged.get("gaps", {}).get("complete"),
+          "the merge of the workflow's store: %d %r" % (code, merged))
+    got = read_store(os.path.join(out, "data.zarr"))
+    with netCDF4.Dataset(os.path.join(root, "data.nc")) as nc:
+        want = {k: digest(np.asarray(nc[k][:], dtype=nc[k].dtype)) for k in ("time", "lat", "lon")}
+    arrays = got.get("arrays", {})
+    check(sorted(got.get("listed", [])) == ["lat", "lon", "t", "time"] and "sha256" in arrays.get("t", {}) and
+          all(arrays.get(k, {}).get("sha256") == v for k, v in want.items()),
+          "zarrita's read of the merged store: %r" % got)
 
 
 def twin_indices(srv, root):
@@ -391,7 +447,7 @@ def main():
             jobs(srv)
             field_names(srv)
             file_flags(srv, root, outside)
-            ratio_budget(srv)
+            compress_all(srv, root, ratio_budget(srv))
             twin_indices(srv, root)
             origin(srv)
         finally:

@@ -538,6 +538,18 @@ async function compress () {
   } catch (e) { showError(`The compression did not start: ${e.message}`) }
 }
 
+async function compressAll () {
+  try {
+    const job = await post('/api/jobs', { kind: 'compress_all', sweep: state.sweepJob })
+    location.hash = `#store/${job.id}`
+  } catch (e) { showError(`The compression did not start: ${e.message}`) }
+}
+
+// What a write job wrote: the picked combo of one field, or each swept field's best
+const writeText = j => j.kind === 'compress_all'
+  ? `${j.dataset}, ${j.field ? 'field ' + j.field : 'every data variable'}, each with its best combo, from sweep ${j.sweep}`
+  : `${j.dataset}, field ${j.var}, ${j.name || 'combo'} (indices ${j.combo.join(' ')}) from sweep ${j.sweep}`
+
 // compress_with_optimal's own flags; the space flags come from the sweep
 const writeOnlyFlags = () => state.config.write_flags.filter(f => !state.config.sweep_flags.some(s => s.name === f.name))
 
@@ -546,9 +558,9 @@ const writeOnlyFlags = () => state.config.write_flags.filter(f => !state.config.
 async function showStore (id) {
   stopPolling()
   const { jobs } = await api('/api/jobs')
-  const cs = jobs.filter(j => j.kind === 'compress')
+  const cs = jobs.filter(j => j.kind !== 'sweep')
   if (!id) id = state.storeJob || (cs[0] && cs[0].id) || ''
-  $('store-job').replaceChildren(...cs.map(j => el('option', { value: j.id, text: `${j.id}  ${j.dataset} / ${j.var}  ${j.name || 'combo ' + j.combo.join(' ')}  (${j.state})` })))
+  $('store-job').replaceChildren(...cs.map(j => el('option', { value: j.id, text: `${j.id}  ${writeText(j)}  (${j.state})` })))
   $('store-job').value = id
   $('store-empty').hidden = !!id
   $('store-card').hidden = !id
@@ -558,7 +570,7 @@ async function showStore (id) {
   try { j = await api(`/api/jobs/${encodeURIComponent(id)}`) } catch (e) { showError(e.message); return }
   $('store-id').textContent = j.id
   setState($('store-state'), j.state)
-  $('store-what').textContent = `${j.dataset}, field ${j.var}, ${j.name || 'combo'} (indices ${j.combo.join(' ')}) from sweep ${j.sweep}`
+  $('store-what').textContent = writeText(j)
   $('store-log').textContent = j.log || '(empty)'
   const dl = $('store-download')
   dl.hidden = !(j.state === 'done' && j.store)
@@ -681,6 +693,7 @@ async function main () {
   $('plot').addEventListener('mouseleave', () => { $('tip').hidden = true })
   $('plot').addEventListener('click', ev => { if (ev.target.classList && ev.target.classList.contains('pt')) pickRow(+ev.target.dataset.i) })
   $('compress-btn').addEventListener('click', compress)
+  $('compress-all-btn').addEventListener('click', compressAll)
   window.addEventListener('hashchange', route)
   if (!location.hash) {
     // a reload (or a new tab) with a job running goes to it
