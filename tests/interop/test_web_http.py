@@ -287,12 +287,12 @@ def compress_all(srv, root, sid):
     refused(srv, "the workflow over a job that is no sweep", 404, "POST", "/api/jobs",
             {"kind": "compress_all", "sweep": "20990101-000000-1"}, needle="no sweep job")
     code, job, _ = srv.request("POST", "/api/jobs", {"kind": "compress_all", "sweep": sid,
-                                                     "flags": {"--inner-chunk-mib": "1"}})
+                                                     "flags": {"--shard-mib": "1"}})
     argv = job.get("argv", []) if isinstance(job, dict) else []
     out = os.path.join(root, ".dctk-web", "jobs", sid, "out")
     check(code == 201 and argv[1:4] == ["compress", os.path.join(os.path.realpath(root), "data.nc"),
                                         os.path.realpath(out)] and "--field-to-compress=t" in argv and
-          "--target-ratio=6" in argv and "--inner-chunk-mib=1" in argv and "--where-to-write" not in " ".join(argv),
+          "--target-ratio=6" in argv and "--shard-mib=1" in argv and "--where-to-write" not in " ".join(argv),
           "the workflow's command line: %d %r" % (code, argv))
     job = wait_job(srv, job.get("id", "") if isinstance(job, dict) else "")
     log = job.get("log", "")
