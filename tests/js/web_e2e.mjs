@@ -278,6 +278,19 @@ async function main () {
     await dl.saveAs(tarPath)
     const got = await checkDownload(tarPath, { combo: [c, f, s], codecs: r.codecs[pickI].slice(0, 3) })
 
+    // the compress workflow over the sweep's fields (their best combos): t's sweep result is used, no second
+    // sweep, and t, written above with another combo, is rewritten with the best (or skipped when it was it)
+    const pickedJob = await page.textContent('#store-id')
+    await page.goto(`${server.url}#results/${sweepJob}`)
+    await page.click('#compress-all-btn')
+    await page.waitForFunction(prev => location.hash.startsWith('#store/') &&
+      document.getElementById('store-id').textContent !== prev, pickedJob)
+    await page.locator('#store-state', { hasText: /^done$/ }).waitFor({ timeout: 60000 })
+    assert.match(await page.textContent('#store-what'), /field t, each with its best combo, from sweep /)
+    const flowLog = await page.textContent('#store-log')
+    assert.ok(flowLog.includes('t: using the sweep result') && !flowLog.includes(' combos (') &&
+      (isBest(pickI) ? flowLog.includes('t: already in') : /t: in .*: rewritten/.test(flowLog)), flowLog)
+
     // a sweep held where this test says (DCTK_TEST_HOLD names a phase; the program holds after a combo of it):
     // its progress follows the adaptive search's phases, a reload shows it running, a second sweep waits for
     // it (the server's worker runs one job at a time), Stop ends both, a restarted server shows them as they
