@@ -53,7 +53,7 @@ typedef struct cli_cmd {
  *     int rc = cli_parse(...); if (rc) return rc < 0 ? 0 : rc; */
 int cli_parse(const cli_cmd *cmd, int argc, char **argv, const char **pos, int min_pos, int max_pos, int *npos);
 
-/* Print "dc_toolkit CMD: <detail or strerror>" to stderr and return the exit code for st. */
+/* Print "dc_toolkit CMD: <detail or strerror>" to cli_err() and return the exit code for st. */
 int cli_fail(const char *cmd, dctk_status st);
 
 /* Where a command prints: stdout and stderr, or the log of the web UI's job

@@ -8,7 +8,6 @@
 #include <pthread.h>
 
 #include "cli.h"
-#include "dctk/util.h"
 
 static FILE *job_log; /* the running job's log, for log lines of threads not its own */
 static pthread_mutex_t job_mu = PTHREAD_MUTEX_INITIALIZER;

@@ -63,8 +63,9 @@ json_t *web_job_status(web_ctx *w, const char *id, bool with_log);    /* NULL: n
 json_t *web_job_list(web_ctx *w);
 bool web_job_cancel(web_ctx *w, const char *id);
 bool web_job_dir(web_ctx *w, const char *id, char *out, size_t cap); /* false: bad or unknown id */
-/* The worker's start (its mutexes made by the server's setup) and its stop when the server ends: the job running is
- * stopped (as by Cancel) and waited for, those waiting are cancelled. */
+/* The worker's start (its mutexes made by the server's setup), and its stop
+ * when the server ends: the job running is stopped (as by Cancel) and waited
+ * for, those waiting are cancelled. */
 dctk_status web_jobs_start(web_ctx *w);
 void web_jobs_stop(web_ctx *w);
 /* A command line of this program ({exe, "merge_compressed_fields", ..., NULL}) run
