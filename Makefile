@@ -64,7 +64,7 @@ $(ASAN)/CMakeCache.txt:
 asan: deps $(ASAN)/CMakeCache.txt
 	cmake -S . -B $(ASAN) -DDCTK_TEST_TIMEOUT_SCALE=$(TIMEOUT_SCALE)
 	cmake --build $(ASAN) -j $(JOBS)
-	cd $(ASAN) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest -L unit --output-on-failure -j $(JOBS)
+	cd $(ASAN) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest -L 'unit|asan' --output-on-failure -j $(JOBS)
 
 # The other compiler and the optional parts left out: what builds with gcc and MPI alone
 # must build (warnings as errors) and pass its unit tests with clang and neither.

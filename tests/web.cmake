@@ -8,6 +8,8 @@ if(DCTK_WEB)
   # vcluster script run under stand-in srun and sbatch
   dctk_script_test(web_http ${DCTK_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/interop/test_web_http.py)
   set_tests_properties(web_http PROPERTIES TIMEOUT 120)
+  # also in the ASan stage (label asan): the jobs run inside the server, whose exit the test checks
+  set_property(TEST web_http APPEND PROPERTY LABELS asan)
 
   find_program(DCTK_NODE_WEB node)
   if(DCTK_NODE_WEB AND EXISTS /usr/bin/chromium)

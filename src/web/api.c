@@ -415,6 +415,8 @@ static void post_slurm(web_ctx *w, const web_req *q, web_reply *r) {
     char ds[PATH_MAX];
     dctk_status st = dctk_web_confine(w->root, json_string_value(json_object_get(b, "dataset")), ds, sizeof ds);
     if (st != DCTK_OK) return (void)web_fail(r, st);
+    const char *field = json_string_value(json_object_get(b, "field"));
+    if (field && *field && !web_check_field(ds, field, r)) return;
     json_t *argv = json_array();
     if (!web_flags_to_argv(w->root, w->o->sweep_flags, json_object_get(b, "flags"), argv, r))
         return (void)json_decref(argv);
@@ -438,8 +440,6 @@ static void post_slurm(web_ctx *w, const web_req *q, web_reply *r) {
     dctk_mkdirs(dir);
     char out[PATH_MAX];
     snprintf(out, sizeof out, "%s/out", dir);
-    const char *field = json_string_value(json_object_get(b, "field"));
-    if (field && *field && !web_check_field(ds, field, r)) return (void)json_decref(argv);
     dctk_slurm_opts so = {
         .nodes = int_of(b, "nodes", 1), .threads_per_rank = int_of(b, "threads_per_rank", 1),
         .time = json_string_value(json_object_get(b, "time")),
