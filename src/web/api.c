@@ -205,7 +205,7 @@ static void get_job(web_ctx *w, const char *id, web_reply *r) {
     const char *out = job_out(j);
     if (strcmp(json_string_value(json_object_get(j, "kind")), "sweep") == 0) json_object_set_new(j, "vars", sweep_vars(out));
     char store[PATH_MAX];
-    if (strcmp(json_string_value(json_object_get(j, "kind")), "compress") == 0 && job_store(j, store, sizeof store)) {
+    if (strcmp(json_string_value(json_object_get(j, "kind")), "sweep") != 0 && job_store(j, store, sizeof store)) {
         json_object_set_new(j, "store", json_string(rel_to_root(w, store)));
         /* a finished store: what it lacks before a reader finds coordinates and consolidated metadata */
         json_t *gaps = strcmp(json_string_value(json_object_get(j, "state")), "done") == 0 ? store_gaps(j, store) : NULL;

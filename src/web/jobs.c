@@ -156,18 +156,38 @@ static json_t *sweep_progress(const char *dir, const char *log, const char *fiel
     return p;
 }
 
+/* A job.json the handlers can read: its kind, and a command line of text
+ * naming at least the program, the command, the dataset and the folder (the
+ * sweep's as "--where-to-write" OUT). One damaged by hand or by a full disk
+ * is no job, not a crash. */
+static bool well_formed(const json_t *j) {
+    const char *kind = json_string_value(json_object_get(j, "kind"));
+    const json_t *argv = json_object_get(j, "argv");
+    size_t n = json_array_size(argv);
+    for (size_t i = 0; i < n; i++)
+        if (!json_is_string(json_array_get(argv, i))) return false;
+    return kind && json_is_string(json_object_get(j, "id")) && n >= (strcmp(kind, "sweep") == 0 ? 5u : 4u);
+}
+
 json_t *web_job_status(web_ctx *w, const char *id, bool with_log) {
     char dir[PATH_MAX], p[PATH_MAX];
     if (!web_job_dir(w, id, dir, sizeof dir)) return NULL;
     snprintf(p, sizeof p, "%s/job.json", dir);
     json_t *j = json_load_file(p, 0, NULL);
-    if (!j) return NULL;
+    if (!well_formed(j)) {
+        json_decref(j);
+        return NULL;
+    }
     int code;
     const char *state = job_state(w, dir, id, &code);
     json_object_set_new(j, "state", json_string(state));
     if (code >= 0) json_object_set_new(j, "exit", json_integer(code));
+    char why[256];
+    if (file_at(dir, "cancelled", why, sizeof why)) /* who stopped it, and when: the page, or the server's end */
+        json_object_set_new(j, "stopped", json_stringn(why, strcspn(why, "\n")));
     snprintf(p, sizeof p, "%s/log", dir);
     char *log = read_small(p, with_log ? 65536 : 16384, NULL);
+    json_object_set_new(j, "started", json_boolean(log != NULL)); /* the worker opens the log as it starts it */
     if (strcmp(json_string_value(json_object_get(j, "kind")), "sweep") == 0) {
         snprintf(p, sizeof p, "%s/out", dir);
         json_object_set_new(j, "progress", sweep_progress(p, log, json_string_value(json_object_get(j, "field"))));

@@ -245,6 +245,36 @@ def wait_job(srv, jid):
     return job if isinstance(job, dict) else {}
 
 
+def orphans(srv, root):
+    """Jobs a killed server left (no exit code, no server holding them): lost, and the status says whether
+    it had started (its log exists) so the page does not claim a job ran that never did. A job.json
+    damaged on disk is no job (404, left out of the list), not a crash of the server."""
+    base = os.path.join(root, ".dctk-web", "jobs")
+    for jid, bad in [("20200101-000000-3", {"kind": "sweep", "argv": [DCTK, "evaluate_combos"]}),
+                     ("20200101-000000-4", {"kind": 7, "argv": []}), ("20200101-000000-5", [1, 2])]:
+        os.makedirs(os.path.join(base, jid))
+        with open(os.path.join(base, jid, "job.json"), "w") as f:
+            json.dump(dict(bad, id=jid) if isinstance(bad, dict) else bad, f)
+        refused(srv, "the status of a damaged job.json", 404, "GET", "/api/jobs/%s" % jid, needle="no job")
+        code, listed, _ = srv.request("GET", "/api/jobs")
+        check(code == 200 and jid not in [j.get("id") for j in listed.get("jobs", [])],
+              "the list with a damaged job.json: %d %r" % (code, listed))
+        shutil.rmtree(os.path.join(base, jid))
+    for jid, started in [("20200101-000000-1", False), ("20200101-000000-2", True)]:
+        os.makedirs(os.path.join(base, jid, "out"))
+        with open(os.path.join(base, jid, "job.json"), "w") as f:
+            json.dump({"id": jid, "kind": "sweep", "dataset": "data.nc", "created": 0,
+                       "argv": [DCTK, "evaluate_combos", os.path.join(root, "data.nc"), "--where-to-write",
+                                os.path.join(base, jid, "out")]}, f)
+        if started:
+            with open(os.path.join(base, jid, "log"), "w") as f:
+                f.write("t: 1/32 combos (3%), 0.6 combos/s, ETA --\n")
+        code, job, _ = srv.request("GET", "/api/jobs/%s" % jid)
+        check(code == 200 and job.get("state") == "lost" and job.get("started") is started and "exit" not in job,
+              "a job a killed server left (started: %s): %d %r" % (started, code, job))
+        shutil.rmtree(os.path.join(base, jid))
+
+
 def sweep_job(srv, flags):
     """Posts a sweep of data.nc's t with these flags and waits for it: (code of the post, the job as posted,
     the job as it ended, its state)."""
@@ -449,6 +479,7 @@ def main():
             confinement(srv, root, outside)
             uploads(srv, root)
             jobs(srv)
+            orphans(srv, root)
             field_names(srv)
             file_flags(srv, root, outside)
             compress_all(srv, root, ratio_budget(srv))

@@ -287,6 +287,8 @@ async function main () {
       document.getElementById('store-id').textContent !== prev, pickedJob)
     await page.locator('#store-state', { hasText: /^done$/ }).waitFor({ timeout: 60000 })
     assert.match(await page.textContent('#store-what'), /field t, each with its best combo, from sweep /)
+    await page.locator('#store-inspect', { hasText: 'meccatemp.zarr' }).waitFor() // the store page shows its store
+    assert.ok(await page.isVisible('#store-download'), 'no download for the workflow\'s store')
     const flowLog = await page.textContent('#store-log')
     assert.ok(flowLog.includes('t: using the sweep result') && !flowLog.includes(' combos (') &&
       (isBest(pickI) ? flowLog.includes('t: already in') : /t: in .*: rewritten/.test(flowLog)), flowLog)
@@ -341,9 +343,11 @@ async function main () {
     server = await startServer()
     await page.goto(`${server.url}#sweep/${longId}`)
     await page.locator('#job-state', { hasText: /^cancelled$/ }).waitFor()
+    assert.equal(await page.textContent('#job-progress'), 'Stopped: cancelled from the page.')
     const after = await status(second.id)
     assert.equal(after.state, 'cancelled', `the sweep the server's end stopped: ${JSON.stringify(after.state)}`)
     assert.equal(after.exit, 143)
+    assert.equal(after.stopped, 'stopped with the server')
     rmSync(hold)
     const resumed = resumeSweep((await status(longId)).argv)
 

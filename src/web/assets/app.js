@@ -261,8 +261,10 @@ async function watchSweep (id) {
   let text
   if (j.state === 'done') text = `Finished: ${p.fields_done || 0} field(s) swept.`
   else if (j.state === 'failed') text = `Failed (exit code ${j.exit}): see the log below.`
-  else if (j.state === 'lost') text = 'The server stopped while the job ran (killed, or the machine restarted): it has no exit code.'
-  else if (j.state === 'cancelled') text = 'Stopped.'
+  else if (j.state === 'lost') text = j.started
+    ? 'The server stopped while the job ran (killed, or the machine restarted): it has no exit code.'
+    : 'The server stopped before the job started (killed, or the machine restarted): start it again.'
+  else if (j.state === 'cancelled') text = `Stopped: ${j.stopped || 'cancelled'}.`
   else if (j.state === 'queued') text = 'Waiting: the server runs one job at a time, and an earlier one is running.'
   else if (j.state === 'stopping') text = 'Stopping: the sweep ends after the combos under way; a field being written is finished first.'
   else if (!p.var || !p.total) text = `${p.var ? 'Field ' + p.var + ': r' : 'R'}eading the sample and building the codec space…`
