@@ -531,21 +531,19 @@ function showPick () {
   box.replaceChildren(dl)
 }
 
-async function compress () {
-  const r = state.results; const p = state.pick
-  const flags = readFlags($('write-flags'), writeOnlyFlags())
+// A write job (its store page next), or the reason it did not start
+async function startWrite (spec) {
   try {
-    const job = await post('/api/jobs', { kind: 'compress', sweep: state.sweepJob, var: r.var, combo: p.combo, flags })
+    const job = await post('/api/jobs', spec)
     location.hash = `#store/${job.id}`
   } catch (e) { showError(`The compression did not start: ${e.message}`) }
 }
 
-async function compressAll () {
-  try {
-    const job = await post('/api/jobs', { kind: 'compress_all', sweep: state.sweepJob })
-    location.hash = `#store/${job.id}`
-  } catch (e) { showError(`The compression did not start: ${e.message}`) }
-}
+const compress = () => startWrite({
+  kind: 'compress', sweep: state.sweepJob, var: state.results.var, combo: state.pick.combo,
+  flags: readFlags($('write-flags'), writeOnlyFlags())
+})
+const compressAll = () => startWrite({ kind: 'compress_all', sweep: state.sweepJob })
 
 // What a write job wrote: the picked combo of one field, or each swept field's best
 const writeText = j => j.kind === 'compress_all'
