@@ -1,5 +1,5 @@
-/* Jobs: command lines of this program (evaluate_combos, compress_with_optimal)
- * that a worker thread runs in this process, one at a time in the order they
+/* Jobs: command lines of this program (evaluate_combos, compress_with_optimal,
+ * compress) that a worker thread runs in this process, one at a time in the order they
  * were asked, with everything about them on disk so that a reloaded page and
  * a restarted server find them again:
  *
@@ -76,12 +76,15 @@ static bool queued_at(const web_ctx *w, const char *id, size_t *at) {
 }
 
 /* The state of job id from its files and the worker: queued, running,
- * stopping (cancelled, not yet ended), done, failed, cancelled or lost. */
-static const char *job_state(web_ctx *w, const char *dir, const char *id, int *exit_code) {
+ * stopping (cancelled, not yet ended), done, failed, cancelled or lost;
+ * why[0] (cap bytes) gets the reason its cancelled file records, "" when none. */
+static const char *job_state(web_ctx *w, const char *dir, const char *id, int *exit_code, char *why, size_t cap) {
     char buf[64];
     *exit_code = -1;
     for (int look = 0; look < 2; look++) { /* the exit file is written just before the worker lets go of the job */
-        bool cancelled = file_at(dir, "cancelled", buf, sizeof buf);
+        bool cancelled = file_at(dir, "cancelled", why, cap);
+        if (!cancelled) why[0] = '\0';
+        why[strcspn(why, "\n")] = '\0';
         if (file_at(dir, "exit", buf, sizeof buf)) {
             *exit_code = atoi(buf);
             return *exit_code == 0 ? "done" : cancelled ? "cancelled" : "failed";
@@ -179,12 +182,11 @@ json_t *web_job_status(web_ctx *w, const char *id, bool with_log) {
         return NULL;
     }
     int code;
-    const char *state = job_state(w, dir, id, &code);
+    char why[256];
+    const char *state = job_state(w, dir, id, &code, why, sizeof why);
     json_object_set_new(j, "state", json_string(state));
     if (code >= 0) json_object_set_new(j, "exit", json_integer(code));
-    char why[256];
-    if (file_at(dir, "cancelled", why, sizeof why)) /* who stopped it, and when: the page, or the server's end */
-        json_object_set_new(j, "stopped", json_stringn(why, strcspn(why, "\n")));
+    if (why[0]) json_object_set_new(j, "stopped", json_string(why)); /* the page, or the server's end */
     snprintf(p, sizeof p, "%s/log", dir);
     char *log = read_small(p, with_log ? 65536 : 16384, NULL);
     json_object_set_new(j, "started", json_boolean(log != NULL)); /* the worker opens the log as it starts it */
@@ -278,8 +280,10 @@ static void run_job(web_ctx *w, const char *id) {
     FILE *log = fopen(p, "a");
     int rc = 1;
     if (log) setvbuf(log, NULL, _IOLBF, 0); /* the page follows the log as it grows */
-    if (!log || !av || n < 2) {
-        if (log) fprintf(log, "dc_toolkit: job %s: %s\n", id, !av ? "out of memory" : "job.json has no command line");
+    if (!log || !av || !well_formed(job)) {
+        if (log)
+            fprintf(log, "dc_toolkit: job %s: %s\n", id,
+                    !av ? "out of memory" : "job.json is damaged (no kind, id or command line)");
     } else {
         for (size_t i = 0; i < n; i++) av[i] = (char *)json_string_value(json_array_get(argv, i));
         rc = w->o->run((int)n, av, log, &w->stop_job);
